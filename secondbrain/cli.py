@@ -1,0 +1,416 @@
+"""The ``secondbrain`` command.
+
+Servers: ``up`` (embedded, everything in one process), ``gateway``, ``query`` and
+``worker STAGE...`` (distributed pieces), ``migrate`` and ``topics`` (one-off set-up jobs).
+Clients of the HTTP API: ``ingest``, ``search``, ``ask``, ``jobs``.
+
+Exit codes: 0 success; 1 the work failed or found nothing; 2 bad usage or the service could
+not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import json
+import mimetypes
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
+    from secondbrain.settings import Settings
+
+    base = Settings()
+    update = {k: v for k, v in overrides.items() if v is not None}
+    for name in ("data_dir", "port", "host"):
+        value = getattr(args, name, None)
+        if value is not None:
+            update[name] = Path(value) if name == "data_dir" else value
+    return base.model_copy(update=update)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Embedded mode: broker, Postgres, vector engine and every service in one command."""
+    from secondbrain.infra.postgres import EmbeddedPostgres
+    from secondbrain.infra.tansu import TansuBroker
+    from secondbrain.logs import setup_logging
+    from secondbrain.serve import STAGE_NAMES, serve
+
+    settings = _settings(args, mode="embedded", object_store="files", vector_store="edge")
+    setup_logging(args.log_level, json_logs=args.json_logs)
+    if not _is_loopback(settings.host):
+        print(f"error: refusing to listen on {settings.host}: embedded mode has no authentication yet. "
+              "Use 127.0.0.1, or run the distributed services behind an authenticating proxy.", file=sys.stderr)
+        return EXIT_USAGE
+    data_dir = settings.data_dir.resolve()
+    (data_dir / "logs").mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    _say(f"secondbrain: starting in {data_dir}")
+    broker = TansuBroker(log_path=data_dir / "logs" / "broker.log").start()
+    pg = None
+    try:
+        update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap, "data_dir": data_dir}
+        if settings.postgres_dsn is None:
+            pg = EmbeddedPostgres(data_dir / "postgres").start()
+            update["postgres_dsn"] = SecretStr(pg.dsn)
+        settings = settings.model_copy(update=update)
+
+        def ready(proc: Any, _elapsed: float) -> None:
+            url = f"http://{settings.host}:{settings.port}"
+            _say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
+            _say(f'  try:  secondbrain ingest --note "hello"   then   secondbrain search hello')
+            _say("  stop with Ctrl-C; data stays in " + str(data_dir))
+
+        asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGE_NAMES), embedded=True,
+                          on_ready=ready))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        broker.stop()
+        if pg is not None:
+            pg.stop()
+    return EXIT_OK
+
+
+def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages: list[str]) -> int:
+    from secondbrain.logs import setup_logging
+    from secondbrain.serve import serve
+
+    settings = _settings(args, mode="distributed")
+    setup_logging(args.log_level, json_logs=args.json_logs)
+    try:
+        asyncio.run(serve(settings, gateway=gateway, query=query, stages=stages))
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    """The ingest gateway and its outbox relay."""
+    return _serve_piece(args, gateway=True, query=False, stages=[])
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """The query service."""
+    return _serve_piece(args, gateway=False, query=True, stages=[])
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """One or more pipeline stages (health endpoints on --port)."""
+    from secondbrain.serve import STAGE_NAMES
+
+    bad = [s for s in args.stages if s not in STAGE_NAMES]
+    if bad:
+        print(f"error: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGE_NAMES)}", file=sys.stderr)
+        return EXIT_USAGE
+    return _serve_piece(args, gateway=False, query=False, stages=list(dict.fromkeys(args.stages)))
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Apply database migrations and exit (a Kubernetes Job in production)."""
+    from secondbrain.runtime import build_metadata
+
+    store = build_metadata(_settings(args))
+    try:
+        applied = store.migrate()
+    finally:
+        store.close()
+    print(json.dumps({"applied": applied}))
+    return EXIT_OK
+
+
+def cmd_topics(args: argparse.Namespace) -> int:
+    """Create the pipeline's Kafka topics and exit."""
+    from secondbrain.pipeline.topics import TopicNames, ensure_topics
+
+    s = _settings(args)
+    created = asyncio.run(ensure_topics(s.kafka_bootstrap, TopicNames(s.topic_prefix), partitions=s.partitions,
+                                        replication=s.replication_factor))
+    print(json.dumps({"created": created}))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- clients
+
+
+def _client(args: argparse.Namespace) -> Any:
+    import httpx
+
+    return httpx.Client(base_url=args.url, timeout=httpx.Timeout(30.0, connect=5.0))
+
+
+def _unreachable(args: argparse.Namespace, exc: Exception) -> int:
+    print(f"error: cannot reach secondbrain at {args.url} ({exc}). Start it with `secondbrain up`, "
+          "or pass --url / set SB_URL.", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _http_error(resp: Any) -> int:
+    try:
+        detail = resp.json().get("detail", resp.text)
+    except ValueError:
+        detail = resp.text
+    print(f"error: HTTP {resp.status_code}: {detail}", file=sys.stderr)
+    return EXIT_USAGE if resp.status_code < 500 else EXIT_FAILED
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _guess_type(path: Path) -> str:
+    if path.suffix.lower() in (".md", ".markdown", ".mdown", ".mkd"):
+        return "text/markdown"
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def _expand(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file()
+                              and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+        else:
+            out.append(p)
+    return out
+
+
+_MARK = {"pending": "·", "running": "…", "retrying": "↻", "succeeded": "✓", "failed": "✗", "skipped": "-"}
+
+
+def _progress_line(label: str, job: dict[str, Any]) -> str:
+    stages = "  ".join(f"{s['stage']} {_MARK.get(s['status'], '?')}" for s in job.get("stages", []))
+    return f"{label[:40]:<40}  {job['status']:<9}  {stages}"
+
+
+def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float) -> dict[str, dict[str, Any]]:
+    """Poll jobs until they finish, drawing one progress line per job on stderr."""
+    tty = sys.stderr.isatty()
+    final: dict[str, dict[str, Any]] = {}
+    last: dict[str, str] = {}
+    deadline = time.monotonic() + timeout_s
+    drawn = 0
+    while len(final) < len(jobs) and time.monotonic() < deadline:
+        lines = []
+        for label, job_id in jobs:
+            if job_id in final:
+                lines.append(_progress_line(label, final[job_id]))
+                continue
+            resp = client.get(f"/v1/jobs/{job_id}")
+            if resp.status_code != 200:
+                final[job_id] = {"job_id": job_id, "status": "failed", "error": f"HTTP {resp.status_code}",
+                                 "stages": []}
+                lines.append(f"{label[:40]:<40}  lost ({resp.status_code})")
+                continue
+            job = resp.json()
+            if job["status"] in ("succeeded", "failed", "duplicate"):
+                final[job_id] = job
+            line = _progress_line(label, job)
+            lines.append(line)
+            if not tty and last.get(job_id) != line:
+                _say(line)
+                last[job_id] = line
+        if tty:
+            sys.stderr.write("\x1b[F" * drawn + "".join(f"\x1b[K{ln}\n" for ln in lines))
+            sys.stderr.flush()
+            drawn = len(lines)
+        if len(final) < len(jobs):
+            time.sleep(0.25)
+    for _label, job_id in jobs:
+        final.setdefault(job_id, {"job_id": job_id, "status": "timeout", "stages": []})
+    return final
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Send notes and files to the gateway, then wait for their jobs."""
+    import httpx
+
+    if not args.paths and args.note is None:
+        print("error: give file paths or --note TEXT", file=sys.stderr)
+        return EXIT_USAGE
+    submitted: list[dict[str, Any]] = []
+    try:
+        with _client(args) as client:
+            if args.note is not None:
+                body: dict[str, Any] = {"text": args.note}
+                if args.title:
+                    body["title"] = args.title
+                if args.captured_at:
+                    body["captured_at"] = args.captured_at
+                resp = client.post("/v1/notes", json=body)
+                if resp.status_code != 202:
+                    return _http_error(resp)
+                submitted.append({"label": args.title or args.note[:40], **resp.json()})
+            files = _expand(args.paths)
+            missing = [str(f) for f in files if not f.is_file()]
+            if missing:
+                print(f"error: not found: {', '.join(missing)}", file=sys.stderr)
+                return EXIT_USAGE
+            for path in files:
+                data: dict[str, str] = {}
+                if args.title:
+                    data["title"] = args.title
+                if args.captured_at:
+                    data["captured_at"] = args.captured_at
+                with path.open("rb") as fh:
+                    resp = client.post("/v1/artifacts", data=data,
+                                       files={"file": (path.name, fh, _guess_type(path))})
+                if resp.status_code != 202:
+                    return _http_error(resp)
+                submitted.append({"label": path.name, **resp.json()})
+            if not args.json:
+                for s in submitted:
+                    print(s["job_id"])
+            if args.no_wait:
+                if args.json:
+                    print(json.dumps({"jobs": submitted}))
+                return EXIT_OK
+            results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout)
+    except httpx.TransportError as exc:
+        return _unreachable(args, exc)
+    failed = [r for r in results.values() if r["status"] not in ("succeeded", "duplicate")]
+    if args.json:
+        print(json.dumps({"jobs": list(results.values())}, default=str))
+    for r in failed:
+        _say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Hybrid search from the terminal."""
+    import httpx
+
+    try:
+        with _client(args) as client:
+            resp = client.get("/v1/search", params={"q": args.query, "k": args.k, "mode": args.mode})
+    except httpx.TransportError as exc:
+        return _unreachable(args, exc)
+    if resp.status_code != 200:
+        return _http_error(resp)
+    out = resp.json()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        if not out["hits"]:
+            _say("nothing found")
+        for i, h in enumerate(out["hits"], 1):
+            where = " > ".join(h["heading_path"]) if h["heading_path"] else ""
+            print(f"{i}. {h['title']}  ({h['captured_at'][:10]}, {h['modality']}{', ' + where if where else ''})"
+                  f"  score {h['score']:.3f}")
+            snippet = " ".join(h["text"].split())
+            print(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+    return EXIT_OK if out["hits"] else EXIT_FAILED
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """Show one job with its stages and events."""
+    import httpx
+
+    try:
+        with _client(args) as client:
+            resp = client.get(f"/v1/jobs/{args.job_id}")
+    except httpx.TransportError as exc:
+        return _unreachable(args, exc)
+    if resp.status_code != 200:
+        return _http_error(resp)
+    job = resp.json()
+    if args.json:
+        print(json.dumps(job))
+    else:
+        print(_progress_line(job.get("title") or job["job_id"], job))
+        if job.get("error"):
+            print(f"error: {job['error']}")
+    return EXIT_OK if job["status"] in ("succeeded", "duplicate", "queued", "running") else EXIT_FAILED
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    p = argparse.ArgumentParser(prog="secondbrain", description="A personal memory engine.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def server_opts(sp: argparse.ArgumentParser, port: int | None = None) -> None:
+        sp.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+        sp.add_argument("--port", type=int, default=port, help="HTTP port (default 8000; SB_PORT)")
+        sp.add_argument("--log-level", default=os.environ.get("SB_LOG_LEVEL", "INFO"))
+        sp.add_argument("--text-logs", dest="json_logs", action="store_false", help="human-readable logs")
+
+    up = sub.add_parser("up", help="run everything locally (embedded mode)")
+    up.add_argument("--data-dir", default=None, help="where data lives (default ./.secondbrain; SB_DATA_DIR)")
+    server_opts(up)
+    up.set_defaults(func=cmd_up)
+
+    for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),
+                               ("query", cmd_query, "run the query service (distributed mode)")):
+        sp = sub.add_parser(name, help=helptext)
+        server_opts(sp)
+        sp.set_defaults(func=fn)
+    wk = sub.add_parser("worker", help="run pipeline stages (distributed mode)")
+    wk.add_argument("stages", nargs="+", metavar="STAGE", help="extract, chunk and/or embed")
+    server_opts(wk)
+    wk.set_defaults(func=cmd_worker)
+    for name, fn, helptext in (("migrate", cmd_migrate, "apply database migrations and exit"),
+                               ("topics", cmd_topics, "create Kafka topics and exit")):
+        sp = sub.add_parser(name, help=helptext)
+        sp.set_defaults(func=fn)
+
+    def client_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--url", default=os.environ.get("SB_URL", DEFAULT_URL), help="secondbrain's address")
+        sp.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    ing = sub.add_parser("ingest", help="add files or a note")
+    ing.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to ingest")
+    ing.add_argument("--note", help="ingest this text as a note")
+    ing.add_argument("--title")
+    ing.add_argument("--captured-at", help="when it happened (ISO 8601, e.g. 2026-03-01T09:30:00+01:00)")
+    ing.add_argument("--no-wait", action="store_true", help="print job ids and return at once")
+    ing.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the jobs")
+    client_opts(ing)
+    ing.set_defaults(func=cmd_ingest)
+
+    se = sub.add_parser("search", help="search your data")
+    se.add_argument("query")
+    se.add_argument("-k", type=int, default=5)
+    se.add_argument("--mode", choices=("hybrid", "dense", "sparse"), default="hybrid")
+    client_opts(se)
+    se.set_defaults(func=cmd_search)
+
+    jb = sub.add_parser("jobs", help="show a job's progress")
+    jb.add_argument("job_id")
+    client_opts(jb)
+    jb.set_defaults(func=cmd_jobs)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``secondbrain`` command."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The pipeline's events: dataclass models and their Avro codec.
+
+Schemas live in the repository's ``schemas/`` directory (one file per event per
+version); see ``schemas/README.md`` for the wire format and the evolution rules.
+"""
+
+from secondbrain.events.codec import (
+    CONTENT_TYPE,
+    DEFAULT_MAX_BYTES,
+    HEADER_CONTENT_TYPE,
+    HEADER_SCHEMA,
+    HEADER_SCHEMA_VERSION,
+    EventCodec,
+    EventTooLarge,
+    MalformedEvent,
+    RegisteredSchema,
+    SchemaError,
+)
+from secondbrain.events.models import (
+    CAPTURED_AT_SOURCES,
+    ERROR_KINDS,
+    EVENT_TYPES,
+    EVENTS_BY_NAME,
+    JOB_STAGES,
+    JOB_STATUSES,
+    MODALITIES,
+    SEGMENT_KINDS,
+    ArtifactSubmitted,
+    Chunk,
+    ChunksCreated,
+    ChunksIndexed,
+    DeadLetter,
+    DocumentExtracted,
+    Event,
+    JobStatusChanged,
+    Record,
+    Segment,
+    event_class,
+    schema_name,
+)
+
+__all__ = [
+    "CAPTURED_AT_SOURCES",
+    "CONTENT_TYPE",
+    "DEFAULT_MAX_BYTES",
+    "ERROR_KINDS",
+    "EVENTS_BY_NAME",
+    "EVENT_TYPES",
+    "HEADER_CONTENT_TYPE",
+    "HEADER_SCHEMA",
+    "HEADER_SCHEMA_VERSION",
+    "JOB_STAGES",
+    "JOB_STATUSES",
+    "MODALITIES",
+    "SEGMENT_KINDS",
+    "ArtifactSubmitted",
+    "Chunk",
+    "ChunksCreated",
+    "ChunksIndexed",
+    "DeadLetter",
+    "DocumentExtracted",
+    "Event",
+    "EventCodec",
+    "EventTooLarge",
+    "JobStatusChanged",
+    "MalformedEvent",
+    "Record",
+    "RegisteredSchema",
+    "SchemaError",
+    "Segment",
+    "event_class",
+    "schema_name",
+]

@@ -1,0 +1,364 @@
+"""The pipeline's events as frozen dataclasses, one per Avro schema in ``schemas/``.
+
+Field names match the Avro schemas one to one (except ``schema_version``, which the
+codec writes from :attr:`Event.SCHEMA_VERSION`).  Timestamps are timezone-aware
+``datetime`` objects; decoded ones are always in UTC.
+
+Enumerated values (modality, stage, status...) are plain strings in the schemas so a
+newer producer can add a value without breaking older consumers; the constants below
+list the values known today and are deliberately *not* enforced by :meth:`Event.validate`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any, ClassVar, Self
+
+MODALITIES: frozenset[str] = frozenset({"note", "text", "markdown", "pdf", "web", "audio", "image", "office"})
+SEGMENT_KINDS: frozenset[str] = frozenset(
+    {"heading", "paragraph", "code", "list", "table", "quote", "page", "speech", "ocr", "text"}
+)
+CAPTURED_AT_SOURCES: frozenset[str] = frozenset({"user", "file_metadata", "published", "ingested"})
+JOB_STAGES: frozenset[str] = frozenset({"gateway", "extract", "chunk", "embed"})
+JOB_STATUSES: frozenset[str] = frozenset(
+    {"queued", "running", "succeeded", "failed", "retrying", "duplicate", "dead_lettered"}
+)
+ERROR_KINDS: frozenset[str] = frozenset({"permanent", "retries_exhausted", "malformed", "unauthorized"})
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _to_avro(value: Any) -> Any:
+    """Convert a dataclass field value into what fastavro writes (copies containers)."""
+    if isinstance(value, Record):
+        return value.to_record()
+    if isinstance(value, list | tuple):
+        return [_to_avro(v) for v in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Base of every Avro record dataclass: generic conversion to and from fastavro dicts."""
+
+    # Fields holding arrays of nested records, mapped to the nested record class.
+    _NESTED: ClassVar[Mapping[str, type[Record]]] = {}
+
+    def to_record(self) -> dict[str, Any]:
+        """The dict fastavro writes for this record (nested records converted too)."""
+        return {f.name: _to_avro(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        """Build the dataclass from a dict fastavro read.
+
+        Keys the dataclass does not know (``schema_version``, fields of a newer schema
+        version) are ignored; a missing required key raises ``TypeError``.
+        """
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in record:
+                continue
+            value = record[f.name]
+            nested = cls._NESTED.get(f.name)
+            if nested is not None:
+                value = [nested.from_record(item) for item in value]
+            elif isinstance(value, list):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            kwargs[f.name] = value
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class Event(Record):
+    """Base of every top-level event.
+
+    Subclasses set ``SCHEMA_NAME`` (the file stem before ``.v<N>.avsc``) and
+    ``SCHEMA_VERSION`` (the schema version this class is written against and encoded with).
+    """
+
+    SCHEMA_NAME: ClassVar[str] = ""
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    def validate(self) -> None:
+        """Check invariants the Avro schema cannot express; raise ``ValueError`` when violated."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            # fastavro would silently read a naive datetime as UTC; refuse the ambiguity.
+            if isinstance(value, datetime) and value.utcoffset() is None:
+                raise ValueError(f"{self.SCHEMA_NAME}.{f.name} must be a timezone-aware datetime")
+        self._check()
+
+    def _check(self) -> None:
+        """Event-specific invariants (overridden by subclasses)."""
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+# --------------------------------------------------------------------------- artifact_submitted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArtifactSubmitted(Event):
+    """A raw artifact handed to the pipeline (public contract, see ``schemas/artifact_submitted.v1.avsc``).
+
+    Exactly one of ``object_key`` (claim check) and ``content`` (inline bytes) is set.
+    """
+
+    SCHEMA_NAME: ClassVar[str] = "artifact_submitted"
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    event_id: str
+    user_id: str
+    source_uri: str
+    content_type: str
+    size_bytes: int
+    submitted_at: datetime
+    producer: str
+    job_id: str | None = None
+    source_id: str | None = None
+    artifact_id: str | None = None
+    filename: str | None = None
+    title: str | None = None
+    object_key: str | None = None
+    content: bytes | None = None
+    sha256: str | None = None
+    captured_at: datetime | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def _check(self) -> None:
+        name = self.SCHEMA_NAME
+        for attr in ("event_id", "user_id", "source_uri", "content_type", "producer"):
+            _require(bool(getattr(self, attr)), f"{name}.{attr} must not be empty")
+        _require((self.object_key is None) != (self.content is None),
+                 f"{name}: exactly one of object_key and content must be set "
+                 f"(object_key={'set' if self.object_key is not None else 'null'}, "
+                 f"content={'set' if self.content is not None else 'null'})")
+        _require(self.object_key is None or bool(self.object_key), f"{name}.object_key must not be empty")
+        _require(self.size_bytes >= 0, f"{name}.size_bytes must be >= 0, got {self.size_bytes}")
+        if self.content is not None:
+            _require(len(self.content) == self.size_bytes,
+                     f"{name}.size_bytes is {self.size_bytes} but content has {len(self.content)} bytes")
+        if self.sha256 is not None:
+            _require(_SHA256_HEX.fullmatch(self.sha256) is not None,
+                     f"{name}.sha256 must be 64 lower-case hex characters, got {self.sha256!r}")
+
+
+# --------------------------------------------------------------------------- document_extracted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Segment(Record):
+    """A structural piece of a document's text; offsets index the document's full text."""
+
+    index: int
+    kind: str
+    text: str
+    char_start: int
+    char_end: int
+    heading_path: list[str] = field(default_factory=list)
+    page: int | None = None
+    t_start: float | None = None
+    t_end: float | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocumentExtracted(Event):
+    """The text of one artifact as ordered segments (or a claim check in ``body_ref``)."""
+
+    SCHEMA_NAME: ClassVar[str] = "document_extracted"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    _NESTED: ClassVar[Mapping[str, type[Record]]] = {"segments": Segment}
+
+    event_id: str
+    job_id: str
+    user_id: str
+    artifact_id: str
+    source_id: str
+    document_id: str
+    title: str
+    modality: str
+    content_type: str
+    captured_at: datetime
+    captured_at_source: str
+    ingested_at: datetime
+    text_length: int
+    segments: list[Segment] = field(default_factory=list)
+    body_ref: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def _check(self) -> None:
+        name = self.SCHEMA_NAME
+        _require(self.text_length >= 0, f"{name}.text_length must be >= 0, got {self.text_length}")
+        if self.body_ref is not None:
+            _require(not self.segments, f"{name}: segments must be empty when body_ref is set")
+        for seg in self.segments:
+            _require(0 <= seg.char_start <= seg.char_end <= self.text_length,
+                     f"{name}: segment {seg.index} has offsets [{seg.char_start}, {seg.char_end}) "
+                     f"outside the text of length {self.text_length}")
+
+
+# --------------------------------------------------------------------------- chunks_created
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chunk(Record):
+    """A passage embedded and indexed as one vector point (``chunk_id`` is the point id)."""
+
+    chunk_id: str
+    index: int
+    text: str
+    char_start: int
+    char_end: int
+    token_count: int
+    heading_path: list[str]
+    kind: str
+    page: int | None = None
+    t_start: float | None = None
+    t_end: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunksCreated(Event):
+    """A document split into chunks (or a claim check in ``chunks_ref``)."""
+
+    SCHEMA_NAME: ClassVar[str] = "chunks_created"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
+
+    event_id: str
+    job_id: str
+    user_id: str
+    artifact_id: str
+    source_id: str
+    document_id: str
+    title: str
+    modality: str
+    content_type: str
+    captured_at: datetime
+    ingested_at: datetime
+    chunk_count: int
+    chunks: list[Chunk] = field(default_factory=list)
+    chunks_ref: str | None = None
+
+    def _check(self) -> None:
+        name = self.SCHEMA_NAME
+        _require(self.chunk_count >= 0, f"{name}.chunk_count must be >= 0, got {self.chunk_count}")
+        if self.chunks_ref is not None:
+            _require(not self.chunks, f"{name}: chunks must be empty when chunks_ref is set")
+        else:
+            _require(self.chunk_count == len(self.chunks),
+                     f"{name}.chunk_count is {self.chunk_count} but {len(self.chunks)} chunks are inline")
+
+
+# --------------------------------------------------------------------------- chunks_indexed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunksIndexed(Event):
+    """A document's chunks written to the user's vector collection."""
+
+    SCHEMA_NAME: ClassVar[str] = "chunks_indexed"
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    event_id: str
+    job_id: str
+    user_id: str
+    document_id: str
+    collection: str
+    chunk_count: int
+    point_ids: list[str]
+    embedding_model: str
+    indexed_at: datetime
+
+    def _check(self) -> None:
+        _require(self.chunk_count >= 0,
+                 f"{self.SCHEMA_NAME}.chunk_count must be >= 0, got {self.chunk_count}")
+
+
+# --------------------------------------------------------------------------- job_status
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobStatusChanged(Event):
+    """A change of a job's progress at one stage."""
+
+    SCHEMA_NAME: ClassVar[str] = "job_status"
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    event_id: str
+    job_id: str
+    user_id: str
+    stage: str
+    status: str
+    occurred_at: datetime
+    detail: str | None = None
+    attempt: int = 0
+
+    def _check(self) -> None:
+        _require(self.attempt >= 0, f"{self.SCHEMA_NAME}.attempt must be >= 0, got {self.attempt}")
+
+
+# --------------------------------------------------------------------------- dead_letter
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeadLetter(Event):
+    """A message a stage gave up on, kept byte for byte for inspection and replay."""
+
+    SCHEMA_NAME: ClassVar[str] = "dead_letter"
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    event_id: str
+    stage: str
+    original_topic: str
+    original_partition: int
+    original_offset: int
+    original_value: bytes
+    error_kind: str
+    error_type: str
+    error_message: str
+    attempts: int
+    failed_at: datetime
+    original_key: bytes | None = None
+    original_headers: dict[str, str] = field(default_factory=dict)
+    job_id: str | None = None
+    user_id: str | None = None
+
+
+# --------------------------------------------------------------------------- registry
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    ArtifactSubmitted,
+    DocumentExtracted,
+    ChunksCreated,
+    ChunksIndexed,
+    JobStatusChanged,
+    DeadLetter,
+)
+
+EVENTS_BY_NAME: Mapping[str, type[Event]] = {cls.SCHEMA_NAME: cls for cls in EVENT_TYPES}
+
+
+def event_class(schema_name: str) -> type[Event]:
+    """The event class for a schema name; raise ``KeyError`` for an unknown name."""
+    try:
+        return EVENTS_BY_NAME[schema_name]
+    except KeyError:
+        raise KeyError(f"no event class for schema {schema_name!r}") from None
+
+
+def schema_name(event: Event | type[Event]) -> str:
+    """The schema name of an event instance or class."""
+    return event.SCHEMA_NAME

@@ -1,0 +1,81 @@
+"""The HTTP application: gateway and/or query routes plus health endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from secondbrain import __version__
+from secondbrain.runtime import Runtime
+
+
+def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
+    """Raise unless one of the bootstrap brokers accepts a TCP connection."""
+    errors = []
+    for hostport in bootstrap.split(","):
+        host, _, port = hostport.strip().rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
+                return
+        except OSError as exc:
+            errors.append(f"{hostport}: {exc}")
+    raise ConnectionError("; ".join(errors))
+
+
+def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
+               liveness: Callable[[], str | None] | None = None) -> FastAPI:
+    """Build the FastAPI app for a process.
+
+    ``liveness`` returns a reason when the process should be restarted (e.g. a stage that
+    stopped consuming), or ``None`` when all is well.
+    """
+    app = FastAPI(title="secondbrain", version=__version__)
+
+    def current_user() -> str:
+        # Single-user until API keys arrive: every request acts as the configured local user.
+        return rt.settings.default_user
+
+    if gateway:
+        from services.ingest_gateway.api import create_router as gateway_router
+
+        app.include_router(gateway_router(rt, relay, current_user))
+    if query:
+        from services.query.api import create_router as query_router
+
+        app.include_router(query_router(rt, current_user))
+
+    @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
+    async def healthz() -> JSONResponse:
+        reason = liveness() if liveness else None
+        if reason:
+            return JSONResponse({"status": "failing", "reason": reason}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/readyz", tags=["health"], summary="Readiness: every dependency answers")
+    async def readyz() -> JSONResponse:
+        checks: dict[str, Callable[[], None]] = {
+            "postgres": rt.metadata.check,
+            "object_store": rt.objects.check,
+            "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
+        }
+        if rt.vectors is not None:
+            checks["vector_store"] = rt.vectors.check
+        results: dict[str, Any] = {}
+        for name, fn in checks.items():
+            try:
+                await asyncio.wait_for(asyncio.to_thread(fn), timeout=3.0)
+                results[name] = "ok"
+            except Exception as exc:
+                results[name] = f"error: {type(exc).__name__}: {exc}"[:300]
+        if relay is not None:
+            results["outbox_relay"] = "ok" if relay.last_error is None else f"retrying: {relay.last_error}"[:300]
+        ready = all(v == "ok" for k, v in results.items() if k != "outbox_relay")
+        return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
+                            status_code=200 if ready else 503)
+
+    return app

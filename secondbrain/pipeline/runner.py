@@ -1,0 +1,259 @@
+"""The thin runner that wires a :class:`~secondbrain.pipeline.stage.Stage` to Kafka.
+
+One faust app (one consumer group) per stage, so each stage scales on its own.  For every
+message the runner:
+
+1. decodes it (a malformed message goes to the dead-letter topic at once);
+2. calls the stage on a worker thread, retrying retryable errors with bounded exponential
+   backoff; permanent errors and exhausted retries go to the dead-letter topic with the
+   error in headers, and the job is marked failed with a human-readable reason;
+3. publishes the stage's outputs and waits for the broker's acknowledgement;
+4. records the stage's success in the metadata store;
+5. only then lets faust acknowledge the message, so its offset is committed after the
+   outputs are safe (at-least-once; deterministic ids make the replays harmless).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import faust
+
+from secondbrain import ids
+from secondbrain.events.codec import EventCodec, MalformedEvent
+from secondbrain.events.models import DeadLetter, JobStatusChanged
+from secondbrain.pipeline import topics
+from secondbrain.pipeline.errors import PermanentError, backoff_delay, classify
+from secondbrain.pipeline.stage import Emit, JobRef, Stage
+from secondbrain.pipeline.topics import TopicNames
+from secondbrain.ports import MetadataStore
+from secondbrain.settings import Settings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def faust_brokers(bootstrap: str) -> list[str]:
+    """``host:port,host:port`` -> faust broker URLs."""
+    return [f"kafka://{b.strip()}" for b in bootstrap.split(",") if b.strip()]
+
+
+@dataclass
+class StageStats:
+    """Counters a health check and the metrics read (per stage)."""
+
+    processed: int = 0
+    failed: int = 0
+    retried: int = 0
+    dead_lettered: int = 0
+    last_message_at: float | None = None
+    started_at: float = field(default_factory=time.monotonic)
+
+
+class StageRunner:
+    """Runs one stage as a faust agent."""
+
+    def __init__(self, stage: Stage[Any], *, settings: Settings, codec: EventCodec, metadata: MetadataStore,
+                 names: TopicNames) -> None:
+        self.stage = stage
+        self.settings = settings
+        self.codec = codec
+        self.metadata = metadata
+        self.names = names
+        self.stats = StageStats()
+        self.app = self._build_app()
+
+    # ------------------------------------------------------------------ wiring
+    def _build_app(self) -> faust.App:
+        s = self.settings
+        app = faust.App(
+            f"{s.consumer_group_prefix}.{self.names.prefix}{self.stage.name}",
+            broker=faust_brokers(s.kafka_bootstrap),
+            processing_guarantee="at_least_once",  # exactly_once needs transactions Tansu lacks
+            topic_replication_factor=s.replication_factor,
+            topic_partitions=s.partitions,
+            topic_allow_declare=False,  # topics are created explicitly by ensure_topics()
+            consumer_auto_offset_reset="earliest",
+            broker_session_timeout=s.kafka_session_timeout_ms / 1000,
+            broker_heartbeat_interval=s.kafka_heartbeat_interval_ms / 1000,
+            broker_commit_interval=1.0,
+            broker_max_poll_records=50,
+            producer_acks=-1,
+            web_enabled=False,
+            key_serializer="raw",
+            value_serializer="raw",
+        )
+        topic = app.topic(self.names(self.stage.input_topic), key_type=bytes, value_type=bytes)
+
+        async def agent(stream: Any) -> None:
+            async for event in stream.events():
+                await self.handle(event.message.topic, event.message.partition, event.message.offset,
+                                  event.key, event.value, event.headers)
+
+        app.agent(topic, name=f"{self.stage.name}-agent")(agent)
+        return app
+
+    async def start(self) -> None:
+        """Join the consumer group and start consuming."""
+        await self.app.start()
+
+    async def stop(self) -> None:
+        """Leave the group (committing acknowledged offsets)."""
+        await self.app.stop()
+
+    # ------------------------------------------------------------------ processing
+    async def handle(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+                     headers: Any) -> None:
+        """Process one message end to end; never raises (a crash would stall the partition)."""
+        self.stats.last_message_at = time.monotonic()
+        hdrs = _headers_dict(headers)
+        try:
+            event = self.codec.decode(value or b"", expected=self.stage.input_type)
+        except MalformedEvent as exc:
+            user = key.decode("utf-8", "replace") if key else None
+            await self._dead_letter(topic, partition, offset, key, value, hdrs, kind="malformed", exc=exc,
+                                    attempts=0, ref=JobRef(None, user))
+            return
+        ref = self.stage.job_of(event)
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                await self._metadata(self.metadata.stage_started, ref.job_id, self.stage.name, attempt)
+                emits = await asyncio.to_thread(self.stage.process, event)
+                break
+            except Exception as exc:
+                kind = classify(exc)
+                if kind == "retryable" and attempt < self.settings.max_attempts:
+                    self.stats.retried += 1
+                    delay = backoff_delay(attempt, self.settings.retry_backoff_s, self.settings.retry_backoff_max_s)
+                    log.warning("stage failed, retrying", extra={
+                        "stage": self.stage.name, "job_id": ref.job_id, "attempt": attempt,
+                        "delay_s": delay, "error": repr(exc)})
+                    await self._best_effort(self.metadata.stage_retrying, ref.job_id, self.stage.name, attempt,
+                                            _reason(exc))
+                    await self._status(ref, "retrying", _reason(exc), attempt)
+                    await asyncio.sleep(delay)
+                    continue
+                dl_kind = exc.kind if isinstance(exc, PermanentError) else (
+                    "retries_exhausted" if kind == "retryable" else "permanent")
+                await self._dead_letter(topic, partition, offset, key, value, hdrs, kind=dl_kind, exc=exc,
+                                        attempts=attempt, ref=ref)
+                return
+        await self._publish_all(emits)
+        if self.stage.completes_stage:
+            await self._until_done(self.metadata.stage_succeeded, ref.job_id, self.stage.name, None)
+        await self._status(ref, "succeeded", None, attempt)
+        self.stats.processed += 1
+        log.info("stage done", extra={"stage": self.stage.name, "job_id": ref.job_id, "outputs": len(emits),
+                                      "ms": round((time.monotonic() - started) * 1000, 1)})
+
+    async def _publish_all(self, emits: list[Emit[Any]]) -> None:
+        for emit in emits:
+            await self._send(self.names(emit.topic), emit.key.encode(), self.codec.encode(emit.event),
+                             self.codec.headers(emit.event))
+
+    async def _send(self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> None:
+        """Publish and wait for the broker; keep trying while it is unreachable (never drop an output)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                await self.app.producer.send_and_wait(topic, key, value, None, None, headers)
+                return
+            except Exception as exc:  # the broker is down or restarting
+                delay = backoff_delay(attempt, self.settings.retry_backoff_s, self.settings.retry_backoff_max_s)
+                log.warning("publish failed, retrying", extra={"topic": topic, "attempt": attempt,
+                                                               "error": repr(exc)})
+                await asyncio.sleep(delay)
+
+    async def _dead_letter(self, topic: str, partition: int, offset: int, key: bytes | None,
+                           value: bytes | None, hdrs: dict[str, str], *, kind: str, exc: BaseException,
+                           attempts: int, ref: JobRef) -> None:
+        reason = _reason(exc)
+        self.stats.failed += 1
+        self.stats.dead_lettered += 1
+        now = datetime.now(UTC)
+        letter = DeadLetter(
+            event_id=ids.event_id(topic, str(partition), str(offset), "dead"), stage=self.stage.name,
+            original_topic=topic, original_partition=partition, original_offset=offset, original_key=key,
+            original_value=value or b"", original_headers=hdrs, error_kind=kind, error_type=type(exc).__name__,
+            error_message=reason, attempts=attempts, job_id=ref.job_id, user_id=ref.user_id, failed_at=now,
+        )
+        headers = [*self.codec.headers(letter),
+                   ("sb-error-kind", kind.encode()), ("sb-error-type", type(exc).__name__.encode()),
+                   ("sb-error-message", reason.encode("utf-8")[:2000]), ("sb-stage", self.stage.name.encode()),
+                   ("sb-original-topic", topic.encode()), ("sb-original-partition", str(partition).encode()),
+                   ("sb-original-offset", str(offset).encode()), ("sb-attempts", str(attempts).encode())]
+        await self._send(self.names(topics.DEAD_LETTER), key, self.codec.encode(letter), headers)
+        log.error("dead-lettered", extra={"stage": self.stage.name, "job_id": ref.job_id, "kind": kind,
+                                          "error": reason, "topic": topic, "offset": offset})
+        if ref.job_id:
+            await self._until_done(self.metadata.job_failed, ref.job_id, self.stage.name,
+                                   f"{self.stage.name} failed: {reason}")
+            await self._status(ref, "failed", reason, attempts)
+
+    async def _status(self, ref: JobRef, status: str, detail: str | None, attempt: int) -> None:
+        """Publish a job status change for other apps (the metadata store is the source of truth)."""
+        if not ref.job_id or not ref.user_id:
+            return
+        ev = JobStatusChanged(
+            event_id=ids.event_id(ref.job_id, self.stage.name, status, str(attempt)), job_id=ref.job_id,
+            user_id=ref.user_id, stage=self.stage.name, status=status, detail=detail, attempt=attempt,
+            occurred_at=datetime.now(UTC),
+        )
+        await self._send(self.names(topics.JOBS_STATUS), ref.user_id.encode(), self.codec.encode(ev),
+                         self.codec.headers(ev))
+
+    async def _metadata(self, fn: Callable[..., T], job_id: str | None, *args: Any) -> T | None:
+        if job_id is None:
+            return None
+        return await asyncio.to_thread(fn, job_id, *args)
+
+    async def _best_effort(self, fn: Callable[..., Any], job_id: str | None, *args: Any) -> None:
+        try:
+            await self._metadata(fn, job_id, *args)
+        except Exception as exc:  # bookkeeping must not turn a retry into a crash
+            log.warning("job bookkeeping failed", extra={"job_id": job_id, "error": repr(exc)})
+
+    async def _until_done(self, fn: Callable[..., Any], job_id: str | None, *args: Any,
+                          limit: int = 30) -> None:
+        """Job state must not be lost: keep trying (bounded) while the metadata store is down."""
+        for attempt in range(1, limit + 1):
+            try:
+                await self._metadata(fn, job_id, *args)
+                return
+            except Exception as exc:
+                delay = backoff_delay(attempt, self.settings.retry_backoff_s, self.settings.retry_backoff_max_s)
+                log.warning("job bookkeeping failed, retrying", extra={"job_id": job_id, "error": repr(exc)})
+                await asyncio.sleep(delay)
+        log.error("job bookkeeping abandoned", extra={"job_id": job_id, "call": getattr(fn, "__name__", "?")})
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, PermanentError):
+        return exc.reason
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:1000]
+
+
+def _headers_dict(headers: Any) -> dict[str, str]:
+    items = headers.items() if isinstance(headers, dict) else (headers or [])
+    out: dict[str, str] = {}
+    for k, v in items:
+        out[str(k)] = v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v)
+    return out
+
+
+async def run_forever(starters: list[Callable[[], Awaitable[None]]]) -> None:  # pragma: no cover - helper
+    """Start everything and sleep until cancelled."""
+    for s in starters:
+        await s()
+    await asyncio.Event().wait()

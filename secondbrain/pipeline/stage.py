@@ -1,0 +1,49 @@
+"""The contract between a stage's logic and the runner that wires it to Kafka.
+
+A stage is an object with a typed ``process(event) -> list[Emit]``: it reads the event,
+uses the store Protocols it was built with, and returns the events to publish.  It never
+imports a broker client; :mod:`secondbrain.pipeline.runner` does the Kafka part (decode,
+retry, dead-letter, publish, and only then commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+In = TypeVar("In", contravariant=True)
+E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class Emit(Generic[E]):
+    """An event a stage wants published: logical topic, partition key (the user id), event."""
+
+    topic: str
+    key: str
+    event: E
+
+
+@dataclass(frozen=True, slots=True)
+class JobRef:
+    """Which job and user an input event belongs to (for status tracking and dead letters)."""
+
+    job_id: str | None
+    user_id: str | None
+
+
+class Stage(Protocol[In]):
+    """What the runner needs from a stage."""
+
+    name: ClassVar[str]  # "extract" | "chunk" | "embed": the job stage it advances
+    input_topic: ClassVar[str]  # logical topic name
+    input_type: ClassVar[type[Any]]
+    completes_stage: ClassVar[bool]  # whether a successful process() marks the stage succeeded
+
+    def job_of(self, event: In) -> JobRef:
+        """The job and user ``event`` belongs to."""
+        ...
+
+    def process(self, event: In) -> list[Emit[Any]]:
+        """Do the stage's work for one event and return what to publish (may raise)."""
+        ...

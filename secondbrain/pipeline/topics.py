@@ -1,0 +1,82 @@
+"""Every Kafka topic, declared in one place.
+
+Topics are created explicitly at start-up (never auto-created: brokers that auto-create
+pick their own partition count).  Messages are keyed by user id so one user's events
+stay in order on one partition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+ARTIFACTS_SUBMITTED = "artifacts.submitted"
+DOCUMENTS_EXTRACTED = "documents.extracted"
+CHUNKS_CREATED = "chunks.created"
+CHUNKS_INDEXED = "chunks.indexed"
+JOBS_STATUS = "jobs.status"
+DEAD_LETTER = "pipeline.deadletter"
+
+ALL_TOPICS: tuple[str, ...] = (
+    ARTIFACTS_SUBMITTED,
+    DOCUMENTS_EXTRACTED,
+    CHUNKS_CREATED,
+    CHUNKS_INDEXED,
+    JOBS_STATUS,
+    DEAD_LETTER,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicNames:
+    """Physical topic names: the logical names behind an optional deployment prefix."""
+
+    prefix: str = ""
+
+    def __call__(self, logical: str) -> str:
+        """The physical name of ``logical``."""
+        return f"{self.prefix}{logical}"
+
+    def all(self) -> list[str]:
+        """Every physical topic of the pipeline."""
+        return [self(t) for t in ALL_TOPICS]
+
+
+async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, replication: int,
+                        timeout_s: float = 30.0) -> list[str]:
+    """Create the pipeline's topics that do not exist yet; return the ones created.
+
+    Retries while the broker is still starting so a fresh ``docker compose up`` or
+    ``secondbrain up`` does not fail on ordering.
+    """
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
+
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+        try:
+            await admin.start()
+            existing = set(await admin.list_topics())
+            wanted = [t for t in names.all() if t not in existing]
+            if wanted:
+                try:
+                    await admin.create_topics(
+                        [NewTopic(t, num_partitions=partitions, replication_factor=replication) for t in wanted]
+                    )
+                except TopicAlreadyExistsError:
+                    pass  # another process won the race; that is fine
+                log.info("topics created", extra={"topics": wanted, "partitions": partitions})
+            return wanted
+        except (KafkaConnectionError, KafkaError, OSError) as exc:
+            if asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError(
+                    f"Kafka at {bootstrap} did not answer within {timeout_s:.0f}s ({exc}); "
+                    "check SB_KAFKA_BOOTSTRAP and that the broker is running."
+                ) from exc
+            await asyncio.sleep(0.5)
+        finally:
+            await admin.close()

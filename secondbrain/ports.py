@@ -1,0 +1,440 @@
+"""The small interfaces every external dependency hides behind.
+
+Each Protocol here has real implementations under ``secondbrain/stores`` (or the
+service that owns it) and one contract test suite in ``tests/contracts`` that runs
+against every implementation.  Stage logic depends only on these Protocols, never on
+a concrete client, so the same code runs in embedded and distributed mode.
+
+All methods are synchronous on purpose: the clients underneath (psycopg pools, the
+minio SDK, the Qdrant engine, onnxruntime) are blocking, and the Kafka runner moves
+each stage call onto a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any, Literal, Protocol, runtime_checkable
+
+# --------------------------------------------------------------------------- objects
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    """What an object store knows about one stored object."""
+
+    key: str
+    size: int
+    content_type: str
+    etag: str | None = None
+    last_modified: datetime | None = None
+
+
+class ObjectNotFound(KeyError):
+    """Raised when a key does not exist in the object store."""
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    """Raw artifact bytes, addressed by key (``users/<user_id>/...``)."""
+
+    def put(self, key: str, data: bytes | IO[bytes], *, size: int | None = None,
+            content_type: str = "application/octet-stream") -> ObjectInfo:
+        """Store ``data`` under ``key`` (overwriting). A stream is read to its end; ``size`` may be -1/None
+        when unknown."""
+        ...
+
+    def get(self, key: str) -> bytes:
+        """Return the whole object; raise :class:`ObjectNotFound` when absent."""
+        ...
+
+    def open(self, key: str) -> Iterator[bytes]:
+        """Stream the object in chunks; raise :class:`ObjectNotFound` when absent."""
+        ...
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        """Metadata of ``key`` or ``None`` when absent."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; deleting a missing key is not an error."""
+        ...
+
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        """All objects whose key starts with ``prefix``, sorted by key."""
+        ...
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Remove every object under ``prefix``; return how many were removed."""
+        ...
+
+    def check(self) -> None:
+        """Raise if the store cannot serve requests (readiness probe)."""
+        ...
+
+
+# --------------------------------------------------------------------------- vectors
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """A sparse vector as parallel index/value lists (indices unique, ascending)."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPoint:
+    """One chunk as stored in a user's collection."""
+
+    id: str  # a UUID string, deterministic per chunk (see secondbrain.ids)
+    dense: list[float]
+    sparse: SparseVector
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """A half-open [start, end) interval; either end may be open."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFilter:
+    """Restrictions applied inside the vector store (all conditions AND-ed).
+
+    ``time_field`` names the payload field the time range applies to
+    (``captured_at`` or ``ingested_at``; both are RFC 3339 strings in the payload).
+    """
+
+    document_ids: Sequence[str] | None = None
+    source_ids: Sequence[str] | None = None
+    modalities: Sequence[str] | None = None
+    time_range: TimeRange | None = None
+    time_field: Literal["captured_at", "ingested_at"] = "captured_at"
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    """A scored point returned by a search."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+SearchMode = Literal["hybrid", "dense", "sparse"]
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Per-user collections holding a dense and a sparse (BM25) vector per chunk."""
+
+    def ensure_collection(self, user_id: str, dense_size: int) -> str:
+        """Create the user's collection when missing (idempotent); return its name."""
+        ...
+
+    def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points by id (a replay never duplicates)."""
+        ...
+
+    def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
+               limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
+               candidates: int = 50) -> list[VectorHit]:
+        """Rank the user's points.  ``hybrid`` takes ``candidates`` from each of dense and sparse and fuses them
+        with reciprocal rank fusion inside the engine.  A user without a collection gets ``[]``."""
+        ...
+
+    def scroll(self, user_id: str, *, flt: VectorFilter | None = None, limit: int = 100,
+               offset: str | None = None) -> tuple[list[VectorHit], str | None]:
+        """Page through points matching ``flt`` (score 0); returns the next offset or ``None``."""
+        ...
+
+    def count(self, user_id: str, flt: VectorFilter | None = None) -> int:
+        """Number of the user's points matching ``flt`` (0 when there is no collection)."""
+        ...
+
+    def delete_where(self, user_id: str, flt: VectorFilter) -> None:
+        """Delete the user's points matching ``flt`` (used to drop a document's chunks)."""
+        ...
+
+    def drop_user(self, user_id: str) -> None:
+        """Delete the user's whole collection (no error when absent)."""
+        ...
+
+    def check(self) -> None:
+        """Raise if the store cannot serve requests (readiness probe)."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release resources."""
+        ...
+
+
+# --------------------------------------------------------------------------- embedder
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into dense vectors. Loaded once at start-up, never at import."""
+
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the model (used in collection versions and payloads)."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every returned vector."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed passages (L2-normalised vectors, one per text, same order)."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a search query (L2-normalised)."""
+        ...
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """Turns text into a BM25-style sparse vector (the engine applies IDF)."""
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
+        """Term-frequency-saturated weights for stored passages."""
+        ...
+
+    def encode_query(self, text: str) -> SparseVector:
+        """Weights for a query (each distinct term once)."""
+        ...
+
+
+# --------------------------------------------------------------------------- metadata
+
+JobStatus = Literal["queued", "running", "succeeded", "failed", "duplicate"]
+StageStatus = Literal["pending", "running", "succeeded", "failed", "retrying", "skipped"]
+STAGES: tuple[str, ...] = ("extract", "chunk", "embed")
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRecord:
+    """A raw artifact as submitted (bytes live in the object store under ``object_key``)."""
+
+    artifact_id: str
+    user_id: str
+    source_id: str
+    source_uri: str
+    object_key: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    filename: str | None
+    title: str | None
+    captured_at: datetime | None
+    submitted_at: datetime
+    producer: str
+    attributes: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxMessage:
+    """A Kafka message waiting in Postgres to be published by the relay."""
+
+    topic: str
+    key: bytes
+    value: bytes
+    headers: Sequence[tuple[str, bytes]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    """An outbox message claimed by a relay."""
+
+    id: int
+    message: OutboxMessage
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    """Outcome of registering an artifact: the job that tracks it and whether it was new."""
+
+    job_id: str
+    artifact_id: str
+    created: bool  # False when the same job id already existed (idempotent resubmission)
+
+
+@dataclass(frozen=True, slots=True)
+class StageView:
+    """Progress of one pipeline stage of a job."""
+
+    stage: str
+    status: StageStatus
+    attempts: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    detail: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A job as shown to its owner."""
+
+    job_id: str
+    user_id: str
+    artifact_id: str
+    status: JobStatus
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    stages: list[StageView]
+    title: str | None = None
+    source_uri: str | None = None
+    duplicate_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """An extracted document (one per artifact) and the facts the query side needs."""
+
+    document_id: str
+    user_id: str
+    artifact_id: str
+    source_id: str
+    title: str
+    modality: str
+    content_type: str
+    captured_at: datetime
+    captured_at_source: str
+    ingested_at: datetime
+    char_count: int
+    chunk_count: int | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceView:
+    """One ingested item as listed by ``GET /v1/sources``."""
+
+    source_id: str
+    artifact_id: str
+    document_id: str | None
+    job_id: str | None
+    title: str | None
+    source_uri: str
+    content_type: str
+    modality: str | None
+    size_bytes: int
+    status: JobStatus | None
+    captured_at: datetime | None
+    ingested_at: datetime
+    chunk_count: int | None
+
+
+@runtime_checkable
+class MetadataStore(Protocol):
+    """Users, artifacts, documents, jobs (with per-stage status), job events and the outbox.
+
+    Every read takes the user id and is scoped by it: a job or source of another user is
+    reported as absent, never leaked.
+    """
+
+    def migrate(self) -> list[int]:
+        """Apply pending versioned migrations; return the versions applied now."""
+        ...
+
+    def check(self) -> None:
+        """Raise if the database does not answer (readiness probe)."""
+        ...
+
+    def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
+        """Create the user when missing."""
+        ...
+
+    def user_exists(self, user_id: str) -> bool:
+        """Whether the user is known."""
+        ...
+
+    def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage]) -> SubmitResult:
+        """In ONE transaction: upsert the artifact, create the job (stages pending) and queue ``outbox``.
+        Resubmitting the same ``job_id`` changes nothing and returns ``created=False``."""
+        ...
+
+    def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
+        """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka."""
+        ...
+
+    def claim_outbox(self, limit: int, lease_seconds: float = 30.0) -> list[OutboxRow]:
+        """Lease up to ``limit`` unpublished messages (oldest first, skipping rows leased by others)."""
+        ...
+
+    def mark_published(self, ids: Sequence[int]) -> None:
+        """Mark leased outbox rows as published."""
+        ...
+
+    def release_outbox(self, ids: Sequence[int], error: str) -> None:
+        """Give leased rows back after a failed publish (attempts + 1, error kept)."""
+        ...
+
+    def requeue_unfinished(self) -> int:
+        """Queue the submission message again for every job still queued/running (used when the
+        broker lost its data, e.g. an embedded restart); return how many were queued."""
+        ...
+
+    def stage_started(self, job_id: str, stage: str, attempt: int) -> None:
+        """Mark ``stage`` running (job becomes running)."""
+        ...
+
+    def stage_succeeded(self, job_id: str, stage: str, detail: str | None = None) -> None:
+        """Mark ``stage`` done; when it is the last stage the job succeeds."""
+        ...
+
+    def stage_retrying(self, job_id: str, stage: str, attempt: int, reason: str) -> None:
+        """Record a retryable failure of ``stage``."""
+        ...
+
+    def job_failed(self, job_id: str, stage: str, reason: str) -> None:
+        """Mark the stage and the job failed with a human-readable ``reason``."""
+        ...
+
+    def job_duplicate(self, job_id: str, original_job_id: str) -> None:
+        """End the job as a duplicate of ``original_job_id``."""
+        ...
+
+    def get_job(self, user_id: str, job_id: str) -> JobView | None:
+        """The job with its stages and events, or ``None`` (also for another user's job)."""
+        ...
+
+    def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
+        """The job's event log, oldest first (empty for another user's job)."""
+        ...
+
+    def job_owner(self, job_id: str) -> str | None:
+        """The user owning ``job_id`` (internal use by stages, not exposed through the API)."""
+        ...
+
+    def save_document(self, doc: DocumentRecord) -> None:
+        """Insert or replace a document (idempotent on ``document_id``)."""
+        ...
+
+    def set_chunk_count(self, document_id: str, chunk_count: int) -> None:
+        """Record how many chunks a document was indexed as."""
+        ...
+
+    def get_document(self, user_id: str, document_id: str) -> DocumentRecord | None:
+        """A document of the user, or ``None``."""
+        ...
+
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0) -> list[SourceView]:
+        """The user's artifacts with their latest job, newest first."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        ...

@@ -1,0 +1,95 @@
+"""Builds the concrete stores and models a process needs from its Settings.
+
+Embedded and distributed mode differ only here: which implementation backs each
+Protocol.  Everything above this module sees the Protocols.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from secondbrain.events.codec import EventCodec
+from secondbrain.pipeline.topics import TopicNames
+from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorStore
+from secondbrain.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """The dependencies of one process, built once at start-up."""
+
+    settings: Settings
+    metadata: MetadataStore
+    objects: ObjectStore
+    codec: EventCodec
+    names: TopicNames
+    vectors: VectorStore | None = None
+    embedder: Embedder | None = None
+    sparse: SparseEncoder | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """Release pools and files."""
+        if self.vectors is not None:
+            self.vectors.close()
+        self.metadata.close()
+
+
+def build_metadata(settings: Settings) -> MetadataStore:
+    """Postgres through psycopg 3 (migrations are applied by the caller at start-up)."""
+    from secondbrain.stores.metadata_pg import PostgresMetadataStore
+
+    return PostgresMetadataStore(settings.dsn())
+
+
+def build_objects(settings: Settings) -> ObjectStore:
+    """Plain files under the data directory, or S3/MinIO."""
+    if settings.object_store == "files":
+        from secondbrain.stores.objects_fs import FileObjectStore
+
+        return FileObjectStore(settings.objects_dir)
+    from secondbrain.stores.objects_s3 import S3ObjectStore
+
+    return S3ObjectStore(
+        settings.s3_endpoint, settings.s3_access_key.get_secret_value(),
+        settings.s3_secret_key.get_secret_value(), settings.s3_bucket,
+        secure=settings.s3_secure, region=settings.s3_region,
+    )
+
+
+def build_vectors(settings: Settings) -> VectorStore:
+    """Qdrant's in-process engine (embedded) or a Qdrant server through qdrant-client."""
+    if settings.vector_store == "edge":
+        from secondbrain.stores.vectors_edge import EdgeVectorStore
+
+        return EdgeVectorStore(settings.vectors_dir)
+    from secondbrain.stores.vectors_qdrant import QdrantVectorStore
+
+    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    return QdrantVectorStore.from_url(settings.qdrant_url, api_key=key)
+
+
+def build_runtime(settings: Settings, *, vectors: bool, models: bool) -> Runtime:
+    """Build stores (and load models when ``models``) for a process; apply migrations."""
+    from secondbrain.sparse import Bm25Encoder
+
+    metadata = build_metadata(settings)
+    applied = metadata.migrate()
+    if applied:
+        log.info("migrations applied", extra={"versions": applied})
+    rt = Runtime(
+        settings=settings, metadata=metadata, objects=build_objects(settings), codec=EventCodec(),
+        names=TopicNames(settings.topic_prefix),
+    )
+    if vectors:
+        rt.vectors = build_vectors(settings)
+    if models:
+        from secondbrain.embedding import load_embedder
+
+        rt.embedder = load_embedder(settings.embedding_model, batch_size=settings.embed_batch_size)
+        rt.sparse = Bm25Encoder()
+    return rt

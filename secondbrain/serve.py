@@ -1,0 +1,136 @@
+"""Running secondbrain processes: the embedded all-in-one and each distributed piece.
+
+Both modes run the same code: the same stages, runners, relay and HTTP app.  Embedded
+mode only differs in what it starts first (a local broker and Postgres) and in which
+store implementations the runtime builds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+from secondbrain.http import create_app
+from secondbrain.pipeline.runner import StageRunner
+from secondbrain.pipeline.stage import Stage
+from secondbrain.pipeline.topics import ensure_topics
+from secondbrain.runtime import Runtime, build_runtime
+from secondbrain.settings import Settings
+
+log = logging.getLogger(__name__)
+
+STAGE_NAMES: tuple[str, ...] = ("extract", "chunk", "embed")
+
+
+def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
+    """Instantiate the named stages with the runtime's stores and models."""
+    from services.chunker.logic import ChunkingConfig
+    from services.chunker.stage import ChunkerStage
+    from services.embedder.stage import EmbedderStage
+    from services.extractors.stage import ExtractorStage
+
+    s = rt.settings
+    out: list[Stage[Any]] = []
+    for name in names:
+        if name == "extract":
+            out.append(ExtractorStage(rt.objects, rt.metadata, max_bytes=s.max_upload_bytes))
+        elif name == "chunk":
+            cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
+                                 min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
+            out.append(ChunkerStage(rt.objects, cfg))
+        elif name == "embed":
+            assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
+            out.append(EmbedderStage(rt.objects, rt.metadata, rt.vectors, rt.embedder, rt.sparse))
+        else:
+            raise ValueError(f"unknown stage {name!r}; stages are {', '.join(STAGE_NAMES)}")
+    return out
+
+
+@dataclass
+class Process:
+    """What a running process holds, so it can be stopped cleanly."""
+
+    rt: Runtime
+    runners: list[StageRunner] = field(default_factory=list)
+    relay: Any = None
+    server: uvicorn.Server | None = None
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
+
+    def liveness(self) -> str | None:
+        """A reason to restart this process, or None."""
+        for r in self.runners:
+            if getattr(r.app, "_crashed", False) or (r.app.should_stop if hasattr(r.app, "should_stop") else False):
+                return f"stage {r.stage.name} stopped"
+        return None
+
+
+async def start_process(settings: Settings, *, gateway: bool, query: bool, stages: list[str],
+                        embedded: bool = False) -> Process:
+    """Build the runtime, create topics, start stage runners and the relay (not the HTTP server)."""
+    from services.ingest_gateway.relay import OutboxRelay
+
+    needs_vectors = query or "embed" in stages
+    rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_vectors)
+    proc = Process(rt=rt)
+    await ensure_topics(settings.kafka_bootstrap, rt.names, partitions=settings.partitions,
+                        replication=settings.replication_factor)
+    if embedded:
+        await asyncio.to_thread(rt.metadata.ensure_user, settings.default_user, "Local user")
+        # The embedded broker keeps messages in memory: work that was in flight when the
+        # last run stopped is queued again from Postgres (ids are deterministic, so a
+        # replay cannot duplicate anything).
+        requeued = await asyncio.to_thread(rt.metadata.requeue_unfinished)
+        if requeued:
+            log.info("resuming unfinished jobs", extra={"jobs": requeued})
+    for stage in build_stages(rt, stages):
+        runner = StageRunner(stage, settings=settings, codec=rt.codec, metadata=rt.metadata, names=rt.names)
+        await runner.start()
+        proc.runners.append(runner)
+    if gateway:
+        proc.relay = OutboxRelay(rt.metadata, settings.kafka_bootstrap, batch=settings.relay_batch,
+                                 poll_s=settings.relay_poll_s)
+        await proc.relay.start()
+    return proc
+
+
+async def stop_process(proc: Process) -> None:
+    """Stop runners, relay and stores (in reverse order of start)."""
+    if proc.relay is not None:
+        await proc.relay.stop()
+    for runner in reversed(proc.runners):
+        with contextlib.suppress(Exception):
+            await runner.stop()
+    await asyncio.to_thread(proc.rt.close)
+    for cleanup in reversed(proc.cleanups):
+        with contextlib.suppress(Exception):
+            cleanup()
+
+
+async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,
+                on_ready: Callable[[Process, float], None] | None = None) -> None:
+    """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port."""
+    t0 = time.perf_counter()
+    proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
+    try:
+        app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None,
+                                access_log=False, lifespan="off")
+        proc.server = uvicorn.Server(config)
+        serving = asyncio.create_task(proc.server.serve())
+        while not proc.server.started and not serving.done():
+            await asyncio.sleep(0.05)
+        if serving.done():
+            await serving  # re-raise a bind error
+            raise RuntimeError(f"the HTTP server stopped at start-up (is port {settings.port} free?)")
+        if on_ready:
+            on_ready(proc, time.perf_counter() - t0)
+        await serving
+    finally:
+        await stop_process(proc)

@@ -1,0 +1,113 @@
+"""One frozen Settings object per process, built in ``main()`` (never at import).
+
+Every value can come from the environment with the ``SB_`` prefix (``SB_KAFKA_BOOTSTRAP``,
+``SB_POSTGRES_DSN`` ...) or from a ``.env`` file; the CLI overrides a few of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Mode = Literal["embedded", "distributed"]
+
+
+class Settings(BaseSettings):
+    """Configuration of a secondbrain process.  See the README's configuration table."""
+
+    model_config = SettingsConfigDict(env_prefix="SB_", env_file=".env", extra="ignore", frozen=True)
+
+    mode: Mode = "embedded"
+    data_dir: Path = Path(".secondbrain")
+
+    # --- HTTP
+    host: str = "127.0.0.1"
+    port: int = 8000
+    default_user: str = Field(
+        "local",
+        description="User id applied to requests without credentials (single-user deployments).",
+    )
+
+    # --- Kafka
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    topic_prefix: str = ""
+    partitions: int = 4
+    replication_factor: int = 1
+    consumer_group_prefix: str = "secondbrain"
+    kafka_session_timeout_ms: int = 6000
+    kafka_heartbeat_interval_ms: int = 1500
+
+    # --- Postgres
+    postgres_dsn: SecretStr | None = None
+
+    # --- Object store
+    object_store: Literal["files", "s3"] = "files"
+    s3_endpoint: str = "127.0.0.1:9000"
+    s3_access_key: SecretStr = SecretStr("")
+    s3_secret_key: SecretStr = SecretStr("")
+    s3_bucket: str = "secondbrain"
+    s3_secure: bool = False
+    s3_region: str | None = None
+
+    # --- Vector store
+    vector_store: Literal["edge", "qdrant"] = "edge"
+    qdrant_url: str = "http://127.0.0.1:6333"
+    qdrant_api_key: SecretStr | None = None
+
+    # --- Models
+    embedding_model: Literal["minilm-int8"] = "minilm-int8"
+    embed_batch_size: int = 16
+
+    # --- Chunking
+    chunk_target_tokens: int = 300
+    chunk_max_tokens: int = 400
+    chunk_min_tokens: int = 200
+    chunk_overlap_tokens: int = 40
+
+    # --- Pipeline error policy
+    max_attempts: int = 4
+    retry_backoff_s: float = 0.5
+    retry_backoff_max_s: float = 10.0
+
+    # --- Limits
+    max_upload_bytes: int = 100 * 1024 * 1024
+    max_note_chars: int = 1_000_000
+    inline_content_max_bytes: int = 256 * 1024
+
+    # --- Outbox relay
+    relay_batch: int = 100
+    relay_poll_s: float = 0.2
+
+    @field_validator("topic_prefix")
+    @classmethod
+    def _prefix_ok(cls, v: str) -> str:
+        if v and not all(c.isalnum() or c in "._-" for c in v):
+            raise ValueError("topic_prefix may contain only letters, digits, '.', '_' and '-'")
+        return v
+
+    # Derived locations for embedded mode.
+    @property
+    def objects_dir(self) -> Path:
+        """Where raw artifacts live when the object store is plain files."""
+        return self.data_dir / "objects"
+
+    @property
+    def vectors_dir(self) -> Path:
+        """Where the in-process Qdrant engine keeps its shards."""
+        return self.data_dir / "vectors"
+
+    @property
+    def postgres_dir(self) -> Path:
+        """Where the embedded Postgres keeps its cluster."""
+        return self.data_dir / "postgres"
+
+    def dsn(self) -> str:
+        """The Postgres DSN; raises with a hint when none is configured."""
+        if self.postgres_dsn is None:
+            raise RuntimeError(
+                "No Postgres configured: set SB_POSTGRES_DSN (distributed mode) or run `secondbrain up`."
+            )
+        return self.postgres_dsn.get_secret_value()

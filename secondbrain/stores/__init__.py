@@ -1,0 +1,1 @@
+"""Implementations of the store Protocols in :mod:`secondbrain.ports`."""

@@ -1,0 +1,586 @@
+"""The Postgres implementation of :class:`secondbrain.ports.MetadataStore`.
+
+Conventions of the event log (``job_events``): stage transitions are recorded with the
+stage name and the new stage status; the gateway records ``("gateway", "queued")`` when
+a job is created and ``("gateway", "requeued")`` when :meth:`requeue_unfinished` queues
+it again; job-level endings are recorded with the stage ``"job"``.
+
+Jobs that have finished (succeeded, failed, duplicate) never change again: a replayed
+or late stage event for them is ignored and leaves no event behind.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from secondbrain.ports import (
+    STAGES,
+    ArtifactRecord,
+    DocumentRecord,
+    JobView,
+    OutboxMessage,
+    OutboxRow,
+    SourceView,
+    StageView,
+    SubmitResult,
+)
+from secondbrain.stores.migrations import load_migrations
+
+__all__ = ["SUBMITTED_TOPIC_SUFFIX", "PostgresMetadataStore"]
+
+# Outbox rows whose topic ends with this carry the original artifact submission; they are
+# what requeue_unfinished publishes again.
+SUBMITTED_TOPIC_SUFFIX = "artifacts.submitted"
+
+# Arbitrary but fixed key of the advisory lock serialising migrations across processes.
+_MIGRATION_LOCK_KEY = 0x5EC0_B7A1_0001
+
+_FINISHED = ("succeeded", "failed", "duplicate")
+
+T = TypeVar("T")
+
+_ARTIFACT_INSERT = """
+    INSERT INTO artifacts (artifact_id, user_id, source_id, source_uri, object_key, content_type,
+                           size_bytes, sha256, filename, title, captured_at, submitted_at, producer,
+                           attributes)
+    VALUES (%(artifact_id)s, %(user_id)s, %(source_id)s, %(source_uri)s, %(object_key)s,
+            %(content_type)s, %(size_bytes)s, %(sha256)s, %(filename)s, %(title)s, %(captured_at)s,
+            %(submitted_at)s, %(producer)s, %(attributes)s)
+    ON CONFLICT (artifact_id) DO NOTHING
+"""
+
+_DOCUMENT_COLUMNS = """
+    d.document_id, d.user_id, d.artifact_id, d.source_id, d.title, d.modality, d.content_type,
+    d.captured_at, d.captured_at_source, d.ingested_at, d.char_count, d.chunk_count, d.metadata
+"""
+
+
+def _encode_headers(headers: Sequence[tuple[str, bytes]]) -> Jsonb:
+    return Jsonb([[name, base64.b64encode(value).decode("ascii")] for name, value in headers])
+
+
+def _decode_headers(raw: list[list[str]] | None) -> tuple[tuple[str, bytes], ...]:
+    return tuple((name, base64.b64decode(value)) for name, value in raw or ())
+
+
+def _document(row: dict[str, Any]) -> DocumentRecord:
+    return DocumentRecord(
+        document_id=row["document_id"], user_id=row["user_id"], artifact_id=row["artifact_id"],
+        source_id=row["source_id"], title=row["title"], modality=row["modality"],
+        content_type=row["content_type"], captured_at=row["captured_at"],
+        captured_at_source=row["captured_at_source"], ingested_at=row["ingested_at"],
+        char_count=row["char_count"], chunk_count=row["chunk_count"], metadata=dict(row["metadata"] or {}),
+    )
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    # One time zone for every session so timestamps read back identically everywhere.
+    conn.execute("SET TIME ZONE 'UTC'")
+
+
+class PostgresMetadataStore:
+    """Users, artifacts, jobs, documents and the outbox in PostgreSQL (psycopg 3 pool).
+
+    ``dsn`` is any libpq connection string or URI.  The pool is opened on construction;
+    connections are made in the background, so a database that is not up yet only makes
+    calls (and :meth:`check`) fail until it is.  Call :meth:`migrate` once at start-up.
+    """
+
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8) -> None:
+        """Create and open the connection pool (autocommit connections; transactions are explicit)."""
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            configure=_configure,
+            # A database restart must not hand out dead connections.
+            check=ConnectionPool.check_connection,
+            open=False,
+            name="secondbrain-metadata",
+        )
+        self._pool.open()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._pool.close()
+
+    def __enter__(self) -> PostgresMetadataStore:
+        """Use the store as a context manager that closes the pool on exit."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the pool."""
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def migrate(self) -> list[int]:
+        """Apply pending versioned migrations; return the versions applied now.
+
+        Each migration runs in its own transaction that first takes a transaction-scoped
+        advisory lock, so concurrent starters wait for each other and then see the
+        version as applied instead of racing.
+        """
+        applied_now: list[int] = []
+        for migration in load_migrations():
+            with self._tx() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK_KEY,))
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version integer PRIMARY KEY, name text NOT NULL,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                done = conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = %s", (migration.version,)
+                ).fetchone()
+                if done is not None:
+                    continue
+                # No parameters: psycopg sends the file as one simple query, several statements allowed.
+                conn.execute(migration.sql.encode("utf-8"))
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                    (migration.version, migration.name),
+                )
+                applied_now.append(migration.version)
+        return applied_now
+
+    def check(self) -> None:
+        """Raise if the database does not answer within a few seconds (readiness probe)."""
+        with self._pool.connection(timeout=5.0) as conn, conn.transaction():
+            conn.execute("SELECT set_config('statement_timeout', '2000', true)")
+            conn.execute("SELECT 1").fetchone()
+
+    # ------------------------------------------------------------------ users
+
+    def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
+        """Create the user when missing (a display name fills in a missing one, never overwrites)."""
+        with self._pool.connection() as conn:
+            self._ensure_user(conn, user_id, display_name)
+
+    @staticmethod
+    def _ensure_user(conn: psycopg.Connection[Any], user_id: str, display_name: str | None) -> None:
+        conn.execute(
+            "INSERT INTO users (user_id, display_name) VALUES (%s, %s) "
+            "ON CONFLICT (user_id) DO UPDATE SET display_name = EXCLUDED.display_name "
+            "WHERE users.display_name IS NULL AND EXCLUDED.display_name IS NOT NULL",
+            (user_id, display_name),
+        )
+
+    def user_exists(self, user_id: str) -> bool:
+        """Whether the user is known."""
+        with self._pool.connection() as conn:
+            return conn.execute("SELECT 1 FROM users WHERE user_id = %s", (user_id,)).fetchone() is not None
+
+    # ------------------------------------------------------------------ submission
+
+    def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage]) -> SubmitResult:
+        """In ONE transaction: create the user when missing, insert the artifact (kept once when the
+        same bytes come again), create the job with its stages pending, queue ``outbox`` and log
+        ``("gateway", "queued")``.  An existing ``job_id`` changes nothing and gives ``created=False``."""
+        return self._register(artifact, job_id, outbox)
+
+    def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
+        """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka."""
+        return self._register(artifact, job_id, ())
+
+    def _register(self, artifact: ArtifactRecord, job_id: str,
+                  outbox: Sequence[OutboxMessage]) -> SubmitResult:
+        with self._pool.connection() as conn:
+            with conn.transaction() as tx:
+                self._ensure_user(conn, artifact.user_id, None)
+                conn.execute(_ARTIFACT_INSERT, {
+                    "artifact_id": artifact.artifact_id, "user_id": artifact.user_id,
+                    "source_id": artifact.source_id, "source_uri": artifact.source_uri,
+                    "object_key": artifact.object_key, "content_type": artifact.content_type,
+                    "size_bytes": artifact.size_bytes, "sha256": artifact.sha256,
+                    "filename": artifact.filename, "title": artifact.title,
+                    "captured_at": artifact.captured_at, "submitted_at": artifact.submitted_at,
+                    "producer": artifact.producer, "attributes": Jsonb(dict(artifact.attributes)),
+                })
+                created = conn.execute(
+                    "INSERT INTO jobs (job_id, user_id, artifact_id, status) VALUES (%s, %s, %s, 'queued') "
+                    "ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
+                    (job_id, artifact.user_id, artifact.artifact_id),
+                ).fetchone()
+                if created is None:
+                    # Idempotent resubmission: undo the user/artifact inserts too, nothing changes.
+                    raise psycopg.Rollback(tx)
+                conn.execute(
+                    "INSERT INTO job_stages (job_id, stage, status) "
+                    "SELECT %s, s, 'pending' FROM unnest(%s::text[]) AS s",
+                    (job_id, list(STAGES)),
+                )
+                if outbox:
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            "INSERT INTO outbox (topic, key, value, headers, job_id) "
+                            "VALUES (%s, %s, %s, %s, %s)",
+                            [(m.topic, m.key, m.value, _encode_headers(m.headers), job_id) for m in outbox],
+                        )
+                self._event(conn, job_id, "gateway", "queued", None, None)
+                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id, created=True)
+            existing = conn.execute("SELECT artifact_id FROM jobs WHERE job_id = %s", (job_id,)).fetchone()
+        return SubmitResult(job_id=job_id, artifact_id=existing[0] if existing else artifact.artifact_id,
+                            created=False)
+
+    # ------------------------------------------------------------------ outbox
+
+    def claim_outbox(self, limit: int, lease_seconds: float = 30.0) -> list[OutboxRow]:
+        """Lease up to ``limit`` unpublished messages, oldest first; rows leased by others are skipped."""
+        if limit <= 0:
+            return []
+        with self._pool.connection() as conn:
+            # The CTE runs once; SKIP LOCKED plus the re-checked lease condition keeps two
+            # concurrent claimers from ever leasing the same row.
+            rows = conn.execute(
+                """
+                WITH picked AS (
+                    SELECT id FROM outbox
+                    WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < now())
+                    ORDER BY id LIMIT %s
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE outbox o SET lease_until = now() + make_interval(secs => %s)
+                FROM picked WHERE o.id = picked.id
+                RETURNING o.id, o.topic, o.key, o.value, o.headers, o.attempts
+                """,
+                (limit, float(lease_seconds)),
+            ).fetchall()
+        rows.sort(key=lambda r: r[0])
+        return [
+            OutboxRow(id=r[0], message=OutboxMessage(topic=r[1], key=bytes(r[2]), value=bytes(r[3]),
+                                                     headers=_decode_headers(r[4])), attempts=r[5])
+            for r in rows
+        ]
+
+    def mark_published(self, ids: Sequence[int]) -> None:
+        """Mark leased outbox rows as published."""
+        if not ids:
+            return
+        with self._pool.connection() as conn:
+            conn.execute(
+                "UPDATE outbox SET published_at = now(), lease_until = NULL "
+                "WHERE id = ANY(%s) AND published_at IS NULL",
+                (list(ids),),
+            )
+
+    def release_outbox(self, ids: Sequence[int], error: str) -> None:
+        """Give leased rows back after a failed publish (lease cleared, attempts + 1, error kept)."""
+        if not ids:
+            return
+        with self._pool.connection() as conn:
+            conn.execute(
+                "UPDATE outbox SET lease_until = NULL, attempts = attempts + 1, last_error = %s "
+                "WHERE id = ANY(%s) AND published_at IS NULL",
+                (error, list(ids)),
+            )
+
+    def requeue_unfinished(self) -> int:
+        """Make the submission message of every queued/running job unpublished again; return how many
+        jobs were requeued.  Jobs without such a row (external artifacts) are left alone; running or
+        retrying stages of requeued jobs go back to pending, job statuses are kept."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                """
+                UPDATE outbox o SET published_at = NULL, lease_until = NULL
+                FROM jobs j
+                WHERE o.job_id = j.job_id AND j.status IN ('queued', 'running')
+                  AND right(o.topic, %s) = %s
+                RETURNING o.job_id
+                """,
+                (len(SUBMITTED_TOPIC_SUFFIX), SUBMITTED_TOPIC_SUFFIX),
+            ).fetchall()
+            job_ids = sorted({r[0] for r in rows})
+            if not job_ids:
+                return 0
+            conn.execute(
+                "UPDATE job_stages SET status = 'pending' "
+                "WHERE job_id = ANY(%s) AND status IN ('running', 'retrying')",
+                (job_ids,),
+            )
+            conn.execute("UPDATE jobs SET updated_at = now() WHERE job_id = ANY(%s)", (job_ids,))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO job_events (job_id, stage, status) VALUES (%s, 'gateway', 'requeued')",
+                    [(j,) for j in job_ids],
+                )
+        return len(job_ids)
+
+    # ------------------------------------------------------------------ stage transitions
+
+    @staticmethod
+    def _event(conn: psycopg.Connection[Any], job_id: str, stage: str | None, status: str,
+               detail: str | None, attempt: int | None) -> None:
+        conn.execute(
+            "INSERT INTO job_events (job_id, stage, status, detail, attempt) VALUES (%s, %s, %s, %s, %s)",
+            (job_id, stage, status, detail, attempt),
+        )
+
+    def _transition(self, job_id: str, apply: Callable[[psycopg.Connection[Any]], T]) -> T | None:
+        """Run ``apply`` with the job row locked, unless the job is unknown or already finished.
+
+        The row lock serialises transitions of one job, so two stages finishing at once
+        cannot both miss that the other succeeded.
+        """
+        with self._tx() as conn:
+            row = conn.execute("SELECT status FROM jobs WHERE job_id = %s FOR UPDATE", (job_id,)).fetchone()
+            if row is None or row[0] in _FINISHED:
+                return None
+            return apply(conn)
+
+    @staticmethod
+    def _mark_running(conn: psycopg.Connection[Any], job_id: str) -> None:
+        conn.execute("UPDATE jobs SET status = 'running', updated_at = now() WHERE job_id = %s", (job_id,))
+
+    @staticmethod
+    def _require_stage(stage: str) -> None:
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
+
+    def stage_started(self, job_id: str, stage: str, attempt: int) -> None:
+        """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
+        self._require_stage(stage)
+
+        def apply(conn: psycopg.Connection[Any]) -> None:
+            conn.execute(
+                "UPDATE job_stages SET status = 'running', attempts = %s, "
+                "started_at = coalesce(started_at, now()), finished_at = NULL "
+                "WHERE job_id = %s AND stage = %s",
+                (attempt, job_id, stage),
+            )
+            self._mark_running(conn, job_id)
+            self._event(conn, job_id, stage, "running", None, attempt)
+
+        self._transition(job_id, apply)
+
+    def stage_succeeded(self, job_id: str, stage: str, detail: str | None = None) -> None:
+        """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
+        self._require_stage(stage)
+
+        def apply(conn: psycopg.Connection[Any]) -> None:
+            row = conn.execute(
+                "UPDATE job_stages SET status = 'succeeded', finished_at = now(), "
+                "started_at = coalesce(started_at, now()), detail = coalesce(%s, detail) "
+                "WHERE job_id = %s AND stage = %s RETURNING attempts",
+                (detail, job_id, stage),
+            ).fetchone()
+            self._event(conn, job_id, stage, "succeeded", detail, row[0] if row else None)
+            done = conn.execute(
+                "SELECT count(*) FROM job_stages "
+                "WHERE job_id = %s AND stage = ANY(%s) AND status = 'succeeded'",
+                (job_id, list(STAGES)),
+            ).fetchone()
+            if done is not None and done[0] == len(STAGES):
+                conn.execute(
+                    "UPDATE jobs SET status = 'succeeded', error = NULL, finished_at = now(), "
+                    "updated_at = now() WHERE job_id = %s",
+                    (job_id,),
+                )
+                self._event(conn, job_id, "job", "succeeded", None, None)
+            else:
+                self._mark_running(conn, job_id)
+
+        self._transition(job_id, apply)
+
+    def stage_retrying(self, job_id: str, stage: str, attempt: int, reason: str) -> None:
+        """Record a retryable failure of ``stage`` at ``attempt`` (kept as the stage detail)."""
+        self._require_stage(stage)
+
+        def apply(conn: psycopg.Connection[Any]) -> None:
+            conn.execute(
+                "UPDATE job_stages SET status = 'retrying', attempts = %s, detail = %s, "
+                "started_at = coalesce(started_at, now()) WHERE job_id = %s AND stage = %s",
+                (attempt, reason, job_id, stage),
+            )
+            self._mark_running(conn, job_id)
+            self._event(conn, job_id, stage, "retrying", reason, attempt)
+
+        self._transition(job_id, apply)
+
+    def job_failed(self, job_id: str, stage: str, reason: str) -> None:
+        """Mark the stage and the job failed with ``reason``; stages not yet run become skipped.
+
+        ``stage`` may also name a step outside :data:`STAGES` (e.g. the gateway); then only
+        the job and the event log record it.
+        """
+
+        def apply(conn: psycopg.Connection[Any]) -> None:
+            row = conn.execute(
+                "UPDATE job_stages SET status = 'failed', finished_at = now(), detail = %s "
+                "WHERE job_id = %s AND stage = %s RETURNING attempts",
+                (reason, job_id, stage),
+            ).fetchone()
+            conn.execute(
+                "UPDATE job_stages SET status = 'skipped' WHERE job_id = %s AND status = 'pending'", (job_id,)
+            )
+            conn.execute(
+                "UPDATE jobs SET status = 'failed', error = %s, finished_at = now(), updated_at = now() "
+                "WHERE job_id = %s",
+                (reason, job_id),
+            )
+            self._event(conn, job_id, stage, "failed", reason, row[0] if row else None)
+
+        self._transition(job_id, apply)
+
+    def job_duplicate(self, job_id: str, original_job_id: str) -> None:
+        """End the job as a duplicate of ``original_job_id``.
+
+        The stage that found the duplicate (the running one) is marked succeeded, stages that
+        had not run are skipped.
+        """
+
+        def apply(conn: psycopg.Connection[Any]) -> None:
+            detail = f"duplicate of {original_job_id}"
+            conn.execute(
+                "UPDATE job_stages SET status = 'succeeded', finished_at = now() "
+                "WHERE job_id = %s AND status = 'running'",
+                (job_id,),
+            )
+            conn.execute(
+                "UPDATE job_stages SET status = 'skipped', detail = %s "
+                "WHERE job_id = %s AND status IN ('pending', 'retrying')",
+                (detail, job_id),
+            )
+            conn.execute(
+                "UPDATE jobs SET status = 'duplicate', duplicate_of = %s, finished_at = now(), "
+                "updated_at = now() WHERE job_id = %s",
+                (original_job_id, job_id),
+            )
+            self._event(conn, job_id, "job", "duplicate", detail, None)
+
+        self._transition(job_id, apply)
+
+    # ------------------------------------------------------------------ job reads
+
+    def get_job(self, user_id: str, job_id: str) -> JobView | None:
+        """The user's job with its stages in :data:`STAGES` order, or ``None`` (also for others' jobs)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            job = cur.execute(
+                "SELECT j.*, a.title, a.source_uri FROM jobs j "
+                "JOIN artifacts a ON a.artifact_id = j.artifact_id WHERE j.job_id = %s AND j.user_id = %s",
+                (job_id, user_id),
+            ).fetchone()
+            if job is None:
+                return None
+            stages = cur.execute(
+                "SELECT stage, status, attempts, started_at, finished_at, detail FROM job_stages "
+                "WHERE job_id = %s ORDER BY array_position(%s::text[], stage), stage",
+                (job_id, list(STAGES)),
+            ).fetchall()
+        return JobView(
+            job_id=job["job_id"], user_id=job["user_id"], artifact_id=job["artifact_id"],
+            status=job["status"], error=job["error"], created_at=job["created_at"],
+            updated_at=job["updated_at"], finished_at=job["finished_at"],
+            stages=[StageView(**s) for s in stages],
+            title=job["title"], source_uri=job["source_uri"], duplicate_of=job["duplicate_of"],
+        )
+
+    def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
+        """The job's event log oldest first: dicts with stage, status, detail, attempt, at
+        (empty for an unknown job or another user's job)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(
+                "SELECT e.stage, e.status, e.detail, e.attempt, e.at FROM job_events e "
+                "JOIN jobs j ON j.job_id = e.job_id WHERE e.job_id = %s AND j.user_id = %s ORDER BY e.id",
+                (job_id, user_id),
+            ).fetchall()
+
+    def job_owner(self, job_id: str) -> str | None:
+        """The user owning ``job_id`` (internal use by stages, not exposed through the API)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT user_id FROM jobs WHERE job_id = %s", (job_id,)).fetchone()
+        return row[0] if row else None
+
+    # ------------------------------------------------------------------ documents
+
+    def save_document(self, doc: DocumentRecord) -> None:
+        """Insert or replace a document (idempotent on ``document_id``).
+
+        A replay without ``chunk_count`` keeps the recorded count (same artifact, same chunks);
+        a row of another user is never overwritten.
+        """
+        with self._pool.connection() as conn:
+            conn.execute(
+                """
+                INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
+                                       content_type, captured_at, captured_at_source, ingested_at,
+                                       char_count, chunk_count, metadata)
+                VALUES (%(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
+                        %(modality)s, %(content_type)s, %(captured_at)s, %(captured_at_source)s,
+                        %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s)
+                ON CONFLICT (document_id) DO UPDATE SET
+                    artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
+                    title = EXCLUDED.title, modality = EXCLUDED.modality,
+                    content_type = EXCLUDED.content_type, captured_at = EXCLUDED.captured_at,
+                    captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
+                    char_count = EXCLUDED.char_count,
+                    chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
+                    metadata = EXCLUDED.metadata
+                WHERE documents.user_id = EXCLUDED.user_id
+                """,
+                {
+                    "document_id": doc.document_id, "user_id": doc.user_id, "artifact_id": doc.artifact_id,
+                    "source_id": doc.source_id, "title": doc.title, "modality": doc.modality,
+                    "content_type": doc.content_type, "captured_at": doc.captured_at,
+                    "captured_at_source": doc.captured_at_source, "ingested_at": doc.ingested_at,
+                    "char_count": doc.char_count, "chunk_count": doc.chunk_count,
+                    "metadata": Jsonb(dict(doc.metadata)),
+                },
+            )
+
+    def set_chunk_count(self, document_id: str, chunk_count: int) -> None:
+        """Record how many chunks a document was indexed as (unknown documents: no-op)."""
+        with self._pool.connection() as conn:
+            conn.execute("UPDATE documents SET chunk_count = %s WHERE document_id = %s",
+                         (chunk_count, document_id))
+
+    def get_document(self, user_id: str, document_id: str) -> DocumentRecord | None:
+        """A document of the user, or ``None`` (also for another user's document)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.document_id = %s AND d.user_id = %s",
+                (document_id, user_id),
+            ).fetchone()
+        return _document(row) if row else None
+
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0) -> list[SourceView]:
+        """One row per job of the user, newest first, with its artifact and (when extracted) document.
+
+        ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
+        else the job's creation time, ``status`` is the job's.
+        """
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                """
+                SELECT a.source_id, a.artifact_id, d.document_id, j.job_id,
+                       coalesce(d.title, a.title) AS title, a.source_uri, a.content_type, d.modality,
+                       a.size_bytes, j.status, coalesce(d.captured_at, a.captured_at) AS captured_at,
+                       coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count
+                FROM jobs j
+                JOIN artifacts a ON a.artifact_id = j.artifact_id
+                LEFT JOIN LATERAL (
+                    SELECT * FROM documents d
+                    WHERE d.artifact_id = j.artifact_id AND d.user_id = j.user_id
+                    ORDER BY d.ingested_at DESC LIMIT 1
+                ) d ON true
+                WHERE j.user_id = %s
+                ORDER BY j.created_at DESC, j.job_id DESC
+                LIMIT %s OFFSET %s
+                """,
+                (user_id, limit, offset),
+            ).fetchall()
+        return [SourceView(**r) for r in rows]

@@ -1,0 +1,375 @@
+"""An :class:`~secondbrain.ports.ObjectStore` on the local filesystem (embedded mode).
+
+Layout: the object ``users/u1/a.pdf`` is the file ``<root>/users/u1/a.pdf``.  Next to each
+object lives a small JSON sidecar ``.sb~meta-a.pdf`` holding its content type and etag.
+Temporary files are named ``.sb~tmp-<random>``.  Every name starting with ``.sb~`` is
+internal: such files never show up in :meth:`FileObjectStore.list`, and keys using that
+prefix in any segment are rejected.
+
+Limitations compared with S3: a key cannot be both an object and a "directory" of other
+objects (``a/b`` and ``a/b/c``), and one key segment may be at most 200 bytes long (the
+sidecar name must still fit the usual 255-byte file-name limit).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from secondbrain.ports import ObjectInfo, ObjectNotFound
+
+BLOCK_SIZE = 1024 * 1024  # streams are copied in 1 MiB blocks, never read whole
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+_RESERVED = ".sb~"
+_TMP_PREFIX = _RESERVED + "tmp-"
+_META_PREFIX = _RESERVED + "meta-"
+_MAX_SEGMENT_BYTES = 200
+_STALE_TMP_SECONDS = 3600.0
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` unchanged if it is a safe relative object key, else raise ``ValueError``.
+
+    Rejected: empty keys, absolute keys, backslashes, NUL and other control characters,
+    empty, ``.`` or ``..`` segments (so a key can never address a file outside the store).
+    """
+    if not isinstance(key, str) or not key:
+        raise ValueError("object key must be a non-empty string")
+    _check_chars(key)
+    if key.startswith("/"):
+        raise ValueError(f"object key must be relative: {key!r}")
+    for segment in key.split("/"):
+        if segment in ("", ".", ".."):
+            raise ValueError(f"object key has an empty, '.' or '..' segment: {key!r}")
+    return key
+
+
+def _check_chars(text: str) -> None:
+    if "\\" in text:
+        raise ValueError(f"backslash not allowed in object keys: {text!r}")
+    if any(ord(c) < 0x20 or c == "\x7f" for c in text):
+        raise ValueError(f"control characters (NUL included) not allowed in object keys: {text!r}")
+
+
+def validate_prefix(prefix: str) -> str:
+    """Like :func:`validate_key` for a listing prefix: may be empty or end with ``/``."""
+    if not isinstance(prefix, str):
+        raise ValueError("prefix must be a string")
+    if not prefix:
+        return prefix
+    _check_chars(prefix)
+    if prefix.startswith("/"):
+        raise ValueError(f"prefix must be relative: {prefix!r}")
+    segments = prefix.split("/")
+    # The last segment is a partial name ("users/a" matches "users/ab/..."), but '..' is never allowed.
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == ".." or (not last and segment in ("", ".")):
+            raise ValueError(f"prefix has an empty, '.' or '..' segment: {prefix!r}")
+    return prefix
+
+
+def _fsync_dir(path: Path) -> None:
+    """Persist a rename: on POSIX the directory entry itself must be flushed."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class FileObjectStore:
+    """Objects as files under ``root``; writes are atomic (temp file, fsync, rename)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------------ paths
+
+    def _path(self, key: str) -> Path:
+        validate_key(key)
+        for segment in key.split("/"):
+            if segment.startswith(_RESERVED):
+                raise ValueError(f"key segments starting with {_RESERVED!r} are reserved: {key!r}")
+            if len(segment.encode()) > _MAX_SEGMENT_BYTES:
+                raise ValueError(f"key segment longer than {_MAX_SEGMENT_BYTES} bytes: {key!r}")
+        return self.root.joinpath(*key.split("/"))
+
+    @staticmethod
+    def _meta_path(path: Path) -> Path:
+        return path.with_name(_META_PREFIX + path.name)
+
+    def _key_of(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # ------------------------------------------------------------------ metadata
+
+    def _read_meta(self, path: Path, st: os.stat_result) -> dict[str, Any]:
+        """Sidecar contents, or ``{}`` when missing, unreadable or stale.
+
+        The sidecar records the inode of the data file it describes: after a crash between
+        the two renames of a put, a sidecar belonging to another version is ignored.
+        """
+        try:
+            meta = json.loads(self._meta_path(path).read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(meta, dict) or meta.get("ino") != st.st_ino or meta.get("size") != st.st_size:
+            return {}
+        return meta
+
+    def _info(self, key: str, path: Path, st: os.stat_result) -> ObjectInfo:
+        meta = self._read_meta(path, st)
+        return ObjectInfo(
+            key=key,
+            size=st.st_size,
+            content_type=str(meta.get("content_type") or DEFAULT_CONTENT_TYPE),
+            etag=meta.get("etag"),
+            last_modified=datetime.fromtimestamp(st.st_mtime, tz=UTC),
+        )
+
+    # ------------------------------------------------------------------ writes
+
+    def put(self, key: str, data: bytes | IO[bytes], *, size: int | None = None,
+            content_type: str = DEFAULT_CONTENT_TYPE) -> ObjectInfo:
+        """Store ``data`` under ``key`` atomically; a failing stream leaves the old object intact.
+
+        With ``size`` given (>= 0) the stream must deliver exactly that many bytes, else
+        ``ValueError`` and nothing is stored.
+        """
+        path = self._path(key)
+        if path.is_dir():
+            raise ValueError(f"key {key!r} names a directory of other objects")
+        tmp = self._create_temp(path, key)
+        meta_tmp: Path | None = None
+        try:
+            digest = hashlib.md5(usedforsecurity=False)
+            written = 0
+            with open(tmp, "wb") as out:
+                for block in _blocks(data):
+                    out.write(block)
+                    digest.update(block)
+                    written += len(block)
+                if size is not None and size >= 0 and written != size:
+                    raise ValueError(f"stream for {key!r} gave {written} bytes, expected {size}")
+                out.flush()
+                os.fsync(out.fileno())
+                st = os.fstat(out.fileno())
+            meta: dict[str, Any] = {"content_type": content_type or DEFAULT_CONTENT_TYPE,
+                                    "etag": digest.hexdigest(), "ino": st.st_ino, "size": written}
+            meta_tmp = tmp.with_name(tmp.name + "-meta")
+            with open(meta_tmp, "w", encoding="utf-8") as out_meta:
+                json.dump(meta, out_meta)
+                out_meta.flush()
+                os.fsync(out_meta.fileno())
+            # Data first: once it is renamed the object exists; the new sidecar follows and
+            # a crash in between only loses the content type (stale sidecar is ignored).
+            os.replace(tmp, path)
+            os.replace(meta_tmp, self._meta_path(path))
+            _fsync_dir(path.parent)
+        except BaseException:
+            for leftover in (tmp, meta_tmp):
+                if leftover is not None:
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
+            raise
+        final = path.stat()
+        return ObjectInfo(key=key, size=written, content_type=meta["content_type"], etag=meta["etag"],
+                          last_modified=datetime.fromtimestamp(final.st_mtime, tz=UTC))
+
+    def _create_temp(self, path: Path, key: str) -> Path:
+        """Create an empty temp file next to ``path`` (same directory, so rename is atomic)."""
+        for _ in range(5):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise ValueError(f"key {key!r} lies under an existing object") from exc
+            tmp = path.with_name(f"{_TMP_PREFIX}{uuid.uuid4().hex}")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:
+                # A concurrent delete pruned the freshly created directory; create it again.
+                continue
+            os.close(fd)
+            return tmp
+        raise OSError(f"could not create a temporary file for {key!r}")
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, key: str) -> bytes:
+        """Return the whole object; raise :class:`ObjectNotFound` when absent."""
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
+
+    def open(self, key: str) -> Iterator[bytes]:
+        """Stream the object in 1 MiB blocks; raise :class:`ObjectNotFound` when absent.
+
+        The file is opened here (so absence is reported at once) and closed when the
+        iterator is exhausted or closed.
+        """
+        path = self._path(key)
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed by the generator
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
+        return _read_blocks(handle)
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        """Metadata of ``key`` or ``None`` when absent."""
+        path = self._path(key)
+        try:
+            st = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not path.is_file():
+            return None
+        return self._info(key, path, st)
+
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        """All objects whose key starts with ``prefix`` (plain string prefix), sorted by key."""
+        return [info for info, _ in self._walk(prefix)]
+
+    def _walk(self, prefix: str) -> builtins.list[tuple[ObjectInfo, Path]]:
+        validate_prefix(prefix)
+        base = self._base_dir(prefix)
+        found: builtins.list[tuple[ObjectInfo, Path]] = []
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+            dirnames[:] = [d for d in dirnames if not d.startswith(_RESERVED)]
+            for name in filenames:
+                if name.startswith(_RESERVED):
+                    continue
+                path = Path(dirpath, name)
+                key = self._key_of(path)
+                if not key.startswith(prefix):
+                    continue
+                try:
+                    st = path.stat()
+                except FileNotFoundError:  # deleted while walking
+                    continue
+                found.append((self._info(key, path, st), path))
+        found.sort(key=lambda item: item[0].key)
+        return found
+
+    def _base_dir(self, prefix: str) -> Path:
+        """The deepest directory that contains every key starting with ``prefix``."""
+        head = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        return self.root.joinpath(*head.split("/")) if head else self.root
+
+    # ------------------------------------------------------------------ deletes
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; deleting a missing key is not an error."""
+        path = self._path(key)
+        self._remove(path)
+        self._prune(path.parent)
+
+    def _remove(self, path: Path) -> bool:
+        if path.is_dir():  # a "directory" of other objects is not an object
+            return False
+        try:
+            path.unlink()
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            self._meta_path(path).unlink()
+        return True
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Remove every object under ``prefix`` and the directories left empty; return the count."""
+        removed = 0
+        for _, path in self._walk(prefix):
+            if self._remove(path):
+                removed += 1
+        base = self._base_dir(prefix)
+        if base.is_dir():
+            self._prune_tree(base)
+        self._prune(base)
+        return removed
+
+    def _prune_tree(self, base: Path) -> None:
+        """Remove empty directories below ``base`` (bottom-up), plus stale temp/orphan files."""
+        now = time.time()
+        for dirpath, dirnames, filenames in os.walk(base, topdown=False):
+            for name in filenames:
+                path = Path(dirpath, name)
+                orphan_meta = name.startswith(_META_PREFIX) and not (
+                    path.with_name(name[len(_META_PREFIX):]).exists())
+                stale_tmp = name.startswith(_TMP_PREFIX) and _older_than(path, now - _STALE_TMP_SECONDS)
+                if orphan_meta or stale_tmp:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+            for name in dirnames:
+                with contextlib.suppress(OSError):  # not empty, or removed concurrently
+                    Path(dirpath, name).rmdir()
+
+    def _prune(self, directory: Path) -> None:
+        """Remove ``directory`` and its ancestors while they are empty (never the root)."""
+        while directory != self.root and self.root in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+    # ------------------------------------------------------------------ health
+
+    def check(self) -> None:
+        """Raise ``OSError`` unless the root directory exists and accepts a synced write."""
+        if not self.root.is_dir():
+            raise OSError(f"object store root {self.root} is not a directory")
+        probe = self.root / f"{_TMP_PREFIX}check-{uuid.uuid4().hex}"
+        try:
+            with open(probe, "wb") as out:
+                out.write(b"ok")
+                out.flush()
+                os.fsync(out.fileno())
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+
+    def __repr__(self) -> str:
+        return f"FileObjectStore(root={str(self.root)!r})"
+
+
+def _older_than(path: Path, cutoff: float) -> bool:
+    try:
+        return path.stat().st_mtime < cutoff
+    except OSError:
+        return False
+
+
+def _blocks(data: bytes | IO[bytes]) -> Iterator[bytes]:
+    """Yield in-memory ``data`` as is, or a stream's content in :data:`BLOCK_SIZE` blocks."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        yield bytes(data)  # already in memory: one write, no copying into blocks
+        return
+    if not callable(getattr(data, "read", None)):
+        raise TypeError(f"data must be bytes or a binary stream, not {type(data).__name__}")
+    while True:
+        block = data.read(BLOCK_SIZE)
+        if not block:
+            return
+        if isinstance(block, str):
+            raise TypeError("stream must be opened in binary mode")
+        yield block
+
+
+def _read_blocks(handle: IO[bytes]) -> Iterator[bytes]:
+    with handle:
+        while block := handle.read(BLOCK_SIZE):
+            yield block

@@ -1,0 +1,156 @@
+"""Helpers shared by the vector store implementations.
+
+Both :mod:`secondbrain.stores.vectors_edge` and :mod:`secondbrain.stores.vectors_qdrant` name
+collections, validate payloads and translate :class:`~secondbrain.ports.VectorFilter` the same
+way, so the two behave identically under the one contract suite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
+
+#: Payload fields filtered on by keyword (exact match).
+KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
+#: Payload fields holding RFC 3339 timestamps, filtered on by range.
+DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")
+#: Reciprocal rank fusion constant; 2 is Qdrant's server default, so the edge store (which
+#: needs it spelled out) ranks exactly like a Qdrant server given a plain ``Fusion.RRF``.
+RRF_K = 2
+
+# Leading alphanumeric and no path separators: the name is used verbatim as a directory name
+# (edge store) and a Qdrant collection name, so "..", "/" and "\\" must never get through.
+_USER_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}")
+_VERSION_RE = re.compile(r"v[0-9]{1,6}")
+
+
+def validate_user_id(user_id: str) -> str:
+    """Return ``user_id`` unchanged or raise :class:`ValueError` when it is unsafe as a name.
+
+    Allowed: 1-128 characters from ``A-Z a-z 0-9 _ . @ -``, starting with a letter or digit.
+    """
+    if not isinstance(user_id, str) or not _USER_ID_RE.fullmatch(user_id):
+        raise ValueError(f"invalid user id for a vector collection: {user_id!r}")
+    return user_id
+
+
+def collection_name(user_id: str, version: str = "v1") -> str:
+    """The collection (and edge shard directory) name of a user's vectors: ``u_<user_id>_<version>``.
+
+    ``version`` (``v`` + digits) lets a re-embedding with another model build a new collection
+    next to the old one.  The version contains no ``_``, so the name parses unambiguously from
+    the right.  Raises :class:`ValueError` for user ids with path characters.
+    """
+    validate_user_id(user_id)
+    if not _VERSION_RE.fullmatch(version):
+        raise ValueError(f"invalid collection version: {version!r}")
+    return f"u_{user_id}_{version}"
+
+
+def rfc3339(value: datetime) -> str:
+    """Format ``value`` as an RFC 3339 UTC string (``...Z``); a naive datetime is taken as UTC."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def prepare_payload(user_id: str, point: VectorPoint) -> dict[str, Any]:
+    """The payload to store for ``point``: as given, with ``user_id`` filled in when absent.
+
+    Top-level :class:`~datetime.datetime` values become RFC 3339 UTC strings (what the range
+    filters compare).  A payload naming another user is refused, so a bug upstream cannot file
+    one user's chunk in another user's collection.
+    """
+    payload = {k: rfc3339(v) if isinstance(v, datetime) else v for k, v in point.payload.items()}
+    owner = payload.setdefault("user_id", user_id)
+    if owner != user_id:
+        raise ValueError(f"point {point.id} has payload user_id {owner!r}, expected {user_id!r}")
+    return payload
+
+
+def check_sparse(vector: SparseVector) -> None:
+    """Raise :class:`ValueError` unless indices are unique, ascending and parallel to values."""
+    if len(vector.indices) != len(vector.values):
+        raise ValueError("sparse vector indices and values differ in length")
+    if any(b <= a for a, b in zip(vector.indices, vector.indices[1:], strict=False)):
+        raise ValueError("sparse vector indices must be unique and ascending")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchAnyCondition:
+    """``field`` equals one of ``values``."""
+
+    field: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DatetimeRangeCondition:
+    """``field`` lies in the half-open interval [``gte``, ``lt``) (RFC 3339 strings; ``None`` = open)."""
+
+    field: str
+    gte: str | None
+    lt: str | None
+
+
+Condition = MatchAnyCondition | DatetimeRangeCondition
+
+
+@dataclass(frozen=True, slots=True)
+class FilterPlan:
+    """A :class:`VectorFilter` reduced to engine-neutral conditions (all AND-ed).
+
+    ``matches_nothing`` is set when a list restriction is empty (``document_ids=[]``): like SQL's
+    ``IN ()`` it selects no point, and the stores answer without asking the engine.
+    """
+
+    conditions: tuple[Condition, ...]
+    matches_nothing: bool = False
+
+
+def plan_filter(flt: VectorFilter | None) -> FilterPlan:
+    """Translate ``flt`` into a :class:`FilterPlan`; ``None`` means no restriction."""
+    if flt is None:
+        return FilterPlan(())
+    conditions: list[Condition] = []
+    nothing = False
+    for fieldname, values in (("document_id", flt.document_ids), ("source_id", flt.source_ids),
+                              ("modality", flt.modalities)):
+        if values is None:
+            continue
+        if isinstance(values, str):  # a bare string would otherwise be split into characters
+            raise TypeError(f"{fieldname} filter must be a sequence of strings, not a string")
+        if len(values) == 0:
+            nothing = True
+        conditions.append(MatchAnyCondition(fieldname, tuple(_as_str_list(values))))
+    if flt.time_range is not None and (flt.time_range.start is not None or flt.time_range.end is not None):
+        if flt.time_field not in DATETIME_FIELDS:
+            raise ValueError(f"time_field must be one of {DATETIME_FIELDS}, not {flt.time_field!r}")
+        start, end = flt.time_range.start, flt.time_range.end
+        if start is not None and end is not None and _utc(end) <= _utc(start):
+            nothing = True  # an empty interval
+        conditions.append(DatetimeRangeCondition(
+            flt.time_field,
+            rfc3339(start) if start is not None else None,
+            rfc3339(end) if end is not None else None,
+        ))
+    return FilterPlan(tuple(conditions), nothing)
+
+
+def _as_str_list(values: Sequence[str]) -> list[str]:
+    return [str(v) for v in values]
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def is_empty_filter(flt: VectorFilter) -> bool:
+    """Whether ``flt`` restricts nothing (every point would match)."""
+    plan = plan_filter(flt)
+    return not plan.conditions and not plan.matches_nothing

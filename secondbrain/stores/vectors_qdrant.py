@@ -1,0 +1,293 @@
+"""A :class:`~secondbrain.ports.VectorStore` on qdrant-client (a Qdrant server, or local mode).
+
+This is the store several processes share: stage workers upsert and the query service
+searches through one Qdrant server.  ``QdrantVectorStore.local()`` runs the same code path on
+qdrant-client's in-process local mode, which the tests use as a stand-in for a server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import UnexpectedResponse
+
+from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
+from secondbrain.stores.vector_payload import (
+    DATETIME_FIELDS,
+    KEYWORD_FIELDS,
+    DatetimeRangeCondition,
+    FilterPlan,
+    MatchAnyCondition,
+    check_sparse,
+    collection_name,
+    is_empty_filter,
+    plan_filter,
+    prepare_payload,
+)
+
+__all__ = ["QdrantVectorStore"]
+
+
+def _is_local(client: QdrantClient) -> bool:
+    # qdrant-client exposes no public "is local" flag; the wrapped implementation tells.
+    from qdrant_client.local.qdrant_local import QdrantLocal
+
+    return isinstance(getattr(client, "_client", None), QdrantLocal)
+
+
+def _is_not_found(exc: Exception) -> bool:
+    """Whether ``exc`` says the collection does not exist (server: HTTP 404; local: ValueError)."""
+    if isinstance(exc, UnexpectedResponse):
+        return exc.status_code == 404
+    return isinstance(exc, ValueError) and "not found" in str(exc)
+
+
+class QdrantVectorStore:
+    """Per-user Qdrant collections ``<prefix>u_<user_id>_<version>`` with a named dense vector
+    (cosine) and a named sparse vector whose IDF the server applies (``Modifier.IDF``).
+
+    qdrant-client local mode supports everything used here (IDF modifier, datetime ranges,
+    prefetch + RRF fusion, delete by filter); it only ignores payload indexes, which are
+    therefore not created there.  Local mode is not thread-safe (its numpy arrays are resized
+    in place), so there every call is serialised; a server client is used concurrently.
+    """
+
+    def __init__(self, client: QdrantClient, *, collection_prefix: str = "sb_", dense_name: str = "dense",
+                 sparse_name: str = "bm25", collection_version: str = "v1") -> None:
+        """Wrap ``client``; the store owns it from now on (:meth:`close` closes it)."""
+        self.client = client
+        self.collection_prefix = collection_prefix
+        self.dense_name = dense_name
+        self.sparse_name = sparse_name
+        self.collection_version = collection_version
+        self._local = _is_local(client)
+        self._lock: AbstractContextManager[Any] = threading.RLock() if self._local else nullcontext()
+
+    @classmethod
+    def from_url(cls, url: str, api_key: str | None = None, **kwargs: Any) -> QdrantVectorStore:
+        """A store on the Qdrant server at ``url`` (REST); ``kwargs`` go to the store."""
+        return cls(QdrantClient(url=url, api_key=api_key), **kwargs)
+
+    @classmethod
+    def local(cls, path: str | None = None, **kwargs: Any) -> QdrantVectorStore:
+        """A store on qdrant-client local mode, in memory when ``path`` is ``None``."""
+        client = QdrantClient(location=":memory:") if path is None else QdrantClient(path=path)
+        return cls(client, **kwargs)
+
+    # ------------------------------------------------------------------ internals
+
+    def _name(self, user_id: str) -> str:
+        return self.collection_prefix + collection_name(user_id, self.collection_version)
+
+    @staticmethod
+    def _filter(plan: FilterPlan) -> models.Filter | None:
+        if not plan.conditions:
+            return None
+        must: list[models.Condition] = []
+        for cond in plan.conditions:
+            if isinstance(cond, MatchAnyCondition):
+                must.append(models.FieldCondition(key=cond.field, match=models.MatchAny(any=list(cond.values))))
+            elif isinstance(cond, DatetimeRangeCondition):
+                must.append(models.FieldCondition(key=cond.field,
+                                                  range=models.DatetimeRange(gte=cond.gte, lt=cond.lt)))
+        return models.Filter(must=must)
+
+    @staticmethod
+    def _hit(point: Any, score: float) -> VectorHit:
+        return VectorHit(id=str(point.id), score=float(score), payload=dict(point.payload or {}))
+
+    def _dense_size(self, name: str) -> int | None:
+        vectors = self.client.get_collection(name).config.params.vectors
+        if isinstance(vectors, dict) and self.dense_name in vectors:
+            return int(vectors[self.dense_name].size)
+        return None
+
+    # ------------------------------------------------------------------ VectorStore
+
+    def ensure_collection(self, user_id: str, dense_size: int) -> str:
+        """Create the user's collection and its payload indexes when missing; return its name.
+
+        Safe against a concurrent creator in another process: losing the race is not an error.
+        An existing collection with another dense size raises :class:`ValueError`.
+        """
+        if dense_size <= 0:
+            raise ValueError("dense_size must be positive")
+        name = self._name(user_id)
+        with self._lock:
+            self._create_if_missing(name, dense_size)
+            existing = self._dense_size(name)
+        if existing is not None and existing != dense_size:
+            raise ValueError(f"collection {name} has dense size {existing}, not {dense_size}")
+        return name
+
+    def _create_if_missing(self, name: str, dense_size: int) -> None:
+        if not self.client.collection_exists(name):
+            try:
+                self.client.create_collection(
+                    name,
+                    vectors_config={self.dense_name: models.VectorParams(size=dense_size,
+                                                                         distance=models.Distance.COSINE)},
+                    sparse_vectors_config={self.sparse_name: models.SparseVectorParams(
+                        modifier=models.Modifier.IDF)},
+                )
+            except Exception:
+                if not self.client.collection_exists(name):
+                    raise
+            # Indexes are (re)requested after every creation attempt: creating an existing index
+            # is a no-op on the server, and a crash between the two steps heals on the next call.
+            # Local mode ignores payload indexes (it filters by scanning), so skip them there.
+            if not self._local:
+                for fieldname in KEYWORD_FIELDS:
+                    self.client.create_payload_index(name, fieldname, models.PayloadSchemaType.KEYWORD,
+                                                     wait=True)
+                for fieldname in DATETIME_FIELDS:
+                    self.client.create_payload_index(name, fieldname, models.PayloadSchemaType.DATETIME,
+                                                     wait=True)
+
+    def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace ``points`` by id, waiting until they are applied."""
+        if not points:
+            return
+        structs = []
+        for p in points:
+            check_sparse(p.sparse)
+            structs.append(models.PointStruct(
+                id=p.id,
+                vector={
+                    self.dense_name: list(p.dense),
+                    self.sparse_name: models.SparseVector(indices=list(p.sparse.indices),
+                                                          values=list(p.sparse.values)),
+                },
+                payload=prepare_payload(user_id, p),
+            ))
+        with self._lock:
+            self.client.upsert(self._name(user_id), points=structs, wait=True)
+
+    def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
+               limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
+               candidates: int = 50) -> list[VectorHit]:
+        """Rank the user's points; ``hybrid`` fuses dense and sparse prefetches with RRF.
+
+        In ``hybrid`` mode a missing (``None``) or empty side is left out, so the search
+        degrades to the other side instead of failing.
+        """
+        plan = plan_filter(flt)
+        if limit <= 0 or plan.matches_nothing:
+            return []
+        queries = self._queries(dense, sparse, mode)
+        if not queries:
+            return []
+        qfilter = self._filter(plan)
+        name = self._name(user_id)
+        if len(queries) == 1:
+            query, using = queries[0]
+            request: dict[str, Any] = {"query": query, "using": using}
+        else:
+            prefetch_limit = max(candidates, limit)
+            request = {
+                "prefetch": [models.Prefetch(query=q, using=u, filter=qfilter, limit=prefetch_limit)
+                             for q, u in queries],
+                "query": models.FusionQuery(fusion=models.Fusion.RRF),
+            }
+        try:
+            with self._lock:
+                response = self.client.query_points(
+                    name, query_filter=qfilter if len(queries) == 1 else None, limit=limit,
+                    with_payload=True, **request)
+        except Exception as exc:
+            if _is_not_found(exc):
+                return []
+            raise
+        return [self._hit(p, p.score) for p in response.points]
+
+    def _queries(self, dense: Sequence[float] | None, sparse: SparseVector | None,
+                 mode: SearchMode) -> list[tuple[Any, str]]:
+        if mode not in ("hybrid", "dense", "sparse"):
+            raise ValueError(f"unknown search mode {mode!r}")
+        if mode == "dense" and dense is None:
+            raise ValueError("dense search needs a dense vector")
+        if mode == "sparse" and sparse is None:
+            raise ValueError("sparse search needs a sparse vector")
+        queries: list[tuple[Any, str]] = []
+        if mode in ("hybrid", "dense") and dense is not None:
+            queries.append(([float(x) for x in dense], self.dense_name))
+        if mode in ("hybrid", "sparse") and sparse is not None and sparse.indices:
+            check_sparse(sparse)
+            queries.append((models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+                            self.sparse_name))
+        return queries
+
+    def scroll(self, user_id: str, *, flt: VectorFilter | None = None, limit: int = 100,
+               offset: str | None = None) -> tuple[list[VectorHit], str | None]:
+        """Page through matching points in id order; the offset is the next point id."""
+        plan = plan_filter(flt)
+        if limit <= 0 or plan.matches_nothing:
+            return [], None
+        try:
+            with self._lock:
+                records, next_offset = self.client.scroll(
+                    self._name(user_id), scroll_filter=self._filter(plan), limit=limit, offset=offset,
+                    with_payload=True, with_vectors=False)
+        except Exception as exc:
+            if _is_not_found(exc):
+                return [], None
+            raise
+        return [self._hit(r, 0.0) for r in records], (str(next_offset) if next_offset is not None else None)
+
+    def count(self, user_id: str, flt: VectorFilter | None = None) -> int:
+        """Exact number of the user's points matching ``flt`` (0 without a collection)."""
+        plan = plan_filter(flt)
+        if plan.matches_nothing:
+            return 0
+        try:
+            with self._lock:
+                result = self.client.count(self._name(user_id), count_filter=self._filter(plan), exact=True)
+            return int(result.count)
+        except Exception as exc:
+            if _is_not_found(exc):
+                return 0
+            raise
+
+    def delete_where(self, user_id: str, flt: VectorFilter) -> None:
+        """Delete the user's points matching ``flt``, waiting until applied.
+
+        A filter without any condition is refused (it would delete everything; use
+        :meth:`drop_user` for that).
+        """
+        if is_empty_filter(flt):
+            raise ValueError("delete_where needs a restricting filter; use drop_user to delete everything")
+        plan = plan_filter(flt)
+        qfilter = self._filter(plan)
+        if plan.matches_nothing or qfilter is None:
+            return
+        try:
+            with self._lock:
+                self.client.delete(self._name(user_id), points_selector=models.FilterSelector(filter=qfilter),
+                                   wait=True)
+        except Exception as exc:
+            if not _is_not_found(exc):
+                raise
+
+    def drop_user(self, user_id: str) -> None:
+        """Delete the user's collection (no error when absent)."""
+        name = self._name(user_id)
+        try:
+            with self._lock:
+                self.client.delete_collection(name)
+        except Exception as exc:
+            if not _is_not_found(exc):
+                raise
+
+    def check(self) -> None:
+        """Raise unless the server (or local mode) answers."""
+        with self._lock:
+            self.client.get_collections()
+
+    def close(self) -> None:
+        """Close the client (the server persists its own data)."""
+        with self._lock:
+            self.client.close()

@@ -1,0 +1,1 @@
+"""The pipeline, one folder per stage: ingest_gateway -> extractors -> chunker -> embedder, and query."""

@@ -1,0 +1,200 @@
+"""Structure-aware chunking (pure functions, no I/O).
+
+Segments are cut into sentence-sized units, then packed greedily into chunks of about
+``target`` tokens (never more than ``max_tokens`` unless a single sentence is longer).
+A chunk prefers to end at a section boundary (a heading, a page, a code block); when it has
+to cut inside a section, the next chunk repeats the last ``overlap`` tokens of sentences so
+no statement loses its context.  Code blocks become their own chunks of kind ``code``.
+Offsets always point into the document's full text, so a chunk's text is an exact span.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+(?=\S)|\n+(?=\s*(?:[-*+•]|\d+[.)])\s)")
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap stand-in for word-piece counts: words and punctuation marks."""
+    return len(_TOKEN.findall(text))
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentIn:
+    """The slice of a document segment the chunker needs."""
+
+    index: int
+    kind: str
+    text: str
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    t_start: float | None = None
+    t_end: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDraft:
+    """One chunk with its provenance."""
+
+    index: int
+    text: str
+    char_start: int
+    char_end: int
+    token_count: int
+    heading_path: tuple[str, ...]
+    kind: str
+    page: int | None
+    t_start: float | None
+    t_end: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingConfig:
+    """Sizes in approximate tokens."""
+
+    target: int = 300
+    max_tokens: int = 400
+    min_tokens: int = 200
+    overlap: int = 40
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    start: int
+    end: int
+    tokens: int
+    seg: SegmentIn
+
+
+def _split_long(seg: SegmentIn, full_text: str, max_tokens: int) -> list[_Unit]:
+    """Cut a segment into sentence units (code into line groups) no longer than ``max_tokens``."""
+    text = full_text[seg.char_start:seg.char_end]
+    if seg.kind == "code":
+        bounds = [m.end() for m in re.finditer(r"\n", text)]
+    else:
+        bounds = [m.start() for m in _SENTENCE_END.finditer(text)]
+    pieces: list[tuple[int, int]] = []
+    prev = 0
+    for b in [*bounds, len(text)]:
+        if b > prev:
+            pieces.append((prev, b))
+            prev = b
+    units: list[_Unit] = []
+    for a, b in pieces:
+        # strip whitespace so units start and end on content
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a >= b:
+            continue
+        piece_tokens = approx_tokens(text[a:b])
+        if piece_tokens <= max_tokens:
+            units.append(_Unit(seg.char_start + a, seg.char_start + b, piece_tokens, seg))
+            continue
+        # A single "sentence" longer than a chunk (a table row dump, minified text): cut by tokens.
+        toks = list(_TOKEN.finditer(text, a, b))
+        for i in range(0, len(toks), max_tokens):
+            group = toks[i : i + max_tokens]
+            units.append(_Unit(seg.char_start + group[0].start(), seg.char_start + group[-1].end(),
+                               len(group), seg))
+    return units
+
+
+def _units(segments: Sequence[SegmentIn], full_text: str) -> list[_Unit]:
+    out: list[_Unit] = []
+    for seg in segments:
+        if seg.char_end <= seg.char_start:
+            continue
+        if seg.kind == "code":
+            tokens = approx_tokens(full_text[seg.char_start:seg.char_end])
+            out.append(_Unit(seg.char_start, seg.char_end, tokens, seg))
+        else:
+            out.extend(_split_long(seg, full_text, 10**9))
+    return out
+
+
+def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
+                   cfg: ChunkingConfig | None = None) -> list[ChunkDraft]:
+    """Pack a document's segments into chunks."""
+    cfg = cfg or ChunkingConfig()
+    chunks: list[ChunkDraft] = []
+    cur: list[_Unit] = []
+    cur_tokens = 0
+
+    def emit(units: list[_Unit], kind: str | None = None) -> None:
+        first, last = units[0], units[-1]
+        text = full_text[first.start:last.end]
+        starts = [u.seg.t_start for u in units if u.seg.t_start is not None]
+        ends = [u.seg.t_end for u in units if u.seg.t_end is not None]
+        # The heading path of the chunk is where its content lives: skip a leading heading unit
+        # whose own path already names it.
+        path = next((u.seg.heading_path for u in units if u.seg.kind != "heading"), first.seg.heading_path)
+        chunks.append(ChunkDraft(
+            index=len(chunks), text=text, char_start=first.start, char_end=last.end,
+            token_count=approx_tokens(text), heading_path=tuple(path),
+            kind=kind or ("code" if all(u.seg.kind == "code" for u in units) else "text"),
+            page=first.seg.page, t_start=min(starts) if starts else None, t_end=max(ends) if ends else None,
+        ))
+
+    def flush(carry_overlap: bool) -> None:
+        nonlocal cur, cur_tokens
+        if not cur:
+            return
+        if all(u.seg.kind == "heading" for u in cur):
+            return  # a heading alone is carried into the next chunk, not indexed by itself
+        emit(cur)
+        if carry_overlap and cfg.overlap > 0:
+            keep: list[_Unit] = []
+            total = 0
+            for u in reversed(cur):
+                # Whole sentences only; one sentence up to twice the overlap is still worth repeating.
+                too_long = total + u.tokens > cfg.overlap and (keep or u.tokens > 2 * cfg.overlap)
+                if too_long or u.seg.kind in ("heading", "code"):
+                    break
+                keep.insert(0, u)
+                total += u.tokens
+            if len(keep) == len(cur):  # never repeat a whole chunk
+                keep, total = [], 0
+            cur, cur_tokens = keep, total
+        else:
+            cur, cur_tokens = [], 0
+
+    for unit in _units(segments, full_text):
+        seg = unit.seg
+        if seg.kind == "code":
+            flush(carry_overlap=False)
+            pending_heading = [u for u in cur if u.seg.kind == "heading"]
+            cur, cur_tokens = [], 0
+            for piece in (_split_long(seg, full_text, cfg.max_tokens) if unit.tokens > cfg.max_tokens
+                          else [unit]):
+                emit([piece], kind="code")
+            cur = pending_heading
+            cur_tokens = sum(u.tokens for u in cur)
+            continue
+        boundary = bool(cur) and (
+            seg.kind == "heading"
+            or seg.page != cur[-1].seg.page
+            or (seg.t_start is None) != (cur[-1].seg.t_start is None)
+        )
+        if boundary and cur_tokens >= cfg.min_tokens:
+            flush(carry_overlap=False)
+        elif cur and cur_tokens + unit.tokens > cfg.max_tokens:
+            flush(carry_overlap=not boundary)
+        elif cur and cur_tokens >= cfg.target and not boundary:
+            flush(carry_overlap=True)
+        if seg.page is not None and cur and seg.page != cur[-1].seg.page:
+            flush(carry_overlap=False)  # a chunk never spans two pages: citations name one page
+        cur.append(unit)
+        cur_tokens += unit.tokens
+    if cur and not all(u.seg.kind == "heading" for u in cur):
+        emit(cur)
+    elif cur and not chunks:
+        emit(cur)  # a document made of headings only still gets indexed
+    return chunks

@@ -1,0 +1,82 @@
+"""Chunker stage: ``documents.extracted`` -> ``chunks.created``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from secondbrain import ids, keys
+from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment
+from secondbrain.pipeline import claimcheck, topics
+from secondbrain.pipeline.errors import PermanentError
+from secondbrain.pipeline.stage import Emit, JobRef
+from secondbrain.ports import ObjectStore
+from services.chunker.logic import ChunkingConfig, SegmentIn, chunk_segments
+
+
+def reconstruct_text(segments: list[Segment]) -> str:
+    """Rebuild the document's full text from segments placed at their offsets."""
+    if not segments:
+        return ""
+    end = max(s.char_end for s in segments)
+    buf = ["\n"] * end
+    for s in segments:
+        if s.char_end - s.char_start != len(s.text):
+            raise PermanentError(f"segment {s.index} has offsets that do not match its text")
+        buf[s.char_start:s.char_end] = list(s.text)
+    return "".join(buf)
+
+
+class ChunkerStage:
+    """Cuts a document into retrieval-sized chunks that respect its structure."""
+
+    name: ClassVar[str] = "chunk"
+    input_topic: ClassVar[str] = topics.DOCUMENTS_EXTRACTED
+    input_type: ClassVar[type[Any]] = DocumentExtracted
+    completes_stage: ClassVar[bool] = True
+
+    def __init__(self, objects: ObjectStore, config: ChunkingConfig) -> None:
+        self.objects = objects
+        self.config = config
+
+    def job_of(self, event: DocumentExtracted) -> JobRef:
+        """Job and user of the event."""
+        return JobRef(event.job_id, event.user_id)
+
+    def _segments(self, ev: DocumentExtracted) -> list[Segment]:
+        if ev.body_ref is None:
+            return list(ev.segments)
+        if not keys.owns_key(ev.user_id, ev.body_ref):
+            raise PermanentError("the document body reference is outside the user's storage",
+                                 kind="unauthorized")
+        return [Segment.from_record(r) for r in claimcheck.load(self.objects, ev.body_ref)]
+
+    def process(self, event: DocumentExtracted) -> list[Emit[Any]]:
+        """Chunk one document."""
+        ev = event
+        segments = sorted(self._segments(ev), key=lambda s: s.char_start)
+        if not segments:
+            raise PermanentError("the document has no segments to chunk")
+        full_text = reconstruct_text(segments)
+        drafts = chunk_segments(
+            [SegmentIn(s.index, s.kind, s.text, s.char_start, s.char_end, tuple(s.heading_path), s.page,
+                       s.t_start, s.t_end) for s in segments],
+            full_text, self.config,
+        )
+        chunks = [
+            Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
+                  char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
+                  heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end)
+            for d in drafts
+        ]
+        chunks_ref = None
+        if claimcheck.too_large([c.text for c in chunks]):
+            chunks_ref = claimcheck.store(self.objects, keys.chunks_key(ev.user_id, ev.document_id),
+                                          [c.to_record() for c in chunks])
+        out = ChunksCreated(
+            event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
+            artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,
+            modality=ev.modality, content_type=ev.content_type, captured_at=ev.captured_at,
+            ingested_at=ev.ingested_at, chunks=[] if chunks_ref else chunks, chunks_ref=chunks_ref,
+            chunk_count=len(chunks),
+        )
+        return [Emit(topics.CHUNKS_CREATED, ev.user_id, out)]

@@ -1,0 +1,1 @@
+"""extractors service."""

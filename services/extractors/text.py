@@ -1,0 +1,253 @@
+"""Plain text and Markdown -> a structured document (pure functions, no I/O).
+
+The document's full text is the segments' texts joined by a blank line, and every
+segment records its character offsets into that text, so a chunk (and a citation) can
+point at an exact span.  Markdown keeps its structure: headings become the heading path
+of what follows them, code blocks stay whole and are marked as code.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from secondbrain.pipeline.errors import PermanentError
+
+SEPARATOR = "\n\n"
+MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
+TEXT_TYPES = {"text/plain"}
+MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdown", ".mkd")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One structural piece of a document before offsets are assigned."""
+
+    kind: str
+    text: str
+    heading_path: tuple[str, ...] = ()
+    attributes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentDraft:
+    """A block with its offsets into the document's full text."""
+
+    index: int
+    kind: str
+    text: str
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...]
+    attributes: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedText:
+    """The result of extracting a text or Markdown artifact."""
+
+    title: str | None
+    modality: str
+    segments: list[SegmentDraft]
+    full_text: str
+    metadata: dict[str, str]
+    stated_time: datetime | None = None  # a date the file itself states (front matter)
+
+
+def decode_text(raw: bytes) -> str:
+    """Decode bytes as text: UTF-8 (with or without BOM), UTF-16 with BOM, else Windows-1252.
+
+    Binary content is refused instead of being indexed as garbage.
+    """
+    if not raw.strip():
+        raise PermanentError("the file is empty: there is nothing to index")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            text = raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise PermanentError("the file claims to be UTF-16 but is not valid UTF-16") from exc
+    else:
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            try:
+                text = raw.decode("cp1252")
+            except UnicodeDecodeError as exc:
+                raise PermanentError(
+                    "the file is not text in a known encoding; save it as UTF-8 and upload it again"
+                ) from exc
+    controls = sum(1 for c in text if unicodedata.category(c) == "Cc" and c not in "\n\r\t\f")
+    if "\x00" in text or controls > max(8, len(text) // 100):
+        raise PermanentError("the file looks binary, not text; upload it with its real type")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise PermanentError("the file is empty: there is nothing to index")
+    return text
+
+
+def is_markdown(content_type: str, filename: str | None) -> bool:
+    """Whether the artifact should be parsed as Markdown."""
+    if content_type.split(";")[0].strip().lower() in MARKDOWN_TYPES:
+        return True
+    return bool(filename and filename.lower().endswith(MARKDOWN_EXTENSIONS))
+
+
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+
+
+def _front_matter(text: str) -> tuple[dict[str, str], str]:
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in m.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t")):
+            meta[key.strip().lower()] = value.strip().strip("'\"")
+    return meta, text[m.end():]
+
+
+def _parse_date(value: str) -> datetime | None:
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """Split Markdown into blocks with their heading path (code, tables, lists kept whole)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(text)
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    path: list[tuple[int, str]] = []
+    i = 0
+
+    def source(tok_map: list[int] | None) -> str:
+        if not tok_map:
+            return ""
+        return "\n".join(lines[tok_map[0] : tok_map[1]]).strip("\n")
+
+    def heading_path() -> tuple[str, ...]:
+        return tuple(h for _, h in path)
+
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:])
+            title = tokens[i + 1].content.strip()
+            while path and path[-1][0] >= level:
+                path.pop()
+            path.append((level, title))
+            blocks.append(Block("heading", title, heading_path(), {"level": str(level)}))
+            i += 3
+            continue
+        if tok.type in ("fence", "code_block"):
+            attrs = {"language": tok.info.strip().split(" ")[0]} if tok.info.strip() else {}
+            code = tok.content.rstrip("\n")
+            if code.strip():
+                blocks.append(Block("code", code, heading_path(), attrs))
+            i += 1
+            continue
+        if tok.type == "paragraph_open" and tok.level == 0:
+            content = tokens[i + 1].content.strip()
+            if content:
+                blocks.append(Block("paragraph", content, heading_path()))
+            i += 3
+            continue
+        if tok.type in ("bullet_list_open", "ordered_list_open", "table_open", "blockquote_open") \
+                and tok.level == 0:
+            kind = {"bullet_list_open": "list", "ordered_list_open": "list", "table_open": "table",
+                    "blockquote_open": "quote"}[tok.type]
+            body = source(tok.map)
+            if kind == "quote":
+                body = "\n".join(re.sub(r"^\s*>\s?", "", ln) for ln in body.split("\n"))
+            if body.strip():
+                blocks.append(Block(kind, body.strip(), heading_path()))
+            close = tok.type.replace("_open", "_close")
+            depth = 0
+            while i < len(tokens):  # skip to the matching close token
+                if tokens[i].type == tok.type:
+                    depth += 1
+                elif tokens[i].type == close:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                i += 1
+            i += 1
+            continue
+        if tok.type == "html_block":
+            stripped = re.sub(r"<[^>]+>", " ", tok.content)
+            stripped = re.sub(r"[ \t]+", " ", stripped).strip()
+            if stripped:
+                blocks.append(Block("paragraph", stripped, heading_path()))
+        i += 1
+    return blocks
+
+
+def text_blocks(text: str) -> list[Block]:
+    """Split plain text into paragraphs at blank lines."""
+    parts = re.split(r"\n[ \t]*\n+", text)
+    return [Block("paragraph", p.strip("\n")) for p in parts if p.strip()]
+
+
+def assemble(blocks: list[Block]) -> tuple[list[SegmentDraft], str]:
+    """Give blocks offsets in the full text (blocks joined by a blank line)."""
+    segments: list[SegmentDraft] = []
+    pos = 0
+    pieces: list[str] = []
+    for idx, b in enumerate(blocks):
+        if idx:
+            pieces.append(SEPARATOR)
+            pos += len(SEPARATOR)
+        segments.append(SegmentDraft(idx, b.kind, b.text, pos, pos + len(b.text), b.heading_path,
+                                     dict(b.attributes)))
+        pieces.append(b.text)
+        pos += len(b.text)
+    return segments, "".join(pieces)
+
+
+def _first_line_title(text: str, limit: int = 80) -> str:
+    first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
+    first = re.sub(r"^#+\s*", "", first)
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note: bool) -> ExtractedText:
+    """Extract a text or Markdown artifact into segments with offsets."""
+    text = decode_text(raw)
+    markdown = is_markdown(content_type, filename) or is_note  # notes are written in Markdown too
+    meta: dict[str, str] = {}
+    stated: datetime | None = None
+    if markdown:
+        front, body = _front_matter(text)
+        blocks = markdown_blocks(body)
+        meta.update({f"front_matter.{k}": v for k, v in front.items() if k in ("title", "date", "tags")})
+        if "date" in front:
+            stated = _parse_date(front["date"])
+    else:
+        front, blocks = {}, text_blocks(text)
+    if not blocks:
+        raise PermanentError("the file has no text content to index")
+    segments, full = assemble(blocks)
+    h1 = next((b.text for b in blocks if b.kind == "heading" and b.attributes.get("level") == "1"), None)
+    title = front.get("title") or h1 or (None if is_note else None)
+    if title is None and not filename:
+        title = _first_line_title(full)
+    modality = "note" if is_note else ("markdown" if markdown else "text")
+    return ExtractedText(title=title, modality=modality, segments=segments, full_text=full,
+                         metadata=meta, stated_time=stated)
+
+
+def supports(content_type: str, filename: str | None) -> bool:
+    """Whether this extractor handles the artifact."""
+    ct = content_type.split(";")[0].strip().lower()
+    if ct in MARKDOWN_TYPES or ct in TEXT_TYPES:
+        return True
+    return bool(ct in ("", "application/octet-stream") and filename
+                and filename.lower().endswith((*MARKDOWN_EXTENSIONS, ".txt", ".text")))

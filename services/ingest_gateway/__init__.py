@@ -1,0 +1,1 @@
+"""ingest_gateway service."""

@@ -1,0 +1,122 @@
+"""The outbox relay: publishes rows the gateway committed to Postgres, in order.
+
+The gateway never talks to Kafka inside a request.  It writes the artifact, the job and
+the outgoing message in one transaction; this relay leases unpublished rows, sends them
+with acks=all and marks them published.  If Kafka is down the rows wait, and the relay
+catches up when it returns: nothing accepted is ever lost.  Leases (not long
+transactions) let several gateway replicas relay side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from secondbrain.pipeline.errors import backoff_delay
+from secondbrain.ports import MetadataStore
+
+log = logging.getLogger(__name__)
+
+
+class OutboxRelay:
+    """A background task moving outbox rows to Kafka."""
+
+    def __init__(self, metadata: MetadataStore, bootstrap: str, *, batch: int = 100, poll_s: float = 0.2,
+                 request_timeout_ms: int = 10_000) -> None:
+        self.metadata = metadata
+        self.bootstrap = bootstrap
+        self.batch = batch
+        self.poll_s = poll_s
+        self.request_timeout_ms = request_timeout_ms
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._producer: object | None = None
+        self.published = 0
+        self.last_error: str | None = None
+
+    def wake(self) -> None:
+        """Ask the relay to look at the outbox now (called after each submission)."""
+        self._wake.set()
+
+    async def start(self) -> None:
+        """Start the background loop."""
+        self._task = asyncio.create_task(self._run(), name="outbox-relay")
+
+    async def stop(self) -> None:
+        """Stop the loop and the producer."""
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self._close_producer()
+
+    async def _producer_ready(self):  # type: ignore[no-untyped-def]
+        from aiokafka import AIOKafkaProducer
+
+        if self._producer is None:
+            producer = AIOKafkaProducer(
+                bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=False,
+                request_timeout_ms=self.request_timeout_ms, linger_ms=5,
+            )
+            try:
+                await producer.start()
+            except BaseException:
+                await producer.stop()
+                raise
+            self._producer = producer
+        return self._producer
+
+    async def _close_producer(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            try:
+                await producer.stop()  # type: ignore[attr-defined]
+            except Exception:  # already broken; nothing more to release
+                pass
+
+    async def relay_once(self) -> int:
+        """Publish one batch; return how many rows were published."""
+        rows = await asyncio.to_thread(self.metadata.claim_outbox, self.batch)
+        if not rows:
+            return 0
+        try:
+            producer = await self._producer_ready()
+            futures = [
+                await producer.send(r.message.topic, r.message.value, key=r.message.key,
+                                    headers=list(r.message.headers))
+                for r in rows
+            ]
+            await asyncio.gather(*futures)
+        except Exception as exc:
+            await asyncio.to_thread(self.metadata.release_outbox, [r.id for r in rows], repr(exc))
+            await self._close_producer()
+            raise
+        await asyncio.to_thread(self.metadata.mark_published, [r.id for r in rows])
+        self.published += len(rows)
+        return len(rows)
+
+    async def _run(self) -> None:
+        failures = 0
+        while True:
+            try:
+                n = await self.relay_once()
+                failures = 0
+                self.last_error = None
+                if n:
+                    continue  # more may be waiting
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failures += 1
+                self.last_error = repr(exc)
+                delay = backoff_delay(failures, 0.5, 10.0)
+                log.warning("outbox relay cannot publish yet", extra={"error": repr(exc), "retry_in_s": delay})
+                await asyncio.sleep(delay)
+                continue
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_s)
+            except TimeoutError:
+                pass

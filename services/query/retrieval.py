@@ -1,0 +1,76 @@
+"""Retrieval: dense + BM25 candidates fused with reciprocal rank fusion inside Qdrant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A chunk found for a query, with everything needed to show and cite it."""
+
+    chunk_id: str
+    score: float
+    text: str
+    title: str
+    document_id: str
+    artifact_id: str
+    source_id: str
+    modality: str
+    captured_at: str
+    ingested_at: str
+    char_start: int
+    char_end: int
+    heading_path: list[str]
+    page: int | None
+    t_start: float | None
+    t_end: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form for the API."""
+        return {
+            "chunk_id": self.chunk_id, "score": round(self.score, 6), "text": self.text, "title": self.title,
+            "document_id": self.document_id, "artifact_id": self.artifact_id, "source_id": self.source_id,
+            "modality": self.modality, "captured_at": self.captured_at, "ingested_at": self.ingested_at,
+            "char_start": self.char_start, "char_end": self.char_end, "heading_path": self.heading_path,
+            "page": self.page, "t_start": self.t_start, "t_end": self.t_end,
+        }
+
+
+def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHit:
+    """Build a hit from a stored payload."""
+    return SearchHit(
+        chunk_id=str(p.get("chunk_id", point_id)), score=score, text=p.get("text", ""), title=p.get("title", ""),
+        document_id=p.get("document_id", ""), artifact_id=p.get("artifact_id", ""),
+        source_id=p.get("source_id", ""), modality=p.get("modality", ""), captured_at=p.get("captured_at", ""),
+        ingested_at=p.get("ingested_at", ""), char_start=int(p.get("char_start", 0)),
+        char_end=int(p.get("char_end", 0)), heading_path=list(p.get("heading_path") or []),
+        page=p.get("page"), t_start=p.get("t_start"), t_end=p.get("t_end"),
+    )
+
+
+class Retriever:
+    """Searches one user's collection; never another's."""
+
+    def __init__(self, vectors: VectorStore, embedder: Embedder, sparse: SparseEncoder, *,
+                 candidates: int = 50) -> None:
+        self.vectors = vectors
+        self.embedder = embedder
+        self.sparse = sparse
+        self.candidates = candidates
+
+    def search(self, user_id: str, query: str, *, k: int = 10, mode: SearchMode = "hybrid",
+               flt: VectorFilter | None = None) -> list[SearchHit]:
+        """The ``k`` best chunks of ``user_id`` for ``query``."""
+        dense = self.embedder.embed_query(query) if mode in ("hybrid", "dense") else None
+        sparse = self.sparse.encode_query(query) if mode in ("hybrid", "sparse") else None
+        if sparse is not None and not sparse.indices and mode == "sparse":
+            return []  # nothing but stopwords: BM25 has nothing to match
+        if sparse is not None and not sparse.indices:
+            sparse, mode = None, "dense"
+        hits = self.vectors.search(user_id, dense=dense, sparse=sparse, limit=k, mode=mode, flt=flt,
+                                   candidates=max(self.candidates, k))
+        return [hit_from_payload(h.id, h.score, h.payload) for h in hits]

@@ -1,0 +1,584 @@
+"""Contract of :class:`secondbrain.ports.MetadataStore`, run against every real backend.
+
+Backends: the machine's PostgreSQL (``SB_TEST_PG_DSN`` or 127.0.0.1:5432; skipped only
+when nothing listens there) and an embedded ``pgserver`` (always).  Every test gets a
+freshly created database.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from secondbrain import ids
+from secondbrain.ports import (
+    STAGES,
+    ArtifactRecord,
+    DocumentRecord,
+    MetadataStore,
+    OutboxMessage,
+)
+from secondbrain.stores.metadata_pg import PostgresMetadataStore
+from secondbrain.stores.migrations import load_migrations
+from tests.pg import embedded_server, fresh_database, machine_dsn
+
+SUBMITTED = "sb.artifacts.submitted"
+ALL_VERSIONS = [m.version for m in load_migrations()]
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def embedded_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One embedded PostgreSQL for the whole session."""
+    with embedded_server(tmp_path_factory.mktemp("pgserver")) as dsn:
+        yield dsn
+
+
+@pytest.fixture(scope="session", params=["server", "embedded"])
+def base_dsn(request: pytest.FixtureRequest) -> str:
+    """DSN of the backend under test; databases are created on it."""
+    if request.param == "server":
+        dsn = machine_dsn()
+        if dsn is None:
+            pytest.skip("no PostgreSQL server: nothing listens on 127.0.0.1:5432 and SB_TEST_PG_DSN is unset")
+        return dsn
+    return str(request.getfixturevalue("embedded_dsn"))
+
+
+@pytest.fixture
+def dsn(base_dsn: str) -> Iterator[str]:
+    """A fresh, empty database."""
+    with fresh_database(base_dsn) as d:
+        yield d
+
+
+@pytest.fixture
+def store(dsn: str) -> Iterator[PostgresMetadataStore]:
+    """A migrated store on a fresh database."""
+    s = PostgresMetadataStore(dsn, min_size=1, max_size=6)
+    s.migrate()
+    yield s
+    s.close()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def artifact(user: str = "alice", n: int = 0, *, title: str | None = None,
+             captured_at: datetime | None = None) -> ArtifactRecord:
+    content = f"content {user} {n}".encode()
+    sha = ids.sha256_hex(content)
+    uri = f"file:///notes/{n}.md"
+    return ArtifactRecord(
+        artifact_id=ids.artifact_id(user, sha), user_id=user, source_id=ids.source_id(user, uri),
+        source_uri=uri, object_key=f"users/{user}/artifacts/{sha}", content_type="text/markdown",
+        size_bytes=len(content), sha256=sha, filename=f"{n}.md", title=title, captured_at=captured_at,
+        submitted_at=datetime.now(UTC), producer="test", attributes={"n": str(n)},
+    )
+
+
+def submission(art: ArtifactRecord, job_id: str) -> OutboxMessage:
+    return OutboxMessage(topic=SUBMITTED, key=art.artifact_id.encode(), value=job_id.encode(),
+                         headers=(("job_id", job_id.encode()), ("bin", b"\x00\xff")))
+
+
+def submit(store: PostgresMetadataStore, user: str = "alice", n: int = 0,
+           **kw: Any) -> tuple[str, ArtifactRecord]:
+    art = artifact(user, n, **kw)
+    job = ids.job_id(user, f"req-{n}")
+    result = store.submit(art, job, [submission(art, job)])
+    assert result.created
+    return job, art
+
+
+def scalar(dsn: str, query: str, *params: Any) -> Any:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(query.encode(), params or None).fetchone()
+        return row[0] if row else None
+
+
+def count(dsn: str, table: str) -> int:
+    return int(scalar(dsn, f"SELECT count(*) FROM {table}"))
+
+
+def in_threads(n: int, fn: Callable[[int], Any]) -> list[Any]:
+    """Run ``fn(i)`` on ``n`` threads released together; re-raise the first error."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = fn(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    if errors:
+        raise errors[0]
+    return results
+
+
+def run_all_stages(store: PostgresMetadataStore, job: str) -> None:
+    for stage in STAGES:
+        store.stage_started(job, stage, 1)
+        store.stage_succeeded(job, stage, f"{stage} ok")
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def test_is_a_metadata_store(store: PostgresMetadataStore) -> None:
+    assert isinstance(store, MetadataStore)
+    store.check()
+
+
+def test_migrations_apply_once_and_are_idempotent(dsn: str) -> None:
+    with PostgresMetadataStore(dsn) as s:
+        assert s.migrate() == ALL_VERSIONS
+        assert s.migrate() == []
+    with PostgresMetadataStore(dsn) as s:
+        assert s.migrate() == []
+    assert count(dsn, "schema_migrations") == len(ALL_VERSIONS)
+    assert scalar(dsn, "SELECT name FROM schema_migrations WHERE version = 1") == "init"
+
+
+def test_concurrent_migrate_does_not_fail(dsn: str) -> None:
+    stores = [PostgresMetadataStore(dsn) for _ in range(3)]
+    try:
+        results = in_threads(3, lambda i: stores[i].migrate())
+    finally:
+        for s in stores:
+            s.close()
+    applied = sorted(v for r in results for v in r)
+    assert applied == ALL_VERSIONS  # each version applied by exactly one of them
+    assert count(dsn, "schema_migrations") == len(ALL_VERSIONS)
+
+
+# --------------------------------------------------------------------------- users
+
+
+def test_users(store: PostgresMetadataStore) -> None:
+    assert not store.user_exists("u1")
+    store.ensure_user("u1")
+    store.ensure_user("u1", "Una")
+    store.ensure_user("u1", "Other")
+    assert store.user_exists("u1")
+    assert not store.user_exists("u2")
+
+
+# --------------------------------------------------------------------------- submit
+
+
+def test_submit_creates_job_stages_outbox_and_event(store: PostgresMetadataStore, dsn: str) -> None:
+    job, art = submit(store, title="Notes")
+    assert store.user_exists("alice")
+    view = store.get_job("alice", job)
+    assert view is not None
+    assert (view.status, view.artifact_id, view.title, view.source_uri) == (
+        "queued", art.artifact_id, "Notes", art.source_uri)
+    assert [s.stage for s in view.stages] == list(STAGES)
+    assert all(s.status == "pending" and s.attempts == 0 for s in view.stages)
+    assert view.finished_at is None and view.error is None
+    assert store.job_owner(job) == "alice"
+    events = store.job_events("alice", job)
+    assert [(e["stage"], e["status"]) for e in events] == [("gateway", "queued")]
+    assert set(events[0]) >= {"stage", "status", "detail", "attempt", "at"}
+    assert count(dsn, "outbox") == 1
+    assert scalar(dsn, "SELECT job_id FROM outbox") == job
+    assert scalar(dsn, "SELECT attributes->>'n' FROM artifacts") == "0"
+
+
+def test_duplicate_job_id_is_idempotent(store: PostgresMetadataStore, dsn: str) -> None:
+    job, art = submit(store)
+    again = store.submit(art, job, [submission(art, job), submission(art, job)])
+    assert (again.created, again.job_id, again.artifact_id) == (False, job, art.artifact_id)
+    assert count(dsn, "outbox") == 1
+    assert count(dsn, "jobs") == 1
+    assert count(dsn, "job_stages") == len(STAGES)
+    assert len(store.job_events("alice", job)) == 1
+
+
+def test_concurrent_duplicate_submits_create_one_job(store: PostgresMetadataStore, dsn: str) -> None:
+    art = artifact()
+    job = ids.job_id("alice", "same")
+    results = in_threads(4, lambda i: store.submit(art, job, [submission(art, job)]))
+    assert sorted(r.created for r in results) == [False, False, False, True]
+    assert count(dsn, "outbox") == 1
+    assert count(dsn, "artifacts") == 1
+
+
+def test_same_artifact_twice_keeps_one_artifact_row(store: PostgresMetadataStore, dsn: str) -> None:
+    art = artifact()
+    j1, j2 = ids.job_id("alice", "a"), ids.job_id("alice", "b")
+    assert store.submit(art, j1, [submission(art, j1)]).created
+    assert store.submit(art, j2, [submission(art, j2)]).created
+    assert count(dsn, "artifacts") == 1
+    assert count(dsn, "jobs") == 2
+    assert count(dsn, "outbox") == 2
+
+
+def test_failed_submit_leaves_nothing(store: PostgresMetadataStore, dsn: str) -> None:
+    art = artifact()
+    job = ids.job_id("alice", "bad")
+    bad = OutboxMessage(topic="", key=b"k", value=b"v")  # violates the non-empty topic check
+    with pytest.raises(psycopg.errors.CheckViolation):
+        store.submit(art, job, [submission(art, job), bad])
+    for table in ("users", "artifacts", "jobs", "job_stages", "job_events", "outbox"):
+        assert count(dsn, table) == 0, table
+    assert store.get_job("alice", job) is None
+    # The store is still usable and the same submission now succeeds.
+    assert store.submit(art, job, [submission(art, job)]).created
+
+
+def test_register_external_has_no_outbox(store: PostgresMetadataStore, dsn: str) -> None:
+    art = artifact("bob")
+    job = ids.job_id("bob", "ext")
+    assert store.register_external(art, job).created
+    assert not store.register_external(art, job).created
+    assert count(dsn, "outbox") == 0
+    view = store.get_job("bob", job)
+    assert view is not None and view.status == "queued"
+    assert [(e["stage"], e["status"]) for e in store.job_events("bob", job)] == [("gateway", "queued")]
+
+
+# --------------------------------------------------------------------------- outbox
+
+
+def test_claim_roundtrips_messages_in_id_order(store: PostgresMetadataStore) -> None:
+    jobs = [submit(store, n=i)[0] for i in range(3)]
+    rows = store.claim_outbox(10)
+    assert [r.message.value for r in rows] == [j.encode() for j in jobs]
+    assert rows == sorted(rows, key=lambda r: r.id)
+    first = rows[0]
+    assert first.attempts == 0
+    assert first.message.topic == SUBMITTED
+    assert list(first.message.headers) == [("job_id", jobs[0].encode()), ("bin", b"\x00\xff")]
+    assert isinstance(first.message.key, bytes)
+
+
+def test_claim_lease_publish_release(store: PostgresMetadataStore, dsn: str) -> None:
+    for i in range(3):
+        submit(store, n=i)
+    first = store.claim_outbox(2)
+    assert len(first) == 2
+    second = store.claim_outbox(2)
+    assert [r.id for r in second] == [max(r.id for r in first) + 1]  # leased rows are skipped
+    assert store.claim_outbox(5) == []
+
+    store.mark_published([first[0].id])
+    store.release_outbox([first[1].id], "broker down")
+    again = store.claim_outbox(5)
+    assert [(r.id, r.attempts) for r in again] == [(first[1].id, 1)]
+    assert scalar(dsn, "SELECT last_error FROM outbox WHERE id = %s", first[1].id) == "broker down"
+
+    store.mark_published([r.id for r in again + second])
+    store.release_outbox([first[0].id], "late")  # releasing a published row changes nothing
+    assert store.claim_outbox(5) == []
+    assert count(dsn, "outbox WHERE published_at IS NULL") == 0
+    assert scalar(dsn, "SELECT attempts FROM outbox WHERE id = %s", first[0].id) == 0
+    store.mark_published([])
+    store.release_outbox([], "nothing")
+    assert store.claim_outbox(0) == []
+
+
+def test_expired_lease_is_claimable_again(store: PostgresMetadataStore) -> None:
+    submit(store)
+    [row] = store.claim_outbox(1, lease_seconds=0.2)
+    assert store.claim_outbox(1) == []
+    time.sleep(0.4)
+    [again] = store.claim_outbox(1)
+    assert again.id == row.id
+
+
+def test_concurrent_claimers_never_share_a_row(store: PostgresMetadataStore, dsn: str) -> None:
+    art = artifact()
+    job = ids.job_id("alice", "many")
+    messages = [OutboxMessage(topic=f"t{i}", key=b"k", value=str(i).encode()) for i in range(120)]
+    store.submit(art, job, messages)
+    claimers = [PostgresMetadataStore(dsn, max_size=1) for _ in range(4)]
+
+    def drain(i: int) -> list[int]:
+        got: list[int] = []
+        while rows := claimers[i].claim_outbox(7):
+            got.extend(r.id for r in rows)
+        return got
+
+    try:
+        results = in_threads(4, drain)
+    finally:
+        for c in claimers:
+            c.close()
+    claimed = [i for r in results for i in r]
+    assert len(claimed) == len(set(claimed)) == 120
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def test_stage_lifecycle_to_success(store: PostgresMetadataStore) -> None:
+    job, _ = submit(store)
+    store.stage_started(job, "extract", 1)
+    view = store.get_job("alice", job)
+    assert view is not None and view.status == "running"
+    assert view.stages[0].status == "running" and view.stages[0].started_at is not None
+    store.stage_succeeded(job, "extract", "12 chars")
+    store.stage_started(job, "chunk", 1)
+    store.stage_succeeded(job, "chunk")
+    view = store.get_job("alice", job)
+    assert view is not None and view.status == "running" and view.finished_at is None
+    store.stage_started(job, "embed", 2)
+    store.stage_succeeded(job, "embed", "3 chunks")
+
+    view = store.get_job("alice", job)
+    assert view is not None
+    assert view.status == "succeeded" and view.finished_at is not None and view.error is None
+    assert [(s.stage, s.status, s.attempts, s.detail) for s in view.stages] == [
+        ("extract", "succeeded", 1, "12 chars"),
+        ("chunk", "succeeded", 1, None),
+        ("embed", "succeeded", 2, "3 chunks"),
+    ]
+    assert all(s.finished_at is not None for s in view.stages)
+    events = store.job_events("alice", job)
+    assert [(e["stage"], e["status"]) for e in events] == [
+        ("gateway", "queued"),
+        ("extract", "running"), ("extract", "succeeded"),
+        ("chunk", "running"), ("chunk", "succeeded"),
+        ("embed", "running"), ("embed", "succeeded"),
+        ("job", "succeeded"),
+    ]
+    assert events[5]["attempt"] == 2
+    assert [e["at"] for e in events] == sorted(e["at"] for e in events)
+
+
+def test_concurrent_stage_successes_finish_the_job(store: PostgresMetadataStore) -> None:
+    job, _ = submit(store)
+    for stage in STAGES:
+        store.stage_started(job, stage, 1)
+    in_threads(len(STAGES), lambda i: store.stage_succeeded(job, STAGES[i]))
+    view = store.get_job("alice", job)
+    assert view is not None and view.status == "succeeded"
+
+
+def test_stage_retry_then_failure_with_reason(store: PostgresMetadataStore) -> None:
+    job, _ = submit(store)
+    store.stage_started(job, "extract", 1)
+    store.stage_retrying(job, "extract", 1, "timeout")
+    view = store.get_job("alice", job)
+    assert view is not None and view.status == "running"
+    assert (view.stages[0].status, view.stages[0].detail) == ("retrying", "timeout")
+    store.stage_started(job, "extract", 2)
+    store.job_failed(job, "extract", "unsupported PDF")
+
+    view = store.get_job("alice", job)
+    assert view is not None
+    assert (view.status, view.error) == ("failed", "unsupported PDF")
+    assert view.finished_at is not None
+    assert [(s.status, s.attempts) for s in view.stages] == [("failed", 2), ("skipped", 0), ("skipped", 0)]
+    assert view.stages[0].detail == "unsupported PDF"
+    events = store.job_events("alice", job)
+    assert [(e["stage"], e["status"], e["attempt"]) for e in events][1:] == [
+        ("extract", "running", 1), ("extract", "retrying", 1),
+        ("extract", "running", 2), ("extract", "failed", 2),
+    ]
+    assert events[-1]["detail"] == "unsupported PDF"
+
+
+def test_finished_jobs_do_not_regress(store: PostgresMetadataStore) -> None:
+    job, _ = submit(store)
+    run_all_stages(store, job)
+    before = store.get_job("alice", job)
+    n_events = len(store.job_events("alice", job))
+
+    store.stage_started(job, "extract", 1)
+    store.stage_retrying(job, "chunk", 2, "replayed")
+    store.stage_succeeded(job, "embed")
+    store.job_failed(job, "embed", "late failure")
+    store.job_duplicate(job, "other")
+
+    after = store.get_job("alice", job)
+    assert after == before
+    assert len(store.job_events("alice", job)) == n_events
+
+    failed, _ = submit(store, n=1)
+    store.job_failed(failed, "extract", "boom")
+    store.stage_started(failed, "extract", 2)
+    store.stage_succeeded(failed, "extract")
+    view = store.get_job("alice", failed)
+    assert view is not None and (view.status, view.error) == ("failed", "boom")
+
+
+def test_job_duplicate(store: PostgresMetadataStore) -> None:
+    original, art = submit(store)
+    run_all_stages(store, original)
+    dup = ids.job_id("alice", "again")
+    assert store.submit(art, dup, [submission(art, dup)]).created
+    store.stage_started(dup, "extract", 1)
+    store.job_duplicate(dup, original)
+    view = store.get_job("alice", dup)
+    assert view is not None
+    assert (view.status, view.duplicate_of) == ("duplicate", original)
+    assert view.finished_at is not None
+    assert [s.status for s in view.stages] == ["succeeded", "skipped", "skipped"]
+    assert store.job_events("alice", dup)[-1]["status"] == "duplicate"
+    store.stage_started(dup, "chunk", 1)
+    view = store.get_job("alice", dup)
+    assert view is not None and view.status == "duplicate"
+
+
+def test_unknown_stage_is_rejected(store: PostgresMetadataStore) -> None:
+    job, _ = submit(store)
+    with pytest.raises(ValueError):
+        store.stage_started(job, "nope", 1)
+
+
+def test_unknown_job_ids_are_noops(store: PostgresMetadataStore, dsn: str) -> None:
+    ghost = "00000000-0000-0000-0000-000000000000"
+    store.stage_started(ghost, "extract", 1)
+    store.stage_succeeded(ghost, "extract")
+    store.stage_retrying(ghost, "chunk", 1, "x")
+    store.job_failed(ghost, "embed", "x")
+    store.job_duplicate(ghost, "y")
+    assert store.get_job("alice", ghost) is None
+    assert store.job_events("alice", ghost) == []
+    assert store.job_owner(ghost) is None
+    assert count(dsn, "job_events") == 0
+
+
+# --------------------------------------------------------------------------- requeue
+
+
+def test_requeue_unfinished(store: PostgresMetadataStore, dsn: str) -> None:
+    running, _ = submit(store, n=0)
+    done, _ = submit(store, n=1)
+    queued, _ = submit(store, n=2)
+    ext_art = artifact(n=3)
+    external = ids.job_id("alice", "ext")
+    store.register_external(ext_art, external)
+    # A non-submission message of the running job stays published.
+    with psycopg.connect(dsn) as conn:
+        conn.execute("INSERT INTO outbox (topic, key, value, job_id, published_at) "
+                     "VALUES ('sb.chunks.ready', 'k', 'v', %s, now())", (running,))
+    store.mark_published([r.id for r in store.claim_outbox(10)])
+    assert store.claim_outbox(10) == []
+
+    store.stage_started(running, "extract", 1)
+    store.stage_succeeded(running, "extract")
+    store.stage_started(running, "chunk", 1)
+    run_all_stages(store, done)
+    store.stage_started(external, "extract", 1)
+
+    assert store.requeue_unfinished() == 2
+    rows = store.claim_outbox(10)
+    assert sorted(r.message.value for r in rows) == sorted([running.encode(), queued.encode()])
+    assert all(r.message.topic == SUBMITTED for r in rows)
+
+    view = store.get_job("alice", running)
+    assert view is not None and view.status == "running"
+    assert [s.status for s in view.stages] == ["succeeded", "pending", "pending"]
+    queued_view = store.get_job("alice", queued)
+    assert queued_view is not None and queued_view.status == "queued"
+    done_view = store.get_job("alice", done)
+    assert done_view is not None and done_view.status == "succeeded"
+    ext_view = store.get_job("alice", external)
+    assert ext_view is not None and ext_view.stages[0].status == "running"
+    assert store.job_events("alice", running)[-1]["status"] == "requeued"
+
+    store.mark_published([r.id for r in rows])
+    assert count(dsn, "outbox WHERE published_at IS NULL") == 0
+    assert store.requeue_unfinished() == 2
+
+
+# --------------------------------------------------------------------------- documents & sources
+
+
+def document(art: ArtifactRecord, *, chunk_count: int | None = None, title: str = "Doc") -> DocumentRecord:
+    return DocumentRecord(
+        document_id=ids.document_id(art.artifact_id), user_id=art.user_id, artifact_id=art.artifact_id,
+        source_id=art.source_id, title=title, modality="text", content_type=art.content_type,
+        captured_at=datetime(2024, 5, 1, 12, tzinfo=UTC), captured_at_source="frontmatter",
+        ingested_at=datetime.now(UTC), char_count=42, chunk_count=chunk_count, metadata={"lang": "en"},
+    )
+
+
+def test_documents(store: PostgresMetadataStore) -> None:
+    _, art = submit(store)
+    doc = document(art)
+    store.save_document(doc)
+    store.save_document(doc)  # idempotent
+    assert store.get_document("alice", doc.document_id) == doc
+    store.set_chunk_count(doc.document_id, 3)
+    got = store.get_document("alice", doc.document_id)
+    assert got is not None and got.chunk_count == 3
+    store.save_document(document(art, title="Renamed"))  # replay keeps the count
+    got = store.get_document("alice", doc.document_id)
+    assert got is not None
+    assert (got.title, got.chunk_count, dict(got.metadata)) == ("Renamed", 3, {"lang": "en"})
+    store.set_chunk_count("missing", 1)
+    assert store.get_document("alice", "missing") is None
+
+
+def test_list_sources(store: PostgresMetadataStore) -> None:
+    captured = datetime(2023, 1, 2, tzinfo=UTC)
+    j0, a0 = submit(store, n=0, title="zero", captured_at=captured)
+    j1, a1 = submit(store, n=1)
+    j2, _ = submit(store, n=2, title="two")
+    doc = document(a1, chunk_count=5, title="one (extracted)")
+    store.save_document(doc)
+    run_all_stages(store, j1)
+    store.job_failed(j2, "extract", "bad")
+
+    sources = store.list_sources("alice")
+    assert [s.job_id for s in sources] == [j2, j1, j0]
+    s2, s1, s0 = sources
+    assert (s2.status, s2.title, s2.document_id, s2.modality, s2.chunk_count) == (
+        "failed", "two", None, None, None)
+    assert (s1.status, s1.document_id, s1.modality, s1.chunk_count, s1.title) == (
+        "succeeded", doc.document_id, "text", 5, "one (extracted)")
+    assert s1.captured_at == doc.captured_at
+    assert s1.ingested_at == doc.ingested_at
+    assert (s0.status, s0.captured_at, s0.title) == ("queued", captured, "zero")
+    assert (s0.artifact_id, s0.source_id, s0.source_uri, s0.content_type, s0.size_bytes) == (
+        a0.artifact_id, a0.source_id, a0.source_uri, a0.content_type, a0.size_bytes)
+    assert s0.ingested_at is not None
+
+    assert [s.job_id for s in store.list_sources("alice", limit=2)] == [j2, j1]
+    assert [s.job_id for s in store.list_sources("alice", limit=2, offset=2)] == [j0]
+    assert store.list_sources("alice", offset=3) == []
+
+
+def test_per_user_isolation(store: PostgresMetadataStore) -> None:
+    job, art = submit(store, "alice")
+    store.stage_started(job, "extract", 1)
+    doc = document(art)
+    store.save_document(doc)
+    bob_job, _ = submit(store, "bob", n=7)
+
+    assert store.get_job("bob", job) is None
+    assert store.job_events("bob", job) == []
+    assert store.get_document("bob", doc.document_id) is None
+    assert [s.job_id for s in store.list_sources("bob")] == [bob_job]
+    assert store.list_sources("carol") == []
+    assert store.get_job("alice", bob_job) is None
+
+    # Bob cannot overwrite Alice's document by reusing its id.
+    store.save_document(DocumentRecord(
+        document_id=doc.document_id, user_id="bob", artifact_id=art.artifact_id, source_id="x",
+        title="stolen",
+        modality="text", content_type="text/plain", captured_at=doc.captured_at, captured_at_source="x",
+        ingested_at=doc.ingested_at + timedelta(seconds=1), char_count=1,
+    ))
+    got = store.get_document("alice", doc.document_id)
+    assert got is not None and got.title == doc.title

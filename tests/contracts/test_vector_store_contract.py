@@ -1,0 +1,479 @@
+"""One contract for every :class:`secondbrain.ports.VectorStore` implementation.
+
+Runs against the edge store (on disk, in a tmp dir), qdrant-client local mode (in memory) and
+qdrant-client over REST against the qdrant-edge-backed dev server (a subprocess).  Dense
+vectors are real all-MiniLM-L6-v2 embeddings; sparse vectors come from the production
+BM25 encoder.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorHit, VectorPoint, VectorStore
+from secondbrain.sparse import Bm25Encoder
+from secondbrain.stores.vector_payload import collection_name, rfc3339
+from secondbrain.stores.vectors_edge import EdgeVectorStore
+from secondbrain.stores.vectors_qdrant import QdrantVectorStore
+
+from ._embed import DIMENSION, embed
+EdgeServer = Any
+
+ALICE, BOB, NOBODY = "alice", "bob", "nobody"
+ENCODER = Bm25Encoder()
+
+
+# --------------------------------------------------------------------------- corpus
+
+def _dt(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True)
+class Doc:
+    key: str
+    modality: str
+    captured_at: str
+    ingested_at: str
+    title: str
+    chunks: tuple[str, ...]
+
+
+DOCS: tuple[Doc, ...] = (
+    Doc("bread", "note", "2024-03-01T00:00:00Z", "2024-06-01T10:00:00Z", "Sourdough notes", (
+        "To bake sourdough bread, feed the starter the night before, mix flour, water and salt, "
+        "let the dough rise for eight hours and bake it at 230 degrees in a Dutch oven.",
+        "A good sourdough crumb needs a long cold fermentation of the dough in the fridge.",
+    )),
+    Doc("invoices", "pdf", "2024-02-15T12:00:00Z", "2024-06-02T08:00:00Z", "Acme invoices", (
+        "Invoice 8391 from Acme Hosting: monthly cloud server rental, total 240 EUR, due 30 March.",
+        "Invoice 7204 from Acme Hosting: monthly cloud server rental, total 240 EUR, due 30 April.",
+        "Invoice 5512 from Acme Hosting: monthly cloud server rental, total 240 EUR, due 30 May.",
+        "Invoice 6630 from Acme Hosting: monthly cloud server rental, total 240 EUR, due 30 June.",
+    )),
+    Doc("trip", "email", "2024-04-10T07:30:00Z", "2024-06-03T18:00:00Z", "Lisbon trip", (
+        "Your flight to Lisbon departs on Friday at 7:40 from gate B12; hotel check-in is after 3pm in Alfama.",
+        "Remember to pack the passport and a power adapter for Portugal.",
+    )),
+    Doc("health", "note", "2023-12-31T23:59:59Z", "2024-06-01T09:59:59Z", "Health", (
+        "The dentist appointment moved to Tuesday morning; bring the insurance card.",
+        "Training plan: three easy five kilometre runs per week and one long run on Sunday.",
+    )),
+    Doc("work", "chat", "2024-05-20T14:00:00Z", "2024-06-04T09:00:00Z", "Planning", (
+        "The quarterly planning meeting decided to migrate the billing service from Postgres 12 to 16.",
+        "Marta owns the migration runbook and the rollback plan for the billing database.",
+    )),
+)
+
+
+def doc_id(user: str, key: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"doc/{user}/{key}"))
+
+
+def point_id(user: str, key: str, index: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"chunk/{user}/{key}/{index}"))
+
+
+@pytest.fixture(scope="session")
+def dense_by_text() -> dict[str, list[float]]:
+    texts = [c for d in DOCS for c in d.chunks]
+    return dict(zip(texts, embed(texts), strict=True))
+
+
+def corpus(user: str, dense_by_text: dict[str, list[float]]) -> list[VectorPoint]:
+    points = []
+    for doc in DOCS:
+        sparse = ENCODER.encode_documents(doc.chunks)
+        for i, text in enumerate(doc.chunks):
+            pid = point_id(user, doc.key, i)
+            points.append(VectorPoint(id=pid, dense=dense_by_text[text], sparse=sparse[i], payload={
+                "user_id": user, "document_id": doc_id(user, doc.key), "source_id": f"src-{doc.key}",
+                "chunk_id": pid, "chunk_index": i, "modality": doc.modality, "title": doc.title,
+                "text": text, "captured_at": doc.captured_at, "ingested_at": doc.ingested_at,
+                "char_start": 0, "char_end": len(text),
+            }))
+    return points
+
+
+def pid_of(user: str, key: str, index: int = 0) -> str:
+    return point_id(user, key, index)
+
+
+def query(store: VectorStore, user: str, text: str, **kw: Any) -> list[VectorHit]:
+    kw.setdefault("limit", 5)
+    return store.search(user, dense=embed([text])[0], sparse=ENCODER.encode_query(text), **kw)
+
+
+# --------------------------------------------------------------------------- implementations
+
+@pytest.fixture(scope="session")
+def edge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EdgeServer]:
+    server = EdgeServer(tmp_path_factory.mktemp("qdrant-edge-server"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class Harness:
+    kind: str
+    store: VectorStore
+    # Close the store and open a new one on the same data; None when the data is in memory only.
+    reopen: Callable[[], VectorStore] | None
+
+
+@pytest.fixture(params=["edge", "qdrant-local"])
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    kind = request.param
+    h: Harness
+    if kind == "edge":
+        root = tmp_path / "vectors"
+
+        def reopen_edge() -> VectorStore:
+            h.store.close()
+            h.store = EdgeVectorStore(root)
+            return h.store
+
+        h = Harness(kind, EdgeVectorStore(root), reopen_edge)
+    elif kind == "qdrant-local":
+        h = Harness(kind, QdrantVectorStore.local(), None)
+    else:
+        server: EdgeServer = request.getfixturevalue("edge_server")
+        # The server is shared by the session: a fresh prefix keeps each test's collections apart.
+        prefix = f"t{uuid.uuid4().hex[:10]}_"
+
+        def reopen_rest() -> VectorStore:
+            h.store.close()
+            server.restart()  # the server process too, so its on-disk state is what is read back
+            h.store = QdrantVectorStore.from_url(server.url, collection_prefix=prefix)
+            return h.store
+
+        h = Harness(kind, QdrantVectorStore.from_url(server.url, collection_prefix=prefix), reopen_rest)
+    try:
+        yield h
+    finally:
+        h.store.close()
+
+
+@pytest.fixture
+def loaded(harness: Harness, dense_by_text: dict[str, list[float]]) -> Harness:
+    """Alice and Bob each hold the whole corpus (with their own ids)."""
+    for user in (ALICE, BOB):
+        harness.store.ensure_collection(user, DIMENSION)
+        harness.store.upsert(user, corpus(user, dense_by_text))
+    return harness
+
+
+N_POINTS = sum(len(d.chunks) for d in DOCS)
+
+
+# --------------------------------------------------------------------------- tests
+
+def test_implements_protocol(harness: Harness) -> None:
+    assert isinstance(harness.store, VectorStore)
+    harness.store.check()
+
+
+def test_ensure_collection_is_idempotent(harness: Harness, dense_by_text: dict[str, list[float]]) -> None:
+    store = harness.store
+    name = store.ensure_collection(ALICE, DIMENSION)
+    assert name.endswith(collection_name(ALICE))
+    store.upsert(ALICE, corpus(ALICE, dense_by_text))
+    assert store.ensure_collection(ALICE, DIMENSION) == name
+    assert store.count(ALICE) == N_POINTS
+    with pytest.raises(ValueError):
+        store.ensure_collection(ALICE, DIMENSION + 1)
+
+
+def test_rejects_unsafe_user_ids(harness: Harness) -> None:
+    for bad in ("../etc", "a/b", "a\\b", "", ".hidden", "x" * 200):
+        with pytest.raises(ValueError):
+            harness.store.ensure_collection(bad, DIMENSION)
+        with pytest.raises(ValueError):
+            harness.store.count(bad)
+
+
+def test_upsert_replay_does_not_duplicate(loaded: Harness, dense_by_text: dict[str, list[float]]) -> None:
+    store = loaded.store
+    points = corpus(ALICE, dense_by_text)
+    store.upsert(ALICE, points)
+    store.upsert(ALICE, points[:3])
+    assert store.count(ALICE) == N_POINTS
+    # a replay with a changed payload replaces the point
+    first = points[0]
+    store.upsert(ALICE, [VectorPoint(first.id, first.dense, first.sparse, {**first.payload, "title": "v2"})])
+    assert store.count(ALICE) == N_POINTS
+    hits, _ = store.scroll(ALICE, flt=VectorFilter(document_ids=[first.payload["document_id"]]), limit=100)
+    assert {h.id: h.payload["title"] for h in hits}[first.id] == "v2"
+
+
+def test_payload_round_trips(loaded: Harness, dense_by_text: dict[str, list[float]]) -> None:
+    expected = {p.id: p.payload for p in corpus(ALICE, dense_by_text)}
+    hits, _ = loaded.store.scroll(ALICE, limit=100)
+    assert {h.id: h.payload for h in hits} == expected
+    assert all(h.score == 0.0 for h in hits)
+
+
+def test_upsert_refuses_payload_of_another_user(harness: Harness, dense_by_text: dict[str, list[float]]) -> None:
+    harness.store.ensure_collection(ALICE, DIMENSION)
+    with pytest.raises(ValueError):
+        harness.store.upsert(ALICE, corpus(BOB, dense_by_text)[:1])
+
+
+@pytest.mark.parametrize(("text", "key", "index"), [
+    ("how long should sourdough dough rise before baking", "bread", 0),
+    ("when does my flight to Lisbon leave", "trip", 0),
+    ("who is responsible for the database migration rollback", "work", 1),
+    ("when is my dentist appointment", "health", 0),
+])
+def test_hybrid_ranks_relevant_chunk_first(loaded: Harness, text: str, key: str, index: int) -> None:
+    for mode in ("hybrid", "dense"):
+        hits = query(loaded.store, ALICE, text, mode=mode)
+        assert hits[0].id == pid_of(ALICE, key, index), (mode, [h.payload["text"] for h in hits])
+        assert hits[0].payload["text"] == DOCS[[d.key for d in DOCS].index(key)].chunks[index]
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert len({h.id for h in hits}) == len(hits)
+
+
+def test_exact_identifier_is_found_by_sparse(loaded: Harness) -> None:
+    store = loaded.store
+    target = pid_of(ALICE, "invoices", 0)  # "Invoice 8391 ..."
+    sparse_hits = query(store, ALICE, "invoice 8391", mode="sparse")
+    assert sparse_hits[0].id == target
+    assert sparse_hits[0].score > sparse_hits[1].score  # the rare number outweighs the common word
+    hybrid_hits = query(store, ALICE, "invoice 8391", mode="hybrid")
+    assert hybrid_hits[0].id == target
+    # The four invoices differ only in their numbers, so dense ranking cannot single out the
+    # right one (it happens to, or not, by chance); sparse and hybrid must.
+    dense_hits = query(store, ALICE, "invoice 8391", mode="dense")
+    assert target in {h.id for h in dense_hits}  # present, at whatever rank
+
+
+def test_sparse_only_and_dense_only_inputs(loaded: Harness) -> None:
+    store = loaded.store
+    # hybrid with one side missing degrades to the other side
+    hits = store.search(ALICE, dense=None, sparse=ENCODER.encode_query("passport adapter"), limit=3)
+    assert hits[0].id == pid_of(ALICE, "trip", 1)
+    hits = store.search(ALICE, dense=embed(["passport and power adapter"])[0],
+                        sparse=SparseVector([], []), limit=3)
+    assert hits[0].id == pid_of(ALICE, "trip", 1)
+    # a query made only of stopwords matches nothing in sparse mode
+    assert store.search(ALICE, dense=None, sparse=ENCODER.encode_query("the of and"), limit=3,
+                        mode="sparse") == []
+    assert store.search(ALICE, dense=None, sparse=None, limit=3) == []
+    with pytest.raises(ValueError):
+        store.search(ALICE, dense=None, sparse=None, limit=3, mode="dense")
+    assert len(query(store, ALICE, "bread", limit=2)) == 2
+    assert query(store, ALICE, "bread", limit=0) == []
+
+
+def test_filters_restrict_search(loaded: Harness) -> None:
+    store = loaded.store
+    text = "sourdough bread baking"
+    pdf = query(store, ALICE, text, limit=20, flt=VectorFilter(modalities=["pdf"]))
+    assert pdf and {h.payload["modality"] for h in pdf} == {"pdf"}
+    assert len(pdf) == 4
+    trip = query(store, ALICE, text, limit=20, flt=VectorFilter(document_ids=[doc_id(ALICE, "trip")]))
+    assert {h.id for h in trip} == {pid_of(ALICE, "trip", 0), pid_of(ALICE, "trip", 1)}
+    by_source = query(store, ALICE, text, limit=20, mode="sparse", flt=VectorFilter(source_ids=["src-bread"]))
+    assert {h.payload["source_id"] for h in by_source} == {"src-bread"}
+    both = query(store, ALICE, text, limit=20, flt=VectorFilter(
+        document_ids=[doc_id(ALICE, "bread"), doc_id(ALICE, "health")], modalities=["note"],
+        time_range=TimeRange(start=_dt("2024-01-01T00:00:00Z"))))
+    assert {h.id for h in both} == {pid_of(ALICE, "bread", 0), pid_of(ALICE, "bread", 1)}
+    assert query(store, ALICE, text, flt=VectorFilter(document_ids=[])) == []
+    assert query(store, ALICE, text, flt=VectorFilter(modalities=["video"])) == []
+
+
+def _keys(hits: list[VectorHit]) -> set[str]:
+    return {h.payload["title"] for h in hits}
+
+
+def test_time_range_is_half_open_on_captured_at(loaded: Harness) -> None:
+    store = loaded.store
+    march = VectorFilter(time_range=TimeRange(_dt("2024-03-01T00:00:00Z"), _dt("2024-04-01T00:00:00Z")))
+    assert store.count(ALICE, march) == 2  # bread, captured exactly at the start
+    assert _keys(query(store, ALICE, "anything at all", limit=20, flt=march)) == {"Sourdough notes"}
+    february = VectorFilter(time_range=TimeRange(_dt("2024-02-01T00:00:00Z"), _dt("2024-03-01T00:00:00Z")))
+    assert _keys(query(store, ALICE, "sourdough bread", limit=20, flt=february)) == {"Acme invoices"}
+    # the same instant written with another UTC offset
+    plus_one = timezone(timedelta(hours=1))
+    shifted = VectorFilter(time_range=TimeRange(datetime(2024, 3, 1, 1, 0, tzinfo=plus_one), None))
+    assert _keys(query(store, ALICE, "anything", limit=20, flt=shifted)) == {
+        "Sourdough notes", "Lisbon trip", "Planning"}
+    until = VectorFilter(time_range=TimeRange(None, _dt("2024-01-01T00:00:00Z")))
+    assert _keys(query(store, ALICE, "anything", limit=20, flt=until)) == {"Health"}
+    assert store.count(ALICE, VectorFilter(time_range=TimeRange(None, None))) == N_POINTS
+    empty = VectorFilter(time_range=TimeRange(_dt("2024-03-01T00:00:00Z"), _dt("2024-03-01T00:00:00Z")))
+    assert store.count(ALICE, empty) == 0
+
+
+def test_time_range_on_ingested_at(loaded: Harness) -> None:
+    store = loaded.store
+    from_ten = VectorFilter(time_field="ingested_at",
+                            time_range=TimeRange(_dt("2024-06-01T10:00:00Z"), _dt("2024-06-02T08:00:00Z")))
+    assert _keys(query(store, ALICE, "dentist appointment", limit=20, flt=from_ten)) == {"Sourdough notes"}
+    before_ten = VectorFilter(time_field="ingested_at", time_range=TimeRange(None, _dt("2024-06-01T10:00:00Z")))
+    assert _keys(query(store, ALICE, "sourdough", limit=20, flt=before_ten)) == {"Health"}
+    assert store.count(ALICE, before_ten) == 2
+    # the captured_at of "Health" is 2023, so the same range on captured_at finds nothing of it
+    on_captured = VectorFilter(time_range=TimeRange(_dt("2024-06-01T00:00:00Z"), _dt("2024-06-05T00:00:00Z")))
+    assert store.count(ALICE, on_captured) == 0
+
+
+def test_users_are_isolated(loaded: Harness) -> None:
+    store = loaded.store
+    alice_ids = {p for d in DOCS for p in (pid_of(ALICE, d.key, i) for i in range(len(d.chunks)))}
+    for mode in ("hybrid", "dense", "sparse"):
+        hits = query(store, ALICE, "invoice 8391 sourdough Lisbon", limit=50, mode=mode)
+        assert hits and {h.id for h in hits} <= alice_ids
+        assert {h.payload["user_id"] for h in hits} == {ALICE}
+    hits, _ = store.scroll(ALICE, limit=100)
+    assert {h.id for h in hits} == alice_ids
+    # a filter naming Bob's document does not reach into Bob's collection
+    assert query(store, ALICE, "bread", flt=VectorFilter(document_ids=[doc_id(BOB, "bread")])) == []
+    store.delete_where(ALICE, VectorFilter(document_ids=[doc_id(BOB, "bread")]))
+    assert store.count(BOB) == N_POINTS
+    store.drop_user(ALICE)
+    assert store.count(BOB) == N_POINTS
+
+
+def test_unknown_user_has_nothing(loaded: Harness) -> None:
+    store = loaded.store
+    assert query(store, NOBODY, "sourdough bread") == []
+    assert store.count(NOBODY) == 0
+    assert store.count(NOBODY, VectorFilter(modalities=["note"])) == 0
+    assert store.scroll(NOBODY) == ([], None)
+    store.delete_where(NOBODY, VectorFilter(document_ids=["x"]))
+    store.drop_user(NOBODY)
+    assert store.count(NOBODY) == 0
+
+
+def test_delete_where_removes_exactly_one_document(loaded: Harness) -> None:
+    store = loaded.store
+    invoices = VectorFilter(document_ids=[doc_id(ALICE, "invoices")])
+    assert store.count(ALICE, invoices) == 4
+    store.delete_where(ALICE, invoices)
+    assert store.count(ALICE, invoices) == 0
+    assert store.count(ALICE) == N_POINTS - 4
+    assert store.count(BOB) == N_POINTS
+    hits = query(store, ALICE, "invoice 8391", limit=50)
+    assert "Acme invoices" not in _keys(hits)
+    assert len(hits) == N_POINTS - 4
+    with pytest.raises(ValueError):
+        store.delete_where(ALICE, VectorFilter())  # would delete everything: refused
+    store.delete_where(ALICE, VectorFilter(document_ids=[]))  # matches nothing
+    assert store.count(ALICE) == N_POINTS - 4
+
+
+def test_drop_user_removes_everything(loaded: Harness, dense_by_text: dict[str, list[float]]) -> None:
+    store = loaded.store
+    store.drop_user(ALICE)
+    assert store.count(ALICE) == 0
+    assert query(store, ALICE, "sourdough") == []
+    assert store.scroll(ALICE) == ([], None)
+    store.drop_user(ALICE)  # absent: no error
+    assert store.count(BOB) == N_POINTS
+    store.ensure_collection(ALICE, DIMENSION)  # and the user can start over
+    assert store.count(ALICE) == 0
+    store.upsert(ALICE, corpus(ALICE, dense_by_text)[:2])
+    assert store.count(ALICE) == 2
+
+
+def test_count_with_filters(loaded: Harness) -> None:
+    store = loaded.store
+    assert store.count(ALICE) == N_POINTS
+    assert store.count(ALICE, VectorFilter(modalities=["note"])) == 4
+    assert store.count(ALICE, VectorFilter(modalities=["note", "pdf"])) == 8
+    assert store.count(ALICE, VectorFilter(source_ids=["src-trip"])) == 2
+    assert store.count(ALICE, VectorFilter(document_ids=[doc_id(ALICE, "work")], modalities=["note"])) == 0
+    assert store.count(ALICE, VectorFilter(document_ids=[])) == 0
+
+
+def test_scroll_pages_without_duplicates(harness: Harness) -> None:
+    store = harness.store
+    store.ensure_collection(ALICE, DIMENSION)
+    rng = np.random.default_rng(7)
+    points = []
+    for i in range(53):
+        vec = rng.normal(size=DIMENSION)
+        vec /= np.linalg.norm(vec)
+        points.append(VectorPoint(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"scroll/{i}")), dense=vec.tolist(),
+            sparse=ENCODER.encode_documents([f"note number {i}"])[0],
+            payload={"user_id": ALICE, "document_id": f"d{i % 4}", "modality": "note",
+                     "captured_at": rfc3339(datetime(2024, 1, 1, tzinfo=UTC) + timedelta(days=i)),
+                     "ingested_at": "2024-06-01T00:00:00Z", "text": f"note number {i}"},
+        ))
+    for start in range(0, len(points), 20):
+        store.upsert(ALICE, points[start:start + 20])
+
+    def scroll_all(flt: VectorFilter | None, limit: int) -> list[str]:
+        seen: list[str] = []
+        offset: str | None = None
+        for _ in range(100):
+            page, offset = store.scroll(ALICE, flt=flt, limit=limit, offset=offset)
+            assert len(page) <= limit
+            seen.extend(h.id for h in page)
+            if offset is None:
+                return seen
+        raise AssertionError("scroll did not terminate")
+
+    ids = scroll_all(None, 7)
+    assert len(ids) == len(set(ids)) == 53
+    assert set(ids) == {p.id for p in points}
+    d1 = scroll_all(VectorFilter(document_ids=["d1"]), 4)
+    assert len(d1) == len(set(d1)) == 13
+    assert set(d1) == {p.id for p in points if p.payload["document_id"] == "d1"}
+    january = VectorFilter(time_range=TimeRange(datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 2, 1, tzinfo=UTC)))
+    assert len(scroll_all(january, 10)) == 31
+    assert store.scroll(ALICE, limit=100)[1] is None
+
+
+def test_data_survives_close_and_reopen(loaded: Harness) -> None:
+    if loaded.reopen is None:
+        pytest.skip(f"{loaded.kind} keeps its data in memory")
+    store = loaded.reopen()
+    assert store.count(ALICE) == N_POINTS
+    assert store.count(BOB) == N_POINTS
+    assert query(store, ALICE, "invoice 8391", mode="sparse")[0].id == pid_of(ALICE, "invoices", 0)
+    assert query(store, ALICE, "when does my flight to Lisbon leave")[0].id == pid_of(ALICE, "trip", 0)
+    assert store.count(ALICE, VectorFilter(modalities=["pdf"])) == 4
+    store.delete_where(ALICE, VectorFilter(document_ids=[doc_id(ALICE, "trip")]))
+    store = loaded.reopen()
+    assert store.count(ALICE) == N_POINTS - 2
+
+
+def test_concurrent_use_from_threads(harness: Harness, dense_by_text: dict[str, list[float]]) -> None:
+    store = harness.store
+    points = {user: corpus(user, dense_by_text) for user in ("u1", "u2", "u3")}
+    for user in points:
+        store.ensure_collection(user, DIMENSION)
+    errors: list[BaseException] = []
+
+    def work(user: str, part: int) -> None:
+        try:
+            for p in points[user][part::2]:
+                store.upsert(user, [p])
+                store.search(user, dense=p.dense, sparse=None, limit=3)
+                store.count(user)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(u, part)) for u in points for part in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for user in points:
+        assert store.count(user) == N_POINTS

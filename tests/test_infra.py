@@ -1,0 +1,198 @@
+"""The local service launchers in :mod:`secondbrain.infra` really serve their protocols."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from minio import Minio
+
+from secondbrain.infra import (
+    EmbeddedPostgres,
+    MotoS3Server,
+    TansuBroker,
+    TansuNotFound,
+    TansuStartError,
+    docker_available,
+    find_tansu_binary,
+    free_port,
+    machine_postgres_dsn,
+    try_testcontainers_minio,
+)
+from secondbrain.infra.ports import port_accepts
+
+# --------------------------------------------------------------------------- ports
+
+
+def test_free_port_is_bindable() -> None:
+    import socket
+
+    port = free_port()
+    assert 1024 <= port <= 65535
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+
+
+# --------------------------------------------------------------------------- tansu
+
+
+def test_find_tansu_binary() -> None:
+    binary = find_tansu_binary()
+    assert binary.is_file() and os.access(binary, os.X_OK)
+
+
+def test_tansu_binary_override_must_exist(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-tansu"
+    monkeypatch.setenv("SB_TANSU_BIN", str(missing))
+    with pytest.raises(TansuNotFound, match="no-such-tansu"):
+        find_tansu_binary()
+    with pytest.raises(TansuNotFound, match="no-such-tansu"):
+        TansuBroker().start()
+
+
+async def test_tansu_produce_consume(tmp_path: Path) -> None:
+    port = free_port()
+    log_path = tmp_path / "tansu.log"
+    broker = TansuBroker(port=port, log_path=log_path)
+    with broker:
+        assert broker.bootstrap == f"127.0.0.1:{port}"
+        assert broker.running
+        topic = f"sb.test.{uuid.uuid4().hex[:8]}"
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+        finally:
+            await admin.close()
+
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+        await producer.start()
+        try:
+            meta = await producer.send_and_wait(topic, b"payload", key=b"user-1",
+                                                headers=[("trace", b"abc"), ("kind", b"test")])
+        finally:
+            await producer.stop()
+        assert meta.offset == 0
+
+        consumer = AIOKafkaConsumer(
+            topic, bootstrap_servers=broker.bootstrap, group_id=f"g-{uuid.uuid4().hex[:6]}",
+            enable_auto_commit=False, auto_offset_reset="earliest",
+            session_timeout_ms=2000, heartbeat_interval_ms=500,
+        )
+        await consumer.start()
+        try:
+            msg = await asyncio.wait_for(consumer.getone(), timeout=30)
+            assert (msg.key, msg.value) == (b"user-1", b"payload")
+            assert list(msg.headers) == [("trace", b"abc"), ("kind", b"test")]
+            await consumer.commit()
+            assert await consumer.committed(TopicPartition(topic, 0)) == 1
+        finally:
+            await consumer.stop()
+        pid = broker.pid
+    assert not broker.running
+    assert not port_accepts(port)
+    assert pid is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert log_path.exists()
+
+
+def test_tansu_free_port_and_restart() -> None:
+    broker = TansuBroker()
+    broker.start()
+    try:
+        port = broker.port
+        assert port_accepts(port)
+        broker.stop()
+        assert not port_accepts(port)
+        broker.start()  # restarts on the same port when it is still free
+        assert broker.port == port and port_accepts(port)
+    finally:
+        broker.stop()
+    broker.stop()  # idempotent
+
+
+def test_tansu_busy_port_is_an_error() -> None:
+    with TansuBroker() as first, pytest.raises(TansuStartError, match="in use"):
+        TansuBroker(port=first.port).start()
+
+
+# --------------------------------------------------------------------------- postgres
+
+
+@pytest.fixture
+def pg_parent_dir() -> Iterator[Path]:
+    """A directory outside pytest's tmp tree for PostgreSQL data.
+
+    Run as root, pgserver starts postgres as the system user ``pgserver`` and opens up the
+    parents of the data directory; any concurrent pytest session resets its private
+    ``pytest-of-<user>`` directory to 0700, which would lock that user out mid-test.
+    """
+    parent = Path(tempfile.mkdtemp(prefix="sb-test-pg-"))
+    yield parent
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+def test_embedded_postgres_keeps_data(pg_parent_dir: Path) -> None:
+    pg = EmbeddedPostgres(pg_parent_dir / "pgdata")
+    with pg, psycopg.connect(pg.dsn, autocommit=True) as conn:
+        assert conn.execute("select 1").fetchone() == (1,)
+        conn.execute("create table kept (v text)")
+        conn.execute("insert into kept values ('survives')")
+    assert not pg.running
+    with pytest.raises(RuntimeError):
+        _ = pg.dsn
+    pg.start()
+    try:
+        with psycopg.connect(pg.dsn) as conn:
+            assert conn.execute("select v from kept").fetchall() == [("survives",)]
+    finally:
+        pg.stop()
+
+
+def test_machine_postgres_dsn_is_quick() -> None:
+    started = time.monotonic()
+    dsn = machine_postgres_dsn()
+    assert time.monotonic() - started < 3
+    assert dsn is None or dsn.startswith("postgresql://")
+
+
+# --------------------------------------------------------------------------- s3
+
+
+def test_moto_s3_with_minio_sdk() -> None:
+    with MotoS3Server() as server:
+        assert server.endpoint.startswith("127.0.0.1:")
+        client = Minio(server.endpoint, access_key=server.access_key, secret_key=server.secret_key,
+                       secure=False, region=server.region)
+        bucket = f"sb-infra-{uuid.uuid4().hex[:8]}"
+        client.make_bucket(bucket)
+        client.put_object(bucket, "k", io.BytesIO(b"value"), length=5, content_type="text/plain")
+        response = client.get_object(bucket, "k")
+        try:
+            assert response.read() == b"value"
+        finally:
+            response.close()
+            response.release_conn()
+        port = server.port
+    assert not port_accepts(port)
+
+
+def test_testcontainers_minio_returns_quickly_without_docker() -> None:
+    if docker_available():
+        pytest.skip("a Docker engine is reachable; the contract suite covers MinIO")
+    started = time.monotonic()
+    assert try_testcontainers_minio() is None
+    assert time.monotonic() - started < 3
