@@ -77,10 +77,17 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
     from services.ingest_gateway.relay import OutboxRelay
 
     needs_vectors = query or "embed" in stages
+    t0 = time.perf_counter()
     rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_vectors)
+    log.info("runtime built", extra={"ms": round((time.perf_counter() - t0) * 1000)})
     proc = Process(rt=rt)
-    await ensure_topics(settings.kafka_bootstrap, rt.names, partitions=settings.partitions,
-                        replication=settings.replication_factor)
+
+    async def topics_ready() -> None:
+        await ensure_topics(settings.kafka_bootstrap, rt.names, partitions=settings.partitions,
+                            replication=settings.replication_factor)
+
+    if stages:
+        await topics_ready()  # consumers need their topics; a gateway does not (its outbox waits)
     if embedded:
         await asyncio.to_thread(rt.metadata.ensure_user, settings.default_user, "Local user")
         # The embedded broker keeps messages in memory: work that was in flight when the
@@ -89,13 +96,17 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
         requeued = await asyncio.to_thread(rt.metadata.requeue_unfinished)
         if requeued:
             log.info("resuming unfinished jobs", extra={"jobs": requeued})
-    for stage in build_stages(rt, stages):
-        runner = StageRunner(stage, settings=settings, codec=rt.codec, metadata=rt.metadata, names=rt.names)
-        await runner.start()
-        proc.runners.append(runner)
+    proc.runners = [
+        StageRunner(stage, settings=settings, codec=rt.codec, metadata=rt.metadata, names=rt.names)
+        for stage in build_stages(rt, stages)
+    ]
+    t0 = time.perf_counter()
+    # Consumer group joins dominate start-up; the stages join side by side.
+    await asyncio.gather(*(r.start() for r in proc.runners))
+    log.info("stages started", extra={"stages": stages, "ms": round((time.perf_counter() - t0) * 1000)})
     if gateway:
         proc.relay = OutboxRelay(rt.metadata, settings.kafka_bootstrap, batch=settings.relay_batch,
-                                 poll_s=settings.relay_poll_s)
+                                 poll_s=settings.relay_poll_s, prepare=None if stages else topics_ready)
         await proc.relay.start()
     return proc
 

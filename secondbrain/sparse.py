@@ -18,8 +18,7 @@ from secondbrain.ports import SparseVector
 
 __all__ = ["ENGLISH_STOPWORDS", "Bm25Encoder", "stem", "term_index"]
 
-#: A small English stopword list (function words only, so content words stay searchable).
-ENGLISH_STOPWORDS: frozenset[str] = frozenset("""
+_STOPWORDS_TEXT = """
 a about above after again against all am an and any are aren't as at be because been before
 being below between both but by can cannot could couldn't did didn't do does doesn't doing don't
 down during each few for from further had hadn't has hasn't have haven't having he her here hers
@@ -29,7 +28,9 @@ should shouldn't so some such than that that's the their theirs them themselves 
 they this those through to too under until up very was wasn't we were weren't what when where
 which while who whom why will with won't would wouldn't you your yours yourself yourselves
 s t d ll m re ve
-""".split())
+"""
+#: A small English stopword list (function words only, so content words stay searchable).
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(_STOPWORDS_TEXT.split())
 
 # A word is a run of letters/digits; words joined by - _ . / : @ # form one compound token
 # (identifiers such as "invoice-8391", "v1.2.3", "foo_bar", "a@b.com").  Apostrophes end a

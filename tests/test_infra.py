@@ -61,6 +61,16 @@ def test_tansu_binary_override_must_exist(monkeypatch: pytest.MonkeyPatch, tmp_p
         TansuBroker().start()
 
 
+def test_tansu_start_failure_names_binary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "fake-tansu"
+    fake.write_text("#!/bin/sh\necho boom-from-fake\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("SB_TANSU_BIN", str(fake))
+    with pytest.raises(TansuStartError, match="fake-tansu") as excinfo:
+        TansuBroker(port=free_port(), startup_timeout=5).start()
+    assert "boom-from-fake" in str(excinfo.value)
+
+
 async def test_tansu_produce_consume(tmp_path: Path) -> None:
     port = free_port()
     log_path = tmp_path / "tansu.log"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from fastavro import schemaless_reader, schemaless_writer
-from fastavro.schema import SchemaParseException, fingerprint, parse_schema, to_parsing_canonical_form
+from fastavro.schema import fingerprint, parse_schema, to_parsing_canonical_form
 from fastavro.validation import ValidationError, validate
 
 from secondbrain.events.models import EVENTS_BY_NAME, Event
@@ -94,7 +94,7 @@ def _load(path: Path) -> RegisteredSchema:
         # (e.g. secondbrain.events.Segment) and they must not clash with each other.
         parsed = parse_schema(raw, named_schemas={})
         canonical = to_parsing_canonical_form(raw)
-    except (OSError, ValueError, SchemaParseException) as exc:
+    except Exception as exc:  # fastavro raises assorted types on odd schemas
         raise SchemaError(f"{path}: cannot parse schema: {exc}") from exc
     if not isinstance(raw, dict) or raw.get("type") != "record":
         raise SchemaError(f"{path}: the top level must be a record")
@@ -301,7 +301,7 @@ class EventCodec:
         cls = EVENTS_BY_NAME.get(writer.name)
         if cls is None:
             raise MalformedEvent(f"no event class for schema {writer.name!r}")
-        if expected is not None and cls is not expected:
+        if expected is not None and not issubclass(cls, expected):
             raise MalformedEvent(
                 f"expected a {expected.SCHEMA_NAME or expected.__name__} event, "
                 f"got {writer.name} v{writer.version}"

@@ -221,6 +221,7 @@ class TansuBroker:
             except TansuStartError as exc:
                 last_error = exc
                 self._terminate()
+        self.stop()  # close and drop the temporary log; its tail is in the error already
         assert last_error is not None
         raise last_error
 

@@ -184,6 +184,7 @@ class FileObjectStore:
                 if leftover is not None:
                     with contextlib.suppress(OSError):
                         leftover.unlink()
+            self._prune(path.parent)  # directories created just for this object
             raise
         final = path.stat()
         return ObjectInfo(key=key, size=written, content_type=meta["content_type"], etag=meta["etag"],

@@ -93,6 +93,8 @@ class EdgeVectorStore:
         try:
             return qe.EdgeShard.load(str(path), config)
         except Exception as exc:
+            if config is not None and "incompatible" in str(exc).lower():
+                raise ValueError(f"vector shard {path} does not match the expected config: {exc}") from exc
             if "WAL" in str(exc):
                 raise RuntimeError(
                     f"cannot open vector shard {path}: it is locked, probably by another process "
@@ -134,19 +136,27 @@ class EdgeVectorStore:
     def ensure_collection(self, user_id: str, dense_size: int) -> str:
         """Create the user's shard when missing (idempotent); return the collection name.
 
-        An existing shard with another dense size raises (the engine checks the config).
+        An existing shard with another dense size raises :class:`ValueError` (checked by the engine
+        when the shard is opened with its expected config).
         """
         if dense_size <= 0:
             raise ValueError("dense_size must be positive")
         name, slot = self._slot(user_id)
         with slot.lock:
+            if slot.shard is not None and slot.dense_size is None:
+                # opened lazily (by a read) without a config to check: reopen it with one below
+                slot.shard.close()
+                slot.shard = None
             if slot.shard is not None:
-                if slot.dense_size is not None and slot.dense_size != dense_size:
+                if slot.dense_size != dense_size:
                     raise ValueError(f"collection {name} has dense size {slot.dense_size}, not {dense_size}")
             else:
                 path = self.root / name
                 config = self._config(dense_size)
-                slot.shard = self._load(path, config) if path.is_dir() else qe.EdgeShard.create(str(path), config)
+                if path.is_dir():
+                    slot.shard = self._load(path, config)
+                else:
+                    slot.shard = qe.EdgeShard.create(str(path), config)
             slot.dense_size = dense_size
             self._ensure_indexes(slot.shard)
         return name
@@ -192,10 +202,11 @@ class EdgeVectorStore:
             request = qe.QueryRequest(limit=limit, query=queries[0], filter=edge_filter, with_payload=True)
         else:
             prefetch_limit = max(candidates, limit)
+            fusion: Any = qe.Fusion.Rrf(k=RRF_K)  # the stub's query union omits Fusion's variants
             request = qe.QueryRequest(
                 limit=limit,
                 prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter) for q in queries],
-                query=qe.Fusion.Rrf(k=RRF_K),
+                query=fusion,
                 with_payload=True,
             )
         name, slot = self._slot(user_id)

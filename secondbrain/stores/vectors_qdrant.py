@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
 from typing import Any
 
 from qdrant_client import QdrantClient, models
@@ -37,6 +38,10 @@ def _is_local(client: QdrantClient) -> bool:
     from qdrant_client.local.qdrant_local import QdrantLocal
 
     return isinstance(getattr(client, "_client", None), QdrantLocal)
+
+
+def _parse_dt(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
 
 
 def _is_not_found(exc: Exception) -> bool:
@@ -90,21 +95,16 @@ class QdrantVectorStore:
         must: list[models.Condition] = []
         for cond in plan.conditions:
             if isinstance(cond, MatchAnyCondition):
-                must.append(models.FieldCondition(key=cond.field, match=models.MatchAny(any=list(cond.values))))
+                match = models.MatchAny(any=list(cond.values))
+                must.append(models.FieldCondition(key=cond.field, match=match))
             elif isinstance(cond, DatetimeRangeCondition):
-                must.append(models.FieldCondition(key=cond.field,
-                                                  range=models.DatetimeRange(gte=cond.gte, lt=cond.lt)))
+                rng = models.DatetimeRange(gte=_parse_dt(cond.gte), lt=_parse_dt(cond.lt))
+                must.append(models.FieldCondition(key=cond.field, range=rng))
         return models.Filter(must=must)
 
     @staticmethod
     def _hit(point: Any, score: float) -> VectorHit:
         return VectorHit(id=str(point.id), score=float(score), payload=dict(point.payload or {}))
-
-    def _dense_size(self, name: str) -> int | None:
-        vectors = self.client.get_collection(name).config.params.vectors
-        if isinstance(vectors, dict) and self.dense_name in vectors:
-            return int(vectors[self.dense_name].size)
-        return None
 
     # ------------------------------------------------------------------ VectorStore
 
@@ -119,9 +119,22 @@ class QdrantVectorStore:
         name = self._name(user_id)
         with self._lock:
             self._create_if_missing(name, dense_size)
-            existing = self._dense_size(name)
-        if existing is not None and existing != dense_size:
-            raise ValueError(f"collection {name} has dense size {existing}, not {dense_size}")
+            info = self.client.get_collection(name)
+            vectors = info.config.params.vectors
+            existing = None
+            if isinstance(vectors, dict) and self.dense_name in vectors:
+                existing = vectors[self.dense_name].size
+            if existing is not None and existing != dense_size:
+                raise ValueError(f"collection {name} has dense size {existing}, not {dense_size}")
+            # Missing indexes are created on every call, not only after creating the collection:
+            # a crash between the two steps heals on the next call.  Local mode ignores payload
+            # indexes (it filters by scanning), so they are skipped there.
+            if not self._local:
+                wanted = [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
+                wanted += [(f, models.PayloadSchemaType.DATETIME) for f in DATETIME_FIELDS]
+                for fieldname, schema in wanted:
+                    if fieldname not in info.payload_schema:
+                        self.client.create_payload_index(name, fieldname, schema, wait=True)
         return name
 
     def _create_if_missing(self, name: str, dense_size: int) -> None:
@@ -135,18 +148,8 @@ class QdrantVectorStore:
                         modifier=models.Modifier.IDF)},
                 )
             except Exception:
-                if not self.client.collection_exists(name):
+                if not self.client.collection_exists(name):  # not merely lost a race to another process
                     raise
-            # Indexes are (re)requested after every creation attempt: creating an existing index
-            # is a no-op on the server, and a crash between the two steps heals on the next call.
-            # Local mode ignores payload indexes (it filters by scanning), so skip them there.
-            if not self._local:
-                for fieldname in KEYWORD_FIELDS:
-                    self.client.create_payload_index(name, fieldname, models.PayloadSchemaType.KEYWORD,
-                                                     wait=True)
-                for fieldname in DATETIME_FIELDS:
-                    self.client.create_payload_index(name, fieldname, models.PayloadSchemaType.DATETIME,
-                                                     wait=True)
 
     def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
         """Insert or replace ``points`` by id, waiting until they are applied."""

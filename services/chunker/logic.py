@@ -78,7 +78,8 @@ def _split_long(seg: SegmentIn, full_text: str, max_tokens: int) -> list[_Unit]:
     if seg.kind == "code":
         bounds = [m.end() for m in re.finditer(r"\n", text)]
     else:
-        bounds = [m.start() for m in _SENTENCE_END.finditer(text)]
+        # m.end(): closing quotes/brackets stay with their sentence (whitespace is stripped below)
+        bounds = [m.end() for m in _SENTENCE_END.finditer(text)]
     pieces: list[tuple[int, int]] = []
     prev = 0
     for b in [*bounds, len(text)]:
@@ -133,9 +134,12 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
         text = full_text[first.start:last.end]
         starts = [u.seg.t_start for u in units if u.seg.t_start is not None]
         ends = [u.seg.t_end for u in units if u.seg.t_end is not None]
-        # The heading path of the chunk is where its content lives: skip a leading heading unit
-        # whose own path already names it.
-        path = next((u.seg.heading_path for u in units if u.seg.kind != "heading"), first.seg.heading_path)
+        # A chunk may span a short intro and the next section: cite the section holding most of its text.
+        weight: dict[tuple[str, ...], int] = {}
+        for u in units:
+            if u.seg.kind != "heading":
+                weight[u.seg.heading_path] = weight.get(u.seg.heading_path, 0) + u.tokens
+        path = max(weight, key=lambda p: weight[p]) if weight else first.seg.heading_path
         chunks.append(ChunkDraft(
             index=len(chunks), text=text, char_start=first.start, char_end=last.end,
             token_count=approx_tokens(text), heading_path=tuple(path),
@@ -166,17 +170,25 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
         else:
             cur, cur_tokens = [], 0
 
+    def drop_carried(before: SegmentIn) -> None:
+        """Drop what ``cur`` carries (overlap, pending headings) instead of putting it before ``before``.
+        Headings of empty sections (not on ``before``'s path) get a chunk so their text is not lost."""
+        nonlocal cur, cur_tokens
+        if cur and all(u.seg.kind == "heading" for u in cur) \
+                and any(u.seg.text not in before.heading_path for u in cur):
+            emit(cur)
+        cur, cur_tokens = [], 0
+
     for unit in _units(segments, full_text):
         seg = unit.seg
         if seg.kind == "code":
             flush(carry_overlap=False)
-            pending_heading = [u for u in cur if u.seg.kind == "heading"]
-            cur, cur_tokens = [], 0
+            # A pending heading is not carried past the code: the next chunk would span the code
+            # block (a chunk is one contiguous span); the code's path names the heading.
+            drop_carried(seg)
             for piece in (_split_long(seg, full_text, cfg.max_tokens) if unit.tokens > cfg.max_tokens
                           else [unit]):
                 emit([piece], kind="code")
-            cur = pending_heading
-            cur_tokens = sum(u.tokens for u in cur)
             continue
         boundary = bool(cur) and (
             seg.kind == "heading"
@@ -187,14 +199,17 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
             flush(carry_overlap=False)
         elif cur and cur_tokens + unit.tokens > cfg.max_tokens:
             flush(carry_overlap=not boundary)
+            if cur_tokens + unit.tokens > cfg.max_tokens:
+                drop_carried(seg)  # the carried overlap/heading would push this chunk over the limit
         elif cur and cur_tokens >= cfg.target and not boundary:
             flush(carry_overlap=True)
         if seg.page is not None and cur and seg.page != cur[-1].seg.page:
             flush(carry_overlap=False)  # a chunk never spans two pages: citations name one page
+            drop_carried(seg)  # a heading left pending belongs to the previous page
         cur.append(unit)
         cur_tokens += unit.tokens
-    if cur and not all(u.seg.kind == "heading" for u in cur):
+    if cur:
+        # Trailing headings too (a document of headings only, an empty last section): there is no
+        # next chunk to carry them into, and dropping them would lose their text.
         emit(cur)
-    elif cur and not chunks:
-        emit(cur)  # a document made of headings only still gets indexed
     return chunks

@@ -63,7 +63,10 @@ def decode_text(raw: bytes) -> str:
     """
     if not raw.strip():
         raise PermanentError("the file is empty: there is nothing to index")
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+    utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if not utf16 and b"\x00" in raw[:65536]:
+        raise PermanentError("the file looks binary, not text; upload it with its real type")
+    if utf16:
         try:
             text = raw.decode("utf-16")
         except UnicodeDecodeError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from secondbrain.pipeline.errors import backoff_delay
 from secondbrain.ports import MetadataStore
@@ -22,8 +23,9 @@ class OutboxRelay:
     """A background task moving outbox rows to Kafka."""
 
     def __init__(self, metadata: MetadataStore, bootstrap: str, *, batch: int = 100, poll_s: float = 0.2,
-                 request_timeout_ms: int = 10_000) -> None:
+                 request_timeout_ms: int = 10_000, prepare: Callable[[], Awaitable[None]] | None = None) -> None:
         self.metadata = metadata
+        self._prepare = prepare  # e.g. create topics, once the broker answers
         self.bootstrap = bootstrap
         self.batch = batch
         self.poll_s = poll_s
@@ -56,6 +58,9 @@ class OutboxRelay:
         from aiokafka import AIOKafkaProducer
 
         if self._producer is None:
+            if self._prepare is not None:
+                await self._prepare()
+                self._prepare = None
             producer = AIOKafkaProducer(
                 bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=False,
                 request_timeout_ms=self.request_timeout_ms, linger_ms=5,

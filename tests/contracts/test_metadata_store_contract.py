@@ -35,9 +35,13 @@ ALL_VERSIONS = [m.version for m in load_migrations()]
 
 
 @pytest.fixture(scope="session")
-def embedded_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One embedded PostgreSQL for the whole session."""
-    with embedded_server(tmp_path_factory.mktemp("pgserver")) as dsn:
+def embedded_dsn() -> Iterator[str]:
+    """One embedded PostgreSQL for the whole session.
+
+    Its data lives in its own temp dir, not pytest's basetemp: concurrent pytest runs prune
+    old basetemps and would delete a running server's data directory.
+    """
+    with embedded_server() as dsn:
         yield dsn
 
 

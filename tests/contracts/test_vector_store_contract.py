@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from secondbrain.devtools.qdrant_edge_server import EdgeServerProcess
 from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorHit, VectorPoint, VectorStore
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.vector_payload import collection_name, rfc3339
@@ -26,7 +27,6 @@ from secondbrain.stores.vectors_edge import EdgeVectorStore
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
 
 from ._embed import DIMENSION, embed
-EdgeServer = Any
 
 ALICE, BOB, NOBODY = "alice", "bob", "nobody"
 ENCODER = Bm25Encoder()
@@ -61,7 +61,8 @@ DOCS: tuple[Doc, ...] = (
         "Invoice 6630 from Acme Hosting: monthly cloud server rental, total 240 EUR, due 30 June.",
     )),
     Doc("trip", "email", "2024-04-10T07:30:00Z", "2024-06-03T18:00:00Z", "Lisbon trip", (
-        "Your flight to Lisbon departs on Friday at 7:40 from gate B12; hotel check-in is after 3pm in Alfama.",
+        "Your flight to Lisbon departs on Friday at 7:40 from gate B12; "
+        "hotel check-in is after 3pm in Alfama.",
         "Remember to pack the passport and a power adapter for Portugal.",
     )),
     Doc("health", "note", "2023-12-31T23:59:59Z", "2024-06-01T09:59:59Z", "Health", (
@@ -116,11 +117,9 @@ def query(store: VectorStore, user: str, text: str, **kw: Any) -> list[VectorHit
 # --------------------------------------------------------------------------- implementations
 
 @pytest.fixture(scope="session")
-def edge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EdgeServer]:
-    server = EdgeServer(tmp_path_factory.mktemp("qdrant-edge-server"))
-    server.start()
-    yield server
-    server.stop()
+def edge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EdgeServerProcess]:
+    with EdgeServerProcess(tmp_path_factory.mktemp("qdrant-edge-server")) as server:
+        yield server
 
 
 @dataclass
@@ -131,7 +130,7 @@ class Harness:
     reopen: Callable[[], VectorStore] | None
 
 
-@pytest.fixture(params=["edge", "qdrant-local"])
+@pytest.fixture(params=["edge", "qdrant-local", "qdrant-rest-edge"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     kind = request.param
     h: Harness
@@ -147,7 +146,7 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
     elif kind == "qdrant-local":
         h = Harness(kind, QdrantVectorStore.local(), None)
     else:
-        server: EdgeServer = request.getfixturevalue("edge_server")
+        server: EdgeServerProcess = request.getfixturevalue("edge_server")
         # The server is shared by the session: a fresh prefix keeps each test's collections apart.
         prefix = f"t{uuid.uuid4().hex[:10]}_"
 
@@ -223,7 +222,8 @@ def test_payload_round_trips(loaded: Harness, dense_by_text: dict[str, list[floa
     assert all(h.score == 0.0 for h in hits)
 
 
-def test_upsert_refuses_payload_of_another_user(harness: Harness, dense_by_text: dict[str, list[float]]) -> None:
+def test_upsert_refuses_payload_of_another_user(harness: Harness,
+                                                dense_by_text: dict[str, list[float]]) -> None:
     harness.store.ensure_collection(ALICE, DIMENSION)
     with pytest.raises(ValueError):
         harness.store.upsert(ALICE, corpus(BOB, dense_by_text)[:1])
@@ -322,7 +322,8 @@ def test_time_range_on_ingested_at(loaded: Harness) -> None:
     from_ten = VectorFilter(time_field="ingested_at",
                             time_range=TimeRange(_dt("2024-06-01T10:00:00Z"), _dt("2024-06-02T08:00:00Z")))
     assert _keys(query(store, ALICE, "dentist appointment", limit=20, flt=from_ten)) == {"Sourdough notes"}
-    before_ten = VectorFilter(time_field="ingested_at", time_range=TimeRange(None, _dt("2024-06-01T10:00:00Z")))
+    before_ten = VectorFilter(time_field="ingested_at",
+                              time_range=TimeRange(None, _dt("2024-06-01T10:00:00Z")))
     assert _keys(query(store, ALICE, "sourdough", limit=20, flt=before_ten)) == {"Health"}
     assert store.count(ALICE, before_ten) == 2
     # the captured_at of "Health" is 2023, so the same range on captured_at finds nothing of it
@@ -434,7 +435,8 @@ def test_scroll_pages_without_duplicates(harness: Harness) -> None:
     d1 = scroll_all(VectorFilter(document_ids=["d1"]), 4)
     assert len(d1) == len(set(d1)) == 13
     assert set(d1) == {p.id for p in points if p.payload["document_id"] == "d1"}
-    january = VectorFilter(time_range=TimeRange(datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 2, 1, tzinfo=UTC)))
+    january = VectorFilter(time_range=TimeRange(datetime(2024, 1, 1, tzinfo=UTC),
+                                                datetime(2024, 2, 1, tzinfo=UTC)))
     assert len(scroll_all(january, 10)) == 31
     assert store.scroll(ALICE, limit=100)[1] is None
 
@@ -445,6 +447,9 @@ def test_data_survives_close_and_reopen(loaded: Harness) -> None:
     store = loaded.reopen()
     assert store.count(ALICE) == N_POINTS
     assert store.count(BOB) == N_POINTS
+    with pytest.raises(ValueError):  # the reopened collection still knows its dense size
+        store.ensure_collection(ALICE, DIMENSION + 1)
+    assert store.ensure_collection(ALICE, DIMENSION)
     assert query(store, ALICE, "invoice 8391", mode="sparse")[0].id == pid_of(ALICE, "invoices", 0)
     assert query(store, ALICE, "when does my flight to Lisbon leave")[0].id == pid_of(ALICE, "trip", 0)
     assert store.count(ALICE, VectorFilter(modalities=["pdf"])) == 4

@@ -3,6 +3,11 @@
 Each file is named ``NNNN_name.sql``; versions are applied in ascending order by
 :meth:`secondbrain.stores.metadata_pg.PostgresMetadataStore.migrate`.  The files are
 package data read through :mod:`importlib.resources`, so they work from a wheel too.
+
+Each file runs inside one transaction together with its ``schema_migrations`` row, so a
+file must not contain ``BEGIN``/``COMMIT`` nor statements that refuse a transaction
+(``CREATE INDEX CONCURRENTLY``, ``ALTER TYPE ... ADD VALUE`` on old servers).  Never edit
+an applied file; add the next version instead.
 """
 
 from __future__ import annotations

@@ -1,0 +1,159 @@
+"""Embedded mode as a user runs it: ``secondbrain up`` then the CLI clients."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.harness import Service, run_cli, wait_jobs
+
+pytestmark = pytest.mark.e2e
+
+def _filler(topic: str, n: int) -> str:
+    return " ".join(f"Observation {i} about the {topic} was written down in the notebook on day {i}."
+                    for i in range(n))
+
+
+MARKDOWN = f"""# Garden plan 2026
+
+Notes for the allotment.
+
+## Tomatoes
+
+Plant the San Marzano tomatoes against the south fence in early May, after the last frost.
+Water them deeply twice a week; never wet the leaves.
+
+{_filler("tomatoes", 14)}
+
+## Compost
+
+The compost bin by the shed needs turning every three weeks.
+
+{_filler("compost", 14)}
+
+```bash
+echo "turn compost" >> chores.txt
+```
+"""
+
+
+@pytest.fixture()
+def data_dir():
+    # Outside pytest's temp tree: the embedded Postgres runs as its own OS user when started as
+    # root and needs its parents readable, which pytest's 0700 temp root is not guaranteed to be.
+    path = Path(tempfile.mkdtemp(prefix="sb-e2e-"))
+    path.chmod(0o755)
+    yield path / "data"
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture()
+def embedded(tmp_path: Path, data_dir: Path):
+    svc = Service("up", ["up", "--data-dir", str(data_dir)], {}, tmp_path / "logs")
+    svc.start().wait_ready(timeout=120)
+    yield svc
+    svc.stop()
+
+
+def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: Path) -> None:
+    env = {"SB_URL": embedded.url}
+    note = run_cli(["ingest", "--note", "Invoice 8391 from Acme Ltd is due on Friday; pay it from the "
+                    "business account.", "--title", "Acme invoice", "--captured-at", "2026-03-02T09:00:00+00:00"],
+                   env)
+    assert note.returncode == 0, note.stderr
+    job_id = note.stdout.strip()
+    assert len(job_id) == 36
+    assert "succeeded" in note.stderr  # the progress display ended with the job done
+
+    md = tmp_path / "garden.md"
+    md.write_text(MARKDOWN)
+    res = run_cli(["ingest", str(md), "--json"], env)
+    assert res.returncode == 0, res.stderr
+    (job,) = json.loads(res.stdout)["jobs"]
+    assert job["status"] == "succeeded"
+    assert [s["status"] for s in job["stages"]] == ["succeeded"] * 3
+
+    found = run_cli(["search", "invoice 8391", "--json"], env)
+    assert found.returncode == 0, found.stderr
+    top = json.loads(found.stdout)["hits"][0]
+    assert top["title"] == "Acme invoice"
+    assert top["captured_at"].startswith("2026-03-02T09:00:00")
+    assert top["modality"] == "note"
+
+    found = run_cli(["search", "when should I put the tomato plants in the ground", "--json"], env)
+    top = json.loads(found.stdout)["hits"][0]
+    assert top["title"] == "Garden plan 2026"
+    assert top["heading_path"] == ["Garden plan 2026", "Tomatoes"]
+    assert "San Marzano" in top["text"]
+    assert MARKDOWN.find("Plant the San Marzano") >= 0
+
+    human = run_cli(["search", "compost"], env)
+    assert human.returncode == 0 and "Garden plan 2026" in human.stdout
+
+    with httpx.Client(base_url=embedded.url) as c:
+        sources = c.get("/v1/sources").json()["sources"]
+        assert {s["title"] for s in sources} == {"Acme invoice", "Garden plan 2026"}
+        assert all(s["status"] == "succeeded" and s["chunk_count"] >= 1 for s in sources)
+        assert c.get(f"/v1/jobs/{job_id}").json()["status"] == "succeeded"
+        assert c.get("/v1/jobs/00000000-0000-0000-0000-000000000000").status_code == 404
+
+
+def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
+    env = {"SB_URL": embedded.url}
+    missing = run_cli(["ingest", str(tmp_path / "nope.md")], env)
+    assert missing.returncode == 2 and "not found" in missing.stderr
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    res = run_cli(["ingest", str(empty)], env)
+    assert res.returncode == 2 and "empty" in res.stderr
+    nothing = run_cli(["search", "zzzqqq xylophone"], {"SB_URL": embedded.url})
+    assert nothing.returncode in (0, 1)
+    down = run_cli(["search", "x"], {"SB_URL": "http://127.0.0.1:9"})
+    assert down.returncode == 2 and "secondbrain up" in down.stderr
+    binary = tmp_path / "photo.txt"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20)
+    failed = run_cli(["ingest", str(binary)], env)
+    assert failed.returncode == 1
+    assert "binary" in failed.stderr
+
+
+def test_restart_keeps_data_and_resumes_work_in_flight(tmp_path: Path, data_dir: Path) -> None:
+    data = data_dir
+    first = Service("up1", ["up", "--data-dir", str(data)], {}, tmp_path / "logs").start().wait_ready(120)
+    env = {"SB_URL": first.url}
+    done = run_cli(["ingest", "--note", "The spare house key is under the blue flower pot."], env)
+    assert done.returncode == 0, done.stderr
+    # Submit a burst and stop at once (Ctrl-C) while the pipeline is still working on it.
+    queued = [run_cli(["ingest", "--no-wait", "--note", f"Reading list item {i}: a book about topic {i}."], env)
+              for i in range(12)]
+    first.signal(signal.SIGINT)
+    first.proc.wait(60)  # type: ignore[union-attr]
+    job_ids = [q.stdout.strip() for q in queued]
+    assert all(len(j) == 36 for j in job_ids)
+
+    second = Service("up2", ["up", "--data-dir", str(data)], {}, tmp_path / "logs").start().wait_ready(120)
+    try:
+        with httpx.Client(base_url=second.url, timeout=10) as c:
+            final = wait_jobs(c, job_ids, timeout=120)
+            assert all(j["status"] == "succeeded" for j in final.values()), final
+            hits = c.get("/v1/search", params={"q": "where is the spare key", "k": 3}).json()["hits"]
+            assert "blue flower pot" in hits[0]["text"]
+            sources = c.get("/v1/sources", params={"limit": 100}).json()["sources"]
+            assert len(sources) == 13
+            total_chunks = sum(s["chunk_count"] for s in sources)
+    finally:
+        second.stop()
+    # Nothing was indexed twice: the engine holds exactly one point per chunk.
+    from secondbrain.stores.vectors_edge import EdgeVectorStore
+
+    store = EdgeVectorStore(data / "vectors")
+    try:
+        assert store.count("local") == total_chunks
+    finally:
+        store.close()
