@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import json
 import mimetypes
@@ -33,7 +34,7 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
     from secondbrain.settings import Settings
 
-    base = Settings()
+    base = Settings()  # type: ignore[call-arg]  # values come from the environment
     update = {k: v for k, v in overrides.items() if v is not None}
     for name in ("data_dir", "port", "host"):
         value = getattr(args, name, None)
@@ -80,7 +81,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
             _say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
-            _say(f'  try:  secondbrain ingest --note "hello"   then   secondbrain search hello')
+            _say('  try:  secondbrain ingest --note "hello"   then   secondbrain search hello')
             _say("  stop with Ctrl-C; data stays in " + str(data_dir))
 
         asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGE_NAMES), embedded=True,
@@ -100,10 +101,8 @@ def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages
 
     settings = _settings(args, mode="distributed")
     setup_logging(args.log_level, json_logs=args.json_logs)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings, gateway=gateway, query=query, stages=stages))
-    except KeyboardInterrupt:
-        pass
     return EXIT_OK
 
 
@@ -324,6 +323,48 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK if out["hits"] else EXIT_FAILED
 
 
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Ask a question and show the streamed answer, then its sources."""
+    import httpx
+
+    sources: list[dict[str, Any]] = []
+    done: dict[str, Any] = {}
+    try:
+        with _client(args) as client, client.stream("POST", "/v1/ask", json={"question": args.question, "k": args.k},
+                                                     timeout=httpx.Timeout(120.0, connect=5.0)) as resp:
+            if resp.status_code != 200:
+                resp.read()
+                return _http_error(resp)
+            event = ""
+            for line in resp.iter_lines():
+                if line.startswith("event:"):
+                    event = line[6:].strip()
+                elif line.startswith("data:"):
+                    data = json.loads(line[5:].strip())
+                    if event == "meta" and not args.json and data.get("note"):
+                        _say(data["note"])
+                    elif event == "sources":
+                        sources = data
+                    elif event == "token" and not args.json:
+                        print(data["text"], end="", flush=True)
+                    elif event == "done":
+                        done = data
+                    elif event == "error":
+                        print(f"\nerror: {data['message']}", file=sys.stderr)
+                        return EXIT_FAILED
+    except httpx.TransportError as exc:
+        return _unreachable(args, exc)
+    if args.json:
+        print(json.dumps({**done, "sources": sources}))
+    else:
+        print()
+        for s in sources:
+            if s["n"] in done.get("citations", []):
+                where = " > ".join(s["heading_path"]) if s["heading_path"] else ""
+                print(f"[{s['n']}] {s['title']} ({s['captured_at'][:10]}{', ' + where if where else ''})")
+    return EXIT_OK if done.get("grounded") else EXIT_FAILED
+
+
 def cmd_jobs(args: argparse.Namespace) -> int:
     """Show one job with its stages and events."""
     import httpx
@@ -398,6 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--mode", choices=("hybrid", "dense", "sparse"), default="hybrid")
     client_opts(se)
     se.set_defaults(func=cmd_search)
+
+    ak = sub.add_parser("ask", help="ask a question about your data")
+    ak.add_argument("question")
+    ak.add_argument("-k", type=int, default=6, help="how many sources to ground the answer in")
+    client_opts(ak)
+    ak.set_defaults(func=cmd_ask)
 
     jb = sub.add_parser("jobs", help="show a job's progress")
     jb.add_argument("job_id")

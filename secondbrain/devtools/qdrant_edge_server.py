@@ -592,10 +592,7 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
             raise ApiError(400, "Wrong input: field_schema is required")
         # Index parameter objects ({"type": "keyword", "is_tenant": true, ...}) are reduced to their
         # type: the engine builds the default index of that type.
-        if isinstance(schema, models.PayloadSchemaType):
-            kind = schema.value
-        else:
-            kind = getattr(schema.type, "value", "")
+        kind = schema.value if isinstance(schema, models.PayloadSchemaType) else getattr(schema.type, "value", "")
         if kind not in _SCHEMAS:
             raise _unsupported(f"payload index type {kind!r}")
 

@@ -16,6 +16,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -153,6 +154,17 @@ def kafka_metadata_brokers(host: str, port: int, timeout: float = 1.0) -> list[t
 # --------------------------------------------------------------------------- launcher
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to send SIGTERM when the parent dies, even by SIGKILL (no orphan broker)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 class TansuBroker:
     """A Tansu broker subprocess on loopback.
 
@@ -236,6 +248,7 @@ class TansuBroker:
             # Own session: a Ctrl-C on the terminal must not kill the broker before the
             # stages that use it have shut down; stop() ends it explicitly.
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         self.port = port
         atexit.register(self.stop)

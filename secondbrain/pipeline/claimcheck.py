@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from secondbrain.ports import ObjectNotFound, ObjectStore
 from secondbrain.pipeline.errors import PermanentError
+from secondbrain.ports import ObjectNotFound, ObjectStore
 
 # Well under Kafka's default 1 MB message limit, leaving room for the envelope and headers.
 INLINE_LIMIT_BYTES = 700_000

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -120,7 +120,13 @@ class StageRunner:
             await self._dead_letter(topic, partition, offset, key, value, hdrs, kind="malformed", exc=exc,
                                     attempts=0, ref=JobRef(None, user))
             return
-        ref = self.stage.job_of(event)
+        try:
+            ref = self.stage.job_of(event)
+        except Exception as exc:  # an event the stage cannot even attribute to a job
+            user = key.decode("utf-8", "replace") if key else None
+            await self._dead_letter(topic, partition, offset, key, value, hdrs, kind="malformed", exc=exc,
+                                    attempts=0, ref=JobRef(None, user))
+            return
         started = time.monotonic()
         attempt = 0
         while True:
@@ -128,6 +134,9 @@ class StageRunner:
             try:
                 await self._metadata(self.metadata.stage_started, ref.job_id, self.stage.name, attempt)
                 emits = await asyncio.to_thread(self.stage.process, event)
+                # Encode before leaving the try: an output the codec refuses (invalid, too large)
+                # is a permanent failure of this event, not a crash of the agent.
+                outputs = self._encode_all(emits)
                 break
             except Exception as exc:
                 kind = classify(exc)
@@ -147,7 +156,7 @@ class StageRunner:
                 await self._dead_letter(topic, partition, offset, key, value, hdrs, kind=dl_kind, exc=exc,
                                         attempts=attempt, ref=ref)
                 return
-        await self._publish_all(emits)
+        await self._publish_all(outputs)
         if self.stage.completes_stage:
             await self._until_done(self.metadata.stage_succeeded, ref.job_id, self.stage.name, None)
         await self._status(ref, "succeeded", None, attempt)
@@ -155,10 +164,13 @@ class StageRunner:
         log.info("stage done", extra={"stage": self.stage.name, "job_id": ref.job_id, "outputs": len(emits),
                                       "ms": round((time.monotonic() - started) * 1000, 1)})
 
-    async def _publish_all(self, emits: list[Emit[Any]]) -> None:
-        for emit in emits:
-            await self._send(self.names(emit.topic), emit.key.encode(), self.codec.encode(emit.event),
-                             self.codec.headers(emit.event))
+    def _encode_all(self, emits: list[Emit[Any]]) -> list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]:
+        return [(self.names(emit.topic), emit.key.encode(), self.codec.encode(emit.event),
+                 self.codec.headers(emit.event)) for emit in emits]
+
+    async def _publish_all(self, outputs: list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]) -> None:
+        for topic, key, value, headers in outputs:
+            await self._send(topic, key, value, headers)
 
     async def _send(self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> None:
         """Publish and wait for the broker; keep trying while it is unreachable (never drop an output)."""
@@ -250,10 +262,3 @@ def _headers_dict(headers: Any) -> dict[str, str]:
     for k, v in items:
         out[str(k)] = v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v)
     return out
-
-
-async def run_forever(starters: list[Callable[[], Awaitable[None]]]) -> None:  # pragma: no cover - helper
-    """Start everything and sleep until cancelled."""
-    for s in starters:
-        await s()
-    await asyncio.Event().wait()

@@ -8,6 +8,7 @@ stay in order on one partition.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -63,12 +64,10 @@ async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, r
             existing = set(await admin.list_topics())
             wanted = [t for t in names.all() if t not in existing]
             if wanted:
-                try:
+                with contextlib.suppress(TopicAlreadyExistsError):  # another process won the race: fine
                     await admin.create_topics(
                         [NewTopic(t, num_partitions=partitions, replication_factor=replication) for t in wanted]
                     )
-                except TopicAlreadyExistsError:
-                    pass  # another process won the race; that is fine
                 log.info("topics created", extra={"topics": wanted, "partitions": partitions})
             return wanted
         except (KafkaConnectionError, KafkaError, OSError) as exc:

@@ -199,10 +199,10 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
             flush(carry_overlap=False)
         elif cur and cur_tokens + unit.tokens > cfg.max_tokens:
             flush(carry_overlap=not boundary)
-            if cur_tokens + unit.tokens > cfg.max_tokens:
-                drop_carried(seg)  # the carried overlap/heading would push this chunk over the limit
         elif cur and cur_tokens >= cfg.target and not boundary:
             flush(carry_overlap=True)
+        if cur and cur_tokens + unit.tokens > cfg.max_tokens:
+            drop_carried(seg)  # the carried overlap/headings would push this chunk over the limit
         if seg.page is not None and cur and seg.page != cur[-1].seg.page:
             flush(carry_overlap=False)  # a chunk never spans two pages: citations name one page
             drop_carried(seg)  # a heading left pending belongs to the previous page

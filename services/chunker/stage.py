@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from secondbrain import ids, keys
@@ -69,9 +70,10 @@ class ChunkerStage:
             for d in drafts
         ]
         chunks_ref = None
-        if claimcheck.too_large([c.text for c in chunks]):
-            chunks_ref = claimcheck.store(self.objects, keys.chunks_key(ev.user_id, ev.document_id),
-                                          [c.to_record() for c in chunks])
+        records = [c.to_record() for c in chunks]
+        # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
+        if claimcheck.too_large([json.dumps(r, ensure_ascii=False) for r in records]):
+            chunks_ref = claimcheck.store(self.objects, keys.chunks_key(ev.user_id, ev.document_id), records)
         out = ChunksCreated(
             event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
             artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,

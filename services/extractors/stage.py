@@ -7,6 +7,7 @@ it.  No broker import: the runner does the Kafka part.
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -123,9 +124,12 @@ class ExtractorStage:
             for s in doc.segments
         ]
         body_ref = None
-        if claimcheck.too_large([s.text for s in doc.segments]):
+        records = [s.to_record() for s in segments]
+        # Measure whole records, not only texts: tens of thousands of tiny segments make an event
+        # too large for a message with little text (their JSON is larger than their Avro encoding).
+        if claimcheck.too_large([json.dumps(r, ensure_ascii=False) for r in records]):
             body_ref = claimcheck.store(self.objects, keys.document_body_key(ev.user_id, document_id),
-                                        [s.to_record() for s in segments])
+                                        records)
             segments = []
         metadata = {**doc.metadata, "filename": ev.filename or "", "source_uri": ev.source_uri}
         self.metadata.save_document(DocumentRecord(

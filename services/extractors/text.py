@@ -239,7 +239,7 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
         raise PermanentError("the file has no text content to index")
     segments, full = assemble(blocks)
     h1 = next((b.text for b in blocks if b.kind == "heading" and b.attributes.get("level") == "1"), None)
-    title = front.get("title") or h1 or (None if is_note else None)
+    title = front.get("title") or h1
     if title is None and not filename:
         title = _first_line_title(full)
     modality = "note" if is_note else ("markdown" if markdown else "text")

@@ -10,8 +10,10 @@ transactions) let several gateway replicas relay side by side.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from secondbrain.pipeline.errors import backoff_delay
 from secondbrain.ports import MetadataStore
@@ -32,7 +34,7 @@ class OutboxRelay:
         self.request_timeout_ms = request_timeout_ms
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._producer: object | None = None
+        self._producer: Any = None
         self.published = 0
         self.last_error: str | None = None
 
@@ -48,13 +50,11 @@ class OutboxRelay:
         """Stop the loop and the producer."""
         if self._task:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
         await self._close_producer()
 
-    async def _producer_ready(self):  # type: ignore[no-untyped-def]
+    async def _producer_ready(self) -> Any:
         from aiokafka import AIOKafkaProducer
 
         if self._producer is None:
@@ -76,10 +76,8 @@ class OutboxRelay:
     async def _close_producer(self) -> None:
         producer, self._producer = self._producer, None
         if producer is not None:
-            try:
-                await producer.stop()  # type: ignore[attr-defined]
-            except Exception:  # already broken; nothing more to release
-                pass
+            with contextlib.suppress(Exception):  # already broken; nothing more to release
+                await producer.stop()
 
     async def relay_once(self) -> int:
         """Publish one batch; return how many rows were published."""
@@ -121,7 +119,5 @@ class OutboxRelay:
                 await asyncio.sleep(delay)
                 continue
             self._wake.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.poll_s)
-            except TimeoutError:
-                pass

@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
+from pydantic import BaseModel, Field
+from sse_starlette.sse import EventSourceResponse
 
 from secondbrain.runtime import Runtime
-from services.query.retrieval import Retriever
+from services.query.answer import extractive_answer
+from services.query.retrieval import Retriever, SearchHit
+
+
+class AskIn(BaseModel):
+    """A question about the user's data."""
+
+    question: str = Field(min_length=1, max_length=2000)
+    k: int = Field(6, ge=1, le=20, description="How many sources to ground the answer in.")
+
+
+def source_json(n: int, h: SearchHit) -> dict[str, Any]:
+    """A numbered source as sent to the client."""
+    snippet = " ".join(h.text.split())
+    return {"n": n, "title": h.title, "modality": h.modality, "captured_at": h.captured_at,
+            "heading_path": h.heading_path, "page": h.page, "t_start": h.t_start, "t_end": h.t_end,
+            "char_start": h.char_start, "char_end": h.char_end, "document_id": h.document_id,
+            "chunk_id": h.chunk_id, "snippet": snippet[:300] + ("…" if len(snippet) > 300 else "")}
 
 
 def create_router(rt: Runtime, current_user: Any) -> APIRouter:
@@ -33,5 +54,33 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
         hits = await asyncio.to_thread(retriever.search, user, q, k=k, mode=mode)
         return {"query": q, "mode": mode, "hits": [h.to_json() for h in hits],
                 "took_ms": round((time.perf_counter() - t0) * 1000, 1)}
+
+    @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
+    async def ask(body: AskIn, user: str = auth) -> EventSourceResponse:
+        question = body.question.strip()
+        if not question:
+            raise HTTPException(422, "the question is empty")
+
+        async def events() -> AsyncIterator[dict[str, str]]:
+            t0 = time.perf_counter()
+            try:
+                yield {"event": "meta", "data": json.dumps({
+                    "query_class": "semantic", "time_range": None, "answer_mode": "extractive",
+                    "note": "No language model is configured: the answer quotes your sources."})}
+                hits = await asyncio.to_thread(retriever.search, user, question, k=body.k)
+                t_retrieval = time.perf_counter()
+                yield {"event": "sources", "data": json.dumps([source_json(n, h) for n, h in enumerate(hits, 1)])}
+                answer = extractive_answer(question, hits)
+                for word in answer.text.split(" "):
+                    yield {"event": "token", "data": json.dumps({"text": word + " "})}
+                yield {"event": "done", "data": json.dumps({
+                    "answer": answer.text, "citations": answer.citations, "grounded": answer.grounded,
+                    "answer_mode": "extractive",
+                    "timings_ms": {"retrieval": round((t_retrieval - t0) * 1000, 1),
+                                   "total": round((time.perf_counter() - t0) * 1000, 1)}})}
+            except Exception as exc:  # the stream has started: report the error in-band
+                yield {"event": "error", "data": json.dumps({"message": f"{type(exc).__name__}: {exc}"})}
+
+        return EventSourceResponse(events())
 
     return router

@@ -73,6 +73,11 @@ DOCS: tuple[Doc, ...] = (
         "The quarterly planning meeting decided to migrate the billing service from Postgres 12 to 16.",
         "Marta owns the migration runbook and the rollback plan for the billing database.",
     )),
+    Doc("garden", "voice", "2024-05-05T06:00:00Z", "2024-06-05T06:00:00Z", "Garden diary", (
+        "Garden diary: planted tomatoes and basil along the south fence, mulched the roses, and the "
+        "neighbour returned the ladder. Parcel 4471 arrived.",
+        "The compost needs turning every two weeks; add dry leaves when it starts to smell.",
+    )),
 )
 
 
@@ -144,7 +149,14 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
 
         h = Harness(kind, EdgeVectorStore(root), reopen_edge)
     elif kind == "qdrant-local":
-        h = Harness(kind, QdrantVectorStore.local(), None)
+        path = str(tmp_path / "qdrant-local")  # on disk, so persistence is checked too
+
+        def reopen_local() -> VectorStore:
+            h.store.close()
+            h.store = QdrantVectorStore.local(path)
+            return h.store
+
+        h = Harness(kind, QdrantVectorStore.local(path), reopen_local)
     else:
         server: EdgeServerProcess = request.getfixturevalue("edge_server")
         # The server is shared by the session: a fresh prefix keeps each test's collections apart.
@@ -252,10 +264,16 @@ def test_exact_identifier_is_found_by_sparse(loaded: Harness) -> None:
     assert sparse_hits[0].score > sparse_hits[1].score  # the rare number outweighs the common word
     hybrid_hits = query(store, ALICE, "invoice 8391", mode="hybrid")
     assert hybrid_hits[0].id == target
-    # The four invoices differ only in their numbers, so dense ranking cannot single out the
-    # right one (it happens to, or not, by chance); sparse and hybrid must.
-    dense_hits = query(store, ALICE, "invoice 8391", mode="dense")
-    assert target in {h.id for h in dense_hits}  # present, at whatever rank
+
+
+
+def test_identifier_is_found_by_sparse_when_dense_misses_it(loaded: Harness) -> None:
+    store = loaded.store
+    target = pid_of(ALICE, "garden", 0)  # "... Parcel 4471 arrived." inside a chunk about gardening
+    dense_hits = query(store, ALICE, "4471", mode="dense")
+    assert dense_hits[0].id != target  # the bare number means little to the embedding model
+    assert query(store, ALICE, "4471", mode="sparse")[0].id == target
+    assert query(store, ALICE, "4471", mode="hybrid")[0].id == target
 
 
 def test_sparse_only_and_dense_only_inputs(loaded: Harness) -> None:
@@ -309,7 +327,7 @@ def test_time_range_is_half_open_on_captured_at(loaded: Harness) -> None:
     plus_one = timezone(timedelta(hours=1))
     shifted = VectorFilter(time_range=TimeRange(datetime(2024, 3, 1, 1, 0, tzinfo=plus_one), None))
     assert _keys(query(store, ALICE, "anything", limit=20, flt=shifted)) == {
-        "Sourdough notes", "Lisbon trip", "Planning"}
+        "Sourdough notes", "Lisbon trip", "Planning", "Garden diary"}
     until = VectorFilter(time_range=TimeRange(None, _dt("2024-01-01T00:00:00Z")))
     assert _keys(query(store, ALICE, "anything", limit=20, flt=until)) == {"Health"}
     assert store.count(ALICE, VectorFilter(time_range=TimeRange(None, None))) == N_POINTS
@@ -442,8 +460,7 @@ def test_scroll_pages_without_duplicates(harness: Harness) -> None:
 
 
 def test_data_survives_close_and_reopen(loaded: Harness) -> None:
-    if loaded.reopen is None:
-        pytest.skip(f"{loaded.kind} keeps its data in memory")
+    assert loaded.reopen is not None
     store = loaded.reopen()
     assert store.count(ALICE) == N_POINTS
     assert store.count(BOB) == N_POINTS

@@ -96,6 +96,18 @@ def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: 
     human = run_cli(["search", "compost"], env)
     assert human.returncode == 0 and "Garden plan 2026" in human.stdout
 
+    asked = run_cli(["ask", "when is the invoice from Acme due?"], env)
+    assert asked.returncode == 0, asked.stderr
+    assert "quotes your sources" in asked.stderr  # labelled as extractive: no language model configured
+    assert "due on Friday" in asked.stdout and "[1]" in asked.stdout
+    assert "[1] Acme invoice (2026-03-02" in asked.stdout
+    asked = json.loads(run_cli(["ask", "when is the invoice from Acme due?", "--json"], env).stdout)
+    assert asked["grounded"] and asked["citations"] == [1]
+    assert asked["sources"][0]["title"] == "Acme invoice"
+    unknown = run_cli(["ask", "what is the capital of Mongolia?"], env)
+    assert unknown.returncode == 1
+    assert "could not find anything about that in your data" in unknown.stdout
+
     with httpx.Client(base_url=embedded.url) as c:
         sources = c.get("/v1/sources").json()["sources"]
         assert {s["title"] for s in sources} == {"Acme invoice", "Garden plan 2026"}

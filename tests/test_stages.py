@@ -1,0 +1,669 @@
+"""The pipeline stages run by hand (extract -> chunk -> embed) on real stores, without Kafka.
+
+Real components throughout: PostgreSQL (a fresh database), files for objects, a qdrant-edge
+vector store, the int8 MiniLM embedder and the BM25 encoder.  Every test uses its own user
+so tests do not see each other's vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from secondbrain import ids, keys
+from secondbrain.embedding import OnnxMiniLMEmbedder, load_embedder
+from secondbrain.events.codec import EventCodec
+from secondbrain.events.models import (
+    ArtifactSubmitted,
+    Chunk,
+    ChunksCreated,
+    ChunksIndexed,
+    DocumentExtracted,
+)
+from secondbrain.pipeline import claimcheck, topics
+from secondbrain.pipeline.errors import PermanentError
+from secondbrain.pipeline.stage import Emit
+from secondbrain.ports import ArtifactRecord, OutboxMessage, VectorFilter
+from secondbrain.sparse import Bm25Encoder
+from secondbrain.stores.metadata_pg import PostgresMetadataStore
+from secondbrain.stores.objects_fs import FileObjectStore
+from secondbrain.stores.vectors_edge import EdgeVectorStore
+from services.chunker.logic import ChunkingConfig
+from services.chunker.stage import ChunkerStage
+from services.embedder.stage import EmbedderStage
+from services.extractors.stage import ExtractorStage, resolved_job_id
+from services.query.retrieval import Retriever
+from tests.pg import base_dsn, fresh_database
+
+MAX_BYTES = 5 * 1024 * 1024
+CODEC = EventCodec()
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def metadata() -> Iterator[PostgresMetadataStore]:
+    with base_dsn() as base, fresh_database(base) as dsn:
+        store = PostgresMetadataStore(dsn, min_size=1, max_size=4)
+        try:
+            store.migrate()
+            yield store
+        finally:
+            store.close()
+
+
+@pytest.fixture(scope="module")
+def embedder() -> OnnxMiniLMEmbedder:
+    return load_embedder()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("stages")
+
+
+@pytest.fixture(scope="module")
+def objects(workdir: Path) -> FileObjectStore:
+    return FileObjectStore(workdir / "objects")
+
+
+@pytest.fixture(scope="module")
+def vectors(workdir: Path) -> Iterator[EdgeVectorStore]:
+    store = EdgeVectorStore(workdir / "vectors")
+    yield store
+    store.close()
+
+
+class Pipeline:
+    """The three stages wired to the same stores, called directly."""
+
+    def __init__(self, metadata: PostgresMetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
+                 embedder: OnnxMiniLMEmbedder) -> None:
+        self.metadata = metadata
+        self.objects = objects
+        self.vectors = vectors
+        self.extract = ExtractorStage(objects, metadata, max_bytes=MAX_BYTES)
+        self.chunk = ChunkerStage(objects, ChunkingConfig())
+        self.embed = EmbedderStage(objects, metadata, vectors, embedder, Bm25Encoder())
+        self.retriever = Retriever(vectors, embedder, Bm25Encoder())
+
+    def run(self, event: ArtifactSubmitted) -> tuple[DocumentExtracted, ChunksCreated, ChunksIndexed]:
+        doc = only(self.extract.process(event), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        chunks = only(self.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+        indexed = only(self.embed.process(chunks), topics.CHUNKS_INDEXED, ChunksIndexed)
+        return doc, chunks, indexed
+
+
+@pytest.fixture(scope="module")
+def pipeline(metadata: PostgresMetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
+             embedder: OnnxMiniLMEmbedder) -> Pipeline:
+    return Pipeline(metadata, objects, vectors, embedder)
+
+
+@pytest.fixture
+def user(metadata: PostgresMetadataStore) -> str:
+    """A fresh, known user."""
+    user_id = f"u{uuid.uuid4().hex[:12]}"
+    metadata.ensure_user(user_id)
+    return user_id
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def only(emits: list[Emit[Any]], topic: str, cls: type[Any]) -> Any:
+    assert len(emits) == 1
+    (emit,) = emits
+    assert emit.topic == topic
+    assert isinstance(emit.event, cls)
+    assert emit.key == emit.event.user_id  # partitioned by user
+    return emit.event
+
+
+def submit_like_gateway(p: Pipeline, user: str, raw: bytes, *, content_type: str = "text/markdown",
+                        filename: str | None = "notes.md", title: str | None = None,
+                        captured_at: datetime | None = None, source_uri: str | None = None,
+                        attributes: dict[str, str] | None = None,
+                        submitted_at: datetime | None = None) -> ArtifactSubmitted:
+    """What the ingest gateway does: bytes to the object store, artifact + job + outbox in one transaction."""
+    sha = ids.sha256_hex(raw)
+    artifact_id = ids.artifact_id(user, sha)
+    object_key = keys.artifact_key(user, artifact_id)
+    if p.objects.stat(object_key) is None:
+        p.objects.put(object_key, raw, size=len(raw), content_type=content_type)
+    job_id = ids.job_id(user, str(uuid.uuid4()))
+    now = submitted_at or datetime.now(UTC)
+    source_uri = source_uri or f"file:{filename or sha[:16]}"
+    attributes = attributes or {}
+    event = ArtifactSubmitted(
+        event_id=ids.event_id(job_id, "submitted"), job_id=job_id, user_id=user, source_uri=source_uri,
+        source_id=ids.source_id(user, source_uri), artifact_id=artifact_id, content_type=content_type,
+        filename=filename, title=title, object_key=object_key, content=None, size_bytes=len(raw),
+        sha256=sha, captured_at=captured_at, submitted_at=now, producer="gateway", attributes=attributes,
+    )
+    record = ArtifactRecord(
+        artifact_id=artifact_id, user_id=user, source_id=event.source_id or "", source_uri=source_uri,
+        object_key=object_key, content_type=content_type, size_bytes=len(raw), sha256=sha, filename=filename,
+        title=title, captured_at=captured_at, submitted_at=now, producer="gateway", attributes=attributes,
+    )
+    message = OutboxMessage(topic=topics.ARTIFACTS_SUBMITTED, key=user.encode(), value=CODEC.encode(event),
+                            headers=CODEC.headers(event))
+    result = p.metadata.submit(record, job_id, [message])
+    assert result.created
+    return event
+
+
+def external_event(user: str, raw: bytes, *, content_type: str = "text/plain", filename: str | None = None,
+                   source_uri: str = "app:clipper/1", **kw: Any) -> ArtifactSubmitted:
+    """What another application publishes straight to Kafka: inline bytes, no job row, no ids."""
+    event = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id=user, source_uri=source_uri,
+                              content_type=content_type, size_bytes=len(raw), submitted_at=datetime.now(UTC),
+                              producer="clipper", content=raw, filename=filename, **kw)
+    CODEC.encode(event)  # a valid public event
+    return event
+
+
+def roundtrip(event: Any) -> Any:
+    """Encode with the schema registry (schema-valid) and decode again."""
+    data = CODEC.encode(event)
+    back = CODEC.decode(data, type(event))
+    assert type(back) is type(event)
+    return back
+
+
+def points_of(p: Pipeline, user: str, document_id: str) -> list[dict[str, Any]]:
+    hits, _ = p.vectors.scroll(user, flt=VectorFilter(document_ids=[document_id]), limit=1000)
+    return [h.payload for h in hits]
+
+
+def full_text_of(doc: DocumentExtracted) -> str:
+    return "\n\n".join(s.text for s in doc.segments)
+
+
+INVOICE = """\
+# Invoice 8391
+
+ACME Hosting GmbH billed us 129.00 EUR for the dedicated server in March 2024.
+Payment is due on 30 March 2024 by bank transfer, reference INV-8391.
+"""
+
+INVOICE_OTHER = """\
+# Invoice 7710
+
+ACME Hosting GmbH billed us 129.00 EUR for the dedicated server in February 2024.
+Payment is due on 29 February 2024 by bank transfer, reference INV-7710.
+"""
+
+TRIP = """\
+---
+title: Lisbon trip
+date: 2023-09-14
+---
+# Lisbon
+
+## Travel
+
+We take the night train to Lisbon and stay four nights near the river.
+The hotel has a rooftop pool.
+
+## Food
+
+Pastel de nata at the bakery in Belém, grilled sardines by the harbour.
+"""
+
+RECIPE = """\
+# Sourdough bread
+
+Feed the starter the evening before. Mix flour, water and salt, then fold the dough every
+half hour. Bake in a hot cast-iron pot for forty minutes.
+"""
+
+
+# --------------------------------------------------------------------------- the happy path
+
+
+def test_gateway_submission_flows_through_all_stages(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, TRIP.encode(), filename="lisbon.md")
+    doc, chunks, indexed = pipeline.run(ev)
+
+    # ids are consistent from stage to stage and derived deterministically
+    assert ev.job_id and ev.artifact_id and ev.source_id
+    assert (doc.job_id, doc.user_id, doc.artifact_id, doc.source_id) == (ev.job_id, user, ev.artifact_id,
+                                                                          ev.source_id)
+    assert doc.document_id == ids.document_id(ev.artifact_id)
+    assert doc.event_id == ids.event_id(ev.job_id, "extract")
+    assert (chunks.job_id, chunks.document_id, chunks.artifact_id, chunks.source_id) == (
+        doc.job_id, doc.document_id, doc.artifact_id, doc.source_id)
+    assert chunks.event_id == ids.event_id(ev.job_id, "chunk")
+    assert chunks.title == doc.title == "Lisbon trip"
+    assert chunks.captured_at == doc.captured_at
+    assert chunks.chunk_count == len(chunks.chunks) >= 1
+    assert [c.chunk_id for c in chunks.chunks] == [ids.chunk_id(doc.document_id, i)
+                                                   for i in range(chunks.chunk_count)]
+    assert (indexed.job_id, indexed.document_id, indexed.user_id) == (ev.job_id, doc.document_id, user)
+    assert indexed.event_id == ids.event_id(ev.job_id, "embed")
+    assert indexed.point_ids == [c.chunk_id for c in chunks.chunks]
+    assert indexed.chunk_count == chunks.chunk_count
+    assert indexed.embedding_model == "all-MiniLM-L6-v2-int8"
+    assert indexed.collection == f"u_{user}_v1"
+
+    # the document's structure survived
+    assert doc.modality == "markdown"
+    assert [s.kind for s in doc.segments] == ["heading", "heading", "paragraph", "heading", "paragraph"]
+    assert doc.segments[2].heading_path == ["Lisbon", "Travel"]
+    text = full_text_of(doc)
+    assert doc.text_length == len(text)
+    for c in chunks.chunks:
+        assert text[c.char_start:c.char_end] == c.text
+
+    # every event is schema-valid and survives the wire
+    for event in (doc, chunks, indexed):
+        back = roundtrip(event)
+        assert back.event_id == event.event_id and back.job_id == event.job_id
+    assert roundtrip(doc).segments == doc.segments
+    assert roundtrip(chunks).chunks == chunks.chunks
+    assert roundtrip(doc).captured_at == doc.captured_at
+
+    # the gateway's outbox message decodes to the submitted event
+    assert CODEC.decode(CODEC.encode(ev), ArtifactSubmitted) == ev
+
+
+def test_document_row_is_saved(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, TRIP.encode(), filename="lisbon.md")
+    doc, chunks, _ = pipeline.run(ev)
+    row = pipeline.metadata.get_document(user, doc.document_id)
+    assert row is not None
+    assert (row.user_id, row.artifact_id, row.source_id) == (user, ev.artifact_id, ev.source_id)
+    assert row.title == "Lisbon trip"
+    assert row.modality == "markdown"
+    assert row.content_type == "text/markdown"
+    assert row.char_count == doc.text_length
+    assert row.chunk_count == chunks.chunk_count  # set by the embedder
+    assert row.metadata["filename"] == "lisbon.md"
+    assert row.metadata["front_matter.date"] == "2023-09-14"
+    # another user cannot read it
+    assert pipeline.metadata.get_document("someone-else", doc.document_id) is None
+
+
+def test_captured_at_precedence(pipeline: Pipeline, user: str) -> None:
+    submitted = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    user_time = datetime(2020, 2, 2, 8, 30, tzinfo=timezone(timedelta(hours=2)))
+    with_date = b"---\ndate: 2019-07-04T10:00:00+00:00\n---\n# Fireworks\n\nWe watched fireworks."
+    without_date = b"# Plain\n\nNo date in here."
+
+    cases = [
+        (with_date, user_time, user_time, "user"),  # user-supplied beats the file's date
+        (with_date, None, datetime(2019, 7, 4, 10, tzinfo=UTC), "file_metadata"),
+        (without_date, None, submitted, "ingested"),  # nothing stated: the submission time
+    ]
+    for raw, captured, expected, source in cases:
+        ev = submit_like_gateway(pipeline, user, raw + source.encode(), filename=None, captured_at=captured,
+                                 submitted_at=submitted)
+        doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        assert doc.captured_at == expected and doc.captured_at_source == source
+        row = pipeline.metadata.get_document(user, doc.document_id)
+        assert row is not None
+        assert row.captured_at == expected, source
+        assert row.captured_at_source == source
+        assert row.ingested_at >= submitted
+
+
+def test_title_precedence(pipeline: Pipeline, user: str) -> None:
+    cases = [
+        (b"---\ntitle: FM title\n---\n# H1\n\ntext", "User title", "notes.md", "User title"),
+        (b"---\ntitle: FM title\n---\n# H1\n\ntext", None, "notes.md", "FM title"),
+        (b"# H1 title\n\ntext", None, "notes.md", "H1 title"),
+        (b"## Sub\n\ntext", None, "notes.md", "notes.md"),
+        (b"## Sub heading\n\ntext", None, None, "Sub heading"),
+    ]
+    for i, (raw, title, filename, expected) in enumerate(cases):
+        ev = submit_like_gateway(pipeline, user, raw + f"\n\ncase {i}".encode(), title=title,
+                                 filename=filename)
+        doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        assert doc.title == expected
+
+
+def test_note_submission(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, b"remember to water the ficus on Thursdays", filename=None,
+                             source_uri=f"note:{uuid.uuid4()}", attributes={"kind": "note"})
+    doc, chunks, _ = pipeline.run(ev)
+    assert doc.modality == "note"
+    assert doc.title == "remember to water the ficus on Thursdays"
+    assert chunks.chunks[0].text == "remember to water the ficus on Thursdays"
+
+
+def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) -> None:
+    raw = b"Clipped from the web: the museum opens at 10 am on Sundays.\n\nTickets cost 12 EUR."
+    ev = external_event(user, raw, filename="museum.txt")
+    job_id = resolved_job_id(ev)
+    assert pipeline.metadata.get_job(user, job_id) is None  # nothing registered before the extractor
+
+    doc, chunks, indexed = pipeline.run(ev)
+
+    sha = ids.sha256_hex(raw)
+    assert doc.job_id == chunks.job_id == indexed.job_id == job_id
+    assert doc.artifact_id == ids.artifact_id(user, sha)
+    assert doc.source_id == ids.source_id(user, "app:clipper/1")
+    assert doc.modality == "text" and doc.title == "museum.txt"
+    job = pipeline.metadata.get_job(user, job_id)
+    assert job is not None and job.artifact_id == doc.artifact_id
+    assert {s.stage: s.status for s in job.stages}["extract"] == "running"
+    # the inline bytes were kept like an upload
+    assert pipeline.objects.get(keys.artifact_key(user, doc.artifact_id)) == raw
+    assert pipeline.metadata.job_owner(job_id) == user
+    assert pipeline.vectors.count(user, VectorFilter(document_ids=[doc.document_id])) == chunks.chunk_count
+
+    # a redelivery changes nothing: same ids, same points
+    doc2, _, indexed2 = pipeline.run(ev)
+    assert (doc2.document_id, doc2.job_id, doc2.event_id) == (doc.document_id, doc.job_id, doc.event_id)
+    assert indexed2.point_ids == indexed.point_ids
+    assert pipeline.vectors.count(user, VectorFilter(document_ids=[doc.document_id])) == chunks.chunk_count
+
+
+def test_external_event_with_its_own_ids_and_sha(pipeline: Pipeline, user: str) -> None:
+    raw = b"Meeting notes: the roadmap review moved to Tuesday."
+    job_id = ids.job_id(user, "clipper-42")
+    ev = external_event(user, raw, job_id=job_id, sha256=ids.sha256_hex(raw), title="Roadmap",
+                        captured_at=datetime(2022, 1, 3, tzinfo=UTC))
+    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    assert doc.job_id == job_id and doc.title == "Roadmap"
+    assert doc.captured_at_source == "user"
+    assert pipeline.metadata.get_job(user, job_id) is not None
+
+
+# --------------------------------------------------------------------------- the vector points
+
+
+def test_embedder_writes_one_point_per_chunk_with_full_payload(pipeline: Pipeline, user: str) -> None:
+    body = "\n\n".join(f"## Section {k}\n\n" + " ".join(
+        f"Paragraph {k} sentence {i} talks about topic {k * 10 + i} in some detail." for i in range(40))
+        for k in range(3))
+    ev = submit_like_gateway(pipeline, user, f"# Long report\n\n{body}".encode(), filename="report.md",
+                             captured_at=datetime(2021, 6, 1, 9, 0, tzinfo=UTC))
+    doc, chunks, indexed = pipeline.run(ev)
+    assert chunks.chunk_count > 3
+    payloads = points_of(pipeline, user, doc.document_id)
+    assert len(payloads) == chunks.chunk_count == indexed.chunk_count
+    assert pipeline.vectors.count(user) == chunks.chunk_count
+    by_id = {p["chunk_id"]: p for p in payloads}
+    assert set(by_id) == set(indexed.point_ids)
+    text = full_text_of(doc)
+    for c in chunks.chunks:
+        p = by_id[c.chunk_id]
+        assert p["text"] == c.text == text[p["char_start"]:p["char_end"]]
+        assert (p["char_start"], p["char_end"]) == (c.char_start, c.char_end)
+        assert p["title"] == "Long report"
+        assert p["heading_path"] == c.heading_path
+        assert p["heading_path"][0] == "Long report"
+        assert p["captured_at"] == "2021-06-01T09:00:00.000000Z"
+        assert p["document_id"] == doc.document_id and p["user_id"] == user
+        assert p["job_id"] == ev.job_id and p["source_id"] == ev.source_id
+        assert p["chunk_index"] == c.index and p["kind"] == c.kind
+        assert p["modality"] == "markdown" and p["embedding_model"] == "all-MiniLM-L6-v2-int8"
+        datetime.fromisoformat(p["ingested_at"].replace("Z", "+00:00"))
+    assert {tuple(p["heading_path"]) for p in payloads} >= {("Long report", f"Section {k}") for k in range(3)}
+
+
+def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, (RECIPE + "\n\n" + INVOICE).encode(), filename="mixed.md")
+    doc, chunks, indexed = pipeline.run(ev)
+    before = pipeline.vectors.count(user)
+    assert before == chunks.chunk_count
+    again = only(pipeline.embed.process(chunks), topics.CHUNKS_INDEXED, ChunksIndexed)
+    assert again.point_ids == indexed.point_ids
+    assert pipeline.vectors.count(user) == before
+    # a full replay from the submission too
+    pipeline.run(ev)
+    assert pipeline.vectors.count(user) == before
+    row = pipeline.metadata.get_document(user, doc.document_id)
+    assert row is not None and row.chunk_count == before
+
+
+# --------------------------------------------------------------------------- search
+
+
+@pytest.fixture(scope="module")
+def library(pipeline: Pipeline, metadata: PostgresMetadataStore) -> dict[str, str]:
+    """One user with a small library; maps a name to its document id."""
+    user = "alice-lib"
+    metadata.ensure_user(user)
+    docs = {}
+    for name, text in [("invoice", INVOICE), ("invoice_other", INVOICE_OTHER), ("trip", TRIP),
+                       ("recipe", RECIPE)]:
+        ev = submit_like_gateway(pipeline, user, text.encode(), filename=f"{name}.md")
+        doc, _, _ = pipeline.run(ev)
+        docs[name] = doc.document_id
+    return docs
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("how do I make bread with a starter", "recipe"),
+    ("holiday in Portugal, where do we sleep", "trip"),
+    ("portuguese custard tarts", "trip"),
+    ("invoice 8391", "invoice"),
+    ("INV-8391", "invoice"),
+    ("invoice 7710", "invoice_other"),
+])
+def test_search_finds_the_right_chunk(pipeline: Pipeline, library: dict[str, str], query: str,
+                                      expected: str) -> None:
+    hits = pipeline.retriever.search("alice-lib", query, k=3)
+    assert hits, query
+    assert hits[0].document_id == library[expected], [h.title for h in hits]
+    assert hits[0].text and hits[0].title
+
+
+def test_search_hit_carries_a_citable_span(pipeline: Pipeline, library: dict[str, str]) -> None:
+    (hit,) = pipeline.retriever.search("alice-lib", "grilled sardines by the harbour", k=1)
+    assert hit.document_id == library["trip"]
+    assert "sardines" in hit.text
+    assert hit.heading_path[:1] == ["Lisbon"]
+    assert hit.captured_at.startswith("2023-09-14")
+    assert hit.char_end - hit.char_start == len(hit.text)
+
+
+@pytest.mark.parametrize("mode", ["dense", "sparse"])
+def test_single_mode_search(pipeline: Pipeline, library: dict[str, str], mode: Any) -> None:
+    hits = pipeline.retriever.search("alice-lib", "sourdough starter", k=2, mode=mode)
+    assert hits[0].document_id == library["recipe"]
+
+
+def test_users_do_not_see_each_others_chunks(pipeline: Pipeline, library: dict[str, str], user: str) -> None:
+    # a user without documents finds nothing at all
+    assert pipeline.retriever.search(user, "invoice 8391", k=5) == []
+    ev = submit_like_gateway(pipeline, user, b"# Garden\n\nPlant tomatoes in May.", filename="garden.md")
+    doc, _, _ = pipeline.run(ev)
+    for query in ("invoice 8391", "sourdough bread", "Lisbon hotel", "tomatoes"):
+        hits = pipeline.retriever.search(user, query, k=10)
+        assert {h.document_id for h in hits} == {doc.document_id}
+    alice = pipeline.retriever.search("alice-lib", "plant tomatoes in May", k=10)
+    assert doc.document_id not in {h.document_id for h in alice}
+    assert set(library.values()) >= {h.document_id for h in alice}
+
+
+# --------------------------------------------------------------------------- permanent errors
+
+
+def test_unknown_user_is_unauthorized(pipeline: Pipeline) -> None:
+    ev = external_event("mallory", b"hello there")
+    with pytest.raises(PermanentError, match="unknown user") as info:
+        pipeline.extract.process(ev)
+    assert info.value.kind == "unauthorized"
+    assert not pipeline.metadata.user_exists("mallory")
+
+
+def test_unsafe_user_id_is_malformed(pipeline: Pipeline) -> None:
+    ev = external_event("../etc", b"hello there")
+    with pytest.raises(PermanentError) as info:
+        pipeline.extract.process(ev)
+    assert info.value.kind == "malformed"
+
+
+@pytest.mark.parametrize("key_of", [
+    lambda victim, me: keys.artifact_key(victim, "a" * 8),
+    lambda victim, me: f"users/{me}/../{victim}/artifacts/x",
+    lambda victim, me: "secrets/config.json",
+], ids=["other-user", "dotdot", "outside"])
+def test_object_key_outside_the_users_prefix_is_unauthorized(pipeline: Pipeline, user: str, key_of: Any,
+                                                             metadata: PostgresMetadataStore) -> None:
+    victim = f"v{uuid.uuid4().hex[:8]}"
+    key = key_of(victim, user)
+    if key.startswith("users/") and ".." not in key:
+        pipeline.objects.put(key, b"the victim's private diary")
+    ev = replace(submit_like_gateway(pipeline, user, b"mine"), object_key=key, sha256=None)
+    with pytest.raises(PermanentError, match="outside the user's storage") as info:
+        pipeline.extract.process(ev)
+    assert info.value.kind == "unauthorized"
+
+
+def test_unsupported_content_type(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, b"%PDF-1.7 fake", content_type="application/pdf",
+                             filename="scan.pdf")
+    with pytest.raises(PermanentError, match="unsupported content type 'application/pdf'") as info:
+        pipeline.extract.process(ev)
+    assert info.value.kind == "permanent"
+    assert "scan.pdf" in info.value.reason
+
+
+def test_missing_raw_object(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, b"soon to vanish")
+    assert ev.object_key
+    pipeline.objects.delete(ev.object_key)
+    with pytest.raises(PermanentError, match="missing from object storage"):
+        pipeline.extract.process(ev)
+
+
+def test_sha256_mismatch(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, b"original bytes")
+    assert ev.object_key
+    pipeline.objects.put(ev.object_key, b"tampered bytes")
+    with pytest.raises(PermanentError, match="sha256"):
+        pipeline.extract.process(ev)
+    inline = external_event(user, b"inline bytes", sha256=ids.sha256_hex(b"other bytes"))
+    with pytest.raises(PermanentError, match="sha256"):
+        pipeline.extract.process(inline)
+
+
+@pytest.mark.parametrize("raw", [b"", b"  \n\n\t "])
+def test_empty_file(pipeline: Pipeline, user: str, raw: bytes) -> None:
+    with pytest.raises(PermanentError, match="empty"):
+        pipeline.extract.process(external_event(user, raw, filename="empty.txt"))
+    if raw:
+        with pytest.raises(PermanentError, match="empty"):
+            pipeline.extract.process(submit_like_gateway(pipeline, user, raw, filename="blank.md"))
+
+
+def test_binary_file_declared_as_text(pipeline: Pipeline, user: str) -> None:
+    raw = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8
+    with pytest.raises(PermanentError, match=r"binary|not text"):
+        pipeline.extract.process(submit_like_gateway(pipeline, user, raw, content_type="text/plain",
+                                                     filename="photo.txt"))
+
+
+def test_artifact_over_the_size_limit(pipeline: Pipeline, user: str) -> None:
+    small = ExtractorStage(pipeline.objects, pipeline.metadata, max_bytes=10)
+    ev = submit_like_gateway(pipeline, user, b"more than ten bytes of text")
+    with pytest.raises(PermanentError, match="over the 10-byte limit"):
+        small.process(ev)
+
+
+def test_references_outside_the_users_prefix_are_refused_downstream(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, b"# A\n\nSome text.")
+    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    forged_doc = replace(doc, segments=[], body_ref=keys.document_body_key("victim", doc.document_id))
+    with pytest.raises(PermanentError) as info:
+        pipeline.chunk.process(forged_doc)
+    assert info.value.kind == "unauthorized"
+    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    forged_chunks = replace(chunks, chunks=[], chunks_ref=keys.chunks_key("victim", doc.document_id))
+    with pytest.raises(PermanentError) as info:
+        pipeline.embed.process(forged_chunks)
+    assert info.value.kind == "unauthorized"
+    missing = replace(chunks, chunks=[], chunks_ref=keys.chunks_key(user, "no-such-document"))
+    with pytest.raises(PermanentError, match="missing"):
+        pipeline.embed.process(missing)
+
+
+# --------------------------------------------------------------------------- claim check
+
+
+PARTS = 210  # ~740 KB of text
+
+
+def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> None:
+    paragraphs = [f"## Part {k}\n\n" + " ".join(
+        f"Entry {k}-{i} records measurement {k * 1000 + i} taken at station {i % 17}." for i in range(60))
+        for k in range(PARTS)]
+    raw = ("# Field log\n\n" + "\n\n".join(paragraphs)).encode()
+    assert len(raw) > 700_000
+    ev = submit_like_gateway(pipeline, user, raw, filename="log.md")
+    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    assert doc.body_ref == keys.document_body_key(user, doc.document_id)
+    assert doc.segments == []
+    assert doc.text_length > 700_000
+    assert len(CODEC.encode(doc)) < 10_000  # the event stays small
+    stored = json.loads(pipeline.objects.get(doc.body_ref))
+    assert len(stored) == 1 + 2 * PARTS
+
+    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    assert chunks.chunk_count > 100
+    # the chunks (with their overlap) are over the limit too: they travel by reference as well
+    assert chunks.chunks_ref == keys.chunks_key(user, doc.document_id)
+    assert chunks.chunks == []
+    assert len(CODEC.encode(chunks)) < 10_000
+    listed = [Chunk.from_record(r) for r in claimcheck.load(pipeline.objects, chunks.chunks_ref)]
+    assert len(listed) == chunks.chunk_count
+    assert [c.chunk_id for c in listed] == [ids.chunk_id(doc.document_id, i) for i in range(len(listed))]
+    joined = " ".join(c.text for c in listed)
+    for k in (0, 97, PARTS - 1):
+        assert f"Entry {k}-0 records measurement {k * 1000} " in joined
+        assert f"Entry {k}-59 records measurement {k * 1000 + 59} " in joined
+    assert listed[0].heading_path == ["Field log", "Part 0"]
+    assert listed[-1].heading_path == ["Field log", f"Part {PARTS - 1}"]
+
+
+def test_claim_checked_chunks_are_embedded(pipeline: Pipeline, user: str) -> None:
+    """The embedder loads a chunk list passed by reference (kept small here: embedding is slow)."""
+    ev = submit_like_gateway(pipeline, user, INVOICE.encode(), filename="invoice.md")
+    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    ref = claimcheck.store(pipeline.objects, keys.chunks_key(user, doc.document_id),
+                           [c.to_record() for c in chunks.chunks])
+    by_ref = replace(chunks, chunks=[], chunks_ref=ref)
+    CODEC.encode(by_ref)
+    indexed = only(pipeline.embed.process(by_ref), topics.CHUNKS_INDEXED, ChunksIndexed)
+    assert indexed.point_ids == [c.chunk_id for c in chunks.chunks]
+    assert pipeline.vectors.count(user) == chunks.chunk_count
+    (hit,) = pipeline.retriever.search(user, "invoice 8391", k=1)
+    assert "INV-8391" in hit.text
+    wrong_count = replace(by_ref, chunk_count=chunks.chunk_count + 1)
+    with pytest.raises(PermanentError, match="expected"):
+        pipeline.embed.process(wrong_count)
+
+
+def test_many_small_segments_still_fit_in_a_message(pipeline: Pipeline, user: str) -> None:
+    """Well under 700 KB of text, but tens of thousands of segments: the event must still be publishable."""
+    raw = ("# Inventory\n\n" + "\n\n".join(f"Item {i}." for i in range(30_000))).encode()
+    assert len(raw) < 1_000_000
+    doc = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw, filename="inv.md")),
+               topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    CODEC.encode(doc)  # raises EventTooLarge when the segments are sent inline
+    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    CODEC.encode(chunks)
+
+
+def test_many_tiny_code_blocks_still_fit_in_a_message(pipeline: Pipeline, user: str) -> None:
+    """Every code block is a chunk of its own: thousands of one-line blocks make a long chunk list."""
+    raw = ("# Snippets\n\n" + "\n\n".join(f"```\nx{i}\n```" for i in range(15_000))).encode()
+    doc = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw, filename="snips.md")),
+               topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    CODEC.encode(doc)
+    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    assert chunks.chunk_count == 15_000
+    CODEC.encode(chunks)
