@@ -66,8 +66,8 @@ class Process:
     def liveness(self) -> str | None:
         """A reason to restart this process, or None."""
         for r in self.runners:
-            if getattr(r.app, "_crashed", False) or (r.app.should_stop if hasattr(r.app, "should_stop") else False):
-                return f"stage {r.stage.name} stopped"
+            if not r.healthy:
+                return f"stage {r.stage.name} stopped consuming ({r.app.state})"
         return None
 
 

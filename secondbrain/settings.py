@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     chunk_min_tokens: int = 200
     chunk_overlap_tokens: int = 40
 
+    # --- Pipeline
+    stage_concurrency: int = Field(
+        4, ge=1, description="Events a stage worker processes at once (one user's events stay in order).")
+
     # --- Pipeline error policy
     max_attempts: int = 4
     retry_backoff_s: float = 0.5

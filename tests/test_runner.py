@@ -495,3 +495,37 @@ async def test_offsets_are_committed_only_after_outputs_and_restart_does_not_rep
         finally:
             await reader.stop()
 
+
+
+async def test_a_blocked_artifact_delays_only_its_own_users_later_events(env: Env) -> None:
+    slow = env.job("gate", user="carol")
+    behind = env.job("ok", user="carol")
+    slow_meta = await env.send(slow)
+    # another user whose events land on the same partition as carol's
+    other_user = next(u for u in (f"dave{i}" for i in range(200))
+                      if _partition_of(u, PARTITIONS) == _partition_of("carol", PARTITIONS))
+    other = env.job("ok", user=other_user)
+    await env.send(behind)
+    other_meta = await env.send(other)
+    assert other_meta.partition == slow_meta.partition
+    await eventually(lambda: env.stage.calls[slow.job_id or ""] == 1, "carol's slow event to start")
+
+    # the other user's event, behind carol's on the same partition, is not held up...
+    await eventually(lambda: env.outputs(other.job_id or ""), "the other user's output")
+    # ...while carol's own later event waits for her earlier one (per-user order)
+    assert env.stage.calls[behind.job_id or ""] == 0
+    assert env.outputs(behind.job_id or "") == []
+
+    env.stage.gate.set()
+    await eventually(lambda: env.outputs(behind.job_id or ""), "carol's second output")
+    firsts = [d.job_id for d in (CODEC.decode(m.value, expected=DocumentExtracted)
+                                 for m in env.collector.records[env.t(topics.DOCUMENTS_EXTRACTED)])
+              if d.job_id in (slow.job_id, behind.job_id)]
+    assert firsts == [slow.job_id, behind.job_id]
+
+
+def _partition_of(user: str, partitions: int) -> int:
+    """The partition the Java/aiokafka default partitioner picks for ``user`` as the key."""
+    from aiokafka.partitioner import murmur2
+
+    return (murmur2(user.encode()) & 0x7FFFFFFF) % partitions

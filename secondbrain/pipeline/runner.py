@@ -67,6 +67,10 @@ class StageRunner:
         self.metadata = metadata
         self.names = names
         self.stats = StageStats()
+        self._lanes: dict[bytes, asyncio.Task[None]] = {}
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._running = asyncio.Semaphore(max(1, settings.stage_concurrency))
+        self._pending = asyncio.Semaphore(max(1, settings.stage_concurrency) * 16)
         self.app = self._build_app()
 
     # ------------------------------------------------------------------ wiring
@@ -92,20 +96,60 @@ class StageRunner:
         topic = app.topic(self.names(self.stage.input_topic), key_type=bytes, value_type=bytes)
 
         async def agent(stream: Any) -> None:
-            async for event in stream.events():
-                await self.handle(event.message.topic, event.message.partition, event.message.offset,
-                                  event.key, event.value, event.headers)
+            # Manual acks: an event is acknowledged only after handle() has published its outputs.
+            # faust commits up to the first unacknowledged offset, so out-of-order completion across
+            # lanes never commits past an event that is still in flight.
+            manual = stream.noack()
+            async for event in manual.events():
+                await self._dispatch(event, manual)
 
         app.agent(topic, name=f"{self.stage.name}-agent")(agent)
         return app
+
+    async def _dispatch(self, event: Any, stream: Any) -> None:
+        """Run ``event`` in its user's lane: one user's events in order, different users side by side.
+
+        So a slow or failing artifact delays only its owner's later events, never another user's.
+        """
+        await self._pending.acquire()  # bounds the events held in memory (backpressure on the stream)
+        key = bytes(event.key or b"")
+        previous = self._lanes.get(key)
+        task = asyncio.create_task(self._run_in_lane(previous, event, stream))
+        self._lanes[key] = task
+        self._inflight.add(task)
+
+        def done(t: asyncio.Task[None], k: bytes = key) -> None:
+            self._inflight.discard(t)
+            if self._lanes.get(k) is t:
+                del self._lanes[k]
+
+        task.add_done_callback(done)
+
+    async def _run_in_lane(self, previous: asyncio.Task[None] | None, event: Any, stream: Any) -> None:
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])  # ordering only; its outcome is its own business
+            async with self._running:
+                msg = event.message
+                await self.handle(msg.topic, msg.partition, msg.offset, event.key, event.value, event.headers)
+            await stream.ack(event)
+        finally:
+            self._pending.release()
 
     async def start(self) -> None:
         """Join the consumer group and start consuming."""
         await self.app.start()
 
-    async def stop(self) -> None:
-        """Leave the group (committing acknowledged offsets)."""
+    async def stop(self, drain_timeout_s: float = 30.0) -> None:
+        """Let events in flight finish (their outputs published, offsets acked), then leave the group."""
+        if self._inflight:
+            await asyncio.wait(set(self._inflight), timeout=drain_timeout_s)
         await self.app.stop()
+
+    @property
+    def healthy(self) -> bool:
+        """False once the faust app crashed or stopped (a liveness probe should restart the process)."""
+        return not (self.app.crashed or self.app.should_stop)
 
     # ------------------------------------------------------------------ processing
     async def handle(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,

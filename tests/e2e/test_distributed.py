@@ -156,6 +156,8 @@ def test_note_and_markdown_flow_through_separate_processes(cluster: Cluster, tmp
     for svc in (cluster.gateway, cluster.query, *cluster.workers.values()):
         body = httpx.get(svc.url + "/readyz").json()
         assert body["status"] == "ready", (svc.name, body)
+        alive = httpx.get(svc.url + "/healthz")
+        assert alive.status_code == 200, (svc.name, alive.text)
 
 
 async def _produce(bootstrap: str, topic: str, messages: list[tuple[bytes, bytes, list[tuple[str, bytes]]]]) -> None:

@@ -1,0 +1,114 @@
+"""Backbone numbers for embedded mode: start-up time and note-to-searchable latency.
+
+    .venv/bin/python bench/backbone.py [--notes 20]
+
+Starts ``secondbrain up`` in a fresh data directory (cold start: creates the Postgres
+cluster), stops it, starts it again (warm start), then submits one-page notes one at a
+time and measures the time from ``POST /v1/notes`` until ``GET /v1/search`` returns the
+note (polling every 20 ms).  Prints a table; the numbers belong to the machine they ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+
+PAGE = (
+    "Quarterly planning notes. The team reviewed the roadmap, the hiring plan and the budget for the "
+    "next quarter. Marketing asked for a larger share of the events budget; engineering asked for two "
+    "more people on the data platform. We agreed to revisit the vendor contracts in April and to move "
+    "the customer summit to the autumn. "
+) * 6  # about 400 words: one printed page
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start(data_dir: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "secondbrain.cli", "up", "--data-dir", str(data_dir),
+                             "--port", str(port)], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=(data_dir.parent / "up.log").open("ab"), start_new_session=True)
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"secondbrain up exited; see {data_dir.parent / 'up.log'}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return proc, time.perf_counter() - t0
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(60)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--notes", type=int, default=20)
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="sb-bench-"))
+    root.chmod(0o755)
+    data = root / "data"
+    port = free_port()
+    try:
+        proc, cold = start(data, port)
+        stop(proc)
+        proc, warm = start(data, port)
+        latencies: list[float] = []
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
+            for i in range(args.notes):
+                marker = f"zq{uuid.uuid4().hex[:10]}"
+                t0 = time.perf_counter()
+                r = c.post("/v1/notes", json={"text": f"{PAGE}\n\nReference {marker}.", "title": f"Note {i}"})
+                r.raise_for_status()
+                while True:
+                    hits = c.get("/v1/search", params={"q": marker, "k": 1, "mode": "sparse"}).json()["hits"]
+                    if hits and marker in hits[0]["text"]:
+                        break
+                    if time.perf_counter() - t0 > 120:
+                        raise SystemExit("a note did not become searchable within 120 s")
+                    time.sleep(0.02)
+                latencies.append(time.perf_counter() - t0)
+                print(f"  note {i + 1}/{args.notes}: {latencies[-1] * 1000:.0f} ms", file=sys.stderr)
+        stop(proc)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"{'measure':<44}{'value':>10}")
+    print(f"{'cold start of secondbrain up (new data dir)':<44}{cold:>9.1f}s")
+    print(f"{'warm start of secondbrain up':<44}{warm:>9.1f}s")
+    print(f"{'one-page note to searchable, p50':<44}{statistics.median(latencies) * 1000:>8.0f}ms")
+    print(f"{'one-page note to searchable, p95':<44}{pct(latencies, 0.95) * 1000:>8.0f}ms")
+    print(f"{'one-page note to searchable, max':<44}{max(latencies) * 1000:>8.0f}ms")
+
+
+if __name__ == "__main__":
+    main()
