@@ -73,6 +73,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     pg = None
     try:
         update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap, "data_dir": data_dir}
+        # One process owns every consumer group here, so a short session makes the group joins at
+        # start-up quick (the local broker's join time follows it); explicit settings still win.
+        if "SB_KAFKA_SESSION_TIMEOUT_MS" not in os.environ:
+            update["kafka_session_timeout_ms"] = 3000
+        if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
+            update["kafka_heartbeat_interval_ms"] = 750
         if settings.postgres_dsn is None:
             pg = EmbeddedPostgres(data_dir / "postgres").start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
