@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import json
 import mimetypes
 import os
@@ -43,15 +42,6 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
     return base.model_copy(update=update)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def cmd_up(args: argparse.Namespace) -> int:
     """Embedded mode: broker, Postgres, vector engine and every service in one command."""
     from secondbrain.infra.postgres import EmbeddedPostgres
@@ -61,7 +51,9 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     settings = _settings(args, mode="embedded", object_store="files", vector_store="edge")
     setup_logging(args.log_level, json_logs=args.json_logs)
-    if not _is_loopback(settings.host):
+    from secondbrain.infra.ports import is_loopback
+
+    if not is_loopback(settings.host):
         print(f"error: refusing to listen on {settings.host}: embedded mode has no authentication yet. "
               "Use 127.0.0.1, or run the distributed services behind an authenticating proxy.", file=sys.stderr)
         return EXIT_USAGE

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import itertools
 import json
 import os
@@ -46,6 +45,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import TypeAdapter, ValidationError
 from qdrant_client.http import models
 from starlette.concurrency import run_in_threadpool
+
+from secondbrain.infra.ports import is_loopback, terminate
 
 __all__ = ["API_VERSION", "EdgeServerProcess", "create_app", "main"]
 
@@ -726,15 +727,6 @@ def _edge_version() -> str:
 # --------------------------------------------------------------------------- process
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @contextlib.contextmanager
 def _data_lock(data: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``data`` so a second server on the same directory fails at once
@@ -768,7 +760,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port-file", type=Path, help="write the bound port here once listening")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
-    if not _is_loopback(args.host) and not args.allow_remote:
+    if not is_loopback(args.host) and not args.allow_remote:
         parser.error(f"refusing to listen on {args.host}: "
                      "this dev server is loopback-only unless --allow-remote")
 
@@ -858,14 +850,8 @@ class EdgeServerProcess:
     def stop(self, timeout: float = 15.0) -> None:
         """Stop gracefully (SIGTERM: shards are flushed and closed), killing after ``timeout``."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            terminate(proc, timeout)
 
     def kill(self) -> None:
         """Kill at once (SIGKILL), as a crash would: nothing is flushed on the way out."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import socket
+import subprocess
 
 
 def free_port() -> int:
@@ -38,3 +40,25 @@ def port_accepts(port: int, host: str = "127.0.0.1", timeout: float = 0.2) -> bo
             return True
     except OSError:
         return False
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is only reachable from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def terminate(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Ask ``proc`` to exit (SIGTERM), and kill it if it has not within ``timeout`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from secondbrain.infra.ports import free_port, port_accepts, port_is_bindable
+from secondbrain.infra.ports import free_port, port_accepts, port_is_bindable, terminate
 
 ENV_BINARY = "SB_TANSU_BIN"
 _BIN_NAME = "tansu.exe" if os.name == "nt" else "tansu"
@@ -294,13 +294,7 @@ class TansuBroker:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        terminate(proc, timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Terminate the broker (SIGTERM, then SIGKILL after ``timeout`` seconds); idempotent."""

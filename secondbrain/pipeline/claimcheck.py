@@ -16,9 +16,12 @@ from secondbrain.ports import ObjectNotFound, ObjectStore
 INLINE_LIMIT_BYTES = 700_000
 
 
-def too_large(texts: list[str], limit: int = INLINE_LIMIT_BYTES) -> bool:
-    """Whether a payload made of ``texts`` should go by reference (UTF-8 size estimate)."""
-    return sum(len(t.encode("utf-8")) for t in texts) > limit
+def too_large(payload: Any, limit: int = INLINE_LIMIT_BYTES) -> bool:
+    """Whether ``payload`` (JSON-able records) should travel by reference: its JSON size is over ``limit``.
+
+    The JSON size is a safe upper bound of the Avro size, so everything kept inline fits a message.
+    """
+    return len(json.dumps(payload, ensure_ascii=False).encode("utf-8")) > limit
 
 
 def store(objects: ObjectStore, key: str, payload: Any) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from secondbrain.keys import check_user_id
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 
 #: Payload fields filtered on by keyword (exact match).
@@ -25,7 +26,6 @@ RRF_K = 2
 
 # Leading alphanumeric and no path separators: the name is used verbatim as a directory name
 # (edge store) and a Qdrant collection name, so "..", "/" and "\\" must never get through.
-_USER_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}")
 _VERSION_RE = re.compile(r"v[0-9]{1,6}")
 
 
@@ -34,9 +34,9 @@ def validate_user_id(user_id: str) -> str:
 
     Allowed: 1-128 characters from ``A-Z a-z 0-9 _ . @ -``, starting with a letter or digit.
     """
-    if not isinstance(user_id, str) or not _USER_ID_RE.fullmatch(user_id):
+    if not isinstance(user_id, str):
         raise ValueError(f"invalid user id for a vector collection: {user_id!r}")
-    return user_id
+    return check_user_id(user_id)
 
 
 def collection_name(user_id: str, version: str = "v1") -> str:
@@ -53,10 +53,13 @@ def collection_name(user_id: str, version: str = "v1") -> str:
 
 
 def rfc3339(value: datetime) -> str:
-    """Format ``value`` as an RFC 3339 UTC string (``...Z``); a naive datetime is taken as UTC."""
+    """Format ``value`` as RFC 3339 UTC with microseconds (``2026-03-02T09:00:00.000000Z``).
+
+    A naive datetime is taken as UTC.  The fixed width makes the strings sort chronologically.
+    """
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def prepare_payload(user_id: str, point: VectorPoint) -> dict[str, Any]:

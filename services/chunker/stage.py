@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from secondbrain import ids, keys
@@ -72,7 +71,7 @@ class ChunkerStage:
         chunks_ref = None
         records = [c.to_record() for c in chunks]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
-        if claimcheck.too_large([json.dumps(r, ensure_ascii=False) for r in records]):
+        if claimcheck.too_large(records):
             chunks_ref = claimcheck.store(self.objects, keys.chunks_key(ev.user_id, ev.document_id), records)
         out = ChunksCreated(
             event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,

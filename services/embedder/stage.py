@@ -17,11 +17,7 @@ from secondbrain.pipeline import claimcheck, topics
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import Emit, JobRef
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorPoint, VectorStore
-
-
-def iso(dt: datetime) -> str:
-    """RFC 3339 UTC with microseconds: the form Qdrant's datetime filters parse."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+from secondbrain.stores.vector_payload import rfc3339
 
 
 def embedding_input(title: str, chunk: Chunk) -> str:
@@ -37,7 +33,7 @@ def chunk_payload(ev: ChunksCreated, chunk: Chunk, model_id: str) -> dict[str, A
         "user_id": ev.user_id, "document_id": ev.document_id, "artifact_id": ev.artifact_id,
         "source_id": ev.source_id, "job_id": ev.job_id, "chunk_id": chunk.chunk_id,
         "chunk_index": chunk.index, "title": ev.title, "modality": ev.modality,
-        "content_type": ev.content_type, "captured_at": iso(ev.captured_at), "ingested_at": iso(ev.ingested_at),
+        "content_type": ev.content_type, "captured_at": rfc3339(ev.captured_at), "ingested_at": rfc3339(ev.ingested_at),
         "text": chunk.text, "char_start": chunk.char_start, "char_end": chunk.char_end,
         "heading_path": list(chunk.heading_path), "kind": chunk.kind, "page": chunk.page,
         "t_start": chunk.t_start, "t_end": chunk.t_end, "token_count": chunk.token_count,

@@ -7,7 +7,6 @@ it.  No broker import: the runner does the Kafka part.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -127,7 +126,7 @@ class ExtractorStage:
         records = [s.to_record() for s in segments]
         # Measure whole records, not only texts: tens of thousands of tiny segments make an event
         # too large for a message with little text (their JSON is larger than their Avro encoding).
-        if claimcheck.too_large([json.dumps(r, ensure_ascii=False) for r in records]):
+        if claimcheck.too_large(records):
             body_ref = claimcheck.store(self.objects, keys.document_body_key(ev.user_id, document_id),
                                         records)
             segments = []

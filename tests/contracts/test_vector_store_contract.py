@@ -20,13 +20,23 @@ import numpy as np
 import pytest
 
 from secondbrain.devtools.qdrant_edge_server import EdgeServerProcess
+from secondbrain.embedding import load_embedder
 from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorHit, VectorPoint, VectorStore
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.vector_payload import collection_name, rfc3339
 from secondbrain.stores.vectors_edge import EdgeVectorStore
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
 
-from ._embed import DIMENSION, embed
+DIMENSION = 384
+_EMBEDDER = None
+
+
+def embed(texts: list[str]) -> list[list[float]]:
+    """Real all-MiniLM-L6-v2 embeddings (the production embedder, loaded once)."""
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        _EMBEDDER = load_embedder()
+    return _EMBEDDER.embed_documents(list(texts))
 
 ALICE, BOB, NOBODY = "alice", "bob", "nobody"
 ENCODER = Bm25Encoder()
