@@ -16,6 +16,7 @@ import contextlib
 import json
 import mimetypes
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -42,6 +43,10 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
     return base.model_copy(update=update)
 
 
+def _json_logs(args: argparse.Namespace) -> bool:
+    return args.log_format == "json" or (args.log_format == "auto" and not sys.stderr.isatty())
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     """Embedded mode: broker, Postgres, vector engine and every service in one command."""
     from secondbrain.infra.postgres import EmbeddedPostgres
@@ -50,7 +55,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from secondbrain.serve import STAGE_NAMES, serve
 
     settings = _settings(args, mode="embedded", object_store="files", vector_store="edge")
-    setup_logging(args.log_level, json_logs=args.json_logs)
+    setup_logging(args.log_level, json_logs=_json_logs(args))
     from secondbrain.infra.ports import is_loopback
 
     if not is_loopback(settings.host):
@@ -79,7 +84,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
             _say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
-            _say('  try:  secondbrain ingest --note "hello"   then   secondbrain search hello')
+            # Point at the command as it can be typed here (the venv may not be on PATH).
+            prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
+                else "secondbrain"
+            _say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
             _say("  stop with Ctrl-C; data stays in " + str(data_dir))
 
         asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGE_NAMES), embedded=True,
@@ -98,7 +106,7 @@ def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages
     from secondbrain.serve import serve
 
     settings = _settings(args, mode="distributed")
-    setup_logging(args.log_level, json_logs=args.json_logs)
+    setup_logging(args.log_level, json_logs=_json_logs(args))
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings, gateway=gateway, query=query, stages=stages))
     return EXIT_OK
@@ -396,7 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--host", help="address to listen on (default 127.0.0.1)")
         sp.add_argument("--port", type=int, default=port, help="HTTP port (default 8000; SB_PORT)")
         sp.add_argument("--log-level", default=os.environ.get("SB_LOG_LEVEL", "INFO"))
-        sp.add_argument("--text-logs", dest="json_logs", action="store_false", help="human-readable logs")
+        sp.add_argument("--log-format", choices=("auto", "json", "text"),
+                        default=os.environ.get("SB_LOG_FORMAT", "auto"),
+                        help="JSON lines for log collectors, text for people; auto: text on a terminal")
 
     up = sub.add_parser("up", help="run everything locally (embedded mode)")
     up.add_argument("--data-dir", default=None, help="where data lives (default ./.secondbrain; SB_DATA_DIR)")

@@ -28,13 +28,26 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
+class TextFormatter(logging.Formatter):
+    """``LEVEL logger: message key=value ...`` for people reading a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Render one record."""
+        extras = " ".join(f"{k}={v}" for k, v in vars(record).items()
+                          if k not in _STANDARD and not k.startswith("_") and k != "color_message")
+        line = f"{record.levelname} {record.name}: {record.getMessage()}{' ' + extras if extras else ''}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
 def setup_logging(level: str = "INFO", *, json_logs: bool = True) -> None:
     """Configure the root logger once per process (called from ``main()``)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if json_logs else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # The Kafka clients are chatty at INFO about every rebalance step.
-    for noisy in ("aiokafka", "faust", "mode", "kafka", "uvicorn.access", "httpx"):
+    for noisy in ("aiokafka", "faust", "mode", "kafka", "uvicorn.access", "httpx", "pgserver"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
