@@ -63,13 +63,14 @@ def cmd_up(args: argparse.Namespace) -> int:
               "Use 127.0.0.1, or run the distributed services behind an authenticating proxy.", file=sys.stderr)
         return EXIT_USAGE
     data_dir = settings.data_dir.resolve()
+    settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     _say(f"secondbrain: starting in {data_dir}")
     broker = TansuBroker(log_path=data_dir / "logs" / "broker.log").start()
     pg = None
     try:
-        update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap, "data_dir": data_dir}
+        update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
         # One process owns every consumer group here, so a short session makes the group joins at
         # start-up quick (the local broker's join time follows it); explicit settings still win.
         if "SB_KAFKA_SESSION_TIMEOUT_MS" not in os.environ:
@@ -77,7 +78,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
             update["kafka_heartbeat_interval_ms"] = 750
         if settings.postgres_dsn is None:
-            pg = EmbeddedPostgres(data_dir / "postgres").start()
+            pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
         settings = settings.model_copy(update=update)
 

@@ -49,10 +49,6 @@ class OnnxMiniLMEmbedder:
 
         self._batch_size = max(1, batch_size)  # batches above ~32 grow the onnxruntime arena a lot
         tok = Tokenizer.from_file(str(_tokenizer_path()))
-        # A copy without truncation or padding for token_count() (the model input is truncated).
-        self._counter = Tokenizer.from_str(tok.to_str())
-        self._counter.no_truncation()
-        self._counter.no_padding()
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tok
@@ -72,10 +68,6 @@ class OnnxMiniLMEmbedder:
     def dimension(self) -> int:
         """Vector length."""
         return 384
-
-    def token_count(self, text: str) -> int:
-        """Number of word pieces the model sees for ``text`` (without special tokens, untruncated)."""
-        return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}")
 
 
 def check_user_id(user_id: str) -> str:
     """Return ``user_id`` if it is safe to embed in keys, collection and topic names."""
-    if not _SAFE_ID.match(user_id) or ".." in user_id:
+    # fullmatch, not match with "$": "$" also matches before a trailing newline.
+    if not isinstance(user_id, str) or not _SAFE_ID.fullmatch(user_id) or ".." in user_id:
         raise ValueError(f"invalid user id {user_id!r}: use letters, digits, '_', '.', '@' or '-'")
     return user_id
 

@@ -213,6 +213,10 @@ class SparseEncoder(Protocol):
         """Weights for a query (each distinct term once)."""
         ...
 
+    def tokenize(self, text: str) -> list[str]:
+        """The terms the vectors are built from (lower-cased, stemmed, stopwords dropped)."""
+        ...
+
 
 # --------------------------------------------------------------------------- metadata
 
@@ -341,8 +345,8 @@ class SourceView:
 class MetadataStore(Protocol):
     """Users, artifacts, documents, jobs (with per-stage status), job events and the outbox.
 
-    Every read takes the user id and is scoped by it: a job or source of another user is
-    reported as absent, never leaked.
+    Every method that touches user data takes the user id and is scoped by it: a job or source
+    of another user is reported as absent and never changed, whatever ids an event carries.
     """
 
     def migrate(self) -> list[int]:
@@ -387,23 +391,23 @@ class MetadataStore(Protocol):
         broker lost its data, e.g. an embedded restart); return how many were queued."""
         ...
 
-    def stage_started(self, job_id: str, stage: str, attempt: int) -> None:
+    def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
         """Mark ``stage`` running (job becomes running)."""
         ...
 
-    def stage_succeeded(self, job_id: str, stage: str, detail: str | None = None) -> None:
+    def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
         """Mark ``stage`` done; when it is the last stage the job succeeds."""
         ...
 
-    def stage_retrying(self, job_id: str, stage: str, attempt: int, reason: str) -> None:
+    def stage_retrying(self, user_id: str, job_id: str, stage: str, attempt: int, reason: str) -> None:
         """Record a retryable failure of ``stage``."""
         ...
 
-    def job_failed(self, job_id: str, stage: str, reason: str) -> None:
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str) -> None:
         """Mark the stage and the job failed with a human-readable ``reason``."""
         ...
 
-    def job_duplicate(self, job_id: str, original_job_id: str) -> None:
+    def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
         """End the job as a duplicate of ``original_job_id``."""
         ...
 
@@ -415,15 +419,11 @@ class MetadataStore(Protocol):
         """The job's event log, oldest first (empty for another user's job)."""
         ...
 
-    def job_owner(self, job_id: str) -> str | None:
-        """The user owning ``job_id`` (internal use by stages, not exposed through the API)."""
-        ...
-
     def save_document(self, doc: DocumentRecord) -> None:
         """Insert or replace a document (idempotent on ``document_id``)."""
         ...
 
-    def set_chunk_count(self, document_id: str, chunk_count: int) -> None:
+    def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
         """Record how many chunks a document was indexed as."""
         ...
 

@@ -7,8 +7,7 @@ Protocol.  Everything above this module sees the Protocols.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from secondbrain.events.codec import EventCodec
 from secondbrain.pipeline.topics import TopicNames
@@ -30,7 +29,6 @@ class Runtime:
     vectors: VectorStore | None = None
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         """Release pools and files."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +75,6 @@ class Process:
 async def start_process(settings: Settings, *, gateway: bool, query: bool, stages: list[str],
                         embedded: bool = False) -> Process:
     """Build the runtime, create topics, start stage runners and the relay (not the HTTP server)."""
-    from services.ingest_gateway.relay import OutboxRelay
 
     needs_vectors = query or "embed" in stages
     t0 = time.perf_counter()
@@ -82,10 +82,23 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
     log.info("runtime built", extra={"ms": round((time.perf_counter() - t0) * 1000)})
     proc = Process(rt=rt)
 
-    async def topics_ready() -> None:
+    async def topics_ready(timeout_s: float = 30.0) -> None:
         await ensure_topics(settings.kafka_bootstrap, rt.names, partitions=settings.partitions,
-                            replication=settings.replication_factor)
+                            replication=settings.replication_factor, timeout_s=timeout_s)
 
+    try:
+        await _start_pieces(proc, settings, topics_ready, gateway=gateway, stages=stages, embedded=embedded)
+    except BaseException:
+        await stop_process(proc)  # release what did start: pools, shards, consumer groups
+        raise
+    return proc
+
+
+async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callable[..., Awaitable[None]], *,
+                        gateway: bool, stages: list[str], embedded: bool) -> None:
+    from services.ingest_gateway.relay import OutboxRelay
+
+    rt = proc.rt
     if stages:
         await topics_ready()  # consumers need their topics; a gateway does not (its outbox waits)
     if embedded:
@@ -105,19 +118,18 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
     await asyncio.gather(*(r.start() for r in proc.runners))
     log.info("stages started", extra={"stages": stages, "ms": round((time.perf_counter() - t0) * 1000)})
     if gateway:
+        # A short topic-creation timeout: while the broker is down the relay's own backoff paces retries.
+        prepare = None if stages else functools.partial(topics_ready, 5.0)
         proc.relay = OutboxRelay(rt.metadata, settings.kafka_bootstrap, batch=settings.relay_batch,
-                                 poll_s=settings.relay_poll_s, prepare=None if stages else topics_ready)
+                                 poll_s=settings.relay_poll_s, prepare=prepare)
         await proc.relay.start()
-    return proc
 
 
 async def stop_process(proc: Process) -> None:
     """Stop runners, relay and stores (in reverse order of start)."""
     if proc.relay is not None:
         await proc.relay.stop()
-    for runner in reversed(proc.runners):
-        with contextlib.suppress(Exception):
-            await runner.stop()
+    await asyncio.gather(*(r.stop() for r in proc.runners), return_exceptions=True)
     await asyncio.to_thread(proc.rt.close)
     for cleanup in reversed(proc.cleanups):
         with contextlib.suppress(Exception):

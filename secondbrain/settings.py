@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     # --- Pipeline
     stage_concurrency: int = Field(
         4, ge=1, description="Events a stage worker processes at once (one user's events stay in order).")
+    stage_buffer: int = Field(
+        256, ge=1, description="Events a stage worker holds in memory while other users' lanes are busy.")
 
     # --- Pipeline error policy
     max_attempts: int = 4
@@ -79,7 +81,6 @@ class Settings(BaseSettings):
     # --- Limits
     max_upload_bytes: int = 100 * 1024 * 1024
     max_note_chars: int = 1_000_000
-    inline_content_max_bytes: int = 256 * 1024
 
     # --- Outbox relay
     relay_batch: int = 100

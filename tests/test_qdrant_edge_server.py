@@ -13,12 +13,16 @@ import textwrap
 import uuid
 import warnings
 from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import qdrant_edge as qe
 from qdrant_client import QdrantClient, models
 
+from secondbrain.devtools import qdrant_edge_server
 from secondbrain.devtools.qdrant_edge_server import API_VERSION, EdgeServerProcess, main
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
@@ -54,6 +58,19 @@ def test_root_reports_a_version(http: httpx.Client) -> None:
     body = http.get("/").json()
     assert body["version"] == API_VERSION
     assert http.get("/healthz").status_code == 200
+
+
+def test_datetime_ranges_use_the_stores_fixed_width_timestamps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REST datetimes reach the engine as the stores write payloads: ``...HH:MM:SS.ffffffZ``."""
+    monkeypatch.setattr(qe, "RangeDateTime", lambda **kw: kw)
+    monkeypatch.setattr(qe, "OrderBy", lambda key, **kw: kw)
+    bounds: Any = qdrant_edge_server._range(models.DatetimeRange(
+        gte=datetime(2024, 1, 1, tzinfo=UTC), lt=date(2024, 2, 1),
+        lte=datetime(2024, 3, 1, 9, 30, 0, 250, tzinfo=timezone(timedelta(hours=2)))))
+    assert bounds == {"gte": "2024-01-01T00:00:00.000000Z", "gt": None,
+                      "lte": "2024-03-01T07:30:00.000250Z", "lt": "2024-02-01T00:00:00.000000Z"}
+    order: Any = qdrant_edge_server._order_by(models.OrderBy(key="captured_at", start_from=datetime(2024, 5, 6)))
+    assert order["start_from"] == "2024-05-06T00:00:00.000000Z"
 
 
 def test_collection_lifecycle_and_envelopes(http: httpx.Client) -> None:

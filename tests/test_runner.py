@@ -529,3 +529,25 @@ def _partition_of(user: str, partitions: int) -> int:
     from aiokafka.partitioner import murmur2
 
     return (murmur2(user.encode()) & 0x7FFFFFFF) % partitions
+
+
+async def test_an_input_too_large_to_copy_is_still_dead_lettered_by_its_coordinates(env: Env) -> None:
+    small = env.job("permanent", user="erin")
+    # An input just under the message limit: it fits, a dead letter carrying a copy of it does not.
+    empty = dataclasses.replace(small, content=b"", size_bytes=0, sha256=None)
+    size = CODEC.max_bytes - len(CODEC.encode(empty)) - 16
+    big = b"x" * size
+    ev = dataclasses.replace(small, content=big, size_bytes=size, sha256=None)
+    assert CODEC.max_bytes - 64 < len(CODEC.encode(ev)) <= CODEC.max_bytes
+    meta = await env.send(ev)
+    after = env.job("ok", user="erin")
+    await env.send(after)
+    letters = await eventually(lambda: env.letters(lambda d: d.job_id == ev.job_id), "the dead letter")
+    letter, headers = letters[0]
+    assert letter.original_value == b""
+    assert "too large" in headers["sb-original-dropped"]
+    assert (headers["sb-original-topic"], headers["sb-original-offset"]) == (
+        env.t(topics.ARTIFACTS_SUBMITTED), str(meta.offset))
+    assert env.stage_view(ev)[0].status == "failed"
+    # and the runner moved on to the user's next event
+    await eventually(lambda: env.outputs(after.job_id or ""), "the next event's output")

@@ -8,14 +8,20 @@ so tests do not see each other's vectors.
 from __future__ import annotations
 
 import json
+import logging
+import random
+import tracemalloc
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from secondbrain import ids, keys
 from secondbrain.embedding import OnnxMiniLMEmbedder, load_embedder
@@ -26,6 +32,7 @@ from secondbrain.events.models import (
     ChunksCreated,
     ChunksIndexed,
     DocumentExtracted,
+    Segment,
 )
 from secondbrain.pipeline import claimcheck, topics
 from secondbrain.pipeline.errors import PermanentError
@@ -36,9 +43,10 @@ from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from secondbrain.stores.objects_fs import FileObjectStore
 from secondbrain.stores.vectors_edge import EdgeVectorStore
 from services.chunker.logic import ChunkingConfig
-from services.chunker.stage import ChunkerStage
+from services.chunker.stage import ChunkerStage, reconstruct_text
 from services.embedder.stage import EmbedderStage
 from services.extractors.stage import ExtractorStage, resolved_job_id
+from services.query.api import create_router
 from services.query.retrieval import Retriever
 from tests.pg import base_dsn, fresh_database
 
@@ -357,7 +365,6 @@ def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) ->
     assert {s.stage: s.status for s in job.stages}["extract"] == "running"
     # the inline bytes were kept like an upload
     assert pipeline.objects.get(keys.artifact_key(user, doc.artifact_id)) == raw
-    assert pipeline.metadata.job_owner(job_id) == user
     assert pipeline.vectors.count(user, VectorFilter(document_ids=[doc.document_id])) == chunks.chunk_count
 
     # a redelivery changes nothing: same ids, same points
@@ -487,6 +494,75 @@ def test_users_do_not_see_each_others_chunks(pipeline: Pipeline, library: dict[s
     assert set(library.values()) >= {h.document_id for h in alice}
 
 
+# --------------------------------------------------------------------------- ask API
+
+
+class CountingEncoder(Bm25Encoder):
+    """The BM25 encoder, counting the texts it tokenizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokenized = 0
+
+    def tokenize(self, text: str) -> list[str]:
+        self.tokenized += 1
+        return super().tokenize(text)
+
+
+def ask(vectors: Any, embedder: OnnxMiniLMEmbedder, sparse: Bm25Encoder, user: str,
+        question: str) -> dict[str, Any]:
+    """POST /v1/ask on the query router alone; the server-sent events by name."""
+    app = FastAPI()
+    rt: Any = SimpleNamespace(vectors=vectors, embedder=embedder, sparse=sparse)
+    app.include_router(create_router(rt, lambda: user))
+    with TestClient(app) as client:
+        body = client.post("/v1/ask", json={"question": question, "k": 3}).text
+    events: dict[str, Any] = {}
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in fields:
+            events.setdefault(fields["event"], json.loads(fields["data"]))
+    return events
+
+
+def test_ask_answers_with_the_runtime_encoder(pipeline: Pipeline, library: dict[str, str],
+                                              embedder: OnnxMiniLMEmbedder,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    encoder = CountingEncoder()
+    monkeypatch.setattr("services.query.answer.Bm25Encoder", None)  # no encoder built per request
+    events = ask(pipeline.vectors, embedder, encoder, "alice-lib", "what is the total of invoice 8391")
+    assert "error" not in events, events
+    assert events["done"]["grounded"] and "8391" in events["done"]["answer"]
+    assert encoder.tokenized > 1  # the question and the sources' sentences
+    sources = events["sources"]
+    hits = pipeline.retriever.search("alice-lib", "what is the total of invoice 8391", k=3)
+    assert [s["chunk_id"] for s in sources] == [h.chunk_id for h in hits]
+    for n, (source, hit) in enumerate(zip(sources, hits, strict=True), 1):
+        expected = {k: v for k, v in hit.to_json().items() if k not in ("text", "score")}
+        assert source == {"n": n, **expected, "snippet": " ".join(hit.text.split())[:300]
+                          + ("…" if len(" ".join(hit.text.split())) > 300 else "")}
+
+
+class FailingVectors:
+    """A vector store whose searches fail with a message that must not reach the client."""
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("connection to qdrant at 10.0.0.7:6333 refused (api-key=s3cret)")
+
+
+def test_ask_error_event_hides_the_exception(embedder: OnnxMiniLMEmbedder,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="services.query.api"):
+        events = ask(FailingVectors(), embedder, Bm25Encoder(), "alice-lib", "anything about invoices")
+    error = events["error"]
+    assert "s3cret" not in json.dumps(error) and "10.0.0.7" not in json.dumps(error)
+    assert error["message"].startswith("the answer failed; try again")
+    assert error["error_id"] in error["message"]
+    (record,) = [r for r in caplog.records if r.name == "services.query.api"]
+    assert record.exc_info is not None and "s3cret" in str(record.exc_info[1])
+    assert record.__dict__["error_id"] == error["error_id"]
+
+
 # --------------------------------------------------------------------------- permanent errors
 
 
@@ -590,6 +666,59 @@ def test_references_outside_the_users_prefix_are_refused_downstream(pipeline: Pi
         pipeline.embed.process(missing)
 
 
+# --------------------------------------------------------------------------- text reconstruction
+
+
+def _reconstruct_reference(segments: list[Segment]) -> str:
+    """The former character-buffer implementation, kept as the specification of the result."""
+    if not segments:
+        return ""
+    buf = ["\n"] * max(s.char_end for s in segments)
+    for s in segments:
+        buf[s.char_start:s.char_end] = list(s.text)
+    return "".join(buf)
+
+
+def _seg(index: int, start: int, text: str) -> Segment:
+    return Segment(index=index, kind="paragraph", text=text, char_start=start, char_end=start + len(text))
+
+
+def test_reconstruct_text_places_segments_at_their_offsets() -> None:
+    segments = [_seg(0, 0, "# Title"), _seg(1, 9, "Body é 東京."), _seg(2, 25, ""), _seg(3, 30, "end")]
+    assert reconstruct_text(segments) == "# Title\n\nBody é 東京.\n\n\n\n\n\n\n\n\n\n\nend"
+    assert reconstruct_text(segments) == _reconstruct_reference(segments)
+    assert reconstruct_text([]) == ""
+    assert reconstruct_text([_seg(0, 4, "x")]) == "\n\n\n\nx"
+
+
+def test_reconstruct_text_matches_the_buffer_version_with_overlaps() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        segments = sorted((_seg(i, rng.randrange(40), "".join(rng.choice("ab c") for _ in range(rng.randrange(12))))
+                           for i in range(rng.randrange(1, 8))), key=lambda s: s.char_start)
+        assert reconstruct_text(segments) == _reconstruct_reference(segments), segments
+
+
+def test_reconstruct_text_memory_stays_near_the_text_size() -> None:
+    paragraph = "A line of ordinary text. " * 40
+    segments = [_seg(i, i * (len(paragraph) + 2), paragraph) for i in range(2000)]  # ~2 MB of text
+    size = segments[-1].char_end
+    tracemalloc.start()
+    try:
+        text = reconstruct_text(segments)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(text) == size
+    assert peak < 3 * size, f"peak {peak} bytes for {size} characters"
+
+
+def test_reconstruct_text_refuses_offsets_that_do_not_match_the_text() -> None:
+    bad = Segment(index=3, kind="paragraph", text="four", char_start=2, char_end=5)
+    with pytest.raises(PermanentError, match="segment 3 has offsets that do not match its text"):
+        reconstruct_text([_seg(0, 0, "ok"), bad])
+
+
 # --------------------------------------------------------------------------- claim check
 
 
@@ -628,13 +757,25 @@ def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> No
     assert listed[-1].heading_path == ["Field log", f"Part {PARTS - 1}"]
 
 
+def test_offload_keeps_small_payloads_inline_and_stores_large_ones(objects: FileObjectStore, user: str) -> None:
+    records = [{"text": "é" * 10, "n": i} for i in range(3)]
+    size = len(json.dumps(records, ensure_ascii=False).encode("utf-8"))
+    key = keys.chunks_key(user, "offload-doc")
+    assert claimcheck.offload(objects, key, records, limit=size) is None  # at the limit: inline
+    assert objects.stat(key) is None  # nothing written
+    assert claimcheck.offload(objects, key, records, limit=size - 1) == key
+    assert objects.get(key) == json.dumps(records, ensure_ascii=False).encode("utf-8")
+    assert claimcheck.load(objects, key) == records
+
+
 def test_claim_checked_chunks_are_embedded(pipeline: Pipeline, user: str) -> None:
     """The embedder loads a chunk list passed by reference (kept small here: embedding is slow)."""
     ev = submit_like_gateway(pipeline, user, INVOICE.encode(), filename="invoice.md")
     doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
     chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
-    ref = claimcheck.store(pipeline.objects, keys.chunks_key(user, doc.document_id),
-                           [c.to_record() for c in chunks.chunks])
+    ref = claimcheck.offload(pipeline.objects, keys.chunks_key(user, doc.document_id),
+                             [c.to_record() for c in chunks.chunks], limit=0)
+    assert ref is not None
     by_ref = replace(chunks, chunks=[], chunks_ref=ref)
     CODEC.encode(by_ref)
     indexed = only(pipeline.embed.process(by_ref), topics.CHUNKS_INDEXED, ChunksIndexed)

@@ -47,6 +47,7 @@ from qdrant_client.http import models
 from starlette.concurrency import run_in_threadpool
 
 from secondbrain.infra.ports import is_loopback, terminate
+from secondbrain.stores.vector_payload import rfc3339
 
 __all__ = ["API_VERSION", "EdgeServerProcess", "create_app", "main"]
 
@@ -248,12 +249,9 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _rfc3339(value: datetime | date) -> str:
-    if not isinstance(value, datetime):
-        value = datetime(value.year, value.month, value.day)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def _as_datetime(value: datetime | date) -> datetime:
+    """A REST date as its midnight (naive: :func:`rfc3339` takes it as UTC); a datetime as is."""
+    return value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
 
 
 def _point_id(value: Any) -> Any:
@@ -329,7 +327,7 @@ def _range(rng: Any) -> Any:
         return None
     if isinstance(rng, models.DatetimeRange):
         def fmt(v: datetime | date | None) -> str | None:
-            return None if v is None else _rfc3339(v)
+            return None if v is None else rfc3339(_as_datetime(v))
         return qe.RangeDateTime(gte=fmt(rng.gte), gt=fmt(rng.gt), lte=fmt(rng.lte), lt=fmt(rng.lt))
     return qe.RangeFloat(gte=rng.gte, gt=rng.gt, lte=rng.lte, lt=rng.lt)
 
@@ -374,7 +372,7 @@ def _order_by(order_by: Any) -> qe.OrderBy:
     direction = qe.Direction.Desc if order_by.direction == models.Direction.DESC else qe.Direction.Asc
     start = order_by.start_from
     if isinstance(start, (datetime, date)):
-        start = _rfc3339(start)
+        start = rfc3339(_as_datetime(start))
     return qe.OrderBy(order_by.key, direction=direction, start_from=start)
 
 

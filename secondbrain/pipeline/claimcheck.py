@@ -16,17 +16,16 @@ from secondbrain.ports import ObjectNotFound, ObjectStore
 INLINE_LIMIT_BYTES = 700_000
 
 
-def too_large(payload: Any, limit: int = INLINE_LIMIT_BYTES) -> bool:
-    """Whether ``payload`` (JSON-able records) should travel by reference: its JSON size is over ``limit``.
+def offload(objects: ObjectStore, key: str, records: Any, limit: int = INLINE_LIMIT_BYTES) -> str | None:
+    """Write ``records`` (JSON-able) at ``key`` when their JSON is over ``limit`` bytes and return the key;
+    return ``None`` (nothing written) when they are small enough to travel inline.
 
     The JSON size is a safe upper bound of the Avro size, so everything kept inline fits a message.
     """
-    return len(json.dumps(payload, ensure_ascii=False).encode("utf-8")) > limit
-
-
-def store(objects: ObjectStore, key: str, payload: Any) -> str:
-    """Write ``payload`` as JSON at ``key`` and return the key."""
-    objects.put(key, json.dumps(payload, ensure_ascii=False).encode("utf-8"), content_type="application/json")
+    data = json.dumps(records, ensure_ascii=False).encode("utf-8")
+    if len(data) <= limit:
+        return None
+    objects.put(key, data, content_type="application/json")
     return key
 
 

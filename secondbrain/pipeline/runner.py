@@ -16,9 +16,14 @@ message the runner:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -26,7 +31,7 @@ from typing import Any, TypeVar
 import faust
 
 from secondbrain import ids
-from secondbrain.events.codec import EventCodec, MalformedEvent
+from secondbrain.events.codec import EventCodec, EventTooLarge, MalformedEvent
 from secondbrain.events.models import DeadLetter, JobStatusChanged
 from secondbrain.pipeline import topics
 from secondbrain.pipeline.errors import PermanentError, backoff_delay, classify
@@ -69,8 +74,12 @@ class StageRunner:
         self.stats = StageStats()
         self._lanes: dict[bytes, asyncio.Task[None]] = {}
         self._inflight: set[asyncio.Task[None]] = set()
-        self._running = asyncio.Semaphore(max(1, settings.stage_concurrency))
-        self._pending = asyncio.Semaphore(max(1, settings.stage_concurrency) * 16)
+        self._stopping = False
+        # The stage's own threads: its blocking work never queues behind (or starves) the HTTP
+        # handlers and store calls that share the event loop's default pool.
+        self._pool = ThreadPoolExecutor(max_workers=max(1, settings.stage_concurrency),
+                                        thread_name_prefix=f"stage-{stage.name}")
+        self._pending = asyncio.Semaphore(max(1, settings.stage_buffer))
         self.app = self._build_app()
 
     # ------------------------------------------------------------------ wiring
@@ -111,7 +120,11 @@ class StageRunner:
 
         So a slow or failing artifact delays only its owner's later events, never another user's.
         """
-        await self._pending.acquire()  # bounds the events held in memory (backpressure on the stream)
+        if self._stopping:
+            return  # not acknowledged: whoever owns the partition next processes it
+        # Bound the events held in memory; past it, reading the stream waits.  A single user
+        # queueing more than this many events ahead of another can still delay them.
+        await self._pending.acquire()
         key = bytes(event.key or b"")
         previous = self._lanes.get(key)
         task = asyncio.create_task(self._run_in_lane(previous, event, stream))
@@ -129,22 +142,46 @@ class StageRunner:
         try:
             if previous is not None:
                 await asyncio.wait([previous])  # ordering only; its outcome is its own business
-            async with self._running:
-                msg = event.message
+            msg = event.message
+            try:
                 await self.handle(msg.topic, msg.partition, msg.offset, event.key, event.value, event.headers)
+            except Exception as exc:
+                # handle() publishes or dead-letters every event; getting here is a bug in that
+                # path. Record what can be recorded, then move on: an event that is never acked
+                # would hold back every later commit of its partition forever.
+                log.exception("stage runner failed on an event", extra={
+                    "stage": self.stage.name, "topic": msg.topic, "offset": msg.offset})
+                await self._last_resort(msg.topic, msg.partition, msg.offset, event.key, exc)
             await stream.ack(event)
         finally:
             self._pending.release()
+
+    async def _last_resort(self, topic: str, partition: int, offset: int, key: bytes | None,
+                           exc: BaseException) -> None:
+        """Dead-letter a bare record of the event (no payload) when the normal path itself failed."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._dead_letter(topic, partition, offset, key, b"", {}, kind="permanent",
+                                                     exc=exc, attempts=0, ref=JobRef(None, None)), 30)
 
     async def start(self) -> None:
         """Join the consumer group and start consuming."""
         await self.app.start()
 
     async def stop(self, drain_timeout_s: float = 30.0) -> None:
-        """Let events in flight finish (their outputs published, offsets acked), then leave the group."""
+        """Stop taking events, let those in flight finish (outputs published, offsets acked), leave the group.
+
+        Events still running after ``drain_timeout_s`` are cancelled unacknowledged: the next owner of
+        their partition processes them again (ids are deterministic, so nothing is duplicated).
+        """
+        self._stopping = True
         if self._inflight:
-            await asyncio.wait(set(self._inflight), timeout=drain_timeout_s)
+            _done, pending = await asyncio.wait(set(self._inflight), timeout=drain_timeout_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=5)
         await self.app.stop()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def healthy(self) -> bool:
@@ -176,8 +213,8 @@ class StageRunner:
         while True:
             attempt += 1
             try:
-                await self._metadata(self.metadata.stage_started, ref.job_id, self.stage.name, attempt)
-                emits = await asyncio.to_thread(self.stage.process, event)
+                await self._metadata(self.metadata.stage_started, ref, self.stage.name, attempt)
+                emits = await self._in_pool(self.stage.process, event)
                 # Encode before leaving the try: an output the codec refuses (invalid, too large)
                 # is a permanent failure of this event, not a crash of the agent.
                 outputs = self._encode_all(emits)
@@ -190,7 +227,7 @@ class StageRunner:
                     log.warning("stage failed, retrying", extra={
                         "stage": self.stage.name, "job_id": ref.job_id, "attempt": attempt,
                         "delay_s": delay, "error": repr(exc)})
-                    await self._best_effort(self.metadata.stage_retrying, ref.job_id, self.stage.name, attempt,
+                    await self._best_effort(self.metadata.stage_retrying, ref, self.stage.name, attempt,
                                             _reason(exc))
                     await self._status(ref, "retrying", _reason(exc), attempt)
                     await asyncio.sleep(delay)
@@ -202,7 +239,7 @@ class StageRunner:
                 return
         await self._publish_all(outputs)
         if self.stage.completes_stage:
-            await self._until_done(self.metadata.stage_succeeded, ref.job_id, self.stage.name, None)
+            await self._until_done(self.metadata.stage_succeeded, ref, self.stage.name, None)
         await self._status(ref, "succeeded", None, attempt)
         self.stats.processed += 1
         log.info("stage done", extra={"stage": self.stage.name, "job_id": ref.job_id, "outputs": len(emits),
@@ -211,6 +248,11 @@ class StageRunner:
     def _encode_all(self, emits: list[Emit[Any]]) -> list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]:
         return [(self.names(emit.topic), emit.key.encode(), self.codec.encode(emit.event),
                  self.codec.headers(emit.event)) for emit in emits]
+
+    async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on the stage's threads, carrying context variables (trace context) along."""
+        ctx = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(ctx.run, fn, *args))
 
     async def _publish_all(self, outputs: list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]) -> None:
         for topic, key, value, headers in outputs:
@@ -248,11 +290,19 @@ class StageRunner:
                    ("sb-error-message", reason.encode("utf-8")[:2000]), ("sb-stage", self.stage.name.encode()),
                    ("sb-original-topic", topic.encode()), ("sb-original-partition", str(partition).encode()),
                    ("sb-original-offset", str(offset).encode()), ("sb-attempts", str(attempts).encode())]
-        await self._send(self.names(topics.DEAD_LETTER), key, self.codec.encode(letter), headers)
+        try:
+            encoded = self.codec.encode(letter)
+        except EventTooLarge:
+            # The original message is (nearly) at the size limit itself: keep its coordinates, which
+            # still let an operator fetch it from the source topic, and drop the copy.
+            letter = dataclasses.replace(letter, original_value=b"")
+            encoded = self.codec.encode(letter)
+            headers.append(("sb-original-dropped", b"too large to copy; read it at the original offset"))
+        await self._send(self.names(topics.DEAD_LETTER), key, encoded, headers)
         log.error("dead-lettered", extra={"stage": self.stage.name, "job_id": ref.job_id, "kind": kind,
                                           "error": reason, "topic": topic, "offset": offset})
         if ref.job_id:
-            await self._until_done(self.metadata.job_failed, ref.job_id, self.stage.name,
+            await self._until_done(self.metadata.job_failed, ref, self.stage.name,
                                    f"{self.stage.name} failed: {reason}")
             await self._status(ref, "failed", reason, attempts)
 
@@ -268,29 +318,29 @@ class StageRunner:
         await self._send(self.names(topics.JOBS_STATUS), ref.user_id.encode(), self.codec.encode(ev),
                          self.codec.headers(ev))
 
-    async def _metadata(self, fn: Callable[..., T], job_id: str | None, *args: Any) -> T | None:
-        if job_id is None:
+    async def _metadata(self, fn: Callable[..., T], ref: JobRef, *args: Any) -> T | None:
+        """Call a job transition of the metadata store, scoped by the event's user."""
+        if ref.job_id is None or ref.user_id is None:
             return None
-        return await asyncio.to_thread(fn, job_id, *args)
+        return await asyncio.to_thread(fn, ref.user_id, ref.job_id, *args)
 
-    async def _best_effort(self, fn: Callable[..., Any], job_id: str | None, *args: Any) -> None:
+    async def _best_effort(self, fn: Callable[..., Any], ref: JobRef, *args: Any) -> None:
         try:
-            await self._metadata(fn, job_id, *args)
+            await self._metadata(fn, ref, *args)
         except Exception as exc:  # bookkeeping must not turn a retry into a crash
-            log.warning("job bookkeeping failed", extra={"job_id": job_id, "error": repr(exc)})
+            log.warning("job bookkeeping failed", extra={"job_id": ref.job_id, "error": repr(exc)})
 
-    async def _until_done(self, fn: Callable[..., Any], job_id: str | None, *args: Any,
-                          limit: int = 30) -> None:
+    async def _until_done(self, fn: Callable[..., Any], ref: JobRef, *args: Any, limit: int = 30) -> None:
         """Job state must not be lost: keep trying (bounded) while the metadata store is down."""
         for attempt in range(1, limit + 1):
             try:
-                await self._metadata(fn, job_id, *args)
+                await self._metadata(fn, ref, *args)
                 return
             except Exception as exc:
                 delay = backoff_delay(attempt, self.settings.retry_backoff_s, self.settings.retry_backoff_max_s)
-                log.warning("job bookkeeping failed, retrying", extra={"job_id": job_id, "error": repr(exc)})
+                log.warning("job bookkeeping failed, retrying", extra={"job_id": ref.job_id, "error": repr(exc)})
                 await asyncio.sleep(delay)
-        log.error("job bookkeeping abandoned", extra={"job_id": job_id, "call": getattr(fn, "__name__", "?")})
+        log.error("job bookkeeping abandoned", extra={"job_id": ref.job_id, "call": getattr(fn, "__name__", "?")})
 
 
 def _reason(exc: BaseException) -> str:

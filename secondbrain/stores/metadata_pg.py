@@ -330,14 +330,15 @@ class PostgresMetadataStore:
             (job_id, stage, status, detail, attempt),
         )
 
-    def _transition(self, job_id: str, apply: Callable[[psycopg.Connection[Any]], T]) -> T | None:
-        """Run ``apply`` with the job row locked, unless the job is unknown or already finished.
+    def _transition(self, user_id: str, job_id: str, apply: Callable[[psycopg.Connection[Any]], T]) -> T | None:
+        """Run ``apply`` with the job row locked, unless the job is unknown, another user's, or finished.
 
         The row lock serialises transitions of one job, so two stages finishing at once
         cannot both miss that the other succeeded.
         """
         with self._tx() as conn:
-            row = conn.execute("SELECT status FROM jobs WHERE job_id = %s FOR UPDATE", (job_id,)).fetchone()
+            row = conn.execute("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR UPDATE",
+                               (job_id, user_id)).fetchone()
             if row is None or row[0] in _FINISHED:
                 return None
             return apply(conn)
@@ -351,7 +352,7 @@ class PostgresMetadataStore:
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
 
-    def stage_started(self, job_id: str, stage: str, attempt: int) -> None:
+    def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
         """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
         self._require_stage(stage)
 
@@ -365,9 +366,9 @@ class PostgresMetadataStore:
             self._mark_running(conn, job_id)
             self._event(conn, job_id, stage, "running", None, attempt)
 
-        self._transition(job_id, apply)
+        self._transition(user_id, job_id, apply)
 
-    def stage_succeeded(self, job_id: str, stage: str, detail: str | None = None) -> None:
+    def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
         """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
         self._require_stage(stage)
 
@@ -394,9 +395,9 @@ class PostgresMetadataStore:
             else:
                 self._mark_running(conn, job_id)
 
-        self._transition(job_id, apply)
+        self._transition(user_id, job_id, apply)
 
-    def stage_retrying(self, job_id: str, stage: str, attempt: int, reason: str) -> None:
+    def stage_retrying(self, user_id: str, job_id: str, stage: str, attempt: int, reason: str) -> None:
         """Record a retryable failure of ``stage`` at ``attempt`` (kept as the stage detail)."""
         self._require_stage(stage)
 
@@ -409,9 +410,9 @@ class PostgresMetadataStore:
             self._mark_running(conn, job_id)
             self._event(conn, job_id, stage, "retrying", reason, attempt)
 
-        self._transition(job_id, apply)
+        self._transition(user_id, job_id, apply)
 
-    def job_failed(self, job_id: str, stage: str, reason: str) -> None:
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str) -> None:
         """Mark the stage and the job failed with ``reason``; stages not yet run become skipped.
 
         ``stage`` may also name a step outside :data:`STAGES` (e.g. the gateway); then only
@@ -434,9 +435,9 @@ class PostgresMetadataStore:
             )
             self._event(conn, job_id, stage, "failed", reason, row[0] if row else None)
 
-        self._transition(job_id, apply)
+        self._transition(user_id, job_id, apply)
 
-    def job_duplicate(self, job_id: str, original_job_id: str) -> None:
+    def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
         """End the job as a duplicate of ``original_job_id``.
 
         The stage that found the duplicate (the running one) is marked succeeded, stages that
@@ -462,7 +463,7 @@ class PostgresMetadataStore:
             )
             self._event(conn, job_id, "job", "duplicate", detail, None)
 
-        self._transition(job_id, apply)
+        self._transition(user_id, job_id, apply)
 
     # ------------------------------------------------------------------ job reads
 
@@ -471,7 +472,8 @@ class PostgresMetadataStore:
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             job = cur.execute(
                 "SELECT j.*, a.title, a.source_uri FROM jobs j "
-                "JOIN artifacts a ON a.artifact_id = j.artifact_id WHERE j.job_id = %s AND j.user_id = %s",
+                "JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "WHERE j.job_id = %s AND j.user_id = %s",
                 (job_id, user_id),
             ).fetchone()
             if job is None:
@@ -498,12 +500,6 @@ class PostgresMetadataStore:
                 "JOIN jobs j ON j.job_id = e.job_id WHERE e.job_id = %s AND j.user_id = %s ORDER BY e.id",
                 (job_id, user_id),
             ).fetchall()
-
-    def job_owner(self, job_id: str) -> str | None:
-        """The user owning ``job_id`` (internal use by stages, not exposed through the API)."""
-        with self._pool.connection() as conn:
-            row = conn.execute("SELECT user_id FROM jobs WHERE job_id = %s", (job_id,)).fetchone()
-        return row[0] if row else None
 
     # ------------------------------------------------------------------ documents
 
@@ -542,11 +538,11 @@ class PostgresMetadataStore:
                 },
             )
 
-    def set_chunk_count(self, document_id: str, chunk_count: int) -> None:
-        """Record how many chunks a document was indexed as (unknown documents: no-op)."""
+    def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
+        """Record how many chunks a document was indexed as (unknown or other users' documents: no-op)."""
         with self._pool.connection() as conn:
-            conn.execute("UPDATE documents SET chunk_count = %s WHERE document_id = %s",
-                         (chunk_count, document_id))
+            conn.execute("UPDATE documents SET chunk_count = %s WHERE document_id = %s AND user_id = %s",
+                         (chunk_count, document_id, user_id))
 
     def get_document(self, user_id: str, document_id: str) -> DocumentRecord | None:
         """A document of the user, or ``None`` (also for another user's document)."""
@@ -571,7 +567,7 @@ class PostgresMetadataStore:
                        a.size_bytes, j.status, coalesce(d.captured_at, a.captured_at) AS captured_at,
                        coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count
                 FROM jobs j
-                JOIN artifacts a ON a.artifact_id = j.artifact_id
+                JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id
                 LEFT JOIN LATERAL (
                     SELECT * FROM documents d
                     WHERE d.artifact_id = j.artifact_id AND d.user_id = j.user_id

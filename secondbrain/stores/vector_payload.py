@@ -8,6 +8,7 @@ way, so the two behave identically under the one contract suite.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +51,37 @@ def collection_name(user_id: str, version: str = "v1") -> str:
     if not _VERSION_RE.fullmatch(version):
         raise ValueError(f"invalid collection version: {version!r}")
     return f"u_{user_id}_{version}"
+
+
+class EnsuredCollections:
+    """The ``(collection, dense_size)`` pairs a store has already ensured, so that
+    ``ensure_collection`` does its checks once per collection and process, not on every call.
+
+    Thread-safe.  :meth:`forget` (on a drop) wins over an ensure running at the same time: an
+    ensure that began before the drop is not remembered, so the next call checks again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pairs: set[tuple[str, int]] = set()
+        self._generation = 0
+
+    def begin(self, name: str, dense_size: int) -> int | None:
+        """``None`` when the pair is already ensured; otherwise a token for :meth:`done`."""
+        with self._lock:
+            return None if (name, dense_size) in self._pairs else self._generation
+
+    def done(self, name: str, dense_size: int, token: int) -> None:
+        """Remember the pair, unless a :meth:`forget` happened since :meth:`begin` gave ``token``."""
+        with self._lock:
+            if token == self._generation:
+                self._pairs.add((name, dense_size))
+
+    def forget(self, name: str | None = None) -> None:
+        """Forget ``name`` (every dense size), or everything when ``name`` is ``None``."""
+        with self._lock:
+            self._generation += 1
+            self._pairs = {p for p in self._pairs if name is not None and p[0] != name}
 
 
 def rfc3339(value: datetime) -> str:

@@ -22,6 +22,7 @@ from secondbrain.stores.vector_payload import (
     KEYWORD_FIELDS,
     RRF_K,
     DatetimeRangeCondition,
+    EnsuredCollections,
     FilterPlan,
     MatchAnyCondition,
     check_sparse,
@@ -62,6 +63,7 @@ class EdgeVectorStore:
         self.collection_version = collection_version
         self._slots: dict[str, _Slot] = {}
         self._slots_lock = threading.Lock()
+        self._ensured = EnsuredCollections()
 
     # ------------------------------------------------------------------ internals
 
@@ -137,11 +139,15 @@ class EdgeVectorStore:
         """Create the user's shard when missing (idempotent); return the collection name.
 
         An existing shard with another dense size raises :class:`ValueError` (checked by the engine
-        when the shard is opened with its expected config).
+        when the shard is opened with its expected config).  The checks run once per collection
+        and dense size until :meth:`drop_user` or :meth:`close`.
         """
         if dense_size <= 0:
             raise ValueError("dense_size must be positive")
         name, slot = self._slot(user_id)
+        token = self._ensured.begin(name, dense_size)
+        if token is None:
+            return name
         with slot.lock:
             if slot.shard is not None and slot.dense_size is None:
                 # opened lazily (by a read) without a config to check: reopen it with one below
@@ -159,6 +165,7 @@ class EdgeVectorStore:
                     slot.shard = qe.EdgeShard.create(str(path), config)
             slot.dense_size = dense_size
             self._ensure_indexes(slot.shard)
+        self._ensured.done(name, dense_size, token)
         return name
 
     def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
@@ -287,6 +294,7 @@ class EdgeVectorStore:
         """Close the user's shard and delete its directory (no error when absent)."""
         name, slot = self._slot(user_id)
         with slot.lock:
+            self._ensured.forget(name)  # under the lock: an ensure waiting for it checks again
             if slot.shard is not None:
                 slot.shard.close()
                 slot.shard = None
@@ -304,6 +312,7 @@ class EdgeVectorStore:
 
     def close(self) -> None:
         """Flush and close every open shard (they reopen lazily if the store is used again)."""
+        self._ensured.forget()
         with self._slots_lock:
             slots = list(self._slots.values())
         for slot in slots:

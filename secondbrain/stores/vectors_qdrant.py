@@ -21,6 +21,7 @@ from secondbrain.stores.vector_payload import (
     DATETIME_FIELDS,
     KEYWORD_FIELDS,
     DatetimeRangeCondition,
+    EnsuredCollections,
     FilterPlan,
     MatchAnyCondition,
     check_sparse,
@@ -71,6 +72,7 @@ class QdrantVectorStore:
         self.collection_version = collection_version
         self._local = _is_local(client)
         self._lock: AbstractContextManager[Any] = threading.RLock() if self._local else nullcontext()
+        self._ensured = EnsuredCollections()
 
     @classmethod
     def from_url(cls, url: str, api_key: str | None = None, **kwargs: Any) -> QdrantVectorStore:
@@ -112,44 +114,53 @@ class QdrantVectorStore:
         """Create the user's collection and its payload indexes when missing; return its name.
 
         Safe against a concurrent creator in another process: losing the race is not an error.
-        An existing collection with another dense size raises :class:`ValueError`.
+        An existing collection with another dense size raises :class:`ValueError`.  The checks
+        run once per collection and dense size in this store (until :meth:`drop_user`).
         """
         if dense_size <= 0:
             raise ValueError("dense_size must be positive")
         name = self._name(user_id)
+        token = self._ensured.begin(name, dense_size)
+        if token is None:
+            return name
         with self._lock:
-            self._create_if_missing(name, dense_size)
-            info = self.client.get_collection(name)
+            try:
+                info = self.client.get_collection(name)
+            except Exception as exc:
+                if not _is_not_found(exc):
+                    raise
+                self._create(name, dense_size)
+                info = self.client.get_collection(name)
             vectors = info.config.params.vectors
             existing = None
             if isinstance(vectors, dict) and self.dense_name in vectors:
                 existing = vectors[self.dense_name].size
             if existing is not None and existing != dense_size:
                 raise ValueError(f"collection {name} has dense size {existing}, not {dense_size}")
-            # Missing indexes are created on every call, not only after creating the collection:
-            # a crash between the two steps heals on the next call.  Local mode ignores payload
-            # indexes (it filters by scanning), so they are skipped there.
+            # Missing indexes are created whenever the collection is checked, not only after
+            # creating it: a crash between the two steps heals on the next check.  Local mode
+            # ignores payload indexes (it filters by scanning), so they are skipped there.
             if not self._local:
                 wanted = [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
                 wanted += [(f, models.PayloadSchemaType.DATETIME) for f in DATETIME_FIELDS]
                 for fieldname, schema in wanted:
                     if fieldname not in info.payload_schema:
                         self.client.create_payload_index(name, fieldname, schema, wait=True)
+        self._ensured.done(name, dense_size, token)
         return name
 
-    def _create_if_missing(self, name: str, dense_size: int) -> None:
-        if not self.client.collection_exists(name):
-            try:
-                self.client.create_collection(
-                    name,
-                    vectors_config={self.dense_name: models.VectorParams(size=dense_size,
-                                                                         distance=models.Distance.COSINE)},
-                    sparse_vectors_config={self.sparse_name: models.SparseVectorParams(
-                        modifier=models.Modifier.IDF)},
-                )
-            except Exception:
-                if not self.client.collection_exists(name):  # not merely lost a race to another process
-                    raise
+    def _create(self, name: str, dense_size: int) -> None:
+        try:
+            self.client.create_collection(
+                name,
+                vectors_config={self.dense_name: models.VectorParams(size=dense_size,
+                                                                     distance=models.Distance.COSINE)},
+                sparse_vectors_config={self.sparse_name: models.SparseVectorParams(
+                    modifier=models.Modifier.IDF)},
+            )
+        except Exception:
+            if not self.client.collection_exists(name):  # not merely lost a race to another process
+                raise
 
     def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
         """Insert or replace ``points`` by id, waiting until they are applied."""
@@ -167,8 +178,14 @@ class QdrantVectorStore:
                 },
                 payload=prepare_payload(user_id, p),
             ))
-        with self._lock:
-            self.client.upsert(self._name(user_id), points=structs, wait=True)
+        name = self._name(user_id)
+        try:
+            with self._lock:
+                self.client.upsert(name, points=structs, wait=True)
+        except Exception as exc:
+            if _is_not_found(exc):  # dropped elsewhere (another process): check again on the next ensure
+                self._ensured.forget(name)
+            raise
 
     def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
                limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
@@ -284,6 +301,8 @@ class QdrantVectorStore:
         except Exception as exc:
             if not _is_not_found(exc):
                 raise
+        finally:
+            self._ensured.forget(name)
 
     def check(self) -> None:
         """Raise unless the server (or local mode) answers."""
@@ -292,5 +311,6 @@ class QdrantVectorStore:
 
     def close(self) -> None:
         """Close the client (the server persists its own data)."""
+        self._ensured.forget()
         with self._lock:
             self.client.close()

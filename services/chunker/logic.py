@@ -1,7 +1,7 @@
 """Structure-aware chunking (pure functions, no I/O).
 
 Segments are cut into sentence-sized units, then packed greedily into chunks of about
-``target`` tokens (never more than ``max_tokens`` unless a single sentence is longer).
+``target`` tokens (never more than ``max_tokens``: a longer sentence is cut by tokens).
 A chunk prefers to end at a section boundary (a heading, a page, a code block); when it has
 to cut inside a section, the next chunk repeats the last ``overlap`` tokens of sentences so
 no statement loses its context.  Code blocks become their own chunks of kind ``code``.
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_WORD = re.compile(r"\w", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+(?=\S)|\n+(?=\s*(?:[-*+•]|\d+[.)])\s)")
 
 
@@ -99,16 +100,25 @@ def _split_long(seg: SegmentIn, full_text: str, max_tokens: int) -> list[_Unit]:
         if piece_tokens <= max_tokens:
             units.append(_Unit(seg.char_start + a, seg.char_start + b, piece_tokens, seg))
             continue
-        # A single "sentence" longer than a chunk (a table row dump, minified text): cut by tokens.
+        # A single "sentence" longer than a chunk (a table row dump, minified text, prose without
+        # punctuation): cut by tokens.  A piece does not start with punctuation when it can be
+        # helped: closing quotes and full stops stay with the words before them.
         toks = list(_TOKEN.finditer(text, a, b))
-        for i in range(0, len(toks), max_tokens):
-            group = toks[i : i + max_tokens]
+        i = 0
+        while i < len(toks):
+            cut = j = min(i + max_tokens, len(toks))
+            while i < cut < len(toks) and not _WORD.match(toks[cut].group()):
+                cut -= 1
+            if cut == i:  # nothing but punctuation up to the limit: cut at the limit
+                cut = j
+            group = toks[i:cut]
             units.append(_Unit(seg.char_start + group[0].start(), seg.char_start + group[-1].end(),
                                len(group), seg))
+            i = cut
     return units
 
 
-def _units(segments: Sequence[SegmentIn], full_text: str) -> list[_Unit]:
+def _units(segments: Sequence[SegmentIn], full_text: str, max_tokens: int) -> list[_Unit]:
     out: list[_Unit] = []
     for seg in segments:
         if seg.char_end <= seg.char_start:
@@ -117,7 +127,7 @@ def _units(segments: Sequence[SegmentIn], full_text: str) -> list[_Unit]:
             tokens = approx_tokens(full_text[seg.char_start:seg.char_end])
             out.append(_Unit(seg.char_start, seg.char_end, tokens, seg))
         else:
-            out.extend(_split_long(seg, full_text, 10**9))
+            out.extend(_split_long(seg, full_text, max_tokens))
     return out
 
 
@@ -179,7 +189,7 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
             emit(cur)
         cur, cur_tokens = [], 0
 
-    for unit in _units(segments, full_text):
+    for unit in _units(segments, full_text, cfg.max_tokens):
         seg = unit.seg
         if seg.kind == "code":
             flush(carry_overlap=False)

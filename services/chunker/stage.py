@@ -14,16 +14,23 @@ from services.chunker.logic import ChunkingConfig, SegmentIn, chunk_segments
 
 
 def reconstruct_text(segments: list[Segment]) -> str:
-    """Rebuild the document's full text from segments placed at their offsets."""
-    if not segments:
-        return ""
-    end = max(s.char_end for s in segments)
-    buf = ["\n"] * end
-    for s in segments:
-        if s.char_end - s.char_start != len(s.text):
+    """Rebuild the document's full text from segments placed at their offsets (gaps become newlines).
+
+    Segments that overlap (the extractor makes none) are written in order of their start, each over
+    the text placed before it.
+    """
+    parts: list[str] = []
+    end = 0  # length of the text placed so far
+    for s in sorted(segments, key=lambda seg: seg.char_start):
+        if s.char_start < 0 or s.char_end - s.char_start != len(s.text):
             raise PermanentError(f"segment {s.index} has offsets that do not match its text")
-        buf[s.char_start:s.char_end] = list(s.text)
-    return "".join(buf)
+        if s.char_start >= end:
+            parts += ["\n" * (s.char_start - end), s.text]
+        else:
+            placed = "".join(parts)
+            parts = [placed[:s.char_start], s.text, placed[s.char_end:]]
+        end = max(end, s.char_end)
+    return "".join(parts)
 
 
 class ChunkerStage:
@@ -68,11 +75,9 @@ class ChunkerStage:
                   heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end)
             for d in drafts
         ]
-        chunks_ref = None
-        records = [c.to_record() for c in chunks]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
-        if claimcheck.too_large(records):
-            chunks_ref = claimcheck.store(self.objects, keys.chunks_key(ev.user_id, ev.document_id), records)
+        chunks_ref = claimcheck.offload(self.objects, keys.chunks_key(ev.user_id, ev.document_id),
+                                        [c.to_record() for c in chunks])
         out = ChunksCreated(
             event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
             artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,

@@ -83,7 +83,7 @@ class EmbedderStage:
         ]
         collection = self.vectors.ensure_collection(ev.user_id, self.embedder.dimension)
         self.vectors.upsert(ev.user_id, points)
-        self.metadata.set_chunk_count(ev.document_id, len(points))
+        self.metadata.set_chunk_count(ev.user_id, ev.document_id, len(points))
         out = ChunksIndexed(
             event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
             document_id=ev.document_id, collection=collection, chunk_count=len(points),

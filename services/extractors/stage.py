@@ -67,7 +67,11 @@ class ExtractorStage:
         sha = ev.sha256 or ids.sha256_hex(raw)
         if ev.sha256 and ev.sha256 != ids.sha256_hex(raw):
             raise PermanentError("the artifact's bytes do not match its sha256: it was corrupted on the way")
-        artifact_id = ev.artifact_id or ids.artifact_id(ev.user_id, sha)
+        artifact_id = ids.artifact_id(ev.user_id, sha)
+        if ev.artifact_id and ev.artifact_id != artifact_id:
+            # Artifact ids are derived from the user and the bytes; any other id could name
+            # another user's artifact.
+            raise PermanentError("the event's artifact_id does not match its user and content", kind="unauthorized")
         source_id = ev.source_id or ids.source_id(ev.user_id, ev.source_uri)
         object_key = ev.object_key
         if object_key is None:  # inline content: keep the raw bytes like any upload
@@ -82,7 +86,9 @@ class ExtractorStage:
         )
         result = self.metadata.register_external(record, job_id)
         if result.created:
-            self.metadata.stage_started(job_id, self.name, 1)
+            self.metadata.stage_started(ev.user_id, job_id, self.name, 1)
+        elif self.metadata.get_job(ev.user_id, job_id) is None:
+            raise PermanentError("the event's job_id belongs to another user", kind="unauthorized")
         return artifact_id, source_id, sha
 
     def process(self, event: ArtifactSubmitted) -> list[Emit[Any]]:
@@ -122,13 +128,11 @@ class ExtractorStage:
                     attributes=dict(s.attributes))
             for s in doc.segments
         ]
-        body_ref = None
-        records = [s.to_record() for s in segments]
         # Measure whole records, not only texts: tens of thousands of tiny segments make an event
         # too large for a message with little text (their JSON is larger than their Avro encoding).
-        if claimcheck.too_large(records):
-            body_ref = claimcheck.store(self.objects, keys.document_body_key(ev.user_id, document_id),
-                                        records)
+        body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id),
+                                      [s.to_record() for s in segments])
+        if body_ref is not None:
             segments = []
         metadata = {**doc.metadata, "filename": ev.filename or "", "source_uri": ev.source_uri}
         self.metadata.save_document(DocumentRecord(

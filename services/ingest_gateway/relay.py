@@ -58,9 +58,6 @@ class OutboxRelay:
         from aiokafka import AIOKafkaProducer
 
         if self._producer is None:
-            if self._prepare is not None:
-                await self._prepare()
-                self._prepare = None
             producer = AIOKafkaProducer(
                 bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=False,
                 request_timeout_ms=self.request_timeout_ms, linger_ms=5,
@@ -81,6 +78,10 @@ class OutboxRelay:
 
     async def relay_once(self) -> int:
         """Publish one batch; return how many rows were published."""
+        if self._prepare is not None:
+            # Before leasing rows: waiting for the broker must not eat into a lease.
+            await self._prepare()
+            self._prepare = None
         rows = await asyncio.to_thread(self.metadata.claim_outbox, self.batch)
         if not rows:
             return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
 from services.query.retrieval import SearchHit
 
@@ -26,7 +27,7 @@ class Answer:
 
 
 def extractive_answer(question: str, hits: list[SearchHit], *, max_sentences: int = 3,
-                      encoder: Bm25Encoder | None = None) -> Answer:
+                      encoder: SparseEncoder | None = None) -> Answer:
     """Pick the sentences that share the most question terms, best-ranked sources first."""
     enc = encoder or Bm25Encoder()
     terms = set(enc.tokenize(question))

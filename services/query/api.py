@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -15,6 +17,8 @@ from sse_starlette.sse import EventSourceResponse
 from secondbrain.runtime import Runtime
 from services.query.answer import extractive_answer
 from services.query.retrieval import Retriever, SearchHit
+
+log = logging.getLogger(__name__)
 
 
 class AskIn(BaseModel):
@@ -27,10 +31,8 @@ class AskIn(BaseModel):
 def source_json(n: int, h: SearchHit) -> dict[str, Any]:
     """A numbered source as sent to the client."""
     snippet = " ".join(h.text.split())
-    return {"n": n, "title": h.title, "modality": h.modality, "captured_at": h.captured_at,
-            "heading_path": h.heading_path, "page": h.page, "t_start": h.t_start, "t_end": h.t_end,
-            "char_start": h.char_start, "char_end": h.char_end, "document_id": h.document_id,
-            "chunk_id": h.chunk_id, "snippet": snippet[:300] + ("…" if len(snippet) > 300 else "")}
+    fields = {k: v for k, v in h.to_json().items() if k not in ("text", "score")}  # the snippet stands for the text
+    return {"n": n, **fields, "snippet": snippet[:300] + ("…" if len(snippet) > 300 else "")}
 
 
 def create_router(rt: Runtime, current_user: Any) -> APIRouter:
@@ -38,6 +40,8 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
     if rt.vectors is None or rt.embedder is None or rt.sparse is None:
         raise RuntimeError("the query service needs a vector store and models")
     retriever = Retriever(rt.vectors, rt.embedder, rt.sparse)
+    # The answer picks sentences by the terms the search indexes: reuse the runtime's encoder.
+    terms = rt.sparse
     router = APIRouter(tags=["query"])
     auth = Depends(current_user)
 
@@ -70,7 +74,7 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
                 hits = await asyncio.to_thread(retriever.search, user, question, k=body.k)
                 t_retrieval = time.perf_counter()
                 yield {"event": "sources", "data": json.dumps([source_json(n, h) for n, h in enumerate(hits, 1)])}
-                answer = extractive_answer(question, hits)
+                answer = extractive_answer(question, hits, encoder=terms)
                 for word in answer.text.split(" "):
                     yield {"event": "token", "data": json.dumps({"text": word + " "})}
                 yield {"event": "done", "data": json.dumps({
@@ -78,8 +82,11 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
                     "answer_mode": "extractive",
                     "timings_ms": {"retrieval": round((t_retrieval - t0) * 1000, 1),
                                    "total": round((time.perf_counter() - t0) * 1000, 1)}})}
-            except Exception as exc:  # the stream has started: report the error in-band
-                yield {"event": "error", "data": json.dumps({"message": f"{type(exc).__name__}: {exc}"})}
+            except Exception:  # the stream has started: report the error in-band, without its details
+                error_id = uuid.uuid4().hex[:12]
+                log.exception("answering failed", extra={"error_id": error_id})
+                yield {"event": "error", "data": json.dumps({
+                    "message": f"the answer failed; try again (error id {error_id})", "error_id": error_id})}
 
         return EventSourceResponse(events())
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -137,8 +138,8 @@ def in_threads(n: int, fn: Callable[[int], Any]) -> list[Any]:
 
 def run_all_stages(store: PostgresMetadataStore, job: str) -> None:
     for stage in STAGES:
-        store.stage_started(job, stage, 1)
-        store.stage_succeeded(job, stage, f"{stage} ok")
+        store.stage_started("alice", job, stage, 1)
+        store.stage_succeeded("alice", job, stage, f"{stage} ok")
 
 
 # --------------------------------------------------------------------------- migrations
@@ -196,7 +197,6 @@ def test_submit_creates_job_stages_outbox_and_event(store: PostgresMetadataStore
     assert [s.stage for s in view.stages] == list(STAGES)
     assert all(s.status == "pending" and s.attempts == 0 for s in view.stages)
     assert view.finished_at is None and view.error is None
-    assert store.job_owner(job) == "alice"
     events = store.job_events("alice", job)
     assert [(e["stage"], e["status"]) for e in events] == [("gateway", "queued")]
     assert set(events[0]) >= {"stage", "status", "detail", "attempt", "at"}
@@ -334,17 +334,17 @@ def test_concurrent_claimers_never_share_a_row(store: PostgresMetadataStore, dsn
 
 def test_stage_lifecycle_to_success(store: PostgresMetadataStore) -> None:
     job, _ = submit(store)
-    store.stage_started(job, "extract", 1)
+    store.stage_started("alice", job, "extract", 1)
     view = store.get_job("alice", job)
     assert view is not None and view.status == "running"
     assert view.stages[0].status == "running" and view.stages[0].started_at is not None
-    store.stage_succeeded(job, "extract", "12 chars")
-    store.stage_started(job, "chunk", 1)
-    store.stage_succeeded(job, "chunk")
+    store.stage_succeeded("alice", job, "extract", "12 chars")
+    store.stage_started("alice", job, "chunk", 1)
+    store.stage_succeeded("alice", job, "chunk")
     view = store.get_job("alice", job)
     assert view is not None and view.status == "running" and view.finished_at is None
-    store.stage_started(job, "embed", 2)
-    store.stage_succeeded(job, "embed", "3 chunks")
+    store.stage_started("alice", job, "embed", 2)
+    store.stage_succeeded("alice", job, "embed", "3 chunks")
 
     view = store.get_job("alice", job)
     assert view is not None
@@ -370,21 +370,21 @@ def test_stage_lifecycle_to_success(store: PostgresMetadataStore) -> None:
 def test_concurrent_stage_successes_finish_the_job(store: PostgresMetadataStore) -> None:
     job, _ = submit(store)
     for stage in STAGES:
-        store.stage_started(job, stage, 1)
-    in_threads(len(STAGES), lambda i: store.stage_succeeded(job, STAGES[i]))
+        store.stage_started("alice", job, stage, 1)
+    in_threads(len(STAGES), lambda i: store.stage_succeeded("alice", job, STAGES[i]))
     view = store.get_job("alice", job)
     assert view is not None and view.status == "succeeded"
 
 
 def test_stage_retry_then_failure_with_reason(store: PostgresMetadataStore) -> None:
     job, _ = submit(store)
-    store.stage_started(job, "extract", 1)
-    store.stage_retrying(job, "extract", 1, "timeout")
+    store.stage_started("alice", job, "extract", 1)
+    store.stage_retrying("alice", job, "extract", 1, "timeout")
     view = store.get_job("alice", job)
     assert view is not None and view.status == "running"
     assert (view.stages[0].status, view.stages[0].detail) == ("retrying", "timeout")
-    store.stage_started(job, "extract", 2)
-    store.job_failed(job, "extract", "unsupported PDF")
+    store.stage_started("alice", job, "extract", 2)
+    store.job_failed("alice", job, "extract", "unsupported PDF")
 
     view = store.get_job("alice", job)
     assert view is not None
@@ -406,20 +406,20 @@ def test_finished_jobs_do_not_regress(store: PostgresMetadataStore) -> None:
     before = store.get_job("alice", job)
     n_events = len(store.job_events("alice", job))
 
-    store.stage_started(job, "extract", 1)
-    store.stage_retrying(job, "chunk", 2, "replayed")
-    store.stage_succeeded(job, "embed")
-    store.job_failed(job, "embed", "late failure")
-    store.job_duplicate(job, "other")
+    store.stage_started("alice", job, "extract", 1)
+    store.stage_retrying("alice", job, "chunk", 2, "replayed")
+    store.stage_succeeded("alice", job, "embed")
+    store.job_failed("alice", job, "embed", "late failure")
+    store.job_duplicate("alice", job, "other")
 
     after = store.get_job("alice", job)
     assert after == before
     assert len(store.job_events("alice", job)) == n_events
 
     failed, _ = submit(store, n=1)
-    store.job_failed(failed, "extract", "boom")
-    store.stage_started(failed, "extract", 2)
-    store.stage_succeeded(failed, "extract")
+    store.job_failed("alice", failed, "extract", "boom")
+    store.stage_started("alice", failed, "extract", 2)
+    store.stage_succeeded("alice", failed, "extract")
     view = store.get_job("alice", failed)
     assert view is not None and (view.status, view.error) == ("failed", "boom")
 
@@ -429,15 +429,15 @@ def test_job_duplicate(store: PostgresMetadataStore) -> None:
     run_all_stages(store, original)
     dup = ids.job_id("alice", "again")
     assert store.submit(art, dup, [submission(art, dup)]).created
-    store.stage_started(dup, "extract", 1)
-    store.job_duplicate(dup, original)
+    store.stage_started("alice", dup, "extract", 1)
+    store.job_duplicate("alice", dup, original)
     view = store.get_job("alice", dup)
     assert view is not None
     assert (view.status, view.duplicate_of) == ("duplicate", original)
     assert view.finished_at is not None
     assert [s.status for s in view.stages] == ["succeeded", "skipped", "skipped"]
     assert store.job_events("alice", dup)[-1]["status"] == "duplicate"
-    store.stage_started(dup, "chunk", 1)
+    store.stage_started("alice", dup, "chunk", 1)
     view = store.get_job("alice", dup)
     assert view is not None and view.status == "duplicate"
 
@@ -445,19 +445,18 @@ def test_job_duplicate(store: PostgresMetadataStore) -> None:
 def test_unknown_stage_is_rejected(store: PostgresMetadataStore) -> None:
     job, _ = submit(store)
     with pytest.raises(ValueError):
-        store.stage_started(job, "nope", 1)
+        store.stage_started("alice", job, "nope", 1)
 
 
 def test_unknown_job_ids_are_noops(store: PostgresMetadataStore, dsn: str) -> None:
     ghost = "00000000-0000-0000-0000-000000000000"
-    store.stage_started(ghost, "extract", 1)
-    store.stage_succeeded(ghost, "extract")
-    store.stage_retrying(ghost, "chunk", 1, "x")
-    store.job_failed(ghost, "embed", "x")
-    store.job_duplicate(ghost, "y")
+    store.stage_started("alice", ghost, "extract", 1)
+    store.stage_succeeded("alice", ghost, "extract")
+    store.stage_retrying("alice", ghost, "chunk", 1, "x")
+    store.job_failed("alice", ghost, "embed", "x")
+    store.job_duplicate("alice", ghost, "y")
     assert store.get_job("alice", ghost) is None
     assert store.job_events("alice", ghost) == []
-    assert store.job_owner(ghost) is None
     assert count(dsn, "job_events") == 0
 
 
@@ -478,11 +477,11 @@ def test_requeue_unfinished(store: PostgresMetadataStore, dsn: str) -> None:
     store.mark_published([r.id for r in store.claim_outbox(10)])
     assert store.claim_outbox(10) == []
 
-    store.stage_started(running, "extract", 1)
-    store.stage_succeeded(running, "extract")
-    store.stage_started(running, "chunk", 1)
+    store.stage_started("alice", running, "extract", 1)
+    store.stage_succeeded("alice", running, "extract")
+    store.stage_started("alice", running, "chunk", 1)
     run_all_stages(store, done)
-    store.stage_started(external, "extract", 1)
+    store.stage_started("alice", external, "extract", 1)
 
     assert store.requeue_unfinished() == 2
     rows = store.claim_outbox(10)
@@ -523,14 +522,14 @@ def test_documents(store: PostgresMetadataStore) -> None:
     store.save_document(doc)
     store.save_document(doc)  # idempotent
     assert store.get_document("alice", doc.document_id) == doc
-    store.set_chunk_count(doc.document_id, 3)
+    store.set_chunk_count("alice", doc.document_id, 3)
     got = store.get_document("alice", doc.document_id)
     assert got is not None and got.chunk_count == 3
     store.save_document(document(art, title="Renamed"))  # replay keeps the count
     got = store.get_document("alice", doc.document_id)
     assert got is not None
     assert (got.title, got.chunk_count, dict(got.metadata)) == ("Renamed", 3, {"lang": "en"})
-    store.set_chunk_count("missing", 1)
+    store.set_chunk_count("alice", "missing", 1)
     assert store.get_document("alice", "missing") is None
 
 
@@ -542,7 +541,7 @@ def test_list_sources(store: PostgresMetadataStore) -> None:
     doc = document(a1, chunk_count=5, title="one (extracted)")
     store.save_document(doc)
     run_all_stages(store, j1)
-    store.job_failed(j2, "extract", "bad")
+    store.job_failed("alice", j2, "extract", "bad")
 
     sources = store.list_sources("alice")
     assert [s.job_id for s in sources] == [j2, j1, j0]
@@ -565,7 +564,7 @@ def test_list_sources(store: PostgresMetadataStore) -> None:
 
 def test_per_user_isolation(store: PostgresMetadataStore) -> None:
     job, art = submit(store, "alice")
-    store.stage_started(job, "extract", 1)
+    store.stage_started("alice", job, "extract", 1)
     doc = document(art)
     store.save_document(doc)
     bob_job, _ = submit(store, "bob", n=7)
@@ -586,3 +585,33 @@ def test_per_user_isolation(store: PostgresMetadataStore) -> None:
     ))
     got = store.get_document("alice", doc.document_id)
     assert got is not None and got.title == doc.title
+
+
+def test_transitions_never_touch_another_users_job(store: PostgresMetadataStore) -> None:
+    """An event of Bob's that carries Alice's job id (or document id) changes nothing of hers."""
+    job, art = submit(store, "alice", n=11)
+    doc = document(art)
+    store.save_document(doc)
+    before = store.get_job("alice", job)
+    n_events = len(store.job_events("alice", job))
+    store.stage_started("bob", job, "extract", 1)
+    store.stage_retrying("bob", job, "extract", 1, "x")
+    store.stage_succeeded("bob", job, "extract")
+    store.job_failed("bob", job, "extract", "bob's failure")
+    store.job_duplicate("bob", job, "whatever")
+    store.set_chunk_count("bob", doc.document_id, 99)
+    assert store.get_job("alice", job) == before
+    assert len(store.job_events("alice", job)) == n_events
+    got = store.get_document("alice", doc.document_id)
+    assert got is not None and got.chunk_count == doc.chunk_count
+
+
+def test_a_job_never_shows_another_users_artifact(store: PostgresMetadataStore) -> None:
+    """Bob registering a job against Alice's artifact id does not reveal her artifact's metadata."""
+    _, alice_art = submit(store, "alice", n=12, title="alice's secret plan")
+    bob_job = ids.job_id("bob", "borrowed-artifact")
+    store.register_external(replace(alice_art, user_id="bob", title=None, source_uri="app:x"), bob_job)
+    view = store.get_job("bob", bob_job)
+    assert view is None or view.title != "alice's secret plan"
+    assert all(s.title != "alice's secret plan" for s in store.list_sources("bob"))
+

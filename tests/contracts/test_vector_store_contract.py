@@ -215,6 +215,51 @@ def test_ensure_collection_is_idempotent(harness: Harness, dense_by_text: dict[s
         store.ensure_collection(ALICE, DIMENSION + 1)
 
 
+def _count_collection_checks(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the calls ``ensure_collection`` makes to check a collection (store internals)."""
+    calls: list[str] = []
+    store: Any = harness.store
+
+    def spy(obj: Any, method: str) -> None:
+        real = getattr(obj, method)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            calls.append(method)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(obj, method, counted)
+
+    if isinstance(store, EdgeVectorStore):
+        spy(store, "_ensure_indexes")  # shard.info() and the index creation
+    else:
+        spy(store.client, "get_collection")
+        spy(store.client, "collection_exists")
+    return calls
+
+
+def test_ensure_collection_checks_once_until_dropped(harness: Harness, monkeypatch: pytest.MonkeyPatch,
+                                                     dense_by_text: dict[str, list[float]]) -> None:
+    store = harness.store
+    calls = _count_collection_checks(harness, monkeypatch)
+    name = store.ensure_collection(ALICE, DIMENSION)
+    checks = len(calls)
+    assert checks >= 1
+    for _ in range(5):  # an embed event each: no more round trips to the engine
+        assert store.ensure_collection(ALICE, DIMENSION) == name
+    assert len(calls) == checks
+    with pytest.raises(ValueError):  # another size is still checked (and refused)
+        store.ensure_collection(ALICE, DIMENSION + 1)
+    store.ensure_collection(BOB, DIMENSION)  # another user has its own collection
+    assert store.count(BOB) == 0
+    store.upsert(ALICE, corpus(ALICE, dense_by_text)[:2])
+    store.drop_user(ALICE)
+    calls.clear()
+    assert store.ensure_collection(ALICE, DIMENSION) == name  # dropped: created again
+    assert calls
+    store.upsert(ALICE, corpus(ALICE, dense_by_text)[:3])
+    assert store.count(ALICE) == 3
+
+
 def test_rejects_unsafe_user_ids(harness: Harness) -> None:
     for bad in ("../etc", "a/b", "a\\b", "", ".hidden", "x" * 200):
         with pytest.raises(ValueError):
