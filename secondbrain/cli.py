@@ -43,6 +43,17 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
     return base.model_copy(update=update)
 
 
+def _port_free(host: str, port: int) -> bool:
+    """Check the HTTP port before starting anything, so a busy port is a one-line error, not a crash."""
+    from secondbrain.infra.ports import port_is_bindable
+
+    if port_is_bindable(port, host):
+        return True
+    print(f"error: {host}:{port} is already in use (another secondbrain?). Stop that process or pick "
+          "another port with --port N (or SB_PORT).", file=sys.stderr)
+    return False
+
+
 def _json_logs(args: argparse.Namespace) -> bool:
     return args.log_format == "json" or (args.log_format == "auto" and not sys.stderr.isatty())
 
@@ -61,6 +72,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     if not is_loopback(settings.host):
         print(f"error: refusing to listen on {settings.host}: embedded mode has no authentication yet. "
               "Use 127.0.0.1, or run the distributed services behind an authenticating proxy.", file=sys.stderr)
+        return EXIT_USAGE
+    if not _port_free(settings.host, settings.port):
         return EXIT_USAGE
     data_dir = settings.data_dir.resolve()
     settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
@@ -108,6 +121,8 @@ def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages
 
     settings = _settings(args, mode="distributed")
     setup_logging(args.log_level, json_logs=_json_logs(args))
+    if not _port_free(settings.host, settings.port):
+        return EXIT_USAGE
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings, gateway=gateway, query=query, stages=stages))
     return EXIT_OK

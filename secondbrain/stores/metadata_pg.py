@@ -471,8 +471,10 @@ class PostgresMetadataStore:
         """The user's job with its stages in :data:`STAGES` order, or ``None`` (also for others' jobs)."""
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             job = cur.execute(
-                "SELECT j.*, a.title, a.source_uri FROM jobs j "
+                # The extracted title once there is one (as the source list shows), else the submitted one.
+                "SELECT j.*, COALESCE(d.title, a.title) AS title, a.source_uri FROM jobs j "
                 "JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id "
                 "WHERE j.job_id = %s AND j.user_id = %s",
                 (job_id, user_id),
             ).fetchone()

@@ -96,6 +96,15 @@ def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: 
     human = run_cli(["search", "compost"], env)
     assert human.returncode == 0 and "Garden plan 2026" in human.stdout
 
+    folder = tmp_path / "journal"
+    (folder / "2026").mkdir(parents=True)
+    (folder / "2026" / "march.md").write_text("# March\n\nStarted pottery classes on Wednesdays.\n")
+    (folder / "april.txt").write_text("Booked the ferry to the islands for the long weekend.\n")
+    (folder / ".hidden.md").write_text("# Not this one\n")
+    res = run_cli(["ingest", str(folder), "--json"], env)
+    assert res.returncode == 0, res.stderr
+    assert sorted(j["title"] for j in json.loads(res.stdout)["jobs"]) == ["March", "april.txt"]
+
     asked = run_cli(["ask", "when is the invoice from Acme due?"], env)
     assert asked.returncode == 0, asked.stderr
     assert "quotes your sources" in asked.stderr  # labelled as extractive: no language model configured
@@ -110,7 +119,7 @@ def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: 
 
     with httpx.Client(base_url=embedded.url) as c:
         sources = c.get("/v1/sources").json()["sources"]
-        assert {s["title"] for s in sources} == {"Acme invoice", "Garden plan 2026"}
+        assert {s["title"] for s in sources} == {"Acme invoice", "Garden plan 2026", "March", "april.txt"}
         assert all(s["status"] == "succeeded" and s["chunk_count"] >= 1 for s in sources)
         assert c.get(f"/v1/jobs/{job_id}").json()["status"] == "succeeded"
         assert c.get("/v1/jobs/00000000-0000-0000-0000-000000000000").status_code == 404
@@ -126,6 +135,8 @@ def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
     assert res.returncode == 2 and "empty" in res.stderr
     nothing = run_cli(["search", "zzzqqq xylophone"], {"SB_URL": embedded.url})
     assert nothing.returncode in (0, 1)
+    busy = run_cli(["up", "--data-dir", str(tmp_path / "second"), "--port", str(embedded.port)], {}, timeout=60)
+    assert busy.returncode == 2 and "already in use" in busy.stderr and "--port" in busy.stderr
     down = run_cli(["search", "x"], {"SB_URL": "http://127.0.0.1:9"})
     assert down.returncode == 2 and "secondbrain up" in down.stderr
     binary = tmp_path / "photo.txt"
@@ -135,16 +146,17 @@ def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
     assert "binary" in failed.stderr
 
 
-def test_restart_keeps_data_and_resumes_work_in_flight(tmp_path: Path, data_dir: Path) -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
+def test_restart_keeps_data_and_resumes_work_in_flight(tmp_path: Path, data_dir: Path, stop_signal: int) -> None:
     data = data_dir
     first = Service("up1", ["up", "--data-dir", str(data)], {}, tmp_path / "logs").start().wait_ready(120)
     env = {"SB_URL": first.url}
     done = run_cli(["ingest", "--note", "The spare house key is under the blue flower pot."], env)
     assert done.returncode == 0, done.stderr
-    # Submit a burst and stop at once (Ctrl-C) while the pipeline is still working on it.
+    # Submit a burst and stop at once (Ctrl-C, or a crash) while the pipeline is still working on it.
     queued = [run_cli(["ingest", "--no-wait", "--note", f"Reading list item {i}: a book about topic {i}."], env)
               for i in range(12)]
-    first.signal(signal.SIGINT)
+    first.signal(stop_signal)
     first.proc.wait(60)  # type: ignore[union-attr]
     job_ids = [q.stdout.strip() for q in queued]
     assert all(len(j) == 36 for j in job_ids)
