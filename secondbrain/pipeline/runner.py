@@ -21,11 +21,13 @@ import contextvars
 import dataclasses
 import functools
 import logging
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import faust
@@ -85,8 +87,14 @@ class StageRunner:
     # ------------------------------------------------------------------ wiring
     def _build_app(self) -> faust.App:
         s = self.settings
+        app_id = f"{s.consumer_group_prefix}.{self.names.prefix}{self.stage.name}"
+        scratch = Path(tempfile.gettempdir()) / "secondbrain-faust"
+        scratch.mkdir(parents=True, exist_ok=True)
         app = faust.App(
-            f"{s.consumer_group_prefix}.{self.names.prefix}{self.stage.name}",
+            app_id,
+            # faust writes table state to "<app id>-data" in the working directory by default; the
+            # stages keep no faust state (job state lives in Postgres), so keep it out of the way.
+            datadir=str(scratch / app_id),
             broker=faust_brokers(s.kafka_bootstrap),
             processing_guarantee="at_least_once",  # exactly_once needs transactions Tansu lacks
             topic_replication_factor=s.replication_factor,
