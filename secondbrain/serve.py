@@ -8,7 +8,6 @@ store implementations the runtime builds.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
@@ -62,7 +61,6 @@ class Process:
     runners: list[StageRunner] = field(default_factory=list)
     relay: Any = None
     server: uvicorn.Server | None = None
-    cleanups: list[Callable[[], None]] = field(default_factory=list)
 
     def liveness(self) -> str | None:
         """A reason to restart this process, or None."""
@@ -131,9 +129,6 @@ async def stop_process(proc: Process) -> None:
         await proc.relay.stop()
     await asyncio.gather(*(r.stop() for r in proc.runners), return_exceptions=True)
     await asyncio.to_thread(proc.rt.close)
-    for cleanup in reversed(proc.cleanups):
-        with contextlib.suppress(Exception):
-            cleanup()
 
 
 async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,

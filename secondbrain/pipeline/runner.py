@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,14 +53,12 @@ def faust_brokers(bootstrap: str) -> list[str]:
 
 @dataclass
 class StageStats:
-    """Counters a health check and the metrics read (per stage)."""
+    """Per-stage event counters."""
 
     processed: int = 0
     failed: int = 0
     retried: int = 0
     dead_lettered: int = 0
-    last_message_at: float | None = None
-    started_at: float = field(default_factory=time.monotonic)
 
 
 class StageRunner:
@@ -200,7 +198,6 @@ class StageRunner:
     async def handle(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
                      headers: Any) -> None:
         """Process one message end to end; never raises (a crash would stall the partition)."""
-        self.stats.last_message_at = time.monotonic()
         hdrs = _headers_dict(headers)
         try:
             event = self.codec.decode(value or b"", expected=self.stage.input_type)

@@ -136,6 +136,15 @@ def in_threads(n: int, fn: Callable[[int], Any]) -> list[Any]:
     return results
 
 
+def every_transition(store: PostgresMetadataStore, user: str, job: str) -> None:
+    """Apply each kind of job transition once (callers check that none of them took effect)."""
+    store.stage_started(user, job, "extract", 1)
+    store.stage_retrying(user, job, "chunk", 2, "replayed")
+    store.stage_succeeded(user, job, "embed")
+    store.job_failed(user, job, "embed", "late failure")
+    store.job_duplicate(user, job, "other")
+
+
 def run_all_stages(store: PostgresMetadataStore, job: str) -> None:
     for stage in STAGES:
         store.stage_started("alice", job, stage, 1)
@@ -406,11 +415,7 @@ def test_finished_jobs_do_not_regress(store: PostgresMetadataStore) -> None:
     before = store.get_job("alice", job)
     n_events = len(store.job_events("alice", job))
 
-    store.stage_started("alice", job, "extract", 1)
-    store.stage_retrying("alice", job, "chunk", 2, "replayed")
-    store.stage_succeeded("alice", job, "embed")
-    store.job_failed("alice", job, "embed", "late failure")
-    store.job_duplicate("alice", job, "other")
+    every_transition(store, "alice", job)
 
     after = store.get_job("alice", job)
     assert after == before
@@ -594,11 +599,7 @@ def test_transitions_never_touch_another_users_job(store: PostgresMetadataStore)
     store.save_document(doc)
     before = store.get_job("alice", job)
     n_events = len(store.job_events("alice", job))
-    store.stage_started("bob", job, "extract", 1)
-    store.stage_retrying("bob", job, "extract", 1, "x")
-    store.stage_succeeded("bob", job, "extract")
-    store.job_failed("bob", job, "extract", "bob's failure")
-    store.job_duplicate("bob", job, "whatever")
+    every_transition(store, "bob", job)
     store.set_chunk_count("bob", doc.document_id, 99)
     assert store.get_job("alice", job) == before
     assert len(store.job_events("alice", job)) == n_events
