@@ -20,6 +20,26 @@ fi
 
 dev=""
 if [ "${1:-}" = "--dev" ]; then dev="yes"; fi
+
+# Programs secondbrain calls: tesseract (OCR of scans and photos); the tests also synthesise
+# speech with espeak-ng and sox.  Installed from the system's packages when missing.
+packages=()
+command -v tesseract >/dev/null 2>&1 || packages+=(tesseract-ocr tesseract-ocr-eng)
+if [ -n "$dev" ]; then
+  command -v espeak-ng >/dev/null 2>&1 || packages+=(espeak-ng)
+  command -v sox >/dev/null 2>&1 || packages+=(sox libsox-fmt-all)
+fi
+if [ "${#packages[@]}" -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then
+    as_root=""; [ "$(id -u)" = 0 ] || as_root="sudo -n"
+    echo "installing system packages: ${packages[*]}..." >&2
+    $as_root apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+  else
+    echo "warning: please install ${packages[*]} with your system's package manager" \
+         "(OCR${dev:+ and the audio tests} need them)." >&2
+  fi
+fi
 stamp=".venv/.installed${dev:+-dev}"
 if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt scripts/install.sh ]; then
   exit 0  # already installed for this pyproject

@@ -435,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
         server_opts(sp)
         sp.set_defaults(func=fn)
     wk = sub.add_parser("worker", help="run pipeline stages (distributed mode)")
-    wk.add_argument("stages", nargs="+", metavar="STAGE", help="extract, chunk and/or embed")
+    wk.add_argument("stages", nargs="+", metavar="STAGE", help="fetch, extract, chunk and/or embed")
     server_opts(wk)
     wk.set_defaults(func=cmd_worker)
     for name, fn, helptext in (("migrate", cmd_migrate, "apply database migrations and exit"),

@@ -218,11 +218,80 @@ class SparseEncoder(Protocol):
         ...
 
 
+# --------------------------------------------------------------------------- speech and vision
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One transcribed word with its time span in seconds from the start of the recording."""
+
+    text: str
+    start: float
+    end: float
+    probability: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechSegment:
+    """A stretch of speech as the recogniser segmented it."""
+
+    text: str
+    start: float
+    end: float
+    words: tuple[Word, ...] = ()
+    speaker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """The transcription of one recording."""
+
+    segments: tuple[SpeechSegment, ...]
+    language: str | None
+    language_probability: float | None
+    duration_s: float
+    model_id: str
+
+
+@runtime_checkable
+class Transcriber(Protocol):
+    """Speech to text with segment and word timestamps (faster-whisper here; whisperx where it runs).
+
+    Loaded once at start-up, never at import.  ``audio_path`` is a local file in any format
+    the decoder reads (wav, mp3, m4a, ogg, webm...).
+    """
+
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the model."""
+        ...
+
+    def transcribe(self, audio_path: str, *, language: str | None = None) -> Transcript:
+        """Transcribe one recording; raise ``PermanentError`` when it cannot be decoded."""
+        ...
+
+
+@runtime_checkable
+class Captioner(Protocol):
+    """Describes an image in a sentence or two (any OpenAI-compatible vision endpoint)."""
+
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the model."""
+        ...
+
+    def caption(self, image: bytes, content_type: str) -> str:
+        """A short description of the image; raise ``RetryableError`` when the endpoint is down."""
+        ...
+
+
 # --------------------------------------------------------------------------- metadata
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "duplicate"]
 StageStatus = Literal["pending", "running", "succeeded", "failed", "retrying", "skipped"]
-STAGES: tuple[str, ...] = ("extract", "chunk", "embed")
+STAGES: tuple[str, ...] = ("fetch", "extract", "chunk", "embed")  # every stage a job can have, in order
+FILE_STAGES: tuple[str, ...] = ("extract", "chunk", "embed")  # the stages of an uploaded artifact
+URL_STAGES: tuple[str, ...] = STAGES  # a URL is fetched first
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +360,7 @@ class JobView:
 
     job_id: str
     user_id: str
-    artifact_id: str
+    artifact_id: str | None  # None while a URL has not been fetched yet
     status: JobStatus
     error: str | None
     created_at: datetime
@@ -320,14 +389,16 @@ class DocumentRecord:
     char_count: int
     chunk_count: int | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    version: int = 1  # assigned by the store: 1 + the highest version of the same source
+    superseded_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SourceView:
     """One ingested item as listed by ``GET /v1/sources``."""
 
-    source_id: str
-    artifact_id: str
+    source_id: str | None
+    artifact_id: str | None
     document_id: str | None
     job_id: str | None
     title: str | None
@@ -339,6 +410,9 @@ class SourceView:
     captured_at: datetime | None
     ingested_at: datetime
     chunk_count: int | None
+    version: int | None = None
+    superseded: bool = False
+    error: str | None = None
 
 
 @runtime_checkable
@@ -372,6 +446,31 @@ class MetadataStore(Protocol):
 
     def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
         """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka."""
+        ...
+
+    def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
+                    outbox: Sequence[OutboxMessage]) -> SubmitResult:
+        """In ONE transaction: create a URL job (no artifact yet; stages fetch..embed pending) and
+        queue ``outbox``.  An existing ``job_id`` changes nothing and returns ``created=False``."""
+        ...
+
+    def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
+        """Record the artifact a URL job fetched and link the job to it; ``False`` when the job is
+        unknown or another user's (nothing is written then)."""
+        ...
+
+    def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
+        """Another job of the user that already extracted the same bytes (its document is current),
+        so ``job_id`` is a duplicate of it; ``None`` when there is none."""
+        ...
+
+    def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
+        """Mark every older version of the source superseded by ``document_id``; return the ids of
+        all older versions (their chunks must leave the vector index).  Idempotent."""
+        ...
+
+    def is_superseded(self, user_id: str, document_id: str) -> bool:
+        """Whether a newer version of the document's source exists (or the document is gone)."""
         ...
 
     def claim_outbox(self, limit: int, lease_seconds: float = 30.0) -> list[OutboxRow]:
@@ -419,8 +518,8 @@ class MetadataStore(Protocol):
         """The job's event log, oldest first (empty for another user's job)."""
         ...
 
-    def save_document(self, doc: DocumentRecord) -> None:
-        """Insert or replace a document (idempotent on ``document_id``)."""
+    def save_document(self, doc: DocumentRecord) -> int:
+        """Insert or replace a document (idempotent on ``document_id``); return its version."""
         ...
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:

@@ -23,24 +23,36 @@ from secondbrain.pipeline.stage import Stage
 from secondbrain.pipeline.topics import ensure_topics
 from secondbrain.runtime import Runtime, build_runtime
 from secondbrain.settings import Settings
+from services.fetcher.fetch import FetchPolicy
 
 log = logging.getLogger(__name__)
 
-STAGE_NAMES: tuple[str, ...] = ("extract", "chunk", "embed")
+STAGE_NAMES: tuple[str, ...] = ("fetch", "extract", "chunk", "embed")
+
+
+def fetch_policy(s: Settings) -> FetchPolicy:
+    """The web fetcher's limits from the settings."""
+    return FetchPolicy(timeout_s=s.fetch_timeout_s, connect_timeout_s=min(10.0, s.fetch_timeout_s),
+                       max_bytes=s.fetch_max_bytes, max_redirects=s.fetch_max_redirects,
+                       respect_robots=s.fetch_respect_robots, allow_private=s.fetch_allow_private)
 
 
 def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
-    """Instantiate the named stages with the runtime's stores and models."""
+    """Instantiate the named stages with the runtime's stores and models (loaded here, at start-up)."""
     from services.chunker.logic import ChunkingConfig
     from services.chunker.stage import ChunkerStage
     from services.embedder.stage import EmbedderStage
+    from services.extractors.registry import build_extractors
     from services.extractors.stage import ExtractorStage
+    from services.fetcher.stage import FetcherStage
 
     s = rt.settings
     out: list[Stage[Any]] = []
     for name in names:
-        if name == "extract":
-            out.append(ExtractorStage(rt.objects, rt.metadata, max_bytes=s.max_upload_bytes))
+        if name == "fetch":
+            out.append(FetcherStage(rt.objects, rt.metadata, fetch_policy(s)))
+        elif name == "extract":
+            out.append(ExtractorStage(rt.objects, rt.metadata, build_extractors(s), max_bytes=s.max_upload_bytes))
         elif name == "chunk":
             cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
                                  min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)

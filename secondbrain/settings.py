@@ -61,6 +61,29 @@ class Settings(BaseSettings):
     embedding_model: Literal["minilm-int8"] = "minilm-int8"
     embed_batch_size: int = 16
 
+    # --- Extraction
+    ocr_enabled: bool = Field(True, description="OCR scanned PDF pages and images with tesseract.")
+    ocr_languages: str = Field("eng", description="Tesseract language codes, e.g. 'eng+deu'.")
+    pdf_ocr_dpi: int = 200
+    pdf_max_pages: int = 2000
+    image_max_pixels: int = Field(80_000_000, description="Larger images are refused (decompression bombs).")
+    transcriber: Literal["faster-whisper", "whisperx", "none"] = "faster-whisper"
+    transcriber_model_path: str | None = Field(
+        None, description="A local CTranslate2 Whisper model directory (default: the packaged tiny.en).")
+    audio_max_duration_s: float = Field(4 * 3600, description="Longer recordings are refused.")
+    vision_base_url: str | None = Field(
+        None, description="An OpenAI-compatible endpoint for image captions (none: OCR only).")
+    vision_model: str = "gpt-4o-mini"
+    vision_api_key: SecretStr | None = None
+
+    # --- Web pages
+    fetch_timeout_s: float = 20.0
+    fetch_max_bytes: int = 20 * 1024 * 1024
+    fetch_max_redirects: int = 5
+    fetch_respect_robots: bool = True
+    fetch_allow_private: bool = Field(
+        True, description="Allow URLs that resolve to loopback/private addresses (turn off on shared servers).")
+
     # --- Chunking
     chunk_target_tokens: int = 300
     chunk_max_tokens: int = 400

@@ -9,7 +9,14 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.chunker.logic import ChunkDraft, ChunkingConfig, SegmentIn, approx_tokens, chunk_segments
+from services.chunker.logic import (
+    ChunkDraft,
+    ChunkingConfig,
+    SegmentIn,
+    approx_tokens,
+    chunk_segments,
+    speech_windows,
+)
 from services.extractors.text import extract_text
 
 SMALL = ChunkingConfig(target=30, max_tokens=40, min_tokens=20, overlap=8)
@@ -426,3 +433,53 @@ def test_every_sentence_appears_in_a_chunk(doc: tuple[str, list[str], list[str],
     # chunks advance through the document
     starts = [c.char_start for c in chunks if c.kind == "text"]
     assert starts == sorted(starts)
+
+
+# --------------------------------------------------------------------------- speech
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 5.0), st.floats(0.5, 40.0)), min_size=1, max_size=60))
+def test_speech_windows_cover_segments_in_order(gaps_and_lengths: list[tuple[float, float]]) -> None:
+    spans, t = [], 0.0
+    for gap, length in gaps_and_lengths:
+        spans.append((t + gap, t + gap + length))
+        t += gap + length
+    windows = speech_windows(spans, 30.0, 90.0)
+    assert [i for w in windows for i in w] == list(range(len(spans)))  # all, once, in order
+    for k, w in enumerate(windows):
+        duration = spans[w[-1]][1] - spans[w[0]][0]
+        assert duration <= 90.0 + 1e-9 or len(w) == 1
+        if k < len(windows) - 1:
+            # Only the last window may be short, unless the next segment could not fit.
+            nxt = windows[k + 1][0]
+            assert duration >= 30.0 - 1e-9 or spans[nxt][1] - spans[w[0]][0] > 90.0
+
+
+def test_speech_windows_cut_at_the_longest_pause() -> None:
+    # Twenty 5-s segments (124 s in all) with 1-s pauses and one 6-s pause after segment 6 (at 41 s).
+    spans, t = [], 0.0
+    for i in range(20):
+        spans.append((t, t + 5.0))
+        t += 5.0 + (6.0 if i == 6 else 1.0)
+    windows = speech_windows(spans, 30.0, 90.0)
+    assert windows[0] == list(range(7))
+
+
+def test_speech_chunks_carry_time_spans() -> None:
+    pieces, segments, pos = [], [], 0
+    for i in range(40):  # 40 segments of 4 s: about 160 s of talk
+        text = f"Segment {i} talks about topic {i % 7} with enough words to matter."
+        if i:
+            pieces.append("\n\n")
+            pos += 2
+        segments.append(SegmentIn(i, "speech", text, pos, pos + len(text), (), None, i * 4.0, i * 4.0 + 3.5))
+        pieces.append(text)
+        pos += len(text)
+    full = "".join(pieces)
+    chunks = chunk_segments(segments, full, ChunkingConfig())
+    check_invariants(chunks, full)
+    assert all(c.kind == "speech" for c in chunks)
+    assert all(30.0 <= c.t_end - c.t_start <= 90.0 for c in chunks[:-1])  # type: ignore[operator]
+    assert chunks[0].t_start == 0.0 and chunks[-1].t_end == 39 * 4.0 + 3.5
+    for a, b in pairwise(chunks):
+        assert a.t_end is not None and b.t_start is not None and a.t_end <= b.t_start

@@ -36,6 +36,7 @@ from secondbrain.events import (
     MalformedEvent,
     SchemaError,
     Segment,
+    UrlRequested,
     event_class,
     schema_name,
 )
@@ -103,6 +104,13 @@ def _full_events() -> list[Event]:
             event_id=ids.event_id(JOB, "chunk"), job_id=JOB, user_id=USER, artifact_id=ART, source_id=SRC,
             document_id=DOC, title="Réunion — 東京 🚀", modality="audio", content_type="audio/mpeg",
             captured_at=T0 - timedelta(days=3), ingested_at=T0, chunks=_chunks(), chunk_count=2,
+            source_uri="https://exemple.fr/réunion", captured_at_source="file_metadata",
+            recording_start=T0 - timedelta(days=3, minutes=1), version=3,
+        ),
+        UrlRequested(
+            event_id="evt-url-1", job_id=JOB, user_id=USER, url="https://exemple.fr/réunion?q=東京#ancre",
+            title="Réunion — 東京 🚀", captured_at=T0 - timedelta(days=1), requested_at=T0,
+            producer="app:browser", attributes={"tab": "🗂️"},
         ),
         ChunksIndexed(
             event_id=ids.event_id(JOB, "embed"), job_id=JOB, user_id=USER, document_id=DOC,
@@ -139,6 +147,8 @@ def _minimal_events() -> list[Event]:
         ChunksCreated(event_id="e", job_id=JOB, user_id=USER, artifact_id=ART, source_id=SRC, document_id=DOC,
                       title="t", modality="text", content_type="text/plain", captured_at=T0, ingested_at=T0,
                       chunk_count=9000, chunks_ref=f"users/{USER}/chunks/{DOC}.avro"),
+        UrlRequested(event_id="e", job_id=JOB, user_id=USER, url="http://a.b", requested_at=T0,
+                     producer="gateway"),
         ChunksIndexed(event_id="e", job_id=JOB, user_id=USER, document_id=DOC, collection="c", chunk_count=0,
                       point_ids=[], embedding_model="m", indexed_at=T0),
         JobStatusChanged(event_id="e", job_id=JOB, user_id=USER, stage="gateway", status="queued",
@@ -205,7 +215,7 @@ def _walk_records(schema: Any) -> list[dict[str, Any]]:
 def test_default_schema_dir_is_the_repository_schemas_dir() -> None:
     assert DEFAULT_SCHEMA_DIR == SCHEMA_DIR
     assert set(SCHEMA_FILES) == {"artifact_submitted", "document_extracted", "chunks_created",
-                                 "chunks_indexed", "job_status", "dead_letter"}
+                                 "chunks_indexed", "job_status", "dead_letter", "url_requested"}
 
 
 @pytest.mark.parametrize("path", sorted(SCHEMA_DIR.glob("*.avsc")), ids=lambda p: p.name)
@@ -315,7 +325,7 @@ def test_single_object_encoding_layout(codec: EventCodec, event: Event) -> None:
 def test_headers(codec: EventCodec, event: Event) -> None:
     assert codec.headers(event) == [
         ("sb-schema", event.SCHEMA_NAME.encode()),
-        ("sb-schema-version", b"1"),
+        ("sb-schema-version", str(event.SCHEMA_VERSION).encode()),
         ("content-type", CONTENT_TYPE.encode()),
     ]
     assert CONTENT_TYPE == "application/vnd.secondbrain.avro"
@@ -607,7 +617,8 @@ def test_decode_rejects_the_wrong_expected_type(codec: EventCodec, name: str) ->
         if name == other.SCHEMA_NAME:
             assert isinstance(codec.decode(data, other), other)
         else:
-            with pytest.raises(MalformedEvent, match=f"expected a {other.SCHEMA_NAME} event, got {name} v1"):
+            expected = f"expected a {other.SCHEMA_NAME} event, got {name} v{FULL[name].SCHEMA_VERSION}"
+            with pytest.raises(MalformedEvent, match=expected):
                 codec.decode(data, other)
 
 

@@ -7,14 +7,18 @@ so tests do not see each other's vectors.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
+import threading
+import time
 import tracemalloc
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -33,9 +37,10 @@ from secondbrain.events.models import (
     ChunksIndexed,
     DocumentExtracted,
     Segment,
+    UrlRequested,
 )
 from secondbrain.pipeline import claimcheck, topics
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.pipeline.stage import Emit
 from secondbrain.ports import ArtifactRecord, OutboxMessage, VectorFilter
 from secondbrain.sparse import Bm25Encoder
@@ -45,7 +50,12 @@ from secondbrain.stores.vectors_edge import EdgeVectorStore
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage, reconstruct_text
 from services.embedder.stage import EmbedderStage
+from services.extractors.html import HtmlExtractor
+from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage, resolved_job_id
+from services.extractors.text import TextExtractor
+from services.fetcher.fetch import FetchPolicy
+from services.fetcher.stage import FetcherStage
 from services.query.api import create_router
 from services.query.retrieval import Retriever
 from tests.pg import base_dsn, fresh_database
@@ -89,6 +99,10 @@ def vectors(workdir: Path) -> Iterator[EdgeVectorStore]:
     store.close()
 
 
+# Text and HTML only: these tests are about the stages' contract, not the formats.
+TEXT_ONLY = ExtractorSet({"text": TextExtractor(), "html": HtmlExtractor()})
+
+
 class Pipeline:
     """The three stages wired to the same stores, called directly."""
 
@@ -97,7 +111,7 @@ class Pipeline:
         self.metadata = metadata
         self.objects = objects
         self.vectors = vectors
-        self.extract = ExtractorStage(objects, metadata, max_bytes=MAX_BYTES)
+        self.extract = ExtractorStage(objects, metadata, TEXT_ONLY, max_bytes=MAX_BYTES)
         self.chunk = ChunkerStage(objects, ChunkingConfig())
         self.embed = EmbedderStage(objects, metadata, vectors, embedder, Bm25Encoder())
         self.retriever = Retriever(vectors, embedder, Bm25Encoder())
@@ -599,12 +613,19 @@ def test_object_key_outside_the_users_prefix_is_unauthorized(pipeline: Pipeline,
 
 
 def test_unsupported_content_type(pipeline: Pipeline, user: str) -> None:
-    ev = submit_like_gateway(pipeline, user, b"%PDF-1.7 fake", content_type="application/pdf",
-                             filename="scan.pdf")
-    with pytest.raises(PermanentError, match="unsupported content type 'application/pdf'") as info:
+    ev = submit_like_gateway(pipeline, user, b"MZ\x90\x00\x03\x00\x00\x00\x04\x00program",
+                             content_type="application/x-msdownload", filename="setup.exe")
+    with pytest.raises(PermanentError, match="unsupported content type application/x-msdownload") as info:
         pipeline.extract.process(ev)
     assert info.value.kind == "permanent"
-    assert "scan.pdf" in info.value.reason
+    assert "setup.exe" in info.value.reason
+
+
+def test_family_without_extractor_says_what_is_missing(pipeline: Pipeline, user: str) -> None:
+    ev = submit_like_gateway(pipeline, user, b"%PDF-1.7 fake", content_type="application/pdf",
+                             filename="scan.pdf")
+    with pytest.raises(PermanentError, match="pdf files cannot be processed by this deployment"):
+        pipeline.extract.process(ev)
 
 
 def test_missing_raw_object(pipeline: Pipeline, user: str) -> None:
@@ -637,13 +658,17 @@ def test_empty_file(pipeline: Pipeline, user: str, raw: bytes) -> None:
 
 def test_binary_file_declared_as_text(pipeline: Pipeline, user: str) -> None:
     raw = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8
-    with pytest.raises(PermanentError, match=r"binary|not text"):
+    with pytest.raises(PermanentError, match=r"named 'photo.txt' but its content is a PNG image"):
         pipeline.extract.process(submit_like_gateway(pipeline, user, raw, content_type="text/plain",
                                                      filename="photo.txt"))
+    unknown = b"\x00\x01\x02 some binary \x00\x00" * 100
+    with pytest.raises(PermanentError, match=r"named 'data.txt' but its content is binary data"):
+        pipeline.extract.process(submit_like_gateway(pipeline, user, unknown, content_type="text/plain",
+                                                     filename="data.txt"))
 
 
 def test_artifact_over_the_size_limit(pipeline: Pipeline, user: str) -> None:
-    small = ExtractorStage(pipeline.objects, pipeline.metadata, max_bytes=10)
+    small = ExtractorStage(pipeline.objects, pipeline.metadata, TEXT_ONLY, max_bytes=10)
     ev = submit_like_gateway(pipeline, user, b"more than ten bytes of text")
     with pytest.raises(PermanentError, match="over the 10-byte limit"):
         small.process(ev)
@@ -808,3 +833,180 @@ def test_many_tiny_code_blocks_still_fit_in_a_message(pipeline: Pipeline, user: 
     chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
     assert chunks.chunk_count == 15_000
     CODEC.encode(chunks)
+
+
+# --------------------------------------------------------------------------- duplicates and versions
+
+
+def test_same_bytes_again_is_a_duplicate(pipeline: Pipeline, user: str) -> None:
+    raw = b"# Packing list\n\nPassport, charger and the blue notebook."
+    first = submit_like_gateway(pipeline, user, raw, filename="packing.md")
+    pipeline.metadata.stage_started(user, first.job_id or "", "extract", 1)
+    doc, _, indexed = pipeline.run(first)
+    again = submit_like_gateway(pipeline, user, raw, filename="packing-copy.md")
+    pipeline.metadata.stage_started(user, again.job_id or "", "extract", 1)
+    assert pipeline.extract.process(again) == []  # nothing more to extract, chunk or index
+    job = pipeline.metadata.get_job(user, again.job_id or "")
+    assert job is not None and (job.status, job.duplicate_of) == ("duplicate", first.job_id)
+    assert [s.status for s in job.stages] == ["succeeded", "skipped", "skipped"]
+    assert len(points_of(pipeline, user, doc.document_id)) == indexed.chunk_count
+    assert len(pipeline.objects.list(f"users/{user}/artifacts/")) == 1  # stored once
+
+
+def test_new_content_for_a_source_replaces_its_chunks(pipeline: Pipeline, user: str) -> None:
+    v1 = submit_like_gateway(pipeline, user, b"# Budget\n\nThe travel budget is 4000 euros for the offsite.",
+                             filename="budget.md")
+    d1, _, _ = pipeline.run(v1)
+    assert d1.metadata["version"] == "1"
+    v2 = submit_like_gateway(pipeline, user, b"# Budget\n\nThe travel budget was cut to 2500 euros in review.",
+                             filename="budget.md")
+    d2, c2, _ = pipeline.run(v2)
+    assert (d2.source_id, d2.metadata["version"], c2.version) == (d1.source_id, "2", 2)
+    assert points_of(pipeline, user, d1.document_id) == []  # the old version left the index
+    hits = pipeline.retriever.search(user, "travel budget euros", k=5)
+    assert [h.document_id for h in hits] == [d2.document_id]
+    old = pipeline.metadata.get_document(user, d1.document_id)
+    assert old is not None and old.superseded_at is not None  # kept as history in Postgres
+    [latest, previous] = [s for s in pipeline.metadata.list_sources(user) if s.source_uri == "file:budget.md"]
+    assert (latest.version, latest.superseded, previous.version, previous.superseded) == (2, False, 1, True)
+
+
+def test_a_late_old_version_is_not_indexed(pipeline: Pipeline, user: str) -> None:
+    v1 = submit_like_gateway(pipeline, user, b"Version one of the roadmap: ship search.", filename="roadmap.txt",
+                             content_type="text/plain")
+    d1 = only(pipeline.extract.process(v1), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    c1 = only(pipeline.chunk.process(d1), topics.CHUNKS_CREATED, ChunksCreated)
+    v2 = submit_like_gateway(pipeline, user, b"Version two of the roadmap: ship answers.", filename="roadmap.txt",
+                             content_type="text/plain")
+    d2, _, _ = pipeline.run(v2)
+    assert pipeline.embed.process(c1) == []  # v1 arrives after v2 was indexed: it stays out
+    assert points_of(pipeline, user, d1.document_id) == []
+    assert points_of(pipeline, user, d2.document_id)
+
+
+def test_event_time_precedence(pipeline: Pipeline, user: str) -> None:
+    """User-given time beats the file's own date, which beats ingestion time."""
+    raw = b"---\ndate: 2023-06-01T10:00:00Z\n---\n# Retro\n\nWhat went well in June."
+    given = datetime(2023, 5, 20, 8, 30, tzinfo=UTC)
+    d_user = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw, captured_at=given,
+                                                               filename="retro.md")),
+                  topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    assert (d_user.captured_at, d_user.captured_at_source) == (given, "user")
+    d_file = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw + b" ", filename="retro2.md")),
+                  topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    assert (d_file.captured_at, d_file.captured_at_source) == (datetime(2023, 6, 1, 10, tzinfo=UTC),
+                                                               "file_metadata")
+    sent = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+    d_none = only(pipeline.extract.process(submit_like_gateway(pipeline, user, b"no date here", filename="x.txt",
+                                                               content_type="text/plain", submitted_at=sent)),
+                  topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    assert (d_none.captured_at, d_none.captured_at_source) == (sent, "ingested")
+
+
+# --------------------------------------------------------------------------- fetcher stage
+
+
+class _Site:
+    """A local web site whose pages the test changes between fetches."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, tuple[int, str, bytes]] = {}
+        self.delay_s = 0.0
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path.startswith("/slow"):
+                    time.sleep(site.delay_s)
+                status, ctype, body = site.pages.get(self.path, (404, "text/plain", b"not found"))
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                with contextlib.suppress(OSError):
+                    self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[_Site]:
+    s = _Site()
+    yield s
+    s.close()
+
+
+def request_url(p: Pipeline, user: str, url: str, title: str | None = None) -> UrlRequested:
+    """What the gateway does for POST /v1/urls."""
+    job_id = ids.job_id(user, str(uuid.uuid4()))
+    event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
+                         title=title, requested_at=datetime.now(UTC), producer="gateway")
+    msg = OutboxMessage(topic=topics.URLS_REQUESTED, key=user.encode(), value=CODEC.encode(event),
+                        headers=CODEC.headers(event))
+    assert p.metadata.request_url(user, job_id, url, title, [msg]).created
+    return event
+
+
+def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user: str, site: _Site) -> None:
+    from tests.extractors import gen_web
+
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=2, respect_robots=False))
+    site.pages["/post#intro"] = site.pages["/post"] = (200, "text/html; charset=utf-8", gen_web.page_meta_published())
+    req = request_url(pipeline, user, f"{site.base}/post#intro")
+    submitted = only(fetcher.process(roundtrip(req)), topics.ARTIFACTS_SUBMITTED, ArtifactSubmitted)
+    assert submitted.source_uri == f"{site.base}/post"  # the fragment is not part of the source
+    assert submitted.object_key and pipeline.objects.get(submitted.object_key) == gen_web.page_meta_published()
+    assert submitted.attributes["final_url"] == f"{site.base}/post"
+    doc, chunks, _ = pipeline.run(roundtrip(submitted))
+    assert (doc.modality, doc.job_id, doc.captured_at_source) == ("web", req.job_id, "published")
+    assert chunks.source_uri == f"{site.base}/post"
+    text = full_text_of(doc)
+    assert gen_web.HISTORY_TEXT[:60] in text and gen_web.NAV_WORDS not in text
+    view = pipeline.metadata.get_job(user, req.job_id)
+    assert view is not None and view.artifact_id == submitted.artifact_id
+    hits = pipeline.retriever.search(user, "concentric rings of glass prisms", k=1)
+    assert hits and hits[0].source_uri == f"{site.base}/post"
+
+    # Fetched again with new content: a new version replaces the old chunks.
+    site.pages["/post"] = (200, "text/html", gen_web.page().replace(
+        "Augustin Fresnel", "Augustin-Jean Fresnel").encode())
+    again = only(fetcher.process(request_url(pipeline, user, f"{site.base}/post")), topics.ARTIFACTS_SUBMITTED,
+                 ArtifactSubmitted)
+    doc2, _, _ = pipeline.run(again)
+    assert (doc2.source_id, doc2.metadata["version"]) == (doc.source_id, "2")
+    assert points_of(pipeline, user, doc.document_id) == []
+
+
+def test_fetch_failures_are_readable(pipeline: Pipeline, user: str, site: _Site) -> None:
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=0.5, respect_robots=False))
+    site.delay_s = 2.0
+    site.pages["/slow"] = (200, "text/html", b"<html><body><p>late</p></body></html>")
+    with pytest.raises(RetryableError, match="timed out"):
+        fetcher.process(request_url(pipeline, user, f"{site.base}/slow"))
+    with pytest.raises(PermanentError, match="404"):
+        fetcher.process(request_url(pipeline, user, f"{site.base}/missing"))
+    site.pages["/logo.png"] = (200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)
+    with pytest.raises(PermanentError, match="image/png"):
+        fetcher.process(request_url(pipeline, user, f"{site.base}/logo.png"))
+
+
+def test_fetcher_refuses_foreign_jobs(pipeline: Pipeline, user: str, site: _Site) -> None:
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=2, respect_robots=False))
+    alice_req = request_url(pipeline, user, f"{site.base}/post")
+    mallory = f"u{uuid.uuid4().hex[:12]}"
+    pipeline.metadata.ensure_user(mallory)
+    forged = replace(alice_req, user_id=mallory, event_id="forged")
+    with pytest.raises(PermanentError) as info:
+        fetcher.process(forged)
+    assert info.value.kind == "unauthorized"

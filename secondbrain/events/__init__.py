@@ -35,6 +35,7 @@ from secondbrain.events.models import (
     JobStatusChanged,
     Record,
     Segment,
+    UrlRequested,
     event_class,
     schema_name,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "RegisteredSchema",
     "SchemaError",
     "Segment",
+    "UrlRequested",
     "event_class",
     "schema_name",
 ]

@@ -22,7 +22,7 @@ SEGMENT_KINDS: frozenset[str] = frozenset(
     {"heading", "paragraph", "code", "list", "table", "quote", "page", "speech", "ocr", "text"}
 )
 CAPTURED_AT_SOURCES: frozenset[str] = frozenset({"user", "file_metadata", "published", "ingested"})
-JOB_STAGES: frozenset[str] = frozenset({"gateway", "extract", "chunk", "embed"})
+JOB_STAGES: frozenset[str] = frozenset({"gateway", "fetch", "extract", "chunk", "embed"})
 JOB_STATUSES: frozenset[str] = frozenset(
     {"queued", "running", "succeeded", "failed", "retrying", "duplicate", "dead_lettered"}
 )
@@ -154,6 +154,35 @@ class ArtifactSubmitted(Event):
                      f"{name}.sha256 must be 64 lower-case hex characters, got {self.sha256!r}")
 
 
+# --------------------------------------------------------------------------- url_requested
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UrlRequested(Event):
+    """A web page to fetch and ingest (see ``schemas/url_requested.v1.avsc``)."""
+
+    SCHEMA_NAME: ClassVar[str] = "url_requested"
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    event_id: str
+    job_id: str
+    user_id: str
+    url: str
+    requested_at: datetime
+    producer: str
+    title: str | None = None
+    captured_at: datetime | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def _check(self) -> None:
+        name = self.SCHEMA_NAME
+        for attr in ("event_id", "job_id", "user_id", "url", "producer"):
+            _require(bool(getattr(self, attr)), f"{name}.{attr} must not be empty")
+        _require(self.url.lower().startswith(("http://", "https://")),
+                 f"{name}.url must be an http or https URL, got {self.url[:100]!r}")
+        _require(len(self.url) <= 8192, f"{name}.url is longer than 8192 characters")
+
+
 # --------------------------------------------------------------------------- document_extracted
 
 
@@ -234,7 +263,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
 
     event_id: str
@@ -251,6 +280,10 @@ class ChunksCreated(Event):
     chunk_count: int
     chunks: list[Chunk] = field(default_factory=list)
     chunks_ref: str | None = None
+    source_uri: str = ""
+    captured_at_source: str = ""
+    recording_start: datetime | None = None
+    version: int = 1
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME
@@ -341,6 +374,7 @@ class DeadLetter(Event):
 
 EVENT_TYPES: tuple[type[Event], ...] = (
     ArtifactSubmitted,
+    UrlRequested,
     DocumentExtracted,
     ChunksCreated,
     ChunksIndexed,

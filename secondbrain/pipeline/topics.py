@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
+URLS_REQUESTED = "urls.requested"
 ARTIFACTS_SUBMITTED = "artifacts.submitted"
 DOCUMENTS_EXTRACTED = "documents.extracted"
 CHUNKS_CREATED = "chunks.created"
@@ -22,6 +23,7 @@ JOBS_STATUS = "jobs.status"
 DEAD_LETTER = "pipeline.deadletter"
 
 ALL_TOPICS: tuple[str, ...] = (
+    URLS_REQUESTED,
     ARTIFACTS_SUBMITTED,
     DOCUMENTS_EXTRACTED,
     CHUNKS_CREATED,

@@ -22,7 +22,9 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from secondbrain.ports import (
+    FILE_STAGES,
     STAGES,
+    URL_STAGES,
     ArtifactRecord,
     DocumentRecord,
     JobView,
@@ -34,11 +36,11 @@ from secondbrain.ports import (
 )
 from secondbrain.stores.migrations import load_migrations
 
-__all__ = ["SUBMITTED_TOPIC_SUFFIX", "PostgresMetadataStore"]
+__all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
 
-# Outbox rows whose topic ends with this carry the original artifact submission; they are
-# what requeue_unfinished publishes again.
-SUBMITTED_TOPIC_SUFFIX = "artifacts.submitted"
+# Outbox rows whose topic ends with one of these carry a job's original submission (an
+# artifact or a URL request); they are what requeue_unfinished publishes again.
+SUBMITTED_TOPIC_SUFFIXES = ("artifacts.submitted", "urls.requested")
 
 # Arbitrary but fixed key of the advisory lock serialising migrations across processes.
 _MIGRATION_LOCK_KEY = 0x5EC0_B7A1_0001
@@ -59,7 +61,8 @@ _ARTIFACT_INSERT = """
 
 _DOCUMENT_COLUMNS = """
     d.document_id, d.user_id, d.artifact_id, d.source_id, d.title, d.modality, d.content_type,
-    d.captured_at, d.captured_at_source, d.ingested_at, d.char_count, d.chunk_count, d.metadata
+    d.captured_at, d.captured_at_source, d.ingested_at, d.char_count, d.chunk_count, d.metadata,
+    d.version, d.superseded_at
 """
 
 
@@ -78,6 +81,7 @@ def _document(row: dict[str, Any]) -> DocumentRecord:
         content_type=row["content_type"], captured_at=row["captured_at"],
         captured_at_source=row["captured_at_source"], ingested_at=row["ingested_at"],
         char_count=row["char_count"], chunk_count=row["chunk_count"], metadata=dict(row["metadata"] or {}),
+        version=row["version"], superseded_at=row["superseded_at"],
     )
 
 
@@ -197,24 +201,41 @@ class PostgresMetadataStore:
         """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka."""
         return self._register(artifact, job_id, ())
 
-    def _register(self, artifact: ArtifactRecord, job_id: str,
-                  outbox: Sequence[OutboxMessage]) -> SubmitResult:
+    def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
+                    outbox: Sequence[OutboxMessage]) -> SubmitResult:
+        """In ONE transaction: create a URL job (no artifact until the fetcher stores the page, stages
+        fetch, extract, chunk and embed pending), queue ``outbox`` and log ``("gateway", "queued")``."""
+        return self._register(None, job_id, outbox, user_id=user_id, source_uri=url, title=title,
+                              stages=URL_STAGES)
+
+    @staticmethod
+    def _insert_artifact(conn: psycopg.Connection[Any], artifact: ArtifactRecord) -> None:
+        conn.execute(_ARTIFACT_INSERT, {
+            "artifact_id": artifact.artifact_id, "user_id": artifact.user_id,
+            "source_id": artifact.source_id, "source_uri": artifact.source_uri,
+            "object_key": artifact.object_key, "content_type": artifact.content_type,
+            "size_bytes": artifact.size_bytes, "sha256": artifact.sha256,
+            "filename": artifact.filename, "title": artifact.title,
+            "captured_at": artifact.captured_at, "submitted_at": artifact.submitted_at,
+            "producer": artifact.producer, "attributes": Jsonb(dict(artifact.attributes)),
+        })
+
+    def _register(self, artifact: ArtifactRecord | None, job_id: str, outbox: Sequence[OutboxMessage], *,
+                  user_id: str | None = None, source_uri: str | None = None, title: str | None = None,
+                  stages: Sequence[str] = FILE_STAGES) -> SubmitResult:
+        owner = artifact.user_id if artifact is not None else user_id
+        assert owner is not None
         with self._pool.connection() as conn:
             with conn.transaction() as tx:
-                self._ensure_user(conn, artifact.user_id, None)
-                conn.execute(_ARTIFACT_INSERT, {
-                    "artifact_id": artifact.artifact_id, "user_id": artifact.user_id,
-                    "source_id": artifact.source_id, "source_uri": artifact.source_uri,
-                    "object_key": artifact.object_key, "content_type": artifact.content_type,
-                    "size_bytes": artifact.size_bytes, "sha256": artifact.sha256,
-                    "filename": artifact.filename, "title": artifact.title,
-                    "captured_at": artifact.captured_at, "submitted_at": artifact.submitted_at,
-                    "producer": artifact.producer, "attributes": Jsonb(dict(artifact.attributes)),
-                })
+                self._ensure_user(conn, owner, None)
+                if artifact is not None:
+                    self._insert_artifact(conn, artifact)
                 created = conn.execute(
-                    "INSERT INTO jobs (job_id, user_id, artifact_id, status) VALUES (%s, %s, %s, 'queued') "
+                    "INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title) "
+                    "VALUES (%s, %s, %s, 'queued', %s, %s) "
                     "ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
-                    (job_id, artifact.user_id, artifact.artifact_id),
+                    (job_id, owner, artifact.artifact_id if artifact else None,
+                     artifact.source_uri if artifact else source_uri, artifact.title if artifact else title),
                 ).fetchone()
                 if created is None:
                     # Idempotent resubmission: undo the user/artifact inserts too, nothing changes.
@@ -222,7 +243,7 @@ class PostgresMetadataStore:
                 conn.execute(
                     "INSERT INTO job_stages (job_id, stage, status) "
                     "SELECT %s, s, 'pending' FROM unnest(%s::text[]) AS s",
-                    (job_id, list(STAGES)),
+                    (job_id, list(stages)),
                 )
                 if outbox:
                     with conn.cursor() as cur:
@@ -232,10 +253,70 @@ class PostgresMetadataStore:
                             [(m.topic, m.key, m.value, _encode_headers(m.headers), job_id) for m in outbox],
                         )
                 self._event(conn, job_id, "gateway", "queued", None, None)
-                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id, created=True)
+                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "",
+                                    created=True)
             existing = conn.execute("SELECT artifact_id FROM jobs WHERE job_id = %s", (job_id,)).fetchone()
-        return SubmitResult(job_id=job_id, artifact_id=existing[0] if existing else artifact.artifact_id,
+        fallback = artifact.artifact_id if artifact else ""
+        return SubmitResult(job_id=job_id, artifact_id=(existing[0] if existing else None) or fallback,
                             created=False)
+
+    def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
+        """Record the artifact a URL job fetched and point the job at it (same user only)."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT 1 FROM jobs WHERE job_id = %s AND user_id = %s FOR UPDATE",
+                               (job_id, artifact.user_id)).fetchone()
+            if row is None:
+                return False
+            self._insert_artifact(conn, artifact)
+            conn.execute("UPDATE jobs SET artifact_id = %s, updated_at = now() WHERE job_id = %s",
+                         (artifact.artifact_id, job_id))
+        return True
+
+    def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
+        """The earliest other job of the user whose artifact is the same bytes, that got past
+        extraction (its document exists and is the current version of its source)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT j.job_id FROM jobs j
+                JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id
+                WHERE j.user_id = %s AND j.artifact_id = %s AND j.job_id <> %s
+                  AND j.status IN ('succeeded', 'running') AND d.superseded_at IS NULL
+                ORDER BY j.created_at, j.job_id LIMIT 1
+                """,
+                (user_id, artifact_id, job_id),
+            ).fetchone()
+        return row[0] if row else None
+
+    def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
+        """Mark older versions of the source superseded; return every older version's id."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                """
+                UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
+                FROM documents cur
+                WHERE cur.document_id = %(doc)s AND cur.user_id = %(user)s
+                  AND o.user_id = %(user)s AND o.source_id = %(source)s
+                  AND o.document_id <> cur.document_id AND o.version < cur.version
+                RETURNING o.document_id
+                """,
+                {"doc": document_id, "user": user_id, "source": source_id},
+            ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def is_superseded(self, user_id: str, document_id: str) -> bool:
+        """Whether the document is gone or a newer version of its source exists."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT d.superseded_at IS NOT NULL OR EXISTS (
+                    SELECT 1 FROM documents n WHERE n.user_id = d.user_id AND n.source_id = d.source_id
+                      AND n.version > d.version)
+                FROM documents d WHERE d.document_id = %s AND d.user_id = %s
+                """,
+                (document_id, user_id),
+            ).fetchone()
+        return True if row is None else bool(row[0])
 
     # ------------------------------------------------------------------ outbox
 
@@ -299,10 +380,11 @@ class PostgresMetadataStore:
                 UPDATE outbox o SET published_at = NULL, lease_until = NULL
                 FROM jobs j
                 WHERE o.job_id = j.job_id AND j.status IN ('queued', 'running')
-                  AND right(o.topic, %s) = %s
+                  AND (right(o.topic, %s) = %s OR right(o.topic, %s) = %s)
                 RETURNING o.job_id
                 """,
-                (len(SUBMITTED_TOPIC_SUFFIX), SUBMITTED_TOPIC_SUFFIX),
+                (len(SUBMITTED_TOPIC_SUFFIXES[0]), SUBMITTED_TOPIC_SUFFIXES[0],
+                 len(SUBMITTED_TOPIC_SUFFIXES[1]), SUBMITTED_TOPIC_SUFFIXES[1]),
             ).fetchall()
             job_ids = sorted({r[0] for r in rows})
             if not job_ids:
@@ -380,12 +462,10 @@ class PostgresMetadataStore:
                 (detail, job_id, stage),
             ).fetchone()
             self._event(conn, job_id, stage, "succeeded", detail, row[0] if row else None)
-            done = conn.execute(
-                "SELECT count(*) FROM job_stages "
-                "WHERE job_id = %s AND stage = ANY(%s) AND status = 'succeeded'",
-                (job_id, list(STAGES)),
+            left = conn.execute(
+                "SELECT count(*) FROM job_stages WHERE job_id = %s AND status <> 'succeeded'", (job_id,),
             ).fetchone()
-            if done is not None and done[0] == len(STAGES):
+            if left is not None and left[0] == 0:  # every stage this job has (URL jobs have one more)
                 conn.execute(
                     "UPDATE jobs SET status = 'succeeded', error = NULL, finished_at = now(), "
                     "updated_at = now() WHERE job_id = %s",
@@ -472,8 +552,9 @@ class PostgresMetadataStore:
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             job = cur.execute(
                 # The extracted title once there is one (as the source list shows), else the submitted one.
-                "SELECT j.*, COALESCE(d.title, a.title) AS title, a.source_uri FROM jobs j "
-                "JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "SELECT j.*, COALESCE(d.title, a.title, j.title) AS title, "
+                "COALESCE(a.source_uri, j.source_uri) AS source_uri FROM jobs j "
+                "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
                 "LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id "
                 "WHERE j.job_id = %s AND j.user_id = %s",
                 (job_id, user_id),
@@ -505,21 +586,27 @@ class PostgresMetadataStore:
 
     # ------------------------------------------------------------------ documents
 
-    def save_document(self, doc: DocumentRecord) -> None:
-        """Insert or replace a document (idempotent on ``document_id``).
+    def save_document(self, doc: DocumentRecord) -> int:
+        """Insert or replace a document (idempotent on ``document_id``); return its version.
 
-        A replay without ``chunk_count`` keeps the recorded count (same artifact, same chunks);
-        a row of another user is never overwritten.
+        A new document becomes the next version of its source (1 + the highest version there).
+        A replay keeps its version and the recorded chunk count (same artifact, same chunks);
+        a superseded document saved again (old content uploaded again) becomes the newest
+        version.  A row of another user is never overwritten (its version is returned as 0).
         """
-        with self._pool.connection() as conn:
-            conn.execute(
+        with self._tx() as conn:
+            # Serialise versioning per source: two versions of one source never get one number.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (doc.user_id, doc.source_id))
+            row = conn.execute(
                 """
                 INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
                                        content_type, captured_at, captured_at_source, ingested_at,
-                                       char_count, chunk_count, metadata)
+                                       char_count, chunk_count, metadata, version)
                 VALUES (%(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
                         %(modality)s, %(content_type)s, %(captured_at)s, %(captured_at_source)s,
-                        %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s)
+                        %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s,
+                        (SELECT coalesce(max(version), 0) + 1 FROM documents
+                         WHERE user_id = %(user_id)s AND source_id = %(source_id)s))
                 ON CONFLICT (document_id) DO UPDATE SET
                     artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
                     title = EXCLUDED.title, modality = EXCLUDED.modality,
@@ -527,8 +614,12 @@ class PostgresMetadataStore:
                     captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
                     char_count = EXCLUDED.char_count,
                     chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
-                    metadata = EXCLUDED.metadata
+                    metadata = EXCLUDED.metadata,
+                    version = CASE WHEN documents.superseded_at IS NULL AND documents.source_id = EXCLUDED.source_id
+                                   THEN documents.version ELSE EXCLUDED.version END,
+                    superseded_at = NULL
                 WHERE documents.user_id = EXCLUDED.user_id
+                RETURNING version
                 """,
                 {
                     "document_id": doc.document_id, "user_id": doc.user_id, "artifact_id": doc.artifact_id,
@@ -538,7 +629,8 @@ class PostgresMetadataStore:
                     "char_count": doc.char_count, "chunk_count": doc.chunk_count,
                     "metadata": Jsonb(dict(doc.metadata)),
                 },
-            )
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
         """Record how many chunks a document was indexed as (unknown or other users' documents: no-op)."""
@@ -559,17 +651,22 @@ class PostgresMetadataStore:
         """One row per job of the user, newest first, with its artifact and (when extracted) document.
 
         ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
-        else the job's creation time, ``status`` is the job's.
+        else the job's creation time, ``status`` is the job's.  A URL job not fetched yet has no
+        artifact; its ``source_uri`` is the requested URL.
         """
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(
                 """
-                SELECT a.source_id, a.artifact_id, d.document_id, j.job_id,
-                       coalesce(d.title, a.title) AS title, a.source_uri, a.content_type, d.modality,
-                       a.size_bytes, j.status, coalesce(d.captured_at, a.captured_at) AS captured_at,
-                       coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count
+                SELECT a.source_id, j.artifact_id, d.document_id, j.job_id,
+                       coalesce(d.title, a.title, j.title) AS title,
+                       coalesce(a.source_uri, j.source_uri, '') AS source_uri,
+                       coalesce(a.content_type, '') AS content_type, d.modality,
+                       coalesce(a.size_bytes, 0) AS size_bytes, j.status,
+                       coalesce(d.captured_at, a.captured_at) AS captured_at,
+                       coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count,
+                       d.version, d.superseded_at IS NOT NULL AS superseded, j.error
                 FROM jobs j
-                JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id
+                LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id
                 LEFT JOIN LATERAL (
                     SELECT * FROM documents d
                     WHERE d.artifact_id = j.artifact_id AND d.user_id = j.user_id
@@ -581,4 +678,6 @@ class PostgresMetadataStore:
                 """,
                 (user_id, limit, offset),
             ).fetchall()
+        for r in rows:
+            r["superseded"] = bool(r["superseded"])
         return [SourceView(**r) for r in rows]

@@ -10,9 +10,10 @@ Offsets always point into the document's full text, so a chunk's text is an exac
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -131,10 +132,86 @@ def _units(segments: Sequence[SegmentIn], full_text: str, max_tokens: int) -> li
     return out
 
 
+PAUSE_STEP_S = 0.5  # pauses are compared in half-second steps: 0.3 s vs 0.4 s is noise
+
+
+def speech_windows(spans: Sequence[tuple[float, float]], min_s: float = 30.0,
+                   max_s: float = 90.0) -> list[list[int]]:
+    """Group consecutive speech segments, given as (start, end) seconds, into windows of about
+    ``min_s``-``max_s`` seconds.
+
+    Cuts fall on segment boundaries; among the cuts that give a window of ``min_s``..``max_s``,
+    the one at the longest pause wins (ties: the longer window), avoiding a remainder shorter
+    than ``min_s``.  Guarantees: windows cover every index once, in order; a window spans at
+    most ``max_s`` unless it is a single longer segment; a window spans at least ``min_s``
+    unless it is the last or the next segment would push it past ``max_s``.
+    """
+    n = len(spans)
+    # reach[k]: the latest end among segments k..n-1 (windows measure first start -> latest end)
+    reach = [0.0] * n
+    for k in range(n - 1, -1, -1):
+        reach[k] = max(spans[k][1], reach[k + 1] if k + 1 < n else spans[k][1])
+    windows: list[list[int]] = []
+    i = 0
+    while i < n:
+        start = spans[i][0]
+        ends = [spans[i][1]]  # ends[m]: latest end of the window i..i+m
+        j = i
+        while j + 1 < n and max(ends[-1], spans[j + 1][1]) - start <= max_s:
+            j += 1
+            ends.append(max(ends[-1], spans[j][1]))
+        if j == n - 1:
+            windows.append(list(range(i, n)))
+            break
+        cands = [k for k in range(i, j + 1) if ends[k - i] - start >= min_s]
+        if not cands:
+            k = j  # the next segment would overflow max_s: cut as late as possible
+        else:
+            fair = [c for c in cands if reach[c + 1] - spans[c + 1][0] >= min_s] or cands
+            # longest pause (in half-second steps) after the cut, then the longest window
+            scored = [(math.floor(max(0.0, spans[c + 1][0] - ends[c - i]) / PAUSE_STEP_S), c) for c in fair]
+            k = max(scored)[1]
+        windows.append(list(range(i, k + 1)))
+        i = k + 1
+    return windows
+
+
+def chunk_speech(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig,
+                 min_s: float = 30.0, max_s: float = 90.0) -> list[ChunkDraft]:
+    """Chunks aligned to speech: each holds whole speech segments spanning about 30-90 s.
+
+    A window whose text is over ``max_tokens`` (fast talkers) is packed by the generic path
+    restricted to that window, so chunks stay within the embedder's budget; each chunk keeps
+    the start and end time of the speech it holds.
+    """
+    spans = [(s.t_start or 0.0, s.t_end if s.t_end is not None else (s.t_start or 0.0)) for s in segments]
+    chunks: list[ChunkDraft] = []
+    for window in speech_windows(spans, min_s, max_s):
+        segs = [segments[k] for k in window]
+        start, end = segs[0].char_start, segs[-1].char_end
+        text = full_text[start:end]
+        tokens = approx_tokens(text)
+        if tokens <= cfg.max_tokens:
+            pieces = [ChunkDraft(0, text, start, end, tokens, segs[0].heading_path, "speech", None,
+                                 spans[window[0]][0], spans[window[-1]][1])]
+        else:
+            pieces = [replace(c, kind="speech") for c in _pack(segs, full_text, cfg)]
+        base = len(chunks)
+        chunks.extend([replace(c, index=base + k) for k, c in enumerate(pieces)])
+    return chunks
+
+
 def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
                    cfg: ChunkingConfig | None = None) -> list[ChunkDraft]:
-    """Pack a document's segments into chunks."""
+    """Pack a document's segments into chunks (speech by time windows, the rest by structure)."""
     cfg = cfg or ChunkingConfig()
+    if segments and all(s.kind == "speech" and s.t_start is not None for s in segments):
+        return chunk_speech(segments, full_text, cfg)
+    return _pack(segments, full_text, cfg)
+
+
+def _pack(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
+    """Greedy structure-aware packing of segments into chunks."""
     chunks: list[ChunkDraft] = []
     cur: list[_Unit] = []
     cur_tokens = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from secondbrain import ids, keys
@@ -83,6 +84,20 @@ class ChunkerStage:
             artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,
             modality=ev.modality, content_type=ev.content_type, captured_at=ev.captured_at,
             ingested_at=ev.ingested_at, chunks=[] if chunks_ref else chunks, chunks_ref=chunks_ref,
-            chunk_count=len(chunks),
+            chunk_count=len(chunks), source_uri=ev.metadata.get("source_uri", ""),
+            captured_at_source=ev.captured_at_source, recording_start=_recording_start(ev),
+            version=int(ev.metadata.get("version", "1") or 1),
         )
         return [Emit(topics.CHUNKS_CREATED, ev.user_id, out)]
+
+
+def _recording_start(ev: DocumentExtracted) -> datetime | None:
+    """Second 0 of a recording as a time, when the extractor knew it."""
+    raw = ev.metadata.get("recording_start")
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -3,12 +3,14 @@
 Each chunk gets a dense vector (all-MiniLM-L6-v2) and a BM25 sparse vector, computed on
 the chunk text with its title and section path in front (so a chunk deep inside
 "Budget > Travel" still matches "travel budget").  Point ids are the deterministic chunk
-ids, so a replay overwrites instead of duplicating.
+ids, so a replay overwrites instead of duplicating.  Once a new version of a source is
+indexed, the chunks of its older versions are deleted (never before: search has no gap).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from secondbrain import ids, keys
@@ -16,8 +18,18 @@ from secondbrain.events.models import Chunk, ChunksCreated, ChunksIndexed
 from secondbrain.pipeline import claimcheck, topics
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import Emit, JobRef
-from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorPoint, VectorStore
+from secondbrain.ports import (
+    Embedder,
+    MetadataStore,
+    ObjectStore,
+    SparseEncoder,
+    VectorFilter,
+    VectorPoint,
+    VectorStore,
+)
 from secondbrain.stores.vector_payload import rfc3339
+
+log = logging.getLogger(__name__)
 
 
 def embedding_input(title: str, chunk: Chunk) -> str:
@@ -37,8 +49,19 @@ def chunk_payload(ev: ChunksCreated, chunk: Chunk, model_id: str) -> dict[str, A
         "text": chunk.text, "char_start": chunk.char_start, "char_end": chunk.char_end,
         "heading_path": list(chunk.heading_path), "kind": chunk.kind, "page": chunk.page,
         "t_start": chunk.t_start, "t_end": chunk.t_end, "token_count": chunk.token_count,
-        "embedding_model": model_id,
+        "embedding_model": model_id, "source_uri": ev.source_uri, "captured_at_source": ev.captured_at_source,
+        "version": ev.version, **_absolute_times(ev, chunk),
     }
+
+
+def _absolute_times(ev: ChunksCreated, chunk: Chunk) -> dict[str, str]:
+    """Wall-clock start and end of a stretch of a recording whose start time is known."""
+    if ev.recording_start is None or chunk.t_start is None:
+        return {}
+    out = {"at_start": rfc3339(ev.recording_start + timedelta(seconds=chunk.t_start))}
+    if chunk.t_end is not None:
+        out["at_end"] = rfc3339(ev.recording_start + timedelta(seconds=chunk.t_end))
+    return out
 
 
 class EmbedderStage:
@@ -71,6 +94,11 @@ class EmbedderStage:
     def process(self, event: ChunksCreated) -> list[Emit[Any]]:
         """Embed and index one document's chunks."""
         ev = event
+        if self.metadata.is_superseded(ev.user_id, ev.document_id):
+            # A newer version of this source was extracted meanwhile: indexing this one would
+            # bring back content the user replaced.
+            log.info("superseded document not indexed", extra={"job_id": ev.job_id, "document_id": ev.document_id})
+            return []
         chunks = self._chunks(ev)
         if len(chunks) != ev.chunk_count:
             raise PermanentError(f"expected {ev.chunk_count} chunks, found {len(chunks)}")
@@ -84,6 +112,12 @@ class EmbedderStage:
         collection = self.vectors.ensure_collection(ev.user_id, self.embedder.dimension)
         self.vectors.upsert(ev.user_id, points)
         self.metadata.set_chunk_count(ev.user_id, ev.document_id, len(points))
+        # The new version is searchable now: only then do older versions of the source leave the index.
+        older = self.metadata.supersede_older(ev.user_id, ev.source_id, ev.document_id)
+        if older:
+            self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=older))
+            log.info("older versions replaced", extra={"job_id": ev.job_id, "document_id": ev.document_id,
+                                                        "replaced": len(older)})
         out = ChunksIndexed(
             event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
             document_id=ev.document_id, collection=collection, chunk_count=len(points),

@@ -1,8 +1,10 @@
 """Extractor stage: ``artifacts.submitted`` -> ``documents.extracted``.
 
-Loads the raw bytes (inline or by claim check), turns them into a structured document,
-decides the document's event time, records the document in the metadata store and emits
-it.  No broker import: the runner does the Kafka part.
+Loads the raw bytes (inline or by claim check), ends the job as a duplicate when the same
+bytes were already extracted, decides from the bytes which extractor applies, turns the
+artifact into a document of typed segments with provenance, decides the document's event
+time, records the document (as the next version of its source) and emits it.  No broker
+import: the runner does the Kafka part.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from secondbrain.pipeline import claimcheck, topics
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import Emit, JobRef
 from secondbrain.ports import ArtifactRecord, DocumentRecord, MetadataStore, ObjectNotFound, ObjectStore
-from services.extractors import text as text_extractor
+from services.extractors import sniff
+from services.extractors.document import Extracted, ExtractionContext, assemble
+from services.extractors.registry import ExtractorSet
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +39,11 @@ class ExtractorStage:
     input_type: ClassVar[type[Any]] = ArtifactSubmitted
     completes_stage: ClassVar[bool] = True
 
-    def __init__(self, objects: ObjectStore, metadata: MetadataStore, *, max_bytes: int) -> None:
+    def __init__(self, objects: ObjectStore, metadata: MetadataStore, extractors: ExtractorSet, *,
+                 max_bytes: int) -> None:
         self.objects = objects
         self.metadata = metadata
+        self.extractors = extractors
         self.max_bytes = max_bytes
 
     def job_of(self, event: ArtifactSubmitted) -> JobRef:
@@ -92,7 +98,7 @@ class ExtractorStage:
         return artifact_id, source_id, sha
 
     def process(self, event: ArtifactSubmitted) -> list[Emit[Any]]:
-        """Extract one artifact."""
+        """Extract one artifact (or end its job as a duplicate of an earlier one)."""
         ev = event
         try:
             keys.check_user_id(ev.user_id)
@@ -105,28 +111,34 @@ class ExtractorStage:
         raw = self._raw_bytes(ev)
         artifact_id, source_id, _sha = self._register(ev, raw, job_id)
 
+        original = self.metadata.find_original_job(ev.user_id, artifact_id, job_id)
+        if original is not None:
+            # The same bytes were already extracted for this user: keep one copy, point to it.
+            self.metadata.job_duplicate(ev.user_id, job_id, original)
+            log.info("duplicate artifact", extra={"job_id": job_id, "duplicate_of": original,
+                                                   "artifact_id": artifact_id})
+            return []
+
         is_note = ev.source_uri.startswith("note:") or ev.attributes.get("kind") == "note"
-        if not (is_note or text_extractor.supports(ev.content_type, ev.filename)):
-            raise PermanentError(
-                f"unsupported content type {ev.content_type!r}"
-                f"{f' ({ev.filename})' if ev.filename else ''}: text and Markdown are supported"
-            )
-        doc = text_extractor.extract_text(raw, content_type=ev.content_type, filename=ev.filename,
-                                          is_note=is_note)
+        resolved = sniff.resolve(raw, ev.content_type, ev.filename, is_note=is_note)
+        params = ev.content_type.partition(";")[2]  # keep a declared charset for text and HTML
+        content_type = resolved.content_type + (f";{params}" if params and resolved.family in ("text", "html")
+                                                 else "")
+        extractor = self.extractors.get(resolved.family)
+        doc = extractor.extract(raw, ExtractionContext(content_type=content_type, filename=ev.filename,
+                                                       source_uri=ev.source_uri, is_note=is_note))
+        drafts, full_text = assemble(doc.blocks)
+        if not drafts or not full_text.strip():
+            raise PermanentError("no text could be extracted from the file")
         ingested_at = datetime.now(UTC)
-        if ev.captured_at is not None:
-            captured_at, captured_src = ev.captured_at, "user"
-        elif doc.stated_time is not None:
-            captured_at, captured_src = doc.stated_time, "file_metadata"
-        else:
-            captured_at, captured_src = ev.submitted_at or ingested_at, "ingested"
-        title = ev.title or doc.title or ev.filename or "Untitled"
+        captured_at, captured_src = self._event_time(ev, doc, ingested_at)
+        title = ev.title or doc.title or ev.filename or _title_from_uri(ev.source_uri) or "Untitled"
         document_id = ids.document_id(artifact_id)
         segments = [
-            Segment(index=s.index, kind=s.kind, text=s.text, char_start=s.char_start, char_end=s.char_end,
-                    heading_path=list(s.heading_path), page=None, t_start=None, t_end=None,
-                    attributes=dict(s.attributes))
-            for s in doc.segments
+            Segment(index=d.index, kind=d.kind, text=d.text, char_start=d.char_start, char_end=d.char_end,
+                    heading_path=list(d.heading_path), page=d.page, t_start=d.t_start, t_end=d.t_end,
+                    attributes=dict(d.attributes))
+            for d in drafts
         ]
         # Measure whole records, not only texts: tens of thousands of tiny segments make an event
         # too large for a message with little text (their JSON is larger than their Avro encoding).
@@ -134,20 +146,52 @@ class ExtractorStage:
                                       [s.to_record() for s in segments])
         if body_ref is not None:
             segments = []
-        metadata = {**doc.metadata, "filename": ev.filename or "", "source_uri": ev.source_uri}
-        self.metadata.save_document(DocumentRecord(
+        metadata = {**{f"attr.{k}": v for k, v in ev.attributes.items() if k != "kind"}, **doc.metadata,
+                    "filename": ev.filename or "", "source_uri": ev.source_uri, "format": resolved.sniffed,
+                    "language": doc.language or doc.metadata.get("language", "")}
+        recording_start = doc.recording_start
+        if recording_start is None and doc.modality == "audio" and captured_src == "user":
+            recording_start = captured_at  # the producer said when the recording happened
+        if recording_start is not None:
+            metadata["recording_start"] = recording_start.astimezone(UTC).isoformat()
+        metadata = {k: str(v) for k, v in metadata.items() if v not in (None, "")}
+        version = self.metadata.save_document(DocumentRecord(
             document_id=document_id, user_id=ev.user_id, artifact_id=artifact_id, source_id=source_id,
-            title=title, modality=doc.modality, content_type=ev.content_type, captured_at=captured_at,
-            captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(doc.full_text),
-            metadata={k: v for k, v in metadata.items() if v},
+            title=title, modality=doc.modality, content_type=content_type, captured_at=captured_at,
+            captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(full_text),
+            metadata=metadata,
         ))
+        metadata["version"] = str(version)
         out = DocumentExtracted(
             event_id=ids.event_id(job_id, self.name), job_id=job_id, user_id=ev.user_id,
             artifact_id=artifact_id, source_id=source_id, document_id=document_id, title=title,
-            modality=doc.modality, content_type=ev.content_type, captured_at=captured_at,
-            captured_at_source=captured_src, ingested_at=ingested_at, text_length=len(doc.full_text),
-            segments=segments, body_ref=body_ref, metadata={k: v for k, v in metadata.items() if v},
+            modality=doc.modality, content_type=content_type, captured_at=captured_at,
+            captured_at_source=captured_src, ingested_at=ingested_at, text_length=len(full_text),
+            segments=segments, body_ref=body_ref, metadata=metadata,
         )
         log.info("document extracted", extra={"job_id": job_id, "document_id": document_id,
-                                               "segments": len(doc.segments), "modality": doc.modality})
+                                               "segments": len(drafts), "modality": doc.modality,
+                                               "captured_at_source": captured_src, "version": version})
         return [Emit(topics.DOCUMENTS_EXTRACTED, ev.user_id, out)]
+
+    @staticmethod
+    def _event_time(ev: ArtifactSubmitted, doc: Extracted, ingested_at: datetime) -> tuple[datetime, str]:
+        """When the content happened, and who said so: the producer, the file's own metadata
+        (EXIF, PDF CreationDate, audio tags), a page's stated publish date, else ingestion."""
+        if ev.captured_at is not None:
+            return ev.captured_at, "user"
+        if doc.stated_time is not None and doc.stated_time_source == "file_metadata":
+            return doc.stated_time, "file_metadata"
+        if doc.stated_time is not None:
+            return doc.stated_time, "published"
+        return ev.submitted_at or ingested_at, "ingested"
+
+
+def _title_from_uri(uri: str) -> str | None:
+    """A readable fallback title from a URL (host and last path part)."""
+    if not uri.startswith(("http://", "https://")):
+        return None
+    rest = uri.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    host, _, path = rest.partition("/")
+    last = path.rsplit("/", 1)[-1] if path else ""
+    return f"{host}: {last}" if last else host

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors.document import Block as DocBlock
+from services.extractors.document import Extracted, ExtractionContext
 
 SEPARATOR = "\n\n"
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
@@ -254,3 +256,16 @@ def supports(content_type: str, filename: str | None) -> bool:
         return True
     return bool(ct in ("", "application/octet-stream") and filename
                 and filename.lower().endswith((*MARKDOWN_EXTENSIONS, ".txt", ".text")))
+
+
+class TextExtractor:
+    """The :class:`~services.extractors.document.Extractor` for notes, plain text and Markdown."""
+
+    modality = "text"
+
+    def extract(self, raw: bytes, ctx: ExtractionContext) -> Extracted:
+        """Extract text or Markdown (notes are Markdown) into blocks with heading paths."""
+        doc = extract_text(raw, content_type=ctx.content_type, filename=ctx.filename, is_note=ctx.is_note)
+        blocks = [DocBlock(s.kind, s.text, s.heading_path, attributes=dict(s.attributes)) for s in doc.segments]
+        return Extracted(title=doc.title, modality=doc.modality, blocks=blocks, metadata=dict(doc.metadata),
+                         stated_time=doc.stated_time, stated_time_source="file_metadata")

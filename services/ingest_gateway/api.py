@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import tempfile
 import uuid
 from datetime import UTC, datetime
 from typing import IO, Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Header, HTTPException, Request, UploadFile
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from secondbrain import ids, keys
-from secondbrain.events.models import ArtifactSubmitted
+from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import topics
 from secondbrain.ports import ArtifactRecord, JobView, OutboxMessage, SourceView
 from secondbrain.runtime import Runtime
 from services.ingest_gateway.relay import OutboxRelay
+from services.ingest_gateway.upload import read_multipart, read_raw, too_large
 
 COPY_BLOCK = 1024 * 1024
 
@@ -37,11 +37,19 @@ class NoteIn(BaseModel):
     captured_at: datetime | None = Field(None, description="When the note's content happened (ISO 8601).")
 
 
+class UrlIn(BaseModel):
+    """A web page to fetch and remember."""
+
+    url: str = Field(min_length=8, max_length=8192, description="An http(s) URL.")
+    title: str | None = Field(None, max_length=500)
+    captured_at: datetime | None = Field(None, description="When the content happened (ISO 8601).")
+
+
 class Accepted(BaseModel):
     """The answer to a submission."""
 
     job_id: str
-    artifact_id: str
+    artifact_id: str | None
     status: str
     status_url: str
 
@@ -74,9 +82,10 @@ def source_json(s: SourceView) -> dict[str, Any]:
     return {
         "source_id": s.source_id, "artifact_id": s.artifact_id, "document_id": s.document_id,
         "job_id": s.job_id, "title": s.title, "source_uri": s.source_uri, "content_type": s.content_type,
-        "modality": s.modality, "size_bytes": s.size_bytes, "status": s.status,
+        "modality": s.modality, "size_bytes": s.size_bytes, "status": s.status, "error": s.error,
         "captured_at": s.captured_at.isoformat() if s.captured_at else None,
         "ingested_at": s.ingested_at.isoformat(), "chunk_count": s.chunk_count,
+        "version": s.version, "superseded": s.superseded,
     }
 
 
@@ -135,33 +144,60 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         )
         return accepted(body)
 
-    @router.post("/v1/artifacts", status_code=202, response_model=Accepted, summary="Upload a file")
-    async def post_artifact(
-        request: Request,
-        file: Annotated[UploadFile, File(description="The file to ingest.")],
-        user: str = auth,
-        title: Annotated[str | None, Form(max_length=500)] = None,
-        captured_at: Annotated[datetime | None, Form()] = None,
-        idempotency_key: Annotated[str | None, Header()] = None,
-    ) -> JSONResponse:
+    @router.post("/v1/artifacts", status_code=202, response_model=Accepted, summary="Upload a file",
+                 openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
+                     "type": "object", "required": ["file"], "properties": {
+                         "file": {"type": "string", "format": "binary"}, "title": {"type": "string"},
+                         "captured_at": {"type": "string", "format": "date-time"}}}}}}})
+    async def post_artifact(request: Request, user: str = auth,
+                            idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+        """Upload one file as multipart/form-data (field ``file``, optional ``title`` and
+        ``captured_at``), or as the raw body with its name in ``X-Filename``.  The body is read
+        as it streams in and refused with 413 as soon as it passes the limit."""
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > s.max_upload_bytes + 64 * 1024:
-            raise HTTPException(413, f"the upload is over the {s.max_upload_bytes}-byte limit "
-                                     "(SB_MAX_UPLOAD_BYTES); split the file or raise the limit.")
-        filename = _safe_filename(file.filename)
-        spooled, size, sha = await asyncio.to_thread(_hash_and_copy, file.file, s.max_upload_bytes)
+            raise too_large(s.max_upload_bytes)
+        header = request.headers.get("content-type", "")
+        if header.lower().startswith("multipart/form-data"):
+            upload = await read_multipart(request.stream(), header, limit=s.max_upload_bytes)
+        else:
+            upload = await read_raw(request.stream(), limit=s.max_upload_bytes,
+                                    filename=request.headers.get("x-filename"), content_type=header or None)
         try:
-            if size == 0:
+            title = (upload.fields.get("title") or "").strip()[:500] or None
+            captured_at = _parse_time(upload.fields.get("captured_at"))
+            if upload.size == 0:
                 raise HTTPException(422, "the file is empty: there is nothing to ingest")
-            content_type = (file.content_type or "application/octet-stream").split(";")[0].strip().lower()
+            filename = _safe_filename(upload.filename)
+            # Parameters stay (a declared charset matters for text); the extractor trusts the bytes.
+            content_type = (upload.content_type or "application/octet-stream").strip().lower()[:200]
             body = await asyncio.to_thread(
-                submit, user, data=spooled, size=size, sha256=sha, content_type=content_type,
-                filename=filename, title=title, captured_at=aware(captured_at),
-                source_uri=f"file:{filename or sha[:16]}", idempotency_key=idempotency_key, attributes={},
+                submit, user, data=upload.file, size=upload.size, sha256=upload.sha256,
+                content_type=content_type, filename=filename, title=title, captured_at=captured_at,
+                source_uri=f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
+                attributes={},
             )
         finally:
-            spooled.close()
+            upload.close()
         return accepted(body)
+
+    @router.post("/v1/urls", status_code=202, response_model=Accepted, summary="Fetch and remember a web page")
+    async def post_url(page: UrlIn, user: str = auth,
+                       idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+        """Queue a web page: the fetcher downloads it (robots.txt, timeouts and size limits apply),
+        the snapshot is kept, and its main content is indexed.  The same URL again is a new version."""
+        url = page.url.strip()
+        if not url.lower().startswith(("http://", "https://")) or "://" not in url or not url.split("://", 1)[1]:
+            raise HTTPException(422, "only http and https URLs can be fetched, e.g. https://example.org/post")
+        job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
+        event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
+                             title=page.title, captured_at=aware(page.captured_at), requested_at=datetime.now(UTC),
+                             producer="gateway")
+        message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
+                                value=rt.codec.encode(event), headers=rt.codec.headers(event))
+        result = await asyncio.to_thread(rt.metadata.request_url, user, job_id, url, page.title, [message])
+        return accepted(Accepted(job_id=result.job_id, artifact_id=None, status="queued",
+                                 status_url=f"/v1/jobs/{result.job_id}"))
 
     @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
     async def get_job(job_id: str, user: str = auth) -> dict[str, Any]:
@@ -192,18 +228,12 @@ def _safe_filename(name: str | None) -> str | None:
     return base[:255] or None
 
 
-def _hash_and_copy(src: IO[bytes], limit: int) -> tuple[IO[bytes], int, str]:
-    """Copy an upload to a temporary file while hashing it, refusing it past ``limit`` bytes."""
-    h = hashlib.sha256()
-    size = 0
-    out = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
-    while block := src.read(COPY_BLOCK):
-        size += len(block)
-        if size > limit:
-            out.close()
-            raise HTTPException(413, f"the upload is over the {limit}-byte limit (SB_MAX_UPLOAD_BYTES); "
-                                     "split the file or raise the limit.")
-        h.update(block)
-        out.write(block)
-    out.seek(0)
-    return out, size, h.hexdigest()
+def _parse_time(value: str | None) -> datetime | None:
+    """An ISO 8601 form field as an aware datetime (UTC when it has no zone)."""
+    if not value or not value.strip():
+        return None
+    try:
+        return aware(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+    except ValueError:
+        raise HTTPException(422, f"captured_at {value[:50]!r} is not an ISO 8601 date/time, "
+                                 "e.g. 2024-03-01T09:30:00+01:00") from None

@@ -28,6 +28,10 @@ class SearchHit:
     page: int | None
     t_start: float | None
     t_end: float | None
+    source_uri: str = ""
+    captured_at_source: str = ""
+    at_start: str | None = None  # wall-clock time of t_start, for recordings whose start is known
+    at_end: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -36,7 +40,8 @@ class SearchHit:
             "document_id": self.document_id, "artifact_id": self.artifact_id, "source_id": self.source_id,
             "modality": self.modality, "captured_at": self.captured_at, "ingested_at": self.ingested_at,
             "char_start": self.char_start, "char_end": self.char_end, "heading_path": self.heading_path,
-            "page": self.page, "t_start": self.t_start, "t_end": self.t_end,
+            "page": self.page, "t_start": self.t_start, "t_end": self.t_end, "source_uri": self.source_uri,
+            "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
         }
 
 
@@ -48,7 +53,8 @@ def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHi
         source_id=p.get("source_id", ""), modality=p.get("modality", ""), captured_at=p.get("captured_at", ""),
         ingested_at=p.get("ingested_at", ""), char_start=int(p.get("char_start", 0)),
         char_end=int(p.get("char_end", 0)), heading_path=list(p.get("heading_path") or []),
-        page=p.get("page"), t_start=p.get("t_start"), t_end=p.get("t_end"),
+        page=p.get("page"), t_start=p.get("t_start"), t_end=p.get("t_end"), source_uri=p.get("source_uri", ""),
+        captured_at_source=p.get("captured_at_source", ""), at_start=p.get("at_start"), at_end=p.get("at_end"),
     )
 
 

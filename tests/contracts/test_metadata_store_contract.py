@@ -19,7 +19,9 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.ports import (
-    STAGES,
+    FILE_STAGES as STAGES,
+)
+from secondbrain.ports import (
     ArtifactRecord,
     DocumentRecord,
     MetadataStore,
@@ -616,3 +618,97 @@ def test_a_job_never_shows_another_users_artifact(store: PostgresMetadataStore) 
     assert view is None or view.title != "alice's secret plan"
     assert all(s.title != "alice's secret plan" for s in store.list_sources("bob"))
 
+
+
+# --------------------------------------------------------------------------- URL jobs, versions, duplicates
+
+
+def test_url_job_has_no_artifact_until_fetched(store: PostgresMetadataStore, dsn: str) -> None:
+    job = ids.job_id("alice", "url-1")
+    msg = OutboxMessage(topic="sb.urls.requested", key=b"alice", value=b"req", headers=())
+    result = store.request_url("alice", job, "https://example.org/post", "A post", [msg])
+    assert result.created
+    assert not store.request_url("alice", job, "https://example.org/post", "A post", [msg]).created
+    view = store.get_job("alice", job)
+    assert view is not None
+    assert (view.artifact_id, view.source_uri, view.title, view.status) == (
+        None, "https://example.org/post", "A post", "queued")
+    assert [s.stage for s in view.stages] == ["fetch", "extract", "chunk", "embed"]
+    [listed] = store.list_sources("alice")
+    assert (listed.job_id, listed.artifact_id, listed.source_uri, listed.status) == (
+        job, None, "https://example.org/post", "queued")
+    assert count(dsn, "outbox") == 1
+
+    # Another user cannot attach an artifact to Alice's job.
+    page = replace(artifact("bob", 1), source_uri="https://example.org/post")
+    assert not store.attach_artifact(page, job)
+    assert store.get_job("alice", job).artifact_id is None  # type: ignore[union-attr]
+
+    fetched = replace(artifact("alice", 1), source_uri="https://example.org/post")
+    assert store.attach_artifact(fetched, job)
+    assert store.get_job("alice", job).artifact_id == fetched.artifact_id  # type: ignore[union-attr]
+    # A URL job succeeds only when all four stages have.
+    for stage in ["fetch", "extract", "chunk"]:
+        store.stage_started("alice", job, stage, 1)
+        store.stage_succeeded("alice", job, stage)
+        assert store.get_job("alice", job).status == "running"  # type: ignore[union-attr]
+    store.stage_succeeded("alice", job, "embed")
+    assert store.get_job("alice", job).status == "succeeded"  # type: ignore[union-attr]
+
+
+def test_requeue_includes_url_requests(store: PostgresMetadataStore, dsn: str) -> None:
+    job = ids.job_id("alice", "url-2")
+    msg = OutboxMessage(topic="sb.urls.requested", key=b"alice", value=b"req", headers=())
+    store.request_url("alice", job, "https://example.org/a", None, [msg])
+    rows = store.claim_outbox(10)
+    store.mark_published([r.id for r in rows])
+    assert store.requeue_unfinished() == 1
+    assert [r.message.topic for r in store.claim_outbox(10)] == ["sb.urls.requested"]
+
+
+def test_versions_of_a_source(store: PostgresMetadataStore) -> None:
+    """New content for one source becomes the next version; older ones are superseded once asked."""
+    _, a1 = submit(store, "alice", n=21)
+    a2 = replace(artifact("alice", 22), source_id=a1.source_id, source_uri=a1.source_uri)
+    store.submit(a2, ids.job_id("alice", "v2"), [])
+    d1, d2 = document(a1), document(a2)
+    assert store.save_document(d1) == 1
+    assert store.save_document(d1) == 1  # a replay keeps its version
+    assert store.save_document(d2) == 2
+    assert store.is_superseded("alice", d1.document_id)
+    assert not store.is_superseded("alice", d2.document_id)
+    assert store.supersede_older("alice", a1.source_id, d2.document_id) == [d1.document_id]
+    assert store.supersede_older("alice", a1.source_id, d2.document_id) == [d1.document_id]  # idempotent
+    got = store.get_document("alice", d1.document_id)
+    assert got is not None and got.superseded_at is not None and got.version == 1
+    # The old content uploaded again becomes the newest version, current again.
+    assert store.save_document(d1) == 3
+    assert not store.is_superseded("alice", d1.document_id)
+    assert store.is_superseded("alice", d2.document_id)
+    # Bob sees and changes nothing of this.
+    assert store.supersede_older("bob", a1.source_id, d1.document_id) == []
+    assert store.is_superseded("bob", d1.document_id)  # unknown to Bob: treated as gone
+
+
+def test_concurrent_versions_get_distinct_numbers(store: PostgresMetadataStore) -> None:
+    _, first = submit(store, "alice", n=30)
+    arts = [replace(artifact("alice", 31 + i), source_id=first.source_id) for i in range(6)]
+    for i, a in enumerate(arts):
+        store.submit(a, ids.job_id("alice", f"cv{i}"), [])
+    versions = in_threads(len(arts), lambda i: store.save_document(document(arts[i])))
+    assert sorted(versions) == list(range(1, len(arts) + 1))
+
+
+def test_find_original_job(store: PostgresMetadataStore) -> None:
+    original, art = submit(store, "alice", n=40)
+    again = ids.job_id("alice", "same-bytes")
+    store.submit(art, again, [])
+    # Not extracted yet: nothing to be a duplicate of.
+    assert store.find_original_job("alice", art.artifact_id, again) is None
+    store.stage_started("alice", original, "extract", 1)
+    store.save_document(document(art))
+    assert store.find_original_job("alice", art.artifact_id, again) == original
+    assert store.find_original_job("alice", art.artifact_id, original) is None  # never itself
+    assert store.find_original_job("bob", art.artifact_id, again) is None
+    store.job_failed("alice", original, "embed", "boom")
+    assert store.find_original_job("alice", art.artifact_id, again) is None  # a failed original does not count

@@ -143,7 +143,7 @@ def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
     binary.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20)
     failed = run_cli(["ingest", str(binary)], env)
     assert failed.returncode == 1
-    assert "binary" in failed.stderr
+    assert "its content is a PNG image" in failed.stderr
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])

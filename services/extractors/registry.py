@@ -1,0 +1,97 @@
+"""Which extractor handles which family of formats, built once at start-up from Settings.
+
+Models and external programs (the Whisper model, tesseract) load here, when the extract
+worker starts, never at import.  A family whose dependency is missing or switched off is
+not silently dropped: artifacts of that family fail with a reason that says what to turn on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from secondbrain.pipeline.errors import PermanentError
+from secondbrain.ports import Captioner, Transcriber
+from secondbrain.settings import Settings
+from services.extractors import sniff
+from services.extractors.document import Extractor
+
+log = logging.getLogger(__name__)
+
+
+class ExtractorSet:
+    """The extractors of one worker, by family (text, html, pdf, image, audio, office)."""
+
+    def __init__(self, extractors: Mapping[str, Extractor], disabled: Mapping[str, str] | None = None) -> None:
+        self._extractors = dict(extractors)
+        self._disabled = dict(disabled or {})
+
+    def get(self, family: str) -> Extractor:
+        """The extractor for ``family``; ``PermanentError`` naming what is missing otherwise."""
+        found = self._extractors.get(family)
+        if found is not None:
+            return found
+        reason = self._disabled.get(family, f"no extractor for {family} is installed")
+        raise PermanentError(f"{family} files cannot be processed by this deployment: {reason}")
+
+    @property
+    def families(self) -> list[str]:
+        """The families this worker can extract."""
+        return sorted(self._extractors)
+
+    @property
+    def disabled(self) -> dict[str, str]:
+        """Families switched off, with the reason."""
+        return dict(self._disabled)
+
+
+def build_extractors(settings: Settings, *, transcriber: Transcriber | None = None,
+                     captioner: Captioner | None = None) -> ExtractorSet:
+    """Every extractor the settings ask for, with models loaded; see :class:`ExtractorSet`."""
+    from services.extractors.html import HtmlExtractor
+    from services.extractors.office import OfficeExtractor
+    from services.extractors.pdf import PdfExtractor
+    from services.extractors.text import TextExtractor
+
+    extractors: dict[str, Extractor] = {sniff.TEXT: TextExtractor(), sniff.HTML: HtmlExtractor(),
+                                        sniff.OFFICE: OfficeExtractor()}
+    disabled: dict[str, str] = {}
+
+    ocr = None
+    if settings.ocr_enabled:
+        from services.extractors.ocr import TesseractOcr
+
+        candidate = TesseractOcr(languages=settings.ocr_languages)
+        ok, why = candidate.available()  # also catches a missing language pack
+        if ok:
+            ocr = candidate
+        else:
+            disabled[sniff.IMAGE] = why
+            log.warning("OCR unavailable: scanned PDF pages are skipped and images refused", extra={"reason": why})
+    else:
+        disabled[sniff.IMAGE] = "OCR is switched off (SB_OCR_ENABLED=false) and images need it"
+    extractors[sniff.PDF] = PdfExtractor(ocr, ocr_dpi=settings.pdf_ocr_dpi, max_pages=settings.pdf_max_pages)
+
+    if captioner is None and settings.vision_base_url:
+        from services.extractors.image import OpenAICaptioner
+
+        captioner = OpenAICaptioner(base_url=settings.vision_base_url, api_key=settings.vision_api_key,
+                                    model=settings.vision_model)
+    if ocr is not None or captioner is not None:
+        from services.extractors.image import ImageExtractor
+
+        extractors[sniff.IMAGE] = ImageExtractor(ocr, captioner, max_pixels=settings.image_max_pixels)
+        disabled.pop(sniff.IMAGE, None)
+
+    if transcriber is None and settings.transcriber != "none":
+        from secondbrain.transcribe import load_transcriber
+
+        transcriber = load_transcriber(settings.transcriber, settings.transcriber_model_path)
+    if transcriber is not None:
+        from services.extractors.audio import AudioExtractor
+
+        extractors[sniff.AUDIO] = AudioExtractor(transcriber, max_duration_s=settings.audio_max_duration_s)
+    else:
+        disabled[sniff.AUDIO] = "audio transcription is switched off (SB_TRANSCRIBER=none)"
+    log.info("extractors ready", extra={"families": sorted(extractors), "disabled": sorted(disabled)})
+    return ExtractorSet(extractors, disabled)

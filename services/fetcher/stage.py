@@ -1,0 +1,109 @@
+"""Fetcher stage: ``urls.requested`` -> raw snapshot in object storage -> ``artifacts.submitted``.
+
+Fetching happens in the pipeline, not in the HTTP request: a slow or unreachable site
+delays only its owner's lane, is retried with backoff, and ends as a failed job with a
+readable reason.  The page's bytes are stored exactly as served (the snapshot), then handed
+to the extractor like any uploaded file, with the URL as the source so that a later fetch
+of the same URL becomes a new version of it.  No broker import: the runner does Kafka.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC
+from typing import Any, ClassVar
+
+from secondbrain import ids, keys
+from secondbrain.events.models import ArtifactSubmitted, UrlRequested
+from secondbrain.pipeline import topics
+from secondbrain.pipeline.errors import PermanentError
+from secondbrain.pipeline.stage import Emit, JobRef
+from secondbrain.ports import ArtifactRecord, MetadataStore, ObjectStore
+from services.fetcher.fetch import Fetched, FetchPolicy, fetch
+
+log = logging.getLogger(__name__)
+
+Fetcher = Callable[[str, FetchPolicy], Fetched]
+
+
+def normalise_url(url: str) -> str:
+    """The source URI of a page: the URL without its fragment (``#section`` is the same page)."""
+    return url.split("#", 1)[0].strip()
+
+
+class FetcherStage:
+    """Downloads a requested web page and submits the snapshot for extraction."""
+
+    name: ClassVar[str] = "fetch"
+    input_topic: ClassVar[str] = topics.URLS_REQUESTED
+    input_type: ClassVar[type[Any]] = UrlRequested
+    completes_stage: ClassVar[bool] = True
+
+    def __init__(self, objects: ObjectStore, metadata: MetadataStore, policy: FetchPolicy,
+                 fetcher: Fetcher = fetch) -> None:
+        self.objects = objects
+        self.metadata = metadata
+        self.policy = policy
+        self.fetcher = fetcher
+
+    def job_of(self, event: UrlRequested) -> JobRef:
+        """Job and user of the event."""
+        return JobRef(event.job_id, event.user_id)
+
+    def process(self, event: UrlRequested) -> list[Emit[Any]]:
+        """Fetch one page, store it and emit the artifact submission."""
+        ev = event
+        try:
+            keys.check_user_id(ev.user_id)
+        except ValueError as exc:
+            raise PermanentError(str(exc), kind="malformed") from exc
+        if not self.metadata.user_exists(ev.user_id):
+            raise PermanentError(f"unknown user {ev.user_id!r}: create the user before publishing for it",
+                                 kind="unauthorized")
+        if self.metadata.get_job(ev.user_id, ev.job_id) is None:
+            raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
+        page = self.fetcher(ev.url, self.policy)
+        sha = ids.sha256_hex(page.body)
+        artifact_id = ids.artifact_id(ev.user_id, sha)
+        object_key = keys.artifact_key(ev.user_id, artifact_id)
+        content_type = page.content_type + (f"; charset={page.charset}" if page.charset else "")
+        if self.objects.stat(object_key) is None:
+            self.objects.put(object_key, page.body, size=len(page.body), content_type=content_type)
+        source_uri = normalise_url(ev.url)
+        attributes = {**ev.attributes, "fetched_at": page.fetched_at.astimezone(UTC).isoformat(),
+                      "final_url": page.url, "http_status": str(page.status)}
+        if page.redirects:
+            attributes["redirects"] = " ".join(page.redirects)
+        attributes.update({f"http_{k.replace('-', '_')}": v for k, v in page.headers.items()})
+        filename = _filename(page.url, page.content_type)
+        record = ArtifactRecord(
+            artifact_id=artifact_id, user_id=ev.user_id, source_id=ids.source_id(ev.user_id, source_uri),
+            source_uri=source_uri, object_key=object_key, content_type=content_type, size_bytes=len(page.body),
+            sha256=sha, filename=filename, title=ev.title, captured_at=ev.captured_at,
+            submitted_at=page.fetched_at, producer=ev.producer, attributes=attributes,
+        )
+        if not self.metadata.attach_artifact(record, ev.job_id):
+            raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
+        out = ArtifactSubmitted(
+            event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
+            source_uri=source_uri, source_id=record.source_id, artifact_id=artifact_id, content_type=content_type,
+            filename=filename, title=ev.title, object_key=object_key, content=None, size_bytes=len(page.body),
+            sha256=sha, captured_at=ev.captured_at, submitted_at=page.fetched_at, producer=ev.producer,
+            attributes=attributes,
+        )
+        log.info("page fetched", extra={"job_id": ev.job_id, "status": page.status, "bytes": len(page.body),
+                                         "content_type": page.content_type, "redirects": len(page.redirects)})
+        return [Emit(topics.ARTIFACTS_SUBMITTED, ev.user_id, out)]
+
+
+def _filename(url: str, content_type: str) -> str | None:
+    """A file name for the snapshot (its extension helps the extractor confirm the type)."""
+    ext = {"text/html": ".html", "application/xhtml+xml": ".html", "application/pdf": ".pdf",
+           "text/plain": ".txt", "text/markdown": ".md"}.get(content_type)
+    last = url.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    if "." in last and len(last) <= 120 and ext and last.lower().endswith(ext):
+        return last
+    stem = last if last and "." not in last and len(last) <= 100 else "page"
+    return f"{stem}{ext}" if ext else None
+
