@@ -284,7 +284,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if resp.status_code != 202:
                     return _http_error(resp)
                 submitted.append({"label": args.title or args.note[:40], **resp.json()})
-            files = _expand(args.paths)
+            urls = [p for p in args.paths if p.lower().startswith(("http://", "https://"))]
+            for url in urls:
+                page: dict[str, Any] = {"url": url}
+                if args.title:
+                    page["title"] = args.title
+                if args.captured_at:
+                    page["captured_at"] = args.captured_at
+                resp = client.post("/v1/urls", json=page)
+                if resp.status_code != 202:
+                    return _http_error(resp)
+                submitted.append({"label": url if len(url) <= 40 else url[:39] + "…", **resp.json()})
+            files = _expand([p for p in args.paths if p not in urls])
             missing = [str(f) for f in files if not f.is_file()]
             if missing:
                 print(f"error: not found: {', '.join(missing)}", file=sys.stderr)
@@ -447,8 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--url", default=os.environ.get("SB_URL", DEFAULT_URL), help="secondbrain's address")
         sp.add_argument("--json", action="store_true", help="print JSON for scripts")
 
-    ing = sub.add_parser("ingest", help="add files or a note")
-    ing.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to ingest")
+    ing = sub.add_parser("ingest", help="add files, web pages (URLs) or a note")
+    ing.add_argument("paths", nargs="*", metavar="PATH", help="files, folders or http(s) URLs to ingest")
     ing.add_argument("--note", help="ingest this text as a note")
     ing.add_argument("--title")
     ing.add_argument("--captured-at", help="when it happened (ISO 8601, e.g. 2026-03-01T09:30:00+01:00)")

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors.document import SEPARATOR
 from services.extractors.text import (
-    SEPARATOR,
     ExtractedText,
     decode_text,
     extract_text,

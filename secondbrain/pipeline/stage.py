@@ -9,7 +9,10 @@ retry, dead-letter, publish, and only then commit).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from secondbrain.ports import MetadataStore
 
 In = TypeVar("In", contravariant=True)
 E = TypeVar("E")
@@ -47,3 +50,17 @@ class Stage(Protocol[In]):
     def process(self, event: In) -> list[Emit[Any]]:
         """Do the stage's work for one event and return what to publish (may raise)."""
         ...
+
+
+def require_known_user(metadata: MetadataStore, user_id: str) -> None:
+    """Refuse an event whose user id is malformed or unknown (it is dead-lettered, never retried)."""
+    from secondbrain import keys
+    from secondbrain.pipeline.errors import PermanentError
+
+    try:
+        keys.check_user_id(user_id)
+    except ValueError as exc:
+        raise PermanentError(str(exc), kind="malformed") from exc
+    if not metadata.user_exists(user_id):
+        raise PermanentError(f"unknown user {user_id!r}: create the user before publishing for it",
+                             kind="unauthorized")

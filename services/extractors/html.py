@@ -407,7 +407,7 @@ def _plain_lines(text: str, kind: str) -> str:
     return "\n".join(lines)
 
 
-def _to_document_blocks(md_blocks: list[text_extractor.Block]) -> list[Block]:
+def _to_document_blocks(md_blocks: list[Block]) -> list[Block]:
     """Convert Markdown blocks into document blocks with plain text and plain heading paths."""
     cache: dict[str, str] = {}
 

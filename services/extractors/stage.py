@@ -17,7 +17,7 @@ from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted, Segment
 from secondbrain.pipeline import claimcheck, topics
 from secondbrain.pipeline.errors import PermanentError
-from secondbrain.pipeline.stage import Emit, JobRef
+from secondbrain.pipeline.stage import Emit, JobRef, require_known_user
 from secondbrain.ports import ArtifactRecord, DocumentRecord, MetadataStore, ObjectNotFound, ObjectStore
 from services.extractors import sniff
 from services.extractors.document import Extracted, ExtractionContext, assemble
@@ -100,13 +100,7 @@ class ExtractorStage:
     def process(self, event: ArtifactSubmitted) -> list[Emit[Any]]:
         """Extract one artifact (or end its job as a duplicate of an earlier one)."""
         ev = event
-        try:
-            keys.check_user_id(ev.user_id)
-        except ValueError as exc:
-            raise PermanentError(str(exc), kind="malformed") from exc
-        if not self.metadata.user_exists(ev.user_id):
-            raise PermanentError(f"unknown user {ev.user_id!r}: create the user before publishing for it",
-                                 kind="unauthorized")
+        require_known_user(self.metadata, ev.user_id)
         job_id = resolved_job_id(ev)
         raw = self._raw_bytes(ev)
         artifact_id, source_id, _sha = self._register(ev, raw, job_id)

@@ -10,40 +10,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from secondbrain.pipeline.errors import PermanentError
-from services.extractors.document import Block as DocBlock
-from services.extractors.document import Extracted, ExtractionContext
+from services.extractors.document import Block, Extracted, ExtractionContext, SegmentDraft, assemble
 
-SEPARATOR = "\n\n"
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
 TEXT_TYPES = {"text/plain"}
 MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdown", ".mkd")
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """One structural piece of a document before offsets are assigned."""
-
-    kind: str
-    text: str
-    heading_path: tuple[str, ...] = ()
-    attributes: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentDraft:
-    """A block with its offsets into the document's full text."""
-
-    index: int
-    kind: str
-    text: str
-    char_start: int
-    char_end: int
-    heading_path: tuple[str, ...]
-    attributes: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,14 +124,14 @@ def markdown_blocks(text: str) -> list[Block]:
             while path and path[-1][0] >= level:
                 path.pop()
             path.append((level, title))
-            blocks.append(Block("heading", title, heading_path(), {"level": str(level)}))
+            blocks.append(Block("heading", title, heading_path(), attributes={"level": str(level)}))
             i += 3
             continue
         if tok.type in ("fence", "code_block"):
             attrs = {"language": tok.info.strip().split(" ")[0]} if tok.info.strip() else {}
             code = tok.content.rstrip("\n")
             if code.strip():
-                blocks.append(Block("code", code, heading_path(), attrs))
+                blocks.append(Block("code", code, heading_path(), attributes=attrs))
             i += 1
             continue
         if tok.type == "paragraph_open" and tok.level == 0:
@@ -199,22 +174,6 @@ def text_blocks(text: str) -> list[Block]:
     """Split plain text into paragraphs at blank lines."""
     parts = re.split(r"\n[ \t]*\n+", text)
     return [Block("paragraph", p.strip("\n")) for p in parts if p.strip()]
-
-
-def assemble(blocks: list[Block]) -> tuple[list[SegmentDraft], str]:
-    """Give blocks offsets in the full text (blocks joined by a blank line)."""
-    segments: list[SegmentDraft] = []
-    pos = 0
-    pieces: list[str] = []
-    for idx, b in enumerate(blocks):
-        if idx:
-            pieces.append(SEPARATOR)
-            pos += len(SEPARATOR)
-        segments.append(SegmentDraft(idx, b.kind, b.text, pos, pos + len(b.text), b.heading_path,
-                                     dict(b.attributes)))
-        pieces.append(b.text)
-        pos += len(b.text)
-    return segments, "".join(pieces)
 
 
 def _first_line_title(text: str, limit: int = 80) -> str:
@@ -266,6 +225,6 @@ class TextExtractor:
     def extract(self, raw: bytes, ctx: ExtractionContext) -> Extracted:
         """Extract text or Markdown (notes are Markdown) into blocks with heading paths."""
         doc = extract_text(raw, content_type=ctx.content_type, filename=ctx.filename, is_note=ctx.is_note)
-        blocks = [DocBlock(s.kind, s.text, s.heading_path, attributes=dict(s.attributes)) for s in doc.segments]
+        blocks = [Block(s.kind, s.text, s.heading_path, attributes=s.attributes) for s in doc.segments]
         return Extracted(title=doc.title, modality=doc.modality, blocks=blocks, metadata=dict(doc.metadata),
                          stated_time=doc.stated_time, stated_time_source="file_metadata")

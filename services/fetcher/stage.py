@@ -18,7 +18,7 @@ from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import topics
 from secondbrain.pipeline.errors import PermanentError
-from secondbrain.pipeline.stage import Emit, JobRef
+from secondbrain.pipeline.stage import Emit, JobRef, require_known_user
 from secondbrain.ports import ArtifactRecord, MetadataStore, ObjectStore
 from services.fetcher.fetch import Fetched, FetchPolicy, fetch
 
@@ -54,13 +54,7 @@ class FetcherStage:
     def process(self, event: UrlRequested) -> list[Emit[Any]]:
         """Fetch one page, store it and emit the artifact submission."""
         ev = event
-        try:
-            keys.check_user_id(ev.user_id)
-        except ValueError as exc:
-            raise PermanentError(str(exc), kind="malformed") from exc
-        if not self.metadata.user_exists(ev.user_id):
-            raise PermanentError(f"unknown user {ev.user_id!r}: create the user before publishing for it",
-                                 kind="unauthorized")
+        require_known_user(self.metadata, ev.user_id)
         if self.metadata.get_job(ev.user_id, ev.job_id) is None:
             raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
         page = self.fetcher(ev.url, self.policy)

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, wait_jobs
+from tests.e2e.harness import Service, run_cli, wait_jobs
 from tests.extractors import gen_audio, gen_office, gen_pdf_image, gen_web
 
 pytestmark = pytest.mark.e2e
@@ -243,3 +243,15 @@ def test_upload_over_the_limit_and_empty_file_are_refused_at_the_door(client: ht
     assert r.status_code == 422 and "empty" in r.json()["detail"]
     r = client.post("/v1/urls", json={"url": "ftp://example.org/file"})
     assert r.status_code == 422
+
+
+def test_cli_ingests_a_web_page_and_a_refetch_is_a_duplicate(service: Service, site: Site) -> None:
+    env = {"SB_URL": service.url}
+    first = run_cli(["ingest", f"{site.base}/article", "--json"], env)
+    assert first.returncode == 0, first.stderr
+    second = run_cli(["ingest", f"{site.base}/article#comments", "--json"], env)
+    assert second.returncode == 0, second.stderr
+    (job,) = json.loads(second.stdout)["jobs"]
+    # The same page, unchanged: stored once, the new job points to the one that indexed it.
+    assert job["status"] == "duplicate" and job["duplicate_of"]
+    assert [s["stage"] for s in job["stages"]] == ["fetch", "extract", "chunk", "embed"]
