@@ -94,23 +94,23 @@ def build_batches(scale: int, work: Path) -> list[Batch]:
     batches: list[Batch] = []
     md = [(f"note-{i}.md", (f"# Notes {i}\n\n" + ("\n\n".join([gen_web.HISTORY_TEXT, gen_web.SIGNALS_TEXT,
                                                                  gen_web.MAINT_TEXT] * 20))).encode(),
-           "text/markdown") for i in range(5 * scale)]
+           "text/markdown") for i in range(20 * scale)]
     batches.append(Batch("markdown", md))
-    pdf_pages = 30
+    pdf_pages = 100
     batches.append(Batch("pdf (text layer)", [(f"report-{i}.pdf", text_pdf(pdf_pages, str(i)), "application/pdf")
-                                              for i in range(3 * scale)], "pages", 3 * scale * pdf_pages))
+                                              for i in range(4 * scale)], "pages", 4 * scale * pdf_pages))
     batches.append(Batch("pdf (scanned, OCR)", [(f"scan-{i}.pdf", scanned_pdf(str(i)), "application/pdf")
-                                                for i in range(2 * scale)], "pages", 2 * 2 * scale))
-    pages = [(f"article-{i}.html", gen_web.page(repeat=4).replace("Harbour Notes", f"Harbour Notes {i}").encode(),
-              "text/html") for i in range(5 * scale)]
+                                                for i in range(4 * scale)], "pages", 4 * 2 * scale))
+    pages = [(f"article-{i}.html", gen_web.page(repeat=20).replace("Harbour Notes", f"Harbour Notes {i}").encode(),
+              "text/html") for i in range(20 * scale)]
     batches.append(Batch("web page (HTML)", pages))
     batches.append(Batch("image (OCR)", [(f"receipt-{i}.jpg", photo(str(i)), "image/jpeg")
-                                         for i in range(6 * scale)], "images", 6 * scale))
-    batches.append(Batch("office (docx)", [(f"report-{i}.docx", docx(60, str(i)), "application/octet-stream")
-                                           for i in range(3 * scale)]))
+                                         for i in range(12 * scale)], "images", 12 * scale))
+    batches.append(Batch("office (docx)", [(f"report-{i}.docx", docx(200, str(i)), "application/octet-stream")
+                                           for i in range(4 * scale)]))
     recs = []
     minutes = 0.0
-    for i in range(2 * scale):
+    for i in range(4 * scale):
         rec = gen_audio.build_recording(work / f"talk{i}", gen_audio.LONG_SCRIPT, gap_s=1.0 + 0.1 * i, name="talk")
         mp3 = gen_audio.encode(rec.path, rec.path.with_suffix(".mp3"), "libmp3lame", rate=22_050)
         recs.append((f"talk-{i}.mp3", mp3.read_bytes(), "audio/mpeg"))

@@ -497,6 +497,12 @@ INVALID_EVENTS: list[tuple[str, Callable[[], Event], str]] = [
         FULL["chunks_created"], chunks_ref="users/u/c"), "chunks must be empty when chunks_ref"),
     ("job-negative-attempt", lambda: dataclasses.replace(
         FULL["job_status"], attempt=-1), "attempt must be >= 0"),
+    ("url-not-http", lambda: dataclasses.replace(
+        FULL["url_requested"], url="file:///etc/passwd"), "url must be an http or https URL"),
+    ("url-empty-job", lambda: dataclasses.replace(
+        MINIMAL["url_requested"], job_id=""), "job_id must not be empty"),
+    ("url-too-long", lambda: dataclasses.replace(
+        MINIMAL["url_requested"], url="https://a.b/" + "x" * 9000), "longer than 8192"),
 ]
 
 

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from secondbrain.infra.ports import free_port
+from tests.extractors import gen_web
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,3 +128,32 @@ def wait_jobs(client: httpx.Client, job_ids: list[str], *, timeout: float = 120.
     missing = [j for j in job_ids if j not in final]
     assert not missing, f"jobs not finished after {timeout}s: {missing[:5]} (of {len(missing)})"
     return final
+
+
+class Site:
+    """A local web site: an article, a page that never answers in time, robots.txt."""
+
+    def __init__(self) -> None:
+        pages = {"/article": gen_web.page_meta_published(), "/robots.txt": b"User-agent: *\nDisallow: /private\n",
+                 "/private/diary": gen_web.page_no_date()}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path == "/slow":
+                    time.sleep(6)
+                body = pages.get(self.path)
+                self.send_response(200 if body is not None else 404)
+                ctype = "text/plain" if self.path == "/robots.txt" else "text/html; charset=utf-8"
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body or b"")))
+                self.end_headers()
+                with contextlib.suppress(OSError):
+                    self.wfile.write(body or b"")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"

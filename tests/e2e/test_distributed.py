@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import socket
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from secondbrain.infra.ports import free_port
 from secondbrain.infra.s3 import MotoS3Server
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.e2e.harness import Service, wait_jobs
+from tests.e2e.harness import Service, Site, wait_jobs
 from tests.pg import base_dsn, fresh_database
 
 pytestmark = pytest.mark.e2e
@@ -89,8 +91,8 @@ def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str) -> 
     env = _env(bootstrap=broker.bootstrap, dsn=str(infra["dsn"]), s3=infra["s3"],  # type: ignore[arg-type]
                bucket=f"sb-{uuid.uuid4().hex[:8]}", qdrant_url=str(infra["qdrant_url"]), prefix=prefix)
     log_dir = Path(str(infra["log_dir"])) / name
-    workers = {stage: Service(f"worker-{stage}", ["worker", stage], env, log_dir) for stage in ("extract", "chunk",
-                                                                                              "embed")}
+    workers = {stage: Service(f"worker-{stage}", ["worker", stage], env, log_dir)
+               for stage in ("fetch", "extract", "chunk", "embed")}
     gateway = Service("gateway", ["gateway"], env, log_dir)
     query = Service("query", ["query"], env, log_dir)
     for svc in (gateway, query, *workers.values()):
@@ -108,6 +110,43 @@ def cluster(infra: dict[str, object]) -> Iterator[Cluster]:
     for svc in (c.gateway, c.query, *c.workers.values()):
         svc.stop()
     broker.stop()
+
+
+def test_binary_modalities_and_urls_flow_through_separate_processes(cluster: Cluster) -> None:
+    """A scanned PDF, speech and a fetched web page go through the fetch/extract/chunk/embed workers
+    with the raw bytes in S3, and come back with their page, time span and URL."""
+    from tests.extractors import gen_audio, gen_pdf_image
+
+    site = Site()
+    work = Path(tempfile.mkdtemp(prefix="sb-dist-audio-"))
+    try:
+        gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+        q = httpx.Client(base_url=cluster.query.url, timeout=30)
+        rec = gen_audio.build_recording(work, gen_audio.SCRIPT[:3])
+        ogg = gen_audio.encode(rec.path, work / "memo.ogg", "libopus", rate=48_000)
+        jobs = []
+        for name, data, ctype in [("log.pdf", gen_pdf_image.scanned_pdf(), "application/pdf"),
+                                  ("memo.ogg", ogg.read_bytes(), "audio/ogg")]:
+            r = gw.post("/v1/artifacts", files={"file": (name, data, ctype)})
+            assert r.status_code == 202, r.text
+            jobs.append(r.json()["job_id"])
+        r = gw.post("/v1/urls", json={"url": f"{site.base}/article"})
+        assert r.status_code == 202, r.text
+        jobs.append(r.json()["job_id"])
+        final = wait_jobs(gw, jobs, timeout=240)
+        assert {j["status"] for j in final.values()} == {"succeeded"}, final
+
+        hit = q.get("/v1/search", params={"q": "brass lanterns polished before the storm", "k": 1}).json()["hits"][0]
+        assert (hit["modality"], hit["page"]) == ("pdf", 2)
+        hits = q.get("/v1/search", params={"q": "chocolate cake volcano festival grandmother", "k": 5}).json()["hits"]
+        hit = next(h for h in hits if h["modality"] == "audio")
+        assert hit["t_start"] <= rec.starts[1] + 1.0 and hit["t_end"] >= rec.ends[1] - 1.0
+        hits = q.get("/v1/search", params={"q": "concentric rings of glass prisms", "k": 5}).json()["hits"]
+        assert any(h["source_uri"] == f"{site.base}/article" and h["modality"] == "web" for h in hits), hits
+    finally:
+        site.server.shutdown()
+        site.server.server_close()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _note(client: httpx.Client, text: str, **extra: str) -> str:

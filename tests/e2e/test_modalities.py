@@ -9,56 +9,23 @@ the good ones go through.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, run_cli, wait_jobs
+from tests.e2e.harness import Service, Site, run_cli, wait_jobs
 from tests.extractors import gen_audio, gen_office, gen_pdf_image, gen_web
 
 pytestmark = pytest.mark.e2e
 
 AUDIO_LIMIT_S = 60
-
-
-class Site:
-    """A local web site: an article, a page that never answers in time, robots.txt."""
-
-    def __init__(self) -> None:
-        pages = {"/article": gen_web.page_meta_published(), "/robots.txt": b"User-agent: *\nDisallow: /private\n",
-                 "/private/diary": gen_web.page_no_date()}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path == "/slow":
-                    time.sleep(6)
-                body = pages.get(self.path)
-                self.send_response(200 if body is not None else 404)
-                ctype = "text/plain" if self.path == "/robots.txt" else "text/html; charset=utf-8"
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body or b"")))
-                self.end_headers()
-                with contextlib.suppress(OSError):
-                    self.wfile.write(body or b"")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
 @pytest.fixture(scope="module")
