@@ -42,7 +42,7 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
     from services.chunker.logic import ChunkingConfig
     from services.chunker.stage import ChunkerStage
     from services.embedder.stage import EmbedderStage
-    from services.extractors.registry import build_extractors
+    from services.extractors.registry import BackgroundExtractorSet, build_extractors
     from services.extractors.stage import ExtractorStage
     from services.fetcher.stage import FetcherStage
 
@@ -52,7 +52,8 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
         if name == "fetch":
             out.append(FetcherStage(rt.objects, rt.metadata, fetch_policy(s)))
         elif name == "extract":
-            out.append(ExtractorStage(rt.objects, rt.metadata, build_extractors(s), max_bytes=s.max_upload_bytes))
+            extractors = BackgroundExtractorSet(functools.partial(build_extractors, s))
+            out.append(ExtractorStage(rt.objects, rt.metadata, extractors, max_bytes=s.max_upload_bytes))
         elif name == "chunk":
             cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
                                  min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
@@ -119,13 +120,22 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
         requeued = await asyncio.to_thread(rt.metadata.requeue_unfinished)
         if requeued:
             log.info("resuming unfinished jobs", extra={"jobs": requeued})
-    proc.runners = [
-        StageRunner(stage, settings=settings, codec=rt.codec, metadata=rt.metadata, names=rt.names)
-        for stage in build_stages(rt, stages)
-    ]
     t0 = time.perf_counter()
-    # Consumer group joins dominate start-up; the stages join side by side.
-    await asyncio.gather(*(r.start() for r in proc.runners))
+
+    async def start_stage(name: str) -> None:
+        # Loading a stage's models (off the event loop) and joining its consumer group dominate
+        # start-up; the stages do both side by side, so the extractors load while others join.
+        (stage,) = await asyncio.to_thread(build_stages, rt, [name])
+        runner = StageRunner(stage, settings=settings, codec=rt.codec, metadata=rt.metadata, names=rt.names)
+        proc.runners.append(runner)  # before start(): a failed start-up still stops it
+        warm_up = getattr(stage, "warm_up", None)
+        if warm_up is None:
+            await runner.start()
+        else:  # models finish loading while the consumer group forms
+            await asyncio.gather(runner.start(), asyncio.to_thread(warm_up))
+
+    await asyncio.gather(*(start_stage(name) for name in stages))
+    proc.runners.sort(key=lambda r: STAGE_NAMES.index(r.stage.name))
     log.info("stages started", extra={"stages": stages, "ms": round((time.perf_counter() - t0) * 1000)})
     if gateway:
         # A short topic-creation timeout: while the broker is down the relay's own backoff paces retries.

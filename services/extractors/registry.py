@@ -8,7 +8,8 @@ not silently dropped: artifacts of that family fail with a reason that says what
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import Captioner, Transcriber
@@ -25,6 +26,9 @@ class ExtractorSet:
     def __init__(self, extractors: Mapping[str, Extractor], disabled: Mapping[str, str] | None = None) -> None:
         self._extractors = dict(extractors)
         self._disabled = dict(disabled or {})
+
+    def wait_ready(self) -> None:
+        """Block until the models are loaded (they are, for a set built directly)."""
 
     def get(self, family: str) -> Extractor:
         """The extractor for ``family``; ``PermanentError`` naming what is missing otherwise."""
@@ -43,6 +47,48 @@ class ExtractorSet:
     def disabled(self) -> dict[str, str]:
         """Families switched off, with the reason."""
         return dict(self._disabled)
+
+
+class BackgroundExtractorSet(ExtractorSet):
+    """An :class:`ExtractorSet` whose models load on a thread started at construction.
+
+    Start-up overlaps loading the models (seconds: unstructured, spaCy, Whisper) with the
+    stage joining its consumer group; :meth:`wait_ready` (called at start-up) re-raises a
+    load failure so a broken install still stops the worker before it takes any work.
+    """
+
+    def __init__(self, factory: Callable[[], ExtractorSet]) -> None:
+        super().__init__({})
+        self._error: BaseException | None = None
+        self._loaded = threading.Event()
+
+        def load() -> None:
+            try:
+                built = factory()
+                self._extractors, self._disabled = dict(built._extractors), dict(built._disabled)
+            except BaseException as exc:  # handed to wait_ready/get on the caller's thread
+                self._error = exc
+            finally:
+                self._loaded.set()
+
+        threading.Thread(target=load, name="load-extractors", daemon=True).start()
+
+    def wait_ready(self) -> None:
+        """Block until loaded; raise what loading raised."""
+        self._loaded.wait()
+        if self._error is not None:
+            raise RuntimeError(f"the extractors could not be loaded: {self._error}") from self._error
+
+    def get(self, family: str) -> Extractor:
+        """The extractor for ``family`` once the models are loaded."""
+        self.wait_ready()
+        return super().get(family)
+
+    @property
+    def families(self) -> list[str]:
+        """The families this worker can extract (after loading)."""
+        self.wait_ready()
+        return super().families
 
 
 def build_extractors(settings: Settings, *, transcriber: Transcriber | None = None,

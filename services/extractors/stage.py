@@ -46,6 +46,10 @@ class ExtractorStage:
         self.extractors = extractors
         self.max_bytes = max_bytes
 
+    def warm_up(self) -> None:
+        """Wait until the extractors' models are loaded (raises when they cannot be)."""
+        self.extractors.wait_ready()
+
     def job_of(self, event: ArtifactSubmitted) -> JobRef:
         """Job and user of the event."""
         return JobRef(resolved_job_id(event), event.user_id)
