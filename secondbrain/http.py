@@ -47,7 +47,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     if query:
         from services.query.api import create_router as query_router
 
-        app.include_router(query_router(rt, current_user))
+        app.include_router(query_router(rt, current_user, llm=rt.llm))
 
     @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
     async def healthz() -> JSONResponse:

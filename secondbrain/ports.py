@@ -116,6 +116,7 @@ class VectorFilter:
     modalities: Sequence[str] | None = None
     time_range: TimeRange | None = None
     time_field: Literal["captured_at", "ingested_at"] = "captured_at"
+    chunk_index_range: tuple[int, int] | None = None  # inclusive [first, last] positions within a document
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +416,20 @@ class SourceView:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    created_at: datetime
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ForeignConversation(PermissionError):
+    """The conversation id belongs to another user."""
+
+
 @runtime_checkable
 class MetadataStore(Protocol):
     """Users, artifacts, documents, jobs (with per-stage status), job events and the outbox.
@@ -532,6 +547,22 @@ class MetadataStore(Protocol):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0) -> list[SourceView]:
         """The user's artifacts with their latest job, newest first."""
+        ...
+
+    def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
+                          field: Literal["captured_at", "ingested_at"] = "captured_at", limit: int = 500,
+                          modalities: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The user's current documents whose ``field`` lies in [start, end), newest first."""
+        ...
+
+    def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        """Append a turn (the conversation is created on first use); ``ForeignConversation`` when
+        the id belongs to another user."""
+        ...
+
+    def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
+        """The last ``limit`` turns of the user's conversation, oldest first (empty for others')."""
         ...
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 
 from secondbrain.events.codec import EventCodec
+from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorStore
 from secondbrain.settings import Settings
@@ -29,9 +30,12 @@ class Runtime:
     vectors: VectorStore | None = None
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None
+    llm: ChatLLM | None = None  # answers; None means extractive answers
 
     def close(self) -> None:
         """Release pools and files."""
+        if self.llm is not None and hasattr(self.llm, "close"):
+            self.llm.close()
         if self.vectors is not None:
             self.vectors.close()
         self.metadata.close()
@@ -71,8 +75,19 @@ def build_vectors(settings: Settings) -> VectorStore:
     return QdrantVectorStore.from_url(settings.qdrant_url, api_key=key)
 
 
-def build_runtime(settings: Settings, *, vectors: bool, models: bool) -> Runtime:
-    """Build stores (and load models when ``models``) for a process; apply migrations."""
+def build_llm(settings: Settings) -> ChatLLM | None:
+    """The OpenAI-compatible model for answers, when an endpoint is configured."""
+    if not settings.llm_base_url:
+        return None
+    from secondbrain.llm import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(base_url=settings.llm_base_url, model=settings.llm_model,
+                               api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s)
+
+
+def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False) -> Runtime:
+    """Build stores (and load models when ``models``; the answer model client when ``llm``) for a
+    process; apply migrations."""
     from secondbrain.sparse import Bm25Encoder
 
     metadata = build_metadata(settings)
@@ -90,4 +105,6 @@ def build_runtime(settings: Settings, *, vectors: bool, models: bool) -> Runtime
 
         rt.embedder = load_embedder(settings.embedding_model, batch_size=settings.embed_batch_size)
         rt.sparse = Bm25Encoder()
+    if llm:
+        rt.llm = build_llm(settings)
     return rt

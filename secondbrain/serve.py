@@ -89,7 +89,7 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
 
     needs_vectors = query or "embed" in stages
     t0 = time.perf_counter()
-    rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_vectors)
+    rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_vectors, llm=query)
     log.info("runtime built", extra={"ms": round((time.perf_counter() - t0) * 1000)})
     proc = Process(rt=rt)
 

@@ -90,6 +90,21 @@ class Settings(BaseSettings):
     chunk_min_tokens: int = 200
     chunk_overlap_tokens: int = 40
 
+    # --- Query and answers
+    timezone: str = Field("UTC", description="The user's time zone for 'yesterday', 'last week'... (IANA name).")
+    search_candidates: int = Field(50, ge=1, le=500, description="Dense and BM25 candidates each, before fusion.")
+    ask_context_tokens: int = Field(1500, ge=100, description="Token budget of the sources shown to the model.")
+    ask_max_chunks_per_document: int = Field(3, ge=1, description="Diversity: at most this many chunks per document.")
+    reranker_model_dir: Path | None = Field(
+        None, description="A local cross-encoder (ONNX + tokenizer.json) to rerank with; none: the fused order.")
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint for answers (none: extractive answers).")
+    llm_model: str = "local"
+    llm_api_key: SecretStr | None = None
+    llm_timeout_s: float = 60.0
+    llm_max_tokens: int = 512
+    llm_temperature: float = 0.1
+
     # --- Pipeline
     stage_concurrency: int = Field(
         4, ge=1, description="Events a stage worker processes at once (one user's events stay in order).")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import random
 import threading
 import time
@@ -20,12 +19,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
-from fastapi.testclient import TestClient
 
 from secondbrain import ids, keys
 from secondbrain.embedding import OnnxMiniLMEmbedder, load_embedder
@@ -56,7 +52,6 @@ from services.extractors.stage import ExtractorStage, resolved_job_id
 from services.extractors.text import TextExtractor
 from services.fetcher.fetch import FetchPolicy
 from services.fetcher.stage import FetcherStage
-from services.query.api import create_router
 from services.query.retrieval import Retriever
 from tests.pg import base_dsn, fresh_database
 
@@ -506,75 +501,6 @@ def test_users_do_not_see_each_others_chunks(pipeline: Pipeline, library: dict[s
     alice = pipeline.retriever.search("alice-lib", "plant tomatoes in May", k=10)
     assert doc.document_id not in {h.document_id for h in alice}
     assert set(library.values()) >= {h.document_id for h in alice}
-
-
-# --------------------------------------------------------------------------- ask API
-
-
-class CountingEncoder(Bm25Encoder):
-    """The BM25 encoder, counting the texts it tokenizes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tokenized = 0
-
-    def tokenize(self, text: str) -> list[str]:
-        self.tokenized += 1
-        return super().tokenize(text)
-
-
-def ask(vectors: Any, embedder: OnnxMiniLMEmbedder, sparse: Bm25Encoder, user: str,
-        question: str) -> dict[str, Any]:
-    """POST /v1/ask on the query router alone; the server-sent events by name."""
-    app = FastAPI()
-    rt: Any = SimpleNamespace(vectors=vectors, embedder=embedder, sparse=sparse)
-    app.include_router(create_router(rt, lambda: user))
-    with TestClient(app) as client:
-        body = client.post("/v1/ask", json={"question": question, "k": 3}).text
-    events: dict[str, Any] = {}
-    for block in body.replace("\r\n", "\n").split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if "event" in fields:
-            events.setdefault(fields["event"], json.loads(fields["data"]))
-    return events
-
-
-def test_ask_answers_with_the_runtime_encoder(pipeline: Pipeline, library: dict[str, str],
-                                              embedder: OnnxMiniLMEmbedder,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    encoder = CountingEncoder()
-    monkeypatch.setattr("services.query.answer.Bm25Encoder", None)  # no encoder built per request
-    events = ask(pipeline.vectors, embedder, encoder, "alice-lib", "what is the total of invoice 8391")
-    assert "error" not in events, events
-    assert events["done"]["grounded"] and "8391" in events["done"]["answer"]
-    assert encoder.tokenized > 1  # the question and the sources' sentences
-    sources = events["sources"]
-    hits = pipeline.retriever.search("alice-lib", "what is the total of invoice 8391", k=3)
-    assert [s["chunk_id"] for s in sources] == [h.chunk_id for h in hits]
-    for n, (source, hit) in enumerate(zip(sources, hits, strict=True), 1):
-        expected = {k: v for k, v in hit.to_json().items() if k not in ("text", "score")}
-        assert source == {"n": n, **expected, "snippet": " ".join(hit.text.split())[:300]
-                          + ("…" if len(" ".join(hit.text.split())) > 300 else "")}
-
-
-class FailingVectors:
-    """A vector store whose searches fail with a message that must not reach the client."""
-
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("connection to qdrant at 10.0.0.7:6333 refused (api-key=s3cret)")
-
-
-def test_ask_error_event_hides_the_exception(embedder: OnnxMiniLMEmbedder,
-                                             caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="services.query.api"):
-        events = ask(FailingVectors(), embedder, Bm25Encoder(), "alice-lib", "anything about invoices")
-    error = events["error"]
-    assert "s3cret" not in json.dumps(error) and "10.0.0.7" not in json.dumps(error)
-    assert error["message"].startswith("the answer failed; try again")
-    assert error["error_id"] in error["message"]
-    (record,) = [r for r in caplog.records if r.name == "services.query.api"]
-    assert record.exc_info is not None and "s3cret" in str(record.exc_info[1])
-    assert record.__dict__["error_id"] == error["error_id"]
 
 
 # --------------------------------------------------------------------------- permanent errors

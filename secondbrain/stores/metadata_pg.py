@@ -12,9 +12,10 @@ or late stage event for them is ignored and leaves no event behind.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any, Literal, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -27,12 +28,14 @@ from secondbrain.ports import (
     URL_STAGES,
     ArtifactRecord,
     DocumentRecord,
+    ForeignConversation,
     JobView,
     OutboxMessage,
     OutboxRow,
     SourceView,
     StageView,
     SubmitResult,
+    Turn,
 )
 from secondbrain.stores.migrations import load_migrations
 
@@ -114,6 +117,61 @@ class PostgresMetadataStore:
         self._pool.open()
 
     # ------------------------------------------------------------------ lifecycle
+
+    def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
+                          field: Literal["captured_at", "ingested_at"] = "captured_at", limit: int = 500,
+                          modalities: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The user's current (not superseded) documents with ``field`` in [start, end), newest first."""
+        if field not in ("captured_at", "ingested_at"):
+            raise ValueError(f"field must be captured_at or ingested_at, not {field!r}")
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"""
+                SELECT {_DOCUMENT_COLUMNS} FROM documents d
+                WHERE d.user_id = %(user)s AND d.superseded_at IS NULL
+                  AND (%(start)s::timestamptz IS NULL OR d.{field} >= %(start)s)
+                  AND (%(end)s::timestamptz IS NULL OR d.{field} < %(end)s)
+                  AND (%(mods)s::text[] IS NULL OR d.modality = ANY(%(mods)s))
+                ORDER BY d.{field} DESC, d.document_id
+                LIMIT %(limit)s
+                """,
+                {"user": user_id, "start": start, "end": end, "limit": max(0, limit),
+                 "mods": list(modalities) if modalities is not None else None},
+            ).fetchall()
+        return [_document(r) for r in rows]
+
+    def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        """Append a turn, creating the conversation on first use (another user's id is refused)."""
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO conversations (conversation_id, user_id) VALUES (%s, %s) "
+                "ON CONFLICT (conversation_id) DO NOTHING", (conversation_id, user_id))
+            owner = conn.execute("SELECT user_id FROM conversations WHERE conversation_id = %s FOR UPDATE",
+                                 (conversation_id,)).fetchone()
+            if owner is None or owner[0] != user_id:
+                raise ForeignConversation("this conversation id belongs to someone else; start a new one")
+            conn.execute("INSERT INTO conversation_turns (conversation_id, role, content, meta) "
+                         "VALUES (%s, %s, %s, %s)", (conversation_id, role, content, Jsonb(dict(meta or {}))))
+            conn.execute("UPDATE conversations SET updated_at = now() WHERE conversation_id = %s",
+                         (conversation_id,))
+
+    def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
+        """The last ``limit`` turns of the user's conversation, oldest first."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                """
+                SELECT * FROM (
+                    SELECT t.id, t.role, t.content, t.meta, t.created_at FROM conversation_turns t
+                    JOIN conversations c ON c.conversation_id = t.conversation_id
+                    WHERE t.conversation_id = %s AND c.user_id = %s
+                    ORDER BY t.id DESC LIMIT %s
+                ) last ORDER BY id
+                """,
+                (conversation_id, user_id, max(0, limit)),
+            ).fetchall()
+        return [Turn(role=r["role"], content=r["content"], created_at=r["created_at"], meta=dict(r["meta"] or {}))
+                for r in rows]
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -21,6 +21,7 @@ from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
 #: Payload fields holding RFC 3339 timestamps, filtered on by range.
 DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")
+INTEGER_FIELDS: tuple[str, ...] = ("chunk_index",)
 #: Reciprocal rank fusion constant; 2 is Qdrant's server default, so the edge store (which
 #: needs it spelled out) ranks exactly like a Qdrant server given a plain ``Fusion.RRF``.
 RRF_K = 2
@@ -133,7 +134,16 @@ class DatetimeRangeCondition:
     lt: str | None
 
 
-Condition = MatchAnyCondition | DatetimeRangeCondition
+@dataclass(frozen=True, slots=True)
+class IntRangeCondition:
+    """``field`` is an integer in the closed interval [``gte``, ``lte``]."""
+
+    field: str
+    gte: int
+    lte: int
+
+
+Condition = MatchAnyCondition | DatetimeRangeCondition | IntRangeCondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +184,11 @@ def plan_filter(flt: VectorFilter | None) -> FilterPlan:
             rfc3339(start) if start is not None else None,
             rfc3339(end) if end is not None else None,
         ))
+    if flt.chunk_index_range is not None:
+        first, last = flt.chunk_index_range
+        if last < first:
+            nothing = True
+        conditions.append(IntRangeCondition("chunk_index", int(first), int(last)))
     return FilterPlan(tuple(conditions), nothing)
 
 

@@ -19,11 +19,13 @@ import qdrant_edge as qe
 from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
 from secondbrain.stores.vector_payload import (
     DATETIME_FIELDS,
+    INTEGER_FIELDS,
     KEYWORD_FIELDS,
     RRF_K,
     DatetimeRangeCondition,
     EnsuredCollections,
     FilterPlan,
+    IntRangeCondition,
     MatchAnyCondition,
     check_sparse,
     collection_name,
@@ -110,6 +112,7 @@ class EdgeVectorStore:
         present = set(shard.info().payload_schema)
         wanted = [(f, qe.PayloadSchemaType.Keyword) for f in KEYWORD_FIELDS]
         wanted += [(f, qe.PayloadSchemaType.Datetime) for f in DATETIME_FIELDS]
+        wanted += [(f, qe.PayloadSchemaType.Integer) for f in INTEGER_FIELDS]
         missing = [(f, t) for f, t in wanted if f not in present]
         for fieldname, schema in missing:
             shard.update(qe.UpdateOperation.create_field_index(fieldname, schema))
@@ -126,6 +129,8 @@ class EdgeVectorStore:
                 must.append(qe.FieldCondition(cond.field, match=qe.MatchAny(list(cond.values))))
             elif isinstance(cond, DatetimeRangeCondition):
                 must.append(qe.FieldCondition(cond.field, range=qe.RangeDateTime(gte=cond.gte, lt=cond.lt)))
+            elif isinstance(cond, IntRangeCondition):
+                must.append(qe.FieldCondition(cond.field, range=qe.RangeFloat(gte=cond.gte, lte=cond.lte)))
         return qe.Filter(must=must)
 
     @staticmethod

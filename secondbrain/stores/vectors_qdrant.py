@@ -19,10 +19,12 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
 from secondbrain.stores.vector_payload import (
     DATETIME_FIELDS,
+    INTEGER_FIELDS,
     KEYWORD_FIELDS,
     DatetimeRangeCondition,
     EnsuredCollections,
     FilterPlan,
+    IntRangeCondition,
     MatchAnyCondition,
     check_sparse,
     collection_name,
@@ -102,6 +104,8 @@ class QdrantVectorStore:
             elif isinstance(cond, DatetimeRangeCondition):
                 rng = models.DatetimeRange(gte=_parse_dt(cond.gte), lt=_parse_dt(cond.lt))
                 must.append(models.FieldCondition(key=cond.field, range=rng))
+            elif isinstance(cond, IntRangeCondition):
+                must.append(models.FieldCondition(key=cond.field, range=models.Range(gte=cond.gte, lte=cond.lte)))
         return models.Filter(must=must)
 
     @staticmethod
@@ -143,6 +147,7 @@ class QdrantVectorStore:
             if not self._local:
                 wanted = [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
                 wanted += [(f, models.PayloadSchemaType.DATETIME) for f in DATETIME_FIELDS]
+                wanted += [(f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS]
                 for fieldname, schema in wanted:
                     if fieldname not in info.payload_schema:
                         self.client.create_payload_index(name, fieldname, schema, wait=True)

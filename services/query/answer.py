@@ -1,16 +1,24 @@
-"""Extractive answers: the best sentences of the best sources, each cited as [n].
+"""Answers grounded in the user's sources, each claim cited as [n].
 
-Used when no LLM is configured.  It never writes a sentence that is not in the user's data,
-and says so plainly when no source shares a content word with the question.
+With a language model: a prompt that allows only the numbered sources (with their dates),
+a stream whose citations are checked against the sources sent, and a plain "not in your
+data" when nothing supports the question.  Without one: extractive answers, the best
+sentences of the best sources, never a sentence that is not in the user's data.
+Follow-up questions are made standalone with the conversation before them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
-from secondbrain.ports import SparseEncoder
+from secondbrain.llm import ChatLLM
+from secondbrain.pipeline.errors import RetryableError
+from secondbrain.ports import Embedder, SparseEncoder
 from secondbrain.sparse import Bm25Encoder
+from services.query.engine import Source
 from services.query.retrieval import SearchHit
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*•]\s)")
@@ -48,3 +56,168 @@ def extractive_answer(question: str, hits: list[SearchHit], *, max_sentences: in
     best.sort(key=lambda t: (t[1], t[2]))  # read in source order
     parts = [f"{sentence} [{n}]" for _score, n, _pos, sentence in best]
     return Answer(" ".join(parts), sorted({n for _s, n, _p, _t in best}), True)
+
+
+# --------------------------------------------------------------------------- grounded LLM answers
+
+SYSTEM_PROMPT = """You answer questions about the user's own saved notes, documents, web pages, recordings \
+and photos. Use ONLY the numbered sources below; never use outside knowledge. Cite every claim with the \
+number of its source in square brackets, like [1] or [2][3]. Each source shows when it was captured, so \
+you can reason about dates ("the day before", "last week"). If the sources do not contain the answer, \
+say plainly: "I couldn't find that in your data." Be brief."""
+
+_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+
+
+def format_sources(sources: list[Source], tz: ZoneInfo) -> str:
+    """The sources as the model sees them: number, title, kind, date, location, text."""
+    blocks = []
+    for n, s in enumerate(sources, 1):
+        h = s.hit
+        when = _local(h.captured_at, tz)
+        where = []
+        if h.page is not None:
+            where.append(f"page {h.page}")
+        if s.t_start is not None:
+            where.append(f"{clock(s.t_start)}-{clock(s.t_end or s.t_start)} into the recording")
+        if h.heading_path:
+            where.append(" > ".join(h.heading_path))
+        loc = f"; {', '.join(where)}" if where else ""
+        blocks.append(f"[{n}] {h.title} ({h.modality}, captured {when}{loc})\n{s.text.strip()}")
+    return "\n\n".join(blocks)
+
+
+def clock(seconds: float) -> str:
+    """12:34 or 1:02:03 for a position in a recording."""
+    total = int(seconds)
+    h, rem = divmod(total, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def _local(iso: str, tz: ZoneInfo) -> str:
+    try:
+        dt = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return dt.astimezone(tz).strftime("%a %d %b %Y %H:%M")
+
+
+def build_messages(question: str, sources: list[Source], tz: ZoneInfo, now: datetime,
+                   history: list[tuple[str, str]] | None = None) -> list[dict[str, str]]:
+    """System prompt, the last exchanges of the conversation, then the sources and the question."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+    for role, content in (history or [])[-4:]:
+        messages.append({"role": role, "content": content[:2000]})
+    today = now.astimezone(tz).strftime("%A %d %B %Y, %H:%M")
+    messages.append({"role": "user", "content": f"Now is {today} ({tz}).\n\nSources:\n\n"
+                     f"{format_sources(sources, tz)}\n\nQuestion: {question}"})
+    return messages
+
+
+class CitationFilter:
+    """Checks ``[n]`` citations in a token stream against the sources that were sent.
+
+    Text streams through unchanged except bracketed groups, which are held back until they
+    close: valid citations pass, invalid ones (``[7]`` with 3 sources) are dropped and recorded.
+    """
+
+    def __init__(self, n_sources: int) -> None:
+        self.n_sources = n_sources
+        self.used: list[int] = []
+        self.invalid: list[str] = []
+        self._held = ""
+
+    def feed(self, delta: str) -> str:
+        """Text that can be shown now."""
+        out = []
+        for ch in delta:
+            if self._held:
+                self._held += ch
+                if ch == "]":
+                    out.append(self._resolve(self._held))
+                    self._held = ""
+                elif len(self._held) > 16 or not re.fullmatch(r"\[[\d,\s]*", self._held):
+                    out.append(self._held)  # not a citation after all ("[see above]")
+                    self._held = ""
+            elif ch == "[":
+                self._held = ch
+            else:
+                out.append(ch)
+        return "".join(out)
+
+    def finish(self) -> str:
+        """Whatever was held back at the end of the stream."""
+        held, self._held = self._held, ""
+        return held if not _CITATION.fullmatch(held) else self._resolve(held)
+
+    def _resolve(self, group: str) -> str:
+        m = _CITATION.fullmatch(group)
+        if m is None:
+            return group
+        numbers = [int(x) for x in re.split(r"\s*,\s*", m.group(1))]
+        valid = [n for n in numbers if 1 <= n <= self.n_sources]
+        for n in numbers:
+            if n in valid:
+                if n not in self.used:
+                    self.used.append(n)
+            else:
+                self.invalid.append(str(n))
+        return "".join(f"[{n}]" for n in valid)
+
+
+def content_terms(text: str, encoder: SparseEncoder) -> set[str]:
+    """The searchable terms of a text (stemmed, stopwords dropped)."""
+    return set(encoder.tokenize(text))
+
+
+def has_support(question: str, sources: list[Source], encoder: SparseEncoder, embedder: Embedder,
+                *, min_cosine: float = 0.3) -> bool:
+    """Whether the sources plausibly bear on the question: a shared content term, or a passage
+    close in meaning.  Without support the model is not asked at all: an honest "not in your
+    data" beats a fluent invention."""
+    if not sources:
+        return False
+    terms = content_terms(question, encoder)
+    if any(terms & content_terms(s.text, encoder) for s in sources):
+        return True
+    q = embedder.embed_query(question)
+    vecs = embedder.embed_documents([s.text[:2000] for s in sources[:3]])
+    return max(sum(a * b for a, b in zip(q, v, strict=True)) for v in vecs) >= min_cosine
+
+
+REWRITE_PROMPT = """Rewrite the user's last question so that it can be understood without the conversation: \
+replace pronouns and vague references with what they refer to, keep any time expressions exactly as written. \
+Reply with the rewritten question only."""
+
+_REFERS_BACK = re.compile(r"\b(it|its|that|this|those|these|they|them|he|she|him|her|there|same|more|else|"
+                          r"also|another|again|what about|and)\b", re.I)
+
+
+def rewrite_followup(question: str, history: list[tuple[str, str]], llm: ChatLLM | None,
+                     encoder: SparseEncoder) -> str:
+    """The question made standalone with the conversation before it.
+
+    With a model: the model rewrites it.  Without: a question that refers back (pronouns,
+    "what about ...", very short) gets the previous question's content terms appended, so
+    retrieval still knows what "it" is.
+    """
+    previous = [c for role, c in history if role == "user"]
+    if not previous:
+        return question
+    if llm is not None:
+        convo = "\n".join(f"{role}: {c[:500]}" for role, c in history[-6:])
+        try:
+            rewritten = llm.complete([{"role": "system", "content": REWRITE_PROMPT},
+                                      {"role": "user", "content": f"{convo}\nuser: {question}\n\nRewritten:"}],
+                                     max_tokens=80, temperature=0.0).strip().strip('"')
+        except RetryableError:
+            rewritten = ""
+        if rewritten and len(rewritten) < 4 * len(question) + 200:
+            return rewritten.splitlines()[0]
+    terms = content_terms(question, encoder)
+    if len(terms) >= 4 and not _REFERS_BACK.search(question):
+        return question
+    carry = [w for w in re.findall(r"[\w-]+", previous[-1])
+             if set(encoder.tokenize(w)) and not set(encoder.tokenize(w)) <= terms]
+    return f"{question} ({' '.join(carry)})" if carry else question

@@ -1,4 +1,11 @@
-"""The query service's HTTP API."""
+"""The query service's HTTP API: search, grounded answers over SSE, the timeline, raw artifacts.
+
+``POST /v1/ask`` streams server-sent events in this order: ``meta`` (the query class and the
+time range understood), ``sources`` (numbered passages with title, modality, captured time,
+page or time span, snippet and a link to the raw artifact), ``token`` events (the answer as
+it is written), then ``done`` (the full answer, the citations actually used, timings) -
+or ``error`` once the stream has started and something failed.
+"""
 
 from __future__ import annotations
 
@@ -7,56 +14,150 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from secondbrain import keys
+from secondbrain.llm import ChatLLM
+from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.ports import ForeignConversation, ObjectNotFound
 from secondbrain.runtime import Runtime
-from services.query.answer import extractive_answer
-from services.query.retrieval import Retriever, SearchHit
+from services.query.answer import (
+    NOT_FOUND,
+    CitationFilter,
+    build_messages,
+    clock,
+    extractive_answer,
+    has_support,
+    rewrite_followup,
+)
+from services.query.engine import Filters, Plan, QueryEngine, Source
+from services.query.retrieval import SearchHit
 
 log = logging.getLogger(__name__)
+
+TimeFieldParam = Literal["captured_at", "ingested_at"]
 
 
 class AskIn(BaseModel):
     """A question about the user's data."""
 
     question: str = Field(min_length=1, max_length=2000)
-    k: int = Field(6, ge=1, le=20, description="How many sources to ground the answer in.")
+    conversation_id: str | None = Field(None, max_length=100, description="Continue a conversation (follow-ups).")
+    k: int = Field(6, ge=1, le=20, description="How many passages to ground the answer in.")
+    modalities: list[str] | None = Field(None, description="Only these kinds: pdf, web, audio, image, note...")
+    source_ids: list[str] | None = None
+    start: datetime | None = Field(None, alias="from", description="Only what happened from then (ISO 8601).")
+    end: datetime | None = Field(None, alias="to", description="...until then (exclusive).")
+    time_field: TimeFieldParam | None = None
+    tz: str | None = Field(None, description="IANA time zone for 'yesterday', 'last week'... (default: server's).")
+
+    model_config = {"populate_by_name": True}
 
 
-def source_json(n: int, h: SearchHit) -> dict[str, Any]:
+def zone(name: str | None, default: str) -> ZoneInfo:
+    """A time zone by IANA name; 422 with an example when unknown."""
+    try:
+        return ZoneInfo(name or default)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
+
+
+def aware(dt: datetime | None, tz: ZoneInfo) -> datetime | None:
+    """A client's time; without a zone it is read in the user's zone."""
+    if dt is None:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=tz)
+
+
+def raw_link(h: SearchHit) -> str:
+    """Where the original file is served, pointing at the page or second when there is one."""
+    url = f"/v1/artifacts/{h.artifact_id}/raw"
+    if h.page is not None:
+        return f"{url}#page={h.page}"
+    if h.t_start is not None:
+        return f"{url}#t={int(h.t_start)}"
+    return url
+
+
+def source_json(n: int, s: Source, tz: ZoneInfo) -> dict[str, Any]:
     """A numbered source as sent to the client."""
-    snippet = " ".join(h.text.split())
-    fields = {k: v for k, v in h.to_json().items() if k not in ("text", "score")}  # the snippet stands for the text
-    return {"n": n, **fields, "snippet": snippet[:300] + ("…" if len(snippet) > 300 else "")}
+    h = s.hit
+    snippet = " ".join(s.text.split())
+    fields = {k: v for k, v in h.to_json().items() if k not in ("text", "score")}
+    try:
+        local = datetime.fromisoformat(h.captured_at.replace("Z", "+00:00")).astimezone(tz).isoformat()
+    except ValueError:
+        local = h.captured_at
+    out = {"n": n, **fields, "captured_at_local": local, "t_start": s.t_start, "t_end": s.t_end,
+           "snippet": snippet[:300] + ("…" if len(snippet) > 300 else ""), "link": raw_link(h),
+           "neighbours": s.neighbours}
+    if s.t_start is not None:
+        out["position"] = f"{clock(s.t_start)}-{clock(s.t_end or s.t_start)}"
+    return out
 
 
-def create_router(rt: Runtime, current_user: Any) -> APIRouter:
-    """Search routes bound to a runtime."""
+def listing_answer(plan: Plan, sources: list[Source]) -> str:
+    """The answer to a time-only question: what was captured then, newest first, each cited."""
+    if not sources:
+        return "Nothing in your data falls in that time."
+    lines = [f"You have {len(sources)} item{'s' if len(sources) != 1 else ''} from then, newest first:"]
+    for n, s in enumerate(sources, 1):
+        when = datetime.fromisoformat(s.hit.captured_at.replace("Z", "+00:00")).astimezone(plan.tz)
+        lines.append(f"- {s.hit.title} ({s.hit.modality}, {when.strftime('%a %d %b %H:%M')}) [{n}]")
+    return "\n".join(lines)
+
+
+def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None) -> APIRouter:
+    """Query routes bound to a runtime (and a language model, when one is configured)."""
     if rt.vectors is None or rt.embedder is None or rt.sparse is None:
         raise RuntimeError("the query service needs a vector store and models")
-    retriever = Retriever(rt.vectors, rt.embedder, rt.sparse)
-    # The answer picks sentences by the terms the search indexes: reuse the runtime's encoder.
-    terms = rt.sparse
+    s = rt.settings
+    engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
+                         budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
+                         reranker=_load_reranker(s.reranker_model_dir))
+    encoder = rt.sparse
+    embedder = rt.embedder
     router = APIRouter(tags=["query"])
     auth = Depends(current_user)
 
-    @router.get("/v1/search", summary="Hybrid search over your data")
+    @router.get("/v1/search", summary="Hybrid and temporal search over your data")
     async def search(
         q: Annotated[str, Query(min_length=1, max_length=2000, description="What to look for.")],
         user: str = auth,
         k: Annotated[int, Query(ge=1, le=100)] = 10,
         mode: Literal["hybrid", "dense", "sparse"] = "hybrid",
+        modality: Annotated[list[str] | None, Query()] = None,
+        source_id: Annotated[list[str] | None, Query()] = None,
+        start: Annotated[datetime | None, Query(alias="from")] = None,
+        end: Annotated[datetime | None, Query(alias="to")] = None,
+        time_field: TimeFieldParam | None = None,
+        tz: str | None = None,
     ) -> dict[str, Any]:
         if not q.strip():
             raise HTTPException(422, "the query is empty")
+        zone_ = zone(tz, s.timezone)
+        filters = Filters(tuple(modality) if modality else None, tuple(source_id) if source_id else None,
+                          aware(start, zone_), aware(end, zone_), time_field)
         t0 = time.perf_counter()
-        hits = await asyncio.to_thread(retriever.search, user, q, k=k, mode=mode)
-        return {"query": q, "mode": mode, "hits": [h.to_json() for h in hits],
+        plan = engine.plan(q, tz=zone_, filters=filters)
+        if mode != "hybrid":
+            from services.query.retrieval import Retriever
+
+            hits = await asyncio.to_thread(Retriever(rt.vectors, embedder, encoder).search, user,  # type: ignore[arg-type]
+                                           plan.semantic_query or q, k=k, mode=mode, flt=plan.vector_filter())
+        elif plan.query_class == "temporal":
+            hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
+        else:
+            hits = await asyncio.to_thread(engine.search, user, plan, k=k)
+        return {"query": q, "mode": mode, **plan.meta(), "hits": [h.to_json() for h in hits],
                 "took_ms": round((time.perf_counter() - t0) * 1000, 1)}
 
     @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
@@ -64,30 +165,187 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
         question = body.question.strip()
         if not question:
             raise HTTPException(422, "the question is empty")
+        zone_ = zone(body.tz, s.timezone)
+        filters = Filters(tuple(body.modalities) if body.modalities else None,
+                          tuple(body.source_ids) if body.source_ids else None,
+                          aware(body.start, zone_), aware(body.end, zone_), body.time_field)
+        conversation_id = body.conversation_id or str(uuid.uuid4())
+        try:  # refuse another user's conversation before the stream starts
+            history: list[tuple[str, str]] = [(t.role, t.content) for t in
+                       await asyncio.to_thread(rt.metadata.get_turns, user, conversation_id, 12)]
+            if body.conversation_id and not history:
+                await asyncio.to_thread(rt.metadata.add_turn, user, conversation_id, "user", question,
+                                        {"pending": True})
+                history = []
+        except ForeignConversation as exc:
+            raise HTTPException(403, str(exc)) from None
 
         async def events() -> AsyncIterator[dict[str, str]]:
             t0 = time.perf_counter()
+            timings: dict[str, float] = {}
+
+            def mark(name: str) -> None:
+                timings[name] = round((time.perf_counter() - t0) * 1000, 1)
+
             try:
+                standalone = await asyncio.to_thread(rewrite_followup, question, history, llm, encoder) \
+                    if history else question
+                plan = engine.plan(standalone, tz=zone_, filters=filters)
+                mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
+                mark("understand")
                 yield {"event": "meta", "data": json.dumps({
-                    "query_class": "semantic", "time_range": None, "answer_mode": "extractive",
-                    "note": "No language model is configured: the answer quotes your sources."})}
-                hits = await asyncio.to_thread(retriever.search, user, question, k=body.k)
-                t_retrieval = time.perf_counter()
-                yield {"event": "sources", "data": json.dumps([source_json(n, h) for n, h in enumerate(hits, 1)])}
-                answer = extractive_answer(question, hits, encoder=terms)
-                for word in answer.text.split(" "):
-                    yield {"event": "token", "data": json.dumps({"text": word + " "})}
+                    **plan.meta(), "answer_mode": mode, "conversation_id": conversation_id,
+                    "standalone_question": standalone if standalone != question else None,
+                    "model": llm.model_id if llm and mode == "llm" else None,
+                    "note": None if mode != "extractive" else
+                    "No language model is configured: the answer quotes your sources."})}
+                sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
+                mark("retrieval")
+                yield {"event": "sources", "data": json.dumps([source_json(n, x, zone_)
+                                                               for n, x in enumerate(sources, 1)])}
+                invalid: list[str] = []
+                if mode == "listing":
+                    text, cited, grounded = listing_answer(plan, sources), list(range(1, len(sources) + 1)), \
+                        bool(sources)
+                    for line in text.splitlines(keepends=True):
+                        yield {"event": "token", "data": json.dumps({"text": line})}
+                elif not await asyncio.to_thread(has_support, standalone, sources, encoder, embedder):
+                    text, cited, grounded = NOT_FOUND, [], False
+                    yield {"event": "token", "data": json.dumps({"text": text})}
+                elif mode == "extractive":
+                    ans = extractive_answer(standalone, [x.hit for x in sources], encoder=encoder)
+                    text, cited, grounded = ans.text, ans.citations, ans.grounded
+                    for word in text.split(" "):
+                        yield {"event": "token", "data": json.dumps({"text": word + " "})}
+                else:
+                    assert llm is not None
+                    messages = build_messages(question if not history else standalone, sources, zone_,
+                                              datetime.now(UTC), history)
+                    checker = CitationFilter(len(sources))
+                    parts: list[str] = []
+                    async for delta in _stream(llm, messages, s.llm_max_tokens, s.llm_temperature):
+                        if "first_token" not in timings:
+                            mark("first_token")
+                        shown = checker.feed(delta)
+                        if shown:
+                            parts.append(shown)
+                            yield {"event": "token", "data": json.dumps({"text": shown})}
+                    tail = checker.finish()
+                    if tail:
+                        parts.append(tail)
+                        yield {"event": "token", "data": json.dumps({"text": tail})}
+                    text, cited, invalid = "".join(parts).strip(), list(checker.used), checker.invalid
+                    grounded = bool(cited)
+                    if invalid:
+                        log.warning("invalid citations removed", extra={"invalid": invalid, "sources": len(sources)})
+                mark("total")
+                await asyncio.to_thread(_remember, rt, user, conversation_id, question, text, cited)
                 yield {"event": "done", "data": json.dumps({
-                    "answer": answer.text, "citations": answer.citations, "grounded": answer.grounded,
-                    "answer_mode": "extractive",
-                    "timings_ms": {"retrieval": round((t_retrieval - t0) * 1000, 1),
-                                   "total": round((time.perf_counter() - t0) * 1000, 1)}})}
+                    "answer": text, "citations": cited, "invalid_citations": invalid, "grounded": grounded,
+                    "answer_mode": mode, "conversation_id": conversation_id, "timings_ms": timings})}
+            except (RetryableError, PermanentError) as exc:
+                yield {"event": "error", "data": json.dumps({"message": str(exc), "retryable":
+                                                             isinstance(exc, RetryableError)})}
             except Exception:  # the stream has started: report the error in-band, without its details
                 error_id = uuid.uuid4().hex[:12]
                 log.exception("answering failed", extra={"error_id": error_id})
                 yield {"event": "error", "data": json.dumps({
                     "message": f"the answer failed; try again (error id {error_id})", "error_id": error_id})}
 
-        return EventSourceResponse(events())
+        return EventSourceResponse(events(), ping=10)
+
+    @router.get("/v1/timeline", summary="What was captured when, grouped by day")
+    async def timeline(
+        user: str = auth,
+        start: Annotated[datetime | None, Query(alias="from")] = None,
+        end: Annotated[datetime | None, Query(alias="to")] = None,
+        tz: str | None = None,
+        field: TimeFieldParam = "captured_at",
+        modality: Annotated[list[str] | None, Query()] = None,
+        limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+    ) -> dict[str, Any]:
+        zone_ = zone(tz, s.timezone)
+        lo = aware(start, zone_) or datetime.now(zone_).replace(hour=0, minute=0, second=0, microsecond=0) \
+            - timedelta(days=30)
+        hi = aware(end, zone_)
+        docs = await asyncio.to_thread(rt.metadata.documents_between, user, lo, hi, field=field, limit=limit,
+                                       modalities=modality)
+        days: dict[date, list[dict[str, Any]]] = {}
+        for d in docs:
+            when: datetime = getattr(d, field)
+            local = when.astimezone(zone_)
+            days.setdefault(local.date(), []).append({
+                "document_id": d.document_id, "artifact_id": d.artifact_id, "title": d.title,
+                "modality": d.modality, field: local.isoformat(), "source_uri": d.metadata.get("source_uri"),
+                "chunk_count": d.chunk_count, "captured_at_source": d.captured_at_source})
+        return {"from": lo.isoformat(), "to": hi.isoformat() if hi else None, "timezone": str(zone_), "field": field,
+                "days": [{"date": day.isoformat(), "count": len(items), "items": items}
+                         for day, items in sorted(days.items(), reverse=True)],
+                "total": len(docs), "truncated": len(docs) >= limit}
+
+    @router.get("/v1/artifacts/{artifact_id}/raw", summary="The original file of a source")
+    async def raw(artifact_id: str, user: str = auth) -> StreamingResponse:
+        try:
+            key = keys.artifact_key(user, artifact_id)
+        except ValueError:
+            raise HTTPException(404, "no such artifact") from None
+        info = await asyncio.to_thread(rt.objects.stat, key)
+        if info is None:
+            raise HTTPException(404, "no such artifact")
+
+        def body() -> Iterator[bytes]:
+            try:
+                yield from rt.objects.open(key)
+            except ObjectNotFound:
+                return
+
+        headers = {"Content-Length": str(info.size), "Cache-Control": "private, max-age=3600",
+                   "X-Content-Type-Options": "nosniff", "Content-Disposition": "inline"}
+        return StreamingResponse(body(), media_type=info.content_type or "application/octet-stream",
+                                 headers=headers)
 
     return router
+
+
+async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
+                  temperature: float) -> AsyncIterator[str]:
+    """The model's blocking token stream, consumed on a worker thread."""
+    queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+
+    def produce() -> None:
+        try:
+            for delta in llm.stream_chat(messages, max_tokens=max_tokens, temperature=temperature):
+                loop.call_soon_threadsafe(queue.put_nowait, ("delta", delta))
+            loop.call_soon_threadsafe(queue.put_nowait, ("end", None))
+        except BaseException as exc:
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+
+    worker = loop.run_in_executor(None, produce)
+    while True:
+        kind, value = await queue.get()
+        if kind == "delta":
+            yield str(value)
+        elif kind == "error":
+            await worker
+            raise value  # type: ignore[misc]
+        else:
+            await worker
+            return
+
+
+def _remember(rt: Runtime, user: str, conversation_id: str, question: str, answer: str, cited: list[int]) -> None:
+    """Keep the exchange so a follow-up can be understood."""
+    turns = rt.metadata.get_turns(user, conversation_id, 1)
+    if not (turns and turns[-1].role == "user" and turns[-1].content == question):
+        rt.metadata.add_turn(user, conversation_id, "user", question)
+    rt.metadata.add_turn(user, conversation_id, "assistant", answer, {"citations": cited})
+
+
+def _load_reranker(model_dir: Any) -> Any:
+    """A cross-encoder from a local directory, when one is configured."""
+    if model_dir is None:
+        return None
+    from services.query.rerank import OnnxCrossEncoder
+
+    return OnnxCrossEncoder(model_dir)

@@ -32,6 +32,8 @@ class SearchHit:
     captured_at_source: str = ""
     at_start: str | None = None  # wall-clock time of t_start, for recordings whose start is known
     at_end: str | None = None
+    chunk_index: int = 0
+    token_count: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -42,6 +44,7 @@ class SearchHit:
             "char_start": self.char_start, "char_end": self.char_end, "heading_path": self.heading_path,
             "page": self.page, "t_start": self.t_start, "t_end": self.t_end, "source_uri": self.source_uri,
             "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
+            "chunk_index": self.chunk_index,
         }
 
 
@@ -55,6 +58,7 @@ def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHi
         char_end=int(p.get("char_end", 0)), heading_path=list(p.get("heading_path") or []),
         page=p.get("page"), t_start=p.get("t_start"), t_end=p.get("t_end"), source_uri=p.get("source_uri", ""),
         captured_at_source=p.get("captured_at_source", ""), at_start=p.get("at_start"), at_end=p.get("at_end"),
+        chunk_index=int(p.get("chunk_index", 0)), token_count=int(p.get("token_count", 0)),
     )
 
 

@@ -712,3 +712,52 @@ def test_find_original_job(store: PostgresMetadataStore) -> None:
     assert store.find_original_job("bob", art.artifact_id, again) is None
     store.job_failed("alice", original, "embed", "boom")
     assert store.find_original_job("alice", art.artifact_id, again) is None  # a failed original does not count
+
+
+# --------------------------------------------------------------------------- time listing and conversations
+
+
+def test_documents_between_lists_current_documents_newest_first(store: PostgresMetadataStore) -> None:
+    docs = []
+    for n, day in enumerate([1, 5, 9, 12]):
+        _, art = submit(store, "alice", n=50 + n)
+        doc = replace(document(art, title=f"day {day}"), captured_at=datetime(2026, 3, day, 9, tzinfo=UTC),
+                      modality="pdf" if day == 5 else "note")
+        store.save_document(doc)
+        docs.append(doc)
+    _, bob_art = submit(store, "bob", n=60)
+    store.save_document(replace(document(bob_art), captured_at=datetime(2026, 3, 6, tzinfo=UTC)))
+    got = store.documents_between("alice", datetime(2026, 3, 5, 9, tzinfo=UTC), datetime(2026, 3, 12, 9, tzinfo=UTC))
+    assert [d.title for d in got] == ["day 9", "day 5"]  # [start, end), newest first, Bob's not there
+    assert [d.title for d in store.documents_between("alice", None, None, limit=2)] == ["day 12", "day 9"]
+    assert [d.title for d in store.documents_between("alice", None, None, modalities=["pdf"])] == ["day 5"]
+    recent = store.documents_between("alice", datetime.now(UTC) - timedelta(minutes=5), None, field="ingested_at")
+    assert len(recent) == 4
+    # A superseded version is history, not a current document.
+    newer = replace(artifact("alice", 70), source_id=docs[0].source_id)
+    store.submit(newer, ids.job_id("alice", "v-new"), [])
+    store.save_document(replace(document(newer, title="day 1 v2"), captured_at=datetime(2026, 3, 1, 10, tzinfo=UTC)))
+    store.supersede_older("alice", docs[0].source_id, ids.document_id(newer.artifact_id))
+    titles = [d.title for d in store.documents_between("alice", None, datetime(2026, 3, 2, tzinfo=UTC))]
+    assert titles == ["day 1 v2"]
+    with pytest.raises(ValueError):
+        store.documents_between("alice", None, None, field="title")  # type: ignore[arg-type]
+
+
+def test_conversation_turns_are_private_and_ordered(store: PostgresMetadataStore) -> None:
+    store.ensure_user("alice")
+    store.ensure_user("bob")
+    conv = "conv-1"
+    store.add_turn("alice", conv, "user", "what did I save about the budget?")
+    store.add_turn("alice", conv, "assistant", "The travel budget is 4000 euros [1].", {"citations": [1]})
+    store.add_turn("alice", conv, "user", "and last year?")
+    turns = store.get_turns("alice", conv)
+    assert [(t.role, t.content) for t in turns] == [
+        ("user", "what did I save about the budget?"), ("assistant", "The travel budget is 4000 euros [1]."),
+        ("user", "and last year?")]
+    assert turns[1].meta == {"citations": [1]}
+    assert [t.content for t in store.get_turns("alice", conv, limit=1)] == ["and last year?"]
+    assert store.get_turns("bob", conv) == []
+    with pytest.raises(PermissionError):
+        store.add_turn("bob", conv, "user", "let me in")
+    assert len(store.get_turns("alice", conv)) == 3

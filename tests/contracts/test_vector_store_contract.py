@@ -367,6 +367,17 @@ def test_filters_restrict_search(loaded: Harness) -> None:
     assert query(store, ALICE, text, flt=VectorFilter(modalities=["video"])) == []
 
 
+def test_chunk_index_range_selects_neighbours(loaded: Harness) -> None:
+    store = loaded.store
+    trip = doc_id(ALICE, "trip")
+    hits, _ = store.scroll(ALICE, flt=VectorFilter(document_ids=[trip], chunk_index_range=(1, 1)), limit=10)
+    assert [h.id for h in hits] == [pid_of(ALICE, "trip", 1)]
+    hits, _ = store.scroll(ALICE, flt=VectorFilter(document_ids=[trip], chunk_index_range=(0, 5)), limit=10)
+    assert {h.id for h in hits} == {pid_of(ALICE, "trip", 0), pid_of(ALICE, "trip", 1)}
+    assert store.count(ALICE, VectorFilter(document_ids=[trip], chunk_index_range=(2, 1))) == 0
+    assert store.count(ALICE, VectorFilter(document_ids=[trip], chunk_index_range=(7, 9))) == 0
+
+
 def _keys(hits: list[VectorHit]) -> set[str]:
     return {h.payload["title"] for h in hits}
 

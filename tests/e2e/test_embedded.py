@@ -181,3 +181,25 @@ def test_restart_keeps_data_and_resumes_work_in_flight(tmp_path: Path, data_dir:
         assert store.count("local") == total_chunks
     finally:
         store.close()
+
+
+def test_ask_about_last_week_in_the_terminal(embedded: Service) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    env = {"SB_URL": embedded.url, "TZ": "UTC"}
+    today = datetime.now(UTC).date()
+    last_week = datetime.combine(today - timedelta(days=today.weekday() + 4), datetime.min.time(), UTC)
+    older = last_week - timedelta(days=45)
+    for text, when in [("Budget sync: the offsite budget is capped at 12,000 euros.", last_week),
+                       ("Budget sync: the offsite budget was first set at 20,000 euros.", older)]:
+        res = run_cli(["ingest", "--note", text, "--title", "Budget sync", "--captured-at",
+                       (when + timedelta(hours=10)).isoformat()], env)
+        assert res.returncode == 0, res.stderr
+    asked = run_cli(["ask", "what did I note about the budget last week?"], env)
+    assert asked.returncode == 0, asked.stderr
+    assert "time: " in asked.stderr  # the range understood is shown
+    assert "12,000" in asked.stdout and "20,000" not in asked.stdout
+    assert f"[1] Budget sync ({(last_week + timedelta(hours=10)).strftime('%Y-%m-%d %H:%M')}" in asked.stdout
+    listing = run_cli(["ask", "what happened last week?", "--json"], env)
+    body = json.loads(listing.stdout)
+    assert body["answer_mode"] == "listing" and [s["title"] for s in body["sources"]] == ["Budget sync"]

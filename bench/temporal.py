@@ -1,0 +1,119 @@
+"""Accuracy of the temporal understanding of questions on the gold suite.
+
+    .venv/bin/python bench/temporal.py
+
+Runs every case of ``bench/temporal_suite.py`` through ``services.query.temporal.understand``
+and prints the exact-range accuracy (start and end equal to the expected instants, in the
+expected zone, or correctly no time at all) overall and per expression family, the accuracy
+of the other fields (vague, time field, query class, pinned semantic queries), every
+failure, and the parsing speed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.temporal_suite import CASES, Case  # noqa: E402
+from services.query.temporal import Understanding, understand  # noqa: E402
+
+
+def _same_instant(got: datetime | None, want: str | None, tz: ZoneInfo) -> bool:
+    if got is None or want is None:
+        return got is None and want is None
+    expected = datetime.fromisoformat(want)
+    # Equal instant, expressed in the user's zone with the offset the gold case states.
+    return got == expected and got.tzinfo == tz and got.utcoffset() == expected.utcoffset()
+
+
+def run_case(case: Case) -> Understanding:
+    """Understand one gold question at its reference instant and zone."""
+    return understand(case.question, datetime.fromisoformat(case.now), ZoneInfo(case.tz), week_start=case.week_start)
+
+
+def range_errors(case: Case, got: Understanding) -> list[str]:
+    """Why the window differs from the gold range (empty when it is exact)."""
+    tz = ZoneInfo(case.tz)
+    window = got.time
+    if not case.has_time:
+        return [] if window is None else [f"expected no time, got {window.expression!r}"]
+    if window is None:
+        return ["expected a time window, found none"]
+    errors = []
+    if not _same_instant(window.start, case.start, tz):
+        errors.append(f"start {window.start.isoformat() if window.start else None} != {case.start}")
+    if not _same_instant(window.end, case.end, tz):
+        errors.append(f"end {window.end.isoformat() if window.end else None} != {case.end}")
+    return errors
+
+
+def other_errors(case: Case, got: Understanding) -> list[str]:
+    """Differences in vague / field / query_class / semantic query."""
+    errors = []
+    window = got.time
+    if window is not None and case.has_time:
+        if window.vague != case.vague:
+            errors.append(f"vague {window.vague} != {case.vague}")
+        if window.field != case.field:
+            errors.append(f"field {window.field} != {case.field}")
+    if got.query_class != case.query_class:
+        errors.append(f"query_class {got.query_class} != {case.query_class}")
+    if case.semantic is not None and got.semantic_query != case.semantic:
+        errors.append(f"semantic_query {got.semantic_query!r} != {case.semantic!r}")
+    return errors
+
+
+def case_errors(case: Case) -> list[str]:
+    """Everything wrong with one case; empty when the case passes."""
+    got = run_case(case)
+    return range_errors(case, got) + other_errors(case, got)
+
+
+def main() -> int:
+    families: dict[str, list[bool]] = defaultdict(list)
+    exact = full = 0
+    failures: list[tuple[Case, list[str]]] = []
+    for case in CASES:
+        got = run_case(case)
+        r_err = range_errors(case, got)
+        o_err = other_errors(case, got)
+        families[case.family].append(not r_err)
+        exact += not r_err
+        full += not (r_err or o_err)
+        if r_err or o_err:
+            failures.append((case, r_err + o_err))
+    n = len(CASES)
+    print(f"temporal gold suite: {n} cases")
+    print(f"exact-range accuracy: {exact}/{n} = {exact / n:.1%}")
+    print(f"all fields correct (range, vague, field, query class, semantic query): {full}/{n} = {full / n:.1%}")
+    print("\nper family (exact range):")
+    for family in sorted(families):
+        ok = families[family]
+        print(f"  {family:<12} {sum(ok):>3}/{len(ok):<3} {sum(ok) / len(ok):6.1%}")
+    if failures:
+        print(f"\nfailures ({len(failures)}):")
+        for case, errors in failures:
+            print(f"  [{case.family}] {case.question!r} (now {case.now} {case.tz}): " + "; ".join(errors))
+    else:
+        print("\nno failures")
+    # Speed: how long understanding one question takes.
+    questions = [(c.question, datetime.fromisoformat(c.now), ZoneInfo(c.tz)) for c in CASES]
+    rounds = 20
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        for q, now, tz in questions:
+            understand(q, now, tz)
+    per = (time.perf_counter() - t0) / (rounds * len(questions))
+    print(f"\nspeed: {per * 1e6:.0f} µs per question ({1 / per:,.0f} questions/s, one core)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,306 @@
+"""Gold cases for the temporal understanding of questions (services/query/temporal.py).
+
+Most cases are resolved at one fixed reference instant, Wednesday 18 November 2026,
+15:30 in Europe/Paris (UTC+01:00; the week runs Mon 16 to Mon 23 Nov).  A handful use
+other instants and zones to pin down DST days (Paris 29 Mar and 25 Oct 2026, New York
+8 Mar and 1 Nov 2026), a reference given in UTC, and a Sunday week start.
+
+Each case is the spec for one question: the expected ``[start, end)`` as ISO 8601 with
+the zone's offset (``None`` = open end; both ``None`` = no time expression at all), and
+the expected ``vague`` flag, time ``field`` and ``query_class``.  ``semantic`` optionally
+pins the exact semantic query.  Expected values were worked out by hand from the rules in
+the module docstring, not copied from the parser's output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REF = "2026-11-18T15:30:00+01:00"  # a Wednesday
+TZ = "Europe/Paris"
+NOW = REF  # shorthand for "ends now" in expectations at the reference instant
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One question and what it must be understood as."""
+
+    question: str
+    start: str | None
+    end: str | None
+    family: str
+    vague: bool = False
+    field: str = "captured_at"
+    query_class: str = "temporal"
+    semantic: str | None = None  # exact semantic_query, when the case pins it
+    now: str = REF
+    tz: str = TZ
+    week_start: int = 0
+
+    @property
+    def has_time(self) -> bool:
+        return self.start is not None or self.end is not None
+
+
+def _d(day: str, offset: str = "+01:00", clock: str = "00:00") -> str:
+    """ISO timestamp of a local wall-clock time: _d("2026-11-17") -> 2026-11-17T00:00:00+01:00."""
+    return f"{day}T{clock}:00{offset}"
+
+
+S = "+02:00"  # Paris summer time (CEST), last Sunday of March to last Sunday of October
+TS = "temporal+semantic"
+
+CASES: list[Case] = [
+    # ------------------------------------------------------------------ named days and parts of days
+    Case("what did I save yesterday?", _d("2026-11-17"), _d("2026-11-18"), "day", field="ingested_at", semantic=""),
+    Case("What happened today", _d("2026-11-18"), _d("2026-11-19"), "day"),
+    Case("TODAY", _d("2026-11-18"), _d("2026-11-19"), "day"),
+    Case("notes from this morning", _d("2026-11-18", clock="05:00"), _d("2026-11-18", clock="12:00"), "day",
+         query_class=TS, semantic="notes"),
+    Case("anything from this afternoon?", _d("2026-11-18", clock="12:00"), _d("2026-11-18", clock="18:00"), "day"),
+    Case("plans for tonight", _d("2026-11-18", clock="18:00"), _d("2026-11-19", clock="05:00"), "day",
+         query_class=TS, semantic="plans"),
+    Case("what did I do yesterday morning", _d("2026-11-17", clock="05:00"), _d("2026-11-17", clock="12:00"), "day"),
+    Case("Yesterday evening's call with Marc", _d("2026-11-17", clock="18:00"), _d("2026-11-18"), "day",
+         query_class=TS, semantic="call Marc"),
+    Case("what did I write the day before yesterday", _d("2026-11-16"), _d("2026-11-17"), "day"),
+    Case("reminders for tomorrow", _d("2026-11-19"), _d("2026-11-20"), "day", query_class=TS),
+    Case("show me last night's notes", _d("2026-11-17", clock="18:00"), _d("2026-11-18", clock="05:00"), "day",
+         query_class=TS, semantic="notes"),
+    Case("the day after tomorrow", _d("2026-11-20"), _d("2026-11-21"), "day"),
+    Case("earlier today", _d("2026-11-18"), NOW, "period-part"),
+    # ------------------------------------------------------------------ weekdays
+    Case("what happened on Tuesday?", _d("2026-11-17"), _d("2026-11-18"), "weekday", semantic=""),
+    Case("meeting last Tuesday", _d("2026-11-17"), _d("2026-11-18"), "weekday", query_class=TS, semantic="meeting"),
+    Case("on Wednesday", _d("2026-11-11"), _d("2026-11-12"), "weekday"),  # today is Wednesday: not today
+    Case("last Wednesday", _d("2026-11-11"), _d("2026-11-12"), "weekday"),
+    Case("this Monday", _d("2026-11-16"), _d("2026-11-17"), "weekday"),
+    Case("this Friday", _d("2026-11-20"), _d("2026-11-21"), "weekday"),
+    Case("next Monday", _d("2026-11-23"), _d("2026-11-24"), "weekday"),
+    Case("next Wednesday", _d("2026-11-25"), _d("2026-11-26"), "weekday"),
+    Case("notes from Thursday", _d("2026-11-12"), _d("2026-11-13"), "weekday", query_class=TS),
+    Case("Friday's standup notes", _d("2026-11-13"), _d("2026-11-14"), "weekday", query_class=TS,
+         semantic="standup notes"),
+    Case("what did I save on Sat", _d("2026-11-14"), _d("2026-11-15"), "weekday", field="ingested_at"),
+    Case("Tuesday last week", _d("2026-11-10"), _d("2026-11-11"), "weekday"),
+    Case("Saturday next week", _d("2026-11-28"), _d("2026-11-29"), "weekday"),
+    Case("Monday morning", _d("2026-11-16", clock="05:00"), _d("2026-11-16", clock="12:00"), "weekday"),
+    Case("what did I do last Friday evening", _d("2026-11-13", clock="18:00"), _d("2026-11-14"), "weekday"),
+    Case("on Sunday", _d("2026-11-15"), _d("2026-11-16"), "weekday"),
+    Case("this past Saturday", _d("2026-11-14"), _d("2026-11-15"), "weekday"),
+    Case("on tue", _d("2026-11-17"), _d("2026-11-18"), "weekday"),
+    # ------------------------------------------------------------------ weeks
+    Case("show me everything from last week", _d("2026-11-09"), _d("2026-11-16"), "week", semantic=""),
+    Case("this week", _d("2026-11-16"), _d("2026-11-23"), "week"),
+    Case("next week's agenda", _d("2026-11-23"), _d("2026-11-30"), "week", query_class=TS, semantic="agenda"),
+    Case("the week before last", _d("2026-11-02"), _d("2026-11-09"), "week"),
+    Case("what did I save about the budget last week?", _d("2026-11-09"), _d("2026-11-16"), "week",
+         field="ingested_at", query_class=TS, semantic="budget"),
+    Case("the previous week", _d("2026-11-09"), _d("2026-11-16"), "week"),
+    Case("the coming week", _d("2026-11-23"), _d("2026-11-30"), "week"),
+    Case("the week of March 3", _d("2026-03-02"), _d("2026-03-09"), "week"),
+    Case("the last week of October", _d("2026-10-25", S), _d("2026-11-01"), "week"),
+    Case("the first week of March 2024", _d("2024-03-01"), _d("2024-03-08"), "week"),
+    # ------------------------------------------------------------------ weekends
+    Case("last weekend", _d("2026-11-14"), _d("2026-11-16"), "weekend"),
+    Case("this weekend", _d("2026-11-21"), _d("2026-11-23"), "weekend"),
+    Case("photos over the weekend", _d("2026-11-14"), _d("2026-11-16"), "weekend", query_class=TS, semantic="photos"),
+    Case("next weekend", _d("2026-11-28"), _d("2026-11-30"), "weekend"),
+    Case("the weekend before last", _d("2026-11-07"), _d("2026-11-09"), "weekend"),
+    # ------------------------------------------------------------------ months
+    Case("this month", _d("2026-11-01"), _d("2026-12-01"), "month"),
+    Case("last month", _d("2026-10-01", S), _d("2026-11-01"), "month"),
+    Case("in November", _d("2026-11-01"), _d("2026-12-01"), "month"),
+    Case("in Nov", _d("2026-11-01"), _d("2026-12-01"), "month"),
+    Case("in December", _d("2025-12-01"), _d("2026-01-01"), "month"),  # December 2026 has not started
+    Case("in May", _d("2026-05-01", S), _d("2026-06-01", S), "month"),
+    Case("in may", _d("2026-05-01", S), _d("2026-06-01", S), "month"),
+    Case("in November 2024", _d("2024-11-01"), _d("2024-12-01"), "month"),
+    Case("Nov 2024 invoices", _d("2024-11-01"), _d("2024-12-01"), "month", query_class=TS, semantic="invoices"),
+    Case("last March", _d("2026-03-01"), _d("2026-04-01", S), "month"),
+    Case("next month", _d("2026-12-01"), _d("2027-01-01"), "month"),
+    Case("the month before last", _d("2026-09-01", S), _d("2026-10-01", S), "month"),
+    Case("during October", _d("2026-10-01", S), _d("2026-11-01"), "month"),
+    Case("2024-11 expenses", _d("2024-11-01"), _d("2024-12-01"), "month", query_class=TS, semantic="expenses"),
+    Case("March of last year", _d("2025-03-01"), _d("2025-04-01", S), "month"),
+    Case("May 2024 trip", _d("2024-05-01", S), _d("2024-06-01", S), "month", query_class=TS, semantic="trip"),
+    Case("ideas from last May", _d("2026-05-01", S), _d("2026-06-01", S), "month", query_class=TS, semantic="ideas"),
+    # ------------------------------------------------------------------ calendar dates
+    Case("on 3 March", _d("2026-03-03"), _d("2026-03-04"), "date"),
+    Case("March 3rd", _d("2026-03-03"), _d("2026-03-04"), "date"),
+    Case("on 3 March 2024", _d("2024-03-03"), _d("2024-03-04"), "date"),
+    Case("2024-03-03", _d("2024-03-03"), _d("2024-03-04"), "date"),
+    Case("2024/03/03", _d("2024-03-03"), _d("2024-03-04"), "date"),
+    Case("the 3rd of March", _d("2026-03-03"), _d("2026-03-04"), "date"),
+    Case("March 3, 2024", _d("2024-03-03"), _d("2024-03-04"), "date"),
+    Case("on 25 December", _d("2025-12-25"), _d("2025-12-26"), "date"),  # not in the future
+    Case("on the 3rd", _d("2026-11-03"), _d("2026-11-04"), "date"),
+    Case("on the 20th", _d("2026-10-20", S), _d("2026-10-21", S), "date"),  # 20 Nov is still to come
+    Case("3-5 March", _d("2026-03-03"), _d("2026-03-06"), "date"),
+    Case("March 3-5, 2024", _d("2024-03-03"), _d("2024-03-06"), "date"),
+    Case("on 29 Feb", _d("2024-02-29"), _d("2024-03-01"), "date"),  # the most recent leap day
+    Case("notes from 18 November", _d("2026-11-18"), _d("2026-11-19"), "date", query_class=TS),
+    Case("on 3 may", _d("2026-05-03", S), _d("2026-05-04", S), "date"),
+    # ------------------------------------------------------------------ quarters and halves
+    Case("Q1 2024", _d("2024-01-01"), _d("2024-04-01", S), "quarter"),
+    Case("in Q3", _d("2026-07-01", S), _d("2026-10-01", S), "quarter"),
+    Case("during Q2", _d("2026-04-01", S), _d("2026-07-01", S), "quarter"),
+    Case("in Q4", _d("2026-10-01", S), _d("2027-01-01"), "quarter"),  # the current, started quarter
+    Case("2025 Q4 revenue", _d("2025-10-01", S), _d("2026-01-01"), "quarter", query_class=TS, semantic="revenue"),
+    Case("last quarter", _d("2026-07-01", S), _d("2026-10-01", S), "quarter"),
+    Case("this quarter", _d("2026-10-01", S), _d("2027-01-01"), "quarter"),
+    Case("the third quarter of last year", _d("2025-07-01", S), _d("2025-10-01", S), "quarter"),
+    Case("Q3 of last year", _d("2025-07-01", S), _d("2025-10-01", S), "quarter"),
+    Case("H1 2024", _d("2024-01-01"), _d("2024-07-01", S), "quarter"),
+    Case("the second half of last year", _d("2025-07-01", S), _d("2026-01-01"), "quarter"),
+    Case("in H2", _d("2026-07-01", S), _d("2027-01-01"), "quarter"),
+    # ------------------------------------------------------------------ years and decades
+    Case("in 2023", _d("2023-01-01"), _d("2024-01-01"), "year"),
+    Case("this year", _d("2026-01-01"), _d("2027-01-01"), "year"),
+    Case("last year's tax documents", _d("2025-01-01"), _d("2026-01-01"), "year", query_class=TS, semantic="tax"),
+    Case("next year", _d("2027-01-01"), _d("2028-01-01"), "year"),
+    Case("the year before last", _d("2024-01-01"), _d("2025-01-01"), "year"),
+    Case("the year 2019", _d("2019-01-01"), _d("2020-01-01"), "year"),
+    Case("in the 1990s", _d("1990-01-01"), _d("2000-01-01"), "year"),
+    Case("music from the 90s", _d("1990-01-01"), _d("2000-01-01"), "year", query_class=TS, semantic="music"),
+    Case("early 2024", _d("2024-01-01"), _d("2024-05-01", S), "year"),
+    Case("late 2025", _d("2025-09-01", S), _d("2026-01-01"), "year"),
+    # ------------------------------------------------------------------ N units ago (calendar units)
+    Case("two days ago", _d("2026-11-16"), _d("2026-11-17"), "ago"),
+    Case("3 weeks ago", _d("2026-10-26"), _d("2026-11-02"), "ago"),  # the week of Wed 28 Oct
+    Case("a month ago", _d("2026-10-01", S), _d("2026-11-01"), "ago"),
+    Case("a year ago", _d("2025-01-01"), _d("2026-01-01"), "ago"),
+    Case("twelve days ago", _d("2026-11-06"), _d("2026-11-07"), "ago"),
+    Case("a couple of weeks ago", _d("2026-11-02"), _d("2026-11-09"), "ago"),
+    Case("5 years ago", _d("2021-01-01"), _d("2022-01-01"), "ago"),
+    Case("a week ago", _d("2026-11-09"), _d("2026-11-16"), "ago"),
+    Case("eleven months ago", _d("2025-12-01"), _d("2026-01-01"), "ago"),
+    Case("2 hours ago", _d("2026-11-18", clock="13:00"), _d("2026-11-18", clock="14:00"), "ago"),  # that clock hour
+    Case("what did I import twenty days ago", _d("2026-10-29"), _d("2026-10-30"), "ago", field="ingested_at"),
+    # ------------------------------------------------------------------ rolling windows ending now
+    Case("in the last 3 days", _d("2026-11-15", clock="15:30"), NOW, "rolling"),
+    Case("past 3 days", _d("2026-11-15", clock="15:30"), NOW, "rolling"),
+    Case("in the past month", _d("2026-10-18", S, "15:30"), NOW, "rolling"),  # before the clocks went back
+    Case("the past 24 hours", _d("2026-11-17", clock="15:30"), NOW, "rolling"),
+    Case("over the last two weeks", _d("2026-11-04", clock="15:30"), NOW, "rolling"),
+    Case("the last 6 months", _d("2026-05-18", S, "15:30"), NOW, "rolling"),
+    Case("within the past hour", _d("2026-11-18", clock="14:30"), NOW, "rolling"),
+    Case("in the past week", _d("2026-11-11", clock="15:30"), NOW, "rolling"),
+    Case("last 10 days", _d("2026-11-08", clock="15:30"), NOW, "rolling"),
+    Case("in the past few days", _d("2026-11-15", clock="15:30"), NOW, "rolling", vague=True),
+    Case("in the next 3 days", NOW, _d("2026-11-21", clock="15:30"), "rolling"),
+    Case("what did I upload in the last 2 hours", _d("2026-11-18", clock="13:30"), NOW, "rolling",
+         field="ingested_at"),
+    # ------------------------------------------------------------------ parts of periods
+    Case("earlier this year", _d("2026-01-01"), _d("2026-11-18"), "period-part"),
+    Case("earlier this month", _d("2026-11-01"), _d("2026-11-18"), "period-part"),
+    Case("earlier this week", _d("2026-11-16"), _d("2026-11-18"), "period-part"),
+    Case("so far this year", _d("2026-01-01"), NOW, "period-part"),
+    Case("later this week", _d("2026-11-19"), _d("2026-11-23"), "period-part"),
+    Case("at the beginning of last month", _d("2026-10-01", S), _d("2026-10-11", S), "period-part"),
+    Case("at the end of last month", _d("2026-10-21", S), _d("2026-11-01"), "period-part"),
+    Case("early March", _d("2026-03-01"), _d("2026-03-11"), "period-part"),
+    Case("end of March", _d("2026-03-21"), _d("2026-04-01", S), "period-part"),
+    Case("mid-November", _d("2026-11-11"), _d("2026-11-21"), "period-part"),
+    Case("at the beginning of the year", _d("2026-01-01"), _d("2026-05-01", S), "period-part"),
+    # ------------------------------------------------------------------ open-ended: since / before / after / until
+    Case("since March", _d("2026-03-01"), NOW, "open"),
+    Case("since last week", _d("2026-11-09"), NOW, "open"),
+    Case("since 2024-01-10", _d("2024-01-10"), NOW, "open"),
+    Case("since Monday", _d("2026-11-16"), NOW, "open"),
+    Case("what did I save since Tuesday", _d("2026-11-17"), NOW, "open", field="ingested_at"),
+    Case("before March 2024", None, _d("2024-03-01"), "open"),
+    Case("until yesterday", None, _d("2026-11-18"), "open"),
+    Case("prior to 2020", None, _d("2020-01-01"), "open"),
+    Case("up to last month", None, _d("2026-11-01"), "open"),
+    Case("after 2024-06-30", _d("2024-07-01", S), None, "open"),
+    # ------------------------------------------------------------------ closed ranges
+    Case("between March and May 2024", _d("2024-03-01"), _d("2024-06-01", S), "range"),
+    Case("from Monday to Wednesday", _d("2026-11-16"), _d("2026-11-19"), "range"),
+    Case("from November to February", _d("2025-11-01"), _d("2026-03-01"), "range"),
+    Case("between 2024-01-10 and 2024-01-20", _d("2024-01-10"), _d("2024-01-21"), "range"),
+    Case("notes from 2019 to 2021", _d("2019-01-01"), _d("2022-01-01"), "range", query_class=TS, semantic="notes"),
+    Case("from last Monday to yesterday", _d("2026-11-16"), _d("2026-11-18"), "range"),
+    Case("March to May 2024", _d("2024-03-01"), _d("2024-06-01", S), "range"),
+    Case("between 3 and 5 March", _d("2026-03-03"), _d("2026-03-06"), "range"),
+    Case("from 1 to 15 October", _d("2026-10-01", S), _d("2026-10-16", S), "range"),
+    Case("from January until March", _d("2026-01-01"), _d("2026-04-01", S), "range"),
+    Case("between last Friday and today", _d("2026-11-13"), _d("2026-11-19"), "range"),
+    # ------------------------------------------------------------------ vague: a soft recency boost
+    Case("recently", _d("2026-10-19", S, "15:30"), NOW, "vague", vague=True),
+    Case("what have I been reading lately", _d("2026-10-19", S, "15:30"), NOW, "vague", vague=True,
+         query_class=TS, semantic="reading"),
+    Case("a while ago", _d("2026-05-18", S, "15:30"), _d("2026-10-18", S, "15:30"), "vague", vague=True),
+    Case("the other day", _d("2026-11-11"), _d("2026-11-17"), "vague", vague=True),
+    Case("a few days ago", _d("2026-11-11"), _d("2026-11-17"), "vague", vague=True),
+    Case("recent notes about Rust", _d("2026-10-19", S, "15:30"), NOW, "vague", vague=True, query_class=TS,
+         semantic="notes Rust"),
+    Case("the other week", _d("2026-10-28"), _d("2026-11-11"), "vague", vague=True),
+    Case("a few weeks ago", _d("2026-09-28", S), _d("2026-11-09"), "vague", vague=True),
+    Case("recently saved stuff from last week", _d("2026-11-09"), _d("2026-11-16"), "vague", field="ingested_at"),
+    # ------------------------------------------------------------------ which time field
+    Case("what did I upload last week", _d("2026-11-09"), _d("2026-11-16"), "field", field="ingested_at"),
+    Case("the photo I took last week", _d("2026-11-09"), _d("2026-11-16"), "field", query_class=TS,
+         semantic="photo"),
+    Case("documents I imported in March", _d("2026-03-01"), _d("2026-04-01", S), "field", field="ingested_at"),
+    Case("what did I add on Monday", _d("2026-11-16"), _d("2026-11-17"), "field", field="ingested_at"),
+    Case("what was ingested yesterday", _d("2026-11-17"), _d("2026-11-18"), "field", field="ingested_at"),
+    Case("what did I save about the meeting I had last week", _d("2026-11-09"), _d("2026-11-16"), "field",
+         query_class=TS, semantic="meeting"),
+    Case("files I put into secondbrain yesterday", _d("2026-11-17"), _d("2026-11-18"), "field", field="ingested_at"),
+    Case("emails I received yesterday", _d("2026-11-17"), _d("2026-11-18"), "field", query_class=TS,
+         semantic="emails received"),
+    Case("what did I store last month", _d("2026-10-01", S), _d("2026-11-01"), "field", field="ingested_at"),
+    Case("recordings I uploaded yesterday of the talk I gave in March", _d("2026-11-17"), _d("2026-11-18"), "field",
+         field="ingested_at", query_class=TS),
+    # ------------------------------------------------------------------ no time at all
+    Case("Q3 roadmap", None, None, "negative", query_class="semantic", semantic="Q3 roadmap"),
+    Case("Ides of March analysis", None, None, "negative", query_class="semantic"),
+    Case("the second version of the contract", None, None, "negative", query_class="semantic"),
+    Case("I sat down with Bob to discuss the merger", None, None, "negative", query_class="semantic"),
+    Case("invoice 8391", None, None, "negative", query_class="semantic"),
+    Case("summarize the report in 2000 words", None, None, "negative", query_class="semantic"),
+    Case("what may cause a memory leak", None, None, "negative", query_class="semantic"),
+    Case("Black Friday deals", None, None, "negative", query_class="semantic"),
+    Case("show me the Sunday Times article", None, None, "negative", query_class="semantic"),
+    Case("the 2024 budget", None, None, "negative", query_class="semantic"),
+    Case("how do soldiers march in step", None, None, "negative", query_class="semantic"),
+    Case("explain the last step of the pipeline", None, None, "negative", query_class="semantic"),
+    Case("what is the capital of France?", None, None, "negative", query_class="semantic"),
+    Case("notes about the Weekend Update sketch", None, None, "negative", query_class="semantic"),
+    Case("Sun Microsystems history", None, None, "negative", query_class="semantic"),
+    Case("one day I will learn Rust", None, None, "negative", query_class="semantic"),
+    Case("chapter 2 may help", None, None, "negative", query_class="semantic"),
+    Case("dec 2 specification", None, None, "negative", query_class="semantic"),
+    Case("H2O molecule structure", None, None, "negative", query_class="semantic"),
+    Case("mid-level managers and early adopters", None, None, "negative", query_class="semantic"),
+    Case("last minute changes to the deck", None, None, "negative", query_class="semantic"),
+    Case("Jan's notes on the migration", None, None, "negative", query_class="semantic"),
+    Case("the end of the world", None, None, "negative", query_class="semantic"),
+    Case("todays special", None, None, "negative", query_class="semantic"),
+    # ------------------------------------------------------------------ DST days, other zones, other instants
+    Case("today", _d("2026-03-29"), _d("2026-03-30", S), "dst", now="2026-03-29T12:00:00+02:00"),  # 23 h
+    Case("yesterday", _d("2026-03-29"), _d("2026-03-30", S), "dst", now="2026-03-30T10:00:00+02:00"),
+    Case("today", _d("2026-10-25", S), _d("2026-10-26"), "dst", now="2026-10-25T12:00:00+01:00"),  # 25 h
+    Case("in the past 2 days", _d("2026-03-27", clock="12:00"), "2026-03-29T12:00:00+02:00", "dst",
+         now="2026-03-29T12:00:00+02:00"),  # wall clock: same time of day
+    Case("the past 24 hours", _d("2026-03-28", clock="11:00"), "2026-03-29T12:00:00+02:00", "dst",
+         now="2026-03-29T12:00:00+02:00"),  # absolute: 24 real hours
+    Case("on Sunday", _d("2026-03-22"), _d("2026-03-23"), "dst", now="2026-03-29T12:00:00+02:00"),
+    Case("this weekend", _d("2026-03-28"), _d("2026-03-30", S), "dst", now="2026-03-29T12:00:00+02:00"),
+    Case("last weekend", _d("2026-03-21"), _d("2026-03-23"), "dst", now="2026-03-29T12:00:00+02:00"),
+    Case("today", "2026-03-08T00:00:00-05:00", "2026-03-09T00:00:00-04:00", "dst",
+         now="2026-03-08T12:00:00-04:00", tz="America/New_York"),
+    Case("yesterday", "2026-11-01T00:00:00-04:00", "2026-11-02T00:00:00-05:00", "dst",
+         now="2026-11-02T09:00:00-05:00", tz="America/New_York"),
+    Case("last weekend", "2026-10-31T00:00:00-04:00", "2026-11-02T00:00:00-05:00", "dst",
+         now="2026-11-02T09:00:00-05:00", tz="America/New_York"),
+    Case("this week", "2026-11-02T00:00:00-05:00", "2026-11-09T00:00:00-05:00", "dst",
+         now="2026-11-02T09:00:00-05:00", tz="America/New_York"),
+    Case("yesterday", "2025-12-31T00:00:00+09:00", "2026-01-01T00:00:00+09:00", "zone",
+         now="2025-12-31T23:30:00+00:00", tz="Asia/Tokyo"),  # already 1 Jan 08:30 in Tokyo
+    Case("last year", "2025-01-01T00:00:00+09:00", "2026-01-01T00:00:00+09:00", "zone",
+         now="2025-12-31T23:30:00+00:00", tz="Asia/Tokyo"),
+    Case("this week", _d("2026-11-15"), _d("2026-11-22"), "zone", week_start=6),  # weeks starting on Sunday
+    Case("last week", _d("2026-11-08"), _d("2026-11-15"), "zone", week_start=6),
+]

@@ -1,0 +1,270 @@
+"""From a question to the passages an answer should be grounded in.
+
+1. **Understand** the question: its time window (``services.query.temporal``) and class —
+   ``semantic``, ``temporal`` (only a time: list what was captured then, by metadata, newest
+   first, complete) or ``temporal+semantic``.  An explicit window is a hard filter on event
+   time (ingestion time when the question says saved/uploaded/added); a vague one
+   ("recently") only boosts recent passages.
+2. **Retrieve** (semantic classes): dense and BM25 candidates fused by RRF inside Qdrant, in
+   the asking user's collection only, with the filters applied in the engine; an optional
+   cross-encoder reranks them; a recency boost is fused in for vague times.
+3. **Select**: at most N chunks per document (diversity), neighbouring chunks added around a
+   short hit or a stretch of speech, everything within a token budget.
+
+Pure of HTTP and of the LLM: the API streams what this returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+from zoneinfo import ZoneInfo
+
+from secondbrain.ports import Embedder, MetadataStore, SparseEncoder, TimeRange, VectorFilter, VectorStore
+from services.query.retrieval import SearchHit, hit_from_payload
+from services.query.temporal import TimeWindow, understand
+
+log = logging.getLogger(__name__)
+
+QueryClass = Literal["semantic", "temporal", "temporal+semantic"]
+TimeField = Literal["captured_at", "ingested_at"]
+RRF_K = 60
+RECENCY_WEIGHT = 0.5  # a vague time nudges, it does not decide
+
+
+class Reranker(Protocol):
+    """Scores (question, passage) pairs; higher is more relevant."""
+
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the model."""
+        ...
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        """One score per passage, same order."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrictions a client asks for explicitly (they win over what the question implies)."""
+
+    modalities: tuple[str, ...] | None = None
+    source_ids: tuple[str, ...] | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    time_field: TimeField | None = None
+
+    @property
+    def has_time(self) -> bool:
+        """Whether the client gave a time range."""
+        return self.start is not None or self.end is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the engine understood and will do."""
+
+    question: str
+    query_class: QueryClass
+    semantic_query: str
+    window: TimeWindow | None  # understood from the question (None when the client set the range)
+    start: datetime | None  # the hard time filter, if any
+    end: datetime | None
+    time_field: TimeField
+    recency_boost: bool
+    tz: ZoneInfo
+    filters: Filters = field(default_factory=Filters)
+
+    def vector_filter(self) -> VectorFilter:
+        """The filter applied inside the vector store."""
+        time_range = TimeRange(self.start, self.end) if self.start or self.end else None
+        return VectorFilter(modalities=self.filters.modalities, source_ids=self.filters.source_ids,
+                            time_range=time_range, time_field=self.time_field)
+
+    def meta(self) -> dict[str, object]:
+        """The plan as the ``meta`` event shows it."""
+        from services.query.temporal import describe
+
+        understood = None
+        if self.window is not None:
+            understood = {"expression": self.window.expression, "vague": self.window.vague,
+                          "description": describe(self.window, self.tz)}
+        return {
+            "query_class": self.query_class, "semantic_query": self.semantic_query,
+            "time_range": None if not (self.start or self.end) else {
+                "start": self.start.isoformat() if self.start else None,
+                "end": self.end.isoformat() if self.end else None, "field": self.time_field,
+                "source": "question" if self.window is not None else "request"},
+            "understood": understood, "recency_boost": self.recency_boost, "timezone": str(self.tz),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A passage to show and cite: a hit, possibly widened with its neighbouring chunks."""
+
+    hit: SearchHit
+    text: str
+    char_start: int
+    char_end: int
+    t_start: float | None
+    t_end: float | None
+    tokens: int
+    neighbours: int = 0
+
+
+class QueryEngine:
+    """Plans and runs retrieval for one user at a time (never across users)."""
+
+    def __init__(self, vectors: VectorStore, metadata: MetadataStore, embedder: Embedder, sparse: SparseEncoder, *,
+                 reranker: Reranker | None = None, candidates: int = 50, budget_tokens: int = 1500,
+                 per_document: int = 3) -> None:
+        self.vectors = vectors
+        self.metadata = metadata
+        self.embedder = embedder
+        self.sparse = sparse
+        self.reranker = reranker
+        self.candidates = candidates
+        self.budget_tokens = budget_tokens
+        self.per_document = per_document
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(self, question: str, *, tz: ZoneInfo, now: datetime | None = None,
+             filters: Filters | None = None) -> Plan:
+        """Understand the question (time window, class) and combine it with the client's filters."""
+        filters = filters or Filters()
+        now = now or datetime.now(UTC)
+        u = understand(question, now.astimezone(tz), tz)
+        window = u.time
+        semantic = u.semantic_query.strip()
+        if filters.has_time:  # the client's range replaces whatever the question implied
+            cls: QueryClass = "temporal+semantic" if semantic else "temporal"
+            return Plan(question, cls, semantic, None, filters.start, filters.end,
+                        filters.time_field or (window.field if window else "captured_at"), False, tz, filters)
+        if window is None:
+            # No time words: the whole question embeds better than its keywords.
+            return Plan(question, "semantic", question, None, None, None, filters.time_field or "captured_at",
+                        False, tz, filters)
+        if window.vague:
+            cls = "semantic" if semantic else "temporal"
+            if window is not None and not semantic:
+                # "what did I save recently?": nothing to match, so list the recent window itself.
+                return Plan(question, "temporal", "", window, window.start, window.end, window.field, False, tz,
+                            filters)
+            return Plan(question, cls, semantic or question, window, None, None, filters.time_field or window.field,
+                        True, tz, filters)
+        return Plan(question, u.query_class, semantic, window, window.start, window.end,
+                    filters.time_field or window.field, False, tz, filters)
+
+    # ------------------------------------------------------------------ retrieval
+
+    def search(self, user_id: str, plan: Plan, *, k: int = 10) -> list[SearchHit]:
+        """Ranked chunks for a semantic plan: fused candidates, reranked, boosted, diversified."""
+        query = plan.semantic_query or plan.question
+        dense = self.embedder.embed_query(query)
+        sparse = self.sparse.encode_query(query)
+        mode: Literal["hybrid", "dense"] = "hybrid" if sparse.indices else "dense"
+        raw = self.vectors.search(user_id, dense=dense, sparse=sparse if sparse.indices else None,
+                                  limit=max(self.candidates, k), mode=mode, flt=plan.vector_filter(),
+                                  candidates=max(self.candidates, k))
+        hits = [hit_from_payload(h.id, h.score, h.payload) for h in raw]
+        if self.reranker is not None and hits:
+            scores = self.reranker.score(query, [f"{h.title}\n{h.text}" for h in hits])
+            hits = [replace(h, score=s) for s, h in sorted(zip(scores, hits, strict=True), key=lambda p: -p[0])]
+        if plan.recency_boost and hits:
+            hits = _boost_recent(hits, plan.time_field)
+        return _diversify(hits, self.per_document)[:k]
+
+    def list_window(self, user_id: str, plan: Plan, *, limit: int = 100) -> list[SearchHit]:
+        """Temporal-only: every document of the window, newest first, each with its opening chunk."""
+        docs = self.metadata.documents_between(user_id, plan.start, plan.end, field=plan.time_field, limit=limit,
+                                               modalities=plan.filters.modalities)
+        if plan.filters.source_ids is not None:
+            docs = [d for d in docs if d.source_id in set(plan.filters.source_ids)]
+        if not docs:
+            return []
+        firsts: dict[str, SearchHit] = {}
+        offset: str | None = None
+        flt = VectorFilter(document_ids=[d.document_id for d in docs], chunk_index_range=(0, 0))
+        while True:
+            page, offset = self.vectors.scroll(user_id, flt=flt, limit=256, offset=offset)
+            for h in page:
+                hit = hit_from_payload(h.id, 0.0, h.payload)
+                firsts[hit.document_id] = hit
+            if offset is None:
+                break
+        # Documents whose chunks are not indexed yet (still in the pipeline) are left out.
+        return [firsts[d.document_id] for d in docs if d.document_id in firsts]
+
+    def sources(self, user_id: str, plan: Plan, *, k: int = 6) -> list[Source]:
+        """The passages to ground an answer in, within the token budget."""
+        if plan.query_class == "temporal":
+            hits = self.list_window(user_id, plan)
+            return self._fit([self._as_source(h) for h in hits], limit=max(k, len(hits)))
+        hits = self.search(user_id, plan, k=k)
+        return self._fit([self._with_neighbours(user_id, h, hits) for h in hits], limit=k)
+
+    # ------------------------------------------------------------------ selection
+
+    @staticmethod
+    def _as_source(h: SearchHit) -> Source:
+        return Source(h, h.text, h.char_start, h.char_end, h.t_start, h.t_end, max(1, h.token_count))
+
+    def _with_neighbours(self, user_id: str, hit: SearchHit, selected: list[SearchHit]) -> Source:
+        """Widen a short hit, or a stretch of speech, with the chunks just before and after it."""
+        src = self._as_source(hit)
+        if hit.modality != "audio" and hit.token_count >= 120:
+            return src  # a full-size chunk carries its own context
+        taken = {(h.document_id, h.chunk_index) for h in selected}
+        lo, hi = max(0, hit.chunk_index - 1), hit.chunk_index + 1
+        page, _ = self.vectors.scroll(user_id, flt=VectorFilter(document_ids=[hit.document_id],
+                                                               chunk_index_range=(lo, hi)), limit=3)
+        around = sorted((hit_from_payload(p.id, 0.0, p.payload) for p in page), key=lambda h: h.chunk_index)
+        parts = [h for h in around if h.chunk_index == hit.chunk_index
+                 or (h.document_id, h.chunk_index) not in taken]
+        if len(parts) <= 1:
+            return src
+        starts = [h.t_start for h in parts if h.t_start is not None]
+        ends = [h.t_end for h in parts if h.t_end is not None]
+        return Source(hit, "\n".join(h.text for h in parts), min(h.char_start for h in parts),
+                      max(h.char_end for h in parts), min(starts) if starts else None,
+                      max(ends) if ends else None, sum(max(1, h.token_count) for h in parts), len(parts) - 1)
+
+    def _fit(self, sources: list[Source], *, limit: int) -> list[Source]:
+        """The best sources whose tokens fit the budget (the first one always; widened ones shrink back)."""
+        out: list[Source] = []
+        used = 0
+        for src in sources[:limit]:
+            if out and used + src.tokens > self.budget_tokens:
+                narrow = self._as_source(src.hit)
+                if used + narrow.tokens > self.budget_tokens:
+                    continue
+                src = narrow
+            out.append(src)
+            used += src.tokens
+        return out
+
+
+def _diversify(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
+    """At most ``per_document`` chunks of any one document, order kept."""
+    seen: dict[str, int] = {}
+    out = []
+    for h in hits:
+        if seen.get(h.document_id, 0) < per_document:
+            out.append(h)
+            seen[h.document_id] = seen.get(h.document_id, 0) + 1
+    return out
+
+
+def _boost_recent(hits: list[SearchHit], time_field: TimeField) -> list[SearchHit]:
+    """Fuse the relevance order with a newest-first order (lower weight): recent passages rise."""
+    def when(h: SearchHit) -> str:
+        return h.ingested_at if time_field == "ingested_at" else h.captured_at
+
+    by_time = {id(h): r for r, h in enumerate(sorted(hits, key=when, reverse=True))}
+    fused = [(1 / (RRF_K + r) + RECENCY_WEIGHT / (RRF_K + by_time[id(h)]), h) for r, h in enumerate(hits)]
+    return [replace(h, score=s) for s, h in sorted(fused, key=lambda p: -p[0])]
