@@ -1,0 +1,196 @@
+"""Grounded answers: citation checking, prompts, follow-ups, and the LLM path against a real local
+OpenAI-compatible server (llama.cpp serving the packaged SmolLM2-135M)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+import uvicorn
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import SecretStr
+
+from secondbrain.events.models import ArtifactSubmitted
+from secondbrain.http import create_app
+from secondbrain.infra.llm_server import LocalLlamaServer, available
+from secondbrain.infra.ports import free_port
+from secondbrain.runtime import build_runtime
+from secondbrain.settings import Settings
+from secondbrain.sparse import Bm25Encoder
+from services.chunker.logic import ChunkingConfig
+from services.chunker.stage import ChunkerStage
+from services.embedder.stage import EmbedderStage
+from services.extractors.registry import ExtractorSet
+from services.extractors.stage import ExtractorStage
+from services.extractors.text import TextExtractor
+from services.query.answer import CitationFilter, build_messages, format_sources, rewrite_followup
+from services.query.engine import Source
+from services.query.retrieval import SearchHit
+from tests.pg import base_dsn, fresh_database
+
+TZ = ZoneInfo("Europe/Paris")
+
+
+# --------------------------------------------------------------------------- citations
+
+
+def run_filter(n_sources: int, deltas: list[str]) -> tuple[str, CitationFilter]:
+    f = CitationFilter(n_sources)
+    text = "".join(f.feed(d) for d in deltas) + f.finish()
+    return text, f
+
+
+def test_valid_citations_pass_and_invalid_ones_are_removed() -> None:
+    text, f = run_filter(3, ["The budget is 30k [1]. Also [7] and [2, 9", "] and [3][3]."])
+    assert text == "The budget is 30k [1]. Also  and [2] and [3][3]."
+    assert f.used == [1, 2, 3] and f.invalid == ["7", "9"]
+
+
+def test_citations_split_across_tokens_and_plain_brackets() -> None:
+    text, f = run_filter(2, ["see [", "2", "]", " and [see above] and [", "x] end ["])
+    assert text == "see [2] and [see above] and [x] end ["
+    assert f.used == [2] and f.invalid == []
+
+
+@given(st.lists(st.text(alphabet="ab [],0123456789", max_size=8), max_size=20))
+def test_the_filter_never_invents_text(deltas: list[str]) -> None:
+    """Whatever the model streams, the output is the input minus invalid citation groups."""
+    text, f = run_filter(3, deltas)
+    joined = "".join(deltas)
+    assert len(text) <= len(joined)
+    for n in f.used:
+        assert 1 <= n <= 3
+    if "[" not in joined:
+        assert text == joined
+
+
+def hit(**kw: Any) -> SearchHit:
+    base = dict(chunk_id="c", score=1.0, text="t", title="Weekly sync", document_id="d", artifact_id="a",
+                source_id="s", modality="audio", captured_at="2026-11-17T08:00:00.000000Z",
+                ingested_at="2026-11-17T09:00:00.000000Z", char_start=0, char_end=1, heading_path=[], page=None,
+                t_start=754.0, t_end=812.5)
+    base.update(kw)
+    return SearchHit(**base)  # type: ignore[arg-type]
+
+
+def test_sources_show_dates_pages_and_moments() -> None:
+    sources = [Source(hit(), "Tomasz writes the runbook.", 0, 1, 754.0, 812.5, 5),
+               Source(hit(modality="pdf", t_start=None, t_end=None, page=4, title="Lease", heading_path=["Terms"]),
+                      "Two years.", 0, 1, None, None, 2)]
+    text = format_sources(sources, TZ)
+    assert "[1] Weekly sync (audio, captured Tue 17 Nov 2026 09:00; 12:34-13:32 into the recording)" in text
+    assert "[2] Lease (pdf, captured Tue 17 Nov 2026 09:00; page 4, Terms)\nTwo years." in text
+    msgs = build_messages("who writes it?", sources, TZ, datetime(2026, 11, 18, 12, tzinfo=UTC),
+                          [("user", "earlier question"), ("assistant", "earlier answer [1]")])
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    assert "Now is Wednesday 18 November 2026, 13:00" in msgs[-1]["content"]
+    assert "ONLY the numbered sources" in msgs[0]["content"]
+
+
+def test_follow_ups_carry_the_subject_without_a_model() -> None:
+    enc = Bm25Encoder()
+    history = [("user", "what did Zbigniew say about the Krakow lease?"), ("assistant", "Two years [1].")]
+    assert "Zbigniew" in rewrite_followup("and when does it end?", history, None, enc)
+    standalone = "what is the plumber's phone number for the kitchen repair"
+    assert rewrite_followup(standalone, history, None, enc) == standalone
+    assert rewrite_followup("and it?", [], None, enc) == "and it?"
+
+
+# --------------------------------------------------------------------------- the LLM path, for real
+
+
+@pytest.fixture(scope="module")
+def llama() -> Iterator[LocalLlamaServer]:
+    ok, why = available()
+    if not ok:
+        pytest.fail(f"the local model server cannot run: {why} (run scripts/install.sh --dev)")
+    with LocalLlamaServer(n_ctx=4096) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llm_server(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with base_dsn() as base, fresh_database(base) as dsn:
+        settings = Settings(data_dir=tmp_path_factory.mktemp("llm"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
+                            kafka_bootstrap="127.0.0.1:9", default_user="alice", llm_base_url=llama.base_url,
+                            llm_model=llama.model_id, llm_max_tokens=48, llm_temperature=0.0, timezone="Europe/Paris")
+        rt = build_runtime(settings, vectors=True, models=True, llm=True)
+        rt.metadata.ensure_user("alice")
+        assert rt.vectors and rt.embedder and rt.sparse
+        extract = ExtractorStage(rt.objects, rt.metadata, ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20)
+        chunk = ChunkerStage(rt.objects, ChunkingConfig())
+        embed = EmbedderStage(rt.objects, rt.metadata, rt.vectors, rt.embedder, rt.sparse)
+        for text in ["The new office on Harbour Street opens on 1 May.",
+                     "The cello lessons are with Mr. Okafor on Thursdays at 17:00."]:
+            ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id="alice", source_uri=f"note:{uuid.uuid4()}",
+                                   content_type="text/markdown", size_bytes=len(text), submitted_at=datetime.now(UTC),
+                                   producer="test", content=text.encode(), attributes={"kind": "note"})
+            (doc,) = extract.process(ev)
+            (chunks,) = chunk.process(doc.event)
+            embed.process(chunks.event)
+        app = create_app(rt, gateway=False, query=True)
+        port = free_port()
+        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off"))
+        thread = threading.Thread(target=srv.run, daemon=True)
+        thread.start()
+        while not srv.started:
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+        srv.should_exit = True
+        thread.join(10)
+        rt.close()
+
+
+def stream(base: str, body: dict[str, Any]) -> list[tuple[str, Any, float]]:
+    events = []
+    t0 = time.perf_counter()
+    with httpx.stream("POST", f"{base}/v1/ask", json=body, timeout=120) as r:
+        assert r.status_code == 200
+        event = ""
+        for line in r.iter_lines():
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                events.append((event, json.loads(line[5:].strip()), time.perf_counter() - t0))
+    return events
+
+
+def test_the_model_answer_streams_token_by_token(llm_server: str, llama: LocalLlamaServer) -> None:
+    events = stream(llm_server, {"question": "When does the new office on Harbour Street open?", "k": 2})
+    meta, sources, done = events[0][1], events[1][1], events[-1][1]
+    assert meta["answer_mode"] == "llm" and meta["model"] == llama.model_id
+    assert sources[0]["title"].startswith("The new office")
+    tokens = [(d["text"], t) for e, d, t in events if e == "token"]
+    assert len(tokens) >= 3 and tokens[0][1] < events[-1][2]  # tokens arrive before the end
+    assert done["answer"] == "".join(t for t, _ in tokens).strip()
+    assert done["answer_mode"] == "llm" and done["timings_ms"]["first_token"] <= done["timings_ms"]["total"]
+    # Whatever a 135M model writes, only citations of sources that were sent survive.
+    assert set(done["citations"]) <= {s["n"] for s in sources}
+    assert all(f"[{n}]" not in done["answer"] for n in range(len(sources) + 1, 20))
+
+
+def test_without_support_the_model_is_not_asked(llm_server: str) -> None:
+    events = stream(llm_server, {"question": "What is the capital of Peru?"})
+    done = events[-1][1]
+    assert (not done["grounded"] and "couldn't find" in done["answer"].lower()) or "could not find" in \
+        done["answer"].lower()
+    assert "first_token" not in done["timings_ms"]  # an honest "not in your data", no invention
+
+
+def test_a_model_that_is_down_is_an_error_event_not_a_hang(llm_server: str, llama: LocalLlamaServer) -> None:
+    llama.stop()
+    try:
+        events = stream(llm_server, {"question": "When does the new office on Harbour Street open?"})
+        assert events[-1][0] == "error" and events[-1][1]["retryable"] is True
+        assert "did not answer" in events[-1][1]["message"]
+    finally:
+        llama.start()
