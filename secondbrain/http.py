@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,16 @@ def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
         except OSError as exc:
             errors.append(f"{hostport}: {exc}")
     raise ConnectionError("; ".join(errors))
+
+
+def llm_reachable(base_url: str, timeout_s: float = 2.0) -> None:
+    """Raise unless the OpenAI-compatible endpoint answers (any HTTP status means it is up)."""
+    import httpx
+
+    try:
+        httpx.get(base_url.rstrip("/") + "/models", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise ConnectionError(f"{base_url}: {exc}") from None
 
 
 def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
@@ -65,6 +76,8 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         }
         if rt.vectors is not None:
             checks["vector_store"] = rt.vectors.check
+        if query and rt.llm is not None and rt.settings.llm_base_url:
+            checks["llm"] = functools.partial(llm_reachable, rt.settings.llm_base_url)
         results: dict[str, Any] = {}
         for name, fn in checks.items():
             try:

@@ -187,8 +187,11 @@ def test_without_support_the_model_is_not_asked(llm_server: str) -> None:
 
 
 def test_a_model_that_is_down_is_an_error_event_not_a_hang(llm_server: str, llama: LocalLlamaServer) -> None:
+    assert httpx.get(f"{llm_server}/readyz").json()["checks"]["llm"] == "ok"
     llama.stop()
     try:
+        ready = httpx.get(f"{llm_server}/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["llm"].startswith("error")
         events = stream(llm_server, {"question": "When does the new office on Harbour Street open?"})
         assert events[-1][0] == "error" and events[-1][1]["retryable"] is True
         assert "did not answer" in events[-1][1]["message"]

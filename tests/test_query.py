@@ -373,3 +373,32 @@ def test_ask_error_event_hides_the_exception(corpus: Corpus, caplog: pytest.LogC
     (record,) = [r for r in caplog.records if r.name == "services.query.api"]
     assert record.exc_info is not None and "s3cret" in str(record.exc_info[1])
     assert record.__dict__["error_id"] == error["error_id"]
+
+
+class KeywordReranker:
+    """Stands in for a cross-encoder (no cross-encoder weights can be fetched here): scores by one word."""
+
+    model_id = "test:keyword"
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        return [1.0 if self.word in p.lower() else 0.0 for p in passages]
+
+
+def test_a_configured_reranker_reorders_the_fused_candidates(corpus: Corpus) -> None:
+    rt = corpus.rt
+    plain = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse)  # type: ignore[arg-type]
+    reranked = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse,  # type: ignore[arg-type]
+                           reranker=KeywordReranker("autumn"))
+    plan = plain.plan("marketing budget", tz=TZ)
+    assert reranked.search(USER, plan, k=2)[0].title == "Budget review (autumn)"
+    assert {h.title for h in plain.search(USER, plan, k=2)} == {"Budget review", "Budget review (autumn)"}
+
+
+def test_a_reranker_directory_without_a_model_is_a_clear_error(tmp_path: Any) -> None:
+    from services.query.rerank import OnnxCrossEncoder
+
+    with pytest.raises(RuntimeError, match=r"no model\.onnx"):
+        OnnxCrossEncoder(tmp_path)
