@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import RetryableError
-from secondbrain.ports import Embedder, SparseEncoder
+from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
@@ -169,21 +169,6 @@ class CitationFilter:
 def content_terms(text: str, encoder: SparseEncoder) -> set[str]:
     """The searchable terms of a text (stemmed, stopwords dropped)."""
     return set(encoder.tokenize(text))
-
-
-def has_support(question: str, sources: list[Source], encoder: SparseEncoder, embedder: Embedder,
-                *, min_cosine: float = 0.3) -> bool:
-    """Whether the sources plausibly bear on the question: a shared content term, or a passage
-    close in meaning.  Without support the model is not asked at all: an honest "not in your
-    data" beats a fluent invention."""
-    if not sources:
-        return False
-    terms = content_terms(question, encoder)
-    if any(terms & content_terms(s.text, encoder) for s in sources):
-        return True
-    q = embedder.embed_query(question)
-    vecs = embedder.embed_documents([s.text[:2000] for s in sources[:3]])
-    return max(sum(a * b for a, b in zip(q, v, strict=True)) for v in vecs) >= min_cosine
 
 
 REWRITE_PROMPT = """Rewrite the user's last question so that it can be understood without the conversation: \

@@ -35,7 +35,6 @@ from services.query.answer import (
     build_messages,
     clock,
     extractive_answer,
-    has_support,
     rewrite_followup,
 )
 from services.query.engine import Filters, Plan, QueryEngine, Source
@@ -209,7 +208,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                         bool(sources)
                     for line in text.splitlines(keepends=True):
                         yield {"event": "token", "data": json.dumps({"text": line})}
-                elif not await asyncio.to_thread(has_support, standalone, sources, encoder, embedder):
+                elif not await asyncio.to_thread(engine.supported, user, standalone, sources):
                     text, cited, grounded = NOT_FOUND, [], False
                     yield {"event": "token", "data": json.dumps({"text": text})}
                 elif mode == "extractive":

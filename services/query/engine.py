@@ -208,6 +208,19 @@ class QueryEngine:
         hits = self.search(user_id, plan, k=k)
         return self._fit([self._with_neighbours(user_id, h, hits) for h in hits], limit=k)
 
+    def supported(self, user_id: str, question: str, sources: list[Source], *, min_cosine: float = 0.3) -> bool:
+        """Whether the sources plausibly bear on the question: a shared content term, or a chunk of
+        theirs close in meaning (cosine from the stored vectors: one engine query, no re-embedding).
+        Without support no model is asked: an honest "not in your data" beats a fluent invention."""
+        if not sources:
+            return False
+        terms = set(self.sparse.tokenize(question))
+        if any(terms & set(self.sparse.tokenize(s.text)) for s in sources):
+            return True
+        best = self.vectors.search(user_id, dense=self.embedder.embed_query(question), sparse=None, limit=1,
+                                   mode="dense", flt=VectorFilter(document_ids=[s.hit.document_id for s in sources]))
+        return bool(best) and best[0].score >= min_cosine
+
     # ------------------------------------------------------------------ selection
 
     @staticmethod
