@@ -70,8 +70,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     from secondbrain.infra.ports import is_loopback
 
     if not is_loopback(settings.host):
-        print(f"error: refusing to listen on {settings.host}: embedded mode has no authentication yet. "
-              "Use 127.0.0.1, or run the distributed services behind an authenticating proxy.", file=sys.stderr)
+        print(f"error: refusing to listen on {settings.host}: embedded mode serves one machine. "
+              "Use 127.0.0.1, or run the distributed services (they require API keys off loopback).",
+              file=sys.stderr)
         return EXIT_USAGE
     if not _port_free(settings.host, settings.port):
         return EXIT_USAGE
@@ -173,13 +174,90 @@ def cmd_topics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- users and API keys
+
+
+@contextlib.contextmanager
+def _metadata(args: argparse.Namespace) -> Any:
+    """The metadata store: SB_POSTGRES_DSN, or the embedded Postgres under --data-dir (shared with a
+    running `secondbrain up`)."""
+    from secondbrain.runtime import build_metadata
+
+    settings = _settings(args)
+    pg = None
+    if settings.postgres_dsn is None:
+        from secondbrain.infra.postgres import EmbeddedPostgres
+
+        pg = EmbeddedPostgres(settings.data_dir.resolve() / "postgres").start()
+        settings = settings.model_copy(update={"postgres_dsn": SecretStr(pg.dsn)})
+    store = build_metadata(settings)
+    try:
+        store.migrate()
+        yield store
+    finally:
+        store.close()
+        if pg is not None:
+            pg.stop()
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    """Create a user (idempotent)."""
+    from secondbrain import keys
+
+    try:
+        keys.check_user_id(args.user_id)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with _metadata(args) as store:
+        store.ensure_user(args.user_id, args.name)
+    print(json.dumps({"user_id": args.user_id}))
+    return EXIT_OK
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """Create, list and revoke API keys."""
+    with _metadata(args) as store:
+        if args.action == "create":
+            if not store.user_exists(args.user):
+                print(f"error: unknown user {args.user!r}; create it with `secondbrain users add {args.user}`",
+                      file=sys.stderr)
+                return EXIT_USAGE
+            info, secret = store.create_api_key(args.user, args.name)
+            if args.json:
+                print(json.dumps({"key_id": info.key_id, "user_id": info.user_id, "api_key": secret}))
+            else:
+                print(secret)
+                _say(f"key {info.key_id} for {info.user_id}: shown once, store it now; "
+                     "clients send it as 'Authorization: Bearer <key>' (the CLI reads SB_API_KEY)")
+            return EXIT_OK
+        if args.action == "list":
+            rows = [{"key_id": k.key_id, "name": k.name, "created_at": k.created_at.isoformat(),
+                     "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None,
+                     "revoked": k.revoked_at is not None} for k in store.list_api_keys(args.user)]
+            print(json.dumps(rows) if args.json else "\n".join(
+                f"{r['key_id']}  {r['name']:<20} created {r['created_at'][:16]}  "
+                f"{'revoked' if r['revoked'] else 'active'}" for r in rows))
+            return EXIT_OK
+        if not args.key_id:
+            print("error: give the key id to revoke (see `secondbrain keys list --user ...`)", file=sys.stderr)
+            return EXIT_USAGE
+        if not store.revoke_api_key(args.user, args.key_id):
+            print(f"error: {args.user} has no key {args.key_id}", file=sys.stderr)
+            return EXIT_FAILED
+        _say(f"key {args.key_id} revoked")
+        return EXIT_OK
+
+
 # --------------------------------------------------------------------------- clients
 
 
 def _client(args: argparse.Namespace) -> Any:
     import httpx
 
-    return httpx.Client(base_url=args.url, timeout=httpx.Timeout(30.0, connect=5.0))
+    key = getattr(args, "api_key", None) or os.environ.get("SB_API_KEY")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.Client(base_url=args.url, timeout=httpx.Timeout(30.0, connect=5.0), headers=headers)
 
 
 def _unreachable(args: argparse.Namespace, exc: Exception) -> int:
@@ -497,8 +575,25 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=helptext)
         sp.set_defaults(func=fn)
 
+    us = sub.add_parser("users", help="manage users (admin, talks to the database)")
+    us_sub = us.add_subparsers(dest="users_action", required=True)
+    ua = us_sub.add_parser("add", help="create a user")
+    ua.add_argument("user_id")
+    ua.add_argument("--name", default=None, help="display name")
+    ua.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ua.set_defaults(func=cmd_users)
+    ks = sub.add_parser("keys", help="create, list or revoke API keys (admin, talks to the database)")
+    ks.add_argument("action", choices=["create", "list", "revoke"])
+    ks.add_argument("key_id", nargs="?", help="the key to revoke")
+    ks.add_argument("--user", required=True, help="whose keys")
+    ks.add_argument("--name", default="cli", help="a label for a new key")
+    ks.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ks.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ks.set_defaults(func=cmd_keys)
+
     def client_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--url", default=os.environ.get("SB_URL", DEFAULT_URL), help="secondbrain's address")
+        sp.add_argument("--api-key", default=None, help="API key (default: SB_API_KEY)")
         sp.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     ing = sub.add_parser("ingest", help="add files, web pages (URLs) or a note")

@@ -6,9 +6,9 @@ import asyncio
 import functools
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Header, HTTPException
 from fastapi.responses import JSONResponse
 
 from secondbrain import __version__
@@ -47,8 +47,25 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     """
     app = FastAPI(title="secondbrain", version=__version__)
 
-    def current_user() -> str:
-        # Single-user until API keys arrive: every request acts as the configured local user.
+    required = rt.settings.auth_required()
+
+    async def current_user(authorization: Annotated[str | None, Header()] = None) -> str:
+        """The user a request acts as: the owner of its bearer key.  Without a key only a
+        loopback-only server (``SB_AUTH=auto``) lets it act as the default local user."""
+        if authorization:
+            scheme, _, key = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not key.strip():
+                raise HTTPException(401, "use an 'Authorization: Bearer <API key>' header",
+                                    headers={"WWW-Authenticate": "Bearer"})
+            user = await asyncio.to_thread(rt.metadata.authenticate, key.strip())
+            if user is None:
+                raise HTTPException(401, "unknown or revoked API key; create one with `secondbrain keys create`",
+                                    headers={"WWW-Authenticate": "Bearer"})
+            return user
+        if required:
+            raise HTTPException(401, "an API key is required: send 'Authorization: Bearer <key>' "
+                                     "(create one with `secondbrain keys create --user <id>`)",
+                                headers={"WWW-Authenticate": "Bearer"})
         return rt.settings.default_user
 
     if gateway:

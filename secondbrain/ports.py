@@ -426,6 +426,18 @@ class Turn:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """An API key as listed to its owner (never the secret itself)."""
+
+    key_id: str
+    user_id: str
+    name: str
+    created_at: datetime
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
 class ForeignConversation(PermissionError):
     """The conversation id belongs to another user."""
 
@@ -563,6 +575,22 @@ class MetadataStore(Protocol):
 
     def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
         """The last ``limit`` turns of the user's conversation, oldest first (empty for others')."""
+        ...
+
+    def create_api_key(self, user_id: str, name: str) -> tuple[ApiKeyInfo, str]:
+        """A new key for an existing user: its listing and the secret, shown once and stored hashed."""
+        ...
+
+    def list_api_keys(self, user_id: str) -> list[ApiKeyInfo]:
+        """The user's keys, newest first (revoked ones included, marked)."""
+        ...
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke one of the user's keys; ``False`` when it is not theirs or unknown."""
+        ...
+
+    def authenticate(self, secret: str) -> str | None:
+        """The user a presented key belongs to, or ``None`` (unknown, revoked or malformed)."""
         ...
 
     def close(self) -> None:

@@ -28,8 +28,12 @@ class Settings(BaseSettings):
     port: int = 8000
     default_user: str = Field(
         "local",
-        description="User id applied to requests without credentials (single-user deployments).",
+        description="User id applied to requests without credentials where that is allowed (see auth).",
     )
+    auth: Literal["auto", "required", "off"] = Field(
+        "auto", description="Bearer API keys: 'required' everywhere; 'auto' requires them unless the server "
+                            "listens on loopback only (then requests without a key act as default_user); "
+                            "'off' only for tests on loopback.")
 
     # --- Kafka
     kafka_bootstrap: str = "127.0.0.1:9092"
@@ -132,6 +136,16 @@ class Settings(BaseSettings):
         return v
 
     # Derived locations for embedded mode.
+    def auth_required(self) -> bool:
+        """Whether every request must carry a valid API key."""
+        from secondbrain.infra.ports import is_loopback
+
+        if self.auth == "required":
+            return True
+        if self.auth == "off":
+            return False
+        return not is_loopback(self.host)
+
     @property
     def objects_dir(self) -> Path:
         """Where raw artifacts live when the object store is plain files."""

@@ -12,6 +12,8 @@ or late stage event for them is ignored and leaves no event behind.
 from __future__ import annotations
 
 import base64
+import hashlib
+import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -26,6 +28,7 @@ from secondbrain.ports import (
     FILE_STAGES,
     STAGES,
     URL_STAGES,
+    ApiKeyInfo,
     ArtifactRecord,
     DocumentRecord,
     ForeignConversation,
@@ -75,6 +78,11 @@ def _encode_headers(headers: Sequence[tuple[str, bytes]]) -> Jsonb:
 
 def _decode_headers(raw: list[list[str]] | None) -> tuple[tuple[str, bytes], ...]:
     return tuple((name, base64.b64decode(value)) for name, value in raw or ())
+
+
+def _key_hash(secret: str) -> bytes:
+    """API keys are long random strings: a plain SHA-256 is enough (no password stretching needed)."""
+    return hashlib.sha256(secret.encode()).digest()
 
 
 def _document(row: dict[str, Any]) -> DocumentRecord:
@@ -172,6 +180,46 @@ class PostgresMetadataStore:
             ).fetchall()
         return [Turn(role=r["role"], content=r["content"], created_at=r["created_at"], meta=dict(r["meta"] or {}))
                 for r in rows]
+
+    # ------------------------------------------------------------------ API keys
+
+    def create_api_key(self, user_id: str, name: str) -> tuple[ApiKeyInfo, str]:
+        """A new key ``sb_<id>_<secret>`` for an existing user; only its SHA-256 is stored."""
+        key_id = secrets.token_hex(6)
+        secret = f"sb_{key_id}_{secrets.token_urlsafe(32)}"
+        with self._tx() as conn:
+            if conn.execute("SELECT 1 FROM users WHERE user_id = %s", (user_id,)).fetchone() is None:
+                raise KeyError(f"unknown user {user_id!r}: create it first")
+            row = conn.execute(
+                "INSERT INTO api_keys (key_id, user_id, name, secret_hash) VALUES (%s, %s, %s, %s) "
+                "RETURNING created_at", (key_id, user_id, name, _key_hash(secret))).fetchone()
+        assert row is not None
+        return ApiKeyInfo(key_id=key_id, user_id=user_id, name=name, created_at=row[0]), secret
+
+    def list_api_keys(self, user_id: str) -> list[ApiKeyInfo]:
+        """The user's keys, newest first."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute("SELECT key_id, user_id, name, created_at, last_used_at, revoked_at FROM api_keys "
+                               "WHERE user_id = %s ORDER BY created_at DESC, key_id", (user_id,)).fetchall()
+        return [ApiKeyInfo(**r) for r in rows]
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke one of the user's keys (idempotent); ``False`` for another user's or unknown key."""
+        with self._pool.connection() as conn:
+            row = conn.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) "
+                               "WHERE key_id = %s AND user_id = %s RETURNING key_id", (key_id, user_id)).fetchone()
+        return row is not None
+
+    def authenticate(self, secret: str) -> str | None:
+        """The owner of a live key, or ``None``; records when it was last used (at most once a minute)."""
+        if not secret.startswith("sb_") or len(secret) > 200:
+            return None
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE api_keys SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < now() - "
+                "interval '1 minute' THEN now() ELSE last_used_at END "
+                "WHERE secret_hash = %s AND revoked_at IS NULL RETURNING user_id", (_key_hash(secret),)).fetchone()
+        return row[0] if row else None
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -761,3 +761,28 @@ def test_conversation_turns_are_private_and_ordered(store: PostgresMetadataStore
     with pytest.raises(PermissionError):
         store.add_turn("bob", conv, "user", "let me in")
     assert len(store.get_turns("alice", conv)) == 3
+
+
+# --------------------------------------------------------------------------- API keys
+
+
+def test_api_keys_are_hashed_scoped_and_revocable(store: PostgresMetadataStore, dsn: str) -> None:
+    store.ensure_user("alice")
+    store.ensure_user("bob")
+    info, secret = store.create_api_key("alice", "laptop")
+    assert secret.startswith(f"sb_{info.key_id}_") and len(secret) > 40
+    assert store.authenticate(secret) == "alice"
+    assert scalar(dsn, "SELECT count(*) FROM api_keys WHERE secret_hash = %s", secret.encode()) == 0
+    assert secret not in str(scalar(dsn, "SELECT secret_hash FROM api_keys"))  # only a hash is stored
+    assert [k.key_id for k in store.list_api_keys("alice")] == [info.key_id]
+    assert store.list_api_keys("alice")[0].last_used_at is not None
+    assert store.list_api_keys("bob") == []
+    assert not store.revoke_api_key("bob", info.key_id)  # not Bob's to revoke
+    assert store.authenticate(secret) == "alice"
+    assert store.revoke_api_key("alice", info.key_id)
+    assert store.authenticate(secret) is None
+    assert store.list_api_keys("alice")[0].revoked_at is not None
+    for wrong in ("", "sb_", secret[:-1], "Bearer " + secret, "x" * 500):
+        assert store.authenticate(wrong) is None
+    with pytest.raises(KeyError):
+        store.create_api_key("nobody", "x")

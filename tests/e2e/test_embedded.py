@@ -203,3 +203,26 @@ def test_ask_about_last_week_in_the_terminal(embedded: Service) -> None:
     listing = run_cli(["ask", "what happened last week?", "--json"], env)
     body = json.loads(listing.stdout)
     assert body["answer_mode"] == "listing" and [s["title"] for s in body["sources"]] == ["Budget sync"]
+
+
+def test_a_second_user_with_an_api_key_sees_only_their_data(embedded: Service, data_dir: Path) -> None:
+    admin = {"SB_DATA_DIR": str(data_dir)}
+    assert run_cli(["users", "add", "bob"], admin).returncode == 0
+    created = run_cli(["keys", "create", "--user", "bob", "--name", "phone", "--json"], admin)
+    assert created.returncode == 0, created.stderr
+    key = json.loads(created.stdout)["api_key"]
+    bob = {"SB_URL": embedded.url, "SB_API_KEY": key}
+    local = {"SB_URL": embedded.url}
+    res = run_cli(["ingest", "--note", "Bob's locker code is 4417 at the Harbour Street gym."], bob)
+    assert res.returncode == 0, res.stderr
+    found = run_cli(["search", "locker code gym", "--json"], bob)
+    assert [h["title"] for h in json.loads(found.stdout)["hits"]][:1] != []
+    assert any("4417" in h["text"] for h in json.loads(found.stdout)["hits"])
+    hidden = run_cli(["search", "locker code gym", "--json"], local)
+    assert not any("4417" in h["text"] for h in json.loads(hidden.stdout)["hits"])
+    listed = run_cli(["keys", "list", "--user", "bob", "--json"], admin)
+    (entry,) = json.loads(listed.stdout)
+    assert entry["name"] == "phone" and not entry["revoked"] and entry["last_used_at"]
+    assert run_cli(["keys", "revoke", entry["key_id"], "--user", "bob"], admin).returncode == 0
+    refused = run_cli(["search", "locker"], bob)
+    assert refused.returncode == 2 and "revoked" in refused.stderr
