@@ -86,7 +86,7 @@ class Settings(BaseSettings):
     fetch_max_redirects: int = 5
     fetch_respect_robots: bool = True
     fetch_allow_private: bool = Field(
-        True, description="Allow URLs that resolve to loopback/private addresses (turn off on shared servers).")
+        False, description="Allow URLs that resolve to loopback/private/link-local addresses (SSRF guard).")
 
     # --- Chunking
     chunk_target_tokens: int = 300

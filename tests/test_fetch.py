@@ -164,7 +164,7 @@ def site(sites: dict[str, Site]) -> Site:
     return sites["rules"]
 
 
-POLICY = FetchPolicy(timeout_s=1, connect_timeout_s=1, max_bytes=1024 * 1024)
+POLICY = FetchPolicy(timeout_s=1, connect_timeout_s=1, max_bytes=1024 * 1024, allow_private=True)
 
 
 def refused(url: str, policy: FetchPolicy = POLICY) -> PermanentError:
@@ -242,7 +242,7 @@ def test_robots_is_checked_again_after_a_redirect(site: Site) -> None:
 
 
 def test_robots_can_be_ignored_by_policy(site: Site) -> None:
-    got = fetch(f"{site.base}/private/secret", FetchPolicy(timeout_s=1, respect_robots=False))
+    got = fetch(f"{site.base}/private/secret", FetchPolicy(timeout_s=1, respect_robots=False, allow_private=True))
     assert got.body == PAGE
 
 

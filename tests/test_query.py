@@ -402,3 +402,24 @@ def test_a_reranker_directory_without_a_model_is_a_clear_error(tmp_path: Any) ->
 
     with pytest.raises(RuntimeError, match=r"no model\.onnx"):
         OnnxCrossEncoder(tmp_path)
+
+
+def test_with_another_users_key_nothing_of_alice_shows(server: str, corpus: Corpus) -> None:
+    _, bob_key = corpus.rt.metadata.create_api_key(OTHER, "test")
+    bob = {"Authorization": f"Bearer {bob_key}"}
+    hits = httpx.get(f"{server}/v1/search", params={"q": "invoice 8391", "k": 20}, headers=bob).json()["hits"]
+    assert [h["title"] for h in hits] == ["Bob's invoice"]
+    events = []
+    with httpx.stream("POST", f"{server}/v1/ask", json={"question": "what did I save today?"}, headers=bob,
+                      timeout=60) as r:
+        events = [json.loads(line[5:]) for line in r.iter_lines() if line.startswith("data:")]
+    assert [s["title"] for s in events[1]] == ["Bob's invoice"]
+    timeline = httpx.get(f"{server}/v1/timeline", params={"from": local(400).isoformat()}, headers=bob).json()
+    assert timeline["total"] == 1
+    alice_art = ids.artifact_id(USER, ids.sha256_hex(CORPUS[0]["text"].encode()))
+    assert httpx.get(f"{server}/v1/artifacts/{alice_art}/raw", headers=bob).status_code == 404
+    conv = ask(server, "who is Zbigniew?")[-1][1]["conversation_id"]  # Alice's (the loopback default user)
+    r = httpx.post(f"{server}/v1/ask", json={"question": "and the lease?", "conversation_id": conv}, headers=bob)
+    assert r.status_code == 403
+    assert httpx.get(f"{server}/v1/search", params={"q": "x"},
+                     headers={"Authorization": "Bearer sb_forged_key"}).status_code == 401

@@ -866,6 +866,10 @@ class _Site:
         self.server.server_close()
 
 
+# The test site listens on loopback, which the SSRF guard refuses unless allowed.
+LOCAL_SITE_POLICY = FetchPolicy(timeout_s=2, respect_robots=False, allow_private=True)
+
+
 @pytest.fixture(scope="module")
 def site() -> Iterator[_Site]:
     s = _Site()
@@ -887,7 +891,7 @@ def request_url(p: Pipeline, user: str, url: str, title: str | None = None) -> U
 def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user: str, site: _Site) -> None:
     from tests.extractors import gen_web
 
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=2, respect_robots=False))
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, LOCAL_SITE_POLICY)
     site.pages["/post#intro"] = site.pages["/post"] = (200, "text/html; charset=utf-8", gen_web.page_meta_published())
     req = request_url(pipeline, user, f"{site.base}/post#intro")
     submitted = only(fetcher.process(roundtrip(req)), topics.ARTIFACTS_SUBMITTED, ArtifactSubmitted)
@@ -915,7 +919,8 @@ def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user:
 
 
 def test_fetch_failures_are_readable(pipeline: Pipeline, user: str, site: _Site) -> None:
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=0.5, respect_robots=False))
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata,
+                           replace(LOCAL_SITE_POLICY, timeout_s=0.5))
     site.delay_s = 2.0
     site.pages["/slow"] = (200, "text/html", b"<html><body><p>late</p></body></html>")
     with pytest.raises(RetryableError, match="timed out"):
@@ -928,7 +933,7 @@ def test_fetch_failures_are_readable(pipeline: Pipeline, user: str, site: _Site)
 
 
 def test_fetcher_refuses_foreign_jobs(pipeline: Pipeline, user: str, site: _Site) -> None:
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=2, respect_robots=False))
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, LOCAL_SITE_POLICY)
     alice_req = request_url(pipeline, user, f"{site.base}/post")
     mallory = f"u{uuid.uuid4().hex[:12]}"
     pipeline.metadata.ensure_user(mallory)
@@ -936,3 +941,11 @@ def test_fetcher_refuses_foreign_jobs(pipeline: Pipeline, user: str, site: _Site
     with pytest.raises(PermanentError) as info:
         fetcher.process(forged)
     assert info.value.kind == "unauthorized"
+
+
+def test_by_default_a_url_inside_the_network_is_refused(pipeline: Pipeline, user: str, site: _Site) -> None:
+    """The SSRF guard: loopback, private and link-local targets need SB_FETCH_ALLOW_PRIVATE=true."""
+    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=2, respect_robots=False))
+    for url in (f"{site.base}/post", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/admin"):
+        with pytest.raises(PermanentError, match=r"not allowed.*SB_FETCH_ALLOW_PRIVATE"):
+            fetcher.process(request_url(pipeline, user, url))

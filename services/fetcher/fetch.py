@@ -50,7 +50,7 @@ class FetchPolicy:
     respect_robots: bool = True
     allowed_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "text/plain",
                                               "text/markdown", "application/pdf")
-    allow_private: bool = True
+    allow_private: bool = False  # server-side requests must not reach the inside of the network
     total_timeout_s: float = 120.0
 
 
@@ -129,7 +129,8 @@ def check_host_allowed(host: str) -> None:
         address = str(info[4][0]).split("%")[0]  # drop an IPv6 zone id
         problem = _address_problem(ipaddress.ip_address(address))
         if problem:
-            raise PermanentError(f"fetching from {host} is not allowed: {address} is {problem}")
+            raise PermanentError(f"fetching from {host} is not allowed: {address} is {problem} "
+                                 "(a server may reach private addresses only with SB_FETCH_ALLOW_PRIVATE=true)")
 
 
 class _Deadline:

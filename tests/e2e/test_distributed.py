@@ -54,7 +54,7 @@ def _env(*, bootstrap: str, dsn: str, s3: MotoS3Server, bucket: str, qdrant_url:
         "SB_S3_SECRET_KEY": s3.secret_key, "SB_S3_BUCKET": bucket, "SB_VECTOR_STORE": "qdrant",
         "SB_QDRANT_URL": qdrant_url, "SB_TOPIC_PREFIX": prefix, "SB_PARTITIONS": "2",
         "SB_KAFKA_SESSION_TIMEOUT_MS": "3000", "SB_KAFKA_HEARTBEAT_INTERVAL_MS": "750",
-        "SB_RETRY_BACKOFF_S": "0.1", "SB_MAX_ATTEMPTS": "3",
+        "SB_RETRY_BACKOFF_S": "0.1", "SB_MAX_ATTEMPTS": "3", "SB_FETCH_ALLOW_PRIVATE": "true",
     }
 
 

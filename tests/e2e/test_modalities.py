@@ -42,7 +42,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     root = Path(tempfile.mkdtemp(prefix="sb-modal-"))
     root.chmod(0o755)
     env = {"SB_MAX_UPLOAD_BYTES": str(6 * 1024 * 1024), "SB_AUDIO_MAX_DURATION_S": str(AUDIO_LIMIT_S),
-           "SB_FETCH_TIMEOUT_S": "2", "SB_MAX_ATTEMPTS": "2", "SB_RETRY_BACKOFF_S": "0.2"}
+           "SB_FETCH_TIMEOUT_S": "2", "SB_MAX_ATTEMPTS": "2", "SB_RETRY_BACKOFF_S": "0.2",
+           "SB_FETCH_ALLOW_PRIVATE": "true"}  # the test site listens on loopback
     svc = Service("up", ["up", "--data-dir", str(root / "data")], env, tmp_path_factory.mktemp("logs"))
     svc.start().wait_ready(timeout=180)
     yield svc
