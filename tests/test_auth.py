@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,3 +100,25 @@ def test_auto_mode_on_loopback_lets_the_local_user_in_and_keys_still_count(dsn: 
 def test_auto_requires_keys_off_loopback(host: str, required_: bool) -> None:
     assert Settings(host=host, auth="auto").auth_required() is required_  # type: ignore[call-arg]
     assert Settings(host=host, auth="required").auth_required() is True  # type: ignore[call-arg]
+
+
+def test_job_progress_streams_to_its_owner_only(required: tuple[TestClient, Runtime]) -> None:
+    client, rt = required
+    _, alice = rt.metadata.create_api_key("alice", "stream")
+    _, bob = rt.metadata.create_api_key("bob", "stream")
+    job = client.post("/v1/notes", json={"text": "progress please"}, headers=bearer(alice)).json()["job_id"]
+    assert client.get(f"/v1/jobs/{job}/stream", headers=bearer(bob)).status_code == 404
+    assert client.get(f"/v1/jobs/{job}/stream").status_code == 401
+
+    def finish() -> None:  # what the stages do, a moment later
+        time.sleep(0.3)
+        for stage in ("extract", "chunk", "embed"):
+            rt.metadata.stage_started("alice", job, stage, 1)
+            rt.metadata.stage_succeeded("alice", job, stage)
+
+    worker = threading.Thread(target=finish)
+    worker.start()
+    body = client.get(f"/v1/jobs/{job}/stream", params={"poll_s": 0.05}, headers=bearer(alice)).text
+    worker.join()
+    states = [json.loads(line[6:])["status"] for line in body.splitlines() if line.startswith("data: ")]
+    assert states[0] == "queued" and states[-1] == "succeeded" and len(states) >= 2

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import IO, Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from sse_starlette.sse import EventSourceResponse
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
@@ -210,6 +213,32 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             for e in await asyncio.to_thread(rt.metadata.job_events, user, job_id)
         ]
         return out
+
+    @router.get("/v1/jobs/{job_id}/stream", summary="Live job progress as server-sent events")
+    async def stream_job(job_id: str, user: str = auth, poll_s: float = 0.25) -> EventSourceResponse:
+        """A ``job`` event (the same JSON as ``GET /v1/jobs/{id}``) whenever the job changes, ending
+        with the finished job; a job of another user is 404, like an unknown one."""
+        first = await asyncio.to_thread(rt.metadata.get_job, user, job_id)
+        if first is None:
+            raise HTTPException(404, "no such job")
+        interval = min(max(poll_s, 0.05), 5.0)
+
+        async def events() -> AsyncIterator[dict[str, str]]:
+            last: str | None = None
+            job: JobView | None = first
+            while True:
+                if job is None:
+                    return  # deleted meanwhile
+                body = json.dumps(job_json(job))
+                if body != last:
+                    yield {"event": "job", "data": body}
+                    last = body
+                if job.status in ("succeeded", "failed", "duplicate"):
+                    return
+                await asyncio.sleep(interval)
+                job = await asyncio.to_thread(rt.metadata.get_job, user, job_id)
+
+        return EventSourceResponse(events(), ping=15)
 
     @router.get("/v1/sources", summary="What was ingested, newest first")
     async def get_sources(user: str = auth, limit: int = 50, offset: int = 0) -> dict[str, Any]:
