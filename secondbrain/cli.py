@@ -2,7 +2,8 @@
 
 Servers: ``up`` (embedded, everything in one process), ``gateway``, ``query`` and
 ``worker STAGE...`` (distributed pieces), ``migrate`` and ``topics`` (one-off set-up jobs).
-Clients of the HTTP API: ``ingest``, ``search``, ``ask``, ``jobs``.
+Clients of the HTTP API: ``ingest``, ``search``, ``ask``, ``jobs``, ``sources``, ``export``.
+Admin commands on the database: ``users``, ``keys``, ``retention``.
 
 Exit codes: 0 success; 1 the work failed or found nothing; 2 bad usage or the service could
 not be reached.
@@ -95,10 +96,17 @@ def cmd_up(args: argparse.Namespace) -> int:
             pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
         settings = settings.model_copy(update=update)
+        key_file, new_key = local_key(settings)
 
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
             _say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
+            if new_key:
+                _say(f"  your API key (user {settings.default_user!r}, admin): {new_key}")
+                _say(f"  it is saved in {key_file} (readable only by you). On this machine the CLI needs no "
+                     "key; the web page and other apps send it as 'Authorization: Bearer <key>'")
+            else:
+                _say(f"  API key for user {settings.default_user!r}: see {key_file}")
             # Point at the command as it can be typed here (the venv may not be on PATH).
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"
@@ -114,6 +122,30 @@ def cmd_up(args: argparse.Namespace) -> int:
         if pg is not None:
             pg.stop()
     return EXIT_OK
+
+
+KEY_FILE = "api-key"
+
+
+def local_key(settings: Any) -> tuple[Path, str | None]:
+    """Embedded mode's first start: create the local user and an admin key for it, saved (0600)
+    under the data directory.  Returns the key file and the new key (``None`` when one exists)."""
+    from secondbrain.runtime import build_metadata
+
+    key_file = settings.data_dir / KEY_FILE
+    store = build_metadata(settings)
+    try:
+        store.migrate()
+        store.ensure_user(settings.default_user, None)
+        if key_file.exists() and store.authenticate(key_file.read_text().strip()) is not None:
+            return key_file, None
+        _info, secret = store.create_api_key(settings.default_user, "local (created by secondbrain up)", "admin")
+    finally:
+        store.close()
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(secret + "\n")
+    return key_file, secret
 
 
 def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages: list[str]) -> int:
@@ -165,11 +197,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_topics(args: argparse.Namespace) -> int:
     """Create the pipeline's Kafka topics and exit."""
+    from secondbrain.pipeline.kafka_security import aiokafka_options
     from secondbrain.pipeline.topics import TopicNames, ensure_topics
 
     s = _settings(args)
     created = asyncio.run(ensure_topics(s.kafka_bootstrap, TopicNames(s.topic_prefix), partitions=s.partitions,
-                                        replication=s.replication_factor))
+                                        replication=s.replication_factor, client_options=aiokafka_options(s)))
     print(json.dumps({"created": created}))
     return EXIT_OK
 
@@ -215,6 +248,16 @@ def cmd_users(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_users_list(args: argparse.Namespace) -> int:
+    """List users with their number of live keys."""
+    with _metadata(args) as store:
+        rows = [{"user_id": u.user_id, "display_name": u.display_name, "created_at": u.created_at.isoformat(),
+                 "active_keys": u.active_keys} for u in store.list_users()]
+    print(json.dumps(rows) if args.json else "\n".join(
+        f"{r['user_id']:<30} {r['active_keys']} key(s)  created {r['created_at'][:16]}" for r in rows))
+    return EXIT_OK
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     """Create, list and revoke API keys."""
     with _metadata(args) as store:
@@ -223,20 +266,21 @@ def cmd_keys(args: argparse.Namespace) -> int:
                 print(f"error: unknown user {args.user!r}; create it with `secondbrain users add {args.user}`",
                       file=sys.stderr)
                 return EXIT_USAGE
-            info, secret = store.create_api_key(args.user, args.name)
+            info, secret = store.create_api_key(args.user, args.name, args.scope)
             if args.json:
-                print(json.dumps({"key_id": info.key_id, "user_id": info.user_id, "api_key": secret}))
+                print(json.dumps({"key_id": info.key_id, "user_id": info.user_id, "scope": info.scope,
+                                  "api_key": secret}))
             else:
                 print(secret)
                 _say(f"key {info.key_id} for {info.user_id}: shown once, store it now; "
                      "clients send it as 'Authorization: Bearer <key>' (the CLI reads SB_API_KEY)")
             return EXIT_OK
         if args.action == "list":
-            rows = [{"key_id": k.key_id, "name": k.name, "created_at": k.created_at.isoformat(),
+            rows = [{"key_id": k.key_id, "name": k.name, "scope": k.scope, "created_at": k.created_at.isoformat(),
                      "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None,
                      "revoked": k.revoked_at is not None} for k in store.list_api_keys(args.user)]
             print(json.dumps(rows) if args.json else "\n".join(
-                f"{r['key_id']}  {r['name']:<20} created {r['created_at'][:16]}  "
+                f"{r['key_id']}  {r['name']:<20} {r['scope']:<8} created {r['created_at'][:16]}  "
                 f"{'revoked' if r['revoked'] else 'active'}" for r in rows))
             return EXIT_OK
         if not args.key_id:
@@ -540,6 +584,369 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return EXIT_OK if job["status"] in ("succeeded", "duplicate", "queued", "running") else EXIT_FAILED
 
 
+# --------------------------------------------------------------------------- your data: sources, export, erasure
+
+
+def _source_line(s: dict[str, Any]) -> str:
+    version = f"v{s['version']}" if s.get("version") else "  "
+    raw = "  (raw file expired)" if s.get("raw") == "expired" else ""
+    stale = "  (older version)" if s.get("superseded") else ""
+    return (f"{(s.get('source_id') or '-'):<36}  {version:<4} {s['status'] or '-':<9}  {(s.get('modality') or '-'):<9}"
+            f"  {(s.get('title') or s.get('source_uri') or '')[:60]}{stale}{raw}")
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    """List your sources, show one with every version, or delete one."""
+    import httpx
+
+    if args.action in ("show", "delete") and not args.source_id:
+        print(f"error: give the source id to {args.action} (see `secondbrain sources`)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with _client(args) as client:
+            if args.action == "delete":
+                resp = client.delete(f"/v1/sources/{args.source_id}")
+                if resp.status_code == 404:
+                    print(f"error: you have no source {args.source_id}", file=sys.stderr)
+                    return EXIT_FAILED
+                if resp.status_code != 204:
+                    return _http_error(resp)
+                if args.json:
+                    print(json.dumps({"deleted": args.source_id}))
+                _say(f"source {args.source_id} deleted: every version, its passages and its raw files")
+                return EXIT_OK
+            if args.action == "show":
+                resp = client.get(f"/v1/sources/{args.source_id}")
+                if resp.status_code == 404:
+                    print(f"error: you have no source {args.source_id}", file=sys.stderr)
+                    return EXIT_FAILED
+                if resp.status_code != 200:
+                    return _http_error(resp)
+                out = resp.json()
+                if args.json:
+                    print(json.dumps(out))
+                    return EXIT_OK
+                print(f"{out['title']}  ({out['source_uri']})  {out['status']}")
+                for v in out["versions"]:
+                    label = f"v{v['version']}" if v["version"] else "(not extracted)"
+                    state = "older" if v["superseded"] else "current" if v["version"] else ""
+                    print(f"  {label:<5} {state:<8} {v['ingested_at'][:16]}  {v['size_bytes']} bytes  "
+                          f"{v['chunk_count'] or 0} passages  raw {v['raw'] or '-'}  "
+                          + ", ".join(f"job {j['job_id']} {j['status']}" for j in v["jobs"]))
+                return EXIT_OK
+            params: dict[str, Any] = {"limit": args.limit}
+            if args.modality:
+                params["modality"] = args.modality
+            if args.status:
+                params["status"] = args.status
+            resp = client.get("/v1/sources", params=params)
+    except httpx.TransportError as exc:
+        return _unreachable(args, exc)
+    if resp.status_code != 200:
+        return _http_error(resp)
+    rows = resp.json()["sources"]
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for r in rows:
+            print(_source_line(r))
+        if not rows:
+            _say("nothing here yet: add something with `secondbrain ingest`")
+    return EXIT_OK
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"  # pragma: no cover
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Download all your data as a ZIP archive, with progress on stderr."""
+    import zipfile
+
+    import httpx
+
+    target = Path(args.output)
+    if target.exists() and not args.force:
+        print(f"error: {target} exists; pass --force to overwrite it", file=sys.stderr)
+        return EXIT_USAGE
+    part = target.with_name(target.name + ".part")
+    tty = sys.stderr.isatty()
+    t0 = last = time.monotonic()
+    got = 0
+    try:
+        with _client(args) as client, client.stream("GET", "/v1/export",
+                                                     timeout=httpx.Timeout(600.0, connect=5.0)) as resp:
+            if resp.status_code != 200:
+                resp.read()
+                return _http_error(resp)
+            with part.open("wb") as fh:
+                for block in resp.iter_bytes(1024 * 1024):
+                    fh.write(block)
+                    got += len(block)
+                    now = time.monotonic()
+                    if now - last >= (0.2 if tty else 5.0):
+                        line = f"downloading: {_size(got)} ({_size(got / max(now - t0, 1e-6))}/s)"
+                        sys.stderr.write(f"\r\x1b[K{line}" if tty else line + "\n")
+                        sys.stderr.flush()
+                        last = now
+    except httpx.TransportError as exc:
+        part.unlink(missing_ok=True)
+        return _unreachable(args, exc)
+    if tty:
+        sys.stderr.write("\r\x1b[K")
+    try:
+        with zipfile.ZipFile(part) as zf:
+            manifest = json.loads(zf.read("manifest.json"))
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        part.unlink(missing_ok=True)
+        print(f"error: the download was cut short or is damaged ({exc}); run the export again", file=sys.stderr)
+        return EXIT_FAILED
+    part.replace(target)
+    counts = manifest["counts"]
+    if args.json:
+        print(json.dumps({"path": str(target), "bytes": got, **manifest}))
+    else:
+        _say(f"saved {target} ({_size(got)} in {time.monotonic() - t0:.1f}s): {counts['sources']} source versions, "
+             f"{counts['documents']} documents, {counts['raw_files']} original files, "
+             f"{counts['conversations']} conversations"
+             + (f"; {counts['raw_expired']} originals had expired (retention)" if counts.get("raw_expired") else ""))
+    return EXIT_OK
+
+
+def _admin_stores(args: argparse.Namespace, *, vectors: bool) -> tuple[Any, Any]:
+    """The object store (and vector store) of the deployment the admin command acts on."""
+    from secondbrain.runtime import build_objects, build_vectors
+
+    settings = _settings(args)
+    settings = settings.model_copy(update={"data_dir": settings.data_dir.resolve()})
+    return build_objects(settings), (build_vectors(settings) if vectors else None)
+
+
+def cmd_users_erase(args: argparse.Namespace) -> int:
+    """Erase a user and everything theirs: rows, objects, vector collections."""
+    from secondbrain import keys, lifecycle
+
+    try:
+        keys.check_user_id(args.user_id)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.yes:
+        print(f"error: this erases {args.user_id} and everything they stored, for good; "
+              f"repeat with --yes to do it", file=sys.stderr)
+        return EXIT_USAGE
+    with _metadata(args) as store:
+        objects, vectors = _admin_stores(args, vectors=True)
+        try:
+            try:  # before touching anything: a running embedded server holds its vector shards
+                vectors.count(args.user_id)
+            except RuntimeError as exc:
+                print(f"error: {exc}. Stop `secondbrain up` first, or erase through it "
+                      "(DELETE /v1/me?confirm=<user> with the user's key).", file=sys.stderr)
+                return EXIT_USAGE
+            report = lifecycle.erase_user(store, objects, vectors, args.user_id)
+        finally:
+            vectors.close()
+    if args.json:
+        print(json.dumps(report.to_json()))
+    elif report.found:
+        _say(f"{args.user_id} erased: {sum(report.rows.values())} rows, {report.objects} objects, "
+             "and their vector collections")
+    else:
+        _say(f"no user {args.user_id}; cleared anything left under that id")
+    return EXIT_OK if report.found else EXIT_FAILED
+
+
+def cmd_retention(args: argparse.Namespace) -> int:
+    """Remove the raw files the retention setting says have expired, now."""
+    from secondbrain import lifecycle
+
+    days = args.days if args.days is not None else _settings(args).raw_retention_days
+    if days is None:
+        print("error: raw-file retention is off: set SB_RAW_RETENTION_DAYS=N, or pass --days N", file=sys.stderr)
+        return EXIT_USAGE
+    if days < 0:
+        print("error: --days must be 0 or more", file=sys.stderr)
+        return EXIT_USAGE
+    with _metadata(args) as store:
+        objects, _ = _admin_stores(args, vectors=False)
+        report = lifecycle.purge_expired_raw(store, objects, days)
+    if args.json:
+        print(json.dumps({"days": days, **report.to_json()}))
+    else:
+        _say(f"removed {report.artifacts} raw file(s) ({_size(report.bytes)}) of work finished before "
+             f"{report.cutoff.isoformat(timespec='seconds')}; their text stays searchable")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- embedding model (re-index)
+
+
+def _index_json(i: Any) -> dict[str, Any]:
+    return {"user_id": i.user_id, "version": i.version, "status": i.status, "model": i.model,
+            "model_id": i.model_id, "dense_size": i.dense_size, "points_done": i.points_done,
+            "points_total": i.points_total, "keep_old": i.keep_old, "lease_owner": i.lease_owner,
+            "created_at": i.created_at.isoformat(),
+            "activated_at": i.activated_at.isoformat() if i.activated_at else None,
+            "retired_at": i.retired_at.isoformat() if i.retired_at else None,
+            "dropped": i.dropped_at is not None}
+
+
+def _index_line(i: Any, rows: list[Any] | None = None) -> str:
+    extra = ""
+    if i.status == "building":
+        extra = f"  {i.points_done}/{i.points_total if i.points_total is not None else '?'} points"
+        extra += f", by {i.lease_owner}" if i.lease_owner else ", waiting"
+    elif i.status == "retired" and i.dropped_at is not None:
+        extra = "  (collection dropped)"
+    elif i.status == "retired" and i.activated_at is None:
+        extra = "  (cancelled)"
+    elif i.status == "retired":  # kept when the index that replaced it asked so; else dropped shortly
+        kept = any(r.user_id == i.user_id and r.version > i.version and r.keep_old for r in rows or ())
+        extra = "  (collection kept)" if kept else "  (collection being dropped)"
+    return f"{i.user_id:<20} v{i.version:<4} {i.status:<9} {i.dense_size:>5}-d  {i.model_id}{extra}"
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Re-embed users' chunks with another model into a new collection version, then switch to it."""
+    from secondbrain.embedding import EmbedderPool, check_spec, load_embedder
+    from secondbrain.pipeline.errors import RetryableError
+    from secondbrain.runtime import build_vectors
+    from secondbrain.sparse import Bm25Encoder
+    from secondbrain.stores.vectors_edge import VectorsInUse
+    from services.embedder.reindex import Progress, ReindexBusy, Reindexer, ReindexIncomplete
+
+    settings = _settings(args)
+    settings = settings.model_copy(update={"data_dir": settings.data_dir.resolve()})
+    with _metadata(args) as store:
+        if args.status:
+            rows = store.vector_indexes(args.user)
+            print(json.dumps([_index_json(i) for i in rows]) if args.json else
+                  "\n".join(_index_line(i, rows) for i in rows) or "no vector indexes yet")
+            return EXIT_OK
+        if bool(args.user) == bool(args.all):
+            print("error: give --user USER or --all", file=sys.stderr)
+            return EXIT_USAGE
+        if args.user and not store.user_exists(args.user):
+            print(f"error: unknown user {args.user!r}", file=sys.stderr)
+            return EXIT_USAGE
+        users = [args.user] if args.user else sorted({i.user_id for i in store.vector_indexes(status="active")})
+        if args.cancel:
+            for user in users:
+                cancelled = store.cancel_reindex(user)
+                _say(f"{user}: re-index to {cancelled.model_id} (v{cancelled.version}) cancelled" if cancelled
+                     else f"{user}: no re-index in progress")
+            return EXIT_OK
+        spec = args.model or settings.embedding_model
+        try:
+            check_spec(spec)
+
+            def load(name: str) -> Any:
+                return load_embedder(name, batch_size=settings.embed_batch_size, base_url=settings.embedding_base_url,
+                                     api_key=settings.embedding_api_key, timeout_s=settings.embedding_timeout_s)
+
+            embedders = EmbedderPool(load(spec), load)
+        except (ValueError, RetryableError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not users:
+            _say("no user has anything indexed yet: nothing to re-index")
+            return EXIT_OK
+        vectors = build_vectors(settings)
+        last_print = [0.0]
+
+        def show(p: Progress) -> None:
+            now = time.monotonic()
+            if sys.stderr.isatty():
+                print("\r" + p.line() + " " * 8, end="", file=sys.stderr, flush=True)
+            elif now - last_print[0] >= 5 or p.done >= p.total:
+                last_print[0] = now
+                _say(p.line())
+
+        reindexer = Reindexer(store, vectors, embedders, Bm25Encoder(), batch_size=args.batch_size, on_progress=show)
+        if settings.vector_store == "edge":
+            reindexer.drop_grace_s = 0.0  # the in-process engine is ours alone: nobody searches the old version
+        results: list[dict[str, Any]] = []
+        failed = False
+        try:
+            try:  # a running embedded server holds the in-process vector engine: it does the work then
+                vectors.count(users[0])
+                local = True
+            except VectorsInUse:
+                local = False
+            if not local:
+                return _reindex_through_server(store, reindexer, users, spec, args)
+            for user in users:
+                try:
+                    outcome = reindexer.reindex(user, spec, keep_old=args.keep_old)
+                except (ReindexBusy, ReindexIncomplete, ValueError, LookupError, RetryableError) as exc:
+                    if sys.stderr.isatty():
+                        print(file=sys.stderr)
+                    print(f"error: {exc}", file=sys.stderr)
+                    failed = True
+                    results.append({"user_id": user, "status": "failed", "message": str(exc)})
+                    continue
+                if sys.stderr.isatty() and outcome.status == "switched":
+                    print(file=sys.stderr)
+                rate = outcome.run_points / outcome.seconds if outcome.seconds > 0 else 0.0
+                _say(outcome.message + (f" ({outcome.run_points} re-embedded in {outcome.seconds:.1f}s, "
+                                        f"{rate:.1f} points/s)" if outcome.status == "switched" else ""))
+                results.append({"user_id": user, "status": outcome.status, "message": outcome.message,
+                                "points": outcome.points, "seconds": round(outcome.seconds, 2),
+                                "index": _index_json(outcome.index) if outcome.index else None})
+        finally:
+            vectors.close()
+            embedders.close()
+        if args.json:
+            print(json.dumps(results))
+        return EXIT_FAILED if failed else EXIT_OK
+
+
+def _reindex_through_server(store: Any, reindexer: Any, users: list[str], spec: str, args: argparse.Namespace) -> int:
+    """Record the re-indexes and follow the running embedded server filling them (it owns the vectors)."""
+    begun = {}
+    for user in users:
+        try:
+            index, why = reindexer.begin(user, spec, keep_old=args.keep_old)
+        except (ValueError, LookupError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        _say(why)
+        if index is not None:
+            begun[user] = index.version
+    if not begun:
+        return EXIT_OK
+    _say("secondbrain is running on this data directory: it re-embeds in the background "
+         "(search keeps working); `secondbrain reindex --status` shows how far it is")
+    if args.no_wait:
+        return EXIT_OK
+    shown: dict[str, str] = {}
+    try:
+        while begun:
+            for index in store.vector_indexes():
+                if begun.get(index.user_id) != index.version:
+                    continue
+                if index.status == "active":
+                    _say(f"{index.user_id}: now searching v{index.version} ({index.model_id})")
+                    del begun[index.user_id]
+                elif index.status == "retired":
+                    print(f"error: {index.user_id}: the re-index to v{index.version} was cancelled", file=sys.stderr)
+                    return EXIT_FAILED
+                else:
+                    line = _index_line(index)
+                    if shown.get(index.user_id) != line:
+                        shown[index.user_id] = line
+                        _say(line)
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        _say("stopped following; the server carries on")
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -582,11 +989,17 @@ def build_parser() -> argparse.ArgumentParser:
     ua.add_argument("--name", default=None, help="display name")
     ua.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
     ua.set_defaults(func=cmd_users)
+    ul = us_sub.add_parser("list", help="list users")
+    ul.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ul.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ul.set_defaults(func=cmd_users_list)
     ks = sub.add_parser("keys", help="create, list or revoke API keys (admin, talks to the database)")
     ks.add_argument("action", choices=["create", "list", "revoke"])
     ks.add_argument("key_id", nargs="?", help="the key to revoke")
     ks.add_argument("--user", required=True, help="whose keys")
     ks.add_argument("--name", default="cli", help="a label for a new key")
+    ks.add_argument("--scope", choices=["user", "admin", "producer"], default="user",
+                    help="user: the HTTP API; admin: also manage users and keys; producer: only sign Kafka events")
     ks.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
     ks.add_argument("--json", action="store_true", help="print JSON for scripts")
     ks.set_defaults(func=cmd_keys)
@@ -625,6 +1038,47 @@ def build_parser() -> argparse.ArgumentParser:
     jb.add_argument("job_id")
     client_opts(jb)
     jb.set_defaults(func=cmd_jobs)
+
+    so = sub.add_parser("sources", help="list your sources, show one, or delete one (every version)")
+    so.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
+    so.add_argument("source_id", nargs="?", help="the source to show or delete")
+    so.add_argument("--modality", help="only this kind: note, markdown, pdf, web, audio, image...")
+    so.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "duplicate"])
+    so.add_argument("--limit", type=int, default=100)
+    client_opts(so)
+    so.set_defaults(func=cmd_sources)
+    ex = sub.add_parser("export", help="download all your data as a ZIP archive")
+    ex.add_argument("-o", "--output", required=True, metavar="FILE.zip", help="where to save the archive")
+    ex.add_argument("--force", action="store_true", help="overwrite FILE.zip")
+    client_opts(ex)
+    ex.set_defaults(func=cmd_export)
+    ue = us_sub.add_parser("erase", help="erase a user and everything theirs, for good")
+    ue.add_argument("user_id")
+    ue.add_argument("--yes", action="store_true", help="really erase")
+    ue.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ue.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ue.set_defaults(func=cmd_users_erase)
+    rt_ = sub.add_parser("retention", help="raw-file retention (admin, talks to the database)")
+    rt_.add_argument("action", choices=["run"], help="remove the raw files that have expired, now")
+    rt_.add_argument("--days", type=int, default=None, help="keep raw files this many days (default "
+                                                            "SB_RAW_RETENTION_DAYS)")
+    rt_.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    rt_.add_argument("--json", action="store_true", help="print JSON for scripts")
+    rt_.set_defaults(func=cmd_retention)
+    ri = sub.add_parser("reindex", help="move users to another embedding model, searching the old index meanwhile "
+                                        "(admin, talks to the database and the vector store)")
+    ri.add_argument("--model", default=None, help="'minilm-int8' or 'openai:<model name>' (served at "
+                                                  "SB_EMBEDDING_BASE_URL); default SB_EMBEDDING_MODEL")
+    ri.add_argument("--user", default=None, help="re-index this user")
+    ri.add_argument("--all", action="store_true", help="re-index every user with indexed data")
+    ri.add_argument("--keep-old", action="store_true", help="keep the replaced collection (default: drop it)")
+    ri.add_argument("--status", action="store_true", help="show each user's index versions and progress")
+    ri.add_argument("--cancel", action="store_true", help="abandon the re-index in progress")
+    ri.add_argument("--batch-size", type=int, default=64, help="points embedded per request (default 64)")
+    ri.add_argument("--no-wait", action="store_true", help="with a running embedded server: return once recorded")
+    ri.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ri.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ri.set_defaults(func=cmd_reindex)
     return p
 
 

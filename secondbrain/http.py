@@ -5,14 +5,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import socket
+import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, HTTPException
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from secondbrain import __version__
+from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
+from services.ingest_gateway.admin_api import create_router as admin_router
+
+# Reads that cost like writes (they embed, search and may call the model): the stricter limit.
+HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export")
 
 
 def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
@@ -47,31 +53,85 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     """
     app = FastAPI(title="secondbrain", version=__version__)
 
-    required = rt.settings.auth_required()
+    settings = rt.settings
+    required = settings.auth_required()
 
-    async def current_user(authorization: Annotated[str | None, Header()] = None) -> str:
-        """The user a request acts as: the owner of its bearer key.  Without a key only a
-        loopback-only server (``SB_AUTH=auto``) lets it act as the default local user."""
+    async def current_principal(request: Request,
+                                authorization: Annotated[str | None, Header()] = None) -> Principal:
+        """Who a request acts for: the owner of its bearer key.  Without a key only a loopback-only
+        server (``SB_AUTH=auto``) lets it act as the default local user (with admin rights: whoever
+        can reach loopback can read the data directory anyway).  Counts the request against the
+        user's per-minute limit."""
+        principal = await _principal(authorization)
+        if principal.scope == "producer":
+            raise HTTPException(403, "this is a producer key: it can only sign events published to Kafka; "
+                                     "use a user key for the HTTP API")
+        await _count(principal.user_id, request)
+        return principal
+
+    async def _principal(authorization: str | None) -> Principal:
         if authorization:
             scheme, _, key = authorization.partition(" ")
             if scheme.lower() != "bearer" or not key.strip():
                 raise HTTPException(401, "use an 'Authorization: Bearer <API key>' header",
                                     headers={"WWW-Authenticate": "Bearer"})
-            user = await asyncio.to_thread(rt.metadata.authenticate, key.strip())
-            if user is None:
+            principal = await asyncio.to_thread(rt.metadata.authenticate, key.strip())
+            if principal is None:
                 raise HTTPException(401, "unknown or revoked API key; create one with `secondbrain keys create`",
                                     headers={"WWW-Authenticate": "Bearer"})
-            return user
+            return principal
         if required:
             raise HTTPException(401, "an API key is required: send 'Authorization: Bearer <key>' "
                                      "(create one with `secondbrain keys create --user <id>`)",
                                 headers={"WWW-Authenticate": "Bearer"})
-        return rt.settings.default_user
+        return Principal(user_id=settings.default_user, key_id=None, scope="admin")
+
+    async def _count(user_id: str, request: Request) -> None:
+        """Fixed one-minute windows per user, shared by every replica through Postgres."""
+        heavy = request.method != "GET" or request.url.path.startswith(HEAVY_READS)
+        limit = settings.rate_limit_per_minute if heavy else settings.read_rate_limit_per_minute
+        if limit <= 0:
+            return
+        hits = await asyncio.to_thread(rt.metadata.count_request, user_id, "act" if heavy else "read", 60)
+        if hits > limit:
+            wait = max(1, 60 - int(time.time()) % 60)
+            what = "submissions, deletions, searches and questions" if heavy else "requests"
+            setting = "SB_RATE_LIMIT_PER_MINUTE" if heavy else "SB_READ_RATE_LIMIT_PER_MINUTE"
+            raise HTTPException(429, f"too many requests: your account may make {limit} {what} a minute. "
+                                     f"Try again in {wait} s, or ask the operator to raise {setting}.",
+                                headers={"Retry-After": str(wait)})
+
+    caller = Depends(current_principal)
+
+    async def current_user(principal: Principal = caller) -> str:
+        """The user id a request acts for (see ``current_principal``)."""
+        return principal.user_id
+
+    async def admin_user(principal: Principal = caller) -> Principal:
+        """Only admin keys (or the local user of a loopback-only server) manage users and keys."""
+        if principal.scope != "admin":
+            raise HTTPException(403, "this needs an admin key (`secondbrain keys create --user <id> --scope admin`)")
+        return principal
+
+    @app.middleware("http")
+    async def header_limit(request: Request, call_next: Any) -> Any:
+        """Refuse oversized request heads with 431 (the protocol layer drops far larger ones)."""
+        size = sum(len(k) + len(v) + 4 for k, v in request.scope.get("headers", ()))
+        if size > settings.max_header_bytes:
+            return JSONResponse({"detail": f"the request headers are {size} bytes; the limit is "
+                                           f"{settings.max_header_bytes}. Send less (large values belong "
+                                           "in the body)."}, status_code=431)
+        return await call_next(request)
+
+    app.include_router(admin_router(rt, current_principal, admin_user))
 
     if gateway:
         from services.ingest_gateway.api import create_router as gateway_router
 
         app.include_router(gateway_router(rt, relay, current_user))
+        from services.ingest_gateway.lifecycle_api import create_router as lifecycle_router
+
+        app.include_router(lifecycle_router(rt, current_user))
     if query:
         from services.query.api import create_router as query_router
 
@@ -91,7 +151,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
             "object_store": rt.objects.check,
             "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
         }
-        if rt.vectors is not None:
+        # A gateway on its own keeps accepting work while the vector store is down (only deleting
+        # and exporting need it), so the vector store does not decide its readiness.
+        if rt.vectors is not None and (query or not gateway):
             checks["vector_store"] = rt.vectors.check
         if query and rt.llm is not None and rt.settings.llm_base_url:
             checks["llm"] = functools.partial(llm_reachable, rt.settings.llm_base_url)

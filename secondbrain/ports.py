@@ -133,38 +133,53 @@ SearchMode = Literal["hybrid", "dense", "sparse"]
 
 @runtime_checkable
 class VectorStore(Protocol):
-    """Per-user collections holding a dense and a sparse (BM25) vector per chunk."""
+    """Per-user collections holding a dense and a sparse (BM25) vector per chunk.
 
-    def ensure_collection(self, user_id: str, dense_size: int) -> str:
-        """Create the user's collection when missing (idempotent); return its name."""
+    A user may have several collection *versions* (``index``: ``v1``, ``v2``...), one per
+    embedding model, so a re-embedding builds a new one next to the one being searched.
+    Methods taking ``index`` address that version; ``None`` means the store's default (``v1``).
+    :meth:`delete_where` and :meth:`drop_user` always act on every version of the user.
+    """
+
+    def ensure_collection(self, user_id: str, dense_size: int, *, index: str | None = None) -> str:
+        """Create the user's collection (version ``index``) when missing (idempotent); return its name."""
         ...
 
-    def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
+    def upsert(self, user_id: str, points: Sequence[VectorPoint], *, index: str | None = None) -> None:
         """Insert or replace points by id (a replay never duplicates)."""
         ...
 
     def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
                limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
-               candidates: int = 50) -> list[VectorHit]:
+               candidates: int = 50, index: str | None = None) -> list[VectorHit]:
         """Rank the user's points.  ``hybrid`` takes ``candidates`` from each of dense and sparse and fuses them
         with reciprocal rank fusion inside the engine.  A user without a collection gets ``[]``."""
         ...
 
     def scroll(self, user_id: str, *, flt: VectorFilter | None = None, limit: int = 100,
-               offset: str | None = None) -> tuple[list[VectorHit], str | None]:
-        """Page through points matching ``flt`` (score 0); returns the next offset or ``None``."""
+               offset: str | None = None, index: str | None = None) -> tuple[list[VectorHit], str | None]:
+        """Page through points matching ``flt`` in id order (score 0); returns the next offset (the id
+        the next page starts at) or ``None``."""
         ...
 
-    def count(self, user_id: str, flt: VectorFilter | None = None) -> int:
+    def count(self, user_id: str, flt: VectorFilter | None = None, *, index: str | None = None) -> int:
         """Number of the user's points matching ``flt`` (0 when there is no collection)."""
         ...
 
     def delete_where(self, user_id: str, flt: VectorFilter) -> None:
-        """Delete the user's points matching ``flt`` (used to drop a document's chunks)."""
+        """Delete the user's points matching ``flt`` from every version (used to drop a document's chunks)."""
         ...
 
     def drop_user(self, user_id: str) -> None:
-        """Delete the user's whole collection (no error when absent)."""
+        """Delete every collection version of the user (no error when absent)."""
+        ...
+
+    def list_indexes(self, user_id: str) -> list[str]:
+        """The versions the user has a collection for, oldest first (``["v1", "v2"]``)."""
+        ...
+
+    def drop_index(self, user_id: str, index: str) -> None:
+        """Delete one collection version of the user (no error when absent)."""
         ...
 
     def check(self) -> None:
@@ -313,6 +328,7 @@ class ArtifactRecord:
     submitted_at: datetime
     producer: str
     attributes: Mapping[str, str] = field(default_factory=dict)
+    raw_purged_at: datetime | None = None  # when retention removed the bytes (the index stays)
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +430,7 @@ class SourceView:
     version: int | None = None
     superseded: bool = False
     error: str | None = None
+    raw_purged_at: datetime | None = None  # the raw file expired (retention); the index stays
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,9 +443,16 @@ class Turn:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
+KeyScope = Literal["user", "admin", "producer"]
+KEY_SCOPES: tuple[str, ...] = ("user", "admin", "producer")
+
+
 @dataclass(frozen=True, slots=True)
 class ApiKeyInfo:
-    """An API key as listed to its owner (never the secret itself)."""
+    """An API key as listed to its owner (never the secret itself).
+
+    ``scope``: ``user`` keys act as their user over HTTP; ``admin`` keys may also manage users
+    and keys; ``producer`` keys only sign events other apps publish to Kafka."""
 
     key_id: str
     user_id: str
@@ -436,10 +460,106 @@ class ApiKeyInfo:
     created_at: datetime
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None
+    scope: KeyScope = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a request or event acts for: the key's owner, the key and what it may do."""
+
+    user_id: str
+    key_id: str | None
+    scope: KeyScope
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """What checking an event signature needs: the key's owner, scope and stored hash
+    (the HMAC key producers derive from their secret, see :mod:`secondbrain.events.signing`)."""
+
+    key_id: str
+    user_id: str
+    scope: KeyScope
+    secret_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """A user as an administrator sees it."""
+
+    user_id: str
+    display_name: str | None
+    created_at: datetime
+    active_keys: int
 
 
 class ForeignConversation(PermissionError):
     """The conversation id belongs to another user."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDeletion:
+    """What deleting a source removed from the metadata store, and what is left to remove elsewhere.
+
+    ``document_ids`` name the documents whose claim-check objects must go (their vector points are
+    found by the source id); ``object_keys`` are raw artifacts no remaining source references;
+    ``kept_artifact_ids`` are artifacts whose bytes another source of the user still uses.
+    """
+
+    user_id: str
+    source_id: str
+    deleted_at: datetime
+    job_ids: list[str]
+    document_ids: list[str]
+    artifact_ids: list[str]
+    object_keys: list[str]
+    kept_artifact_ids: list[str] = field(default_factory=list)
+    requeue_job_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    """A conversation as listed for export."""
+
+    conversation_id: str
+    created_at: datetime
+    updated_at: datetime
+    turns: int
+
+
+IndexStatus = Literal["building", "active", "retired"]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndex:
+    """One collection version of a user's vectors and the embedding model they come from.
+
+    ``active``: searched, and written by the embedder; ``building``: written by the embedder too
+    while a re-index fills it from the active one; ``retired``: replaced by a newer version (its
+    collection is dropped, ``dropped_at``, unless the re-index was asked to keep it).
+    """
+
+    user_id: str
+    version: int
+    model: str  # how to load the model: "minilm-int8", "openai:<name>"
+    model_id: str  # which model it is (also in every point's payload)
+    dense_size: int
+    status: IndexStatus
+    created_at: datetime
+    activated_at: datetime | None = None
+    retired_at: datetime | None = None
+    dropped_at: datetime | None = None
+    keep_old: bool = False  # when this index becomes active, keep the collection it replaces
+    points_total: int | None = None  # re-index progress: points in the active index when last counted
+    points_done: int = 0
+    resume_from: str | None = None  # the point id the re-index continues from
+    lease_owner: str | None = None  # who is filling it, until lease_expires_at
+    lease_expires_at: datetime | None = None
+
+    @property
+    def name(self) -> str:
+        """The collection version (``v<version>``) the vector store files it under."""
+        return f"v{self.version}"
 
 
 @runtime_checkable
@@ -557,8 +677,10 @@ class MetadataStore(Protocol):
         """A document of the user, or ``None``."""
         ...
 
-    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0) -> list[SourceView]:
-        """The user's artifacts with their latest job, newest first."""
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
+                     modality: str | None = None, status: str | None = None) -> list[SourceView]:
+        """The user's jobs with their artifact and document, newest first; optionally only one source's
+        (every version), one modality or one job status."""
         ...
 
     def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
@@ -577,7 +699,7 @@ class MetadataStore(Protocol):
         """The last ``limit`` turns of the user's conversation, oldest first (empty for others')."""
         ...
 
-    def create_api_key(self, user_id: str, name: str) -> tuple[ApiKeyInfo, str]:
+    def create_api_key(self, user_id: str, name: str, scope: KeyScope = "user") -> tuple[ApiKeyInfo, str]:
         """A new key for an existing user: its listing and the secret, shown once and stored hashed."""
         ...
 
@@ -589,8 +711,127 @@ class MetadataStore(Protocol):
         """Revoke one of the user's keys; ``False`` when it is not theirs or unknown."""
         ...
 
-    def authenticate(self, secret: str) -> str | None:
-        """The user a presented key belongs to, or ``None`` (unknown, revoked or malformed)."""
+    def authenticate(self, secret: str) -> Principal | None:
+        """Who a presented key acts for, or ``None`` (unknown, revoked or malformed)."""
+        ...
+
+    def signing_key(self, key_id: str) -> SigningKey | None:
+        """A live key by id, for checking the signature of an event; ``None`` if unknown or revoked."""
+        ...
+
+    def list_users(self) -> list[UserInfo]:
+        """Every user, oldest first (for administrators)."""
+        ...
+
+    def count_request(self, user_id: str, bucket: str, window_s: int) -> int:
+        """Count one request of ``user_id`` in ``bucket``; return the requests in the current window
+        of ``window_s`` seconds including this one (shared by every replica)."""
+        ...
+
+    def pending_jobs(self, user_id: str) -> int:
+        """How many of the user's jobs are queued or running (ingestion backpressure)."""
+        ...
+
+    # -- data lifecycle: deleting sources, erasing users, raw-file retention, export
+
+    def delete_source(self, user_id: str, source_id: str) -> SourceDeletion | None:
+        """In ONE transaction: remove every job (stages, events, outbox rows), document and artifact of
+        the user's source (all versions) and leave a tombstone so work in flight for it is dropped.
+        Artifacts another source still uses are kept.  Returns what is left to remove from the vector
+        and object stores; a deletion whose cleanup was not confirmed (:meth:`source_cleaned`) is
+        returned again.  ``None`` when the user has no such source (another user's is not theirs)."""
+        ...
+
+    def source_cleaned(self, user_id: str, source_id: str) -> list[str]:
+        """Record that the deleted source's vectors and objects are gone; queue again the jobs of other
+        sources that were duplicates of its content (they are indexed in their own name now) and
+        return their ids."""
+        ...
+
+    def source_deleted(self, user_id: str, source_id: str, job_id: str | None,
+                       submitted_at: datetime | None = None) -> bool:
+        """Whether work of ``job_id`` for ``source_id`` is left over from deleting that source: the
+        source was deleted, the job no longer exists and the work was submitted before the deletion
+        (``None``: unknown, taken as before).  A submission made after the deletion is not."""
+        ...
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Remove the user and every row that is theirs, in every table; return the rows removed per
+        table.  The same user id can be created again afterwards, as new."""
+        ...
+
+    def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """The user's artifact (with ``raw_purged_at``), or ``None``."""
+        ...
+
+    def list_artifacts(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[ArtifactRecord]:
+        """The user's artifacts ordered by id, from after ``after`` (keyset paging)."""
+        ...
+
+    def list_documents(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[DocumentRecord]:
+        """The user's documents, every version, ordered by id, from after ``after``."""
+        ...
+
+    def list_conversations(self, user_id: str) -> list[ConversationInfo]:
+        """The user's conversations, oldest first."""
+        ...
+
+    def raw_expired(self, before: datetime, limit: int = 500) -> list[ArtifactRecord]:
+        """Artifacts of any user whose raw bytes are still kept although every job using them finished
+        before ``before`` (none is queued or running), oldest first."""
+        ...
+
+    def mark_raw_purged(self, user_id: str, artifact_ids: Sequence[str]) -> int:
+        """Record that retention removed the raw bytes of these artifacts; return how many changed."""
+        ...
+
+    # -- vector indexes: which collection version of a user is searched, and re-embedding into a new one
+
+    def vector_indexes(self, user_id: str | None = None, *, status: IndexStatus | None = None) -> list[VectorIndex]:
+        """The user's index versions, oldest first (every user's, by user, when ``None``); only those
+        with ``status`` when given."""
+        ...
+
+    def ensure_active_index(self, user_id: str, model: str, model_id: str, dense_size: int) -> VectorIndex:
+        """The user's active index; a user without one gets version 1, active, with this model
+        (:class:`LookupError` when the user does not exist)."""
+        ...
+
+    def begin_reindex(self, user_id: str, model: str, model_id: str, dense_size: int, *,
+                      keep_old: bool = False) -> VectorIndex:
+        """The user's building index for ``model_id``: the one in progress (to resume) or a new version.
+        Raises :class:`ValueError` when a re-index to another model is in progress (see
+        :meth:`cancel_reindex`) and :class:`LookupError` when the user has no active index."""
+        ...
+
+    def claim_reindex(self, user_id: str, version: int, owner: str, lease_s: float) -> VectorIndex | None:
+        """Take or renew the lease on a building index for ``lease_s`` seconds; ``None`` when it is
+        not building or another owner's lease has not expired."""
+        ...
+
+    def reindex_progress(self, user_id: str, version: int, owner: str, *, done: int, total: int,
+                         resume_from: str | None, lease_s: float) -> bool:
+        """Record a re-index's progress and renew its lease; ``False`` when ``owner`` lost the lease
+        (or the index is no longer building): the caller must stop."""
+        ...
+
+    def release_reindex(self, user_id: str, version: int, owner: str) -> None:
+        """Give up ``owner``'s lease on the index (others may continue it at once)."""
+        ...
+
+    def activate_index(self, user_id: str, version: int) -> VectorIndex | None:
+        """In ONE transaction: retire the user's active index and make the building ``version`` active.
+        Returns the retired index (``None`` when there was none); :class:`LookupError` when
+        ``version`` is not a building index of the user."""
+        ...
+
+    def cancel_reindex(self, user_id: str) -> VectorIndex | None:
+        """Retire the user's building index unfinished; returns it (its collection is the caller's to
+        drop), or ``None`` when there is none."""
+        ...
+
+    def index_dropped(self, user_id: str, version: int) -> None:
+        """Record that a retired index's collection was deleted."""
         ...
 
     def close(self) -> None:

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from secondbrain.events.codec import EventCodec
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorStore
 from secondbrain.settings import Settings
+
+if TYPE_CHECKING:
+    from secondbrain.embedding import EmbedderPool
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +35,14 @@ class Runtime:
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None
     llm: ChatLLM | None = None  # answers; None means extractive answers
+    embedders: EmbedderPool | None = None  # every embedding model in use; ``embedder`` is its default
 
     def close(self) -> None:
         """Release pools and files."""
         if self.llm is not None and hasattr(self.llm, "close"):
             self.llm.close()
+        if self.embedders is not None:
+            self.embedders.close()
         if self.vectors is not None:
             self.vectors.close()
         self.metadata.close()
@@ -75,6 +82,18 @@ def build_vectors(settings: Settings) -> VectorStore:
     return QdrantVectorStore.from_url(settings.qdrant_url, api_key=key)
 
 
+def build_embedders(settings: Settings) -> EmbedderPool:
+    """The configured embedding model (loaded now) in a pool that loads the models of other index
+    versions on first use, with the same endpoint settings."""
+    from secondbrain.embedding import EmbedderPool, load_embedder
+
+    def load(spec: str) -> Embedder:
+        return load_embedder(spec, batch_size=settings.embed_batch_size, base_url=settings.embedding_base_url,
+                             api_key=settings.embedding_api_key, timeout_s=settings.embedding_timeout_s)
+
+    return EmbedderPool(load(settings.embedding_model), load)
+
+
 def build_llm(settings: Settings) -> ChatLLM | None:
     """The OpenAI-compatible model for answers, when an endpoint is configured."""
     if not settings.llm_base_url:
@@ -101,9 +120,8 @@ def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool 
     if vectors:
         rt.vectors = build_vectors(settings)
     if models:
-        from secondbrain.embedding import load_embedder
-
-        rt.embedder = load_embedder(settings.embedding_model, batch_size=settings.embed_batch_size)
+        rt.embedders = build_embedders(settings)
+        rt.embedder = rt.embedders.default
         rt.sparse = Bm25Encoder()
     if llm:
         rt.llm = build_llm(settings)

@@ -8,6 +8,7 @@ store implementations the runtime builds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import uvicorn
 
 from secondbrain.http import create_app
+from secondbrain.pipeline.kafka_security import aiokafka_options
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.pipeline.stage import Stage
 from secondbrain.pipeline.topics import ensure_topics
@@ -28,6 +30,7 @@ from services.fetcher.fetch import FetchPolicy
 log = logging.getLogger(__name__)
 
 STAGE_NAMES: tuple[str, ...] = ("fetch", "extract", "chunk", "embed")
+RETENTION_INTERVAL_S = 3600.0  # raw-file retention runs at start, then hourly, in the gateway process
 
 
 def fetch_policy(s: Settings) -> FetchPolicy:
@@ -60,7 +63,8 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
             out.append(ChunkerStage(rt.objects, cfg))
         elif name == "embed":
             assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
-            out.append(EmbedderStage(rt.objects, rt.metadata, rt.vectors, rt.embedder, rt.sparse))
+            out.append(EmbedderStage(rt.objects, rt.metadata, rt.vectors, rt.embedder, rt.sparse,
+                                     embedders=rt.embedders))
         else:
             raise ValueError(f"unknown stage {name!r}; stages are {', '.join(STAGE_NAMES)}")
     return out
@@ -74,6 +78,8 @@ class Process:
     runners: list[StageRunner] = field(default_factory=list)
     relay: Any = None
     server: uvicorn.Server | None = None
+    retention: asyncio.Task[None] | None = None
+    reindex: Any = None  # the ReindexWorker of a process that embeds
 
     def liveness(self) -> str | None:
         """A reason to restart this process, or None."""
@@ -87,15 +93,18 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
                         embedded: bool = False) -> Process:
     """Build the runtime, create topics, start stage runners and the relay (not the HTTP server)."""
 
-    needs_vectors = query or "embed" in stages
+    # The gateway deletes and exports sources, indexed passages included: it reaches the vectors too.
+    needs_vectors = query or gateway or "embed" in stages
+    needs_models = query or "embed" in stages
     t0 = time.perf_counter()
-    rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_vectors, llm=query)
+    rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_models, llm=query)
     log.info("runtime built", extra={"ms": round((time.perf_counter() - t0) * 1000)})
     proc = Process(rt=rt)
 
     async def topics_ready(timeout_s: float = 30.0) -> None:
         await ensure_topics(settings.kafka_bootstrap, rt.names, partitions=settings.partitions,
-                            replication=settings.replication_factor, timeout_s=timeout_s)
+                            replication=settings.replication_factor, timeout_s=timeout_s,
+                            client_options=aiokafka_options(settings))
 
     try:
         await _start_pieces(proc, settings, topics_ready, gateway=gateway, stages=stages, embedded=embedded)
@@ -136,21 +145,57 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
 
     await asyncio.gather(*(start_stage(name) for name in stages))
     proc.runners.sort(key=lambda r: STAGE_NAMES.index(r.stage.name))
+    if "embed" in stages:
+        proc.reindex = start_reindex_worker(rt)
+        await proc.reindex.start()
     log.info("stages started", extra={"stages": stages, "ms": round((time.perf_counter() - t0) * 1000)})
     if gateway:
         # A short topic-creation timeout: while the broker is down the relay's own backoff paces retries.
         prepare = None if stages else functools.partial(topics_ready, 5.0)
         proc.relay = OutboxRelay(rt.metadata, settings.kafka_bootstrap, batch=settings.relay_batch,
-                                 poll_s=settings.relay_poll_s, prepare=prepare)
+                                 poll_s=settings.relay_poll_s, prepare=prepare,
+                                 client_options=aiokafka_options(settings))
         await proc.relay.start()
+        if settings.raw_retention_days is not None:
+            proc.retention = asyncio.create_task(retention_loop(rt, settings.raw_retention_days))
 
 
 async def stop_process(proc: Process) -> None:
     """Stop runners, relay and stores (in reverse order of start)."""
+    if proc.reindex is not None:
+        await proc.reindex.stop()
+    if proc.retention is not None:
+        proc.retention.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await proc.retention
     if proc.relay is not None:
         await proc.relay.stop()
     await asyncio.gather(*(r.stop() for r in proc.runners), return_exceptions=True)
     await asyncio.to_thread(proc.rt.close)
+
+
+def start_reindex_worker(rt: Runtime) -> Any:
+    """A worker that fills and switches the re-indexes ``secondbrain reindex`` recorded (see
+    :mod:`services.embedder.reindex`), in the process that owns the vectors."""
+    from services.embedder.reindex import Reindexer, ReindexWorker
+
+    assert rt.vectors is not None and rt.embedders is not None and rt.sparse is not None
+    return ReindexWorker(Reindexer(rt.metadata, rt.vectors, rt.embedders, rt.sparse,
+                                   batch_size=max(rt.settings.embed_batch_size, 32)))
+
+
+async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_INTERVAL_S) -> None:
+    """Remove expired raw files now and then every ``interval_s`` (until cancelled); a failed run
+    is logged and tried again at the next tick."""
+    from secondbrain.lifecycle import purge_expired_raw
+
+    while True:
+        try:
+            report = await asyncio.to_thread(purge_expired_raw, rt.metadata, rt.objects, days)
+            log.info("raw-file retention ran", extra={"days": days, **report.to_json()})
+        except Exception as exc:
+            log.warning("raw-file retention failed; trying again later", extra={"error": repr(exc)})
+        await asyncio.sleep(interval_s)
 
 
 async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,
@@ -160,8 +205,11 @@ async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[
     proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
     try:
         app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
+        # h11 bounds the request head it buffers (httptools does not); the app answers 431 below
+        # twice that, with a sentence, and h11 drops anything larger.
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None,
-                                access_log=False, lifespan="off")
+                                access_log=False, lifespan="off", http="h11",
+                                h11_max_incomplete_event_size=2 * settings.max_header_bytes)
         proc.server = uvicorn.Server(config)
         serving = asyncio.create_task(proc.server.serve())
         while not proc.server.started and not serving.done():

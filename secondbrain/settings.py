@@ -43,6 +43,12 @@ class Settings(BaseSettings):
     consumer_group_prefix: str = "secondbrain"
     kafka_session_timeout_ms: int = 6000
     kafka_heartbeat_interval_ms: int = 1500
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
+        "PLAINTEXT", description="How services talk to Kafka; production clusters use SASL_SSL.")
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "SCRAM-SHA-512"
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_ssl_cafile: Path | None = Field(None, description="CA bundle for the brokers' certificates (TLS).")
 
     # --- Postgres
     postgres_dsn: SecretStr | None = None
@@ -62,8 +68,23 @@ class Settings(BaseSettings):
     qdrant_api_key: SecretStr | None = None
 
     # --- Models
-    embedding_model: Literal["minilm-int8"] = "minilm-int8"
+    embedding_model: str = Field(
+        "minilm-int8", description="'minilm-int8' (packaged ONNX model) or 'openai:<model name>' served at "
+                                   "embedding_base_url. New users get it; others move with `secondbrain reindex`.")
     embed_batch_size: int = 16
+    embedding_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint for 'openai:' embedding models (/v1/embeddings).")
+    embedding_api_key: SecretStr | None = None
+    embedding_timeout_s: float = Field(
+        60.0, gt=0, description="Per embedding request (a batch of SB_EMBED_BATCH_SIZE texts).")
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _embedding_model_ok(cls, v: str) -> str:
+        v = v.strip()  # the same rule as secondbrain.embedding.check_spec, without importing numpy here
+        if v != "minilm-int8" and not (v.startswith("openai:") and v[len("openai:"):].strip()):
+            raise ValueError("embedding_model must be 'minilm-int8' or 'openai:<model name>'")
+        return v
 
     # --- Extraction
     ocr_enabled: bool = Field(True, description="OCR scanned PDF pages and images with tesseract.")
@@ -123,10 +144,23 @@ class Settings(BaseSettings):
     # --- Limits
     max_upload_bytes: int = 100 * 1024 * 1024
     max_note_chars: int = 1_000_000
+    rate_limit_per_minute: int = Field(
+        600, ge=0, description="Per user: submissions, deletions, searches and questions a minute (0: no limit).")
+    read_rate_limit_per_minute: int = Field(
+        6000, ge=0, description="Per user: other reads (job status, source lists) a minute (0: no limit).")
+    max_pending_jobs: int = Field(
+        1000, ge=0, description="Per user: unfinished jobs before new submissions get 429 (0: no limit).")
+    max_header_bytes: int = Field(
+        32 * 1024, ge=4096, description="Largest request head (request line and headers) the server reads.")
 
     # --- Outbox relay
     relay_batch: int = 100
     relay_poll_s: float = 0.2
+
+    # --- Data lifecycle
+    raw_retention_days: int | None = Field(
+        None, ge=0, description="Remove raw files this many days after their jobs finished (the index stays "
+                                "searchable); none: keep them forever.")
 
     @field_validator("topic_prefix")
     @classmethod

@@ -355,3 +355,37 @@ def test_policy_without_private_hosts_refuses_before_any_request(site: Site) -> 
     err = refused(f"{site.base}/page", FetchPolicy(timeout_s=1, allow_private=False))
     assert "127.0.0.1 is a loopback address" in err.reason
     assert len(site.hits) == hits
+
+
+def test_dns_rebinding_cannot_reach_a_private_address(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name that answers a public address to the first lookup and loopback to the next (DNS
+    rebinding) must not reach the local site: the connection goes to the address that was checked."""
+    real = socket.getaddrinfo
+    port = int(site.base.rsplit(":", 1)[1])
+    answers = iter(["93.184.216.34"] + ["127.0.0.1"] * 50)
+    seen: list[str] = []
+
+    def rebinding(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "rebind.example":
+            address = next(answers)
+            seen.append(address)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    hits = len(site.hits)
+    policy = FetchPolicy(timeout_s=1, connect_timeout_s=0.5, allow_private=False, respect_robots=False)
+    with pytest.raises(PermanentError) as err:
+        fetch(f"http://rebind.example:{port}/page", policy)
+    assert len(site.hits) == hits  # the local site never saw a request
+    assert seen[:2] == ["93.184.216.34", "127.0.0.1"]  # checked public, then rebound at connect time
+    assert "127.0.0.1 is a loopback address" in err.value.reason
+
+
+def test_the_guarded_transport_refuses_a_private_address_at_connect_time(site: Site) -> None:
+    from services.fetcher.fetch import guarded_transport
+
+    hits = len(site.hits)
+    with httpx.Client(transport=guarded_transport()) as client, pytest.raises(PermanentError) as err:
+        client.get(f"{site.base}/page")  # no pre-check here: only the connection step guards
+    assert "loopback" in err.value.reason and len(site.hits) == hits

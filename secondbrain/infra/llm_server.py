@@ -95,11 +95,16 @@ class LocalLlamaServer:
     process may run on (llama.cpp's own default is half of them).  ``log_path`` receives the
     server's output; without it a temporary file is used, shown in start errors and removed
     on :meth:`stop`.  The server has no authentication, so only loopback hosts are accepted.
+
+    ``embedding=True`` serves ``/v1/embeddings`` (one mean-pooled vector per input) instead of
+    chat: llama.cpp gives a causal model such as SmolLM2 no pooling and would return a vector per
+    token, so the pooling type of ``pooling_arch`` (the GGUF architecture) is overridden to mean.
     """
 
     def __init__(self, model_path: str | None = None, host: str = "127.0.0.1", port: int | None = None,
                  n_ctx: int = 4096, n_threads: int | None = None, log_path: Path | None = None,
-                 chat_format: str | None = None, *, startup_timeout: float = 60.0) -> None:
+                 chat_format: str | None = None, *, startup_timeout: float = 60.0, embedding: bool = False,
+                 pooling_arch: str = "llama") -> None:
         if not is_loopback(host):
             raise ValueError(f"refusing to serve the language model on {host!r}: llama_cpp.server has no "
                              "authentication, use a loopback host such as 127.0.0.1")
@@ -112,6 +117,8 @@ class LocalLlamaServer:
         self.log_path = log_path
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
+        self.embedding = embedding
+        self.pooling_arch = pooling_arch
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
         self._temp_log: Path | None = None
@@ -197,6 +204,8 @@ class LocalLlamaServer:
                    "--n_threads_batch", str(self.n_threads)]
         if self.chat_format is not None:
             command += ["--chat_format", self.chat_format]
+        if self.embedding:
+            command += ["--embedding", "true", "--kv_overrides", f"{self.pooling_arch}.pooling_type=int:1"]
         return command
 
     def _launch(self, model: Path, port: int) -> None:

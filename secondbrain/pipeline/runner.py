@@ -37,6 +37,7 @@ from secondbrain.events.codec import EventCodec, EventTooLarge, MalformedEvent
 from secondbrain.events.models import DeadLetter, JobStatusChanged
 from secondbrain.pipeline import topics
 from secondbrain.pipeline.errors import PermanentError, backoff_delay, classify
+from secondbrain.pipeline.kafka_security import faust_credentials
 from secondbrain.pipeline.stage import Emit, JobRef, Stage
 from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import MetadataStore
@@ -105,6 +106,7 @@ class StageRunner:
             broker_max_poll_records=50,
             producer_acks=-1,
             web_enabled=False,
+            broker_credentials=faust_credentials(s),
             key_serializer="raw",
             value_serializer="raw",
         )
@@ -213,6 +215,15 @@ class StageRunner:
             await self._dead_letter(topic, partition, offset, key, value, hdrs, kind="malformed", exc=exc,
                                     attempts=0, ref=JobRef(None, user))
             return
+        admit = getattr(self.stage, "admit", None)  # stages reading topics other apps publish to
+        if admit is not None:
+            refused = await self._admit(admit, event, value or b"", hdrs)
+            if refused is not None:
+                # No job bookkeeping: a refused event must not start or fail anyone's job.
+                kind = refused.kind if isinstance(refused, PermanentError) else "retries_exhausted"
+                await self._dead_letter(topic, partition, offset, key, value, hdrs, kind=kind, exc=refused,
+                                        attempts=1, ref=JobRef(None, ref.user_id))
+                return
         started = time.monotonic()
         attempt = 0
         while True:
@@ -249,6 +260,21 @@ class StageRunner:
         self.stats.processed += 1
         log.info("stage done", extra={"stage": self.stage.name, "job_id": ref.job_id, "outputs": len(emits),
                                       "ms": round((time.monotonic() - started) * 1000, 1)})
+
+    async def _admit(self, admit: Callable[..., None], event: Any, value: bytes,
+                     hdrs: dict[str, str]) -> BaseException | None:
+        """Run the stage's admission check, retrying while its stores are unreachable; return the
+        refusal (or the last error) instead of raising."""
+        for attempt in range(1, self.settings.max_attempts + 1):
+            try:
+                await self._in_pool(admit, event, value, hdrs)
+                return None
+            except Exception as exc:
+                if classify(exc) != "retryable" or attempt == self.settings.max_attempts:
+                    return exc
+                await asyncio.sleep(backoff_delay(attempt, self.settings.retry_backoff_s,
+                                                  self.settings.retry_backoff_max_s))
+        return None  # pragma: no cover - the loop always returns
 
     def _encode_all(self, emits: list[Emit[Any]]) -> list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]:
         return [(self.names(emit.topic), emit.key.encode(), self.codec.encode(emit.event),

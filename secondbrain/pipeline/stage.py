@@ -8,6 +8,7 @@ retry, dead-letter, publish, and only then commit).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -49,6 +50,15 @@ class Stage(Protocol[In]):
 
     def process(self, event: In) -> list[Emit[Any]]:
         """Do the stage's work for one event and return what to publish (may raise)."""
+        ...
+
+
+class AdmittingStage(Stage[In], Protocol[In]):
+    """A stage reading a topic other apps publish to: it checks each event before any job state
+    is touched (an ``unauthorized`` :class:`~secondbrain.pipeline.errors.PermanentError` refuses it)."""
+
+    def admit(self, event: In, value: bytes, headers: Mapping[str, str]) -> None:
+        """Raise unless ``event`` (whose encoded form is ``value``) may enter the pipeline."""
         ...
 
 

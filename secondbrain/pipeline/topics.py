@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,7 @@ class TopicNames:
 
 
 async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, replication: int,
-                        timeout_s: float = 30.0) -> list[str]:
+                        timeout_s: float = 30.0, client_options: Mapping[str, Any] | None = None) -> list[str]:
     """Create the pipeline's topics that do not exist yet; return the ones created.
 
     Retries while the broker is still starting so a fresh ``docker compose up`` or
@@ -60,7 +62,8 @@ async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, r
 
     deadline = asyncio.get_running_loop().time() + timeout_s
     while True:
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000,
+                                    **dict(client_options or {}))
         try:
             await admin.start()
             existing = set(await admin.list_topics())

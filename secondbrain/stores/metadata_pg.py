@@ -12,6 +12,7 @@ or late stage event for them is ignored and leaves no event behind.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,21 +25,31 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from secondbrain import ids
 from secondbrain.ports import (
     FILE_STAGES,
+    KEY_SCOPES,
     STAGES,
     URL_STAGES,
     ApiKeyInfo,
     ArtifactRecord,
+    ConversationInfo,
     DocumentRecord,
     ForeignConversation,
+    IndexStatus,
     JobView,
+    KeyScope,
     OutboxMessage,
     OutboxRow,
+    Principal,
+    SigningKey,
+    SourceDeletion,
     SourceView,
     StageView,
     SubmitResult,
     Turn,
+    UserInfo,
+    VectorIndex,
 )
 from secondbrain.stores.migrations import load_migrations
 
@@ -62,7 +73,9 @@ _ARTIFACT_INSERT = """
     VALUES (%(artifact_id)s, %(user_id)s, %(source_id)s, %(source_uri)s, %(object_key)s,
             %(content_type)s, %(size_bytes)s, %(sha256)s, %(filename)s, %(title)s, %(captured_at)s,
             %(submitted_at)s, %(producer)s, %(attributes)s)
-    ON CONFLICT (artifact_id) DO NOTHING
+    ON CONFLICT (artifact_id) DO UPDATE SET raw_purged_at = NULL
+    -- Registered again after retention removed its bytes: whoever registers it stored them again.
+    WHERE artifacts.raw_purged_at IS NOT NULL AND artifacts.user_id = EXCLUDED.user_id
 """
 
 _DOCUMENT_COLUMNS = """
@@ -183,24 +196,27 @@ class PostgresMetadataStore:
 
     # ------------------------------------------------------------------ API keys
 
-    def create_api_key(self, user_id: str, name: str) -> tuple[ApiKeyInfo, str]:
+    def create_api_key(self, user_id: str, name: str, scope: KeyScope = "user") -> tuple[ApiKeyInfo, str]:
         """A new key ``sb_<id>_<secret>`` for an existing user; only its SHA-256 is stored."""
+        if scope not in KEY_SCOPES:
+            raise ValueError(f"unknown key scope {scope!r}; use one of {', '.join(KEY_SCOPES)}")
         key_id = secrets.token_hex(6)
         secret = f"sb_{key_id}_{secrets.token_urlsafe(32)}"
         with self._tx() as conn:
             if conn.execute("SELECT 1 FROM users WHERE user_id = %s", (user_id,)).fetchone() is None:
                 raise KeyError(f"unknown user {user_id!r}: create it first")
             row = conn.execute(
-                "INSERT INTO api_keys (key_id, user_id, name, secret_hash) VALUES (%s, %s, %s, %s) "
-                "RETURNING created_at", (key_id, user_id, name, _key_hash(secret))).fetchone()
+                "INSERT INTO api_keys (key_id, user_id, name, secret_hash, scope) VALUES (%s, %s, %s, %s, %s) "
+                "RETURNING created_at", (key_id, user_id, name, _key_hash(secret), scope)).fetchone()
         assert row is not None
-        return ApiKeyInfo(key_id=key_id, user_id=user_id, name=name, created_at=row[0]), secret
+        return ApiKeyInfo(key_id=key_id, user_id=user_id, name=name, created_at=row[0], scope=scope), secret
 
     def list_api_keys(self, user_id: str) -> list[ApiKeyInfo]:
         """The user's keys, newest first."""
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute("SELECT key_id, user_id, name, created_at, last_used_at, revoked_at FROM api_keys "
-                               "WHERE user_id = %s ORDER BY created_at DESC, key_id", (user_id,)).fetchall()
+            rows = cur.execute("SELECT key_id, user_id, name, created_at, last_used_at, revoked_at, scope "
+                               "FROM api_keys WHERE user_id = %s ORDER BY created_at DESC, key_id",
+                               (user_id,)).fetchall()
         return [ApiKeyInfo(**r) for r in rows]
 
     def revoke_api_key(self, user_id: str, key_id: str) -> bool:
@@ -210,16 +226,58 @@ class PostgresMetadataStore:
                                "WHERE key_id = %s AND user_id = %s RETURNING key_id", (key_id, user_id)).fetchone()
         return row is not None
 
-    def authenticate(self, secret: str) -> str | None:
-        """The owner of a live key, or ``None``; records when it was last used (at most once a minute)."""
+    def authenticate(self, secret: str) -> Principal | None:
+        """Who a live key acts for, or ``None``; records when it was last used (at most once a minute)."""
         if not secret.startswith("sb_") or len(secret) > 200:
             return None
         with self._pool.connection() as conn:
             row = conn.execute(
                 "UPDATE api_keys SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < now() - "
                 "interval '1 minute' THEN now() ELSE last_used_at END "
-                "WHERE secret_hash = %s AND revoked_at IS NULL RETURNING user_id", (_key_hash(secret),)).fetchone()
-        return row[0] if row else None
+                "WHERE secret_hash = %s AND revoked_at IS NULL RETURNING user_id, key_id, scope",
+                (_key_hash(secret),)).fetchone()
+        return Principal(user_id=row[0], key_id=row[1], scope=row[2]) if row else None
+
+    def signing_key(self, key_id: str) -> SigningKey | None:
+        """A live key by id with its stored hash (the HMAC key of event signatures)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT key_id, user_id, scope, secret_hash FROM api_keys "
+                               "WHERE key_id = %s AND revoked_at IS NULL", (key_id,)).fetchone()
+        return SigningKey(key_id=row[0], user_id=row[1], scope=row[2], secret_hash=bytes(row[3])) if row else None
+
+    def list_users(self) -> list[UserInfo]:
+        """Every user with the number of live keys, oldest first."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT u.user_id, u.display_name, u.created_at, "
+                "count(k.key_id) FILTER (WHERE k.revoked_at IS NULL) "
+                "FROM users u LEFT JOIN api_keys k ON k.user_id = u.user_id "
+                "GROUP BY u.user_id ORDER BY u.created_at, u.user_id").fetchall()
+        return [UserInfo(user_id=r[0], display_name=r[1], created_at=r[2], active_keys=int(r[3])) for r in rows]
+
+    def count_request(self, user_id: str, bucket: str, window_s: int) -> int:
+        """One upsert per request: fixed windows aligned to ``window_s``; old windows are pruned
+        now and then (1 in 64 calls) so the table stays a few rows per active user."""
+        window_s = max(1, int(window_s))
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "INSERT INTO request_windows (user_id, bucket, window_start, hits) "
+                "VALUES (%s, %s, to_timestamp(floor(extract(epoch FROM now()) / %s) * %s), 1) "
+                "ON CONFLICT (user_id, bucket, window_start) DO UPDATE SET hits = request_windows.hits + 1 "
+                "RETURNING hits", (user_id, bucket, window_s, window_s)).fetchone()
+            if secrets.randbelow(64) == 0:
+                conn.execute("DELETE FROM request_windows WHERE window_start < now() - make_interval(secs => %s)",
+                             (window_s * 2,))
+        assert row is not None
+        return int(row[0])
+
+    def pending_jobs(self, user_id: str) -> int:
+        """Queued or running jobs of the user (served by the partial index on unfinished jobs)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM jobs WHERE user_id = %s AND status IN ('queued', 'running')",
+                               (user_id,)).fetchone()
+        assert row is not None
+        return int(row[0])
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -304,8 +362,10 @@ class PostgresMetadataStore:
         return self._register(artifact, job_id, outbox)
 
     def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
-        """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka."""
-        return self._register(artifact, job_id, ())
+        """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka.
+        A job of a source deleted after ``artifact.submitted_at`` is not created again
+        (``created=False`` and no job): the event is left over from the deletion."""
+        return self._register(artifact, job_id, (), guard_deleted=True)
 
     def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
                     outbox: Sequence[OutboxMessage]) -> SubmitResult:
@@ -328,20 +388,26 @@ class PostgresMetadataStore:
 
     def _register(self, artifact: ArtifactRecord | None, job_id: str, outbox: Sequence[OutboxMessage], *,
                   user_id: str | None = None, source_uri: str | None = None, title: str | None = None,
-                  stages: Sequence[str] = FILE_STAGES) -> SubmitResult:
+                  stages: Sequence[str] = FILE_STAGES, guard_deleted: bool = False) -> SubmitResult:
         owner = artifact.user_id if artifact is not None else user_id
         assert owner is not None
+        # A URL's source is the URL without its fragment (as the fetcher names the page it stores).
+        job_source = artifact.source_id if artifact is not None else \
+            ids.source_id(owner, (source_uri or "").split("#", 1)[0].strip())
         with self._pool.connection() as conn:
             with conn.transaction() as tx:
+                if guard_deleted and artifact is not None and self._left_over(conn, artifact, job_id):
+                    raise psycopg.Rollback(tx)
                 self._ensure_user(conn, owner, None)
                 if artifact is not None:
                     self._insert_artifact(conn, artifact)
                 created = conn.execute(
-                    "INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title) "
-                    "VALUES (%s, %s, %s, 'queued', %s, %s) "
+                    "INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title, source_id) "
+                    "VALUES (%s, %s, %s, 'queued', %s, %s, %s) "
                     "ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
                     (job_id, owner, artifact.artifact_id if artifact else None,
-                     artifact.source_uri if artifact else source_uri, artifact.title if artifact else title),
+                     artifact.source_uri if artifact else source_uri, artifact.title if artifact else title,
+                     job_source),
                 ).fetchone()
                 if created is None:
                     # Idempotent resubmission: undo the user/artifact inserts too, nothing changes.
@@ -374,8 +440,8 @@ class PostgresMetadataStore:
             if row is None:
                 return False
             self._insert_artifact(conn, artifact)
-            conn.execute("UPDATE jobs SET artifact_id = %s, updated_at = now() WHERE job_id = %s",
-                         (artifact.artifact_id, job_id))
+            conn.execute("UPDATE jobs SET artifact_id = %s, source_id = %s, updated_at = now() WHERE job_id = %s",
+                         (artifact.artifact_id, artifact.source_id, job_id))
         return True
 
     def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
@@ -753,24 +819,29 @@ class PostgresMetadataStore:
             ).fetchone()
         return _document(row) if row else None
 
-    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0) -> list[SourceView]:
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
+                     modality: str | None = None, status: str | None = None) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document.
 
         ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
         else the job's creation time, ``status`` is the job's.  A URL job not fetched yet has no
-        artifact; its ``source_uri`` is the requested URL.
+        artifact; its ``source_uri`` is the requested URL.  ``source_id`` is the source the job was
+        submitted as (a copy of another source's bytes keeps its own name); the filters restrict
+        to one source (all its versions), one modality or one job status.
         """
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(
                 """
-                SELECT a.source_id, j.artifact_id, d.document_id, j.job_id,
+                SELECT coalesce(j.source_id, a.source_id) AS source_id, j.artifact_id, d.document_id, j.job_id,
                        coalesce(d.title, a.title, j.title) AS title,
-                       coalesce(a.source_uri, j.source_uri, '') AS source_uri,
+                       CASE WHEN j.source_id IS DISTINCT FROM a.source_id AND j.source_uri IS NOT NULL
+                            AND a.source_id IS NOT NULL THEN j.source_uri
+                            ELSE coalesce(a.source_uri, j.source_uri, '') END AS source_uri,
                        coalesce(a.content_type, '') AS content_type, d.modality,
                        coalesce(a.size_bytes, 0) AS size_bytes, j.status,
                        coalesce(d.captured_at, a.captured_at) AS captured_at,
                        coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count,
-                       d.version, d.superseded_at IS NOT NULL AS superseded, j.error
+                       d.version, d.superseded_at IS NOT NULL AS superseded, j.error, a.raw_purged_at
                 FROM jobs j
                 LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id
                 LEFT JOIN LATERAL (
@@ -778,12 +849,428 @@ class PostgresMetadataStore:
                     WHERE d.artifact_id = j.artifact_id AND d.user_id = j.user_id
                     ORDER BY d.ingested_at DESC LIMIT 1
                 ) d ON true
-                WHERE j.user_id = %s
+                WHERE j.user_id = %(user)s
+                  AND (%(source)s::text IS NULL OR coalesce(j.source_id, a.source_id) = %(source)s)
+                  AND (%(modality)s::text IS NULL OR d.modality = %(modality)s)
+                  AND (%(status)s::text IS NULL OR j.status = %(status)s)
                 ORDER BY j.created_at DESC, j.job_id DESC
-                LIMIT %s OFFSET %s
+                LIMIT %(limit)s OFFSET %(offset)s
                 """,
-                (user_id, limit, offset),
+                {"user": user_id, "source": source_id, "modality": modality, "status": status,
+                 "limit": limit, "offset": offset},
             ).fetchall()
         for r in rows:
             r["superseded"] = bool(r["superseded"])
         return [SourceView(**r) for r in rows]
+
+    # ------------------------------------------------------------------ vector indexes
+
+    _INDEX_COLUMNS = ("user_id, version, model, model_id, dense_size, status, created_at, activated_at, retired_at, "
+                      "dropped_at, keep_old, points_total, points_done, resume_from, lease_owner, lease_expires_at")
+
+    @staticmethod
+    def _lock_indexes(conn: psycopg.Connection[Any], user_id: str) -> None:
+        # One writer of a user's index set at a time: "next version" and "the active one" stay unique.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('vector_indexes'), hashtext(%s))", (user_id,))
+
+    def _index_where(self, conn: psycopg.Connection[Any], where: str, params: Sequence[Any]) -> VectorIndex | None:
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(f"SELECT {self._INDEX_COLUMNS} FROM vector_indexes WHERE {where}", params).fetchone()
+        return VectorIndex(**row) if row else None
+
+    def _insert_index(self, conn: psycopg.Connection[Any], user_id: str, model: str, model_id: str,
+                      dense_size: int, status: str, keep_old: bool) -> VectorIndex:
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                f"""
+                INSERT INTO vector_indexes (user_id, version, model, model_id, dense_size, status, keep_old,
+                                            activated_at)
+                VALUES (%(user)s, (SELECT coalesce(max(version), 0) + 1 FROM vector_indexes WHERE user_id = %(user)s),
+                        %(model)s, %(model_id)s, %(size)s, %(status)s, %(keep)s,
+                        CASE WHEN %(status)s = 'active' THEN now() END)
+                RETURNING {self._INDEX_COLUMNS}
+                """,
+                {"user": user_id, "model": model, "model_id": model_id, "size": dense_size, "status": status,
+                 "keep": keep_old}).fetchone()
+        assert row is not None
+        return VectorIndex(**row)
+
+    def vector_indexes(self, user_id: str | None = None, *, status: IndexStatus | None = None) -> list[VectorIndex]:
+        """The user's index versions, oldest first (every user's, by user, when ``None``), optionally one status."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(f"SELECT {self._INDEX_COLUMNS} FROM vector_indexes "
+                               "WHERE (%(user)s::text IS NULL OR user_id = %(user)s) "
+                               "AND (%(status)s::text IS NULL OR status = %(status)s) ORDER BY user_id, version",
+                               {"user": user_id, "status": status}).fetchall()
+        return [VectorIndex(**r) for r in rows]
+
+    def ensure_active_index(self, user_id: str, model: str, model_id: str, dense_size: int) -> VectorIndex:
+        """The user's active index, created (the next version, normally 1) when the user has none;
+        :class:`LookupError` for an unknown user."""
+        if dense_size <= 0:
+            raise ValueError("dense_size must be positive")
+        with self._tx() as conn:
+            found = self._index_where(conn, "user_id = %s AND status = 'active'", (user_id,))
+            if found is not None:
+                return found
+            self._lock_indexes(conn, user_id)
+            found = self._index_where(conn, "user_id = %s AND status = 'active'", (user_id,))
+            if found is not None:
+                return found
+            if conn.execute("SELECT 1 FROM users WHERE user_id = %s", (user_id,)).fetchone() is None:
+                raise LookupError(f"unknown user {user_id!r}")
+            return self._insert_index(conn, user_id, model, model_id, dense_size, "active", False)
+
+    def begin_reindex(self, user_id: str, model: str, model_id: str, dense_size: int, *,
+                      keep_old: bool = False) -> VectorIndex:
+        """The building index for ``model_id`` (resumed, with ``keep_old`` updated) or a new version."""
+        if dense_size <= 0:
+            raise ValueError("dense_size must be positive")
+        with self._tx() as conn:
+            self._lock_indexes(conn, user_id)
+            active = self._index_where(conn, "user_id = %s AND status = 'active'", (user_id,))
+            if active is None:
+                raise LookupError(f"user {user_id!r} has no active vector index")
+            if active.model_id == model_id:
+                raise ValueError(f"{user_id}'s active index v{active.version} already uses {model_id}")
+            building = self._index_where(conn, "user_id = %s AND status = 'building'", (user_id,))
+            if building is not None:
+                if building.model_id != model_id:
+                    raise ValueError(f"a re-index of {user_id} to {building.model_id} (v{building.version}) is "
+                                     "in progress: let it finish, or cancel it first")
+                conn.execute("UPDATE vector_indexes SET keep_old = %s WHERE user_id = %s AND version = %s",
+                             (keep_old, user_id, building.version))
+                return dataclasses.replace(building, keep_old=keep_old)
+            return self._insert_index(conn, user_id, model, model_id, dense_size, "building", keep_old)
+
+    def claim_reindex(self, user_id: str, version: int, owner: str, lease_s: float) -> VectorIndex | None:
+        """Lease a building index to ``owner`` (free, expired, or already theirs)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                f"""
+                UPDATE vector_indexes SET lease_owner = %(owner)s,
+                       lease_expires_at = now() + make_interval(secs => %(lease)s)
+                WHERE user_id = %(user)s AND version = %(version)s AND status = 'building'
+                  AND (lease_owner IS NULL OR lease_owner = %(owner)s OR lease_expires_at < now())
+                RETURNING {self._INDEX_COLUMNS}
+                """, {"owner": owner, "lease": float(lease_s), "user": user_id, "version": version}).fetchone()
+        return VectorIndex(**row) if row else None
+
+    def reindex_progress(self, user_id: str, version: int, owner: str, *, done: int, total: int,
+                         resume_from: str | None, lease_s: float) -> bool:
+        """Record progress and renew ``owner``'s lease; ``False`` when the lease is someone else's now."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                """
+                UPDATE vector_indexes SET points_done = %(done)s, points_total = %(total)s,
+                       resume_from = %(resume)s, lease_expires_at = now() + make_interval(secs => %(lease)s)
+                WHERE user_id = %(user)s AND version = %(version)s AND status = 'building'
+                  AND lease_owner = %(owner)s
+                RETURNING 1
+                """, {"done": done, "total": total, "resume": resume_from, "lease": float(lease_s),
+                      "user": user_id, "version": version, "owner": owner}).fetchone()
+        return row is not None
+
+    def release_reindex(self, user_id: str, version: int, owner: str) -> None:
+        """Clear ``owner``'s lease (someone else's is left alone)."""
+        with self._pool.connection() as conn:
+            conn.execute("UPDATE vector_indexes SET lease_owner = NULL, lease_expires_at = NULL "
+                         "WHERE user_id = %s AND version = %s AND lease_owner = %s", (user_id, version, owner))
+
+    def activate_index(self, user_id: str, version: int) -> VectorIndex | None:
+        """Switch the user's searched index to the building ``version`` in one transaction."""
+        with self._tx() as conn:
+            self._lock_indexes(conn, user_id)
+            if self._index_where(conn, "user_id = %s AND version = %s AND status = 'building'",
+                                 (user_id, version)) is None:
+                raise LookupError(f"v{version} is not a building vector index of {user_id!r}")
+            with conn.cursor(row_factory=dict_row) as cur:
+                old = cur.execute(
+                    f"UPDATE vector_indexes SET status = 'retired', retired_at = now() "
+                    f"WHERE user_id = %s AND status = 'active' RETURNING {self._INDEX_COLUMNS}", (user_id,)).fetchone()
+            conn.execute("UPDATE vector_indexes SET status = 'active', activated_at = now(), lease_owner = NULL, "
+                         "lease_expires_at = NULL WHERE user_id = %s AND version = %s", (user_id, version))
+        return VectorIndex(**old) if old else None
+
+    def cancel_reindex(self, user_id: str) -> VectorIndex | None:
+        """Retire the user's building index unfinished."""
+        with self._tx() as conn, conn.cursor(row_factory=dict_row) as cur:
+            self._lock_indexes(conn, user_id)
+            row = cur.execute(
+                f"UPDATE vector_indexes SET status = 'retired', retired_at = now(), lease_owner = NULL, "
+                f"lease_expires_at = NULL WHERE user_id = %s AND status = 'building' "
+                f"RETURNING {self._INDEX_COLUMNS}", (user_id,)).fetchone()
+        return VectorIndex(**row) if row else None
+
+    def index_dropped(self, user_id: str, version: int) -> None:
+        """Set ``dropped_at`` on a retired index (idempotent)."""
+        with self._pool.connection() as conn:
+            conn.execute("UPDATE vector_indexes SET dropped_at = coalesce(dropped_at, now()) "
+                         "WHERE user_id = %s AND version = %s AND status = 'retired'", (user_id, version))
+
+    # ------------------------------------------------------------------ data lifecycle
+
+    @staticmethod
+    def _left_over(conn: psycopg.Connection[Any], artifact: ArtifactRecord, job_id: str) -> bool:
+        """Whether registering ``job_id`` would bring back a source deleted after the artifact was
+        submitted.  Takes the source's lock, so a deletion running now either finishes first (and
+        is seen here) or starts after this registration commits (and removes it)."""
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                     (artifact.user_id, artifact.source_id))
+        row = conn.execute(
+            "SELECT 1 FROM deleted_sources ds WHERE ds.user_id = %s AND ds.source_id = %s AND ds.deleted_at > %s "
+            "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %s)",
+            (artifact.user_id, artifact.source_id, artifact.submitted_at, job_id)).fetchone()
+        return row is not None
+
+    def delete_source(self, user_id: str, source_id: str) -> SourceDeletion | None:
+        """Remove the source's jobs (with stages, events and every outbox row), documents and the
+        artifacts no other source uses, and leave a tombstone, all in one transaction.
+
+        A job belongs to the source it was submitted as; a document to the source it was extracted
+        for.  An artifact is kept when a job of another source uses it (the same bytes submitted
+        under another name) or its document now belongs to another source; a kept artifact that
+        named this source is renamed to one that still uses it.  Jobs of other sources that ended
+        as duplicates of this source's content are queued again by :meth:`source_cleaned`.
+        """
+        with self._tx() as conn:
+            # The lock save_document and guarded registrations take: no version of this source
+            # is written while it is being deleted.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (user_id, source_id))
+            jobs = conn.execute(
+                "SELECT j.job_id, j.artifact_id FROM jobs j "
+                "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "WHERE j.user_id = %s AND coalesce(j.source_id, a.source_id) = %s FOR UPDATE OF j",
+                (user_id, source_id)).fetchall()
+            docs = conn.execute("SELECT document_id, artifact_id FROM documents WHERE user_id = %s AND source_id = %s",
+                                (user_id, source_id)).fetchall()
+            named = conn.execute("SELECT artifact_id FROM artifacts WHERE user_id = %s AND source_id = %s",
+                                 (user_id, source_id)).fetchall()
+            job_ids = sorted(r[0] for r in jobs)
+            doc_ids = sorted(r[0] for r in docs)
+            candidates = sorted({r[1] for r in jobs if r[1]} | {r[1] for r in docs} | {r[0] for r in named})
+            if not (job_ids or doc_ids or candidates):
+                return self._pending_deletion(conn, user_id, source_id)
+            kept = sorted(r[0] for r in conn.execute(
+                """
+                SELECT artifact_id FROM jobs
+                WHERE user_id = %(user)s AND artifact_id = ANY(%(arts)s) AND job_id <> ALL(%(jobs)s)
+                UNION
+                SELECT artifact_id FROM documents
+                WHERE user_id = %(user)s AND artifact_id = ANY(%(arts)s) AND source_id <> %(source)s
+                """, {"user": user_id, "arts": candidates, "jobs": job_ids, "source": source_id}).fetchall())
+            removed = [a for a in candidates if a not in set(kept)]
+            raw = conn.execute("SELECT artifact_id, object_key FROM artifacts "
+                               "WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed)).fetchall()
+            # Copies of this source's content submitted under another name ended as duplicates of
+            # it; once it is gone they are indexed in their own name (while their bytes are kept).
+            requeue = sorted(r[0] for r in conn.execute(
+                """
+                SELECT j.job_id FROM jobs j JOIN artifacts a ON a.artifact_id = j.artifact_id
+                WHERE j.user_id = %(user)s AND j.artifact_id = ANY(%(arts)s) AND j.job_id <> ALL(%(jobs)s)
+                  AND j.status = 'duplicate' AND a.raw_purged_at IS NULL
+                  AND EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.job_id
+                              AND (right(o.topic, %(n)s) = %(topic)s))
+                """, {"user": user_id, "arts": sorted(set(kept) & {r[1] for r in docs}), "jobs": job_ids,
+                      "n": len(SUBMITTED_TOPIC_SUFFIXES[0]), "topic": SUBMITTED_TOPIC_SUFFIXES[0]}).fetchall())
+            conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
+            conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
+            conn.execute("DELETE FROM documents WHERE user_id = %s AND document_id = ANY(%s)", (user_id, doc_ids))
+            conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed))
+            conn.execute(  # the job whose source holds the artifact's document first, else the oldest
+                """
+                UPDATE artifacts a SET (source_id, source_uri) = (
+                    SELECT j.source_id, coalesce(j.source_uri, a.source_uri) FROM jobs j
+                    LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id
+                    WHERE j.artifact_id = a.artifact_id AND j.source_id IS NOT NULL
+                    ORDER BY (j.source_id = d.source_id) DESC NULLS LAST, j.created_at, j.job_id LIMIT 1)
+                WHERE a.user_id = %(user)s AND a.artifact_id = ANY(%(kept)s) AND a.source_id = %(source)s
+                  AND EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id AND j.source_id IS NOT NULL)
+                """, {"user": user_id, "kept": kept, "source": source_id})
+            # Claim checks of documents not recorded yet (work in flight) live under the same ids.
+            cleanup_docs = sorted(set(doc_ids) | {ids.document_id(a) for a in removed})
+            row = conn.execute(
+                """
+                INSERT INTO deleted_sources AS t (user_id, source_id, job_ids, document_ids, object_keys,
+                                                  requeue_job_ids)
+                VALUES (%(user)s, %(source)s, %(jobs)s, %(docs)s, %(keys)s, %(requeue)s)
+                ON CONFLICT (user_id, source_id) DO UPDATE SET
+                    deleted_at = clock_timestamp(), cleaned_at = NULL,
+                    job_ids = CASE WHEN t.cleaned_at IS NULL THEN t.job_ids ELSE '{}' END || EXCLUDED.job_ids,
+                    document_ids = CASE WHEN t.cleaned_at IS NULL THEN t.document_ids ELSE '{}' END
+                                   || EXCLUDED.document_ids,
+                    object_keys = CASE WHEN t.cleaned_at IS NULL THEN t.object_keys ELSE '{}' END
+                                  || EXCLUDED.object_keys,
+                    requeue_job_ids = CASE WHEN t.cleaned_at IS NULL THEN t.requeue_job_ids ELSE '{}' END
+                                      || EXCLUDED.requeue_job_ids
+                RETURNING deleted_at, job_ids, document_ids, object_keys, requeue_job_ids
+                """,
+                {"user": user_id, "source": source_id, "jobs": job_ids, "docs": cleanup_docs,
+                 "keys": sorted(r[1] for r in raw), "requeue": requeue}).fetchone()
+            assert row is not None
+        return SourceDeletion(user_id=user_id, source_id=source_id, deleted_at=row[0], job_ids=_uniq(row[1]),
+                              document_ids=_uniq(row[2]), artifact_ids=removed, object_keys=_uniq(row[3]),
+                              kept_artifact_ids=kept, requeue_job_ids=_uniq(row[4]))
+
+    @staticmethod
+    def _pending_deletion(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> SourceDeletion | None:
+        """A deletion whose cleanup outside Postgres was not confirmed, to be finished now."""
+        row = conn.execute(
+            "SELECT deleted_at, job_ids, document_ids, object_keys, requeue_job_ids FROM deleted_sources "
+            "WHERE user_id = %s AND source_id = %s AND cleaned_at IS NULL", (user_id, source_id)).fetchone()
+        if row is None:
+            return None
+        return SourceDeletion(user_id=user_id, source_id=source_id, deleted_at=row[0], job_ids=_uniq(row[1]),
+                              document_ids=_uniq(row[2]), artifact_ids=[], object_keys=_uniq(row[3]),
+                              requeue_job_ids=_uniq(row[4]))
+
+    def source_cleaned(self, user_id: str, source_id: str) -> list[str]:
+        """Mark the deletion finished (the tombstone keeps only when it happened) and queue again the
+        duplicates of the deleted content: their submission message is published again."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT requeue_job_ids FROM deleted_sources WHERE user_id = %s AND source_id = %s "
+                               "AND cleaned_at IS NULL FOR UPDATE", (user_id, source_id)).fetchone()
+            conn.execute("UPDATE deleted_sources SET cleaned_at = now(), job_ids = '{}', document_ids = '{}', "
+                         "object_keys = '{}', requeue_job_ids = '{}' "
+                         "WHERE user_id = %s AND source_id = %s AND cleaned_at IS NULL", (user_id, source_id))
+            wanted = _uniq(row[0]) if row else []
+            if not wanted:
+                return []
+            requeued = sorted(r[0] for r in conn.execute(
+                "UPDATE jobs SET status = 'queued', duplicate_of = NULL, error = NULL, finished_at = NULL, "
+                "updated_at = now() WHERE user_id = %s AND job_id = ANY(%s) AND status = 'duplicate' "
+                "RETURNING job_id", (user_id, wanted)).fetchall())
+            if not requeued:
+                return []
+            conn.execute("UPDATE job_stages SET status = 'pending', attempts = 0, started_at = NULL, "
+                         "finished_at = NULL, detail = NULL WHERE job_id = ANY(%s)", (requeued,))
+            conn.execute("UPDATE outbox SET published_at = NULL, lease_until = NULL "
+                         "WHERE job_id = ANY(%s) AND right(topic, %s) = %s",
+                         (requeued, len(SUBMITTED_TOPIC_SUFFIXES[0]), SUBMITTED_TOPIC_SUFFIXES[0]))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO job_events (job_id, stage, status, detail) VALUES (%s, 'gateway', 'requeued', %s)",
+                    [(j, "the original was deleted: indexing this copy in its own name") for j in requeued])
+        return requeued
+
+    def source_deleted(self, user_id: str, source_id: str, job_id: str | None,
+                       submitted_at: datetime | None = None) -> bool:
+        """Whether the source has a tombstone newer than ``submitted_at`` and ``job_id`` is gone."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT EXISTS (SELECT 1 FROM deleted_sources ds
+                               WHERE ds.user_id = %(user)s AND ds.source_id = %(source)s
+                                 AND (%(at)s::timestamptz IS NULL OR %(at)s < ds.deleted_at))
+                   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = %(job)s AND j.user_id = %(user)s)
+                """, {"user": user_id, "source": source_id, "job": job_id, "at": submitted_at}).fetchone()
+        return bool(row and row[0])
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Delete every row of the user in one transaction: rows reached through their jobs and
+        conversations first, then every table with a ``user_id`` column (tables added later
+        included), the user last."""
+        removed: dict[str, int] = {}
+        with self._tx() as conn:
+            job_ids = [r[0] for r in conn.execute("SELECT job_id FROM jobs WHERE user_id = %s", (user_id,))]
+            for table, sql in (
+                ("outbox", "DELETE FROM outbox WHERE job_id = ANY(%s)"),
+                ("job_events", "DELETE FROM job_events WHERE job_id = ANY(%s)"),
+                ("job_stages", "DELETE FROM job_stages WHERE job_id = ANY(%s)"),
+            ):
+                removed[table] = conn.execute(sql, (job_ids,)).rowcount
+            removed["conversation_turns"] = conn.execute(
+                "DELETE FROM conversation_turns t USING conversations c "
+                "WHERE c.conversation_id = t.conversation_id AND c.user_id = %s", (user_id,)).rowcount
+            tables = [r[0] for r in conn.execute(
+                "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t "
+                "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+                "WHERE c.column_name = 'user_id' AND c.table_schema = current_schema() "
+                "AND t.table_type = 'BASE TABLE' AND c.table_name <> 'users' ORDER BY c.table_name")]
+            for table in tables:  # counted first: cascades would hide rows from the per-table report
+                row = conn.execute(f'SELECT count(*) FROM "{table}" WHERE user_id = %s', (user_id,)).fetchone()
+                removed[table] = int(row[0]) if row else 0
+            # Referencing rows first; the order the tables must go in is found by trying.
+            for _ in range(len(tables) + 1):
+                left = []
+                for table in tables:
+                    try:
+                        with conn.transaction():
+                            conn.execute(f'DELETE FROM "{table}" WHERE user_id = %s', (user_id,))
+                    except psycopg.errors.ForeignKeyViolation:
+                        left.append(table)
+                if not left:
+                    break
+                tables = left
+            removed["users"] = conn.execute("DELETE FROM users WHERE user_id = %s", (user_id,)).rowcount
+        return {k: v for k, v in sorted(removed.items())}
+
+    def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """The user's artifact, or ``None`` (also for another user's)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(f"SELECT {_ARTIFACT_COLUMNS} FROM artifacts WHERE artifact_id = %s AND user_id = %s",
+                              (artifact_id, user_id)).fetchone()
+        return _artifact(row) if row else None
+
+    def list_artifacts(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[ArtifactRecord]:
+        """The user's artifacts by id after ``after``."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT {_ARTIFACT_COLUMNS} FROM artifacts WHERE user_id = %s AND artifact_id > %s "
+                "ORDER BY artifact_id LIMIT %s", (user_id, after or "", max(0, limit))).fetchall()
+        return [_artifact(r) for r in rows]
+
+    def list_documents(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[DocumentRecord]:
+        """The user's documents (every version) by id after ``after``."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.user_id = %s AND d.document_id > %s "
+                "ORDER BY d.document_id LIMIT %s", (user_id, after or "", max(0, limit))).fetchall()
+        return [_document(r) for r in rows]
+
+    def list_conversations(self, user_id: str) -> list[ConversationInfo]:
+        """The user's conversations with their number of turns, oldest first."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.conversation_id, c.created_at, c.updated_at, count(t.id) FROM conversations c "
+                "LEFT JOIN conversation_turns t ON t.conversation_id = c.conversation_id WHERE c.user_id = %s "
+                "GROUP BY c.conversation_id ORDER BY c.created_at, c.conversation_id", (user_id,)).fetchall()
+        return [ConversationInfo(conversation_id=r[0], created_at=r[1], updated_at=r[2], turns=int(r[3])) for r in rows]
+
+    def raw_expired(self, before: datetime, limit: int = 500) -> list[ArtifactRecord]:
+        """Kept raw artifacts submitted before ``before`` whose jobs all finished before it."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"""
+                SELECT {_ARTIFACT_COLUMNS} FROM artifacts a
+                WHERE a.raw_purged_at IS NULL AND a.submitted_at < %(before)s
+                  AND EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id)
+                  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id
+                                  AND (j.finished_at IS NULL OR j.finished_at >= %(before)s
+                                       OR j.status NOT IN ('succeeded', 'failed', 'duplicate')))
+                ORDER BY a.submitted_at, a.artifact_id LIMIT %(limit)s
+                """, {"before": before, "limit": max(0, limit)}).fetchall()
+        return [_artifact(r) for r in rows]
+
+    def mark_raw_purged(self, user_id: str, artifact_ids: Sequence[str]) -> int:
+        """Set ``raw_purged_at`` on the user's artifacts that do not have it yet."""
+        if not artifact_ids:
+            return 0
+        with self._pool.connection() as conn:
+            return conn.execute("UPDATE artifacts SET raw_purged_at = now() WHERE user_id = %s "
+                                "AND artifact_id = ANY(%s) AND raw_purged_at IS NULL",
+                                (user_id, list(artifact_ids))).rowcount
+
+
+_ARTIFACT_COLUMNS = """
+    artifact_id, user_id, source_id, source_uri, object_key, content_type, size_bytes, sha256, filename,
+    title, captured_at, submitted_at, producer, attributes, raw_purged_at
+"""
+
+
+def _artifact(row: dict[str, Any]) -> ArtifactRecord:
+    return ArtifactRecord(**{**row, "attributes": dict(row["attributes"] or {})})
+
+
+def _uniq(values: Sequence[str] | None) -> list[str]:
+    return sorted(set(values or ()))

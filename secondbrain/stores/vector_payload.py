@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -52,6 +52,22 @@ def collection_name(user_id: str, version: str = "v1") -> str:
     if not _VERSION_RE.fullmatch(version):
         raise ValueError(f"invalid collection version: {version!r}")
     return f"u_{user_id}_{version}"
+
+
+def check_index(index: str) -> str:
+    """Return ``index`` (a collection version, ``v`` + digits) or raise :class:`ValueError`."""
+    if not isinstance(index, str) or not _VERSION_RE.fullmatch(index):
+        raise ValueError(f"invalid collection version: {index!r}")
+    return index
+
+
+def user_indexes(names: Iterable[str], user_id: str, prefix: str = "") -> list[str]:
+    """The versions among collection ``names`` that are ``user_id``'s (``prefix`` + ``u_<user>_<version>``),
+    oldest first.  Another user whose id extends this one (``bob`` and ``bob_v2``) never matches."""
+    validate_user_id(user_id)
+    pattern = re.compile(re.escape(f"{prefix}u_{user_id}_") + r"(v[0-9]{1,6})")
+    found = {m.group(1) for m in (pattern.fullmatch(n) for n in names) if m}
+    return sorted(found, key=lambda v: int(v[1:]))
 
 
 class EnsuredCollections:

@@ -1,12 +1,16 @@
 """A :class:`~secondbrain.ports.VectorStore` on qdrant-edge, Qdrant's in-process engine.
 
-One EdgeShard directory per user collection under ``root``.  A shard's write-ahead log is
-locked by the process that opens it, so this store is for a single process (embedded mode);
-separate processes share vectors through :mod:`secondbrain.stores.vectors_qdrant` instead.
+One EdgeShard directory per user collection (version) under ``root``.  A shard's write-ahead
+log is locked by the process that opens it, so this store is for a single process (embedded
+mode).  The store locks ``root`` itself, so a second process fails on its first call with
+:class:`VectorsInUse`, whichever collection it asks for, not only on shards the first one has
+open.  Separate processes share vectors through :mod:`secondbrain.stores.vectors_qdrant` instead.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 import threading
@@ -27,14 +31,56 @@ from secondbrain.stores.vector_payload import (
     FilterPlan,
     IntRangeCondition,
     MatchAnyCondition,
+    check_index,
     check_sparse,
     collection_name,
     is_empty_filter,
     plan_filter,
     prepare_payload,
+    user_indexes,
 )
 
-__all__ = ["EdgeVectorStore"]
+__all__ = ["EdgeVectorStore", "VectorsInUse"]
+
+
+class VectorsInUse(RuntimeError):
+    """Another process has the vectors directory open (a running ``secondbrain up``)."""
+
+
+# root (resolved) -> (lock file descriptor, stores of this process using it).  flock() locks belong
+# to an open file, so stores of one process share one descriptor instead of locking each other out.
+_ROOT_LOCKS: dict[str, tuple[int, int]] = {}
+_ROOT_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_root(root: Path) -> str:
+    key = str(root.resolve())
+    with _ROOT_LOCKS_GUARD:
+        held = _ROOT_LOCKS.get(key)
+        if held is not None:
+            _ROOT_LOCKS[key] = (held[0], held[1] + 1)
+            return key
+        fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise VectorsInUse(f"the vectors in {root} are open in another process (a running `secondbrain up`?); "
+                               "the in-process engine serves one process at a time") from exc
+        _ROOT_LOCKS[key] = (fd, 1)
+        return key
+
+
+def _unlock_root(key: str) -> None:
+    with _ROOT_LOCKS_GUARD:
+        held = _ROOT_LOCKS.pop(key, None)
+        if held is None:
+            return
+        fd, users = held
+        if users > 1:
+            _ROOT_LOCKS[key] = (fd, users - 1)
+        else:
+            os.close(fd)  # closing the last descriptor releases the flock
 
 
 class _Slot:
@@ -52,7 +98,9 @@ class EdgeVectorStore:
     """Per-user EdgeShards under ``root`` with a dense (cosine) and a sparse (BM25, IDF) vector.
 
     Shards open lazily on first use and stay open until :meth:`close`.  Every call on a shard
-    holds that shard's lock, so the store may be used from several threads.
+    holds that shard's lock, so the store may be used from several threads.  ``root`` is locked
+    for this process from the first use of a collection until :meth:`close`; another process then
+    gets :class:`VectorsInUse` (a :class:`RuntimeError`) from any call that reaches a collection.
     """
 
     def __init__(self, root: Path, *, dense_name: str = "dense", sparse_name: str = "bm25",
@@ -66,12 +114,15 @@ class EdgeVectorStore:
         self._slots: dict[str, _Slot] = {}
         self._slots_lock = threading.Lock()
         self._ensured = EnsuredCollections()
+        self._root_key: str | None = None  # taken on first use (see _slot)
 
     # ------------------------------------------------------------------ internals
 
-    def _slot(self, user_id: str) -> tuple[str, _Slot]:
-        name = collection_name(user_id, self.collection_version)
+    def _slot(self, user_id: str, index: str | None = None) -> tuple[str, _Slot]:
+        name = collection_name(user_id, index or self.collection_version)
         with self._slots_lock:
+            if self._root_key is None:  # first use, or use again after close()
+                self._root_key = _lock_root(self.root)
             slot = self._slots.get(name)
             if slot is None:
                 slot = self._slots[name] = _Slot()
@@ -140,7 +191,7 @@ class EdgeVectorStore:
 
     # ------------------------------------------------------------------ VectorStore
 
-    def ensure_collection(self, user_id: str, dense_size: int) -> str:
+    def ensure_collection(self, user_id: str, dense_size: int, *, index: str | None = None) -> str:
         """Create the user's shard when missing (idempotent); return the collection name.
 
         An existing shard with another dense size raises :class:`ValueError` (checked by the engine
@@ -149,7 +200,7 @@ class EdgeVectorStore:
         """
         if dense_size <= 0:
             raise ValueError("dense_size must be positive")
-        name, slot = self._slot(user_id)
+        name, slot = self._slot(user_id, index)
         token = self._ensured.begin(name, dense_size)
         if token is None:
             return name
@@ -173,7 +224,7 @@ class EdgeVectorStore:
         self._ensured.done(name, dense_size, token)
         return name
 
-    def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
+    def upsert(self, user_id: str, points: Sequence[VectorPoint], *, index: str | None = None) -> None:
         """Insert or replace ``points`` by id and flush them to disk.
 
         The collection must exist (:meth:`ensure_collection`); otherwise this raises.
@@ -187,7 +238,7 @@ class EdgeVectorStore:
                 self.dense_name: list(p.dense),
                 self.sparse_name: qe.SparseVector(list(p.sparse.indices), list(p.sparse.values)),
             }, prepare_payload(user_id, p)))
-        name, slot = self._slot(user_id)
+        name, slot = self._slot(user_id, index)
         with slot.lock:
             shard = self._open(name, slot)
             if shard is None:
@@ -197,7 +248,7 @@ class EdgeVectorStore:
 
     def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
                limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
-               candidates: int = 50) -> list[VectorHit]:
+               candidates: int = 50, index: str | None = None) -> list[VectorHit]:
         """Rank the user's points; ``hybrid`` fuses dense and sparse prefetches with RRF.
 
         In ``hybrid`` mode a missing (``None``) or empty side is left out, so the search
@@ -221,7 +272,7 @@ class EdgeVectorStore:
                 query=fusion,
                 with_payload=True,
             )
-        name, slot = self._slot(user_id)
+        name, slot = self._slot(user_id, index)
         with slot.lock:
             shard = self._open(name, slot)
             if shard is None:
@@ -247,14 +298,14 @@ class EdgeVectorStore:
         return queries
 
     def scroll(self, user_id: str, *, flt: VectorFilter | None = None, limit: int = 100,
-               offset: str | None = None) -> tuple[list[VectorHit], str | None]:
+               offset: str | None = None, index: str | None = None) -> tuple[list[VectorHit], str | None]:
         """Page through matching points in engine (id) order; the offset is the next point id."""
         plan = plan_filter(flt)
         if limit <= 0 or plan.matches_nothing:
             return [], None
         request = qe.ScrollRequest(offset=offset, limit=limit, filter=self._filter(plan),
                                    with_payload=True, with_vector=False)
-        name, slot = self._slot(user_id)
+        name, slot = self._slot(user_id, index)
         with slot.lock:
             shard = self._open(name, slot)
             if shard is None:
@@ -262,12 +313,12 @@ class EdgeVectorStore:
             records, next_offset = shard.scroll(request)
         return [self._hit(r, 0.0) for r in records], (str(next_offset) if next_offset is not None else None)
 
-    def count(self, user_id: str, flt: VectorFilter | None = None) -> int:
+    def count(self, user_id: str, flt: VectorFilter | None = None, *, index: str | None = None) -> int:
         """Exact number of the user's points matching ``flt`` (0 without a collection)."""
         plan = plan_filter(flt)
         if plan.matches_nothing:
             return 0
-        name, slot = self._slot(user_id)
+        name, slot = self._slot(user_id, index)
         with slot.lock:
             shard = self._open(name, slot)
             if shard is None:
@@ -275,7 +326,7 @@ class EdgeVectorStore:
             return int(shard.count(qe.CountRequest(exact=True, filter=self._filter(plan))))
 
     def delete_where(self, user_id: str, flt: VectorFilter) -> None:
-        """Delete the user's points matching ``flt`` and flush.
+        """Delete the user's points matching ``flt`` from every version of the collection, and flush.
 
         A filter without any condition is refused (it would delete everything; use
         :meth:`drop_user` for that).
@@ -287,17 +338,30 @@ class EdgeVectorStore:
             return
         edge_filter = self._filter(plan)
         assert edge_filter is not None
-        name, slot = self._slot(user_id)
-        with slot.lock:
-            shard = self._open(name, slot)
-            if shard is None:
-                return
-            shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
-            shard.flush()
+        for index in self.list_indexes(user_id):
+            name, slot = self._slot(user_id, index)
+            with slot.lock:
+                shard = self._open(name, slot)
+                if shard is None:
+                    continue
+                shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+                shard.flush()
+
+    def list_indexes(self, user_id: str) -> list[str]:
+        """The versions of the user's collection that exist on disk, oldest first."""
+        names = [entry.name for entry in self.root.iterdir() if entry.is_dir()] if self.root.is_dir() else []
+        return user_indexes(names, user_id)
 
     def drop_user(self, user_id: str) -> None:
-        """Close the user's shard and delete its directory (no error when absent)."""
-        name, slot = self._slot(user_id)
+        """Close and delete every version of the user's collection (no error when absent)."""
+        with self._slots_lock:
+            opened = [n for n in self._slots if n.startswith(f"u_{user_id}_")]
+        for index in set(self.list_indexes(user_id)) | set(user_indexes(opened, user_id)):
+            self.drop_index(user_id, index)
+
+    def drop_index(self, user_id: str, index: str) -> None:
+        """Close one version of the user's collection and delete its directory (no error when absent)."""
+        name, slot = self._slot(user_id, check_index(index))
         with slot.lock:
             self._ensured.forget(name)  # under the lock: an ensure waiting for it checks again
             if slot.shard is not None:
@@ -316,7 +380,8 @@ class EdgeVectorStore:
             fh.flush()
 
     def close(self) -> None:
-        """Flush and close every open shard (they reopen lazily if the store is used again)."""
+        """Flush and close every open shard and unlock ``root`` (shards reopen lazily if the store is
+        used again)."""
         self._ensured.forget()
         with self._slots_lock:
             slots = list(self._slots.values())
@@ -326,3 +391,7 @@ class EdgeVectorStore:
                     slot.shard.flush()
                     slot.shard.close()
                     slot.shard = None
+        with self._slots_lock:
+            key, self._root_key = self._root_key, None
+        if key is not None:
+            _unlock_root(key)

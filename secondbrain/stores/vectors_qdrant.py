@@ -26,11 +26,13 @@ from secondbrain.stores.vector_payload import (
     FilterPlan,
     IntRangeCondition,
     MatchAnyCondition,
+    check_index,
     check_sparse,
     collection_name,
     is_empty_filter,
     plan_filter,
     prepare_payload,
+    user_indexes,
 )
 
 __all__ = ["QdrantVectorStore"]
@@ -89,8 +91,8 @@ class QdrantVectorStore:
 
     # ------------------------------------------------------------------ internals
 
-    def _name(self, user_id: str) -> str:
-        return self.collection_prefix + collection_name(user_id, self.collection_version)
+    def _name(self, user_id: str, index: str | None = None) -> str:
+        return self.collection_prefix + collection_name(user_id, index or self.collection_version)
 
     @staticmethod
     def _filter(plan: FilterPlan) -> models.Filter | None:
@@ -114,7 +116,7 @@ class QdrantVectorStore:
 
     # ------------------------------------------------------------------ VectorStore
 
-    def ensure_collection(self, user_id: str, dense_size: int) -> str:
+    def ensure_collection(self, user_id: str, dense_size: int, *, index: str | None = None) -> str:
         """Create the user's collection and its payload indexes when missing; return its name.
 
         Safe against a concurrent creator in another process: losing the race is not an error.
@@ -123,7 +125,7 @@ class QdrantVectorStore:
         """
         if dense_size <= 0:
             raise ValueError("dense_size must be positive")
-        name = self._name(user_id)
+        name = self._name(user_id, index)
         token = self._ensured.begin(name, dense_size)
         if token is None:
             return name
@@ -167,7 +169,7 @@ class QdrantVectorStore:
             if not self.client.collection_exists(name):  # not merely lost a race to another process
                 raise
 
-    def upsert(self, user_id: str, points: Sequence[VectorPoint]) -> None:
+    def upsert(self, user_id: str, points: Sequence[VectorPoint], *, index: str | None = None) -> None:
         """Insert or replace ``points`` by id, waiting until they are applied."""
         if not points:
             return
@@ -183,7 +185,7 @@ class QdrantVectorStore:
                 },
                 payload=prepare_payload(user_id, p),
             ))
-        name = self._name(user_id)
+        name = self._name(user_id, index)
         try:
             with self._lock:
                 self.client.upsert(name, points=structs, wait=True)
@@ -194,7 +196,7 @@ class QdrantVectorStore:
 
     def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
                limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
-               candidates: int = 50) -> list[VectorHit]:
+               candidates: int = 50, index: str | None = None) -> list[VectorHit]:
         """Rank the user's points; ``hybrid`` fuses dense and sparse prefetches with RRF.
 
         In ``hybrid`` mode a missing (``None``) or empty side is left out, so the search
@@ -207,7 +209,7 @@ class QdrantVectorStore:
         if not queries:
             return []
         qfilter = self._filter(plan)
-        name = self._name(user_id)
+        name = self._name(user_id, index)
         if len(queries) == 1:
             query, using = queries[0]
             request: dict[str, Any] = {"query": query, "using": using}
@@ -247,7 +249,7 @@ class QdrantVectorStore:
         return queries
 
     def scroll(self, user_id: str, *, flt: VectorFilter | None = None, limit: int = 100,
-               offset: str | None = None) -> tuple[list[VectorHit], str | None]:
+               offset: str | None = None, index: str | None = None) -> tuple[list[VectorHit], str | None]:
         """Page through matching points in id order; the offset is the next point id."""
         plan = plan_filter(flt)
         if limit <= 0 or plan.matches_nothing:
@@ -255,7 +257,7 @@ class QdrantVectorStore:
         try:
             with self._lock:
                 records, next_offset = self.client.scroll(
-                    self._name(user_id), scroll_filter=self._filter(plan), limit=limit, offset=offset,
+                    self._name(user_id, index), scroll_filter=self._filter(plan), limit=limit, offset=offset,
                     with_payload=True, with_vectors=False)
         except Exception as exc:
             if _is_not_found(exc):
@@ -263,14 +265,15 @@ class QdrantVectorStore:
             raise
         return [self._hit(r, 0.0) for r in records], (str(next_offset) if next_offset is not None else None)
 
-    def count(self, user_id: str, flt: VectorFilter | None = None) -> int:
+    def count(self, user_id: str, flt: VectorFilter | None = None, *, index: str | None = None) -> int:
         """Exact number of the user's points matching ``flt`` (0 without a collection)."""
         plan = plan_filter(flt)
         if plan.matches_nothing:
             return 0
         try:
             with self._lock:
-                result = self.client.count(self._name(user_id), count_filter=self._filter(plan), exact=True)
+                result = self.client.count(self._name(user_id, index), count_filter=self._filter(plan),
+                                           exact=True)
             return int(result.count)
         except Exception as exc:
             if _is_not_found(exc):
@@ -278,7 +281,8 @@ class QdrantVectorStore:
             raise
 
     def delete_where(self, user_id: str, flt: VectorFilter) -> None:
-        """Delete the user's points matching ``flt``, waiting until applied.
+        """Delete the user's points matching ``flt`` from every version of the collection, waiting until
+        applied.
 
         A filter without any condition is refused (it would delete everything; use
         :meth:`drop_user` for that).
@@ -289,17 +293,30 @@ class QdrantVectorStore:
         qfilter = self._filter(plan)
         if plan.matches_nothing or qfilter is None:
             return
-        try:
-            with self._lock:
-                self.client.delete(self._name(user_id), points_selector=models.FilterSelector(filter=qfilter),
-                                   wait=True)
-        except Exception as exc:
-            if not _is_not_found(exc):
-                raise
+        for index in self.list_indexes(user_id):
+            try:
+                with self._lock:
+                    self.client.delete(self._name(user_id, index),
+                                       points_selector=models.FilterSelector(filter=qfilter), wait=True)
+            except Exception as exc:
+                if not _is_not_found(exc):
+                    raise
+
+    def list_indexes(self, user_id: str) -> list[str]:
+        """The versions of the user's collection the server has, oldest first."""
+        with self._lock:
+            names = [c.name for c in self.client.get_collections().collections]
+        return user_indexes(names, user_id, self.collection_prefix)
 
     def drop_user(self, user_id: str) -> None:
-        """Delete the user's collection (no error when absent)."""
-        name = self._name(user_id)
+        """Delete every version of the user's collection (no error when absent)."""
+        # The default version too, even if unlisted: this store may remember it as ensured.
+        for index in dict.fromkeys([*self.list_indexes(user_id), self.collection_version]):
+            self.drop_index(user_id, index)
+
+    def drop_index(self, user_id: str, index: str) -> None:
+        """Delete one version of the user's collection (no error when absent)."""
+        name = self._name(user_id, check_index(index))
         try:
             with self._lock:
                 self.client.delete_collection(name)

@@ -10,12 +10,13 @@ import: the runner does the Kafka part.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted, Segment
-from secondbrain.pipeline import claimcheck, topics
+from secondbrain.pipeline import admission, claimcheck, topics
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import Emit, JobRef, require_known_user
 from secondbrain.ports import ArtifactRecord, DocumentRecord, MetadataStore, ObjectNotFound, ObjectStore
@@ -54,6 +55,20 @@ class ExtractorStage:
         """Job and user of the event."""
         return JobRef(resolved_job_id(event), event.user_id)
 
+    def left_over(self, ev: ArtifactSubmitted) -> bool:
+        """Whether the event is work still in flight for a source deleted since (it is dropped)."""
+        source_id = ev.source_id or ids.source_id(ev.user_id, ev.source_uri)
+        return self.metadata.source_deleted(ev.user_id, source_id, resolved_job_id(ev), ev.submitted_at)
+
+    def admit(self, event: ArtifactSubmitted, value: bytes, headers: Mapping[str, str]) -> None:
+        """Let in events signed by one of the user's keys, or queued by the gateway or the fetcher
+        for exactly this artifact (see :mod:`secondbrain.pipeline.admission`)."""
+        if self.left_over(event):
+            return  # its job was deleted with its source: process() drops it without touching anything
+        admission.admit(self.metadata, user_id=event.user_id, job_id=event.job_id, value=value, headers=headers,
+                        produced_here=lambda job: job.artifact_id is not None
+                        and job.artifact_id == event.artifact_id)
+
     def _raw_bytes(self, ev: ArtifactSubmitted) -> bytes:
         if ev.content is not None:
             return ev.content
@@ -72,8 +87,9 @@ class ExtractorStage:
         except ObjectNotFound as exc:
             raise PermanentError(f"the raw artifact {ev.object_key} is missing from object storage") from exc
 
-    def _register(self, ev: ArtifactSubmitted, raw: bytes, job_id: str) -> tuple[str, str, str]:
-        """Make sure artifact and job rows exist (events from other apps arrive without them)."""
+    def _register(self, ev: ArtifactSubmitted, raw: bytes, job_id: str) -> tuple[str, str, str] | None:
+        """Make sure artifact and job rows exist (events from other apps arrive without them);
+        ``None`` when the source was deleted meanwhile (nothing is registered then)."""
         sha = ev.sha256 or ids.sha256_hex(raw)
         if ev.sha256 and ev.sha256 != ids.sha256_hex(raw):
             raise PermanentError("the artifact's bytes do not match its sha256: it was corrupted on the way")
@@ -98,6 +114,8 @@ class ExtractorStage:
         if result.created:
             self.metadata.stage_started(ev.user_id, job_id, self.name, 1)
         elif self.metadata.get_job(ev.user_id, job_id) is None:
+            if self.left_over(ev):
+                return None
             raise PermanentError("the event's job_id belongs to another user", kind="unauthorized")
         return artifact_id, source_id, sha
 
@@ -106,8 +124,15 @@ class ExtractorStage:
         ev = event
         require_known_user(self.metadata, ev.user_id)
         job_id = resolved_job_id(ev)
+        if self.left_over(ev):  # before reading: the deletion removed the raw bytes too
+            log.info("work of a deleted source dropped", extra={"job_id": job_id, "user_id": ev.user_id})
+            return []
         raw = self._raw_bytes(ev)
-        artifact_id, source_id, _sha = self._register(ev, raw, job_id)
+        registered = self._register(ev, raw, job_id)
+        if registered is None:
+            log.info("work of a deleted source dropped", extra={"job_id": job_id, "user_id": ev.user_id})
+            return []
+        artifact_id, source_id, _sha = registered
 
         original = self.metadata.find_original_job(ev.user_id, artifact_id, job_id)
         if original is not None:
@@ -138,6 +163,9 @@ class ExtractorStage:
                     attributes=dict(d.attributes))
             for d in drafts
         ]
+        if self.left_over(ev):  # deleted while it was being extracted: write nothing
+            log.info("work of a deleted source dropped", extra={"job_id": job_id, "user_id": ev.user_id})
+            return []
         # Measure whole records, not only texts: tens of thousands of tiny segments make an event
         # too large for a message with little text (their JSON is larger than their Avro encoding).
         body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id),

@@ -16,11 +16,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 from urllib import robotparser
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from secondbrain.pipeline.errors import PermanentError, RetryableError
@@ -118,6 +121,16 @@ def check_host_allowed(host: str) -> None:
     Every address the name resolves to must be public: one private answer is enough for a
     server-side request to reach the inside of the network.
     """
+    public_address(host)
+
+
+def public_address(host: str) -> str:
+    """Resolve ``host`` once, check every address, and return the one to connect to.
+
+    Connecting to the address that was checked (never resolving again) is what defeats DNS
+    rebinding, where a name answers a public address to the check and a private one to the
+    connection.
+    """
     host = host.strip("[]")
     try:
         infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
@@ -125,12 +138,15 @@ def check_host_allowed(host: str) -> None:
         if exc.errno == getattr(socket, "EAI_AGAIN", None):
             raise RetryableError(f"the name {host} could not be looked up right now ({exc.strerror})") from exc
         raise PermanentError(f"the host {host} could not be found (DNS lookup failed)") from exc
-    for info in infos:
-        address = str(info[4][0]).split("%")[0]  # drop an IPv6 zone id
+    addresses = [str(info[4][0]).split("%")[0] for info in infos]  # drop an IPv6 zone id
+    for address in addresses:
         problem = _address_problem(ipaddress.ip_address(address))
         if problem:
             raise PermanentError(f"fetching from {host} is not allowed: {address} is {problem} "
                                  "(a server may reach private addresses only with SB_FETCH_ALLOW_PRIVATE=true)")
+    if not addresses:
+        raise PermanentError(f"the host {host} could not be found (no addresses)")
+    return addresses[0]
 
 
 class _Deadline:
@@ -233,6 +249,30 @@ def _sniff(body: bytes) -> str:
     return "application/octet-stream"
 
 
+class _PinnedBackend(httpcore.SyncBackend):
+    """Opens every TCP connection to an address that was checked in the same step.
+
+    TLS still verifies the certificate against the host name: httpcore passes the URL's host
+    as the server name, whatever address the socket went to.
+    """
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        """Connect to a public address of ``host`` (raises ``PermanentError`` for any other)."""
+        return super().connect_tcp(public_address(host), port, timeout=timeout, local_address=local_address,
+                                   socket_options=socket_options)
+
+
+def guarded_transport() -> httpx.HTTPTransport:
+    """An httpx transport whose connections only reach public addresses (the SSRF guard)."""
+    transport = httpx.HTTPTransport()
+    # httpx does not take a network backend; its pool does.  Same defaults as httpx's own pool.
+    transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(),
+                                              network_backend=_PinnedBackend())
+    return transport
+
+
 class _Robots:
     """robots.txt rules per origin, fetched once per :func:`fetch` call."""
 
@@ -317,7 +357,9 @@ def fetch(url: str, policy: FetchPolicy, *, client: httpx.Client | None = None) 
     """
     requested = validate_url(url)
     own_client = client is None
-    http = client if client is not None else httpx.Client(timeout=_timeout(policy), follow_redirects=False)
+    http = client if client is not None else httpx.Client(
+        timeout=_timeout(policy), follow_redirects=False,
+        transport=None if policy.allow_private else guarded_transport())
     try:
         return _fetch(requested, policy, http)
     finally:

@@ -10,13 +10,13 @@ of the same URL becomes a new version of it.  No broker import: the runner does 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC
 from typing import Any, ClassVar
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
-from secondbrain.pipeline import topics
+from secondbrain.pipeline import admission, topics
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import Emit, JobRef, require_known_user
 from secondbrain.ports import ArtifactRecord, MetadataStore, ObjectStore
@@ -51,10 +51,30 @@ class FetcherStage:
         """Job and user of the event."""
         return JobRef(event.job_id, event.user_id)
 
+    def left_over(self, ev: UrlRequested) -> bool:
+        """Whether the request is work still in flight for a source deleted since (it is dropped)."""
+        source_id = ids.source_id(ev.user_id, normalise_url(ev.url))
+        return self.metadata.source_deleted(ev.user_id, source_id, ev.job_id, ev.requested_at)
+
+    def admit(self, event: UrlRequested, value: bytes, headers: Mapping[str, str]) -> None:
+        """Let in URL requests signed by one of the user's keys (creating their job), or queued by
+        the gateway for this URL (see :mod:`secondbrain.pipeline.admission`)."""
+        if self.left_over(event):
+            return  # its job was deleted with its source: process() drops it without fetching
+        wanted = {event.url, normalise_url(event.url)}
+        signed = admission.admit(self.metadata, user_id=event.user_id, job_id=event.job_id, value=value,
+                                 headers=headers, produced_here=lambda job: job.source_uri in wanted)
+        if signed is not None and self.metadata.get_job(event.user_id, event.job_id) is None:
+            # Another app asked for this page: give it a job like the gateway would.
+            self.metadata.request_url(event.user_id, event.job_id, event.url, event.title, [])
+
     def process(self, event: UrlRequested) -> list[Emit[Any]]:
         """Fetch one page, store it and emit the artifact submission."""
         ev = event
         require_known_user(self.metadata, ev.user_id)
+        if self.left_over(ev):
+            log.info("work of a deleted source dropped", extra={"job_id": ev.job_id, "user_id": ev.user_id})
+            return []
         if self.metadata.get_job(ev.user_id, ev.job_id) is None:
             raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
         page = self.fetcher(ev.url, self.policy)
@@ -62,7 +82,8 @@ class FetcherStage:
         artifact_id = ids.artifact_id(ev.user_id, sha)
         object_key = keys.artifact_key(ev.user_id, artifact_id)
         content_type = page.content_type + (f"; charset={page.charset}" if page.charset else "")
-        if self.objects.stat(object_key) is None:
+        stored = self.objects.stat(object_key) is None
+        if stored:
             self.objects.put(object_key, page.body, size=len(page.body), content_type=content_type)
         source_uri = normalise_url(ev.url)
         attributes = {**ev.attributes, "fetched_at": page.fetched_at.astimezone(UTC).isoformat(),
@@ -78,6 +99,11 @@ class FetcherStage:
             submitted_at=page.fetched_at, producer=ev.producer, attributes=attributes,
         )
         if not self.metadata.attach_artifact(record, ev.job_id):
+            if self.left_over(ev):  # deleted while the page was being fetched: keep nothing of it
+                if stored and self.metadata.get_artifact(ev.user_id, artifact_id) is None:
+                    self.objects.delete(object_key)
+                log.info("work of a deleted source dropped", extra={"job_id": ev.job_id, "user_id": ev.user_id})
+                return []
             raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
         out = ArtifactSubmitted(
             event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,

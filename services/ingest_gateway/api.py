@@ -9,6 +9,7 @@ submission.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import uuid
@@ -24,7 +25,7 @@ from sse_starlette.sse import EventSourceResponse
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import topics
-from secondbrain.ports import ArtifactRecord, JobView, OutboxMessage, SourceView
+from secondbrain.ports import ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
 from secondbrain.runtime import Runtime
 from services.ingest_gateway.relay import OutboxRelay
 from services.ingest_gateway.upload import read_multipart, read_raw, too_large
@@ -89,6 +90,8 @@ def source_json(s: SourceView) -> dict[str, Any]:
         "captured_at": s.captured_at.isoformat() if s.captured_at else None,
         "ingested_at": s.ingested_at.isoformat(), "chunk_count": s.chunk_count,
         "version": s.version, "superseded": s.superseded,
+        # kept | expired (removed by SB_RAW_RETENTION_DAYS; the text stays searchable) | None (not stored yet)
+        "raw": None if s.artifact_id is None else ("expired" if s.raw_purged_at else "kept"),
     }
 
 
@@ -125,6 +128,17 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         return Accepted(job_id=result.job_id, artifact_id=artifact_id, status="queued",
                         status_url=f"/v1/jobs/{result.job_id}")
 
+    async def check_backlog(user: str) -> None:
+        """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going."""
+        if s.max_pending_jobs <= 0:
+            return
+        pending = await asyncio.to_thread(rt.metadata.pending_jobs, user)
+        if pending >= s.max_pending_jobs:
+            raise HTTPException(429, f"you have {pending} captures still being processed (the limit is "
+                                     f"{s.max_pending_jobs}); wait for some to finish (GET /v1/jobs/<id> or "
+                                     "`secondbrain jobs`) and send the rest then. Operators can raise "
+                                     "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
+
     def accepted(body: Accepted) -> JSONResponse:
         if relay is not None:
             relay.wake()
@@ -138,6 +152,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                                      " Upload it as a file instead.")
         if not note.text.strip():
             raise HTTPException(422, "the note is empty")
+        await check_backlog(user)
         raw = note.text.encode("utf-8")
         sha = hashlib.sha256(raw).hexdigest()
         body = await asyncio.to_thread(
@@ -160,6 +175,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > s.max_upload_bytes + 64 * 1024:
             raise too_large(s.max_upload_bytes)
+        await check_backlog(user)  # before reading the body: no point receiving what must wait
         header = request.headers.get("content-type", "")
         if header.lower().startswith("multipart/form-data"):
             upload = await read_multipart(request.stream(), header, limit=s.max_upload_bytes)
@@ -192,6 +208,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         url = page.url.strip()
         if not url.lower().startswith(("http://", "https://")) or "://" not in url or not url.split("://", 1)[1]:
             raise HTTPException(422, "only http and https URLs can be fetched, e.g. https://example.org/post")
+        await check_backlog(user)
         job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
         event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
                              title=page.title, captured_at=aware(page.captured_at), requested_at=datetime.now(UTC),
@@ -241,9 +258,13 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         return EventSourceResponse(events(), ping=15)
 
     @router.get("/v1/sources", summary="What was ingested, newest first")
-    async def get_sources(user: str = auth, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    async def get_sources(user: str = auth, limit: int = 50, offset: int = 0, modality: str | None = None,
+                          status: JobStatus | None = None) -> dict[str, Any]:
+        """One row per submission (each version of a source), newest first; ``modality`` (pdf, web,
+        audio, note...) and ``status`` (queued, running, succeeded, failed, duplicate) narrow it."""
         limit = max(1, min(limit, 500))
-        rows = await asyncio.to_thread(rt.metadata.list_sources, user, limit, max(0, offset))
+        rows = await asyncio.to_thread(functools.partial(rt.metadata.list_sources, user, limit, max(0, offset),
+                                                         modality=modality, status=status))
         return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
     return router

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from secondbrain.pipeline.errors import backoff_delay
@@ -25,13 +25,15 @@ class OutboxRelay:
     """A background task moving outbox rows to Kafka."""
 
     def __init__(self, metadata: MetadataStore, bootstrap: str, *, batch: int = 100, poll_s: float = 0.2,
-                 request_timeout_ms: int = 10_000, prepare: Callable[[], Awaitable[None]] | None = None) -> None:
+                 request_timeout_ms: int = 10_000, prepare: Callable[[], Awaitable[None]] | None = None,
+                 client_options: Mapping[str, Any] | None = None) -> None:
         self.metadata = metadata
         self._prepare = prepare  # e.g. create topics, once the broker answers
         self.bootstrap = bootstrap
         self.batch = batch
         self.poll_s = poll_s
         self.request_timeout_ms = request_timeout_ms
+        self.client_options = dict(client_options or {})  # TLS/SASL, see secondbrain.pipeline.kafka_security
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._producer: Any = None
@@ -60,7 +62,7 @@ class OutboxRelay:
         if self._producer is None:
             producer = AIOKafkaProducer(
                 bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=False,
-                request_timeout_ms=self.request_timeout_ms, linger_ms=5,
+                request_timeout_ms=self.request_timeout_ms, linger_ms=5, **self.client_options,
             )
             try:
                 await producer.start()

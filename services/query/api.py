@@ -29,6 +29,7 @@ from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ForeignConversation, ObjectNotFound
 from secondbrain.runtime import Runtime
+from secondbrain.vector_indexes import ActiveIndexes
 from services.query.answer import (
     NOT_FOUND,
     CitationFilter,
@@ -119,9 +120,10 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
     if rt.vectors is None or rt.embedder is None or rt.sparse is None:
         raise RuntimeError("the query service needs a vector store and models")
     s = rt.settings
+    indexes = ActiveIndexes(rt.metadata, rt.embedders, rt.embedder) if rt.embedders is not None else None
     engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
                          budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
-                         reranker=_load_reranker(s.reranker_model_dir))
+                         reranker=_load_reranker(s.reranker_model_dir), indexes=indexes)
     encoder = rt.sparse
     embedder = rt.embedder
     router = APIRouter(tags=["query"])
@@ -150,8 +152,9 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         if mode != "hybrid":
             from services.query.retrieval import Retriever
 
-            hits = await asyncio.to_thread(Retriever(rt.vectors, embedder, encoder).search, user,  # type: ignore[arg-type]
-                                           plan.semantic_query or q, k=k, mode=mode, flt=plan.vector_filter())
+            retriever = Retriever(rt.vectors, embedder, encoder, indexes=indexes)  # type: ignore[arg-type]
+            hits = await asyncio.to_thread(retriever.search, user, plan.semantic_query or q, k=k,
+                                           mode=mode, flt=plan.vector_filter())
         elif plan.query_class == "temporal":
             hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
         else:
@@ -290,6 +293,13 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
             raise HTTPException(404, "no such artifact") from None
         info = await asyncio.to_thread(rt.objects.stat, key)
         if info is None:
+            art = await asyncio.to_thread(rt.metadata.get_artifact, user, artifact_id)
+            if art is not None and art.raw_purged_at is not None:
+                days = s.raw_retention_days
+                raise HTTPException(410, f"the original file was removed on {art.raw_purged_at.date().isoformat()} "
+                                         "by the raw-file retention setting (SB_RAW_RETENTION_DAYS"
+                                         f"{'=' + str(days) if days is not None else ''}); its text is still "
+                                         "indexed and searchable")
             raise HTTPException(404, "no such artifact")
 
         def body() -> Iterator[bytes]:

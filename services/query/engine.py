@@ -23,6 +23,7 @@ from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from secondbrain.ports import Embedder, MetadataStore, SparseEncoder, TimeRange, VectorFilter, VectorStore
+from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 from services.query.retrieval import SearchHit, hit_from_payload
 from services.query.temporal import TimeWindow, understand
 
@@ -117,11 +118,16 @@ class Source:
 
 
 class QueryEngine:
-    """Plans and runs retrieval for one user at a time (never across users)."""
+    """Plans and runs retrieval for one user at a time (never across users).
+
+    With ``indexes`` every call reads the user's active collection version and embeds with its
+    model (looked up at most every few seconds, so a re-index's switch is followed quickly);
+    without, the store's default version with ``embedder``.
+    """
 
     def __init__(self, vectors: VectorStore, metadata: MetadataStore, embedder: Embedder, sparse: SparseEncoder, *,
                  reranker: Reranker | None = None, candidates: int = 50, budget_tokens: int = 1500,
-                 per_document: int = 3) -> None:
+                 per_document: int = 3, indexes: ActiveIndexes | None = None) -> None:
         self.vectors = vectors
         self.metadata = metadata
         self.embedder = embedder
@@ -130,6 +136,11 @@ class QueryEngine:
         self.candidates = candidates
         self.budget_tokens = budget_tokens
         self.per_document = per_document
+        self.indexes = indexes
+
+    def target(self, user_id: str) -> SearchTarget:
+        """The collection version and query model for ``user_id``."""
+        return self.indexes.target(user_id) if self.indexes is not None else SearchTarget(None, self.embedder)
 
     # ------------------------------------------------------------------ planning
 
@@ -165,12 +176,13 @@ class QueryEngine:
     def search(self, user_id: str, plan: Plan, *, k: int = 10) -> list[SearchHit]:
         """Ranked chunks for a semantic plan: fused candidates, reranked, boosted, diversified."""
         query = plan.semantic_query or plan.question
-        dense = self.embedder.embed_query(query)
+        target = self.target(user_id)
+        dense = target.embedder.embed_query(query)
         sparse = self.sparse.encode_query(query)
         mode: Literal["hybrid", "dense"] = "hybrid" if sparse.indices else "dense"
         raw = self.vectors.search(user_id, dense=dense, sparse=sparse if sparse.indices else None,
                                   limit=max(self.candidates, k), mode=mode, flt=plan.vector_filter(),
-                                  candidates=max(self.candidates, k))
+                                  candidates=max(self.candidates, k), index=target.index)
         hits = [hit_from_payload(h.id, h.score, h.payload) for h in raw]
         if self.reranker is not None and hits:
             scores = self.reranker.score(query, [f"{h.title}\n{h.text}" for h in hits])
@@ -190,8 +202,9 @@ class QueryEngine:
         firsts: dict[str, SearchHit] = {}
         offset: str | None = None
         flt = VectorFilter(document_ids=[d.document_id for d in docs], chunk_index_range=(0, 0))
+        index = self.target(user_id).index
         while True:
-            page, offset = self.vectors.scroll(user_id, flt=flt, limit=256, offset=offset)
+            page, offset = self.vectors.scroll(user_id, flt=flt, limit=256, offset=offset, index=index)
             for h in page:
                 hit = hit_from_payload(h.id, 0.0, h.payload)
                 firsts[hit.document_id] = hit
@@ -217,8 +230,10 @@ class QueryEngine:
         terms = set(self.sparse.tokenize(question))
         if any(terms & set(self.sparse.tokenize(s.text)) for s in sources):
             return True
-        best = self.vectors.search(user_id, dense=self.embedder.embed_query(question), sparse=None, limit=1,
-                                   mode="dense", flt=VectorFilter(document_ids=[s.hit.document_id for s in sources]))
+        target = self.target(user_id)
+        best = self.vectors.search(user_id, dense=target.embedder.embed_query(question), sparse=None, limit=1,
+                                   mode="dense", flt=VectorFilter(document_ids=[s.hit.document_id for s in sources]),
+                                   index=target.index)
         return bool(best) and best[0].score >= min_cosine
 
     # ------------------------------------------------------------------ selection
@@ -235,7 +250,8 @@ class QueryEngine:
         taken = {(h.document_id, h.chunk_index) for h in selected}
         lo, hi = max(0, hit.chunk_index - 1), hit.chunk_index + 1
         page, _ = self.vectors.scroll(user_id, flt=VectorFilter(document_ids=[hit.document_id],
-                                                               chunk_index_range=(lo, hi)), limit=3)
+                                                               chunk_index_range=(lo, hi)), limit=3,
+                                      index=self.target(user_id).index)
         around = sorted((hit_from_payload(p.id, 0.0, p.payload) for p in page), key=lambda h: h.chunk_index)
         parts = [h for h in around if h.chunk_index == hit.chunk_index
                  or (h.document_id, h.chunk_index) not in taken]

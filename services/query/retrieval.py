@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
+from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,24 +64,34 @@ def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHi
 
 
 class Retriever:
-    """Searches one user's collection; never another's."""
+    """Searches one user's collection; never another's.
+
+    With ``indexes`` the user's active collection version is searched with its own model;
+    without, the store's default version with ``embedder``.
+    """
 
     def __init__(self, vectors: VectorStore, embedder: Embedder, sparse: SparseEncoder, *,
-                 candidates: int = 50) -> None:
+                 candidates: int = 50, indexes: ActiveIndexes | None = None) -> None:
         self.vectors = vectors
         self.embedder = embedder
         self.sparse = sparse
         self.candidates = candidates
+        self.indexes = indexes
+
+    def target(self, user_id: str) -> SearchTarget:
+        """The collection version and query model for ``user_id``."""
+        return self.indexes.target(user_id) if self.indexes is not None else SearchTarget(None, self.embedder)
 
     def search(self, user_id: str, query: str, *, k: int = 10, mode: SearchMode = "hybrid",
                flt: VectorFilter | None = None) -> list[SearchHit]:
         """The ``k`` best chunks of ``user_id`` for ``query``."""
-        dense = self.embedder.embed_query(query) if mode in ("hybrid", "dense") else None
+        target = self.target(user_id)
+        dense = target.embedder.embed_query(query) if mode in ("hybrid", "dense") else None
         sparse = self.sparse.encode_query(query) if mode in ("hybrid", "sparse") else None
         if sparse is not None and not sparse.indices and mode == "sparse":
             return []  # nothing but stopwords: BM25 has nothing to match
         if sparse is not None and not sparse.indices:
             sparse, mode = None, "dense"
         hits = self.vectors.search(user_id, dense=dense, sparse=sparse, limit=k, mode=mode, flt=flt,
-                                   candidates=max(self.candidates, k))
+                                   candidates=max(self.candidates, k), index=target.index)
         return [hit_from_payload(h.id, h.score, h.payload) for h in hits]

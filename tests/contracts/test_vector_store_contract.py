@@ -565,3 +565,96 @@ def test_concurrent_use_from_threads(harness: Harness, dense_by_text: dict[str, 
     assert not errors, errors
     for user in points:
         assert store.count(user) == N_POINTS
+
+
+# --------------------------------------------------------------------------- collection versions (re-index)
+
+SMALL = 16  # another model's dimension: a second version need not match the first
+
+
+def _small_points(user: str, n: int, doc: str = "d-small") -> list[VectorPoint]:
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(n):
+        vec = rng.normal(size=SMALL)
+        vec /= np.linalg.norm(vec)
+        text = f"small note {i} about {'herons' if i % 2 else 'kettles'}"
+        out.append(VectorPoint(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"small/{user}/{i}")), dense=vec.tolist(),
+            sparse=ENCODER.encode_documents([text])[0],
+            payload={"user_id": user, "document_id": doc, "modality": "note", "text": text, "chunk_index": i,
+                     "captured_at": "2024-01-01T00:00:00Z", "ingested_at": "2024-01-01T00:00:00Z"}))
+    return out
+
+
+def test_versions_are_separate_collections(loaded: Harness) -> None:
+    store = loaded.store
+    assert store.list_indexes(ALICE) == ["v1"]
+    name = store.ensure_collection(ALICE, SMALL, index="v2")
+    assert name.endswith(collection_name(ALICE, "v2")) and name != store.ensure_collection(ALICE, DIMENSION)
+    assert store.ensure_collection(ALICE, SMALL, index="v2") == name
+    with pytest.raises(ValueError):  # each version keeps its own dense size
+        store.ensure_collection(ALICE, DIMENSION, index="v2")
+    points = _small_points(ALICE, 5)
+    store.upsert(ALICE, points, index="v2")
+    assert store.list_indexes(ALICE) == ["v1", "v2"]
+    assert store.list_indexes(BOB) == ["v1"]
+    assert store.count(ALICE, index="v2") == 5
+    assert store.count(ALICE) == store.count(ALICE, index="v1") == N_POINTS  # the default version is v1
+    hits = store.search(ALICE, dense=points[3].dense, sparse=None, limit=2, mode="dense", index="v2")
+    assert hits[0].id == points[3].id
+    assert query(store, ALICE, "invoice 8391")[0].id == pid_of(ALICE, "invoices", 0)  # v1 unchanged
+    sparse_hits = store.search(ALICE, dense=None, sparse=ENCODER.encode_query("herons"), limit=10, mode="sparse",
+                               index="v2")
+    assert {h.id for h in sparse_hits} == {p.id for p in points if "herons" in p.payload["text"]}
+    page, _ = store.scroll(ALICE, limit=100, index="v2")
+    assert {h.id for h in page} == {p.id for p in points}
+    assert store.count(ALICE, VectorFilter(document_ids=["d-small"]), index="v2") == 5
+    assert store.count(ALICE, index="v7") == 0 and store.scroll(ALICE, index="v7") == ([], None)
+    assert store.search(ALICE, dense=points[0].dense, sparse=None, limit=3, index="v7") == []
+
+
+def test_delete_where_and_drop_user_reach_every_version(loaded: Harness) -> None:
+    store = loaded.store
+    store.ensure_collection(ALICE, SMALL, index="v2")
+    store.upsert(ALICE, _small_points(ALICE, 4, doc=doc_id(ALICE, "trip")), index="v2")
+    trip = VectorFilter(document_ids=[doc_id(ALICE, "trip")])
+    assert store.count(ALICE, trip, index="v1") == 2 and store.count(ALICE, trip, index="v2") == 4
+    store.delete_where(ALICE, trip)
+    assert store.count(ALICE, trip, index="v1") == 0 and store.count(ALICE, trip, index="v2") == 0
+    assert store.count(ALICE) == N_POINTS - 2
+    store.ensure_collection(ALICE, SMALL, index="v3")
+    store.upsert(ALICE, _small_points(ALICE, 3), index="v3")
+    store.drop_index(ALICE, "v1")
+    assert store.list_indexes(ALICE) == ["v2", "v3"]
+    assert store.count(ALICE) == 0 and store.count(ALICE, index="v3") == 3
+    store.drop_index(ALICE, "v1")  # absent: no error
+    store.drop_user(ALICE)
+    assert store.list_indexes(ALICE) == []
+    assert store.count(ALICE, index="v3") == 0
+    assert store.count(BOB) == N_POINTS and store.list_indexes(BOB) == ["v1"]
+    store.ensure_collection(ALICE, SMALL, index="v3")  # and the user can start over
+    store.upsert(ALICE, _small_points(ALICE, 2), index="v3")
+    assert store.count(ALICE, index="v3") == 2
+
+
+def test_versions_of_a_user_whose_id_extends_another(harness: Harness) -> None:
+    store = harness.store
+    for user in ("carol", "carol_v2", "carol_v2_v3"):
+        store.ensure_collection(user, SMALL, index="v3")
+        store.upsert(user, _small_points(user, 2), index="v3")
+    assert store.list_indexes("carol") == ["v3"]
+    store.drop_user("carol")
+    assert store.list_indexes("carol") == []
+    assert store.count("carol_v2", index="v3") == 2 and store.count("carol_v2_v3", index="v3") == 2
+
+
+def test_rejects_unsafe_versions(harness: Harness) -> None:
+    store = harness.store
+    for bad in ("../v1", "v1/..", "2", "v", "V1", "v1_x", "v1234567"):
+        with pytest.raises(ValueError):
+            store.ensure_collection(ALICE, SMALL, index=bad)
+        with pytest.raises(ValueError):
+            store.count(ALICE, index=bad)
+        with pytest.raises(ValueError):
+            store.drop_index(ALICE, bad)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import shutil
 import socket
 import tempfile
@@ -22,6 +23,7 @@ import httpx
 import pytest
 
 from secondbrain import ids
+from secondbrain.events import signing
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, DeadLetter
 from secondbrain.infra.ports import free_port
@@ -45,6 +47,8 @@ class Cluster:
     qdrant_url: str
     prefix: str
     log_dir: Path
+    producer_key: str  # a producer key of USER, for events published straight to Kafka
+    mallory_key: str  # another user's producer key
 
 
 def _env(*, bootstrap: str, dsn: str, s3: MotoS3Server, bucket: str, qdrant_url: str, prefix: str) -> dict[str, str]:
@@ -79,8 +83,12 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object
         store = PostgresMetadataStore(dsn)
         store.migrate()
         store.ensure_user(USER)
+        store.ensure_user("mallory")
+        _, producer_key = store.create_api_key(USER, "courier app", "producer")
+        _, mallory_key = store.create_api_key("mallory", "mallory's app", "producer")
         store.close()
-        yield {"s3": s3, "dsn": dsn, "base_dsn": base, "qdrant_url": qdrant.url, "log_dir": log_dir}
+        yield {"s3": s3, "dsn": dsn, "base_dsn": base, "qdrant_url": qdrant.url, "log_dir": log_dir,
+               "producer_key": producer_key, "mallory_key": mallory_key}
     qproc.terminate()
     qproc.wait(10)
     s3.stop()
@@ -99,7 +107,8 @@ def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str) -> 
         svc.start()
     for svc in (gateway, query, *workers.values()):
         svc.wait_ready(120)
-    return Cluster(env, broker, gateway, query, workers, str(infra["qdrant_url"]), prefix, log_dir)
+    return Cluster(env, broker, gateway, query, workers, str(infra["qdrant_url"]), prefix, log_dir,
+                   str(infra["producer_key"]), str(infra["mallory_key"]))
 
 
 @pytest.fixture(scope="module")
@@ -249,13 +258,32 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
                                  source_id=None, artifact_id=None, content_type="text/plain", filename=None,
                                  title=None, object_key=None, content=b"hello", size_bytes=5, sha256=None,
                                  captured_at=None, submitted_at=now, producer="app:x", attributes={})
+    evil = b"Unsigned: the tracking code changed to EVIL-1."
+    forged = dataclasses.replace(good, event_id=str(uuid.uuid4()), source_uri="app:x/4", title="Forged",
+                                 content=evil, size_bytes=len(evil), sha256=None)
+    borrowed = dataclasses.replace(forged, event_id=str(uuid.uuid4()), source_uri="app:x/5")
+    tampered = dataclasses.replace(forged, event_id=str(uuid.uuid4()), source_uri="app:x/6")
+
+    def signed(ev: ArtifactSubmitted, key: str) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
+        value = codec.encode(ev)
+        return b"local", value, [*codec.headers(ev), *signing.sign(value, key)]
+
+    tampered_msg = signed(tampered, cluster.producer_key)
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    genuine = _note(gw, "A genuine note from the gateway about the harbour ferry timetable.")
+    assert wait_jobs(gw, [genuine], timeout=120)[genuine]["status"] == "succeeded"
+    # Reusing a real job id does not vouch for other content: refused, and the job is untouched.
+    hijack = dataclasses.replace(forged, event_id=str(uuid.uuid4()), job_id=genuine, source_uri="app:x/7")
     asyncio.run(_produce(cluster.broker.bootstrap, topic, [
         (b"local", b"\x00garbage that is not an event", []),
-        (b"local", codec.encode(unsupported), codec.headers(unsupported)),
+        signed(unsupported, cluster.producer_key),
         (b"nobody", codec.encode(stranger), codec.headers(stranger)),
-        (b"local", codec.encode(good), codec.headers(good)),
+        (b"local", codec.encode(forged), codec.headers(forged)),  # not signed at all
+        signed(borrowed, cluster.mallory_key),  # signed, but by another user's key
+        (b"local", codec.encode(hijack), codec.headers(hijack)),  # unsigned, naming a real job
+        (b"local", tampered_msg[1].replace(b"EVIL-1", b"EVIL-2"), tampered_msg[2]),  # changed after signing
+        signed(good, cluster.producer_key),
     ]))
-    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
     good_job = ids.job_id(USER, f"event:{good.event_id}")
     bad_job = ids.job_id(USER, f"event:{unsupported.event_id}")
     final = wait_jobs(gw, [good_job, bad_job], timeout=120)
@@ -265,9 +293,10 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
     hits = httpx.get(cluster.query.url + "/v1/search", params={"q": "parcel tracking code PZ-771-QX"}).json()["hits"]
     assert hits[0]["title"] == "Parcel"
 
-    letters = asyncio.run(_consume(cluster.broker.bootstrap, f"{cluster.prefix}pipeline.deadletter", 3))
-    assert len(letters) == 3
-    kinds = {}
+    letters = asyncio.run(_consume(cluster.broker.bootstrap, f"{cluster.prefix}pipeline.deadletter", 7))
+    assert len(letters) == 7
+    kinds: dict[str, DeadLetter] = {}
+    refusals = []
     for msg in letters:
         headers = {k: v.decode() for k, v in msg.headers}  # type: ignore[attr-defined]
         letter = codec.decode(msg.value, expected=DeadLetter)  # type: ignore[attr-defined]
@@ -275,10 +304,24 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
         assert headers["sb-stage"] == "extract"
         assert headers["sb-original-topic"] == topic
         kinds[letter.error_kind] = letter
+        if letter.error_kind == "unauthorized":
+            refusals.append(letter.error_message)
+            assert letter.job_id is None  # a refused event touches no job
     assert set(kinds) == {"malformed", "permanent", "unauthorized"}
     assert kinds["malformed"].original_value == b"\x00garbage that is not an event"
     assert "unsupported content type" in kinds["permanent"].error_message
-    assert "unknown user" in kinds["unauthorized"].error_message
+    assert len(refusals) == 5
+    assert sum("unknown user" in m for m in refusals) == 1
+    assert sum("is not signed" in m for m in refusals) == 2
+    assert sum("not a live key of user 'local'" in m for m in refusals) == 1
+    assert sum("signature does not match" in m for m in refusals) == 1
+    evil = httpx.get(cluster.query.url + "/v1/search", params={"q": "tracking code EVIL"}).json()["hits"]
+    assert not any("EVIL" in h["text"] for h in evil)
+    titles = [s["title"] for s in gw.get("/v1/sources", params={"limit": 500}).json()["sources"]]
+    assert "Forged" not in titles
+    after = gw.get(f"/v1/jobs/{genuine}").json()
+    assert after["status"] == "succeeded" and after["error"] is None
+    assert [e for e in after["events"] if "EVIL" in str(e) or "unauthorized" in str(e)] == []
 
 
 def test_worker_killed_mid_stream_loses_and_duplicates_nothing(cluster: Cluster) -> None:

@@ -6,6 +6,7 @@ import json
 import shutil
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -226,3 +227,49 @@ def test_a_second_user_with_an_api_key_sees_only_their_data(embedded: Service, d
     assert run_cli(["keys", "revoke", entry["key_id"], "--user", "bob"], admin).returncode == 0
     refused = run_cli(["search", "locker"], bob)
     assert refused.returncode == 2 and "revoked" in refused.stderr
+
+
+def wait_for_log(svc: Service, text: str, timeout: float = 30.0) -> str:
+    """The service's log once ``text`` appears in it (the ready banner follows readiness closely)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in (log := svc.tail(400)):
+            return log
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared:\n{svc.tail()}")
+
+
+def test_first_start_creates_a_local_admin_key_and_prints_how_to_use_it(embedded: Service, data_dir: Path) -> None:
+    key_file = data_dir / "api-key"
+    assert key_file.stat().st_mode & 0o777 == 0o600  # readable only by its owner
+    key = key_file.read_text().strip()
+    printed = wait_for_log(embedded, "your API key")
+    assert key in printed and str(key_file) in printed
+    with httpx.Client(base_url=embedded.url, headers={"Authorization": f"Bearer {key}"}) as client:
+        me = client.get("/v1/me").json()
+        assert me["user_id"] == "local" and me["scope"] == "admin"
+        assert "local" in [u["user_id"] for u in client.get("/v1/admin/users").json()["users"]]
+        # Request heads past the limit: a sentence for moderately large ones; the protocol layer
+        # drops huge ones; either way the server keeps serving.
+        big = client.get("/v1/sources", headers={"X-Junk": "a" * 40_000})
+        assert big.status_code == 431 and "headers" in big.json()["detail"]
+        huge = client.get("/v1/sources", headers={"X-Junk": "a" * 300_000})
+        assert huge.status_code == 400
+        assert client.get("/v1/sources").status_code == 200
+
+
+def test_a_restart_keeps_the_key_and_does_not_print_it_again(tmp_path: Path, data_dir: Path) -> None:
+    first = Service("up", ["up", "--data-dir", str(data_dir)], {}, tmp_path / "logs1")
+    first.start().wait_ready(timeout=120)
+    key = (data_dir / "api-key").read_text().strip()
+    first.stop()
+    again = Service("up", ["up", "--data-dir", str(data_dir)], {}, tmp_path / "logs2")
+    again.start().wait_ready(timeout=120)
+    try:
+        assert (data_dir / "api-key").read_text().strip() == key
+        printed = wait_for_log(again, "API key for user")
+        assert key not in printed and str(data_dir / "api-key") in printed
+        with httpx.Client(base_url=again.url, headers={"Authorization": f"Bearer {key}"}) as client:
+            assert client.get("/v1/me").json()["scope"] == "admin"
+    finally:
+        again.stop()
