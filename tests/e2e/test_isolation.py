@@ -1,0 +1,124 @@
+"""Two users on one running secondbrain: Bob tries every endpoint on Alice's data and gets nothing.
+
+The endpoint list comes from the server's own OpenAPI document, and the test fails when an
+endpoint appears that it does not try, so a new route cannot skip the isolation check.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.harness import Service, wait_jobs
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "Zanzibar-4471"
+NOTE = f"The combination of the blue safe in the attic is {SECRET}; only Alice knows it."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Path]]:
+    root = Path(tempfile.mkdtemp(prefix="sb-iso-"))
+    root.chmod(0o755)  # the embedded Postgres runs as its own OS user under root
+    data = root / "data"
+    svc = Service("up", ["up", "--data-dir", str(data)], {}, tmp_path_factory.mktemp("iso-logs"))
+    svc.start().wait_ready(timeout=120)
+    yield svc, data
+    svc.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def client(svc: Service, key: str) -> httpx.Client:
+    return httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+
+def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, Path]) -> None:
+    svc, data = server
+    admin = client(svc, (data / "api-key").read_text().strip())
+    keys = {}
+    for user in ("alice", "bob"):
+        r = admin.post("/v1/admin/users", json={"user_id": user})
+        assert r.status_code == 201, r.text
+        keys[user] = r.json()["key"]["api_key"]
+    alice, bob = client(svc, keys["alice"]), client(svc, keys["bob"])
+
+    # Alice's data: a note, a file, a finished question in a conversation, a second key.
+    note = alice.post("/v1/notes", json={"text": NOTE, "title": "Safe"}).json()["job_id"]
+    upload = alice.post("/v1/artifacts", files={"file": ("attic.md", f"# Attic\n\nSafe code {SECRET}.".encode(),
+                                                          "text/markdown")}).json()
+    wait_jobs(alice, [note, upload["job_id"]])
+    asked = alice.post("/v1/ask", json={"question": "What is the safe combination?"})
+    done = [json.loads(line[6:]) for line in asked.text.splitlines() if line.startswith("data: ")][-1]
+    conversation = done["conversation_id"]
+    source = next(s for s in alice.get("/v1/sources").json()["sources"] if s["job_id"] == note)
+    alice_key_id = alice.get("/v1/me").json()["key_id"]
+    ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
+           "key_id": alice_key_id, "user_id": "alice"}
+
+    # What Bob tries, per endpoint; every endpoint the server has must be here.
+    tries: dict[tuple[str, str], list[dict[str, Any]]] = {
+        ("get", "/v1/jobs/{job_id}"): [{}],
+        ("get", "/v1/jobs/{job_id}/stream"): [{}],
+        ("get", "/v1/sources"): [{}, {"params": {"source_id": ids["source_id"]}}],
+        ("get", "/v1/sources/{source_id}"): [{}],
+        ("delete", "/v1/sources/{source_id}"): [{}],
+        ("get", "/v1/artifacts/{artifact_id}/raw"): [{}],
+        ("get", "/v1/search"): [{"params": {"q": "safe combination attic code"}},
+                                {"params": {"q": "safe", "source_id": ids["source_id"]}}],
+        ("post", "/v1/ask"): [{"json": {"question": "What is the safe combination?"}},
+                              {"json": {"question": "and the code?", "conversation_id": conversation}},
+                              {"json": {"question": "safe code", "source_ids": [ids["source_id"]]}}],
+        ("get", "/v1/timeline"): [{}],
+        ("get", "/v1/export"): [{}],
+        ("get", "/v1/me"): [{}],
+        ("delete", "/v1/me"): [{"params": {"confirm": "alice"}}],
+        ("get", "/v1/keys"): [{}],
+        ("post", "/v1/keys"): [{"json": {"name": "mine"}}],
+        ("delete", "/v1/keys/{key_id}"): [{}],
+        ("post", "/v1/notes"): [{"json": {"text": "Bob's own note"}}],
+        ("post", "/v1/artifacts"): [{"files": {"file": ("b.txt", b"Bob's file", "text/plain")}}],
+        ("post", "/v1/urls"): [{"json": {"url": "https://example.invalid/bob"}}],
+        ("get", "/v1/admin/users"): [{}],
+        ("post", "/v1/admin/users"): [{"json": {"user_id": "mallory"}}],
+        ("delete", "/v1/admin/users/{user_id}"): [{"params": {"confirm": "alice"}}],
+        ("get", "/v1/admin/users/{user_id}/keys"): [{}],
+        ("post", "/v1/admin/users/{user_id}/keys"): [{"json": {"name": "backdoor"}}],
+        ("delete", "/v1/admin/users/{user_id}/keys/{key_id}"): [{}],
+        ("get", "/healthz"): [{}],
+        ("get", "/readyz"): [{}],
+    }
+    served = {(m, p) for p, item in httpx.get(svc.url + "/openapi.json").json()["paths"].items() for m in item}
+    assert served == set(tries), f"endpoints without an isolation check: {served - set(tries)}"
+
+    for (method, path), variants in tries.items():
+        url = path.format(**ids)
+        for kwargs in variants:
+            r = bob.request(method.upper(), url, **kwargs)
+            body = r.text
+            assert SECRET not in body, (method, path, kwargs)
+            assert "Alice" not in body and ids["artifact_id"] not in body, (method, path, kwargs)
+            if "{" in path and path not in ("/v1/me",):
+                # Alice's ids: unknown to Bob (404) or not his to manage (403).
+                assert r.status_code in (403, 404), (method, path, r.status_code, body[:200])
+            if path.startswith("/v1/admin"):
+                assert r.status_code == 403, (method, path, r.status_code)
+            if (method, path) == ("delete", "/v1/me"):
+                assert r.status_code == 400  # Bob's confirmation must name Bob, not Alice
+            if kwargs.get("json", {}).get("conversation_id"):
+                assert r.status_code == 403
+
+    # Alice still has everything.
+    assert alice.get("/v1/me").status_code == 200
+    assert alice.get(f"/v1/sources/{ids['source_id']}").status_code == 200
+    hits = alice.get("/v1/search", params={"q": "safe combination"}).json()["hits"]
+    assert any(SECRET in h["text"] for h in hits)
+    assert alice.get(f"/v1/artifacts/{ids['artifact_id']}/raw").status_code == 200
+    assert not any(u == "mallory" for u in [x["user_id"] for x in admin.get("/v1/admin/users").json()["users"]])
