@@ -35,7 +35,9 @@ CONTENT_TYPE = "application/vnd.secondbrain.avro"
 HEADER_SCHEMA = "sb-schema"
 HEADER_SCHEMA_VERSION = "sb-schema-version"
 HEADER_CONTENT_TYPE = "content-type"
-DEFAULT_SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+# ``schemas/`` at the repository root, reached through the package's ``events/schemas`` link so
+# that a wheel (which copies the files there) finds them too.
+DEFAULT_SCHEMA_DIR = (Path(__file__).resolve().parent / "schemas").resolve()
 # Kafka's default max.message.bytes is ~1 MB; stay below it with room for key and headers.
 DEFAULT_MAX_BYTES = 900_000
 
