@@ -32,6 +32,7 @@ from typing import Any, cast
 
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 from services.extractors.document import Block, Extracted, ExtractionContext
+from services.extractors.sniff import zip_kind
 from services.extractors.text import decode_text
 
 log = logging.getLogger(__name__)
@@ -179,28 +180,6 @@ def supported(content_type: str, filename: str | None) -> str | None:
     return None
 
 
-def _zip_kind(raw: bytes) -> str | None:
-    """Which zip-based office format the bytes are, "zip" for another zip, None when not a zip."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            names = set(z.namelist())
-            if "mimetype" in names:
-                mime = z.read("mimetype")[:100].strip()
-                if mime == b"application/epub+zip":
-                    return "epub"
-                if mime.startswith(b"application/vnd.oasis.opendocument.text"):
-                    return "odt"
-    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError, EOFError, ValueError):
-        return None
-    if "word/document.xml" in names:
-        return "docx"
-    if "ppt/presentation.xml" in names:
-        return "pptx"
-    if "xl/workbook.xml" in names:
-        return "xlsx"
-    return "zip"
-
-
 def _ole_kind(raw: bytes) -> str:
     """What an OLE compound file holds: encrypted (OOXML or xls), xls, doc, ppt or unknown."""
     import olefile
@@ -241,7 +220,7 @@ def _resolve_binary(fmt: str, raw: bytes) -> str:
         raise PermanentError(
             f"the document is password-protected or in the old binary Office format; open it in "
             f"{info.app}, save it as {_MODERN.get(fmt, info.label)} without a password and upload it again")
-    zkind = _zip_kind(raw)
+    zkind = zip_kind(raw)
     if zkind in _ZIP_FORMATS:
         return zkind
     if raw.startswith(ZIP_MAGIC) and zkind is None:

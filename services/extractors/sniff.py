@@ -135,7 +135,8 @@ def sniff(raw: bytes) -> str:
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
         return "ole"
     if head.startswith(b"PK\x03\x04"):
-        return _zip_kind(raw)
+        # A damaged container is still a zip: the office extractor explains what is wrong with it.
+        return zip_kind(raw) or "zip"
     if _looks_text(head):
         lowered = head[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
         return "html" if _html_start(lowered) else "text"
@@ -176,24 +177,27 @@ def _mpeg_audio_frame(head: bytes) -> bool:
             and (head[1] >> 3) & 3 != 1 and (head[1] >> 1) & 3 != 0)
 
 
-def _zip_kind(raw: bytes) -> str:
+def zip_kind(raw: bytes) -> str | None:
+    """Which zip-based format the bytes are (docx, pptx, xlsx, epub, odt), "zip" for another
+    archive, ``None`` when they are not a readable zip at all (damaged or something else).
+
+    Shared by sniffing and the office extractor so both judge a container the same way."""
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            names = z.namelist()
+            names = set(z.namelist())
             if "mimetype" in names:
                 mime = z.read("mimetype")[:100].strip()
                 if mime == b"application/epub+zip":
                     return "epub"
                 if mime.startswith(b"application/vnd.oasis.opendocument.text"):
                     return "odt"
-    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError):
-        return "zip"  # damaged: the office extractor reports it precisely when the name says docx
-    prefixes = {n.split("/", 1)[0] for n in names}
-    if "word" in prefixes:
+    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError, EOFError, ValueError):
+        return None
+    if "word/document.xml" in names:
         return "docx"
-    if "ppt" in prefixes:
+    if "ppt/presentation.xml" in names:
         return "pptx"
-    if "xl" in prefixes:
+    if "xl/workbook.xml" in names:
         return "xlsx"
     return "zip"
 
