@@ -14,15 +14,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import TracebackType
-from typing import IO
 
-from secondbrain.infra.ports import free_port, is_loopback, port_is_bindable, terminate
+from secondbrain.infra.ports import free_port, is_loopback, port_is_bindable
+from secondbrain.infra.process import ManagedProcess
 
 _PACKAGED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = ("run `scripts/install.sh --dev`, or `pip install 'llama-cpp-python[server]==0.3.36'` "
@@ -86,7 +84,7 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-class LocalLlamaServer:
+class LocalLlamaServer(ManagedProcess):
     """``llama_cpp.server`` on a loopback port, serving one GGUF model at :attr:`base_url`.
 
     ``model_path=None`` uses the packaged SmolLM2-135M-Instruct.  ``chat_format=None`` uses the
@@ -101,6 +99,9 @@ class LocalLlamaServer:
     token, so the pooling type of ``pooling_arch`` (the GGUF architecture) is overridden to mean.
     """
 
+    log_prefix = "llama-server"
+    output_label = "server output"
+
     def __init__(self, model_path: str | None = None, host: str = "127.0.0.1", port: int | None = None,
                  n_ctx: int = 4096, n_threads: int | None = None, log_path: Path | None = None,
                  chat_format: str | None = None, *, startup_timeout: float = 60.0, embedding: bool = False,
@@ -114,14 +115,11 @@ class LocalLlamaServer:
         self.port: int = port or 0
         self.n_ctx = n_ctx
         self.n_threads = n_threads or _cpu_count()
-        self.log_path = log_path
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
         self.embedding = embedding
         self.pooling_arch = pooling_arch
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log_file: IO[bytes] | None = None
-        self._temp_log: Path | None = None
+        super().__init__(log_path)
 
     # ------------------------------------------------------------------ properties
 
@@ -151,16 +149,6 @@ class LocalLlamaServer:
         if not self.port:
             raise RuntimeError("LocalLlamaServer not started")
         return f"http://{self.host}:{self.port}/v1"
-
-    @property
-    def running(self) -> bool:
-        """Whether the server process is alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        """Process id of the server, when started."""
-        return self._proc.pid if self._proc is not None else None
 
     # ------------------------------------------------------------------ start / stop
 
@@ -250,48 +238,6 @@ class LocalLlamaServer:
             return False
         data = listing.get("data") if isinstance(listing, dict) else None
         return isinstance(data, list) and any(isinstance(m, dict) and m.get("id") == self.model_id for m in data)
-
-    def _open_log(self) -> None:
-        if self._log_file is not None:
-            return
-        if self.log_path is not None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        else:
-            fd, name = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
-            self._temp_log = Path(name)
-            self._log_file = os.fdopen(fd, "wb")
-
-    def _log_tail(self, limit: int = 4000) -> str:
-        path = self.log_path or self._temp_log
-        if path is None or not path.exists():
-            return ""
-        data = path.read_bytes()[-limit:]
-        return "--- server output ---\n" + data.decode(errors="replace")
-
-    def _terminate(self, timeout: float = 5.0) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            terminate(proc, timeout)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Terminate the server (SIGTERM, then SIGKILL after ``timeout`` seconds); idempotent."""
-        atexit.unregister(self.stop)
-        self._terminate(timeout)
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
-        if self._temp_log is not None:
-            with contextlib.suppress(OSError):
-                self._temp_log.unlink()
-            self._temp_log = None
-
-    def __enter__(self) -> LocalLlamaServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return (f"LocalLlamaServer(model={self.model_id!r}, url=http://{self.host}:{self.port}/v1, "

@@ -17,13 +17,11 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
-from typing import IO
 
-from secondbrain.infra.ports import free_port, port_accepts, port_is_bindable, terminate
+from secondbrain.infra.ports import free_port, port_accepts, port_is_bindable
+from secondbrain.infra.process import ManagedProcess
 
 ENV_BINARY = "SB_TANSU_BIN"
 _BIN_NAME = "tansu.exe" if os.name == "nt" else "tansu"
@@ -165,7 +163,7 @@ def _die_with_parent() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-class TansuBroker:
+class TansuBroker(ManagedProcess):
     """A Tansu broker subprocess on loopback.
 
     ``port=None`` picks a free port (retrying with another one if it is taken between the
@@ -175,18 +173,18 @@ class TansuBroker:
 
     host = "127.0.0.1"
 
+    log_prefix = "tansu"
+    output_label = "broker output"
+
     def __init__(self, port: int | None = None, storage: str = "memory://tansu/",
                  log_path: Path | None = None, *, startup_timeout: float = 15.0,
                  binary: Path | None = None) -> None:
         self._requested_port = port
         self.port: int = port or 0
         self.storage = storage
-        self.log_path = log_path
         self.startup_timeout = startup_timeout
         self._binary = binary
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log_file: IO[bytes] | None = None
-        self._temp_log: Path | None = None
+        super().__init__(log_path)
 
     @property
     def bootstrap(self) -> str:
@@ -201,16 +199,6 @@ class TansuBroker:
         if self._binary is None:
             self._binary = find_tansu_binary()
         return self._binary
-
-    @property
-    def running(self) -> bool:
-        """Whether the broker process is alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        """Process id of the broker, when started."""
-        return self._proc.pid if self._proc is not None else None
 
     def start(self) -> TansuBroker:
         """Start the broker and wait until it answers a Kafka metadata request."""
@@ -271,49 +259,6 @@ class TansuBroker:
                     f"{binary} did not answer Kafka requests on {url} within "
                     f"{self.startup_timeout:.0f}s\n{self._log_tail()}")
             time.sleep(0.02)
-
-    def _open_log(self) -> None:
-        if self._log_file is not None:
-            return
-        if self.log_path is not None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        else:
-            fd, name = tempfile.mkstemp(prefix="tansu-", suffix=".log")
-            self._temp_log = Path(name)
-            self._log_file = os.fdopen(fd, "wb")
-
-    def _log_tail(self, limit: int = 4000) -> str:
-        path = self.log_path or self._temp_log
-        if path is None or not path.exists():
-            return ""
-        data = path.read_bytes()[-limit:]
-        return "--- broker output ---\n" + data.decode(errors="replace")
-
-    def _terminate(self, timeout: float = 5.0) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        terminate(proc, timeout)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Terminate the broker (SIGTERM, then SIGKILL after ``timeout`` seconds); idempotent."""
-        atexit.unregister(self.stop)
-        self._terminate(timeout)
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
-        if self._temp_log is not None:
-            with contextlib.suppress(OSError):
-                self._temp_log.unlink()
-            self._temp_log = None
-
-    def __enter__(self) -> TansuBroker:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return (f"TansuBroker(bootstrap={self.host}:{self.port}, storage={self.storage!r}, "
