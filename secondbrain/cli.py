@@ -362,6 +362,10 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
                 lines.append(_progress_line(label, final[job_id]))
                 continue
             resp = client.get(f"/v1/jobs/{job_id}")
+            if resp.status_code == 429:  # over the read limit: wait as told, the job is not lost
+                lines.append(_progress_line(label, final.get(job_id) or {"status": "waiting", "stages": []}))
+                time.sleep(min(float(resp.headers.get("retry-after", "1") or 1), 10.0))
+                continue
             if resp.status_code != 200:
                 final[job_id] = {"job_id": job_id, "status": "failed", "error": f"HTTP {resp.status_code}",
                                  "stages": []}
@@ -380,7 +384,8 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
             sys.stderr.flush()
             drawn = len(lines)
         if len(final) < len(jobs):
-            time.sleep(0.25)
+            # About 4 polls a second in all, however many jobs: well inside the per-user read limit.
+            time.sleep(max(0.25, 0.25 * (len(jobs) - len(final)) / 4))
     for _label, job_id in jobs:
         final.setdefault(job_id, {"job_id": job_id, "status": "timeout", "stages": []})
     return final

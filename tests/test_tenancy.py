@@ -190,3 +190,18 @@ def test_an_admin_erases_a_user_only_with_confirmation(dsn: str, tmp_path: Path)
             assert len(client.get("/v1/sources", headers=bearer(erin)).json()["sources"]) == 1
     finally:
         rt.close()
+
+
+def test_the_cli_waits_out_a_429_instead_of_calling_the_job_lost() -> None:
+    """Client behaviour only: the server side of 429 is tested above."""
+    import httpx
+
+    from secondbrain.cli import wait_for_jobs
+
+    answers = iter([httpx.Response(429, headers={"Retry-After": "0"}, json={"detail": "slow down"}),
+                    httpx.Response(200, json={"job_id": "j", "status": "running", "stages": []}),
+                    httpx.Response(200, json={"job_id": "j", "status": "succeeded", "stages": []})])
+    transport = httpx.MockTransport(lambda request: next(answers))
+    with httpx.Client(transport=transport, base_url="http://sb") as client:
+        final = wait_for_jobs(client, [("note", "j")], timeout_s=10)
+    assert final["j"]["status"] == "succeeded"
