@@ -103,6 +103,9 @@ def test_follow_ups_carry_the_subject_without_a_model() -> None:
     standalone = "what is the plumber's phone number for the kitchen repair"
     assert rewrite_followup(standalone, history, None, enc) == standalone
     assert rewrite_followup("and it?", [], None, enc) == "and it?"
+    # A short question with its own time is a new question, not a follow-up of the last topic.
+    assert rewrite_followup("What did I add today?", history, None, enc) == "What did I add today?"
+    assert "Krakow" in rewrite_followup("and what about last week?", history, None, enc)
 
 
 # --------------------------------------------------------------------------- the LLM path, for real

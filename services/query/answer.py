@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from secondbrain.llm import ChatLLM
@@ -20,6 +20,7 @@ from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
+from services.query.temporal import parse_time
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*•]\s)")
 NOT_FOUND = "I could not find anything about that in your data."
@@ -179,6 +180,11 @@ _REFERS_BACK = re.compile(r"\b(it|its|that|this|those|these|they|them|he|she|him
                           r"also|another|again|what about|and)\b", re.I)
 
 
+def _names_a_time(question: str) -> bool:
+    """Whether the question carries its own time expression (the zone does not matter here)."""
+    return parse_time(question, datetime.now(UTC), ZoneInfo("UTC")) is not None
+
+
 def rewrite_followup(question: str, history: list[tuple[str, str]], llm: ChatLLM | None,
                      encoder: SparseEncoder) -> str:
     """The question made standalone with the conversation before it.
@@ -201,8 +207,8 @@ def rewrite_followup(question: str, history: list[tuple[str, str]], llm: ChatLLM
         if rewritten and len(rewritten) < 4 * len(question) + 200:
             return rewritten.splitlines()[0]
     terms = content_terms(question, encoder)
-    if len(terms) >= 4 and not _REFERS_BACK.search(question):
-        return question
+    if not _REFERS_BACK.search(question) and (len(terms) >= 4 or _names_a_time(question)):
+        return question  # it says what it is about ("what did I add today?" is not about the last topic)
     carry = [w for w in re.findall(r"[\w-]+", previous[-1])
              if set(encoder.tokenize(w)) and not set(encoder.tokenize(w)) <= terms]
     return f"{question} ({' '.join(carry)})" if carry else question
