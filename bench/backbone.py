@@ -43,8 +43,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(data_dir: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
+def start(data_dir: Path, port: int, otel: str | None = None) -> tuple[subprocess.Popen[bytes], float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
+    if otel:  # telemetry on: traces and metrics exported to this OTLP/HTTP endpoint
+        env["SB_OTEL_ENDPOINT"] = otel
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "secondbrain.cli", "up", "--data-dir", str(data_dir),
                              "--port", str(port)], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
@@ -73,15 +75,16 @@ def pct(values: list[float], q: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=20)
+    ap.add_argument("--otel-endpoint", help="export telemetry to this OTLP/HTTP collector (overhead check)")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sb-bench-"))
     root.chmod(0o755)
     data = root / "data"
     port = free_port()
     try:
-        proc, cold = start(data, port)
+        proc, cold = start(data, port, args.otel_endpoint)
         stop(proc)
-        proc, warm = start(data, port)
+        proc, warm = start(data, port, args.otel_endpoint)
         latencies: list[float] = []
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
             for i in range(args.notes):
@@ -101,7 +104,8 @@ def main() -> None:
         stop(proc)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+          + (f", telemetry to {args.otel_endpoint}" if args.otel_endpoint else ""))
     print(f"{'measure':<44}{'value':>10}")
     print(f"{'cold start of secondbrain up (new data dir)':<44}{cold:>9.1f}s")
     print(f"{'warm start of secondbrain up':<44}{warm:>9.1f}s")

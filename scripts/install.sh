@@ -28,6 +28,8 @@ command -v tesseract >/dev/null 2>&1 || packages+=(tesseract-ocr tesseract-ocr-e
 if [ -n "$dev" ]; then
   command -v espeak-ng >/dev/null 2>&1 || packages+=(espeak-ng)
   command -v sox >/dev/null 2>&1 || packages+=(sox libsox-fmt-all)
+  # The web app's browser tests drive the system's Chromium with Playwright (no browser download).
+  command -v chromium >/dev/null 2>&1 || packages+=(chromium)
 fi
 if [ "${#packages[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then
@@ -37,7 +39,7 @@ if [ "${#packages[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   else
     echo "warning: please install ${packages[*]} with your system's package manager" \
-         "(OCR${dev:+ and the audio tests} need them)." >&2
+         "(OCR${dev:+, the audio tests and the browser tests} need them)." >&2
   fi
 fi
 stamp=".venv/.installed${dev:+-dev}"

@@ -111,6 +111,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"
             _say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
+            _say(f"  web app: open {url}/ in a browser (sign in with the key above)")
             _say("  stop with Ctrl-C; data stays in " + str(data_dir))
 
         asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGE_NAMES), embedded=True,

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from secondbrain import __version__
+from secondbrain import __version__, telemetry
 from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
 from services.ingest_gateway.admin_api import create_router as admin_router
@@ -66,6 +66,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         if principal.scope == "producer":
             raise HTTPException(403, "this is a producer key: it can only sign events published to Kafka; "
                                      "use a user key for the HTTP API")
+        telemetry.set_user(principal.user_id)  # on the request's span, hashed
         await _count(principal.user_id, request)
         return principal
 
@@ -136,6 +137,10 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         from services.query.api import create_router as query_router
 
         app.include_router(query_router(rt, current_user, llm=rt.llm))
+    if gateway or query:  # the web app: static files calling the API on the same origin
+        from services.web import create_router as web_router
+
+        app.include_router(web_router())
 
     @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
     async def healthz() -> JSONResponse:
@@ -170,4 +175,5 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
                             status_code=200 if ready else 503)
 
+    telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
     return app

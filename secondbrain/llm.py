@@ -19,8 +19,10 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import openai
+from opentelemetry.trace import Span, SpanKind
 from pydantic import SecretStr
 
+from secondbrain import telemetry
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 
 if TYPE_CHECKING:
@@ -157,15 +159,40 @@ class OpenAICompatibleLLM:
 
     # ------------------------------------------------------------------ calls
 
+    def _span(self, max_tokens: int) -> Span:
+        """A client span per model call (gen_ai semantic conventions); its tokens are counted at the end."""
+        return telemetry.tracer().start_span(f"chat {self._model}", kind=SpanKind.CLIENT, attributes={
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": self._model,
+            "gen_ai.request.max_tokens": max_tokens, "server.address": self.base_url})
+
+    @staticmethod
+    def _count(span: Span, prompt: int | None, completion: int | None) -> None:
+        """Feed ``secondbrain.llm.tokens`` and the span with what the call used (what is known of it)."""
+        if prompt is not None:
+            telemetry.LLM_TOKENS.add(prompt, {"kind": "prompt"})
+            span.set_attribute("gen_ai.usage.input_tokens", prompt)
+        if completion is not None:
+            telemetry.LLM_TOKENS.add(completion, {"kind": "completion"})
+            span.set_attribute("gen_ai.usage.output_tokens", completion)
+
     def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int = 256,
                  temperature: float = 0.0) -> str:
         """Return the whole answer (one non-streamed request)."""
+        span = self._span(max_tokens)
         try:
-            response = self._client.chat.completions.create(
-                model=self._model, messages=_as_params(messages), max_tokens=max_tokens,
-                temperature=temperature, stream=False)
-        except _CLIENT_ERRORS as exc:
-            raise self._translate(exc) from exc
+            try:
+                response = self._client.chat.completions.create(
+                    model=self._model, messages=_as_params(messages), max_tokens=max_tokens,
+                    temperature=temperature, stream=False)
+            except _CLIENT_ERRORS as exc:
+                error = self._translate(exc)
+                telemetry.record_exception(span, error)
+                raise error from exc
+            usage = response.usage
+            if usage is not None:
+                self._count(span, usage.prompt_tokens, usage.completion_tokens)
+        finally:
+            span.end()
         if not response.choices:
             return ""
         return response.choices[0].message.content or ""
@@ -185,6 +212,10 @@ class OpenAICompatibleLLM:
         cancelled = threading.Event()
         reader = threading.Thread(target=self._read_stream, args=(request, inbox, cancelled),
                                   name="llm-stream", daemon=True)
+        # Started here, in the caller's thread and trace context (the reader thread has neither).
+        span = self._span(max_tokens)
+        started = time.monotonic()
+        deltas, usage = 0, None
         reader.start()
         try:
             first, limit = True, self.first_token_timeout_s
@@ -196,28 +227,49 @@ class OpenAICompatibleLLM:
                     what = "first token" if first else "next token"
                     raise self._unavailable(f"no {what} within {limit:g}s") from None
                 if kind == "delta":
+                    if first:
+                        ttft = time.monotonic() - started
+                        telemetry.LLM_TTFT.record(ttft)
+                        span.set_attribute("sb.llm.ttft_s", round(ttft, 4))
+                    deltas += 1
                     yield value
                     # The caller's time between two next() calls is not the server's fault.
                     first, limit = False, self.timeout_s
                     deadline = time.monotonic() + limit
+                elif kind == "usage":
+                    usage = value
                 elif kind == "error":
                     raise value
                 else:  # "end"
                     return
+        except Exception as exc:
+            telemetry.record_exception(span, exc)
+            raise
         finally:
             cancelled.set()
+            if usage is not None:
+                self._count(span, usage.prompt_tokens, usage.completion_tokens)
+            elif deltas:
+                # The server reports no usage: servers stream one token per delta, so count those.
+                span.set_attribute("sb.llm.tokens_estimated", True)
+                self._count(span, None, deltas)
+            span.end()
 
     def _read_stream(self, request: dict[str, Any], inbox: queue.SimpleQueue[tuple[str, Any]],
                      cancelled: threading.Event) -> None:
         """Helper thread: send the request, forward each non-empty delta, then "end" or "error"."""
         try:
+            # include_usage: servers that support it end the stream with the tokens used (others ignore it).
             stream = self._client.chat.completions.create(
-                model=self._model, stream=True, timeout=self._stream_timeout, **request)
+                model=self._model, stream=True, timeout=self._stream_timeout,
+                stream_options={"include_usage": True}, **request)
             finished = False
             try:
                 for chunk in stream:
                     if cancelled.is_set():
                         return
+                    if getattr(chunk, "usage", None) is not None:
+                        inbox.put(("usage", chunk.usage))
                     for choice in chunk.choices:
                         text = choice.delta.content if choice.delta is not None else None
                         if text:

@@ -1,4 +1,5 @@
-"""Structured JSON logs: one object per line, keyword fields from ``extra=``."""
+"""Structured JSON logs: one object per line, keyword fields from ``extra=``, and the ids of the
+trace and span the line was written in (``trace_id``, ``span_id``), so a log line leads to its trace."""
 
 from __future__ import annotations
 
@@ -8,7 +9,22 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from secondbrain.telemetry import current_ids
+
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {"message", "asctime"}
+
+
+class TraceContextFilter(logging.Filter):
+    """Stamps each record with the current span's ids (when there is one), at the moment it is made:
+    the thread and context of the call, whatever handler formats it later."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Add ``trace_id`` and ``span_id`` (hex) unless the record has them already."""
+        if not hasattr(record, "trace_id"):
+            ids = current_ids()
+            if ids is not None:
+                record.trace_id, record.span_id = ids
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -45,6 +61,7 @@ def setup_logging(level: str = "INFO", *, json_logs: bool = True) -> None:
     """Configure the root logger once per process (called from ``main()``)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if json_logs else TextFormatter())
+    handler.addFilter(TraceContextFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -678,9 +678,11 @@ class MetadataStore(Protocol):
         ...
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
-                     modality: str | None = None, status: str | None = None) -> list[SourceView]:
+                     modality: str | None = None, status: str | None = None, start: datetime | None = None,
+                     end: datetime | None = None) -> list[SourceView]:
         """The user's jobs with their artifact and document, newest first; optionally only one source's
-        (every version), one modality or one job status."""
+        (every version), one modality, one job status, or a captured time in [start, end) (a job whose
+        captured time is not known yet counts as captured when it was submitted)."""
         ...
 
     def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,

@@ -18,6 +18,7 @@ from typing import Any
 
 import uvicorn
 
+from secondbrain import telemetry
 from secondbrain.http import create_app
 from secondbrain.pipeline.kafka_security import aiokafka_options
 from secondbrain.pipeline.runner import StageRunner
@@ -86,6 +87,9 @@ class Process:
         for r in self.runners:
             if not r.healthy:
                 return f"stage {r.stage.name} stopped consuming ({r.app.state})"
+            stalled = r.stalled()
+            if stalled:
+                return stalled
         return None
 
 
@@ -202,6 +206,18 @@ async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[
                 on_ready: Callable[[Process, float], None] | None = None) -> None:
     """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port."""
     t0 = time.perf_counter()
+    # Before anything connects: the database instrumentation wraps connections as they are made.
+    telemetry.setup_telemetry(settings, telemetry.service_name_for(gateway=gateway, query=query, stages=stages,
+                                                                   embedded=embedded))
+    try:
+        await _serve(settings, t0, gateway=gateway, query=query, stages=stages, embedded=embedded,
+                     on_ready=on_ready)
+    finally:
+        await asyncio.to_thread(telemetry.shutdown_telemetry)  # flush what is still buffered
+
+
+async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, stages: list[str], embedded: bool,
+                 on_ready: Callable[[Process, float], None] | None) -> None:
     proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
     try:
         app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)

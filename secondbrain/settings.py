@@ -162,6 +162,15 @@ class Settings(BaseSettings):
         None, ge=0, description="Remove raw files this many days after their jobs finished (the index stays "
                                 "searchable); none: keep them forever.")
 
+    # --- Telemetry (secondbrain.telemetry)
+    otel_endpoint: str | None = Field(
+        None, description="OTLP collector base URL (http://collector:4318, or :4317 with grpc); none: no "
+                          "traces or metrics are exported.")
+    otel_protocol: Literal["grpc", "http/protobuf"] = Field("http/protobuf", description="OTLP transport.")
+    stage_stall_s: float = Field(
+        300.0, gt=0, description="Liveness fails when a stage read nothing for this long while messages wait "
+                                 "for it (and its buffer has room).")
+
     @field_validator("topic_prefix")
     @classmethod
     def _prefix_ok(cls, v: str) -> str:

@@ -40,8 +40,8 @@ STAGES = ("fetch", "extract", "chunk", "embed")
 HTTP_SERVICES = ("gateway", "query")
 COMPONENTS = HTTP_SERVICES + STAGES
 JOBS = ("migrate", "topics")
-# Settings read by code that is not in secondbrain.settings yet (the OpenTelemetry work).
-PENDING_SETTINGS = {"SB_OTEL_ENDPOINT"}
+# Settings read by code that is not in secondbrain.settings yet (none now).
+PENDING_SETTINGS: set[str] = set()
 
 # OpenTelemetry instrument -> the Prometheus series the collector's exporter makes of it.
 METRICS: dict[str, tuple[str, ...]] = {
@@ -507,6 +507,7 @@ def test_compose_telemetry_and_mounted_files() -> None:
     assert len(set(names)) == len(names) and all(n.startswith("secondbrain-") for n in names)
     for svc in secondbrain_services().values():
         assert svc["environment"]["SB_OTEL_ENDPOINT"] == "http://otel-collector:4317"
+        assert svc["environment"]["SB_OTEL_PROTOCOL"] == "grpc"  # port 4317 is the collector's gRPC receiver
         assert svc["environment"]["OTEL_SEMCONV_STABILITY_OPT_IN"] == "http"
     assert render("base") and config_of(render("base"))["OTEL_SEMCONV_STABILITY_OPT_IN"] == "http"
     for name, svc in services.items():

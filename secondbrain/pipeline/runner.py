@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import faust
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 
-from secondbrain import ids
+from secondbrain import ids, telemetry
 from secondbrain.events.codec import EventCodec, EventTooLarge, MalformedEvent
 from secondbrain.events.models import DeadLetter, JobStatusChanged
 from secondbrain.pipeline import topics
@@ -45,6 +47,10 @@ from secondbrain.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+LAG_REFRESH_S = 5.0  # how often a runner asks the broker for its partitions' end offsets
+# Input fields worth a span attribute when an event has them (sizes, modality).
+_EVENT_ATTRIBUTES = ("modality", "content_type", "size_bytes", "text_length", "chunk_count")
+Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
 
 
 def faust_brokers(bootstrap: str) -> list[str]:
@@ -81,12 +87,18 @@ class StageRunner:
         self._pool = ThreadPoolExecutor(max_workers=max(1, settings.stage_concurrency),
                                         thread_name_prefix=f"stage-{stage.name}")
         self._pending = asyncio.Semaphore(max(1, settings.stage_buffer))
+        self._held = 0  # events read and not finished (at most stage_buffer)
+        self._last_read = time.monotonic()  # liveness: when an event was last read or finished
+        self._ends: dict[tuple[str, int], int] = {}  # end offsets the broker last reported, per partition
+        self._starts: dict[tuple[str, int], int] = {}  # and the earliest offsets it still holds
+        self._lag_task: asyncio.Task[None] | None = None
+        self.group = f"{settings.consumer_group_prefix}.{names.prefix}{stage.name}"
         self.app = self._build_app()
 
     # ------------------------------------------------------------------ wiring
     def _build_app(self) -> faust.App:
         s = self.settings
-        app_id = f"{s.consumer_group_prefix}.{self.names.prefix}{self.stage.name}"
+        app_id = self.group
         scratch = Path(tempfile.gettempdir()) / "secondbrain-faust"
         scratch.mkdir(parents=True, exist_ok=True)
         app = faust.App(
@@ -133,6 +145,8 @@ class StageRunner:
         # Bound the events held in memory; past it, reading the stream waits.  A single user
         # queueing more than this many events ahead of another can still delay them.
         await self._pending.acquire()
+        self._held += 1
+        self._last_read = time.monotonic()
         key = bytes(event.key or b"")
         previous = self._lanes.get(key)
         task = asyncio.create_task(self._run_in_lane(previous, event, stream))
@@ -162,6 +176,8 @@ class StageRunner:
                 await self._last_resort(msg.topic, msg.partition, msg.offset, event.key, exc)
             await stream.ack(event)
         finally:
+            self._held -= 1
+            self._last_read = time.monotonic()  # finishing an event is progress too
             self._pending.release()
 
     async def _last_resort(self, topic: str, partition: int, offset: int, key: bytes | None,
@@ -174,6 +190,9 @@ class StageRunner:
     async def start(self) -> None:
         """Join the consumer group and start consuming."""
         await self.app.start()
+        self._last_read = time.monotonic()
+        self._lag_task = asyncio.create_task(self._watch_ends(), name=f"{self.stage.name}-lag")
+        telemetry.register_lag_source(self)
 
     async def stop(self, drain_timeout_s: float = 30.0) -> None:
         """Stop taking events, let those in flight finish (outputs published, offsets acked), leave the group.
@@ -182,6 +201,11 @@ class StageRunner:
         their partition processes them again (ids are deterministic, so nothing is duplicated).
         """
         self._stopping = True
+        telemetry.unregister_lag_source(self)
+        if self._lag_task is not None:
+            self._lag_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._lag_task
         if self._inflight:
             _done, pending = await asyncio.wait(set(self._inflight), timeout=drain_timeout_s)
             for task in pending:
@@ -196,11 +220,87 @@ class StageRunner:
         """False once the faust app crashed or stopped (a liveness probe should restart the process)."""
         return not (self.app.crashed or self.app.should_stop)
 
+    # ------------------------------------------------------------------ lag and stalls
+    async def _watch_ends(self) -> None:
+        """Ask the broker for the end offsets of the assigned partitions now and then.
+
+        From the broker, not from the fetcher's last response: a consumer that stopped fetching
+        would otherwise never learn that messages are waiting.
+        """
+        while True:
+            try:
+                consumer = self.app.consumer
+                assigned = list(consumer.assignment())
+                ends = await asyncio.wait_for(consumer.highwaters(*assigned), 10) if assigned else {}
+                self._ends = {(tp.topic, tp.partition): int(end) for tp, end in ends.items() if end is not None}
+                # Where a partition nothing was committed or read from yet starts (offset reset: earliest).
+                starts = await asyncio.wait_for(consumer.earliest_offsets(*assigned), 10) if assigned else {}
+                self._starts = {(tp.topic, tp.partition): int(o) for tp, o in starts.items() if o is not None}
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # rebalancing, or the broker is away: keep the last reading
+                log.debug("end offsets unavailable", extra={"stage": self.stage.name, "error": repr(exc)})
+            await asyncio.sleep(LAG_REFRESH_S)
+
+    def lag(self) -> list[tuple[str, str, int, int]]:
+        """Messages not yet done per assigned partition of the input topic: the end offset minus the
+        committed one (the earliest offset while nothing was committed or read).  Feeds the
+        ``secondbrain.consumer.lag`` gauge."""
+        topic = self.names(self.stage.input_topic)
+        consumer = self.app.consumer
+        committed = {(tp.topic, tp.partition): v for tp, v in list(getattr(consumer, "_committed_offset", {}).items())}
+        read = {(tp.topic, tp.partition): v for tp, v in list(getattr(consumer, "_read_offset", {}).items())}
+        out = []
+        for (t, partition), end in list(self._ends.items()):
+            if t != topic:
+                continue
+            position = committed.get((t, partition))
+            if position is None:
+                last = read.get((t, partition))
+                position = last + 1 if last is not None else self._starts.get((t, partition))
+            if position is not None:
+                out.append((self.stage.name, t, partition, max(0, end - position)))
+        return out
+
+    def stalled(self) -> str | None:
+        """A reason when the stage is alive but stopped consuming: for ``stage_stall_s`` it neither
+        read nor finished an event, while more messages wait than it holds, and its buffer has room.
+        A stage busy with long events keeps finishing them or fills its buffer: not reported."""
+        idle = time.monotonic() - self._last_read
+        if idle < self.settings.stage_stall_s or self._held >= self.settings.stage_buffer or self._stopping:
+            return None
+        try:
+            waiting = sum(n for _s, _t, _p, n in self.lag()) - self._held
+        except Exception:  # rebalancing: no verdict this time
+            return None
+        if waiting <= 0:
+            return None
+        return (f"stage {self.stage.name} consumed nothing for {idle:.0f}s while {waiting} messages wait "
+                "on its partitions")
+
     # ------------------------------------------------------------------ processing
     async def handle(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
                      headers: Any) -> None:
-        """Process one message end to end; never raises (a crash would stall the partition)."""
+        """Process one message end to end; never raises (a crash would stall the partition).
+
+        Runs inside a consumer span that continues the trace the message's headers carry.
+        """
         hdrs = _headers_dict(headers)
+        started = time.monotonic()
+        span = telemetry.tracer().start_span(
+            f"{self.stage.name} process", context=telemetry.context_from_headers(hdrs), kind=SpanKind.CONSUMER,
+            attributes={**telemetry.kafka_attributes(topic, partition, offset, operation="process",
+                                                     group=self.group), "sb.stage": self.stage.name})
+        try:
+            with trace.use_span(span, end_on_exit=False):
+                await self._handle(topic, partition, offset, key, value, hdrs)
+        finally:
+            span.end()
+            telemetry.STAGE_DURATION.record(time.monotonic() - started, {"stage": self.stage.name})
+
+    async def _handle(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+                      hdrs: dict[str, str]) -> None:
+        span = trace.get_current_span()
         try:
             event = self.codec.decode(value or b"", expected=self.stage.input_type)
         except MalformedEvent as exc:
@@ -208,6 +308,7 @@ class StageRunner:
             await self._dead_letter(topic, partition, offset, key, value, hdrs, kind="malformed", exc=exc,
                                     attempts=0, ref=JobRef(None, user))
             return
+        _describe(span, event)
         try:
             ref = self.stage.job_of(event)
         except Exception as exc:  # an event the stage cannot even attribute to a job
@@ -224,21 +325,27 @@ class StageRunner:
                 await self._dead_letter(topic, partition, offset, key, value, hdrs, kind=kind, exc=refused,
                                         attempts=1, ref=JobRef(None, ref.user_id))
                 return
+        if ref.job_id:
+            span.set_attribute("sb.job.id", ref.job_id)
+        telemetry.set_user(ref.user_id, span)
         started = time.monotonic()
         attempt = 0
         while True:
             attempt += 1
+            span.set_attribute("sb.attempt", attempt)
             try:
                 await self._metadata(self.metadata.stage_started, ref, self.stage.name, attempt)
                 emits = await self._in_pool(self.stage.process, event)
                 # Encode before leaving the try: an output the codec refuses (invalid, too large)
                 # is a permanent failure of this event, not a crash of the agent.
-                outputs = self._encode_all(emits)
+                outputs = self._encode_all(emits, _submitted_at(hdrs, event))
                 break
             except Exception as exc:
                 kind = classify(exc)
                 if kind == "retryable" and attempt < self.settings.max_attempts:
                     self.stats.retried += 1
+                    telemetry.STAGE_EVENTS.add(1, {"stage": self.stage.name, "outcome": "retried"})
+                    span.add_event("retry", {"sb.attempt": attempt, "error.type": type(exc).__name__})
                     delay = backoff_delay(attempt, self.settings.retry_backoff_s, self.settings.retry_backoff_max_s)
                     log.warning("stage failed, retrying", extra={
                         "stage": self.stage.name, "job_id": ref.job_id, "attempt": attempt,
@@ -253,11 +360,19 @@ class StageRunner:
                 await self._dead_letter(topic, partition, offset, key, value, hdrs, kind=dl_kind, exc=exc,
                                         attempts=attempt, ref=ref)
                 return
+        for emit in emits[:1]:
+            _describe(span, emit.event, prefix="sb.output")
+            if getattr(event, "modality", None) is None and isinstance(getattr(emit.event, "modality", None), str):
+                span.set_attribute("sb.modality", emit.event.modality)  # what the stage found out
+        span.set_attribute("sb.outputs", len(emits))
         await self._publish_all(outputs)
         if self.stage.completes_stage:
             await self._until_done(self.metadata.stage_succeeded, ref, self.stage.name, None)
         await self._status(ref, "succeeded", None, attempt)
         self.stats.processed += 1
+        telemetry.STAGE_EVENTS.add(1, {"stage": self.stage.name, "outcome": "processed"})
+        if self.stage.name == "embed" and emits:  # the last stage: the job's content is searchable now
+            self._record_ingest_latency(hdrs, event)
         log.info("stage done", extra={"stage": self.stage.name, "job_id": ref.job_id, "outputs": len(emits),
                                       "ms": round((time.monotonic() - started) * 1000, 1)})
 
@@ -276,18 +391,34 @@ class StageRunner:
                                                   self.settings.retry_backoff_max_s))
         return None  # pragma: no cover - the loop always returns
 
-    def _encode_all(self, emits: list[Emit[Any]]) -> list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]:
+    def _encode_all(self, emits: list[Emit[Any]], submitted_at: str | None) -> list[Output]:
+        extra = [(telemetry.SUBMITTED_AT_HEADER, submitted_at.encode())] if submitted_at else []
         return [(self.names(emit.topic), emit.key.encode(), self.codec.encode(emit.event),
-                 self.codec.headers(emit.event)) for emit in emits]
+                 [*self.codec.headers(emit.event), *extra]) for emit in emits]
+
+    def _record_ingest_latency(self, hdrs: dict[str, str], event: Any) -> None:
+        """Submission to searchable, from the submit time the first event's headers carried along."""
+        submitted = hdrs.get(telemetry.SUBMITTED_AT_HEADER)
+        if not submitted:
+            return
+        try:
+            seconds = time.time() - float(submitted)
+        except ValueError:
+            return
+        telemetry.INGEST_LATENCY.record(max(0.0, seconds), {"modality": getattr(event, "modality", None) or "unknown"})
 
     async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` on the stage's threads, carrying context variables (trace context) along."""
         ctx = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(ctx.run, fn, *args))
 
-    async def _publish_all(self, outputs: list[tuple[str, bytes, bytes, list[tuple[str, bytes]]]]) -> None:
+    async def _publish_all(self, outputs: list[Output]) -> None:
         for topic, key, value, headers in outputs:
-            await self._send(topic, key, value, headers)
+            # A producer span per output; the next stage continues the trace from it.
+            with telemetry.tracer().start_as_current_span(
+                    f"{topic} publish", kind=SpanKind.PRODUCER,
+                    attributes=telemetry.kafka_attributes(topic, operation="send")):
+                await self._send(topic, key, value, telemetry.with_trace_headers(headers))
 
     async def _send(self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> None:
         """Publish and wait for the broker; keep trying while it is unreachable (never drop an output)."""
@@ -309,6 +440,11 @@ class StageRunner:
         reason = _reason(exc)
         self.stats.failed += 1
         self.stats.dead_lettered += 1
+        telemetry.STAGE_EVENTS.add(1, {"stage": self.stage.name, "outcome": "failed"})
+        telemetry.STAGE_EVENTS.add(1, {"stage": self.stage.name, "outcome": "dead_lettered"})
+        span = trace.get_current_span()
+        telemetry.record_exception(span, exc)
+        span.set_attribute("sb.error.kind", kind)
         now = datetime.now(UTC)
         letter = DeadLetter(
             event_id=ids.event_id(topic, str(partition), str(offset), "dead"), stage=self.stage.name,
@@ -329,7 +465,7 @@ class StageRunner:
             letter = dataclasses.replace(letter, original_value=b"")
             encoded = self.codec.encode(letter)
             headers.append(("sb-original-dropped", b"too large to copy; read it at the original offset"))
-        await self._send(self.names(topics.DEAD_LETTER), key, encoded, headers)
+        await self._send(self.names(topics.DEAD_LETTER), key, encoded, telemetry.with_trace_headers(headers))
         log.error("dead-lettered", extra={"stage": self.stage.name, "job_id": ref.job_id, "kind": kind,
                                           "error": reason, "topic": topic, "offset": offset})
         if ref.job_id:
@@ -372,6 +508,26 @@ class StageRunner:
                 log.warning("job bookkeeping failed, retrying", extra={"job_id": ref.job_id, "error": repr(exc)})
                 await asyncio.sleep(delay)
         log.error("job bookkeeping abandoned", extra={"job_id": ref.job_id, "call": getattr(fn, "__name__", "?")})
+
+
+def _describe(span: trace.Span, event: Any, prefix: str = "sb") -> None:
+    """Sizes and modality of an event as span attributes (never its content or user id)."""
+    if not span.is_recording():
+        return
+    for name in _EVENT_ATTRIBUTES:
+        value = getattr(event, name, None)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            span.set_attribute(f"{prefix}.{name}", value)
+
+
+def _submitted_at(hdrs: dict[str, str], event: Any) -> str | None:
+    """The job's submit time (epoch seconds) for the outputs' headers: carried over from the input,
+    else taken from the event that starts a job (a submission or a URL request)."""
+    carried = hdrs.get(telemetry.SUBMITTED_AT_HEADER)
+    if carried:
+        return carried
+    when = getattr(event, "submitted_at", None) or getattr(event, "requested_at", None)
+    return f"{when.timestamp():.3f}" if isinstance(when, datetime) else None
 
 
 def _reason(exc: BaseException) -> str:

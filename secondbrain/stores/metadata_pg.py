@@ -820,14 +820,16 @@ class PostgresMetadataStore:
         return _document(row) if row else None
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
-                     modality: str | None = None, status: str | None = None) -> list[SourceView]:
+                     modality: str | None = None, status: str | None = None, start: datetime | None = None,
+                     end: datetime | None = None) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document.
 
         ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
         else the job's creation time, ``status`` is the job's.  A URL job not fetched yet has no
         artifact; its ``source_uri`` is the requested URL.  ``source_id`` is the source the job was
         submitted as (a copy of another source's bytes keeps its own name); the filters restrict
-        to one source (all its versions), one modality or one job status.
+        to one source (all its versions), one modality, one job status or a captured time in
+        [start, end); until extraction tells the captured time, the job's creation time stands in.
         """
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(
@@ -853,11 +855,15 @@ class PostgresMetadataStore:
                   AND (%(source)s::text IS NULL OR coalesce(j.source_id, a.source_id) = %(source)s)
                   AND (%(modality)s::text IS NULL OR d.modality = %(modality)s)
                   AND (%(status)s::text IS NULL OR j.status = %(status)s)
+                  AND (%(start)s::timestamptz IS NULL
+                       OR coalesce(d.captured_at, a.captured_at, j.created_at) >= %(start)s)
+                  AND (%(end)s::timestamptz IS NULL
+                       OR coalesce(d.captured_at, a.captured_at, j.created_at) < %(end)s)
                 ORDER BY j.created_at DESC, j.job_id DESC
                 LIMIT %(limit)s OFFSET %(offset)s
                 """,
                 {"user": user_id, "source": source_id, "modality": modality, "status": status,
-                 "limit": limit, "offset": offset},
+                 "start": start, "end": end, "limit": limit, "offset": offset},
             ).fetchall()
         for r in rows:
             r["superseded"] = bool(r["superseded"])

@@ -15,7 +15,9 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-from secondbrain import ids, keys
+from opentelemetry.trace import SpanKind
+
+from secondbrain import ids, keys, telemetry
 from secondbrain.embedding import EmbedderPool
 from secondbrain.events.models import Chunk, ChunksCreated, ChunksIndexed
 from secondbrain.pipeline import claimcheck, topics
@@ -194,5 +196,9 @@ class EmbedderStage:
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
         collection = self.vectors.ensure_collection(ev.user_id, index.dense_size, index=index.name)
-        self.vectors.upsert(ev.user_id, points, index=index.name)
+        # The collection name holds the user id: the span names the index version instead.
+        with telemetry.tracer().start_as_current_span("qdrant upsert", kind=SpanKind.CLIENT, attributes={
+                "db.system.name": "qdrant", "db.operation.name": "upsert", "sb.index.version": index.version,
+                "sb.index.model": index.model_id, "sb.points": len(points)}):
+            self.vectors.upsert(ev.user_id, points, index=index.name)
         return collection, points

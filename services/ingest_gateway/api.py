@@ -17,12 +17,12 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import IO, Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from secondbrain import ids, keys
+from secondbrain import ids, keys, telemetry
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import topics
 from secondbrain.ports import ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
@@ -122,9 +122,14 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             filename=filename, title=title, captured_at=captured_at, submitted_at=now, producer="gateway",
             attributes=attributes,
         )
-        message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
-                                value=rt.codec.encode(event), headers=rt.codec.headers(event))
-        result = rt.metadata.submit(record, job_id, [message])
+        with telemetry.tracer().start_as_current_span("ingest submit", attributes={
+                "sb.job.id": job_id, "sb.content_type": content_type, "sb.size_bytes": size}) as span:
+            telemetry.set_user(user, span)
+            # The trace goes with the message: the relay publishes it later, the stages continue it.
+            message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
+                                    value=rt.codec.encode(event),
+                                    headers=telemetry.with_trace_headers(rt.codec.headers(event)))
+            result = rt.metadata.submit(record, job_id, [message])
         return Accepted(job_id=result.job_id, artifact_id=artifact_id, status="queued",
                         status_url=f"/v1/jobs/{result.job_id}")
 
@@ -214,7 +219,8 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                              title=page.title, captured_at=aware(page.captured_at), requested_at=datetime.now(UTC),
                              producer="gateway")
         message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
-                                value=rt.codec.encode(event), headers=rt.codec.headers(event))
+                                value=rt.codec.encode(event),
+                                headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
         result = await asyncio.to_thread(rt.metadata.request_url, user, job_id, url, page.title, [message])
         return accepted(Accepted(job_id=result.job_id, artifact_id=None, status="queued",
                                  status_url=f"/v1/jobs/{result.job_id}"))
@@ -259,12 +265,17 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
 
     @router.get("/v1/sources", summary="What was ingested, newest first")
     async def get_sources(user: str = auth, limit: int = 50, offset: int = 0, modality: str | None = None,
-                          status: JobStatus | None = None) -> dict[str, Any]:
+                          status: JobStatus | None = None,
+                          start: Annotated[datetime | None, Query(alias="from")] = None,
+                          end: Annotated[datetime | None, Query(alias="to")] = None) -> dict[str, Any]:
         """One row per submission (each version of a source), newest first; ``modality`` (pdf, web,
-        audio, note...) and ``status`` (queued, running, succeeded, failed, duplicate) narrow it."""
+        audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
+        time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
+        not known yet counts as captured when it was submitted)."""
         limit = max(1, min(limit, 500))
         rows = await asyncio.to_thread(functools.partial(rt.metadata.list_sources, user, limit, max(0, offset),
-                                                         modality=modality, status=status))
+                                                         modality=modality, status=status, start=aware(start),
+                                                         end=aware(end)))
         return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
     return router

@@ -15,6 +15,10 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
+from secondbrain import telemetry
 from secondbrain.pipeline.errors import backoff_delay
 from secondbrain.ports import MetadataStore
 
@@ -87,18 +91,29 @@ class OutboxRelay:
         rows = await asyncio.to_thread(self.metadata.claim_outbox, self.batch)
         if not rows:
             return 0
+        # One producer span per row, continuing the trace of the request that wrote it (its headers).
+        spans = [telemetry.tracer().start_span(
+            f"{r.message.topic} publish", context=telemetry.context_from_headers(r.message.headers),
+            kind=SpanKind.PRODUCER, attributes={**telemetry.kafka_attributes(r.message.topic, operation="send"),
+                                                "sb.outbox.attempts": r.attempts}) for r in rows]
         try:
             producer = await self._producer_ready()
             futures = [
                 await producer.send(r.message.topic, r.message.value, key=r.message.key,
-                                    headers=list(r.message.headers))
-                for r in rows
+                                    headers=telemetry.with_trace_headers(r.message.headers,
+                                                                         trace.set_span_in_context(span)))
+                for r, span in zip(rows, spans, strict=True)
             ]
             await asyncio.gather(*futures)
         except Exception as exc:
+            for span in spans:
+                telemetry.record_exception(span, exc)
+                span.end()
             await asyncio.to_thread(self.metadata.release_outbox, [r.id for r in rows], repr(exc))
             await self._close_producer()
             raise
+        for span in spans:
+            span.end()
         await asyncio.to_thread(self.metadata.mark_published, [r.id for r in rows])
         self.published += len(rows)
         return len(rows)

@@ -10,6 +10,7 @@ or ``error`` once the stream has started and something failed.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import time
@@ -21,10 +22,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import StreamingResponse
+from opentelemetry import trace
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from secondbrain import keys
+from secondbrain import keys, telemetry
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ForeignConversation, ObjectNotFound
@@ -148,19 +150,26 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         filters = Filters(tuple(modality) if modality else None, tuple(source_id) if source_id else None,
                           aware(start, zone_), aware(end, zone_), time_field)
         t0 = time.perf_counter()
-        plan = engine.plan(q, tz=zone_, filters=filters)
-        if mode != "hybrid":
-            from services.query.retrieval import Retriever
+        tracer = telemetry.tracer()
+        with tracer.start_as_current_span("query plan"):
+            plan = engine.plan(q, tz=zone_, filters=filters)
+        with tracer.start_as_current_span("query retrieve", attributes={
+                "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
+            if mode != "hybrid":
+                from services.query.retrieval import Retriever
 
-            retriever = Retriever(rt.vectors, embedder, encoder, indexes=indexes)  # type: ignore[arg-type]
-            hits = await asyncio.to_thread(retriever.search, user, plan.semantic_query or q, k=k,
-                                           mode=mode, flt=plan.vector_filter())
-        elif plan.query_class == "temporal":
-            hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
-        else:
-            hits = await asyncio.to_thread(engine.search, user, plan, k=k)
+                retriever = Retriever(rt.vectors, embedder, encoder, indexes=indexes)  # type: ignore[arg-type]
+                hits = await asyncio.to_thread(retriever.search, user, plan.semantic_query or q, k=k,
+                                               mode=mode, flt=plan.vector_filter())
+            elif plan.query_class == "temporal":
+                hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
+            else:
+                hits = await asyncio.to_thread(engine.search, user, plan, k=k)
+            span.set_attribute("sb.hits", len(hits))
+        took = time.perf_counter() - t0
+        telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
         return {"query": q, "mode": mode, **plan.meta(), "hits": [h.to_json() for h in hits],
-                "took_ms": round((time.perf_counter() - t0) * 1000, 1)}
+                "took_ms": round(took * 1000, 1)}
 
     @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
     async def ask(body: AskIn, user: str = auth) -> EventSourceResponse:
@@ -185,15 +194,22 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         async def events() -> AsyncIterator[dict[str, str]]:
             t0 = time.perf_counter()
             timings: dict[str, float] = {}
+            tracer = telemetry.tracer()
+            request_span = trace.get_current_span()  # the HTTP request's span: the stream runs inside it
+            query_class = "unknown"
 
             def mark(name: str) -> None:
                 timings[name] = round((time.perf_counter() - t0) * 1000, 1)
 
             try:
-                standalone = await asyncio.to_thread(rewrite_followup, question, history, llm, encoder) \
-                    if history else question
-                plan = engine.plan(standalone, tz=zone_, filters=filters)
+                with tracer.start_as_current_span("query plan"):  # no yield inside a span's block
+                    standalone = await asyncio.to_thread(rewrite_followup, question, history, llm, encoder) \
+                        if history else question
+                    plan = engine.plan(standalone, tz=zone_, filters=filters)
+                query_class = plan.query_class
                 mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
+                request_span.set_attribute("sb.query.class", plan.query_class)
+                request_span.set_attribute("sb.answer.mode", mode)
                 mark("understand")
                 yield {"event": "meta", "data": json.dumps({
                     **plan.meta(), "answer_mode": mode, "conversation_id": conversation_id,
@@ -201,7 +217,10 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                     "model": llm.model_id if llm and mode == "llm" else None,
                     "note": None if mode != "extractive" else
                     "No language model is configured: the answer quotes your sources."})}
-                sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
+                with tracer.start_as_current_span("query retrieve", attributes={
+                        "sb.query.class": plan.query_class, "sb.k": body.k}) as span:
+                    sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
+                    span.set_attribute("sb.sources", len(sources))
                 mark("retrieval")
                 yield {"event": "sources", "data": json.dumps([source_json(n, x, zone_)
                                                                for n, x in enumerate(sources, 1)])}
@@ -253,6 +272,8 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                 log.exception("answering failed", extra={"error_id": error_id})
                 yield {"event": "error", "data": json.dumps({
                     "message": f"the answer failed; try again (error id {error_id})", "error_id": error_id})}
+            finally:
+                telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
 
         return EventSourceResponse(events(), ping=10)
 
@@ -330,7 +351,8 @@ async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
         except BaseException as exc:
             loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
 
-    worker = loop.run_in_executor(None, produce)
+    # The model's span is made in the worker: it must see this request's trace context.
+    worker = loop.run_in_executor(None, contextvars.copy_context().run, produce)
     while True:
         kind, value = await queue.get()
         if kind == "delta":

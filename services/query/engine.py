@@ -22,6 +22,9 @@ from datetime import UTC, datetime
 from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
+from opentelemetry.trace import SpanKind
+
+from secondbrain import telemetry
 from secondbrain.ports import Embedder, MetadataStore, SparseEncoder, TimeRange, VectorFilter, VectorStore
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 from services.query.retrieval import SearchHit, hit_from_payload
@@ -180,12 +183,17 @@ class QueryEngine:
         dense = target.embedder.embed_query(query)
         sparse = self.sparse.encode_query(query)
         mode: Literal["hybrid", "dense"] = "hybrid" if sparse.indices else "dense"
-        raw = self.vectors.search(user_id, dense=dense, sparse=sparse if sparse.indices else None,
-                                  limit=max(self.candidates, k), mode=mode, flt=plan.vector_filter(),
-                                  candidates=max(self.candidates, k), index=target.index)
+        with telemetry.tracer().start_as_current_span("qdrant query", kind=SpanKind.CLIENT, attributes={
+                "db.system.name": "qdrant", "db.operation.name": "query", "sb.search.mode": mode,
+                "sb.candidates": max(self.candidates, k)}):
+            raw = self.vectors.search(user_id, dense=dense, sparse=sparse if sparse.indices else None,
+                                      limit=max(self.candidates, k), mode=mode, flt=plan.vector_filter(),
+                                      candidates=max(self.candidates, k), index=target.index)
         hits = [hit_from_payload(h.id, h.score, h.payload) for h in raw]
         if self.reranker is not None and hits:
-            scores = self.reranker.score(query, [f"{h.title}\n{h.text}" for h in hits])
+            with telemetry.tracer().start_as_current_span("rerank", attributes={
+                    "sb.rerank.model": self.reranker.model_id, "sb.candidates": len(hits)}):
+                scores = self.reranker.score(query, [f"{h.title}\n{h.text}" for h in hits])
             hits = [replace(h, score=s) for s, h in sorted(zip(scores, hits, strict=True), key=lambda p: -p[0])]
         if plan.recency_boost and hits:
             hits = _boost_recent(hits, plan.time_field)

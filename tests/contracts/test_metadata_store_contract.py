@@ -1028,6 +1028,28 @@ def test_source_filters_and_export_listings(store: PostgresMetadataStore) -> Non
     assert (conv.conversation_id, conv.turns) == ("c1", 2) and store.list_conversations("bob") == []
 
 
+def test_sources_filtered_by_captured_time(store: PostgresMetadataStore) -> None:
+    extracted = ingest(store, version_of("alice", "file:may.md", "may"))  # the document says 2024-05-01 12:00
+    declared = ingest(store, replace(version_of("alice", "file:jan.md", "jan"),
+                                     captured_at=datetime(2025, 1, 10, tzinfo=UTC)), extract=False)
+    pending = ingest(store, version_of("alice", "file:new.md", "new"), extract=False)  # no time known yet
+    ingest(store, version_of("bob", "file:may.md", "may"))
+
+    def between(start: datetime | None, end: datetime | None, user: str = "alice") -> list[str | None]:
+        return [s.job_id for s in store.list_sources(user, start=start, end=end)]
+
+    may = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    assert between(datetime(2024, 1, 1, tzinfo=UTC), datetime(2025, 1, 1, tzinfo=UTC)) == [extracted]
+    assert between(may, may + timedelta(seconds=1)) == [extracted]  # the start is included...
+    assert between(may - timedelta(days=1), may) == []  # ...the end is not
+    assert between(datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 2, 1, tzinfo=UTC)) == [declared]
+    # until extraction says when it happened, a capture counts as captured when it was submitted
+    assert between(datetime.now(UTC) - timedelta(hours=1), None) == [pending]
+    assert between(None, datetime(2025, 6, 1, tzinfo=UTC)) == [declared, extracted]
+    assert len(between(None, None)) == 3
+    assert len(between(datetime(2024, 1, 1, tzinfo=UTC), None, user="bob")) == 1
+
+
 # --------------------------------------------------------------------------- vector indexes (re-index)
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)

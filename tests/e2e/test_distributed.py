@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
+import json
 import shutil
 import socket
 import tempfile
@@ -31,6 +33,7 @@ from secondbrain.infra.s3 import MotoS3Server
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from tests.e2e.harness import Service, Site, wait_jobs
+from tests.otlp import OtlpReceiver, Span
 from tests.pg import base_dsn, fresh_database
 
 pytestmark = pytest.mark.e2e
@@ -94,10 +97,12 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object
     s3.stop()
 
 
-def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str) -> Cluster:
+def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str,
+                   extra_env: dict[str, str] | None = None) -> Cluster:
     prefix = f"{name}{uuid.uuid4().hex[:6]}."
     env = _env(bootstrap=broker.bootstrap, dsn=str(infra["dsn"]), s3=infra["s3"],  # type: ignore[arg-type]
                bucket=f"sb-{uuid.uuid4().hex[:8]}", qdrant_url=str(infra["qdrant_url"]), prefix=prefix)
+    env.update(extra_env or {})
     log_dir = Path(str(infra["log_dir"])) / name
     workers = {stage: Service(f"worker-{stage}", ["worker", stage], env, log_dir)
                for stage in ("fetch", "extract", "chunk", "embed")}
@@ -112,9 +117,19 @@ def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str) -> 
 
 
 @pytest.fixture(scope="module")
-def cluster(infra: dict[str, object]) -> Iterator[Cluster]:
+def otlp() -> Iterator[OtlpReceiver]:
+    """Where the cluster's processes send their traces and metrics (OTLP/HTTP)."""
+    receiver = OtlpReceiver()
+    yield receiver
+    receiver.close()
+
+
+@pytest.fixture(scope="module")
+def cluster(infra: dict[str, object], otlp: OtlpReceiver) -> Iterator[Cluster]:
     broker = TansuBroker().start()
-    c = _start_cluster(infra, broker, "dist")
+    # Telemetry on, exported often, so the tracing tests below can read what the processes sent.
+    c = _start_cluster(infra, broker, "dist", {"SB_OTEL_ENDPOINT": otlp.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200",
+                                               "OTEL_METRIC_EXPORT_INTERVAL": "1000"})
     yield c
     for svc in (c.gateway, c.query, *c.workers.values()):
         svc.stop()
@@ -397,3 +412,156 @@ def test_gateway_accepts_while_the_broker_is_down_and_the_relay_catches_up(infra
         holder.close()
         broker.stop()
         dbs.close()
+
+
+# --------------------------------------------------------------------------- telemetry
+
+
+def _user_with_key(cluster: Cluster) -> tuple[str, str]:
+    """A user of its own (a distinctive id, to look for it in every attribute) and a user key."""
+    user = f"tracee-{uuid.uuid4().hex[:8]}"
+    store = PostgresMetadataStore(cluster.env["SB_POSTGRES_DSN"])
+    try:
+        store.ensure_user(user)
+        _, key = store.create_api_key(user, "tracing test", "user")
+    finally:
+        store.close()
+    return user, key
+
+
+def _ancestry(span: Span, by_id: dict[str, Span]) -> list[str]:
+    """The names from ``span`` up to its root."""
+    names = [span.name]
+    while span.parent_id:
+        span = by_id[span.parent_id]
+        names.append(span.name)
+    return names
+
+
+def test_one_connected_trace_from_upload_to_vector_write(cluster: Cluster, otlp: OtlpReceiver) -> None:
+    """An upload is one trace across the gateway, the relay and three worker processes, down to the
+    Qdrant write; users appear only hashed; the workers' JSON logs carry the trace and span ids."""
+    user, key = _user_with_key(cluster)
+    hashed = hashlib.sha256(user.encode()).hexdigest()[:16]
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30, headers={"Authorization": f"Bearer {key}"})
+    md = "# Observatory\n\nThe telescope dome opens at 21:40 when the sky over the ridge is clear.\n"
+    r = gw.post("/v1/artifacts", files={"file": ("dome.md", md.encode(), "text/markdown")})
+    assert r.status_code == 202, r.text
+    job = r.json()["job_id"]
+    assert wait_jobs(gw, [job], timeout=120)[job]["status"] == "succeeded"
+
+    (upload,) = otlp.wait_for(lambda: otlp.spans(lambda s: s.name == "POST /v1/artifacts"
+                                                  and s.attributes.get("sb.user.hash") == hashed), "the upload span")
+    assert upload.service == "secondbrain-gateway" and upload.parent_id == ""
+
+    def complete() -> list[Span] | None:
+        spans = otlp.trace(upload.trace_id)
+        ids_ = {s.span_id for s in spans}
+        names = {s.name for s in spans}
+        wanted = {"qdrant upsert", "embed process", "chunk process", "extract process", "ingest submit"}
+        if wanted <= names and all(s.parent_id in ids_ for s in spans if s.parent_id):
+            return spans
+        return None
+
+    spans = otlp.wait_for(complete, "every span of the upload's trace, connected", timeout=60)
+    by_id = {s.span_id: s for s in spans}
+    assert [s for s in spans if not s.parent_id] == [upload]  # one root: the HTTP request
+    (upsert,) = [s for s in spans if s.name == "qdrant upsert"]
+    assert upsert.service == "secondbrain-embed" and upsert.attributes["sb.points"] >= 1
+    submitted, extracted, chunked = (f"{cluster.prefix}{t}" for t in
+                                     ("artifacts.submitted", "documents.extracted", "chunks.created"))
+    assert _ancestry(upsert, by_id) == [
+        "qdrant upsert", "embed process", f"{chunked} publish", "chunk process", f"{extracted} publish",
+        "extract process", f"{submitted} publish", "ingest submit", "POST /v1/artifacts"]
+    services = {s.service for s in spans}
+    assert {"secondbrain-gateway", "secondbrain-extract", "secondbrain-chunk", "secondbrain-embed"} <= services
+    relay = by_id[by_id[next(s.span_id for s in spans if s.name == "extract process")].parent_id]
+    assert relay.service == "secondbrain-gateway" and relay.kind == 4  # the outbox relay's PRODUCER span
+    for name in ("extract process", "chunk process", "embed process"):
+        (process,) = [s for s in spans if s.name == name]
+        assert process.kind == 5  # CONSUMER
+        assert process.attributes["sb.job.id"] == job and process.attributes["sb.user.hash"] == hashed
+        assert process.attributes["sb.attempt"] == 1 and process.attributes["messaging.kafka.offset"] >= 0
+    extract = next(s for s in spans if s.name == "extract process")
+    assert extract.attributes["sb.size_bytes"] == len(md.encode())
+    assert extract.attributes["sb.modality"] == "markdown"
+    # The database calls are traced (psycopg), inside the request and the stages.
+    assert any(s.attributes.get("db.system") == "postgresql" or s.attributes.get("db.system.name") == "postgresql"
+               for s in spans)
+    # The user id never appears in clear: not in this trace, not anywhere.
+    for s in otlp.spans():
+        assert user not in repr(s.attributes) and user not in repr(s.events), (s.name, s.attributes)
+
+    # The JSON log line of each stage's work carries the ids of its span.
+    for stage in ("extract", "chunk", "embed"):
+        (process,) = [s for s in spans if s.name == f"{stage} process"]
+        lines = [json.loads(line) for line in cluster.workers[stage].log_path.read_text().splitlines()
+                 if line.startswith("{") and job in line]
+        done = [x for x in lines if x["msg"] == "stage done" and x.get("job_id") == job]
+        assert done and done[0]["trace_id"] == upload.trace_id and done[0]["span_id"] == process.span_id
+
+
+def test_metrics_move_as_events_flow(cluster: Cluster, otlp: OtlpReceiver) -> None:
+    """Stage counters, durations, end-to-end latency, consumer lag, query and HTTP metrics reach the
+    collector, and move when work flows (processed, then dead-lettered for a malformed event)."""
+    def events(stage: str, outcome: str) -> float:
+        return otlp.metric("secondbrain.stage.events", stage=stage, outcome=outcome)
+
+    processed = {s: events(s, "processed") for s in ("extract", "chunk", "embed")}
+    latency = otlp.metric("secondbrain.ingest.latency", modality="note")
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    job = _note(gw, "The greenhouse thermostat is set to 18 degrees overnight in March.")
+    assert wait_jobs(gw, [job], timeout=120)[job]["status"] == "succeeded"
+    for stage, before in processed.items():
+        otlp.wait_for(lambda s=stage, b=before: events(s, "processed") > b, f"{stage} processed to grow")
+    # Submission to searchable, by the modality the sources list shows.
+    assert [x["modality"] for x in gw.get("/v1/sources").json()["sources"] if x["job_id"] == job] == ["note"]
+    otlp.wait_for(lambda: otlp.metric("secondbrain.ingest.latency", modality="note") > latency,
+                  "an end-to-end latency for the note")
+    assert otlp.metric("secondbrain.stage.duration", stage="embed") > 0
+    assert all(p[2]["unit"] == "s" for p in otlp.metric_points("secondbrain.stage.duration"))
+
+    lags = otlp.wait_for(lambda: [p for p in otlp.metric_points("secondbrain.consumer.lag")
+                                  if p[1]["topic"] == f"{cluster.prefix}artifacts.submitted"], "consumer lag")
+    assert {p[1]["stage"] for p in lags} == {"extract"} and all(p[2]["value"] >= 0 for p in lags)
+
+    dead = events("extract", "dead_lettered")
+    asyncio.run(_produce(cluster.broker.bootstrap, f"{cluster.prefix}artifacts.submitted",
+                         [(b"local", b"\x01not an event at all", [])]))
+    otlp.wait_for(lambda: events("extract", "dead_lettered") > dead, "dead_lettered to grow")
+
+    searches = otlp.metric("secondbrain.query.duration", route="search")
+    q = httpx.Client(base_url=cluster.query.url, timeout=30)
+    assert q.get("/v1/search", params={"q": "greenhouse thermostat"}).status_code == 200
+    otlp.wait_for(lambda: otlp.metric("secondbrain.query.duration", route="search", query_class="semantic")
+                  > searches, "a search in the query duration")
+    otlp.wait_for(lambda: otlp.metric("http.server.request.duration", **{"http.route": "/v1/search"}),
+                  "the HTTP server duration of the search route")
+    (point,) = [p for p in otlp.metric_points("http.server.request.duration") if p[1].get("http.route") == "/v1/search"
+                and p[1].get("http.response.status_code") == 200]
+    assert point[0] == "secondbrain-query" and point[2]["unit"] == "s"
+    # What was searched for stays out of the traces: the query keeps its parameter names only.
+    otlp.wait_for(lambda: [s for s in otlp.spans(lambda s: s.name == "GET /v1/search")
+                           if s.attributes.get("url.query") == "q="], "the search span")
+    assert "greenhouse" not in repr(otlp.spans())
+
+
+def test_a_question_is_one_trace_through_retrieval(cluster: Cluster, otlp: OtlpReceiver) -> None:
+    """/v1/ask (extractive here; the model's span is tested against a real server in test_telemetry)."""
+    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    job = _note(gw, "The piano tuner comes on Wednesday morning to tune the upright piano.")
+    assert wait_jobs(gw, [job], timeout=120)[job]["status"] == "succeeded"
+    asks = otlp.metric("secondbrain.query.duration", route="ask")
+    question = {"question": "when does the piano tuner come?"}
+    with httpx.stream("POST", cluster.query.url + "/v1/ask", json=question, timeout=60) as r:
+        assert r.status_code == 200
+        body = "".join(r.iter_text())
+    assert "event: done" in body
+    (root,) = otlp.wait_for(lambda: otlp.spans(lambda s: s.name == "POST /v1/ask"), "the ask span")
+    assert root.attributes["sb.answer.mode"] in ("extractive", "listing")
+    spans = otlp.wait_for(lambda: (lambda t: t if {"query plan", "query retrieve", "qdrant query"}
+                                   <= {s.name for s in t} else None)(otlp.trace(root.trace_id)), "the ask's spans")
+    by_id = {s.span_id: s for s in spans}
+    (query,) = [s for s in spans if s.name == "qdrant query"]
+    assert _ancestry(query, by_id) == ["qdrant query", "query retrieve", "POST /v1/ask"]
+    otlp.wait_for(lambda: otlp.metric("secondbrain.query.duration", route="ask") > asks, "the ask's duration")

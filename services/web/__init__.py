@@ -1,0 +1,69 @@
+"""The web app: a hand-written page (HTML, one ES module, one stylesheet) served at ``/``.
+
+No build step: the files under ``static/`` ship as package data and are served as they are.
+The page talks to the same origin's HTTP API with relative URLs, so whichever process serves
+it (the embedded server, the gateway or the query service) must sit behind one address with
+the rest of the API (as ``deploy/k8s``'s Ingress does).  The page itself is public; every
+API call it makes carries the user's key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+
+from fastapi import APIRouter, HTTPException, Request, Response
+
+ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
+          "icon.svg": "image/svg+xml"}
+
+# Everything the page loads comes from this origin; raw files are shown from blob: URLs (the page
+# fetches them with the user's key), so frames, media and images may also come from blob:.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+       "media-src 'self' blob:; frame-src 'self' blob:; object-src 'none'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+                    "Content-Security-Policy": CSP, "X-Frame-Options": "DENY"}
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """A static file held in memory with its validator."""
+
+    body: bytes
+    media_type: str
+    etag: str
+
+
+def _load(name: str, media_type: str) -> Asset:
+    body = resources.files(__package__).joinpath("static", name).read_bytes()
+    return Asset(body, media_type, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+
+
+def _answer(request: Request, asset: Asset) -> Response:
+    # no-cache: the browser revalidates every time (a cheap 304), so an upgrade shows at once.
+    headers = {**SECURITY_HEADERS, "ETag": asset.etag, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == asset.etag:
+        return Response(status_code=304, headers=headers)
+    return Response(asset.body, media_type=asset.media_type, headers=headers)
+
+
+def create_router() -> APIRouter:
+    """``GET /`` (the page) and ``GET /web/<file>`` (its script, stylesheet and icon)."""
+    page = _load("index.html", "text/html; charset=utf-8")
+    assets = {name: _load(name, media_type) for name, media_type in ASSETS.items()}
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/")
+    async def index(request: Request) -> Response:
+        return _answer(request, page)
+
+    @router.get("/web/{name}")
+    async def asset(name: str, request: Request) -> Response:
+        found = assets.get(name)
+        if found is None:
+            raise HTTPException(404, "no such file")
+        return _answer(request, found)
+
+    return router
