@@ -43,8 +43,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(data_dir: Path, port: int, otel: str | None = None) -> tuple[subprocess.Popen[bytes], float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
+def start(data_dir: Path, port: int, otel: str | None = None,
+          extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")} | (extra_env or {})
     if otel:  # telemetry on: traces and metrics exported to this OTLP/HTTP endpoint
         env["SB_OTEL_ENDPOINT"] = otel
     t0 = time.perf_counter()

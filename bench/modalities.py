@@ -8,6 +8,14 @@ chunked, embedded and searchable).  Reports, per modality, the input size and ho
 pipeline went through it: MB per minute, pages or minutes of audio per minute, chunks per
 second, and how much of the wall time the extract stage took.  The inputs come from the
 test generators (espeak-ng speech, fpdf2 PDFs, Pillow photos, python-docx documents).
+
+Next to each modality: the embedder alone on the same machine.  Once the batches are done the
+indexed passages are read back (``GET /v1/export``), the server is stopped, and the exact texts
+the embedder stage embedded are embedded again in this process with the same model and batch
+size.  The pipeline's overhead is the share of the end-to-end wall time not spent embedding:
+``1 - embedder-alone seconds / wall seconds`` (extraction, OCR and speech recognition
+included, which is why it is large for scans, photos and audio).
+Writes ``modalities.json`` and ``modalities.png`` under ``--out`` (default ``bench/results/``).
 Numbers belong to the machine they ran on; the script prints it.
 """
 
@@ -15,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import platform
 import shutil
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +41,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from bench.backbone import free_port, start, stop  # noqa: E402
 from tests.extractors import gen_audio, gen_pdf_image, gen_web  # noqa: E402
 
@@ -155,10 +166,46 @@ def run_batch(c: httpx.Client, batch: Batch, progress: Callable[[str], None]) ->
     return {"files": len(jobs), "mb": mb, "wall": wall, "chunks": chunks, "extract_s": extract}
 
 
+def embedding_inputs(c: httpx.Client, batches: list[Batch]) -> dict[str, list[str]]:
+    """Per batch, the texts the embedder stage embedded (read back from the export)."""
+    from services.embedder.stage import payload_embedding_input
+
+    owner = {name: b.name for b in batches for name, _data, _ct in b.files}
+    out: dict[str, list[str]] = {b.name: [] for b in batches}
+    with c.stream("GET", "/v1/export", timeout=600) as r:
+        r.raise_for_status()
+        data = b"".join(r.iter_bytes())
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for member in zf.namelist():
+            if member.startswith("documents/") and member.endswith(".json"):
+                doc = json.loads(zf.read(member))
+                batch = owner.get(str(doc.get("metadata", {}).get("filename", "")))
+                if batch is not None:
+                    out[batch].extend(payload_embedding_input(ch) for ch in doc.get("chunks") or [])
+    return out
+
+
+def embedder_alone(texts: dict[str, list[str]]) -> dict[str, float]:
+    """Seconds MiniLM alone takes to embed each batch's texts (same model and batch size as the stage)."""
+    from secondbrain.embedding import load_embedder
+    from secondbrain.settings import Settings
+
+    embedder = load_embedder(batch_size=Settings().embed_batch_size)  # type: ignore[call-arg]
+    embedder.embed_documents(["warm-up"])
+    out = {}
+    for name, items in texts.items():
+        t0 = time.perf_counter()
+        embedder.embed_documents(items)
+        out[name] = time.perf_counter() - t0
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=int, default=1, help="multiply the number of files per modality")
+    ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
     args = ap.parse_args()
+    at_start = charts.machine()
     root = Path(tempfile.mkdtemp(prefix="sb-bench-"))
     root.chmod(0o755)
     port = free_port()
@@ -177,19 +224,41 @@ def main() -> None:
                 for batch in batches:
                     results.append((batch, run_batch(c, batch, progress)))
                     print(file=sys.stderr)
+                texts = embedding_inputs(c, batches)
         finally:
             stop(proc)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    print("embedding the same passages with the embedder alone...", file=sys.stderr)
+    alone = embedder_alone(texts)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           "one embedded process, every stage in it")
     print(f"{'modality':<20}{'files':>6}{'MB':>8}{'wall s':>8}{'MB/min':>8}{'units/min':>18}{'chunks/s':>9}"
-          f"{'extract %':>10}")
+          f"{'extract %':>10}{'embedder alone':>16}{'overhead':>10}")
+    rows = []
     for batch, r in results:
         per_min = f"{batch.units / r['wall'] * 60:.1f} {batch.unit}" if batch.unit else "-"
         share = 100 * r["extract_s"] / r["wall"]  # one user's jobs run one after another (one lane)
+        embed_s = alone.get(batch.name, 0.0)
+        alone_rate = len(texts[batch.name]) / embed_s if embed_s else float("nan")
+        overhead = 100 * (1 - embed_s / r["wall"])
         print(f"{batch.name:<20}{r['files']:>6}{r['mb']:>8.2f}{r['wall']:>8.1f}{r['mb'] / r['wall'] * 60:>8.1f}"
-              f"{per_min:>18}{r['chunks'] / r['wall']:>9.1f}{min(100.0, share):>9.0f}%")
+              f"{per_min:>18}{r['chunks'] / r['wall']:>9.1f}{min(100.0, share):>9.0f}%"
+              f"{alone_rate:>11.1f} ch/s{overhead:>9.0f}%")
+        rows.append({"modality": batch.name, **r, "units": batch.units, "unit": batch.unit,
+                     "chunks_per_s": r["chunks"] / r["wall"], "embedder_alone_s": embed_s,
+                     "embedder_alone_chunks_per_s": alone_rate, "overhead_pct": overhead})
+    print("overhead: share of the wall time not spent embedding (1 - embedder-alone seconds / wall seconds)")
+    print(f"machine at start: {at_start}")
+    print(f"machine at end:   {charts.machine()}")
+    out = charts.out_dir(args.out)
+    charts.save_json(out / "modalities.json", {"scale": args.scale, "rows": rows})
+    names = [batch.name for batch, _r in results]
+    charts.bars(out / "modalities.png", "Ingestion end to end: share of the wall time not spent embedding", names,
+                {"pipeline overhead (%)": [100 * (1 - alone.get(b.name, 0.0) / r["wall"]) for b, r in results],
+                 "extract stage (% of wall)": [min(100.0, 100 * r["extract_s"] / r["wall"]) for _b, r in results]},
+                ylabel="% of the wall time", ylim=(0, 110), fmt="{:.0f}", rotate=20)
+    print(f"wrote {out / 'modalities.json'} and {out / 'modalities.png'}")
 
 
 if __name__ == "__main__":

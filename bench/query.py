@@ -63,6 +63,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from bench.backbone import free_port, pct  # noqa: E402
 from secondbrain import ids, keys  # noqa: E402
 from secondbrain.events.models import Chunk, ChunksCreated  # noqa: E402
@@ -1019,6 +1020,7 @@ def main() -> None:
     ap.add_argument("--optimize", action="store_true",
                     help="optimize the edge shard after building it (the service does not): HNSW numbers")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default=None, help="results directory for query.json and query.png (bench/results/)")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     if not sizes or min(sizes) < 50 or args.queries < 1:
@@ -1055,6 +1057,39 @@ def main() -> None:
     print("note: dense vectors are pool-based (each chunk = one of the embedded pool passages + noise); BM25 "
           "vectors are real. Query embedding, understanding and HTTP are real.")
     print(f"total run time: {time.perf_counter() - started:.0f}s")
+    write_charts(results, args)
+
+
+CHART_ROWS = {  # table row -> chart label
+    "(a) search: plan+embed+BM25+fused query": "search",
+    "(b) search with a one-month time filter": "search, 1-month filter",
+    "HTTP ask: meta event": "ask: first event",
+    "HTTP ask: sources event": "ask: sources",
+    "HTTP ask: first token": "ask: first token",
+}
+
+
+def write_charts(results: list[Result], args: argparse.Namespace) -> None:
+    """query.json (every row, p50/p95/mean in ms) and query.png (p50 and p95 of the main measures)."""
+    if not results:
+        return
+    out = charts.out_dir(args.out)
+    data = {"sizes": {str(r.size): {"facts": dict(r.facts), "rows": {
+        row.name: {"p50_ms": statistics.median(row.values) * 1000, "p95_ms": pct(row.values, 0.95) * 1000,
+                   "mean_ms": statistics.fmean(row.values) * 1000, "n": len(row.values)} for row in r.rows}}
+        for r in results}}
+    charts.save_json(out / "query.json", data)
+    series: dict[str, list[float]] = {}
+    labels = [label for name, label in CHART_ROWS.items()
+              if all(any(row.name == name for row in r.rows) for r in results)]
+    names = [name for name, label in CHART_ROWS.items() if label in labels]
+    for r in results:
+        by = {row.name: row.values for row in r.rows}
+        series[f"{r.size:,} chunks p50"] = [statistics.median(by[n]) * 1000 for n in names]
+        series[f"{r.size:,} chunks p95"] = [pct(by[n], 0.95) * 1000 for n in names]
+    charts.bars(out / "query.png", "Query latency (ms): search and ask over HTTP", labels, series,
+                ylabel="milliseconds", fmt="{:.0f}")
+    print(f"wrote {out / 'query.json'} and {out / 'query.png'}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
 """Accuracy of the temporal understanding of questions on the gold suite.
 
-    .venv/bin/python bench/temporal.py
+    .venv/bin/python bench/temporal.py [--out DIR]
 
 Runs every case of ``bench/temporal_suite.py`` through ``services.query.temporal.understand``
 and prints the exact-range accuracy (start and end equal to the expected instants, in the
 expected zone, or correctly no time at all) overall and per expression family, the accuracy
 of the other fields (vague, time field, query class, pinned semantic queries), every
-failure, and the parsing speed.
+failure, and the parsing speed; writes ``temporal.json`` and ``temporal.png`` (exact-range
+accuracy per family) under ``--out`` (default ``bench/results/``).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections import defaultdict
@@ -21,6 +23,7 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from bench.temporal_suite import CASES, Case  # noqa: E402
 from services.query.temporal import Understanding, understand  # noqa: E402
 
@@ -77,6 +80,9 @@ def case_errors(case: Case) -> list[str]:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
+    args = ap.parse_args()
     families: dict[str, list[bool]] = defaultdict(list)
     exact = full = 0
     failures: list[tuple[Case, list[str]]] = []
@@ -112,6 +118,16 @@ def main() -> int:
             understand(q, now, tz)
     per = (time.perf_counter() - t0) / (rounds * len(questions))
     print(f"\nspeed: {per * 1e6:.0f} µs per question ({1 / per:,.0f} questions/s, one core)")
+    print(f"machine: {charts.machine()}")
+    out = charts.out_dir(args.out)
+    names = sorted(families)
+    charts.save_json(out / "temporal.json", {
+        "cases": n, "exact_range": exact, "all_fields": full, "us_per_question": per * 1e6,
+        "families": {f: {"exact": sum(families[f]), "cases": len(families[f])} for f in names}})
+    charts.bars(out / "temporal.png", f"Temporal parser: exact-range accuracy per family ({exact}/{n} overall)",
+                names, {"exact range": [sum(families[f]) / len(families[f]) for f in names]},
+                ylabel="accuracy", ylim=(0, 1.1), fmt="{:.2f}")
+    print(f"wrote {out / 'temporal.json'} and {out / 'temporal.png'}")
     return 0
 
 

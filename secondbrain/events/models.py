@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Self
 
 MODALITIES: frozenset[str] = frozenset({"note", "text", "markdown", "pdf", "web", "audio", "image", "office"})
 SEGMENT_KINDS: frozenset[str] = frozenset(
-    {"heading", "paragraph", "code", "list", "table", "quote", "page", "speech", "ocr", "text"}
+    {"heading", "paragraph", "code", "list", "table", "quote", "page", "speech", "ocr", "text", "turn"}
 )
 CAPTURED_AT_SOURCES: frozenset[str] = frozenset({"user", "file_metadata", "published", "ingested"})
 JOB_STAGES: frozenset[str] = frozenset({"gateway", "fetch", "extract", "chunk", "embed"})
@@ -256,6 +256,7 @@ class Chunk(Record):
     page: int | None = None
     t_start: float | None = None
     t_end: float | None = None
+    attributes: dict[str, str] = field(default_factory=dict)  # v3: e.g. turn_ids, speakers of a chat chunk
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,7 +264,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
 
     event_id: str

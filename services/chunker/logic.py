@@ -5,6 +5,8 @@ Segments are cut into sentence-sized units, then packed greedily into chunks of 
 A chunk prefers to end at a section boundary (a heading, a page, a code block); when it has
 to cut inside a section, the next chunk repeats the last ``overlap`` tokens of sentences so
 no statement loses its context.  Code blocks become their own chunks of kind ``code``.
+Conversation turns are chunked as overlapping windows of consecutive turns (kind ``chat``):
+one turn rarely makes sense without the one it answers.
 Offsets always point into the document's full text, so a chunk's text is an exact span.
 """
 
@@ -12,8 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -38,6 +40,7 @@ class SegmentIn:
     page: int | None = None
     t_start: float | None = None
     t_end: float | None = None
+    attributes: Mapping[str, str] = field(default_factory=dict)  # a turn's speaker and turn_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +57,18 @@ class ChunkDraft:
     page: int | None
     t_start: float | None
     t_end: float | None
+    attributes: Mapping[str, str] = field(default_factory=dict)  # chat chunks: turn_ids, speakers
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkingConfig:
-    """Sizes in approximate tokens."""
+    """Sizes in approximate tokens; ``turn_window``: conversation turns per chat chunk."""
 
     target: int = 300
     max_tokens: int = 400
     min_tokens: int = 200
     overlap: int = 40
+    turn_window: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,12 +206,77 @@ def chunk_speech(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingCon
     return chunks
 
 
+def chunk_turns(turns: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
+    """Chunks of conversation turns: a window of ``cfg.turn_window`` consecutive turns starting at
+    every turn (so each turn is found with the one it answers and the one answering it), fewer
+    when the window would pass ``cfg.max_tokens``.
+
+    A window that another one already holds whole is skipped, so every turn is in at least one
+    chunk and the last chunk ends with the last turn.  A turn longer than ``max_tokens`` is cut by
+    the generic packer.  Each chunk's attributes name its turns (``turn_ids``, space-separated, when
+    the transcript gave ids) and ``speakers``; its time span is that of the turns (when known).
+    """
+    chunks: list[ChunkDraft] = []
+    tokens = [approx_tokens(full_text[t.char_start:t.char_end]) for t in turns]
+    covered = 0  # turns[:covered] are in a chunk already
+    for i in range(len(turns)):
+        if tokens[i] > cfg.max_tokens:
+            for piece in _pack([turns[i]], full_text, cfg):
+                chunks.append(replace(piece, index=len(chunks), kind="chat", attributes=_turn_attributes([turns[i]])))
+            covered = max(covered, i + 1)
+            continue
+        j, total = i + 1, tokens[i]
+        while j < len(turns) and j - i < max(1, cfg.turn_window) and total + tokens[j] <= cfg.max_tokens:
+            total += tokens[j]
+            j += 1
+        if j <= covered:
+            continue  # inside the previous window
+        window = turns[i:j]
+        start, end = window[0].char_start, window[-1].char_end
+        text = full_text[start:end]
+        starts = [t.t_start for t in window if t.t_start is not None]
+        ends = [t.t_end for t in window if t.t_end is not None]
+        chunks.append(ChunkDraft(len(chunks), text, start, end, approx_tokens(text), window[0].heading_path, "chat",
+                                 window[0].page, min(starts) if starts else None, max(ends) if ends else None,
+                                 _turn_attributes(window)))
+        covered = j
+        if j == len(turns):
+            break
+    return chunks
+
+
+def _turn_attributes(turns: Sequence[SegmentIn]) -> dict[str, str]:
+    ids = [t.attributes.get("turn_id", "") for t in turns]
+    speakers = list(dict.fromkeys(t.attributes["speaker"] for t in turns if t.attributes.get("speaker")))
+    out = {"speakers": ", ".join(speakers)} if speakers else {}
+    if all(ids):
+        out["turn_ids"] = " ".join(ids)
+    return out
+
+
 def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
                    cfg: ChunkingConfig | None = None) -> list[ChunkDraft]:
-    """Pack a document's segments into chunks (speech by time windows, the rest by structure)."""
+    """Pack a document's segments into chunks (speech by time windows, conversation turns by windows
+    of turns, the rest by structure)."""
     cfg = cfg or ChunkingConfig()
     if segments and all(s.kind == "speech" and s.t_start is not None for s in segments):
         return chunk_speech(segments, full_text, cfg)
+    if any(s.kind == "turn" for s in segments):
+        # Runs of turns by windows, anything between them (a preamble) by structure, in order.
+        chunks: list[ChunkDraft] = []
+        run: list[SegmentIn] = []
+        rest: list[SegmentIn] = []
+        for seg in [*segments, None]:
+            is_turn = seg is not None and seg.kind == "turn"
+            if run and not is_turn:
+                chunks.extend(chunk_turns(run, full_text, cfg))
+                run = []
+            if rest and (is_turn or seg is None):
+                chunks.extend(_pack(rest, full_text, cfg))
+                rest = []
+            if seg is not None:
+                (run if is_turn else rest).append(seg)
+        return [replace(c, index=k) for k, c in enumerate(chunks)]
     return _pack(segments, full_text, cfg)
 
 

@@ -67,13 +67,14 @@ class ChunkerStage:
         full_text = reconstruct_text(segments)
         drafts = chunk_segments(
             [SegmentIn(s.index, s.kind, s.text, s.char_start, s.char_end, tuple(s.heading_path), s.page,
-                       s.t_start, s.t_end) for s in segments],
+                       s.t_start, s.t_end, dict(s.attributes)) for s in segments],
             full_text, self.config,
         )
         chunks = [
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
-                  heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end)
+                  heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end,
+                  attributes=dict(d.attributes))
             for d in drafts
         ]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.

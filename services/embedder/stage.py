@@ -68,6 +68,7 @@ def chunk_payload(ev: ChunksCreated, chunk: Chunk, model_id: str) -> dict[str, A
         "t_start": chunk.t_start, "t_end": chunk.t_end, "token_count": chunk.token_count,
         "embedding_model": model_id, "source_uri": ev.source_uri, "captured_at_source": ev.captured_at_source,
         "version": ev.version, **_absolute_times(ev, chunk),
+        **({"attributes": dict(chunk.attributes)} if chunk.attributes else {}),
     }
 
 

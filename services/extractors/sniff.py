@@ -22,7 +22,7 @@ _EXTENSIONS: dict[str, tuple[str, str]] = {
     # extension: (family, canonical content type)
     ".txt": (TEXT, "text/plain"), ".text": (TEXT, "text/plain"), ".log": (TEXT, "text/plain"),
     ".md": (TEXT, "text/markdown"), ".markdown": (TEXT, "text/markdown"), ".mdown": (TEXT, "text/markdown"),
-    ".mkd": (TEXT, "text/markdown"),
+    ".mkd": (TEXT, "text/markdown"), ".chat": (TEXT, "text/x-chat"),
     ".html": (HTML, "text/html"), ".htm": (HTML, "text/html"), ".xhtml": (HTML, "application/xhtml+xml"),
     ".pdf": (PDF, "application/pdf"),
     ".png": (IMAGE, "image/png"), ".jpg": (IMAGE, "image/jpeg"), ".jpeg": (IMAGE, "image/jpeg"),

@@ -4,6 +4,12 @@ The document's full text is the segments' texts joined by a blank line, and ever
 segment records its character offsets into that text, so a chunk (and a citation) can
 point at an exact span.  Markdown keeps its structure: headings become the heading path
 of what follows them, code blocks stay whole and are marked as code.
+
+Chat transcripts (``text/x-chat``, ``.chat``) are one turn per line, ``Speaker: what they said``,
+optionally led by the message's id in brackets (``[D3:7] Caroline: ...``); a line that is not a
+turn continues the one before it, and a first line ``# Title`` names the conversation.  Each turn
+becomes a segment of kind ``turn`` with its speaker and id as attributes, so chunks (and
+citations) can name the exact messages they hold.
 """
 
 from __future__ import annotations
@@ -19,6 +25,12 @@ from services.extractors.document import Block, Extracted, ExtractionContext, Se
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
 TEXT_TYPES = {"text/plain"}
 MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdown", ".mkd")
+CHAT_TYPES = {"text/x-chat"}
+CHAT_EXTENSIONS = (".chat",)
+# "[id] Speaker: text": a speaker of up to 64 characters without a colon, then ": " and the text
+# (so "http://example.org" or "10:30" never start a turn).
+_TURN = re.compile(r"(?:\[(?P<id>[^\]\n]{1,64})\][ \t]*)?"
+                   r"(?P<speaker>[^\s:\[\]#][^:\n\[\]]{0,63}?):[ \t]+(?P<text>\S.*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +188,54 @@ def text_blocks(text: str) -> list[Block]:
     return [Block("paragraph", p.strip("\n")) for p in parts if p.strip()]
 
 
+def is_chat(content_type: str, filename: str | None) -> bool:
+    """Whether the artifact is a chat transcript."""
+    if content_type.split(";")[0].strip().lower() in CHAT_TYPES:
+        return True
+    return bool(filename and filename.lower().endswith(CHAT_EXTENSIONS))
+
+
+def chat_blocks(text: str) -> tuple[str | None, list[Block]]:
+    """The title (a first ``# `` line) and one ``turn`` block per turn of a chat transcript.
+
+    A block's text is ``Speaker: text`` (who said it stays in what is indexed and shown); its
+    attributes hold ``speaker`` and, when the line gave one, the message id as ``turn_id``.
+    Lines before the first turn are kept as a paragraph.
+    """
+    title: str | None = None
+    blocks: list[Block] = []
+    preamble: list[str] = []
+    turn: tuple[str, str | None, list[str]] | None = None  # speaker, id, lines
+
+    def close() -> None:
+        if turn is not None:
+            speaker, turn_id, lines = turn
+            attrs = {"speaker": speaker, **({"turn_id": turn_id} if turn_id else {})}
+            blocks.append(Block("turn", f"{speaker}: " + "\n".join(lines).strip(), attributes=attrs))
+
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if title is None and not blocks and turn is None and not preamble and line.startswith("# "):
+            title = line[2:].strip() or None
+            continue
+        m = _TURN.fullmatch(line)
+        if m:
+            close()
+            if preamble and not blocks:
+                blocks.append(Block("paragraph", "\n".join(preamble)))
+            turn = (m["speaker"].strip(), (m["id"] or "").strip() or None, [m["text"]])
+        elif turn is not None:
+            turn[2].append(line)
+        else:
+            preamble.append(line)
+    close()
+    if preamble and not blocks:
+        blocks.append(Block("paragraph", "\n".join(preamble)))
+    return title, blocks
+
+
 def _first_line_title(text: str, limit: int = 80) -> str:
     first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
     first = re.sub(r"^#+\s*", "", first)
@@ -185,6 +245,15 @@ def _first_line_title(text: str, limit: int = 80) -> str:
 def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note: bool) -> ExtractedText:
     """Extract a text or Markdown artifact into segments with offsets."""
     text = decode_text(raw)
+    if not is_note and is_chat(content_type, filename):
+        chat_title, turns = chat_blocks(text)
+        if not any(b.kind == "turn" for b in turns):
+            raise PermanentError("the chat transcript has no turns; write one per line as 'Speaker: text'")
+        segments, full = assemble(turns)
+        speakers = list(dict.fromkeys(b.attributes["speaker"] for b in turns if b.kind == "turn"))
+        return ExtractedText(title=chat_title or ("Conversation between " + " and ".join(speakers[:4])),
+                             modality="text", segments=segments, full_text=full,
+                             metadata={"transcript": "chat", "speakers": ", ".join(speakers)})
     markdown = is_markdown(content_type, filename) or is_note  # notes are written in Markdown too
     meta: dict[str, str] = {}
     stated: datetime | None = None
@@ -211,10 +280,10 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
 def supports(content_type: str, filename: str | None) -> bool:
     """Whether this extractor handles the artifact."""
     ct = content_type.split(";")[0].strip().lower()
-    if ct in MARKDOWN_TYPES or ct in TEXT_TYPES:
+    if ct in MARKDOWN_TYPES or ct in TEXT_TYPES or ct in CHAT_TYPES:
         return True
     return bool(ct in ("", "application/octet-stream") and filename
-                and filename.lower().endswith((*MARKDOWN_EXTENSIONS, ".txt", ".text")))
+                and filename.lower().endswith((*MARKDOWN_EXTENSIONS, *CHAT_EXTENSIONS, ".txt", ".text")))
 
 
 class TextExtractor:

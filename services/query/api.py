@@ -143,6 +143,9 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         end: Annotated[datetime | None, Query(alias="to")] = None,
         time_field: TimeFieldParam | None = None,
         tz: str | None = None,
+        now: Annotated[datetime | None, Query(
+            description="Read 'yesterday', 'last year'... as of this time instead of the current one (ISO 8601).",
+        )] = None,
     ) -> dict[str, Any]:
         if not q.strip():
             raise HTTPException(422, "the query is empty")
@@ -152,7 +155,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         t0 = time.perf_counter()
         tracer = telemetry.tracer()
         with tracer.start_as_current_span("query plan"):
-            plan = engine.plan(q, tz=zone_, filters=filters)
+            plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_))
         with tracer.start_as_current_span("query retrieve", attributes={
                 "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
             if mode != "hybrid":

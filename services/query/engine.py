@@ -8,8 +8,13 @@
 2. **Retrieve** (semantic classes): dense and BM25 candidates fused by RRF inside Qdrant, in
    the asking user's collection only, with the filters applied in the engine; an optional
    cross-encoder reranks them; a recency boost is fused in for vague times.
-3. **Select**: at most N chunks per document (diversity), neighbouring chunks added around a
-   short hit or a stretch of speech, everything within a token budget.
+3. **Select**: at most N chunks per document (diversity; small conversation windows count by
+   their tokens), neighbouring chunks added around a short hit or a stretch of speech,
+   everything within a token budget.
+
+An explicit window understood from a question with a subject ("what did Caroline say about
+the trip in May?") filters on event time with one day of grace after its end: what happened
+on a day is often written down, or said, the day after ("yesterday I...").
 
 Pure of HTTP and of the LLM: the API streams what this returns.
 """
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
@@ -36,6 +41,8 @@ QueryClass = Literal["semantic", "temporal", "temporal+semantic"]
 TimeField = Literal["captured_at", "ingested_at"]
 RRF_K = 60
 RECENCY_WEIGHT = 0.5  # a vague time nudges, it does not decide
+REPORT_LAG = timedelta(days=1)  # records made the day after a window still report on it
+CHUNK_TOKENS = 300  # the size of an ordinary chunk: what one chunk counts for in diversity
 
 
 class Reranker(Protocol):
@@ -81,10 +88,12 @@ class Plan:
     recency_boost: bool
     tz: ZoneInfo
     filters: Filters = field(default_factory=Filters)
+    report_lag: timedelta = timedelta(0)  # extra event time searched after ``end``
 
     def vector_filter(self) -> VectorFilter:
         """The filter applied inside the vector store."""
-        time_range = TimeRange(self.start, self.end) if self.start or self.end else None
+        end = self.end + self.report_lag if self.end is not None else None
+        time_range = TimeRange(self.start, end) if self.start or end else None
         return VectorFilter(modalities=self.filters.modalities, source_ids=self.filters.source_ids,
                             time_range=time_range, time_field=self.time_field)
 
@@ -103,6 +112,7 @@ class Plan:
                 "end": self.end.isoformat() if self.end else None, "field": self.time_field,
                 "source": "question" if self.window is not None else "request"},
             "understood": understood, "recency_boost": self.recency_boost, "timezone": str(self.tz),
+            **({"report_lag_hours": self.report_lag.total_seconds() / 3600} if self.report_lag else {}),
         }
 
 
@@ -171,8 +181,12 @@ class QueryEngine:
                             filters)
             return Plan(question, cls, semantic or question, window, None, None, filters.time_field or window.field,
                         True, tz, filters)
-        return Plan(question, u.query_class, semantic, window, window.start, window.end,
-                    filters.time_field or window.field, False, tz, filters)
+        field_ = filters.time_field or window.field
+        # Passages about a subject may report on the window a little after it ended; a time-only
+        # question lists exactly the window.
+        lag = REPORT_LAG if u.query_class == "temporal+semantic" and field_ == "captured_at" else timedelta(0)
+        return Plan(question, u.query_class, semantic, window, window.start, window.end, field_, False, tz, filters,
+                    lag)
 
     # ------------------------------------------------------------------ retrieval
 
@@ -287,13 +301,20 @@ class QueryEngine:
 
 
 def _diversify(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
-    """At most ``per_document`` chunks of any one document, order kept."""
-    seen: dict[str, int] = {}
+    """At most ``per_document`` chunks of any one document, order kept.
+
+    A window of a conversation (kind ``chat``, a few turns) counts for its share of an ordinary
+    chunk's tokens: the turns that answer a question tend to sit in one conversation, and three
+    small windows would cut it off after a handful of messages.
+    """
+    seen: dict[str, float] = {}
     out = []
     for h in hits:
-        if seen.get(h.document_id, 0) < per_document:
+        used = seen.get(h.document_id, 0.0)
+        if used < per_document:
             out.append(h)
-            seen[h.document_id] = seen.get(h.document_id, 0) + 1
+            weight = min(1.0, max(1, h.token_count) / CHUNK_TOKENS) if h.kind == "chat" else 1.0
+            seen[h.document_id] = used + weight
     return out
 
 

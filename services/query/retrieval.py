@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
@@ -35,6 +35,8 @@ class SearchHit:
     at_end: str | None = None
     chunk_index: int = 0
     token_count: int = 0
+    kind: str = ""
+    attributes: dict[str, str] = field(default_factory=dict)  # e.g. a chat chunk's turn_ids and speakers
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -45,7 +47,8 @@ class SearchHit:
             "char_start": self.char_start, "char_end": self.char_end, "heading_path": self.heading_path,
             "page": self.page, "t_start": self.t_start, "t_end": self.t_end, "source_uri": self.source_uri,
             "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
-            "chunk_index": self.chunk_index,
+            "chunk_index": self.chunk_index, "token_count": self.token_count, "kind": self.kind,
+            "attributes": self.attributes,
         }
 
 
@@ -60,6 +63,7 @@ def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHi
         page=p.get("page"), t_start=p.get("t_start"), t_end=p.get("t_end"), source_uri=p.get("source_uri", ""),
         captured_at_source=p.get("captured_at_source", ""), at_start=p.get("at_start"), at_end=p.get("at_end"),
         chunk_index=int(p.get("chunk_index", 0)), token_count=int(p.get("token_count", 0)),
+        kind=str(p.get("kind") or ""), attributes={str(k): str(v) for k, v in (p.get("attributes") or {}).items()},
     )
 
 

@@ -1,0 +1,247 @@
+"""Conversations as dated records: chat transcripts through the real stages, stores and search API.
+
+A chat transcript (``text/x-chat``: ``[id] Speaker: text`` per line) keeps each turn's speaker
+and id; the chunker cuts overlapping windows of consecutive turns; every hit names the turns it
+holds and carries the conversation's event time, and questions about a dated event find what
+was said about it the day after.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import pairwise
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+import uvicorn
+from pydantic import SecretStr
+
+from secondbrain.events.models import ArtifactSubmitted
+from secondbrain.http import create_app
+from secondbrain.infra.ports import free_port
+from secondbrain.pipeline.errors import PermanentError
+from secondbrain.runtime import Runtime, build_runtime
+from secondbrain.settings import Settings
+from services.chunker.logic import ChunkingConfig, SegmentIn, approx_tokens, chunk_segments
+from services.chunker.stage import ChunkerStage
+from services.embedder.stage import EmbedderStage
+from services.extractors import sniff
+from services.extractors.registry import ExtractorSet
+from services.extractors.stage import ExtractorStage
+from services.extractors.text import TextExtractor, extract_text
+from services.query.engine import QueryEngine
+from services.query.retrieval import hit_from_payload
+from tests.pg import base_dsn, fresh_database
+
+UTCZ = ZoneInfo("UTC")
+USER = "carol"
+
+
+def chat(text: str) -> tuple[list[SegmentIn], str]:
+    """Extract a transcript and hand its segments to the chunker as the chunk stage does."""
+    doc = extract_text(text.encode(), content_type="text/x-chat", filename=None, is_note=False)
+    segs = [SegmentIn(s.index, s.kind, s.text, s.char_start, s.char_end, s.heading_path, s.page, s.t_start,
+                      s.t_end, s.attributes) for s in doc.segments]
+    return segs, doc.full_text
+
+
+def transcript(n: int, words: int = 6) -> str:
+    speakers = ("Caroline", "Melanie")
+    return "\n".join(f"[D1:{i}] {speakers[i % 2]}: message {i} " + "word " * words for i in range(1, n + 1))
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def test_a_transcript_becomes_one_segment_per_turn_with_speaker_and_id() -> None:
+    doc = extract_text(b"# Caroline and Melanie\n[D1:1] Caroline: Hey Mel! Good to see you!\n"
+                       b"[D1:2] Melanie: Hey Caroline!\nHow are you?\nhttps://example.org is the link\n\n"
+                       b"Caroline: I went to the group at 10:30 yesterday.\n", content_type="text/x-chat",
+                       filename=None, is_note=False)
+    assert doc.title == "Caroline and Melanie"
+    assert [s.kind for s in doc.segments] == ["turn"] * 3
+    assert [s.attributes for s in doc.segments] == [
+        {"speaker": "Caroline", "turn_id": "D1:1"}, {"speaker": "Melanie", "turn_id": "D1:2"},
+        {"speaker": "Caroline"}]
+    # Lines that are not turns continue the turn before; a URL or a time never starts one.
+    assert doc.segments[1].text == "Melanie: Hey Caroline!\nHow are you?\nhttps://example.org is the link"
+    assert doc.segments[2].text == "Caroline: I went to the group at 10:30 yesterday."
+    for s in doc.segments:
+        assert doc.full_text[s.char_start:s.char_end] == s.text
+    assert doc.metadata["speakers"] == "Caroline, Melanie"
+
+
+def test_a_transcript_without_a_title_is_named_by_its_speakers_and_one_without_turns_is_refused() -> None:
+    doc = extract_text(b"Ana: hi\nBo: hello", content_type="application/octet-stream", filename="x.chat",
+                       is_note=False)
+    assert doc.title == "Conversation between Ana and Bo"
+    with pytest.raises(PermanentError, match="no turns"):
+        extract_text(b"just a line of prose\nand another", content_type="text/x-chat", filename=None, is_note=False)
+
+
+def test_chat_files_are_recognised_by_type_and_extension() -> None:
+    assert sniff.resolve(b"Ana: hi", "text/x-chat", None).content_type == "text/x-chat"
+    assert sniff.resolve(b"Ana: hi", "application/octet-stream", "talk.chat").content_type == "text/x-chat"
+    # Plain text that happens to look like turns stays plain text.
+    plain = extract_text(b"Note: buy milk\nTodo: call Bo", content_type="text/plain", filename=None, is_note=False)
+    assert {s.kind for s in plain.segments} == {"paragraph"}
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def test_turns_are_chunked_as_overlapping_windows_naming_their_turns() -> None:
+    segs, full = chat(transcript(6))
+    chunks = chunk_segments(segs, full)
+    assert [c.attributes["turn_ids"] for c in chunks] == [
+        "D1:1 D1:2 D1:3", "D1:2 D1:3 D1:4", "D1:3 D1:4 D1:5", "D1:4 D1:5 D1:6"]
+    assert {c.kind for c in chunks} == {"chat"}
+    assert chunks[0].attributes["speakers"] == "Melanie, Caroline"
+    for c in chunks:
+        assert full[c.char_start:c.char_end] == c.text and c.token_count == approx_tokens(c.text)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+
+
+def test_windows_shrink_to_max_tokens_and_every_turn_is_in_a_chunk() -> None:
+    segs, full = chat("\n".join(f"[T{i}] Ana: " + "word " * (5 * i) for i in range(1, 9)))
+    cfg = ChunkingConfig(max_tokens=60)
+    chunks = chunk_segments(segs, full, cfg)
+    held = [c.attributes["turn_ids"].split() for c in chunks]
+    assert {t for ids in held for t in ids} == {f"T{i}" for i in range(1, 9)}
+    assert all(c.token_count <= 60 for c in chunks)
+    assert held[-1][-1] == "T8"
+    # No window is held whole by the one before it.
+    assert all(not set(b) <= set(a) for a, b in pairwise(held))
+
+
+def test_a_turn_longer_than_a_chunk_is_cut_and_a_preamble_is_packed_as_text() -> None:
+    long_turn = "Bo: " + " ".join(f"Sentence {i} is about the harbour." for i in range(120))
+    segs, full = chat(f"Recorded at the harbour office.\nAna: short question?\n{long_turn}\nAna: thanks")
+    chunks = chunk_segments(segs, full, ChunkingConfig(max_tokens=200, target=150, min_tokens=100))
+    assert chunks[0].kind == "text" and chunks[0].text == "Recorded at the harbour office."
+    assert all(c.token_count <= 200 for c in chunks)
+    assert sum(c.attributes.get("speakers") == "Bo" for c in chunks) >= 3  # the long turn, in pieces
+    assert chunks[-1].attributes["speakers"].endswith("Ana")
+
+
+# --------------------------------------------------------------------------- through the stages
+
+
+SESSIONS = [  # (captured at, transcript)
+    (datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+     "[D1:1] Caroline: Hey Mel! How have you been?\n"
+     "[D1:2] Melanie: Swamped with the kids and work. What's up with you?\n"
+     "[D1:3] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.\n"
+     "[D1:4] Melanie: That sounds wonderful, I'm glad you found it.\n"
+     "[D1:5] Caroline: The transgender stories were so inspiring!\n"
+     "[D1:6] Melanie: I painted a lake sunrise last year, want to see it?\n"
+     "[D1:7] Caroline: Yes please, I love your paintings.\n"
+     "[D1:8] Melanie: Here it is. [shares a photo: a painting of a sunrise over a lake]\n"),
+    (datetime(2023, 5, 25, 13, 14, tzinfo=UTC),
+     "[D2:1] Melanie: I ran a charity race for mental health last Saturday!\n"
+     "[D2:2] Caroline: That's amazing, how did it go?\n"
+     "[D2:3] Melanie: It made me realise that self-care is important.\n"),
+    (datetime(2023, 5, 27, 9, 0, tzinfo=UTC),
+     "[D3:1] Caroline: Another support group meeting this week, the group keeps growing.\n"
+     "[D3:2] Melanie: Good to hear, the group sounds like a great place.\n"),
+]
+
+
+@pytest.fixture(scope="module")
+def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    with base_dsn() as base, fresh_database(base) as dsn:
+        settings = Settings(data_dir=tmp_path_factory.mktemp("chat"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
+                            timezone="UTC", kafka_bootstrap="127.0.0.1:9", default_user=USER)
+        runtime = build_runtime(settings, vectors=True, models=True)
+        runtime.metadata.ensure_user(USER)
+        assert runtime.vectors and runtime.embedder and runtime.sparse
+        extract = ExtractorStage(runtime.objects, runtime.metadata, ExtractorSet({"text": TextExtractor()}),
+                                 max_bytes=1 << 20)
+        chunk = ChunkerStage(runtime.objects, ChunkingConfig())
+        embed = EmbedderStage(runtime.objects, runtime.metadata, runtime.vectors, runtime.embedder, runtime.sparse)
+        for n, (at, text) in enumerate(SESSIONS, 1):
+            raw = text.encode()
+            ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id=USER, source_uri=f"file:session-{n}.chat",
+                                   content_type="text/x-chat", size_bytes=len(raw), submitted_at=datetime.now(UTC),
+                                   producer="test", content=raw, filename=f"session-{n}.chat", captured_at=at)
+            (doc,) = extract.process(ev)
+            (chunks,) = chunk.process(doc.event)
+            assert embed.process(chunks.event)
+        yield runtime
+        runtime.close()
+
+
+@pytest.fixture(scope="module")
+def engine(rt: Runtime) -> QueryEngine:
+    assert rt.vectors and rt.embedder and rt.sparse
+    return QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, per_document=3)
+
+
+NOW = datetime(2023, 6, 1, tzinfo=UTC)  # the questions are asked after the conversation
+
+
+def test_hits_name_their_turns_and_carry_the_conversation_time(engine: QueryEngine) -> None:
+    hits = engine.search(USER, engine.plan("When did Caroline go to the LGBTQ support group?", tz=UTCZ, now=NOW), k=5)
+    assert "D1:3" in hits[0].attributes["turn_ids"].split()
+    assert hits[0].kind == "chat" and hits[0].captured_at.startswith("2023-05-08T13:56")
+    assert all(h.attributes["turn_ids"] for h in hits)
+
+
+def test_a_conversation_is_not_cut_off_after_three_windows(engine: QueryEngine) -> None:
+    # Six windows of the first session; ordinary documents stay capped at three chunks each.
+    hits = engine.search(USER, engine.plan("Caroline Melanie painting support group kids", tz=UTCZ, now=NOW), k=20)
+    assert sum(h.captured_at.startswith("2023-05-08") for h in hits) > 3
+
+
+def test_a_dated_question_finds_what_was_said_about_it_the_day_after(engine: QueryEngine) -> None:
+    # The support group met on 7 May; the conversation that reports it ("yesterday") is from 8 May.
+    plan = engine.plan("What did Caroline say about the support group on 7 May 2023?", tz=UTCZ, now=NOW)
+    assert plan.query_class == "temporal+semantic" and plan.end == datetime(2023, 5, 8, tzinfo=UTCZ)
+    hits = engine.search(USER, plan, k=10)
+    assert hits and {h.captured_at[:10] for h in hits} == {"2023-05-08"}
+    # Still a filter: the later meeting (27 May) is outside the day and its day after.
+    assert all("D3:1" not in h.attributes["turn_ids"] for h in hits)
+    # A time-only question lists exactly the day, without the day after.
+    listing = engine.plan("what happened on 7 May 2023?", tz=UTCZ, now=NOW)
+    assert listing.query_class == "temporal" and engine.list_window(USER, listing) == []
+
+
+@pytest.fixture(scope="module")
+def server(rt: Runtime) -> Iterator[str]:
+    app = create_app(rt, gateway=False, query=True)
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+def test_search_reads_relative_times_as_of_the_time_given(server: str) -> None:
+    params: dict[str, str | int] = {"q": "what did Melanie say about the charity race last week?", "tz": "UTC",
+                                    "k": 10}
+    # As of 1 June 2023, "last week" is 22-29 May: the race conversation of 25 May is in it.
+    body = httpx.get(f"{server}/v1/search", params={**params, "now": "2023-06-01T10:00:00Z"}, timeout=30).json()
+    assert body["time_range"]["start"].startswith("2023-05-22") and body["report_lag_hours"] == 24
+    assert body["hits"] and "D2:1" in body["hits"][0]["attributes"]["turn_ids"]
+    assert body["hits"][0]["kind"] == "chat" and body["hits"][0]["token_count"] > 0
+    # As of today, last week holds none of it.
+    assert httpx.get(f"{server}/v1/search", params=params, timeout=30).json()["hits"] == []
+    for mode in ("sparse", "dense"):
+        hits = httpx.get(f"{server}/v1/search", params={**params, "now": "2023-06-01T10:00:00Z", "mode": mode},
+                         timeout=30).json()["hits"]
+        assert hits and all(h["captured_at"].startswith("2023-05-2") for h in hits)
+
+
+def test_chunks_indexed_before_attributes_existed_still_read() -> None:
+    hit = hit_from_payload("p1", 0.5, {"text": "an old passage", "chunk_index": 2, "token_count": 3})
+    assert hit.attributes == {} and hit.kind == "" and hit.to_json()["attributes"] == {}
