@@ -20,15 +20,9 @@ from collections.abc import Callable, Mapping
 
 from secondbrain import keys
 from secondbrain.events import signing
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.pipeline.errors import PermanentError, Unauthorized
+from secondbrain.pipeline.stage import require_known_user
 from secondbrain.ports import JobView, MetadataStore
-
-
-class Unauthorized(PermanentError):
-    """The event may not enter the pipeline (dead-lettered with ``error_kind=unauthorized``)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason, kind="unauthorized")
 
 
 def admit(metadata: MetadataStore, *, user_id: str, job_id: str | None, value: bytes,
@@ -38,27 +32,26 @@ def admit(metadata: MetadataStore, *, user_id: str, job_id: str | None, value: b
     ``produced_here`` says whether an existing job of the user matches the event closely
     enough to have been queued by secondbrain itself (same artifact, same URL).
     """
+    key_id = signing.signed_key_id(headers)
+    if key_id is None:
+        require_known_user(metadata, user_id)  # malformed or unknown ids are refused first
+        job = metadata.get_job(user_id, job_id) if job_id else None
+        if job is None or not produced_here(job):
+            raise Unauthorized("the event is not signed: events from other apps need the headers "
+                               f"{signing.KEY_ID_HEADER} and {signing.SIGNATURE_HEADER} made with one of the "
+                               "user's API keys (see schemas/README.md)")
+        return None
     try:
         keys.check_user_id(user_id)
     except ValueError as exc:
         raise PermanentError(str(exc), kind="malformed") from exc
-    key_id = signing.signed_key_id(headers)
-    if key_id is not None:
-        key = metadata.signing_key(key_id)
-        # The same sentence for an unknown key and another user's key: the refusal must not
-        # tell a prober which key ids exist or whom they belong to.
-        if key is None or key.user_id != user_id:
-            raise Unauthorized(f"the event is signed with key {key_id[:40]!r}, which is not a live key of "
-                               f"user {user_id!r}; sign it with one of that user's API keys")
-        if not signing.verify(value, headers, key.secret_hash):
-            raise Unauthorized("the event's signature does not match its content: sign the exact bytes "
-                               "you publish (HMAC-SHA256 keyed with the SHA-256 of the API key)")
-        return key_id
-    if not metadata.user_exists(user_id):
-        raise Unauthorized(f"unknown user {user_id!r}: create the user before publishing for it")
-    job = metadata.get_job(user_id, job_id) if job_id else None
-    if job is None or not produced_here(job):
-        raise Unauthorized("the event is not signed: events from other apps need the headers "
-                           f"{signing.KEY_ID_HEADER} and {signing.SIGNATURE_HEADER} made with one of the "
-                           "user's API keys (see schemas/README.md)")
-    return None
+    key = metadata.signing_key(key_id)
+    # The same sentence for an unknown key and another user's key: the refusal must not
+    # tell a prober which key ids exist or whom they belong to.
+    if key is None or key.user_id != user_id:
+        raise Unauthorized(f"the event is signed with key {key_id[:40]!r}, which is not a live key of "
+                           f"user {user_id!r}; sign it with one of that user's API keys")
+    if not signing.verify(value, headers, key.secret_hash):
+        raise Unauthorized("the event's signature does not match its content: sign the exact bytes "
+                           "you publish (HMAC-SHA256 keyed with the SHA-256 of the API key)")
+    return key_id

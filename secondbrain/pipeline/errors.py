@@ -23,6 +23,13 @@ class PermanentError(Exception):
         self.kind = kind  # the dead-letter ``error_kind``: permanent | malformed | unauthorized
 
 
+class Unauthorized(PermanentError):
+    """The event may not enter the pipeline (dead-lettered with ``error_kind=unauthorized``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, kind="unauthorized")
+
+
 class RetryableError(Exception):
     """A transient failure (a dependency that did not answer): worth retrying later."""
 

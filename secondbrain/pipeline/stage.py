@@ -65,12 +65,11 @@ class AdmittingStage(Stage[In], Protocol[In]):
 def require_known_user(metadata: MetadataStore, user_id: str) -> None:
     """Refuse an event whose user id is malformed or unknown (it is dead-lettered, never retried)."""
     from secondbrain import keys
-    from secondbrain.pipeline.errors import PermanentError
+    from secondbrain.pipeline.errors import PermanentError, Unauthorized
 
     try:
         keys.check_user_id(user_id)
     except ValueError as exc:
         raise PermanentError(str(exc), kind="malformed") from exc
     if not metadata.user_exists(user_id):
-        raise PermanentError(f"unknown user {user_id!r}: create the user before publishing for it",
-                             kind="unauthorized")
+        raise Unauthorized(f"unknown user {user_id!r}: create the user before publishing for it")
