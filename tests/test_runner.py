@@ -262,9 +262,11 @@ async def open_env(broker: TansuBroker, store: PostgresMetadataStore, dsn: str, 
         env.stage.gate.set()  # never leave a stage blocked (a failed test would stall stop())
         for runner in env.runners:
             with contextlib.suppress(Exception):
-                await runner.stop()
-        await producer.stop()
-        await collector.stop()
+                await runner.stop(drain_timeout_s=15)
+        # Bounded: a client stuck on a broker that went away must not hang the whole test run.
+        for stop in (producer.stop, collector.stop):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(stop(), timeout=30)
 
 
 # --------------------------------------------------------------------------- fixtures
