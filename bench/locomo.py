@@ -1,7 +1,7 @@
 """Long-term conversational memory retrieval on LoCoMo, through the running service.
 
     .venv/bin/python bench/locomo.py [--conversations 10] [--limit N] [--budgets 1000,2000]
-                                     [--no-baseline] [--out DIR] [--data PATH]
+                                     [--no-baseline] [--out DIR] [--data PATH] [--dump FILE]
 
 Starts ``secondbrain up`` in a new data directory and creates one user per LoCoMo
 conversation (10), so a conversation's questions search only its own data.  Every session is
@@ -329,8 +329,8 @@ class Checks:
 
 
 def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Sequence[int], scores: Scores,
-                checks: Checks) -> None:
-    """Every question, every mode, scored at every budget."""
+                checks: Checks, dump: list[dict[str, Any]] | None = None) -> None:
+    """Every question, every mode, scored at every budget (and, with ``dump``, every ranking kept)."""
     work = [(c, q) for c in convs for q in c.questions]
     turns_of = {c.sample_id: c.turns for c in convs}
     done = 0
@@ -354,6 +354,15 @@ def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Se
     with ThreadPoolExecutor(max_workers=2) as pool:
         for (c, _q), results in zip(work, pool.map(one, work), strict=True):
             turns = turns_of[c.sample_id]
+            if dump is not None:
+                dump.append({"conversation": c.sample_id, "question": results[0][1].text,
+                             "category": results[0][1].category, "evidence": results[0][1].evidence,
+                             "time_range": results[0][3].get("time_range"),
+                             "hits": {mode: [{"chunk_id": h["chunk_id"], "document_id": h["document_id"],
+                                              "turn_ids": (h.get("attributes") or {}).get("turn_ids", ""),
+                                              "score": h["score"], "token_count": h["token_count"],
+                                              "kind": h["kind"]} for h in hits]
+                                      for mode, _q, hits, _b in results}})
             for mode, q, hits, body in results:
                 if mode == "hybrid" and body.get("time_range"):
                     checks.windows += 1
@@ -475,6 +484,8 @@ def main() -> None:
     ap.add_argument("--budgets", default="1000,2000", help="context budgets in tokens, comma-separated")
     ap.add_argument("--no-baseline", action="store_true", help="skip the naive one-turn-per-chunk baseline")
     ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
+    ap.add_argument("--dump", type=Path, default=None,
+                    help="also write every question's ranked hits in each mode to this JSON file")
     args = ap.parse_args()
     if not args.data.exists():
         ap.error(f"{args.data} not found; pass --data PATH/locomo10.json")
@@ -503,7 +514,13 @@ def main() -> None:
             ing = ingest(base, admin_key, convs)
             print(f"  {ing.records} records, {ing.turns} turns -> {ing.chunks} chunks in {ing.seconds:.0f}s "
                   f"({ing.chunks / ing.seconds:.1f} chunks/s)", file=sys.stderr)
-            ask_service(base, ing, convs, budgets, scores, checks)
+            dump: list[dict[str, Any]] | None = [] if args.dump else None
+            ask_service(base, ing, convs, budgets, scores, checks, dump)
+            if args.dump and dump is not None:
+                args.dump.write_text(json.dumps({"turns": {c.sample_id: {i: [t.line, t.at.isoformat()]
+                                                                           for i, t in c.turns.items()}
+                                                           for c in convs}, "questions": dump}))
+                print(f"  wrote every ranking to {args.dump}", file=sys.stderr)
         finally:
             stop(proc)
     finally:

@@ -278,6 +278,18 @@ CASES: list[Case] = [
     Case("Jan's notes on the migration", None, None, "negative", query_class="semantic"),
     Case("the end of the world", None, None, "negative", query_class="semantic"),
     Case("todays special", None, None, "negative", query_class="semantic"),
+    # ------------------------------------------------------------------ relative to a date, not to today
+    Case("the Monday before 24 July 2026", _d("2026-07-20", S), _d("2026-07-21", S), "relative"),  # 24th: Friday
+    Case("what did we plan on the Saturday after October 28?", _d("2026-10-31"), _d("2026-11-01"), "relative",
+         query_class=TS, semantic="plan"),
+    Case("the weekend before 4 October 2026", _d("2026-09-26", S), _d("2026-09-28", S), "relative"),  # 4th: Sunday
+    Case("last Friday on 23 January 2026", _d("2026-01-16"), _d("2026-01-17"), "relative"),  # 23rd: Friday
+    Case("the week before 3 March 2026", _d("2026-02-23"), _d("2026-03-02"), "relative"),
+    Case("the day after 5 May 2026", _d("2026-05-06", S), _d("2026-05-07", S), "relative"),
+    Case("the last two weeks of August 2026", _d("2026-08-18", S), _d("2026-09-01", S), "relative"),
+    Case("how many plants did I have as of March 2026", None, _d("2026-04-01", S), "relative", query_class=TS),
+    Case("what did Gina find for her clothing store yesterday", _d("2026-11-17"), _d("2026-11-18"), "relative",
+         query_class=TS),  # "store" is a noun here: event time, not ingestion time
     # ------------------------------------------------------------------ DST days, other zones, other instants
     Case("today", _d("2026-03-29"), _d("2026-03-30", S), "dst", now="2026-03-29T12:00:00+02:00"),  # 23 h
     Case("yesterday", _d("2026-03-29"), _d("2026-03-30", S), "dst", now="2026-03-30T10:00:00+02:00"),

@@ -36,6 +36,11 @@ Supported (English, case-insensitive, whole words only):
   "2024/03/03", "on the 3rd" (the most recent 3rd of a month); without a year, the most
   recent such date that is not in the future.  Day ranges "3-5 March", "March 3 to 5",
   "between 3 and 5 March".
+* relative to a date: "the Monday before 24 July", "the Saturday after 28 October", "the
+  weekend before/after 4 October" (the last one over by that day / the first one after it),
+  "the week before/after 3 March" (the calendar week), "the day before/after 5 May", and
+  "last Friday on 23 January" / "last week, as mentioned on 6 November" (as said that day).
+  "The first/last N days/weeks of August 2023" (of a month, quarter or year).
 * quarters and halves: "Q3 2024", "2024 Q3", "Q3 of last year", "the third quarter of
   2024", this/last/next quarter; H1/H2 2024, "the first/second half of 2024/last year".
   A bare "Q3"/"H2"/"the third quarter" counts only after a preposition ("in Q3",
@@ -56,7 +61,7 @@ Supported (English, case-insensitive, whole words only):
   2024 / last month, "(at) the beginning/start/middle/end of last month / the year"
   (month: days 1-10 / 11-20 / 21-end; year: Jan-Apr / May-Aug / Sep-Dec).
 * ranges: since X ([X.start, now)), before/prior to X ([open, X.start)), after X
-  ([X.end, open)), until/till/through/up to X ([open, X.end)), between X and Y, from X
+  ([X.end, open)), until/till/through/up to/as of X ([open, X.end)), between X and Y, from X
   to/until/through Y, "X to Y", "X-Y" ([X.start, Y.end)).  A recurring end (a month
   or weekday without year) is moved to the first occurrence ending after X, and a
   recurring start takes the latest occurrence that starts before Y ("between March and
@@ -74,7 +79,8 @@ all of them are removed from the semantic query.
 
 The time field is ``ingested_at`` when the verb closest to the time words is about
 putting things into the engine (save, upload, add, import, ingest, store, bookmark, clip,
-put in, drop into, capture into/in/to) and ``captured_at`` otherwise, including when a
+put in, drop into, capture into/in/to; "store", "save", "add"... only as verbs, not in "her clothing
+store") and ``captured_at`` otherwise, including when a
 verb about the content itself is at least as close ("the photo I took last week", "the
 meeting I had last week").
 
@@ -439,7 +445,7 @@ class _Parser:
             return end, _Span(None, span.start, "before")
         if word == "after":
             return end, _Span(span.end, None, "after")
-        if word in ("until", "till", "til", "up to", "up until", "through", "thru"):
+        if word in ("until", "till", "til", "up to", "up until", "through", "thru", "as of"):
             return end, _Span(None, span.end, "until")
         return end, span  # in / during / on / from / at / over / within / throughout
 
@@ -1021,6 +1027,68 @@ def _week_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return None if got is None else (end, got)
 
 
+@_rule(r"(?:the\s+)?(?P<side>first|last)\s+(?P<n>" + _NUM + r")\s+(?P<u>days|weeks)\s+of\s+", boundary=False)
+def _days_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the last two weeks of August 2023", "the first 3 days of May": the start or end of a month or year."""
+    inner = p.anchor(m.end(), weak=True)
+    if inner is None:
+        return None
+    end, span = inner
+    days = _number(m.group("n")) * (7 if m.group("u").lower() == "weeks" else 1)
+
+    def part(s: _Span) -> _Span | None:
+        if s.first_day is None or s.last_day is None or s.grain not in ("month", "quarter", "half", "year"):
+            return None
+        if days >= (s.last_day - s.first_day).days:
+            return None
+        if m.group("side").lower() == "first":
+            return p.ctx.days(s.first_day, s.first_day + timedelta(days=days), "days")
+        return p.ctx.days(s.last_day - timedelta(days=days), s.last_day, "days")
+
+    got = _recurring(span, part)
+    return None if got is None else (end, got)
+
+
+@_rule(rf"(?:(?P<q>the|last|this\s+past|past|previous)\s+)?(?P<what>{_WD}|weekend|week|day)(?:\s*,\s*|\s+)"
+       r"(?:(?P<dir>before|prior\s+to|preceding|after|following)|(?P<on>(?:as\s+)?(?:mentioned|said)\s+on|on|as\s+of))"
+       r"\s+", boundary=False)
+def _relative_to_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """A day, weekend or week placed relative to a date instead of today: "the Monday before 24 July
+    2023", "the weekend after 28 October", "the week before 3 March", "the day after 5 May", and
+    "last Friday on 23 January 2022" / "last week, as mentioned on 6 November" (as said that day)."""
+    inner = p.anchor(m.end(), weak=True)
+    if inner is None:
+        return None
+    end, span = inner
+    if span.grain != "day" or span.first_day is None:
+        return None  # only a day anchors: "the Monday before March" is not one day
+    q = (m.group("q") or "").lower()
+    what = m.group("what").lower()
+    if m.group("on"):
+        if q not in ("last", "this past", "past", "previous"):
+            return None  # "Monday on 3 May" names no relation
+        direction = "before"
+    else:
+        direction = "after" if m.group("dir").lower() in ("after", "following") else "before"
+    ctx, d = p.ctx, span.first_day
+    step = 1 if direction == "after" else -1
+    if what == "day":
+        return None if m.group("on") else (end, ctx.day(d + timedelta(days=step)))
+    if what == "week":
+        return end, ctx.week_of(d + timedelta(days=7 * step))
+    if what == "weekend":
+        if direction == "after":
+            return end, ctx.weekend_starting(d + timedelta(days=(5 - d.weekday()) % 7 or 7))
+        last_sat = d - timedelta(days=2)  # the weekend must be over by the start of ``d``
+        return end, ctx.weekend_starting(last_sat - timedelta(days=(last_sat.weekday() - 5) % 7))
+    wd = _WEEKDAYS.get(what, _WEEKDAY_ABBR.get(what))
+    if wd is None:
+        return None
+    if direction == "after":
+        return end, ctx.day(d + timedelta(days=(wd - d.weekday()) % 7 or 7))
+    return end, ctx.day(d - timedelta(days=(d.weekday() - wd) % 7 or 7))
+
+
 def _sub_period(ctx: _Ctx, span: _Span, where: str) -> _Span | None:
     """The early/mid/late third of a month (days 1-10/11-20/21-end) or a year (4 months each)."""
     first = span.first_day
@@ -1041,7 +1109,7 @@ def _sub_period(ctx: _Ctx, span: _Span, where: str) -> _Span | None:
 _THE_PERIOD = _rx(r"the\s+(?P<u>year|month)")
 _PART_SUFFIX = re.compile(r"\s+(?:in\s+the\s+|at\s+)?(?P<part>morning|afternoon|evening|night)(?!\w)", re.I)
 _WRAPPER = re.compile(r"(?P<w>between|from|since|ever\s+since|before|prior\s+to|earlier\s+than|after|until|till|til|"
-                      r"up\s+to|up\s+until|through|thru|in|during|on|at|over|within|throughout)\s+", re.I)
+                      r"up\s+to|up\s+until|through|thru|as\s+of|in|during|on|at|over|within|throughout)\s+", re.I)
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
 _OF = re.compile(r"\s+of\b", re.I)
 _AND = re.compile(r"\s+(?:and|&)\s+", re.I)
@@ -1090,6 +1158,24 @@ second-brain
 """)
 
 
+# Base forms that are also nouns ("her clothing store", "an add", "a clip"): a verb only after a
+# subject, an auxiliary or "to", or at the start.
+_NOUN_LIKE = frozenset({"store", "stores", "save", "saves", "add", "adds", "import", "imports", "upload",
+                        "uploads", "bookmark", "bookmarks", "clip", "clips", "capture", "captures"})
+_VERB_BEFORE = frozenset({"i", "we", "you", "they", "he", "she", "it", "did", "do", "does", "didn't", "don't",
+                          "to", "will", "would", "can", "could", "should", "might", "must", "just", "also", "ever",
+                          "never", "not", "please", "and", "or", "then", "recently", "who", "that", "which"})
+
+
+def _is_noun(question: str, m: re.Match[str]) -> bool:
+    """Whether an ingest-verb match is really a noun ("the store", "my clothing store")."""
+    first = m.group(0).split()[0].lower()
+    if first not in _NOUN_LIKE:
+        return False
+    before = re.findall(r"[\w']+", question[: m.start()].lower())
+    return bool(before) and before[-1] not in _VERB_BEFORE
+
+
 def _field_for(question: str, span: tuple[int, int]) -> TimeField:
     """ingested_at when the verb nearest to the time words is about saving into the engine."""
     def distance(m: re.Match[str]) -> int:
@@ -1099,7 +1185,7 @@ def _field_for(question: str, span: tuple[int, int]) -> TimeField:
             return m.start() - span[1]
         return 0
 
-    ingest = [distance(m) for m in _INGEST_RX.finditer(question)]
+    ingest = [distance(m) for m in _INGEST_RX.finditer(question) if not _is_noun(question, m)]
     if not ingest:
         return "captured_at"
     content = [distance(m) for m in _CONTENT_RX.finditer(question)
