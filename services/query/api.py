@@ -127,7 +127,6 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                          budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
                          reranker=_load_reranker(s.reranker_model_dir), indexes=indexes)
     encoder = rt.sparse
-    embedder = rt.embedder
     router = APIRouter(tags=["query"])
     auth = Depends(current_user)
 
@@ -158,16 +157,12 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
             plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_))
         with tracer.start_as_current_span("query retrieve", attributes={
                 "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
-            if mode != "hybrid":
-                from services.query.retrieval import Retriever
-
-                retriever = Retriever(rt.vectors, embedder, encoder, indexes=indexes)  # type: ignore[arg-type]
-                hits = await asyncio.to_thread(retriever.search, user, plan.semantic_query or q, k=k,
-                                               mode=mode, flt=plan.vector_filter())
-            elif plan.query_class == "temporal":
+            if plan.query_class == "temporal":
                 hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
             else:
-                hits = await asyncio.to_thread(engine.search, user, plan, k=k)
+                # dense and sparse alone take the same path (plan, time window, diversity) as hybrid,
+                # so comparing the modes compares the retrieval signals and nothing else.
+                hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
             span.set_attribute("sb.hits", len(hits))
         took = time.perf_counter() - t0
         telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})

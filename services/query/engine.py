@@ -13,8 +13,14 @@
    everything within a token budget.
 
 An explicit window understood from a question with a subject ("what did Caroline say about
-the trip in May?") filters on event time with one day of grace after its end: what happened
-on a day is often written down, or said, the day after ("yesterday I...").
+the trip in May?") filters on event time, with one day of grace after its end (what happened
+on a day is often written down the day after, "yesterday I..."), and is open forwards to
+passages that *report* on it later: those captured after the window that share the question's
+words (BM25 matches, not mere closeness in meaning) are fused in at a lower weight, so the
+window leads while "two weeks ago I read Avalanche" still answers "which book did Jolene read
+in January?".  Nothing from before the window is added (a record cannot report on what had not
+happened yet).  A time-only question, a cut-off ("as of March"), a client's explicit range and
+ingestion time ("what did I save last week?") stay hard filters.
 
 Pure of HTTP and of the LLM: the API streams what this returns.
 """
@@ -30,7 +36,15 @@ from zoneinfo import ZoneInfo
 from opentelemetry.trace import SpanKind
 
 from secondbrain import telemetry
-from secondbrain.ports import Embedder, MetadataStore, SparseEncoder, TimeRange, VectorFilter, VectorStore
+from secondbrain.ports import (
+    Embedder,
+    MetadataStore,
+    SearchMode,
+    SparseEncoder,
+    TimeRange,
+    VectorFilter,
+    VectorStore,
+)
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 from services.query.retrieval import SearchHit, hit_from_payload
 from services.query.temporal import TimeWindow, understand
@@ -42,6 +56,10 @@ TimeField = Literal["captured_at", "ingested_at"]
 RRF_K = 60
 RECENCY_WEIGHT = 0.5  # a vague time nudges, it does not decide
 REPORT_LAG = timedelta(days=1)  # records made the day after a window still report on it
+# Later reports on a window (see the module doc) are fused in at this weight with a top-heavy RRF
+# constant: the best of them comes after about the fourth passage inside the window.
+OUTSIDE_WINDOW_WEIGHT = 0.5
+SOFT_WINDOW_K = 2
 CHUNK_TOKENS = 300  # the size of an ordinary chunk: what one chunk counts for in diversity
 
 
@@ -90,9 +108,18 @@ class Plan:
     filters: Filters = field(default_factory=Filters)
     report_lag: timedelta = timedelta(0)  # extra event time searched after ``end``
 
-    def vector_filter(self) -> VectorFilter:
-        """The filter applied inside the vector store."""
-        end = self.end + self.report_lag if self.end is not None else None
+    @property
+    def soft_window(self) -> bool:
+        """Whether later reports are fused in: a bounded window understood from a question that has a
+        subject, about event time (a client's range, a time-only question, "as of X" and "saved ..."
+        are hard filters)."""
+        return (self.window is not None and not self.window.vague and self.query_class == "temporal+semantic"
+                and self.time_field == "captured_at" and not self.filters.has_time
+                and self.start is not None and self.end is not None)
+
+    def vector_filter(self, *, later: bool = False) -> VectorFilter:
+        """The filter applied inside the vector store (``later``: from the window's start on, unbounded)."""
+        end = self.end + self.report_lag if self.end is not None and not later else None
         time_range = TimeRange(self.start, end) if self.start or end else None
         return VectorFilter(modalities=self.filters.modalities, source_ids=self.filters.source_ids,
                             time_range=time_range, time_field=self.time_field)
@@ -112,6 +139,7 @@ class Plan:
                 "end": self.end.isoformat() if self.end else None, "field": self.time_field,
                 "source": "question" if self.window is not None else "request"},
             "understood": understood, "recency_boost": self.recency_boost, "timezone": str(self.tz),
+            "time_filter": "soft" if self.soft_window else ("hard" if self.start or self.end else None),
             **({"report_lag_hours": self.report_lag.total_seconds() / 3600} if self.report_lag else {}),
         }
 
@@ -190,20 +218,34 @@ class QueryEngine:
 
     # ------------------------------------------------------------------ retrieval
 
-    def search(self, user_id: str, plan: Plan, *, k: int = 10) -> list[SearchHit]:
-        """Ranked chunks for a semantic plan: fused candidates, reranked, boosted, diversified."""
+    def search(self, user_id: str, plan: Plan, *, k: int = 10, mode: SearchMode = "hybrid") -> list[SearchHit]:
+        """Ranked chunks for a semantic plan: candidates (``hybrid``: dense and BM25 fused; ``dense`` or
+        ``sparse`` alone, for comparison), a soft time window fused in, reranked, boosted, diversified."""
         query = plan.semantic_query or plan.question
         target = self.target(user_id)
-        dense = target.embedder.embed_query(query)
-        sparse = self.sparse.encode_query(query)
-        mode: Literal["hybrid", "dense"] = "hybrid" if sparse.indices else "dense"
-        with telemetry.tracer().start_as_current_span("qdrant query", kind=SpanKind.CLIENT, attributes={
-                "db.system.name": "qdrant", "db.operation.name": "query", "sb.search.mode": mode,
-                "sb.candidates": max(self.candidates, k)}):
-            raw = self.vectors.search(user_id, dense=dense, sparse=sparse if sparse.indices else None,
-                                      limit=max(self.candidates, k), mode=mode, flt=plan.vector_filter(),
-                                      candidates=max(self.candidates, k), index=target.index)
-        hits = [hit_from_payload(h.id, h.score, h.payload) for h in raw]
+        dense = target.embedder.embed_query(query) if mode != "sparse" else None
+        sparse = self.sparse.encode_query(query) if mode != "dense" else None
+        if sparse is not None and not sparse.indices:
+            if mode == "sparse":
+                return []  # nothing but stopwords: BM25 has nothing to match
+            sparse = None
+        used: SearchMode = "hybrid" if dense is not None and sparse is not None else ("dense" if sparse is None
+                                                                                      else "sparse")
+        limit = max(self.candidates, k)
+
+        def query_store(flt: VectorFilter, signal: SearchMode) -> list[SearchHit]:
+            with telemetry.tracer().start_as_current_span("qdrant query", kind=SpanKind.CLIENT, attributes={
+                    "db.system.name": "qdrant", "db.operation.name": "query", "sb.search.mode": signal,
+                    "sb.candidates": limit}):
+                raw = self.vectors.search(user_id, dense=dense if signal != "sparse" else None,
+                                          sparse=sparse if signal != "dense" else None, limit=limit, mode=signal,
+                                          flt=flt, candidates=limit, index=target.index)
+            return [hit_from_payload(h.id, h.score, h.payload) for h in raw]
+
+        hits = query_store(plan.vector_filter(), used)
+        if plan.soft_window and sparse is not None:
+            later = query_store(plan.vector_filter(later=True), "sparse")
+            hits = _fuse_outside(hits, later)[:limit]
         if self.reranker is not None and hits:
             with telemetry.tracer().start_as_current_span("rerank", attributes={
                     "sb.rerank.model": self.reranker.model_id, "sb.candidates": len(hits)}):
@@ -316,6 +358,18 @@ def _diversify(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
             weight = min(1.0, max(1, h.token_count) / CHUNK_TOKENS) if h.kind == "chat" else 1.0
             seen[h.document_id] = used + weight
     return out
+
+
+def _fuse_outside(inside: list[SearchHit], later: list[SearchHit]) -> list[SearchHit]:
+    """Fuse the in-window ranking with the term matches from the window's start on (weighted lower):
+    the window leads, the best later reports on it follow closely instead of disappearing."""
+    score: dict[str, float] = {}
+    by_id: dict[str, SearchHit] = {}
+    for weight, ranking in ((1.0, inside), (OUTSIDE_WINDOW_WEIGHT, later)):
+        for rank, h in enumerate(ranking):
+            score[h.chunk_id] = score.get(h.chunk_id, 0.0) + weight / (SOFT_WINDOW_K + rank + 1)
+            by_id.setdefault(h.chunk_id, h)
+    return [replace(by_id[c], score=score[c]) for c in sorted(score, key=lambda c: -score[c])]
 
 
 def _boost_recent(hits: list[SearchHit], time_field: TimeField) -> list[SearchHit]:
