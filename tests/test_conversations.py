@@ -34,8 +34,8 @@ from services.extractors import sniff
 from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor, extract_text
-from services.query.engine import Filters, QueryEngine
-from services.query.retrieval import hit_from_payload
+from services.query.engine import Filters, QueryEngine, _diversify
+from services.query.retrieval import SearchHit, hit_from_payload
 from tests.pg import base_dsn, fresh_database
 
 UTCZ = ZoneInfo("UTC")
@@ -196,6 +196,21 @@ def test_a_conversation_is_not_cut_off_after_three_windows(engine: QueryEngine) 
     # Six windows of the first session; ordinary documents stay capped at three chunks each.
     hits = engine.search(USER, engine.plan("Caroline Melanie painting support group kids", tz=UTCZ, now=NOW), k=20)
     assert sum(h.captured_at.startswith("2023-05-08") for h in hits) > 3
+
+
+def test_overlapping_windows_count_for_their_new_turns_in_the_cap() -> None:
+    # 200-token windows of one session, each overlapping the previous by two of its three turns:
+    # counted whole, four would fill the cap of 3 x 300 tokens; counted by what they add, all pass.
+    def window(i: int, doc: str = "s1") -> SearchHit:
+        return hit_from_payload(f"c{doc}{i}", 1.0, {
+            "document_id": doc, "kind": "chat", "token_count": 200, "chunk_index": i,
+            "attributes": {"turn_ids": f"D1:{i} D1:{i + 1} D1:{i + 2}"}})
+
+    hits = [window(i) for i in range(8)]
+    assert len(_diversify(hits, 3)) == 8
+    # Disjoint windows still fill it: 200 / 300 each, so five pass and the sixth is left out.
+    disjoint = [window(3 * i) for i in range(6)]
+    assert [h.chunk_id for h in _diversify(disjoint, 3)] == [h.chunk_id for h in disjoint[:5]]
 
 
 def test_a_dated_question_finds_what_was_said_about_it_the_day_after(engine: QueryEngine) -> None:

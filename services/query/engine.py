@@ -343,20 +343,29 @@ class QueryEngine:
 
 
 def _diversify(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
-    """At most ``per_document`` chunks of any one document, order kept.
+    """At most ``per_document`` chunks' worth of any one document, order kept.
 
-    A window of a conversation (kind ``chat``, a few turns) counts for its share of an ordinary
-    chunk's tokens: the turns that answer a question tend to sit in one conversation, and three
-    small windows would cut it off after a handful of messages.
+    A window of a conversation (kind ``chat``, a few turns) counts for the share of an ordinary
+    chunk's tokens that its *new* turns bring: the turns that answer a question tend to sit in
+    one conversation, and overlapping windows repeat most of what is already taken.
     """
     seen: dict[str, float] = {}
+    turns: dict[str, set[str]] = {}
     out = []
     for h in hits:
         used = seen.get(h.document_id, 0.0)
-        if used < per_document:
-            out.append(h)
-            weight = min(1.0, max(1, h.token_count) / CHUNK_TOKENS) if h.kind == "chat" else 1.0
-            seen[h.document_id] = used + weight
+        if used >= per_document:
+            continue
+        out.append(h)
+        ids = h.attributes.get("turn_ids", "").split()
+        if h.kind == "chat":
+            taken = turns.setdefault(h.document_id, set())
+            share = sum(i not in taken for i in ids) / len(ids) if ids else 1.0
+            taken.update(ids)
+            weight = min(1.0, max(1, h.token_count) * share / CHUNK_TOKENS)
+        else:
+            weight = 1.0
+        seen[h.document_id] = used + weight
     return out
 
 
