@@ -213,6 +213,17 @@ def test_overlapping_windows_count_for_their_new_turns_in_the_cap() -> None:
     assert [h.chunk_id for h in _diversify(disjoint, 3)] == [h.chunk_id for h in disjoint[:5]]
 
 
+def test_a_window_widened_with_its_neighbours_holds_each_turn_once(engine: QueryEngine) -> None:
+    plan = engine.plan("When did Caroline go to the LGBTQ support group?", tz=UTCZ, now=NOW)
+    sources = engine.sources(USER, plan, k=3)
+    widened = [src for src in sources if src.neighbours]
+    assert widened, "short conversation windows come with the windows around them"
+    for src in widened:
+        lines = [line for line in src.text.splitlines() if line.strip()]
+        assert len(lines) == len(set(lines)), src.text  # overlapping windows are stitched, not repeated
+        assert src.tokens < sum(1 for _ in lines) * 80
+
+
 def test_a_dated_question_finds_what_was_said_about_it_the_day_after(engine: QueryEngine) -> None:
     # The support group met on 7 May; the conversation that reports it ("yesterday") is from 8 May.
     plan = engine.plan("What did Caroline say about the support group on 7 May 2023?", tz=UTCZ, now=NOW)

@@ -323,9 +323,9 @@ class QueryEngine:
             return src
         starts = [h.t_start for h in parts if h.t_start is not None]
         ends = [h.t_end for h in parts if h.t_end is not None]
-        return Source(hit, "\n".join(h.text for h in parts), min(h.char_start for h in parts),
-                      max(h.char_end for h in parts), min(starts) if starts else None,
-                      max(ends) if ends else None, sum(max(1, h.token_count) for h in parts), len(parts) - 1)
+        text, tokens = _stitch(parts)
+        return Source(hit, text, min(h.char_start for h in parts), max(h.char_end for h in parts),
+                      min(starts) if starts else None, max(ends) if ends else None, tokens, len(parts) - 1)
 
     def _fit(self, sources: list[Source], *, limit: int) -> list[Source]:
         """The best sources whose tokens fit the budget (the first one always; widened ones shrink back)."""
@@ -340,6 +340,29 @@ class QueryEngine:
             out.append(src)
             used += src.tokens
         return out
+
+
+def _stitch(parts: list[SearchHit]) -> tuple[str, int]:
+    """Neighbouring chunks (in document order) joined without repeating what they share.
+
+    Chunk texts are exact spans of the document, so an overlap (a conversation window repeating
+    the turns of the one before, sentences carried over between text chunks) is cut by offsets;
+    tokens are counted for the part each chunk adds.
+    """
+    text, end, tokens = "", -1, 0.0
+    for h in parts:
+        if h.char_end <= end:
+            continue  # wholly inside what is already there
+        new = h.text if h.char_start >= end else h.text[end - h.char_start:]
+        if not text:
+            text = new
+        elif h.char_start > end:
+            text += "\n" + new
+        else:
+            text += new
+        tokens += max(1, h.token_count) * len(new) / max(1, len(h.text))
+        end = h.char_end
+    return text, max(1, round(tokens))
 
 
 def _diversify(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
