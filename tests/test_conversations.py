@@ -224,6 +224,17 @@ def test_a_window_widened_with_its_neighbours_holds_each_turn_once(engine: Query
         assert src.tokens < sum(1 for _ in lines) * 80
 
 
+def test_overlapping_hits_of_one_conversation_become_one_source(engine: QueryEngine) -> None:
+    plan = engine.plan("Caroline Melanie painting support group kids", tz=UTCZ, now=NOW)
+    hits = engine.search(USER, plan, k=6)
+    assert len({h.document_id for h in hits}) < len(hits)  # several windows of one session are hits
+    sources = engine.sources(USER, plan, k=6)
+    lines = [line for src in sources for line in src.text.splitlines() if line.strip()]
+    assert len(lines) == len(set(lines))  # no turn is shown twice, under two numbers
+    for src in sources:
+        assert len(src.text) == src.char_end - src.char_start  # still an exact span, citable by offsets
+
+
 def test_a_dated_question_finds_what_was_said_about_it_the_day_after(engine: QueryEngine) -> None:
     # The support group met on 7 May; the conversation that reports it ("yesterday") is from 8 May.
     plan = engine.plan("What did Caroline say about the support group on 7 May 2023?", tz=UTCZ, now=NOW)

@@ -283,7 +283,7 @@ class QueryEngine:
             hits = self.list_window(user_id, plan)
             return self._fit([self._as_source(h) for h in hits], limit=max(k, len(hits)))
         hits = self.search(user_id, plan, k=k)
-        return self._fit([self._with_neighbours(user_id, h, hits) for h in hits], limit=k)
+        return self._fit(_merge_overlapping([self._with_neighbours(user_id, h, hits) for h in hits]), limit=k)
 
     def supported(self, user_id: str, question: str, sources: list[Source], *, min_cosine: float = 0.3) -> bool:
         """Whether the sources plausibly bear on the question: a shared content term, or a chunk of
@@ -340,6 +340,39 @@ class QueryEngine:
             out.append(src)
             used += src.tokens
         return out
+
+
+def _merge_overlapping(sources: list[Source]) -> list[Source]:
+    """One source per stretch of a document: a source whose span overlaps a better-ranked one of the
+    same document (two windows of one conversation sharing turns) is merged into it, so the model
+    reads each passage once and cites it by one number."""
+    out: list[Source] = []
+    for src in sources:
+        for i, kept in enumerate(out):
+            if (kept.hit.document_id == src.hit.document_id and _contiguous(kept) and _contiguous(src)
+                    and src.char_start < kept.char_end and kept.char_start < src.char_end):
+                out[i] = _union(kept, src)
+                break
+        else:
+            out.append(src)
+    return out
+
+
+def _contiguous(src: Source) -> bool:
+    """Whether a source's text is exactly its span of the document (no gap joined by a newline)."""
+    return len(src.text) == src.char_end - src.char_start
+
+
+def _union(kept: Source, other: Source) -> Source:
+    """Two overlapping contiguous sources as one, citing the better-ranked one's hit."""
+    a, b = (kept, other) if kept.char_start <= other.char_start else (other, kept)
+    added = b.text[a.char_end - b.char_start:] if b.char_end > a.char_end else ""
+    tokens = a.tokens + round(b.tokens * len(added) / max(1, len(b.text)))
+    starts = [t for t in (kept.t_start, other.t_start) if t is not None]
+    ends = [t for t in (kept.t_end, other.t_end) if t is not None]
+    return Source(kept.hit, a.text + added, a.char_start, max(a.char_end, b.char_end),
+                  min(starts) if starts else None, max(ends) if ends else None, tokens,
+                  kept.neighbours + other.neighbours + 1)
 
 
 def _stitch(parts: list[SearchHit]) -> tuple[str, int]:
