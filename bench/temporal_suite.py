@@ -287,6 +287,8 @@ CASES: list[Case] = [
     Case("the week before 3 March 2026", _d("2026-02-23"), _d("2026-03-02"), "relative"),
     Case("the day after 5 May 2026", _d("2026-05-06", S), _d("2026-05-07", S), "relative"),
     Case("the last two weeks of August 2026", _d("2026-08-18", S), _d("2026-09-01", S), "relative"),
+    Case("the first weekend of October 2023", _d("2023-10-07", S), _d("2023-10-09", S), "relative"),  # 1st: Sunday
+    Case("the last weekend of October", _d("2026-10-31"), _d("2026-11-02"), "relative"),
     Case("how many plants did I have as of March 2026", None, _d("2026-04-01", S), "relative", query_class=TS),
     Case("what did Gina find for her clothing store yesterday", _d("2026-11-17"), _d("2026-11-18"), "relative",
          query_class=TS),  # "store" is a noun here: event time, not ingestion time

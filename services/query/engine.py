@@ -15,8 +15,9 @@
 An explicit window understood from a question with a subject ("what did Caroline say about
 the trip in May?") filters on event time, with one day of grace after its end (what happened
 on a day is often written down the day after, "yesterday I..."), and is open forwards to
-passages that *report* on it later: those captured after the window that share the question's
-words (BM25 matches, not mere closeness in meaning) are fused in at a lower weight, so the
+passages that *report* on it later: those captured up to one window-length after it (at least a
+week) that share the question's words (BM25 matches, not mere closeness in meaning) are fused
+in at a lower weight, so the
 window leads while "two weeks ago I read Avalanche" still answers "which book did Jolene read
 in January?".  Nothing from before the window is added (a record cannot report on what had not
 happened yet).  A time-only question, a cut-off ("as of March"), a client's explicit range and
@@ -59,6 +60,9 @@ REPORT_LAG = timedelta(days=1)  # records made the day after a window still repo
 # Later reports on a window (see the module doc) are fused in at this weight with a top-heavy RRF
 # constant: the best of them comes after about the fourth passage inside the window.
 OUTSIDE_WINDOW_WEIGHT = 0.5
+# Reports on a window are looked for until one window-length after it, at least a week: news of
+# a weekend comes within days, of a month within weeks; much later mentions are about other things.
+REPORT_HORIZON = timedelta(days=7)
 SOFT_WINDOW_K = 2
 CHUNK_TOKENS = 300  # the size of an ordinary chunk: what one chunk counts for in diversity
 
@@ -118,8 +122,11 @@ class Plan:
                 and self.start is not None and self.end is not None)
 
     def vector_filter(self, *, later: bool = False) -> VectorFilter:
-        """The filter applied inside the vector store (``later``: from the window's start on, unbounded)."""
-        end = self.end + self.report_lag if self.end is not None and not later else None
+        """The filter applied inside the vector store (``later``: from the window's start to the end of
+        the time in which reports on it are looked for, see ``REPORT_HORIZON``)."""
+        end = self.end + self.report_lag if self.end is not None else None
+        if later and self.start is not None and self.end is not None:
+            end = self.end + max(REPORT_HORIZON, self.end - self.start)
         time_range = TimeRange(self.start, end) if self.start or end else None
         return VectorFilter(modalities=self.filters.modalities, source_ids=self.filters.source_ids,
                             time_range=time_range, time_field=self.time_field)

@@ -40,7 +40,8 @@ Supported (English, case-insensitive, whole words only):
   weekend before/after 4 October" (the last one over by that day / the first one after it),
   "the week before/after 3 March" (the calendar week), "the day before/after 5 May", and
   "last Friday on 23 January" / "last week, as mentioned on 6 November" (as said that day).
-  "The first/last N days/weeks of August 2023" (of a month, quarter or year).
+  "The first/last N days/weeks of August 2023" (of a month, quarter or year); "the first/
+  second/last weekend of October" (counted by its Saturday).
 * quarters and halves: "Q3 2024", "2024 Q3", "Q3 of last year", "the third quarter of
   2024", this/last/next quarter; H1/H2 2024, "the first/second half of 2024/last year".
   A bare "Q3"/"H2"/"the third quarter" counts only after a preposition ("in Q3",
@@ -1024,6 +1025,29 @@ def _week_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
         return ctx.days(first, first + timedelta(days=7), "days")
 
     got = _recurring(span, week_part)
+    return None if got is None else (end, got)
+
+
+@_rule(r"(?:the\s+)?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+weekend\s+of\s+", boundary=False)
+def _weekend_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the first weekend of October 2023": the weekend whose Saturday is the month's first (second,
+    ..., last) Saturday."""
+    inner = p.anchor(m.end(), weak=True)
+    if inner is None:
+        return None
+    end, span = inner
+    ordinal = m.group("ord").lower()
+
+    def weekend(s: _Span) -> _Span | None:
+        if s.grain != "month" or s.first_day is None or s.last_day is None:
+            return None
+        first_sat = s.first_day + timedelta(days=(5 - s.first_day.weekday()) % 7)
+        if ordinal == "last":
+            last = s.last_day - timedelta(days=1)
+            return p.ctx.weekend_starting(last - timedelta(days=(last.weekday() - 5) % 7))
+        return p.ctx.weekend_starting(first_sat + timedelta(days=7 * (_ORDINALS[ordinal] - 1)))
+
+    got = _recurring(span, weekend)
     return None if got is None else (end, got)
 
 
