@@ -326,6 +326,9 @@ class Checks:
     windows: int = 0  # questions the plan read a time window from
     windows_by_category: Counter[int] = field(default_factory=Counter)
     search_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    # hybrid recall per (half of the conversations, budget, category): how much the figures move
+    # between two halves of the data (nothing here was tuned on either half alone)
+    halves: dict[tuple[int, int, int], list[float]] = field(default_factory=lambda: defaultdict(list))
 
 
 def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Sequence[int], scores: Scores,
@@ -333,6 +336,7 @@ def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Se
     """Every question, every mode, scored at every budget (and, with ``dump``, every ranking kept)."""
     work = [(c, q) for c in convs for q in c.questions]
     turns_of = {c.sample_id: c.turns for c in convs}
+    half = {c.sample_id: 2 * i // len(convs) for i, c in enumerate(convs)}
     done = 0
     t0 = time.perf_counter()
 
@@ -380,6 +384,8 @@ def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Se
                 for b in budgets:
                     recall, used = context_recall(ranked, q.evidence, b)
                     scores.add(MODE_NAMES[mode], b, q.category, recall, used)
+                    if mode == "hybrid":
+                        checks.halves[(half[c.sample_id], b, q.category)].append(recall)
             done += 1
             if done % 50 == 0 or done == len(work):
                 rate = done / (time.perf_counter() - t0)
@@ -547,6 +553,16 @@ def main() -> None:
           f"hits naming no turn: {checks.without_turns}")
     print(f"questions read with a time window (event-time filter): {checks.windows} "
           f"({', '.join(f'{CATEGORIES[k]} {v}' for k, v in sorted(checks.windows_by_category.items()))})")
+    if len(convs) > 1:
+        def half_mean(h: int, b: int, cats: Sequence[int]) -> float:
+            values = [v for c in cats for v in checks.halves.get((h, b, c), [])]
+            return statistics.fmean(values) if values else float("nan")
+
+        n = (len(convs) + 1) // 2
+        for h, label in ((0, f"conversations 1-{n}"), (1, f"conversations {n + 1}-{len(convs)}")):
+            print(f"hybrid on {label}: overall@1000 {half_mean(h, budgets[0], list(CATEGORIES)):.3f}, "
+                  f"temporal@1000 {half_mean(h, budgets[0], [2]):.3f}, "
+                  f"multi-hop@{budgets[-1]} {half_mean(h, budgets[-1], [1]):.3f}")
     for mode, ms in checks.search_ms.items():
         print(f"/v1/search mode={mode}: p50 {statistics.median(ms):.0f} ms, p95 "
               f"{sorted(ms)[int(0.95 * (len(ms) - 1))]:.0f} ms (2 requests at a time)")
