@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise
 from zoneinfo import ZoneInfo
@@ -19,8 +20,10 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 import uvicorn
+from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
+from secondbrain.embedding import OpenAICompatibleEmbedder
 from secondbrain.events.models import ArtifactSubmitted
 from secondbrain.http import create_app
 from secondbrain.infra.ports import free_port
@@ -291,6 +294,19 @@ def test_search_reads_relative_times_as_of_the_time_given(server: str) -> None:
         hits = httpx.get(f"{server}/v1/search", params={**params, "now": "2023-06-01T10:00:00Z", "mode": mode},
                          timeout=30).json()["hits"]
         assert hits and all(h["captured_at"].startswith("2023-05-2") for h in hits)
+
+
+def test_search_says_503_when_the_embedding_endpoint_is_down(rt: Runtime) -> None:
+    # The same data, searched through an OpenAI-compatible embedding endpoint that is not there.
+    down = replace(rt, embedder=OpenAICompatibleEmbedder(f"http://127.0.0.1:{free_port()}/v1", "m", timeout_s=2),
+                   embedders=None)
+    client = TestClient(create_app(down, gateway=False, query=True))
+    r = client.get("/v1/search", params={"q": "support group", "tz": "UTC"})
+    assert r.status_code == 503 and r.headers["retry-after"] == "5"
+    assert "try again" in r.json()["detail"] and "127.0.0.1" in r.json()["detail"]
+    # BM25 alone needs no embedding model and still answers.
+    r = client.get("/v1/search", params={"q": "support group", "tz": "UTC", "mode": "sparse"})
+    assert r.status_code == 200 and r.json()["hits"]
 
 
 def test_chunks_indexed_before_attributes_existed_still_read() -> None:

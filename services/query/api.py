@@ -157,12 +157,18 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
             plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_))
         with tracer.start_as_current_span("query retrieve", attributes={
                 "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
-            if plan.query_class == "temporal":
-                hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
-            else:
-                # dense and sparse alone take the same path (plan, time window, diversity) as hybrid,
-                # so comparing the modes compares the retrieval signals and nothing else.
-                hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
+            try:
+                if plan.query_class == "temporal":
+                    hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
+                else:
+                    # dense and sparse alone take the same path (plan, time window, diversity) as hybrid,
+                    # so comparing the modes compares the retrieval signals and nothing else.
+                    hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
+            except RetryableError as exc:  # the embedding endpoint is down or overloaded: not the client's fault
+                raise HTTPException(503, f"search is unavailable for now: {exc}; try again shortly",
+                                    headers={"Retry-After": "5"}) from exc
+            except PermanentError as exc:  # the embedding endpoint refused the request
+                raise HTTPException(502, f"the embedding model refused the query: {exc}") from exc
             span.set_attribute("sb.hits", len(hits))
         took = time.perf_counter() - t0
         telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
