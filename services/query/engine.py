@@ -34,8 +34,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
-from opentelemetry.trace import SpanKind
-
 from secondbrain import telemetry
 from secondbrain.ports import (
     Embedder,
@@ -47,7 +45,7 @@ from secondbrain.ports import (
     VectorStore,
 )
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
-from services.query.retrieval import SearchHit, hit_from_payload
+from services.query.retrieval import Retriever, SearchHit, hit_from_payload
 from services.query.temporal import TimeWindow, understand
 
 log = logging.getLogger(__name__)
@@ -185,10 +183,11 @@ class QueryEngine:
         self.budget_tokens = budget_tokens
         self.per_document = per_document
         self.indexes = indexes
+        self.retriever = Retriever(vectors, embedder, sparse, candidates=candidates, indexes=indexes)
 
     def target(self, user_id: str) -> SearchTarget:
         """The collection version and query model for ``user_id``."""
-        return self.indexes.target(user_id) if self.indexes is not None else SearchTarget(None, self.embedder)
+        return self.retriever.target(user_id)
 
     # ------------------------------------------------------------------ planning
 
@@ -229,29 +228,10 @@ class QueryEngine:
         """Ranked chunks for a semantic plan: candidates (``hybrid``: dense and BM25 fused; ``dense`` or
         ``sparse`` alone, for comparison), a soft time window fused in, reranked, boosted, diversified."""
         query = plan.semantic_query or plan.question
-        target = self.target(user_id)
-        dense = target.embedder.embed_query(query) if mode != "sparse" else None
-        sparse = self.sparse.encode_query(query) if mode != "dense" else None
-        if sparse is not None and not sparse.indices:
-            if mode == "sparse":
-                return []  # nothing but stopwords: BM25 has nothing to match
-            sparse = None
-        used: SearchMode = "hybrid" if dense is not None and sparse is not None else ("dense" if sparse is None
-                                                                                      else "sparse")
         limit = max(self.candidates, k)
-
-        def query_store(flt: VectorFilter, signal: SearchMode) -> list[SearchHit]:
-            with telemetry.tracer().start_as_current_span("qdrant query", kind=SpanKind.CLIENT, attributes={
-                    "db.system.name": "qdrant", "db.operation.name": "query", "sb.search.mode": signal,
-                    "sb.candidates": limit}):
-                raw = self.vectors.search(user_id, dense=dense if signal != "sparse" else None,
-                                          sparse=sparse if signal != "dense" else None, limit=limit, mode=signal,
-                                          flt=flt, candidates=limit, index=target.index)
-            return [hit_from_payload(h.id, h.score, h.payload) for h in raw]
-
-        hits = query_store(plan.vector_filter(), used)
-        if plan.soft_window and sparse is not None:
-            later = query_store(plan.vector_filter(later=True), "sparse")
+        hits = self.retriever.search(user_id, query, k=limit, mode=mode, flt=plan.vector_filter())
+        if plan.soft_window and mode != "dense":
+            later = self.retriever.search(user_id, query, k=limit, mode="sparse", flt=plan.vector_filter(later=True))
             hits = _fuse_outside(hits, later)[:limit]
         if self.reranker is not None and hits:
             with telemetry.tracer().start_as_current_span("rerank", attributes={

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry.trace import SpanKind
+
+from secondbrain import telemetry
 from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 
@@ -96,6 +99,9 @@ class Retriever:
             return []  # nothing but stopwords: BM25 has nothing to match
         if sparse is not None and not sparse.indices:
             sparse, mode = None, "dense"
-        hits = self.vectors.search(user_id, dense=dense, sparse=sparse, limit=k, mode=mode, flt=flt,
-                                   candidates=max(self.candidates, k), index=target.index)
+        with telemetry.tracer().start_as_current_span("qdrant query", kind=SpanKind.CLIENT, attributes={
+                "db.system.name": "qdrant", "db.operation.name": "query", "sb.search.mode": mode,
+                "sb.candidates": max(self.candidates, k)}):
+            hits = self.vectors.search(user_id, dense=dense, sparse=sparse, limit=k, mode=mode, flt=flt,
+                                       candidates=max(self.candidates, k), index=target.index)
         return [hit_from_payload(h.id, h.score, h.payload) for h in hits]
