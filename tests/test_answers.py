@@ -4,7 +4,6 @@ OpenAI-compatible server (llama.cpp serving the packaged SmolLM2-135M)."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +13,6 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-import uvicorn
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
@@ -22,7 +20,6 @@ from pydantic import SecretStr
 from secondbrain.events.models import ArtifactSubmitted
 from secondbrain.http import create_app
 from secondbrain.infra.llm_server import LocalLlamaServer, available
-from secondbrain.infra.ports import free_port
 from secondbrain.runtime import build_runtime
 from secondbrain.settings import Settings
 from secondbrain.sparse import Bm25Encoder
@@ -36,6 +33,7 @@ from services.query.answer import CitationFilter, build_messages, format_sources
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
 from tests.pg import base_dsn, fresh_database
+from tests.serving import serve_in_thread
 
 TZ = ZoneInfo("Europe/Paris")
 
@@ -140,16 +138,8 @@ def llm_server(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactory
             (doc,) = extract.process(ev)
             (chunks,) = chunk.process(doc.event)
             embed.process(chunks.event)
-        app = create_app(rt, gateway=False, query=True)
-        port = free_port()
-        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off"))
-        thread = threading.Thread(target=srv.run, daemon=True)
-        thread.start()
-        while not srv.started:
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-        srv.should_exit = True
-        thread.join(10)
+        with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port):
+            yield url
         rt.close()
 
 

@@ -8,8 +8,6 @@ was said about it the day after.
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -19,7 +17,6 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
@@ -40,6 +37,7 @@ from services.extractors.text import TextExtractor, extract_text
 from services.query.engine import Filters, QueryEngine, _diversify
 from services.query.retrieval import SearchHit, hit_from_payload
 from tests.pg import base_dsn, fresh_database
+from tests.serving import serve_in_thread
 
 UTCZ = ZoneInfo("UTC")
 USER = "carol"
@@ -267,17 +265,8 @@ def test_a_dated_question_finds_what_was_said_about_it_the_day_after(engine: Que
 
 @pytest.fixture(scope="module")
 def server(rt: Runtime) -> Iterator[str]:
-    app = create_app(rt, gateway=False, query=True)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port):
+        yield url
 
 
 def test_search_reads_relative_times_as_of_the_time_given(server: str) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -18,13 +16,11 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, Chunk, ChunksCreated
 from secondbrain.http import create_app
-from secondbrain.infra.ports import free_port
 from secondbrain.ports import ArtifactRecord, DocumentRecord
 from secondbrain.runtime import Runtime, build_runtime
 from secondbrain.settings import Settings
@@ -36,6 +32,7 @@ from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor
 from services.query.engine import Filters, QueryEngine
 from tests.pg import base_dsn, fresh_database
+from tests.serving import serve_in_thread
 
 TZ = ZoneInfo("Europe/Paris")
 USER = "alice"
@@ -249,18 +246,8 @@ def test_speech_hits_come_with_the_moments_around_them(engine: QueryEngine) -> N
 
 @pytest.fixture(scope="module")
 def server(corpus: Corpus) -> Iterator[str]:
-    app = create_app(corpus.rt, gateway=False, query=True)
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve_in_thread(create_app(corpus.rt, gateway=False, query=True)) as (url, _port):
+        yield url
 
 
 def ask(base: str, question: str, **extra: Any) -> list[tuple[str, Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import select
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -20,17 +19,16 @@ from typing import IO, Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import HTTPException
 from pydantic import SecretStr
 
 from secondbrain.http import create_app
-from secondbrain.infra.ports import free_port
 from secondbrain.runtime import Runtime, build_runtime
 from secondbrain.settings import Settings
 from services.ingest_gateway import upload as upload_mod
 from services.ingest_gateway.upload import FIELD_LIMIT, read_multipart, read_raw
 from tests.pg import base_dsn, fresh_database
+from tests.serving import serve_in_thread
 
 BOUNDARY = "sb-test-boundary-7Hq2"
 MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
@@ -283,21 +281,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             topic_prefix=f"up{tmp.name[-6:]}.",
         )
         rt = build_runtime(settings, vectors=False, models=False)
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(rt, gateway=True, query=False, relay=None),
-                                               host="127.0.0.1", port=port, log_config=None, access_log=False,
-                                               lifespan="off"))
-        thread = threading.Thread(target=server.run, name="uvicorn-upload-test", daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 15
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.02)
         try:
-            yield Served(f"http://127.0.0.1:{port}", port, rt)
+            with serve_in_thread(create_app(rt, gateway=True, query=False, relay=None), timeout=15,
+                                 access_log=False) as (url, port):
+                yield Served(url, port, rt)
         finally:
-            server.should_exit = True
-            thread.join(15)
             rt.close()
 
 
