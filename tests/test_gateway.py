@@ -15,13 +15,6 @@ from secondbrain.events.models import ArtifactSubmitted
 from secondbrain.http import create_app
 from secondbrain.runtime import build_runtime
 from secondbrain.settings import Settings
-from tests.pg import base_dsn, fresh_database
-
-
-@pytest.fixture(scope="module")
-def dsn() -> Iterator[str]:
-    with base_dsn() as base, fresh_database(base) as db:
-        yield db
 
 
 @pytest.fixture()

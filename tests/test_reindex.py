@@ -46,7 +46,6 @@ from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor
 from services.query.engine import QueryEngine
 from services.query.retrieval import Retriever
-from tests.pg import base_dsn, fresh_database
 
 MINILM_ID = "all-MiniLM-L6-v2-int8"
 
@@ -79,12 +78,6 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalLlamaServer
     with LocalLlamaServer(log_path=tmp_path_factory.mktemp("llama") / "server.log", n_ctx=2048,
                           embedding=True) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def dsn() -> Iterator[str]:
-    with base_dsn() as base, fresh_database(base) as d:
-        yield d
 
 
 @pytest.fixture(scope="module")

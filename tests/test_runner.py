@@ -39,7 +39,6 @@ from secondbrain.pipeline.topics import TopicNames, ensure_topics
 from secondbrain.ports import ArtifactRecord
 from secondbrain.settings import Settings
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.pg import base_dsn, fresh_database
 
 PARTITIONS = 2
 MAX_ATTEMPTS = 3
@@ -273,18 +272,11 @@ async def open_env(broker: TansuBroker, store: PostgresMetadataStore, dsn: str, 
 
 
 @pytest.fixture(scope="module")
-def broker() -> Iterator[TansuBroker]:
-    b = TansuBroker().start()
-    yield b
-    b.stop()
-
-
-@pytest.fixture(scope="module")
-def dsn() -> Iterator[str]:
-    with base_dsn() as base, fresh_database(base) as url:
-        with PostgresMetadataStore(url) as s:
-            s.migrate()
-        yield url
+def dsn(dsn: str) -> str:
+    """The module's fresh database, migrated before any store is opened on it."""
+    with PostgresMetadataStore(dsn) as s:
+        s.migrate()
+    return dsn
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,6 @@ from secondbrain.pipeline.runner import StageRunner
 from secondbrain.serve import Process
 from secondbrain.settings import Settings
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.pg import base_dsn, fresh_database
 from tests.test_runner import CODEC, Env, eventually, open_env
 
 
@@ -71,18 +70,11 @@ def finished(spans: InMemorySpanExporter, name: str) -> list[ReadableSpan]:
 
 
 @pytest.fixture(scope="module")
-def broker() -> Iterator[TansuBroker]:
-    b = TansuBroker().start()
-    yield b
-    b.stop()
-
-
-@pytest.fixture(scope="module")
-def dsn() -> Iterator[str]:
-    with base_dsn() as base, fresh_database(base) as url:
-        with PostgresMetadataStore(url) as s:
-            s.migrate()
-        yield url
+def dsn(dsn: str) -> str:
+    """The module's fresh database, migrated before any store is opened on it."""
+    with PostgresMetadataStore(dsn) as s:
+        s.migrate()
+    return dsn
 
 
 @pytest.fixture(scope="module")

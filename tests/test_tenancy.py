@@ -14,13 +14,6 @@ from pydantic import SecretStr
 from secondbrain.http import create_app
 from secondbrain.runtime import Runtime, build_runtime
 from secondbrain.settings import Settings
-from tests.pg import base_dsn, fresh_database
-
-
-@pytest.fixture(scope="module")
-def dsn() -> Iterator[str]:
-    with base_dsn() as base, fresh_database(base) as db:
-        yield db
 
 
 def runtime(dsn: str, tmp_path: Path, **settings: Any) -> Runtime:
