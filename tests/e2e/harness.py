@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -130,6 +133,19 @@ def wait_jobs(client: httpx.Client, job_ids: list[str], *, timeout: float = 120.
     return final
 
 
+@contextlib.contextmanager
+def readable_tmp(prefix: str) -> Iterator[Path]:
+    """A new directory outside pytest's temp tree, removed afterwards.  The embedded Postgres runs
+    as its own OS user when started as root and needs the parents of its data directory readable,
+    which pytest's 0700 temp root is not guaranteed to be."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 class Site:
     """A local web site: an article, a page that never answers in time, robots.txt."""
 
@@ -157,3 +173,8 @@ class Site:
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        """Stop serving and release the port."""
+        self.server.shutdown()
+        self.server.server_close()

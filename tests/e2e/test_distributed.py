@@ -168,8 +168,7 @@ def test_binary_modalities_and_urls_flow_through_separate_processes(cluster: Clu
         hits = q.get("/v1/search", params={"q": "concentric rings of glass prisms", "k": 5}).json()["hits"]
         assert any(h["source_uri"] == f"{site.base}/article" and h["modality"] == "web" for h in hits), hits
     finally:
-        site.server.shutdown()
-        site.server.server_close()
+        site.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

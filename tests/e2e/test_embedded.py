@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import signal
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, run_cli, wait_jobs
+from tests.e2e.harness import Service, readable_tmp, run_cli, wait_jobs
 
 pytestmark = pytest.mark.e2e
 
@@ -46,12 +44,8 @@ echo "turn compost" >> chores.txt
 
 @pytest.fixture()
 def data_dir():
-    # Outside pytest's temp tree: the embedded Postgres runs as its own OS user when started as
-    # root and needs its parents readable, which pytest's 0700 temp root is not guaranteed to be.
-    path = Path(tempfile.mkdtemp(prefix="sb-e2e-"))
-    path.chmod(0o755)
-    yield path / "data"
-    shutil.rmtree(path, ignore_errors=True)
+    with readable_tmp("sb-e2e-") as path:
+        yield path / "data"
 
 
 @pytest.fixture()

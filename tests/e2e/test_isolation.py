@@ -7,8 +7,6 @@ endpoint appears that it does not try, so a new route cannot skip the isolation 
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, wait_jobs
+from tests.e2e.harness import Service, readable_tmp, wait_jobs
 
 pytestmark = pytest.mark.e2e
 
@@ -26,14 +24,12 @@ NOTE = f"The combination of the blue safe in the attic is {SECRET}; only Alice k
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Path]]:
-    root = Path(tempfile.mkdtemp(prefix="sb-iso-"))
-    root.chmod(0o755)  # the embedded Postgres runs as its own OS user under root
-    data = root / "data"
-    svc = Service("up", ["up", "--data-dir", str(data)], {}, tmp_path_factory.mktemp("iso-logs"))
-    svc.start().wait_ready(timeout=120)
-    yield svc, data
-    svc.stop()
-    shutil.rmtree(root, ignore_errors=True)
+    with readable_tmp("sb-iso-") as root:
+        data = root / "data"
+        svc = Service("up", ["up", "--data-dir", str(data)], {}, tmp_path_factory.mktemp("iso-logs"))
+        svc.start().wait_ready(timeout=120)
+        yield svc, data
+        svc.stop()
 
 
 def client(svc: Service, key: str) -> httpx.Client:

@@ -4,8 +4,6 @@ export everything, expire raw files, erase an account."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, run_cli
+from tests.e2e.harness import Service, readable_tmp, run_cli
 from tests.e2e.test_distributed import infra  # noqa: F401  (the S3, Qdrant and Postgres fixture)
 
 pytestmark = pytest.mark.e2e
@@ -25,12 +23,8 @@ NOTES = "# Notes\n\nThe pangolin sanctuary opens its new wing on the first of Oc
 
 @pytest.fixture(scope="module")
 def data_dir() -> Iterator[Path]:
-    # Outside pytest's temp tree: the embedded Postgres may run as its own OS user and needs the
-    # parents readable (see test_embedded).
-    path = Path(tempfile.mkdtemp(prefix="sb-e2e-life-"))
-    path.chmod(0o755)
-    yield path / "data"
-    shutil.rmtree(path, ignore_errors=True)
+    with readable_tmp("sb-e2e-life-") as path:
+        yield path / "data"
 
 
 @pytest.fixture(scope="module")

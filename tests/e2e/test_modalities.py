@@ -10,8 +10,6 @@ the good ones go through.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, Site, run_cli, wait_jobs
+from tests.e2e.harness import Service, Site, readable_tmp, run_cli, wait_jobs
 from tests.extractors import gen_audio, gen_office, gen_pdf_image, gen_web
 
 pytestmark = pytest.mark.e2e
@@ -32,23 +30,19 @@ AUDIO_LIMIT_S = 60
 def site() -> Iterator[Site]:
     s = Site()
     yield s
-    s.server.shutdown()
-    s.server.server_close()
+    s.close()
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    # Outside pytest's temp tree: the embedded Postgres runs as its own OS user when started as root.
-    root = Path(tempfile.mkdtemp(prefix="sb-modal-"))
-    root.chmod(0o755)
     env = {"SB_MAX_UPLOAD_BYTES": str(6 * 1024 * 1024), "SB_AUDIO_MAX_DURATION_S": str(AUDIO_LIMIT_S),
            "SB_FETCH_TIMEOUT_S": "2", "SB_MAX_ATTEMPTS": "2", "SB_RETRY_BACKOFF_S": "0.2",
            "SB_FETCH_ALLOW_PRIVATE": "true"}  # the test site listens on loopback
-    svc = Service("up", ["up", "--data-dir", str(root / "data")], env, tmp_path_factory.mktemp("logs"))
-    svc.start().wait_ready(timeout=180)
-    yield svc
-    svc.stop()
-    shutil.rmtree(root, ignore_errors=True)
+    with readable_tmp("sb-modal-") as root:
+        svc = Service("up", ["up", "--data-dir", str(root / "data")], env, tmp_path_factory.mktemp("logs"))
+        svc.start().wait_ready(timeout=180)
+        yield svc
+        svc.stop()
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
-from tests.e2e.harness import REPO, Service, Site
+from tests.e2e.harness import REPO, Service, Site, readable_tmp
 from tests.extractors import gen_audio, gen_pdf_image, gen_web
 
 pytestmark = pytest.mark.e2e
@@ -86,24 +84,20 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
 def site() -> Iterator[Site]:
     s = Site()
     yield s
-    s.server.shutdown()
-    s.server.server_close()
+    s.close()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    # Outside pytest's temp tree: the embedded Postgres runs as its own OS user when started as root.
-    root = Path(tempfile.mkdtemp(prefix="sb-web-"))
-    root.chmod(0o755)
-    svc = Service("up", ["up", "--data-dir", str(root / "data")], {"SB_FETCH_ALLOW_PRIVATE": "true"},
-                  tmp_path_factory.mktemp("logs"))
-    svc.start().wait_ready(timeout=180)
-    try:
-        key = _printed_key(svc)
-        yield Server(svc, key)
-    finally:
-        svc.stop()
-        shutil.rmtree(root, ignore_errors=True)
+    with readable_tmp("sb-web-") as root:
+        svc = Service("up", ["up", "--data-dir", str(root / "data")], {"SB_FETCH_ALLOW_PRIVATE": "true"},
+                      tmp_path_factory.mktemp("logs"))
+        svc.start().wait_ready(timeout=180)
+        try:
+            key = _printed_key(svc)
+            yield Server(svc, key)
+        finally:
+            svc.stop()
 
 
 def _printed_key(svc: Service, timeout: float = 30.0) -> str:
