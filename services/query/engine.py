@@ -176,13 +176,12 @@ class QueryEngine:
                  per_document: int = 3, indexes: ActiveIndexes | None = None) -> None:
         self.vectors = vectors
         self.metadata = metadata
-        self.embedder = embedder
         self.sparse = sparse
         self.reranker = reranker
         self.candidates = candidates
         self.budget_tokens = budget_tokens
         self.per_document = per_document
-        self.indexes = indexes
+        # The models and the user's active index are looked up through the retriever (see target()).
         self.retriever = Retriever(vectors, embedder, sparse, candidates=candidates, indexes=indexes)
 
     def target(self, user_id: str) -> SearchTarget:
