@@ -1,5 +1,5 @@
 # The two commands the README starts with.
-.PHONY: up test lint
+.PHONY: up test test-fast lint
 
 up:  ## install what is needed, then run secondbrain (embedded mode)
 	@scripts/install.sh
@@ -9,7 +9,11 @@ test:  ## install with test tools, then run the whole suite against real compone
 	@scripts/install.sh --dev
 	.venv/bin/python -m pytest -q
 
+test-fast:  ## the stage logic and store contracts on the in-memory twins, no services (well under a minute)
+	@scripts/install.sh --dev
+	.venv/bin/python -m pytest -q -m fast
+
 lint:
 	@scripts/install.sh --dev
-	.venv/bin/ruff check secondbrain services tests
-	.venv/bin/mypy secondbrain services
+	.venv/bin/ruff check secondbrain services app tests bench devtools
+	.venv/bin/mypy secondbrain services app devtools

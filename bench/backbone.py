@@ -49,7 +49,7 @@ def start(data_dir: Path, port: int, otel: str | None = None,
     if otel:  # telemetry on: traces and metrics exported to this OTLP/HTTP endpoint
         env["SB_OTEL_ENDPOINT"] = otel
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "secondbrain.cli", "up", "--data-dir", str(data_dir),
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--data-dir", str(data_dir),
                              "--port", str(port)], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
                             stderr=(data_dir.parent / "up.log").open("ab"), start_new_session=True)
     while True:
@@ -61,6 +61,11 @@ def start(data_dir: Path, port: int, otel: str | None = None,
         except httpx.TransportError:
             pass
         time.sleep(0.05)
+
+
+def key_headers(data_dir: Path) -> dict[str, str]:
+    """Authorization with the admin key `secondbrain up` saved in ``data_dir`` (loopback needs a key too)."""
+    return {"Authorization": f"Bearer {(data_dir / 'api-key').read_text().strip()}"}
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -87,7 +92,7 @@ def main() -> None:
         stop(proc)
         proc, warm = start(data, port, args.otel_endpoint)
         latencies: list[float] = []
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30, headers=key_headers(data)) as c:
             for i in range(args.notes):
                 marker = f"zq{uuid.uuid4().hex[:10]}"
                 t0 = time.perf_counter()

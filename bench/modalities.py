@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
-from bench.backbone import free_port, start, stop  # noqa: E402
-from tests.extractors import gen_audio, gen_pdf_image, gen_web  # noqa: E402
+from bench.backbone import free_port, key_headers, start, stop  # noqa: E402
+from devtools import gen_audio, gen_pdf_image, gen_web  # noqa: E402
 
 
 @dataclass
@@ -220,7 +220,8 @@ def main() -> None:
         print("starting secondbrain up...", file=sys.stderr)
         proc, _ = start(root / "data", port)
         try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
+                              headers=key_headers(root / "data")) as c:
                 for batch in batches:
                     results.append((batch, run_batch(c, batch, progress)))
                     print(file=sys.stderr)

@@ -597,7 +597,7 @@ class CorpusBuilder:
         """Artifact and document rows of the user, by COPY (the metadata store's row shapes)."""
         import psycopg
 
-        self.rt.metadata.ensure_user(self.user)
+        self.rt.metadata.users.ensure_user(self.user)
         with psycopg.connect(self.rt.settings.dsn()) as conn, conn.cursor() as cur:
             with cur.copy("COPY artifacts (artifact_id, user_id, source_id, source_uri, object_key, content_type, "
                           "size_bytes, sha256, filename, title, captured_at, submitted_at, producer, attributes) "
@@ -814,8 +814,8 @@ def run_size(size: int, args: argparse.Namespace, root: Path, dsn: str, pool: li
     """Build a collection of ``size`` chunks and measure search, listing and ask on it."""
     from pydantic import SecretStr
 
-    from secondbrain.http import create_app
-    from secondbrain.runtime import build_runtime
+    from app.assembly import build_runtime
+    from app.http import create_app
     from secondbrain.settings import Settings
 
     user = f"bench-{secrets.token_hex(4)}"
@@ -895,8 +895,11 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
     listed = [len(out) for out in measured["(c) time-only listing (Postgres + scroll)"][1]]
 
     app = create_app(rt, gateway=False, query=True)
+    # Every request carries a key, loopback included, so the key lookup is part of what is timed.
+    _, key = rt.metadata.create_api_key(user, "bench", "user")
     errors: list[str] = []
-    with Server(app) as base, httpx.Client(base_url=base, timeout=httpx.Timeout(120.0)) as client:
+    with Server(app) as base, httpx.Client(base_url=base, timeout=httpx.Timeout(120.0),
+                                           headers={"Authorization": f"Bearer {key}"}) as client:
         http = round_robin(n, [("ask", lambda i: ask(client, texts[i])),
                                ("ask listing", lambda i: ask(client, listings[i % len(listings)]))])
     asks, list_asks = http["ask"][1], http["ask listing"][1]

@@ -4,7 +4,7 @@
 
 Starts the pieces of a distributed deployment on this machine: a Tansu broker (Kafka wire
 protocol), an embedded PostgreSQL (or ``SB_POSTGRES_DSN``), the Qdrant REST server over the
-in-process engine (``secondbrain.devtools.qdrant_edge_server``) and a shared object-store
+in-process engine (``devtools.qdrant_edge_server``) and a shared object-store
 directory.  For each worker count N it creates fresh topics with ``--partitions`` partitions,
 starts one gateway and N ``secondbrain worker`` processes for each of extract, chunk and embed,
 uploads the same kind of corpus (``--users`` users, each with ``--docs`` Markdown documents of
@@ -23,6 +23,7 @@ the machine they ran on; the script prints it and the load average.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -41,9 +42,9 @@ sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
 from bench.query import Postgres, make_pool, start_postgres  # noqa: E402
+from devtools.processes import Service, run_cli  # noqa: E402
 from secondbrain.infra.ports import free_port  # noqa: E402
 from secondbrain.infra.tansu import TansuBroker  # noqa: E402
-from tests.e2e.harness import Service  # noqa: E402
 
 STAGES = ("extract", "chunk", "embed")
 
@@ -103,9 +104,10 @@ class Infra:
         self.broker = TansuBroker().start()
         self.qport = free_port()
         self.qdrant = subprocess.Popen(
-            [sys.executable, "-m", "secondbrain.devtools.qdrant_edge_server", "--host", "127.0.0.1", "--port",
+            [sys.executable, "-m", "devtools.qdrant_edge_server", "--host", "127.0.0.1", "--port",
              str(self.qport), "--data", str(root / "qdrant")],
-            stdout=(self.logs / "qdrant.log").open("wb"), stderr=subprocess.STDOUT)
+            # From the root: devtools is not installed.
+            stdout=(self.logs / "qdrant.log").open("wb"), stderr=subprocess.STDOUT, cwd=REPO)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -143,16 +145,15 @@ def cpu_times() -> tuple[float, float]:
     return sum(fields) - idle, sum(fields)
 
 
-def cli(args: list[str], env: dict[str, str]) -> None:
-    """Run a one-off ``secondbrain`` command (migrate, topics)."""
-    from tests.e2e.harness import run_cli
-
+def cli(args: list[str], env: dict[str, str]) -> str:
+    """Run a one-off ``secondbrain`` command (migrate, topics, users, keys); return what it printed."""
     done = run_cli(args, env, timeout=300)
     if done.returncode != 0:
         raise SystemExit(f"secondbrain {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    return done.stdout
 
 
-def run_once(infra: Infra, workers: int, args: argparse.Namespace) -> Run:
+def run_once(infra: Infra, workers: int, args: argparse.Namespace, admin_key: str) -> Run:
     """Start a gateway and ``workers`` processes per stage on fresh topics; ingest; time it."""
     run = uuid.uuid4().hex[:6]
     env = infra.env(f"scale{workers}-{run}.", args.partitions)
@@ -176,10 +177,9 @@ def run_once(infra: Infra, workers: int, args: argparse.Namespace) -> Run:
         t1 = time.perf_counter()
         cpu0 = cpu_times()
         with httpx.Client(base_url=gateway.url, timeout=60) as c:
-            # Loopback without a key acts as the local admin: it makes the users and their keys.
             auth = {}
             for u in users:
-                r = c.post("/v1/admin/users", json={"user_id": u})
+                r = c.post("/v1/admin/users", json={"user_id": u}, headers={"Authorization": f"Bearer {admin_key}"})
                 r.raise_for_status()
                 auth[u] = {"Authorization": f"Bearer {r.json()['key']['api_key']}"}
             for u, files in corpus.items():
@@ -258,9 +258,14 @@ def main() -> None:
     infra = None
     try:
         infra = Infra(root)
-        cli(["migrate"], infra.env("scale-setup.", args.partitions))
+        setup = infra.env("scale-setup.", args.partitions)
+        cli(["migrate"], setup)
+        # Every request needs a key, on loopback too: an admin key makes each run's users and their keys.
+        cli(["users", "add", "scale-admin"], setup)
+        admin_key = json.loads(cli(["keys", "create", "--user", "scale-admin", "--scope", "admin", "--name", "bench",
+                                    "--json"], setup))["api_key"]
         for n in counts:
-            runs.append(run_once(infra, n, args))
+            runs.append(run_once(infra, n, args, admin_key))
             r = runs[-1]
             print(f"  N={n}: {r.chunks} chunks in {r.wall:.1f}s = {r.chunks / r.wall:.1f} chunks/s", file=sys.stderr)
     finally:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/temporal.py [--out DIR]
 
-Runs every case of ``bench/temporal_suite.py`` through ``services.query.temporal.understand``
+Runs every case of ``devtools/temporal_suite.py`` through ``services.query.temporal.understand``
 and prints the exact-range accuracy (start and end equal to the expected instants, in the
 expected zone, or correctly no time at all) overall and per expression family, the accuracy
 of the other fields (vague, time field, query class, pinned semantic queries), every
@@ -24,59 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
-from bench.temporal_suite import CASES, Case  # noqa: E402
-from services.query.temporal import Understanding, understand  # noqa: E402
-
-
-def _same_instant(got: datetime | None, want: str | None, tz: ZoneInfo) -> bool:
-    if got is None or want is None:
-        return got is None and want is None
-    expected = datetime.fromisoformat(want)
-    # Equal instant, expressed in the user's zone with the offset the gold case states.
-    return got == expected and got.tzinfo == tz and got.utcoffset() == expected.utcoffset()
-
-
-def run_case(case: Case) -> Understanding:
-    """Understand one gold question at its reference instant and zone."""
-    return understand(case.question, datetime.fromisoformat(case.now), ZoneInfo(case.tz), week_start=case.week_start)
-
-
-def range_errors(case: Case, got: Understanding) -> list[str]:
-    """Why the window differs from the gold range (empty when it is exact)."""
-    tz = ZoneInfo(case.tz)
-    window = got.time
-    if not case.has_time:
-        return [] if window is None else [f"expected no time, got {window.expression!r}"]
-    if window is None:
-        return ["expected a time window, found none"]
-    errors = []
-    if not _same_instant(window.start, case.start, tz):
-        errors.append(f"start {window.start.isoformat() if window.start else None} != {case.start}")
-    if not _same_instant(window.end, case.end, tz):
-        errors.append(f"end {window.end.isoformat() if window.end else None} != {case.end}")
-    return errors
-
-
-def other_errors(case: Case, got: Understanding) -> list[str]:
-    """Differences in vague / field / query_class / semantic query."""
-    errors = []
-    window = got.time
-    if window is not None and case.has_time:
-        if window.vague != case.vague:
-            errors.append(f"vague {window.vague} != {case.vague}")
-        if window.field != case.field:
-            errors.append(f"field {window.field} != {case.field}")
-    if got.query_class != case.query_class:
-        errors.append(f"query_class {got.query_class} != {case.query_class}")
-    if case.semantic is not None and got.semantic_query != case.semantic:
-        errors.append(f"semantic_query {got.semantic_query!r} != {case.semantic!r}")
-    return errors
-
-
-def case_errors(case: Case) -> list[str]:
-    """Everything wrong with one case; empty when the case passes."""
-    got = run_case(case)
-    return range_errors(case, got) + other_errors(case, got)
+from devtools.temporal_suite import CASES, Case, conventions, other_errors, range_errors, run_case  # noqa: E402
+from services.query.temporal import understand  # noqa: E402
 
 
 def main() -> int:
@@ -98,7 +47,8 @@ def main() -> int:
     n = len(CASES)
     print(f"temporal gold suite: {n} cases")
     print(f"exact-range accuracy: {exact}/{n} = {exact / n:.1%}")
-    print(f"all fields correct (range, vague, field, query class, semantic query): {full}/{n} = {full / n:.1%}")
+    print(f"all fields correct (range, vague, field, query class, semantic query, ambiguity): {full}/{n} = "
+          f"{full / n:.1%}")
     print("\nper family (exact range):")
     for family in sorted(families):
         ok = families[family]
@@ -110,12 +60,12 @@ def main() -> int:
     else:
         print("\nno failures")
     # Speed: how long understanding one question takes.
-    questions = [(c.question, datetime.fromisoformat(c.now), ZoneInfo(c.tz)) for c in CASES]
+    questions = [(c.question, datetime.fromisoformat(c.now), ZoneInfo(c.tz), conventions(c)) for c in CASES]
     rounds = 20
     t0 = time.perf_counter()
     for _ in range(rounds):
-        for q, now, tz in questions:
-            understand(q, now, tz)
+        for q, now, tz, conv in questions:
+            understand(q, now, tz, conventions=conv)
     per = (time.perf_counter() - t0) / (rounds * len(questions))
     print(f"\nspeed: {per * 1e6:.0f} µs per question ({1 / per:,.0f} questions/s, one core)")
     print(f"machine: {charts.machine()}")

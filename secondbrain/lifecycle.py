@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from secondbrain import keys
+from secondbrain.events import bodies
 from secondbrain.ports import (
     ArtifactRecord,
     DocumentRecord,
@@ -89,7 +90,7 @@ def delete_source(metadata: MetadataStore, objects: ObjectStore, vectors: Vector
     another name are queued again last, so they are indexed in their own name.
     """
     keys.check_user_id(user_id)
-    plan = metadata.delete_source(user_id, source_id)
+    plan = metadata.lifecycle.delete_source(user_id, source_id)
     if plan is None:
         raise SourceNotFound(source_id)
     flt = VectorFilter(source_ids=[source_id])
@@ -105,7 +106,7 @@ def delete_source(metadata: MetadataStore, objects: ObjectStore, vectors: Vector
             removed += 1
     for document_id in plan.document_ids:
         removed += objects.delete_prefix(document_prefix(user_id, document_id))
-    requeued = metadata.source_cleaned(user_id, source_id)
+    requeued = metadata.lifecycle.source_cleaned(user_id, source_id)
     report = DeletionReport(source_id=source_id, deleted_at=plan.deleted_at, jobs=len(plan.job_ids),
                             documents=len(plan.document_ids), artifacts=len(plan.artifact_ids),
                             vector_points=points, objects=removed, kept_artifacts=list(plan.kept_artifact_ids),
@@ -139,7 +140,7 @@ def erase_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSto
     The same user id may be created again afterwards and starts empty.
     """
     keys.check_user_id(user_id)
-    rows = metadata.erase_user(user_id)
+    rows = metadata.lifecycle.erase_user(user_id)
     removed = objects.delete_prefix(keys.user_prefix(user_id))
     vectors.drop_user(user_id)
     report = ErasureReport(user_id=user_id, found=rows.get("users", 0) > 0, rows=rows, objects=removed)
@@ -177,7 +178,7 @@ def purge_expired_raw(metadata: MetadataStore, objects: ObjectStore, days: int, 
     cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
     purged = size = 0
     while True:
-        found = metadata.raw_expired(cutoff, batch)
+        found = metadata.catalog.raw_expired(cutoff, batch)
         by_user: dict[str, list[ArtifactRecord]] = {}
         for art in found:
             by_user.setdefault(art.user_id, []).append(art)
@@ -186,7 +187,7 @@ def purge_expired_raw(metadata: MetadataStore, objects: ObjectStore, days: int, 
             for art in arts:
                 if keys.owns_key(user_id, art.object_key):
                     objects.delete(art.object_key)
-            progress += metadata.mark_raw_purged(user_id, [a.artifact_id for a in arts])
+            progress += metadata.catalog.mark_raw_purged(user_id, [a.artifact_id for a in arts])
             size += sum(a.size_bytes for a in arts)
         purged += progress
         if len(found) < batch or progress == 0:
@@ -310,10 +311,18 @@ def _document_json(objects: ObjectStore, vectors: VectorStore, doc: DocumentReco
     with their provenance, and the text rebuilt from them."""
     chunks = _chunks(vectors, doc.user_id, doc.document_id)
     segments = None
+    stored_text: str | None = None
     with contextlib.suppress(ObjectNotFound):  # stored only when too large to travel in an event
-        segments = json.loads(objects.get(keys.document_body_key(doc.user_id, doc.document_id)))
-    if segments:
-        text: str | None = _place([(int(s["char_start"]), str(s["text"])) for s in segments])
+        body_text, found = bodies.unpack(json.loads(objects.get(keys.document_body_key(doc.user_id, doc.document_id))))
+        if body_text:  # the full text, once, with segments pointing into it
+            stored_text, segments = body_text, [s.to_record() for s in bodies.with_texts(body_text, found)]
+        else:  # an older body: each segment carried its own text
+            segments = [s.to_record() for s in found]
+    if stored_text is not None:
+        text: str | None = stored_text
+        text_from = "document"
+    elif segments:
+        text = _place([(int(s["char_start"]), str(s["text"])) for s in segments])
         text_from = "segments"
     elif chunks:
         text = _place([(int(c.get("char_start", 0)), str(c.get("text", ""))) for c in chunks])
@@ -355,7 +364,7 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
 
         after: str | None = None
         while True:
-            arts = metadata.list_artifacts(user_id, after=after, limit=page)
+            arts = metadata.catalog.list_artifacts(user_id, after=after, limit=page)
             for art in arts:
                 if art.raw_purged_at is not None:
                     counts["raw_expired"] += 1
@@ -382,7 +391,7 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
         with zf.open(_member("sources.jsonl", when), "w") as fh:
             offset = 0
             while True:
-                rows = metadata.list_sources(user_id, page, offset)
+                rows = metadata.catalog.list_sources(user_id, page, offset)
                 for s in rows:
                     fh.write(json.dumps(_source_record(s), ensure_ascii=False).encode("utf-8") + b"\n")
                 counts["sources"] += len(rows)
@@ -394,7 +403,7 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
 
         after = None
         while True:
-            docs = metadata.list_documents(user_id, after=after, limit=page)
+            docs = metadata.catalog.list_documents(user_id, after=after, limit=page)
             for doc in docs:
                 body, n = _document_json(objects, vectors, doc)
                 zf.writestr(_member(f"documents/{doc.document_id}.json", doc.ingested_at), body)
@@ -406,8 +415,8 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
             after = docs[-1].document_id
 
         with zf.open(_member("conversations.jsonl", when), "w") as fh:
-            for conv in metadata.list_conversations(user_id):
-                turns = metadata.get_turns(user_id, conv.conversation_id, conv.turns + 1)
+            for conv in metadata.conversations.list_conversations(user_id):
+                turns = metadata.conversations.get_turns(user_id, conv.conversation_id, conv.turns + 1)
                 line = {"conversation_id": conv.conversation_id, "created_at": _iso(conv.created_at),
                         "updated_at": _iso(conv.updated_at),
                         "turns": [{"role": t.role, "content": t.content, "created_at": _iso(t.created_at),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Mode = Literal["embedded", "distributed"]
@@ -30,10 +30,34 @@ class Settings(BaseSettings):
         "local",
         description="User id applied to requests without credentials where that is allowed (see auth).",
     )
-    auth: Literal["auto", "required", "off"] = Field(
-        "auto", description="Bearer API keys: 'required' everywhere; 'auto' requires them unless the server "
-                            "listens on loopback only (then requests without a key act as default_user); "
-                            "'off' only for tests on loopback.")
+    auth: Literal["required", "off"] = Field(
+        "required", description="'required': every request but /healthz and /readyz carries an API key (or the "
+                                "web page's session cookie), loopback included; 'off' is for tests only and is "
+                                "refused unless the server listens on loopback.")
+    allowed_hosts: str = Field(
+        "", description="Comma-separated DNS names the HTTP services answer to besides 'localhost' and IP "
+                        "addresses (a leading dot allows subdomains): the name of a proxy or Ingress in front.")
+    allowed_origins: str = Field(
+        "", description="Comma-separated origins (https://app.example.org) allowed to make cross-site requests; "
+                        "CORS headers are sent for them only.")
+    session_days: int = Field(30, ge=1, le=365, description="How long the web page stays signed in with "
+                                                              "'remember me' (otherwise until the browser closes, "
+                                                              "at most a day).")
+
+    @field_validator("auth", mode="before")
+    @classmethod
+    def _auth_ok(cls, v: object) -> object:
+        # 'auto' (no key on loopback) was the default once; it now means what every mode means: keys required.
+        return "required" if v == "auto" else v
+
+    @model_validator(mode="after")
+    def _auth_off_only_on_loopback(self) -> Settings:
+        from secondbrain.infra.ports import is_loopback
+
+        if self.auth == "off" and not is_loopback(self.host):
+            raise ValueError(f"SB_AUTH=off turns API keys off and is only for tests on loopback; refusing it with "
+                             f"SB_HOST={self.host}. Remove SB_AUTH (keys are required by default).")
+        return self
 
     # --- Kafka
     kafka_bootstrap: str = "127.0.0.1:9092"
@@ -96,6 +120,13 @@ class Settings(BaseSettings):
     transcriber_model_path: str | None = Field(
         None, description="A local CTranslate2 Whisper model directory (default: the packaged tiny.en).")
     audio_max_duration_s: float = Field(4 * 3600, description="Longer recordings are refused.")
+    extract_timeout_s: float = Field(300.0, gt=0, description="Longest one document may take to read (office "
+                                                              "formats: its parser is stopped then).")
+    extract_max_memory_mb: int = Field(2048, ge=64, description="Most memory one office document's parser may use.")
+    extract_max_expanded_mb: int = Field(256, ge=1, description="Largest size a zip-based document (docx, pptx, "
+                                                                "xlsx, odt, epub) may unpack to (zip bombs).")
+    extract_max_elements: int = Field(20_000, ge=100, description="Most paragraphs one document may hold "
+                                                                  "(spreadsheets: 50 times as many rows).")
     vision_base_url: str | None = Field(
         None, description="An OpenAI-compatible endpoint for image captions (none: OCR only).")
     vision_model: str = "gpt-4o-mini"
@@ -108,6 +139,22 @@ class Settings(BaseSettings):
     fetch_respect_robots: bool = True
     fetch_allow_private: bool = Field(
         False, description="Allow URLs that resolve to loopback/private/link-local addresses (SSRF guard).")
+    fetch_allow_networks: str = Field(
+        "", description="Comma-separated private networks the fetcher may reach anyway (an intranet wiki at "
+                        "10.1.2.0/24); everything else private stays refused.")
+
+    @field_validator("fetch_allow_networks")
+    @classmethod
+    def _networks_ok(cls, v: str) -> str:
+        import ipaddress
+
+        for item in (x.strip() for x in v.split(",")):
+            if item:  # a bad entry is a start-up error naming it
+                try:
+                    ipaddress.ip_network(item, strict=False)
+                except ValueError:
+                    raise ValueError(f"fetch_allow_networks: {item!r} is not a network such as 10.1.2.0/24") from None
+        return v
 
     # --- Chunking
     chunk_target_tokens: int = 300
@@ -117,6 +164,16 @@ class Settings(BaseSettings):
 
     # --- Query and answers
     timezone: str = Field("UTC", description="The user's time zone for 'yesterday', 'last week'... (IANA name).")
+    locale: str = Field("en_US", pattern=r"^(?:[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,4})*(?:[.@].*)?|C(?:\..*)?|POSIX)$",
+                        description="The user's locale (en_US, en_GB, de_DE...): how '3/12' is read and, unless "
+                                    "set below, the holiday country and the hemisphere.")
+    country: str | None = Field(None, pattern=r"^[A-Za-z]{2}$",
+                                description="ISO 3166 country whose holidays 'Thanksgiving', 'Mother's Day'... "
+                                            "are (default: the locale's).")
+    hemisphere: Literal["north", "south"] | None = Field(
+        None, description="For 'last summer', 'this winter' (default: from the country).")
+    date_order: Literal["mdy", "dmy", "ymd"] | None = Field(
+        None, description="Numeric dates: month or day first (default: from the locale).")
     search_candidates: int = Field(50, ge=1, le=500, description="Dense and BM25 candidates each, before fusion.")
     ask_context_tokens: int = Field(1500, ge=100, description="Token budget of the sources shown to the model.")
     ask_max_chunks_per_document: int = Field(3, ge=1, description="Diversity: at most this many chunks per document.")
@@ -140,6 +197,8 @@ class Settings(BaseSettings):
     max_attempts: int = 4
     retry_backoff_s: float = 0.5
     retry_backoff_max_s: float = 10.0
+    publish_timeout_s: float = Field(300.0, gt=0, description="How long a stage keeps trying to publish to a "
+                                                              "broker that does not answer before it gives up.")
 
     # --- Limits
     max_upload_bytes: int = 100 * 1024 * 1024
@@ -180,14 +239,18 @@ class Settings(BaseSettings):
 
     # Derived locations for embedded mode.
     def auth_required(self) -> bool:
-        """Whether every request must carry a valid API key."""
-        from secondbrain.infra.ports import is_loopback
+        """Whether every request must carry a valid API key or session (always, unless SB_AUTH=off in tests)."""
+        return self.auth != "off"
 
-        if self.auth == "required":
-            return True
-        if self.auth == "off":
-            return False
-        return not is_loopback(self.host)
+    @property
+    def host_names(self) -> list[str]:
+        """``allowed_hosts`` as a list."""
+        return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+
+    @property
+    def origins(self) -> list[str]:
+        """``allowed_origins`` as a list."""
+        return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
 
     @property
     def objects_dir(self) -> Path:

@@ -86,7 +86,7 @@ class ActiveIndexes:
             cached = self._cache.get(user_id)
         if cached is not None and cached[0] > now:
             return cached[1]
-        active = self.metadata.vector_indexes(user_id, status="active")
+        active = self.metadata.indexes.vector_indexes(user_id, status="active")
         if active:
             found = SearchTarget(active[0].name, embedder_for(self.embedders, active[0]), active[0])
         else:

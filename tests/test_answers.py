@@ -17,10 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
+from app.assembly import build_runtime
+from app.http import create_app
+from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.events.models import ArtifactSubmitted
-from secondbrain.http import create_app
-from secondbrain.infra.llm_server import LocalLlamaServer, available
-from secondbrain.runtime import build_runtime
+from secondbrain.pipeline import local
 from secondbrain.settings import Settings
 from secondbrain.sparse import Bm25Encoder
 from services.chunker.logic import ChunkingConfig
@@ -123,21 +124,26 @@ def llm_server(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactory
     with base_dsn() as base, fresh_database(base) as dsn:
         settings = Settings(data_dir=tmp_path_factory.mktemp("llm"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
                             kafka_bootstrap="127.0.0.1:9", default_user="alice", llm_base_url=llama.base_url,
-                            llm_model=llama.model_id, llm_max_tokens=48, llm_temperature=0.0, timezone="Europe/Paris")
+                            llm_model=llama.model_id, llm_max_tokens=48, llm_temperature=0.0, timezone="Europe/Paris",
+                            auth="off")  # keys are tested in test_auth.py
         rt = build_runtime(settings, vectors=True, models=True, llm=True)
-        rt.metadata.ensure_user("alice")
+        rt.metadata.users.ensure_user("alice")
         assert rt.vectors and rt.embedder and rt.sparse
-        extract = ExtractorStage(rt.objects, rt.metadata, ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20)
+        m = rt.metadata
+        extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+                                 lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
+                                 max_bytes=1 << 20)
         chunk = ChunkerStage(rt.objects, ChunkingConfig())
-        embed = EmbedderStage(rt.objects, rt.metadata, rt.vectors, rt.embedder, rt.sparse)
+        embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users, vectors=rt.vectors,
+                              embedder=rt.embedder, sparse=rt.sparse)
         for text in ["The new office on Harbour Street opens on 1 May.",
                      "The cello lessons are with Mr. Okafor on Thursdays at 17:00."]:
             ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id="alice", source_uri=f"note:{uuid.uuid4()}",
                                    content_type="text/markdown", size_bytes=len(text), submitted_at=datetime.now(UTC),
                                    producer="test", content=text.encode(), attributes={"kind": "note"})
-            (doc,) = extract.process(ev)
-            (chunks,) = chunk.process(doc.event)
-            embed.process(chunks.event)
+            (doc,) = local.run(extract, ev, m.jobs, trusted=True)
+            (chunks,) = local.run(chunk, doc, m.jobs)
+            local.run(embed, chunks, m.jobs)
         with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port):
             yield url
         rt.close()

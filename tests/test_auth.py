@@ -1,4 +1,10 @@
-"""Bearer API keys on the HTTP API: who a request acts as, and who gets nothing."""
+"""Who a request acts as, and who gets nothing: keys, the web page's session, Host and Origin checks.
+
+Loopback is not a trust boundary, so nothing here is special for 127.0.0.1: a key (or a session the
+page got with one) on every request but /healthz and /readyz; a DNS name in Host that the server
+was not told about is refused (DNS rebinding); a write from another site is refused (cross-site
+forms and scripts).  The same checks run against a real `secondbrain up` in tests/e2e/test_security.py.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +17,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
-from secondbrain.http import create_app
-from secondbrain.runtime import Runtime, build_runtime
+from app.assembly import build_runtime
+from app.http import create_app
+from secondbrain.http_security import host_allowed, origin_of, split_host
+from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from services.web.session import SESSION_COOKIE
 
 
 def runtime(dsn: str, tmp_path: Path, **settings: Any) -> Runtime:
@@ -23,14 +32,15 @@ def runtime(dsn: str, tmp_path: Path, **settings: Any) -> Runtime:
                  **settings)
     rt = build_runtime(s, vectors=False, models=False)
     for user in ("alice", "bob", "local"):
-        rt.metadata.ensure_user(user)
+        rt.metadata.users.ensure_user(user)
     return rt
 
 
 @pytest.fixture()
-def required(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
-    rt = runtime(dsn, tmp_path, auth="required")
-    with TestClient(create_app(rt, gateway=True, query=False)) as client:
+def served(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
+    """The gateway with default settings (keys required), as a browser on this machine reaches it."""
+    rt = runtime(dsn, tmp_path, allowed_hosts="notes.example.org")
+    with TestClient(create_app(rt, gateway=True, query=False), base_url="http://127.0.0.1:8000") as client:
         yield client, rt
     rt.close()
 
@@ -39,23 +49,31 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-def test_every_endpoint_but_health_needs_a_valid_key(required: tuple[TestClient, Runtime]) -> None:
-    client, _rt = required
-    for method, path in [("GET", "/v1/sources"), ("GET", "/v1/jobs/x"), ("POST", "/v1/notes"),
-                         ("POST", "/v1/urls"), ("POST", "/v1/artifacts")]:
+# --------------------------------------------------------------------------- keys
+
+
+def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    for method, path in [("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys"), ("GET", "/v1/sources"),
+                         ("GET", "/v1/jobs/x"), ("POST", "/v1/notes"), ("POST", "/v1/urls"),
+                         ("POST", "/v1/artifacts"), ("DELETE", "/v1/sources/x"), ("POST", "/v1/login-links")]:
         r = client.request(method, path)
         assert r.status_code == 401, (method, path, r.status_code)
-        assert r.headers["www-authenticate"] == "Bearer" and "API key" in r.json()["detail"]
+        detail = r.json()["detail"]
+        assert r.headers["www-authenticate"] == "Bearer" and "API key is required" in detail
+        # The sentence says where this machine's key is and how the page signs in.
+        assert str(rt.settings.data_dir / "api-key") in detail and "secondbrain open" in detail
     for bad in ("Bearer nope", "Bearer sb_123_fake", "Basic YWxpY2U6eA==", "Bearer "):
         assert client.get("/v1/sources", headers={"Authorization": bad}).status_code == 401
     assert client.get("/healthz").status_code == 200
     assert client.get("/readyz").status_code in (200, 503)  # open, whatever the dependencies say
+    assert client.get("/").status_code == 200  # the page itself holds no data
 
 
-def test_a_key_acts_as_its_user_only(required: tuple[TestClient, Runtime]) -> None:
-    client, rt = required
-    _, alice = rt.metadata.create_api_key("alice", "test")
-    _, bob = rt.metadata.create_api_key("bob", "test")
+def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, alice = rt.metadata.users.create_api_key("alice", "test")
+    _, bob = rt.metadata.users.create_api_key("bob", "test")
     r = client.post("/v1/notes", json={"text": "Alice's secret plan"}, headers=bearer(alice))
     assert r.status_code == 202
     job = r.json()["job_id"]
@@ -63,42 +81,35 @@ def test_a_key_acts_as_its_user_only(required: tuple[TestClient, Runtime]) -> No
     assert client.get(f"/v1/jobs/{job}", headers=bearer(bob)).status_code == 404
     assert [s["job_id"] for s in client.get("/v1/sources", headers=bearer(alice)).json()["sources"]] == [job]
     assert client.get("/v1/sources", headers=bearer(bob)).json()["sources"] == []
+    # A user key cannot mint admin keys or keys for others.
+    assert client.post("/v1/keys", json={"name": "e", "scope": "admin"}, headers=bearer(bob)).status_code == 403
+    assert client.post("/v1/admin/users/alice/keys", json={"name": "e"}, headers=bearer(bob)).status_code == 403
 
 
-def test_a_revoked_key_stops_working(required: tuple[TestClient, Runtime]) -> None:
-    client, rt = required
-    info, key = rt.metadata.create_api_key("alice", "old phone")
+def test_a_revoked_key_stops_working(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    info, key = rt.metadata.users.create_api_key("alice", "old phone")
     assert client.get("/v1/sources", headers=bearer(key)).status_code == 200
-    rt.metadata.revoke_api_key("alice", info.key_id)
+    rt.metadata.users.revoke_api_key("alice", info.key_id)
     r = client.get("/v1/sources", headers=bearer(key))
     assert r.status_code == 401 and "revoked" in r.json()["detail"]
 
 
-def test_auto_mode_on_loopback_lets_the_local_user_in_and_keys_still_count(dsn: str, tmp_path: Path) -> None:
-    rt = runtime(dsn, tmp_path, auth="auto", host="127.0.0.1")
-    try:
-        with TestClient(create_app(rt, gateway=True, query=False)) as client:
-            assert client.get("/v1/sources").status_code == 200  # the default local user
-            _, bob = rt.metadata.create_api_key("bob", "t")
-            assert client.post("/v1/notes", json={"text": "Bob's note"}, headers=bearer(bob)).status_code == 202
-            assert [s["source_uri"][:5] for s in client.get("/v1/sources", headers=bearer(bob)).json()["sources"]] \
-                == ["note:"]
-            assert client.get("/v1/sources", headers=bearer("sb_bad_key")).status_code == 401
-    finally:
-        rt.close()
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "0.0.0.0", "192.168.1.20"])
+def test_keys_are_required_everywhere_and_auth_off_only_on_loopback(host: str) -> None:
+    assert Settings(host=host).auth_required()  # type: ignore[call-arg]
+    assert Settings(host=host, auth="auto").auth == "required"  # type: ignore[call-arg]  # the old default
+    if host in ("0.0.0.0", "192.168.1.20"):
+        with pytest.raises(ValidationError, match="only for tests on loopback"):
+            Settings(host=host, auth="off")  # type: ignore[call-arg]
+    else:
+        assert not Settings(host=host, auth="off").auth_required()  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize(("host", "required_"), [("127.0.0.1", False), ("::1", False), ("localhost", False),
-                                                 ("0.0.0.0", True), ("192.168.1.20", True)])
-def test_auto_requires_keys_off_loopback(host: str, required_: bool) -> None:
-    assert Settings(host=host, auth="auto").auth_required() is required_  # type: ignore[call-arg]
-    assert Settings(host=host, auth="required").auth_required() is True  # type: ignore[call-arg]
-
-
-def test_job_progress_streams_to_its_owner_only(required: tuple[TestClient, Runtime]) -> None:
-    client, rt = required
-    _, alice = rt.metadata.create_api_key("alice", "stream")
-    _, bob = rt.metadata.create_api_key("bob", "stream")
+def test_job_progress_streams_to_its_owner_only(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, alice = rt.metadata.users.create_api_key("alice", "stream")
+    _, bob = rt.metadata.users.create_api_key("bob", "stream")
     job = client.post("/v1/notes", json={"text": "progress please"}, headers=bearer(alice)).json()["job_id"]
     assert client.get(f"/v1/jobs/{job}/stream", headers=bearer(bob)).status_code == 404
     assert client.get(f"/v1/jobs/{job}/stream").status_code == 401
@@ -106,8 +117,8 @@ def test_job_progress_streams_to_its_owner_only(required: tuple[TestClient, Runt
     def finish() -> None:  # what the stages do, a moment later
         time.sleep(0.3)
         for stage in ("extract", "chunk", "embed"):
-            rt.metadata.stage_started("alice", job, stage, 1)
-            rt.metadata.stage_succeeded("alice", job, stage)
+            rt.metadata.jobs.stage_started("alice", job, stage, 1)
+            rt.metadata.jobs.stage_succeeded("alice", job, stage)
 
     worker = threading.Thread(target=finish)
     worker.start()
@@ -115,3 +126,168 @@ def test_job_progress_streams_to_its_owner_only(required: tuple[TestClient, Runt
     worker.join()
     states = [json.loads(line[6:])["status"] for line in body.splitlines() if line.startswith("data: ")]
     assert states[0] == "queued" and states[-1] == "succeeded" and len(states) >= 2
+
+
+# --------------------------------------------------------------------------- the web page's session
+
+
+def test_a_one_time_link_signs_the_page_in_with_a_strict_cookie(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    info, key = rt.metadata.users.create_api_key("local", "local", "admin")
+    token = rt.metadata.users.create_login_link(info.key_id, 600)
+    r = client.post("/v1/session", json={"token": token})
+    assert r.status_code == 200 and r.json() == {"user_id": "local", "key_id": info.key_id, "scope": "admin"}
+    cookie = r.headers["set-cookie"]
+    assert cookie.startswith(f"{SESSION_COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "Secure" not in cookie and "Max-Age" not in cookie  # plain http on loopback; until the browser closes
+    assert client.get("/v1/me").json()["user_id"] == "local"  # the cookie alone is enough now
+    # The link works once.
+    client.cookies.clear()
+    again = client.post("/v1/session", json={"token": token})
+    assert again.status_code == 401 and "secondbrain open" in again.json()["detail"]
+    assert client.get("/v1/me").status_code == 401
+    # A pasted key opens a session too ("remember me" keeps it); producer keys never do.
+    r = client.post("/v1/session", json={"remember": True}, headers=bearer(key))
+    assert r.status_code == 200 and f"Max-Age={rt.settings.session_days * 86400}" in r.headers["set-cookie"]
+    _, producer = rt.metadata.users.create_api_key("alice", "app", "producer")
+    assert client.post("/v1/session", json={}, headers=bearer(producer)).status_code == 401
+
+
+def test_sign_out_and_revoking_the_key_end_the_session(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    info, key = rt.metadata.users.create_api_key("alice", "laptop")
+    assert client.post("/v1/session", json={}, headers=bearer(key)).status_code == 200
+    assert client.get("/v1/me").status_code == 200
+    signed_out = client.delete("/v1/session")
+    assert signed_out.status_code == 204 and f'{SESSION_COOKIE}=""' in signed_out.headers["set-cookie"]
+    assert client.get("/v1/me").status_code == 401
+    # A session made from a key ends with the key.
+    client.post("/v1/session", json={}, headers=bearer(key))
+    session = client.cookies.get(SESSION_COOKIE)
+    assert session and client.get("/v1/me").status_code == 200
+    rt.metadata.users.revoke_api_key("alice", info.key_id)
+    r = client.get("/v1/me")
+    assert r.status_code == 401 and "sign in again" in r.json()["detail"]
+
+
+def test_login_links_are_made_with_a_key(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, key = rt.metadata.users.create_api_key("alice", "cli")
+    r = client.post("/v1/login-links", headers=bearer(key))
+    assert r.status_code == 201 and r.json()["path"].startswith("/?token=")
+    opened = client.post("/v1/session", json={"token": r.json()["token"]})
+    assert opened.status_code == 200 and opened.json()["user_id"] == "alice"
+
+
+def test_the_cookie_is_secure_off_loopback(dsn: str, tmp_path: Path) -> None:
+    rt = runtime(dsn, tmp_path, allowed_hosts="notes.example.org")
+    try:
+        _, key = rt.metadata.users.create_api_key("alice", "t")
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://notes.example.org") as client:
+            r = client.post("/v1/session", json={}, headers=bearer(key))
+            assert r.status_code == 200 and "Secure" in r.headers["set-cookie"]
+    finally:
+        rt.close()
+
+
+# --------------------------------------------------------------------------- Host and Origin
+
+
+def test_a_name_the_server_was_not_told_about_is_refused(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, key = rt.metadata.users.create_api_key("alice", "t")
+    for host in ("attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io", "rebind.example:8000"):
+        for path in ("/v1/me", "/v1/export", "/healthz", "/"):
+            r = client.get(path, headers={"Host": host, **bearer(key)})
+            assert r.status_code == 400 and "does not answer to the name" in r.json()["detail"], (host, path)
+    for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000", "10.0.0.5", "notes.example.org",
+                 "NOTES.EXAMPLE.ORG:443"):
+        assert client.get("/v1/me", headers={"Host": host, **bearer(key)}).status_code == 200, host
+
+
+def test_writes_from_another_site_are_refused(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, key = rt.metadata.users.create_api_key("alice", "t")
+    note = {"text": "from a page"}
+    for headers in ({"Origin": "http://attacker.example"}, {"Origin": "null"},
+                    {"Origin": "http://127.0.0.1:3000"},  # another port is another origin
+                    {"Referer": "http://attacker.example/form.html"}):
+        r = client.post("/v1/notes", json=note, headers={**headers, **bearer(key)})
+        assert r.status_code == 403 and "cross-site request refused" in r.json()["detail"], headers
+        assert client.delete("/v1/sources/x", headers={**headers, **bearer(key)}).status_code == 403
+    # The page's own origin, and requests that are not from a page at all, go on to the key check.
+    assert client.post("/v1/notes", json=note, headers={"Origin": "http://127.0.0.1:8000", **bearer(key)}) \
+        .status_code == 202
+    assert client.post("/v1/notes", json=note, headers=bearer(key)).status_code == 202
+    # Reads are not refused by origin (a page cannot read the answer without CORS), and no CORS is sent.
+    r = client.get("/v1/me", headers={"Origin": "http://attacker.example", **bearer(key)})
+    assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+
+
+def test_configured_origins_may_call_and_get_cors(dsn: str, tmp_path: Path) -> None:
+    rt = runtime(dsn, tmp_path, allowed_origins="https://app.example.org")
+    try:
+        _, key = rt.metadata.users.create_api_key("alice", "t")
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://127.0.0.1:8000") as client:
+            r = client.post("/v1/notes", json={"text": "hi"}, headers={"Origin": "https://app.example.org",
+                                                                     **bearer(key)})
+            assert r.status_code == 202 and r.headers["access-control-allow-origin"] == "https://app.example.org"
+            assert client.post("/v1/notes", json={"text": "hi"}, headers={
+                "Origin": "https://evil.example.org", **bearer(key)}).status_code == 403
+    finally:
+        rt.close()
+
+
+def test_host_and_origin_helpers() -> None:
+    assert split_host("[::1]:8000") == ("::1", 8000) and split_host("Example.ORG.") == ("example.org", None)
+    assert host_allowed("10.1.2.3", ()) and host_allowed("localhost", ()) and not host_allowed("evil.com", ())
+    assert host_allowed("a.example.org", (".example.org",)) and host_allowed("example.org", (".example.org",))
+    assert not host_allowed("badexample.org", (".example.org",))
+    assert origin_of("http://127.0.0.1:80/x") == "http://127.0.0.1" and origin_of("nonsense") is None
+    assert origin_of("https://[::1]:8443/") == "https://[::1]:8443"
+
+
+# --------------------------------------------------------------------------- limits and bad input
+
+
+def test_bad_input_gets_a_4xx_with_a_sentence(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    rt.metadata.users.ensure_user("dora")
+    _, key = rt.metadata.users.create_api_key("dora", "t")
+    auth = bearer(key)
+    r = client.post("/v1/notes", json={"text": "ok", "title": "a\x00b"}, headers=auth)
+    assert r.status_code == 422 and "NUL" in json.dumps(r.json())
+    r = client.post("/v1/notes", content=b'{"text": "lone \\ud800 surrogate"}',
+                    headers={**auth, "Content-Type": "application/json"})
+    assert r.status_code == 422 and "surrogate" in json.dumps(r.json())
+    r = client.post("/v1/notes", content=b"[" * 100_000 + b"]" * 100_000,
+                    headers={**auth, "Content-Type": "application/json"})
+    assert r.status_code == 422 and "nested too deeply" in r.json()["detail"]
+    # A 2 MB title is refused without being repeated back.
+    r = client.post("/v1/notes", json={"text": "ok", "title": "T" * 2_000_000}, headers=auth)
+    assert r.status_code == 422 and len(r.content) < 2000
+    # The request line counts towards the head limit; a NUL anywhere in the address is refused.
+    r = client.get("/v1/sources?q=" + "x" * 40_000, headers=auth)  # over SB_MAX_HEADER_BYTES (32 KiB)
+    assert r.status_code == 431 and "request line and headers" in r.json()["detail"]
+    assert client.get("/v1/jobs/abc%00def", headers=auth).status_code == 400
+    # Nothing of the refused requests was stored.
+    assert client.get("/v1/sources", headers=auth).json()["sources"] == []
+
+
+def test_an_idempotency_key_reused_with_another_body_is_refused(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    rt.metadata.users.ensure_user("erin")
+    _, key = rt.metadata.users.create_api_key("erin", "t")
+    headers = {**bearer(key), "Idempotency-Key": "retry-42"}
+    first = client.post("/v1/artifacts", files={"file": ("a.txt", b"first body", "text/plain")}, headers=headers)
+    again = client.post("/v1/artifacts", files={"file": ("a.txt", b"first body", "text/plain")}, headers=headers)
+    assert first.status_code == again.status_code == 202 and first.json()["job_id"] == again.json()["job_id"]
+    other = client.post("/v1/artifacts", files={"file": ("a.txt", b"a second body", "text/plain")},
+                        headers=headers)
+    assert other.status_code == 422 and "Idempotency-Key" in other.json()["detail"]
+    # The second body's bytes did not stay behind without a row.
+    stored = rt.metadata.catalog.get_artifact("erin", first.json()["artifact_id"])
+    assert stored is not None and [o.key for o in rt.objects.list("users/erin/")] == [stored.object_key]
+    note = {**bearer(key), "Idempotency-Key": "note-1"}
+    assert client.post("/v1/notes", json={"text": "one"}, headers=note).status_code == 202
+    assert client.post("/v1/notes", json={"text": "two"}, headers=note).status_code == 422

@@ -6,25 +6,36 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from secondbrain.events.models import Segment
 from services.chunker.logic import (
     ChunkDraft,
     ChunkingConfig,
-    SegmentIn,
     approx_tokens,
     chunk_segments,
     speech_windows,
 )
 from services.extractors.text import extract_text
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 SMALL = ChunkingConfig(target=30, max_tokens=40, min_tokens=20, overlap=8)
 
 
-def build(blocks: Sequence[tuple[str, str, tuple[str, ...], int | None]]) -> tuple[list[SegmentIn], str]:
+def SegmentIn(index: int, kind: str, text: str, char_start: int, char_end: int,
+              heading_path: Sequence[str] = (), page: int | None = None, t_start: float | None = None,
+              t_end: float | None = None) -> Segment:
+    """A document segment as the extractor makes it (the one segment type from extractor to chunker)."""
+    return Segment(index=index, kind=kind, text=text, char_start=char_start, char_end=char_end,
+                   heading_path=list(heading_path), page=page, t_start=t_start, t_end=t_end)
+
+
+def build(blocks: Sequence[tuple[str, str, tuple[str, ...], int | None]]) -> tuple[list[Segment], str]:
     """Segments (kind, text, heading_path, page) laid out like the extractor does (blank-line separated)."""
-    segments: list[SegmentIn] = []
+    segments: list[Segment] = []
     pieces: list[str] = []
     pos = 0
     for i, (kind, text, path, page) in enumerate(blocks):
@@ -297,7 +308,7 @@ def test_list_items_are_sentence_boundaries() -> None:
 # --------------------------------------------------------------------------- pages
 
 
-def _pages_of(chunk: ChunkDraft, segments: list[SegmentIn]) -> set[int | None]:
+def _pages_of(chunk: ChunkDraft, segments: list[Segment]) -> set[int | None]:
     return {s.page for s in segments if s.char_start < chunk.char_end and s.char_end > chunk.char_start}
 
 

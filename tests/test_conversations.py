@@ -20,14 +20,16 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
+from app.assembly import build_runtime
+from app.http import create_app
 from secondbrain.embedding import OpenAICompatibleEmbedder
-from secondbrain.events.models import ArtifactSubmitted
-from secondbrain.http import create_app
+from secondbrain.events.models import ArtifactSubmitted, Segment
 from secondbrain.infra.ports import free_port
+from secondbrain.pipeline import local
 from secondbrain.pipeline.errors import PermanentError
-from secondbrain.runtime import Runtime, build_runtime
+from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
-from services.chunker.logic import ChunkingConfig, SegmentIn, approx_tokens, chunk_segments
+from services.chunker.logic import ChunkingConfig, approx_tokens, chunk_segments
 from services.chunker.stage import ChunkerStage
 from services.embedder.stage import EmbedderStage
 from services.extractors import sniff
@@ -43,12 +45,10 @@ UTCZ = ZoneInfo("UTC")
 USER = "carol"
 
 
-def chat(text: str) -> tuple[list[SegmentIn], str]:
-    """Extract a transcript and hand its segments to the chunker as the chunk stage does."""
+def chat(text: str) -> tuple[list[Segment], str]:
+    """Extract a transcript: its segments go to the chunker as they are (one segment type)."""
     doc = extract_text(text.encode(), content_type="text/x-chat", filename=None, is_note=False)
-    segs = [SegmentIn(s.index, s.kind, s.text, s.char_start, s.char_end, s.heading_path, s.page, s.t_start,
-                      s.t_end, s.attributes) for s in doc.segments]
-    return segs, doc.full_text
+    return doc.segments, doc.full_text
 
 
 def transcript(n: int, words: int = 6) -> str:
@@ -157,22 +157,26 @@ SESSIONS = [  # (captured at, transcript)
 def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
     with base_dsn() as base, fresh_database(base) as dsn:
         settings = Settings(data_dir=tmp_path_factory.mktemp("chat"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
-                            timezone="UTC", kafka_bootstrap="127.0.0.1:9", default_user=USER)
+                            timezone="UTC", kafka_bootstrap="127.0.0.1:9", default_user=USER,
+                            auth="off")  # keys are tested in test_auth.py
         runtime = build_runtime(settings, vectors=True, models=True)
-        runtime.metadata.ensure_user(USER)
+        runtime.metadata.users.ensure_user(USER)
         assert runtime.vectors and runtime.embedder and runtime.sparse
-        extract = ExtractorStage(runtime.objects, runtime.metadata, ExtractorSet({"text": TextExtractor()}),
+        m = runtime.metadata
+        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+                                 lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                  max_bytes=1 << 20)
         chunk = ChunkerStage(runtime.objects, ChunkingConfig())
-        embed = EmbedderStage(runtime.objects, runtime.metadata, runtime.vectors, runtime.embedder, runtime.sparse)
+        embed = EmbedderStage(runtime.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+                              vectors=runtime.vectors, embedder=runtime.embedder, sparse=runtime.sparse)
         for n, (at, text) in enumerate(SESSIONS, 1):
             raw = text.encode()
             ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id=USER, source_uri=f"file:session-{n}.chat",
                                    content_type="text/x-chat", size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                    producer="test", content=raw, filename=f"session-{n}.chat", captured_at=at)
-            (doc,) = extract.process(ev)
-            (chunks,) = chunk.process(doc.event)
-            assert embed.process(chunks.event)
+            (doc,) = local.run(extract, ev, m.jobs, trusted=True)
+            (chunks,) = local.run(chunk, doc, m.jobs)
+            assert local.run(embed, chunks, m.jobs)
         yield runtime
         runtime.close()
 
@@ -289,7 +293,7 @@ def test_search_says_503_when_the_embedding_endpoint_is_down(rt: Runtime) -> Non
     # The same data, searched through an OpenAI-compatible embedding endpoint that is not there.
     down = replace(rt, embedder=OpenAICompatibleEmbedder(f"http://127.0.0.1:{free_port()}/v1", "m", timeout_s=2),
                    embedders=None)
-    client = TestClient(create_app(down, gateway=False, query=True))
+    client = TestClient(create_app(down, gateway=False, query=True), base_url="http://localhost")
     r = client.get("/v1/search", params={"q": "support group", "tz": "UTC"})
     assert r.status_code == 503 and r.headers["retry-after"] == "5"
     assert "try again" in r.json()["detail"] and "127.0.0.1" in r.json()["detail"]

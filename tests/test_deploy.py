@@ -5,8 +5,9 @@ kubectl, installed from PyPI by the dev extra) and every object is validated aga
 Kubernetes API's JSON schemas (strict: unknown fields fail). docker-compose.yml is validated
 against the Compose specification's JSON schema, after interpolating the example env file.
 Then the checks a reviewer makes by hand: probes, resources, autoscalers within the partition
-count, disruption budgets, one image, health checks, start-up order, telemetry wiring, and a
-dashboard that shows every metric the code emits.
+count, disruption budgets, one image, health checks, start-up order, telemetry wiring, a
+dashboard that shows every metric the code emits, and a Qdrant server image in step with the
+pinned qdrant-client.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -28,8 +30,10 @@ import kubernetes_validate
 import promql_parser
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-from secondbrain.cli import build_parser
+from app.cli import build_parser
 from secondbrain.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +123,7 @@ def quantity(value: str | int | float) -> float:
 
 def setting_names() -> set[str]:
     """SB_* variables secondbrain reads: its Settings fields and the few the CLI reads itself."""
-    cli = (ROOT / "secondbrain" / "cli.py").read_text()
+    cli = "".join(p.read_text() for p in (ROOT / "app").rglob("*.py"))
     from_cli = set(re.findall(r'environ.get\("(SB_[A-Z_]+)"', cli))
     return {f"SB_{name.upper()}" for name in Settings.model_fields} | from_cli
 
@@ -612,3 +616,85 @@ def test_dockerfile_is_multi_stage_non_root_with_tesseract_and_no_compilers_at_r
     assert "COPY schemas" in "\n".join(lines), "the event codec reads schemas/ at run time"
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
     assert {".venv", ".git", ".secondbrain", ".env"} <= set(ignored)
+
+
+# --------------------------------------------------------------------------- backing services vs their clients
+
+
+def pinned_version(distribution: str) -> str:
+    """The exact version pyproject.toml pins ``distribution`` to (``name==X``)."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    for line in pyproject["project"]["dependencies"]:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == canonicalize_name(distribution):
+            pins = [spec.version for spec in requirement.specifier if spec.operator == "=="]
+            assert pins, f"pyproject.toml must pin {distribution} exactly (==) so its server image can follow it"
+            return pins[0]
+    raise AssertionError(f"{distribution} is not a dependency in pyproject.toml")
+
+
+def images_of(repository: str) -> list[tuple[str, str]]:
+    """Every ``(where, tag)`` that docker-compose.yml or a YAML file under deploy/ pins ``repository`` to:
+    ``image:`` values, and kustomize ``images:`` entries (``name``/``newName`` with ``newTag``)."""
+    found: list[tuple[str, str]] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            image = node.get("image")
+            if isinstance(image, str):
+                reference = image.split("@")[0]  # a digest does not name the version
+                name, tag = reference.rsplit(":", 1) if ":" in reference.rsplit("/", 1)[-1] else (reference, "latest")
+                if name == repository:
+                    found.append((where, tag))
+            if repository in (node.get("newName"), node.get("name")) and "newTag" in node:
+                found.append((where, str(node["newTag"])))
+            for value in node.values():
+                walk(value, where)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, where)
+
+    walk(compose_raw(), "docker-compose.yml")
+    for path in sorted([*DEPLOY.rglob("*.yaml"), *DEPLOY.rglob("*.yml")]):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            walk(doc, str(path.relative_to(ROOT)))
+    return found
+
+
+def qdrant_compatible(client: str, server: str) -> bool:
+    """Qdrant's client/server rule, as qdrant-client checks it when it connects
+    (``qdrant_client.common.version_check.is_compatible``): same major, minors at most one apart."""
+    c, s = (re.match(r"v?(\d+)\.(\d+)", v) for v in (client, server))
+    if c is None or s is None:
+        return False
+    return c[1] == s[1] and abs(int(c[2]) - int(s[2])) <= 1
+
+
+@pytest.mark.parametrize(("client", "server", "ok"), [
+    ("1.20.0", "v1.20.0", True), ("1.20.0", "v1.19.2", True), ("1.20.0", "v1.21.1", True),
+    ("1.20.0", "v1.17.1", False), ("1.20.0", "v2.20.0", False), ("1.20.0", "latest", False),
+])
+def test_the_qdrant_rule_is_the_clients_own(client: str, server: str, ok: bool) -> None:
+    from qdrant_client.common.version_check import is_compatible
+
+    assert qdrant_compatible(client, server) is ok
+    if server[1:2].isdigit():
+        assert is_compatible(client, server.removeprefix("v")) is ok
+
+
+def test_the_qdrant_server_image_is_in_step_with_qdrant_client() -> None:
+    client = pinned_version("qdrant-client")
+    images = images_of("qdrant/qdrant")
+    assert images, "docker-compose.yml runs no qdrant/qdrant image any more: update this test"
+    major, minor = client.split(".")[:2]
+    for where, tag in images:
+        assert qdrant_compatible(client, tag), (
+            f"{where} pins qdrant/qdrant:{tag} but pyproject.toml pins qdrant-client=={client}; Qdrant supports a "
+            f"client of the server's major version at most one minor away: pin qdrant/qdrant:v{major}.{minor}.x "
+            f"(a released tag), or move qdrant-client to the server's minor")
+    # The development stand-in answers the client's version check too.
+    from devtools.qdrant_edge_server import API_VERSION
+
+    assert qdrant_compatible(client, API_VERSION), (
+        f"devtools/qdrant_edge_server.py reports Qdrant {API_VERSION} to qdrant-client=={client}: set API_VERSION "
+        f"to {major}.{minor}.0")

@@ -7,6 +7,8 @@ import pytest
 
 from secondbrain.pipeline.errors import PermanentError, RetryableError, backoff_delay, classify
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 
 @pytest.mark.parametrize(
     "exc",

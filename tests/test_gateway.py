@@ -10,10 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
+from app.assembly import build_runtime
+from app.http import create_app
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted
-from secondbrain.http import create_app
-from secondbrain.runtime import build_runtime
 from secondbrain.settings import Settings
 
 
@@ -22,11 +22,11 @@ def gateway(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, object]]:
     settings = Settings(  # type: ignore[call-arg]
         data_dir=tmp_path, postgres_dsn=SecretStr(dsn), max_upload_bytes=64 * 1024,
         kafka_bootstrap="127.0.0.1:9",  # nothing listens: the gateway must still accept work
-        topic_prefix=f"gw{tmp_path.name[-6:]}.",
+        topic_prefix=f"gw{tmp_path.name[-6:]}.", auth="off",  # keys are tested in test_auth.py
     )
     rt = build_runtime(settings, vectors=False, models=False)
     app = create_app(rt, gateway=True, query=False, relay=None)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         yield client, rt
     rt.close()
 
@@ -42,7 +42,7 @@ def test_note_is_accepted_with_job_and_outbox_row(gateway: tuple[TestClient, obj
     assert job["status"] == "queued"
     assert [s["stage"] for s in job["stages"]] == ["extract", "chunk", "embed"]
     assert job["events"][0]["status"] == "queued"
-    rows = rt.metadata.claim_outbox(100)  # type: ignore[attr-defined]
+    rows = rt.metadata.outbox.claim_outbox(100)  # type: ignore[attr-defined]
     (row,) = [r for r in rows if r.message.topic.endswith("artifacts.submitted")]
     event = EventCodec().decode(row.message.value, expected=ArtifactSubmitted)
     assert event.job_id == body["job_id"] and event.user_id == "local" and row.message.key == b"local"

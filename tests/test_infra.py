@@ -1,4 +1,5 @@
-"""The local service launchers in :mod:`secondbrain.infra` really serve their protocols."""
+"""The local service launchers (:mod:`secondbrain.infra`, and the S3 stand-in in :mod:`devtools.s3`) really serve
+their protocols."""
 
 from __future__ import annotations
 
@@ -18,17 +19,15 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from minio import Minio
 
+from devtools.s3 import MotoS3Server, docker_available, try_testcontainers_minio
 from secondbrain.infra import (
     EmbeddedPostgres,
-    MotoS3Server,
     TansuBroker,
     TansuNotFound,
     TansuStartError,
-    docker_available,
     find_tansu_binary,
     free_port,
     machine_postgres_dsn,
-    try_testcontainers_minio,
 )
 from secondbrain.infra.ports import port_accepts
 

@@ -7,6 +7,8 @@ import pytest
 from secondbrain import keys
 from secondbrain.stores.vector_payload import collection_name
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 
 @pytest.mark.parametrize("bad", ["", "local\n", "a/b", "../x", "a..b", ".hidden", "a b", "x" * 129, "é", None, 7])
 def test_unsafe_user_ids_are_refused(bad: object) -> None:

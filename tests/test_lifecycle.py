@@ -24,13 +24,20 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
+from app.assembly import build_runtime
+from app.http import create_app
+from app.serve import retention_loop
 from secondbrain import ids, keys, lifecycle
-from secondbrain.events.models import ArtifactSubmitted, ChunksCreated, DocumentExtracted, UrlRequested
-from secondbrain.http import create_app
-from secondbrain.pipeline import claimcheck, topics
+from secondbrain.events.models import (
+    ArtifactSubmitted,
+    ChunksCreated,
+    ChunksIndexed,
+    DocumentExtracted,
+    UrlRequested,
+)
+from secondbrain.pipeline import claimcheck, local, topics
 from secondbrain.ports import VectorFilter
-from secondbrain.runtime import Runtime, build_runtime
-from secondbrain.serve import retention_loop
+from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
@@ -63,24 +70,28 @@ class Env:
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     with base_dsn() as base, fresh_database(base) as dsn:
         settings = Settings(data_dir=tmp_path_factory.mktemp("lifecycle"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
-                            kafka_bootstrap="127.0.0.1:9", auth="required", raw_retention_days=7)
+                            kafka_bootstrap="127.0.0.1:9", auth="required", raw_retention_days=7,
+                            fetch_allow_private=True)  # the pages are served on loopback by the test
         rt = build_runtime(settings, vectors=True, models=True)
         assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
         api_keys = {}
         for user in ("alice", "bob"):
-            rt.metadata.ensure_user(user)
-            api_keys[user] = rt.metadata.create_api_key(user, "test")[1]
+            rt.metadata.users.ensure_user(user)
+            api_keys[user] = rt.metadata.users.create_api_key(user, "test")[1]
+        m = rt.metadata
+        roles = {"users": m.users, "intake": m.intake, "jobs": m.jobs, "catalog": m.catalog, "lifecycle": m.lifecycle}
         stages = {
-            ArtifactSubmitted: ExtractorStage(rt.objects, rt.metadata, ExtractorSet(
+            ArtifactSubmitted: ExtractorStage(rt.objects, **roles, extractors=ExtractorSet(
                 {"text": TextExtractor(), "html": HtmlExtractor()}), max_bytes=settings.max_upload_bytes),
             DocumentExtracted: ChunkerStage(rt.objects, ChunkingConfig()),
-            ChunksCreated: EmbedderStage(rt.objects, rt.metadata, rt.vectors, rt.embedder, rt.sparse),
-            UrlRequested: FetcherStage(rt.objects, rt.metadata, FetchPolicy(
+            ChunksCreated: EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+                                         vectors=rt.vectors, embedder=rt.embedder, sparse=rt.sparse),
+            UrlRequested: FetcherStage(rt.objects, **roles, policy=FetchPolicy(
                 timeout_s=5, connect_timeout_s=5, max_bytes=10**6, max_redirects=3, respect_robots=True,
                 allow_private=True)),
         }
         try:
-            with TestClient(create_app(rt, gateway=True, query=True)) as client:
+            with TestClient(create_app(rt, gateway=True, query=True), base_url="http://localhost") as client:
                 yield Env(rt, client, dsn, api_keys, stages)
         finally:
             rt.close()
@@ -96,16 +107,12 @@ def small_claim_checks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run_stage(env: Env, event: Any) -> list[Any]:
-    """One stage on one event, as the runner does it: admission, bookkeeping, process."""
+    """One stage on one event, as the runner does it: admission, the work, the "still wanted?" write (and
+    the discard of work for a source deleted meanwhile); the events the next stage would get."""
     stage = env.stages[type(event)]
-    admit = getattr(stage, "admit", None)
-    if admit is not None:
-        admit(event, env.rt.codec.encode(event), {k: v.decode() for k, v in env.rt.codec.headers(event)})
-    ref = stage.job_of(event)
-    env.rt.metadata.stage_started(ref.user_id, ref.job_id, stage.name, 1)
-    emits = stage.process(event)
-    env.rt.metadata.stage_succeeded(ref.user_id, ref.job_id, stage.name)
-    return [e.event for e in emits if e.topic != topics.CHUNKS_INDEXED]
+    outputs = local.run(stage, event, env.rt.metadata.jobs, value=env.rt.codec.encode(event),
+                        headers={k: v.decode() for k, v in env.rt.codec.headers(event)})
+    return [o for o in outputs if not isinstance(o, ChunksIndexed)]
 
 
 def run_all(env: Env, event: Any) -> None:
@@ -116,8 +123,8 @@ def run_all(env: Env, event: Any) -> None:
 
 def published(env: Env) -> list[Any]:
     """What the relay would publish now (marked published)."""
-    rows = env.rt.metadata.claim_outbox(1000)
-    env.rt.metadata.mark_published([r.id for r in rows])
+    rows = env.rt.metadata.outbox.claim_outbox(1000)
+    env.rt.metadata.outbox.mark_published([r.id for r in rows])
     kinds = {topics.ARTIFACTS_SUBMITTED: ArtifactSubmitted, topics.URLS_REQUESTED: UrlRequested}
     return [env.rt.codec.decode(r.message.value, expected=kind) for r in rows
             for topic, kind in kinds.items() if r.message.topic.endswith(topic)]
@@ -484,7 +491,7 @@ def test_the_gateway_runs_retention_in_the_background(env: Env) -> None:
         task = asyncio.create_task(retention_loop(env.rt, 7, interval_s=0.05))
         try:
             for _ in range(400):
-                if env.rt.metadata.get_artifact("alice", row["artifact_id"]).raw_purged_at:  # type: ignore[union-attr]
+                if env.rt.metadata.catalog.get_artifact("alice", row["artifact_id"]).raw_purged_at:  # type: ignore[union-attr]
                     return
                 await asyncio.sleep(0.05)
         finally:
@@ -530,8 +537,8 @@ def test_erasing_an_account_leaves_nothing_and_touches_no_one_else(env: Env) -> 
     assert sources(env, "alice") == alice_sources and points(env, "alice") == alice_points
 
     # The id can be used again, and starts empty.
-    env.rt.metadata.ensure_user("bob")
-    env.keys["bob"] = env.rt.metadata.create_api_key("bob", "new")[1]
+    env.rt.metadata.users.ensure_user("bob")
+    env.keys["bob"] = env.rt.metadata.users.create_api_key("bob", "new")[1]
     assert sources(env, "bob") == [] and search(env, "bob", "locker code") == []
     fresh = zipfile.ZipFile(io.BytesIO(c.get("/v1/export", headers=env.h("bob")).content))
     counts = json.loads(fresh.read("manifest.json"))["counts"]
@@ -539,14 +546,14 @@ def test_erasing_an_account_leaves_nothing_and_touches_no_one_else(env: Env) -> 
 
 
 def test_erase_user_is_an_admin_function_too(env: Env, tmp_path: Path) -> None:
-    env.rt.metadata.ensure_user("carol")
-    carol_key = env.rt.metadata.create_api_key("carol", "t")[1]
+    env.rt.metadata.users.ensure_user("carol")
+    carol_key = env.rt.metadata.users.create_api_key("carol", "t")[1]
     env.client.post("/v1/notes", json={"text": "Carol's bike is blue."},
                     headers={"Authorization": f"Bearer {carol_key}"})
     drain(env)
     assert env.rt.vectors is not None
     report = lifecycle.erase_user(env.rt.metadata, env.rt.objects, env.rt.vectors, "carol")
     assert report.found and report.objects >= 1 and report.rows["jobs"] == 1
-    assert not env.rt.metadata.user_exists("carol") and points(env, "carol") == 0
+    assert not env.rt.metadata.users.user_exists("carol") and points(env, "carol") == 0
     again = lifecycle.erase_user(env.rt.metadata, env.rt.objects, env.rt.vectors, "carol")
     assert not again.found and again.objects == 0

@@ -22,8 +22,8 @@ import pytest
 import qdrant_edge as qe
 from qdrant_client import QdrantClient, models
 
-from secondbrain.devtools import qdrant_edge_server
-from secondbrain.devtools.qdrant_edge_server import API_VERSION, EdgeServerProcess, main
+from devtools import qdrant_edge_server
+from devtools.qdrant_edge_server import API_VERSION, EdgeServerProcess, main
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
 

@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from secondbrain import cli
+from app import cli
+from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.embedding import EmbedderPool, OnnxMiniLMEmbedder, load_embedder
 from secondbrain.events.models import ArtifactSubmitted, ChunksCreated, DocumentExtracted
-from secondbrain.infra.llm_server import LocalLlamaServer, available
-from secondbrain.pipeline import topics
+from secondbrain.pipeline import local
 from secondbrain.ports import Embedder, VectorFilter, VectorPoint
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
@@ -83,9 +83,9 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalLlamaServer
 @pytest.fixture(scope="module")
 def metadata(dsn: str) -> Iterator[PostgresMetadataStore]:
     store = PostgresMetadataStore(dsn, min_size=1, max_size=6)
-    store.migrate()
+    store.database.migrate()
     yield store
-    store.close()
+    store.database.close()
 
 
 @pytest.fixture(scope="module")
@@ -124,11 +124,12 @@ class World:
         ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id=user, source_uri=f"note:{title}",
                                content_type="text/plain", size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                producer="test", content=raw, title=title)
-        (doc,) = [e.event for e in self.extract.process(ev) if e.topic == topics.DOCUMENTS_EXTRACTED]
+        jobs = self.metadata.jobs
+        (doc,) = local.run(self.extract, ev, jobs, trusted=True)
         assert isinstance(doc, DocumentExtracted)
-        (chunks,) = [e.event for e in self.chunk.process(doc) if e.topic == topics.CHUNKS_CREATED]
+        (chunks,) = local.run(self.chunk, doc, jobs)
         assert isinstance(chunks, ChunksCreated)
-        assert len(self.embed.process(chunks)) == 1
+        assert len(local.run(self.embed, chunks, jobs)) == 1
         return doc.document_id
 
     def top_titles(self, user: str, question: str) -> list[str]:
@@ -153,9 +154,13 @@ def world(metadata: PostgresMetadataStore, data_dir: Path, pool: EmbedderPool, m
     new_spec = f"openai:{llama.model_id}"
     yield World(
         metadata, objects, vectors, pool,
-        ExtractorStage(objects, metadata, ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20),
+        ExtractorStage(objects, users=metadata.users, intake=metadata.intake, jobs=metadata.jobs,
+                       catalog=metadata.catalog, lifecycle=metadata.lifecycle,
+                       extractors=ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20),
         ChunkerStage(objects, ChunkingConfig()),
-        EmbedderStage(objects, metadata, vectors, minilm, sparse, embedders=pool),
+        EmbedderStage(objects, catalog=metadata.catalog, indexes=metadata.indexes, users=metadata.users,
+                      vectors=vectors, embedder=minilm, sparse=sparse, embedders=pool,
+                      index_ttl_s=0),  # sees a re-index at once (the reconcile covers the real TTL's gap)
         QueryEngine(vectors, metadata, minilm, sparse, indexes=indexes),
         Retriever(vectors, minilm, sparse, indexes=indexes),
         new_spec, pool.get(new_spec),
@@ -167,7 +172,7 @@ def world(metadata: PostgresMetadataStore, data_dir: Path, pool: EmbedderPool, m
 def user(world: World) -> str:
     """A fresh user holding the six notes, indexed with MiniLM."""
     user_id = f"u{uuid.uuid4().hex[:10]}"
-    world.metadata.ensure_user(user_id)
+    world.metadata.users.ensure_user(user_id)
     for title, text in NOTES.items():
         world.ingest(user_id, title, text)
     return user_id
@@ -222,7 +227,7 @@ def in_thread(fn: Any) -> Iterator[dict[str, Any]]:
 
 
 def test_a_users_first_chunks_create_their_first_index(world: World, user: str) -> None:
-    (index,) = world.metadata.vector_indexes(user)
+    (index,) = world.metadata.indexes.vector_indexes(user)
     assert (index.version, index.status, index.model, index.model_id, index.dense_size) == (
         1, "active", "minilm-int8", MINILM_ID, 384)
     assert world.vectors.list_indexes(user) == ["v1"]
@@ -238,7 +243,7 @@ def test_reindex_switches_only_when_complete_and_search_keeps_working(world: Wor
     with in_thread(lambda: reindexer.reindex(user, world.new_spec)) as run:
         assert pause.paused.wait(120), run
         # ---- the backfill is half way: one page of two points written to v2
-        building = world.metadata.vector_indexes(user, status="building")
+        building = world.metadata.indexes.vector_indexes(user, status="building")
         assert [(i.version, i.model_id, i.dense_size, i.points_done) for i in building] == [
             (2, world.new_model.model_id, 576, 2)]
         assert world.engine.target(user).index == "v1" and world.engine.target(user).embedder.dimension == 384
@@ -258,7 +263,7 @@ def test_reindex_switches_only_when_complete_and_search_keeps_working(world: Wor
     # ---- switched
     assert outcome.status == "switched", outcome
     assert outcome.points == len(NOTES) + 1 and outcome.retired is not None and outcome.retired.version == 1
-    indexes = {i.version: i for i in world.metadata.vector_indexes(user)}
+    indexes = {i.version: i for i in world.metadata.indexes.vector_indexes(user)}
     assert indexes[2].status == "active" and indexes[2].model_id == world.new_model.model_id
     assert indexes[1].status == "retired" and indexes[1].dropped_at is not None
     assert world.vectors.list_indexes(user) == ["v2"]  # the old collection is gone
@@ -289,7 +294,7 @@ def test_reindex_switches_only_when_complete_and_search_keeps_working(world: Wor
     # ---- again, to the same model: nothing to do
     again = world.reindexer().reindex(user, world.new_spec)
     assert again.status == "unchanged" and "already uses" in again.message
-    assert [i.version for i in world.metadata.vector_indexes(user)] == [1, 2]
+    assert [i.version for i in world.metadata.indexes.vector_indexes(user)] == [1, 2]
 
 
 def test_an_interrupted_reindex_continues_where_it_stopped(world: World, user: str) -> None:
@@ -297,7 +302,7 @@ def test_an_interrupted_reindex_continues_where_it_stopped(world: World, user: s
     first = world.reindexer(on_progress=lambda p: stop.set(), owner="first")
     stopped = first.reindex(user, world.new_spec, keep_old=True, stop=stop)
     assert stopped.status == "stopped"
-    (building,) = world.metadata.vector_indexes(user, status="building")
+    (building,) = world.metadata.indexes.vector_indexes(user, status="building")
     assert building.points_done == 2 and building.resume_from is not None and building.lease_owner is None
     assert world.engine.target(user).index == "v1"  # nothing switched
     assert world.top_titles(user, QUERIES["Dentist"])[0] == "Dentist"
@@ -308,7 +313,7 @@ def test_an_interrupted_reindex_continues_where_it_stopped(world: World, user: s
     assert [p.done for p in pages] == [4, 6] and done.run_points == len(NOTES) - 2  # only the rest
     assert world.vectors.count(user, index="v2") == len(NOTES)
     assert world.vectors.list_indexes(user) == ["v1", "v2"]  # --keep-old
-    retired = world.metadata.vector_indexes(user, status="retired")
+    retired = world.metadata.indexes.vector_indexes(user, status="retired")
     assert [(i.version, i.dropped_at) for i in retired] == [(1, None)]
 
 
@@ -368,7 +373,7 @@ def test_a_running_server_fills_the_index_the_cli_recorded(world: World, user: s
         assert "re-embeds in the background" in err.getvalue()
     finally:
         holder.communicate("", timeout=30)
-    (building,) = world.metadata.vector_indexes(user, status="building")
+    (building,) = world.metadata.indexes.vector_indexes(user, status="building")
     assert building.model_id == world.new_model.model_id and building.points_done == 0
     assert world.engine.target(user).index == "v1"
     assert world.top_titles(user, QUERIES["Garden"])[0] == "Garden"  # this process has the vectors again
@@ -429,15 +434,15 @@ def test_settings_name_the_embedding_model() -> None:
 
 def test_searches_follow_a_switch_within_the_cache_time(world: World, minilm: OnnxMiniLMEmbedder) -> None:
     user_id = f"u{uuid.uuid4().hex[:10]}"
-    world.metadata.ensure_user(user_id)
+    world.metadata.users.ensure_user(user_id)
     now = [100.0]
     indexes = ActiveIndexes(world.metadata, world.pool, minilm, ttl_s=3.0, clock=lambda: now[0])
     assert indexes.target(user_id).index is None  # nothing indexed yet: the store's default, the configured model
-    world.metadata.ensure_active_index(user_id, "minilm-int8", MINILM_ID, 384)
+    world.metadata.indexes.ensure_active_index(user_id, "minilm-int8", MINILM_ID, 384)
     now[0] += 3.5
     assert indexes.target(user_id).index == "v1"
-    building = world.metadata.begin_reindex(user_id, world.new_spec, world.new_model.model_id, 576)
-    world.metadata.activate_index(user_id, building.version)
+    building = world.metadata.indexes.begin_reindex(user_id, world.new_spec, world.new_model.model_id, 576)
+    world.metadata.indexes.activate_index(user_id, building.version)
     now[0] += 1.0
     assert indexes.target(user_id).index == "v1"  # remembered: no database query per search
     now[0] += 2.5

@@ -42,6 +42,8 @@ from secondbrain.events import (
 )
 from secondbrain.events.codec import DEFAULT_SCHEMA_DIR
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 FILE_NAME = re.compile(r"(?P<name>[a-z][a-z0-9_]*)\.v(?P<version>[1-9][0-9]*)\.avsc")
 
@@ -99,6 +101,8 @@ def _full_events() -> list[Event]:
             document_id=DOC, title="Réunion — 東京 🚀", modality="markdown", content_type="text/markdown",
             captured_at=T0 - timedelta(days=3), captured_at_source="user", ingested_at=T0, text_length=120,
             segments=_segments(), body_ref=None, metadata={"language": "fr", "author": "Zoë"},
+            text="x" * 120, source_uri="https://exemple.fr/réunion", version=2,
+            recording_start=T0 - timedelta(days=3, minutes=1),
         ),
         ChunksCreated(
             event_id=ids.event_id(JOB, "chunk"), job_id=JOB, user_id=USER, artifact_id=ART, source_id=SRC,
@@ -488,9 +492,9 @@ INVALID_EVENTS: list[tuple[str, Callable[[], Event], str]] = [
     ("artifact-empty-user", lambda: dataclasses.replace(
         FULL["artifact_submitted"], user_id=""), "user_id must not be empty"),
     ("document-body-ref-and-segments", lambda: dataclasses.replace(
-        FULL["document_extracted"], body_ref="users/u/b"), "segments must be empty when body_ref"),
+        FULL["document_extracted"], body_ref="users/u/b"), "segments and text must be empty when body_ref"),
     ("document-offsets-outside-text", lambda: dataclasses.replace(
-        FULL["document_extracted"], text_length=10), "outside the text of length 10"),
+        FULL["document_extracted"], text="x" * 10, text_length=10), "outside the text of length 10"),
     ("chunks-count-mismatch", lambda: dataclasses.replace(
         FULL["chunks_created"], chunk_count=3), "chunk_count is 3 but 2 chunks"),
     ("chunks-ref-and-chunks", lambda: dataclasses.replace(

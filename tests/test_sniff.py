@@ -18,6 +18,8 @@ import pytest
 from secondbrain.pipeline.errors import PermanentError
 from services.extractors.sniff import AUDIO, HTML, IMAGE, OFFICE, PDF, TEXT, Resolved, resolve, sniff
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 DOCX_CT = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 PPTX_CT = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 XLSX_CT = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

@@ -15,6 +15,8 @@ import pytest
 from secondbrain.ports import SparseEncoder, SparseVector
 from secondbrain.sparse import ENGLISH_STOPWORDS, Bm25Encoder, stem, term_index
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 ROOT = Path(__file__).resolve().parents[1]
 TEXTS = [
     "Invoice-8391 from ACME Hosting, due 30 March 2024.",

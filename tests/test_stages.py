@@ -1,6 +1,7 @@
-"""The pipeline stages run by hand (extract -> chunk -> embed) on real stores, without Kafka.
+"""The pipeline stages run by hand (extract -> chunk -> embed) on their ports, without Kafka.
 
-Real components throughout: PostgreSQL (a fresh database), files for objects, a qdrant-edge
+Each test runs on the in-memory metadata twin (the fast lane) and on PostgreSQL (a fresh database);
+the rest is real throughout: files for objects, a qdrant-edge
 vector store, the int8 MiniLM embedder and the BM25 encoder.  Every test uses its own user
 so tests do not see each other's vectors.
 """
@@ -25,6 +26,7 @@ import pytest
 
 from secondbrain import ids, keys
 from secondbrain.embedding import OnnxMiniLMEmbedder, load_embedder
+from secondbrain.events import bodies
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import (
     ArtifactSubmitted,
@@ -35,16 +37,16 @@ from secondbrain.events.models import (
     Segment,
     UrlRequested,
 )
-from secondbrain.pipeline import claimcheck, topics
+from secondbrain.pipeline import claimcheck, local, topics, topology
 from secondbrain.pipeline.errors import PermanentError, RetryableError
-from secondbrain.pipeline.stage import Emit
-from secondbrain.ports import ArtifactRecord, OutboxMessage, VectorFilter
+from secondbrain.ports import ArtifactRecord, MetadataStore, OutboxMessage, VectorFilter
 from secondbrain.sparse import Bm25Encoder
+from secondbrain.stores.memory import MemoryMetadataStore
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from secondbrain.stores.objects_fs import FileObjectStore
 from secondbrain.stores.vectors_edge import EdgeVectorStore
 from services.chunker.logic import ChunkingConfig
-from services.chunker.stage import ChunkerStage, reconstruct_text
+from services.chunker.stage import ChunkerStage
 from services.embedder.stage import EmbedderStage
 from services.extractors.html import HtmlExtractor
 from services.extractors.registry import ExtractorSet
@@ -61,15 +63,20 @@ CODEC = EventCodec()
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-def metadata() -> Iterator[PostgresMetadataStore]:
+@pytest.fixture(scope="module", params=[pytest.param("memory", marks=pytest.mark.fast), "postgres"])
+def metadata(request: pytest.FixtureRequest) -> Iterator[MetadataStore]:
+    """The stages' stores: the in-memory twin (the fast lane) and a real PostgreSQL database."""
+    if request.param == "memory":
+        with MemoryMetadataStore() as memory:
+            yield memory
+        return
     with base_dsn() as base, fresh_database(base) as dsn:
         store = PostgresMetadataStore(dsn, min_size=1, max_size=4)
         try:
-            store.migrate()
+            store.database.migrate()
             yield store
         finally:
-            store.close()
+            store.database.close()
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +85,8 @@ def embedder() -> OnnxMiniLMEmbedder:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("stages")
+def workdir(tmp_path_factory: pytest.TempPathFactory, metadata: MetadataStore) -> Path:
+    return tmp_path_factory.mktemp("stages")  # one per metadata store: their vectors never mix
 
 
 @pytest.fixture(scope="module")
@@ -101,47 +108,55 @@ TEXT_ONLY = ExtractorSet({"text": TextExtractor(), "html": HtmlExtractor()})
 class Pipeline:
     """The three stages wired to the same stores, called directly."""
 
-    def __init__(self, metadata: PostgresMetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
+    def __init__(self, metadata: MetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
                  embedder: OnnxMiniLMEmbedder) -> None:
         self.metadata = metadata
         self.objects = objects
         self.vectors = vectors
-        self.extract = ExtractorStage(objects, metadata, TEXT_ONLY, max_bytes=MAX_BYTES)
+        self.extract = ExtractorStage(objects, **roles(metadata), extractors=TEXT_ONLY, max_bytes=MAX_BYTES)
         self.chunk = ChunkerStage(objects, ChunkingConfig())
-        self.embed = EmbedderStage(objects, metadata, vectors, embedder, Bm25Encoder())
+        self.embed = EmbedderStage(objects, catalog=metadata.catalog, indexes=metadata.indexes, users=metadata.users,
+                                   vectors=vectors, embedder=embedder, sparse=Bm25Encoder())
         self.retriever = Retriever(vectors, embedder, Bm25Encoder())
 
     def run(self, event: ArtifactSubmitted) -> tuple[DocumentExtracted, ChunksCreated, ChunksIndexed]:
-        doc = only(self.extract.process(event), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-        chunks = only(self.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
-        indexed = only(self.embed.process(chunks), topics.CHUNKS_INDEXED, ChunksIndexed)
+        """The three stages as the runner drives them (the bookkeeping and "still wanted?" included)."""
+        jobs = self.metadata.jobs
+        doc = only(local.run(self.extract, event, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        chunks = only(local.run(self.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
+        indexed = only(local.run(self.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
         return doc, chunks, indexed
 
 
+def roles(m: MetadataStore) -> dict[str, Any]:
+    """The metadata roles the fetcher and the extractor take."""
+    return {"users": m.users, "intake": m.intake, "jobs": m.jobs, "catalog": m.catalog, "lifecycle": m.lifecycle}
+
+
 @pytest.fixture(scope="module")
-def pipeline(metadata: PostgresMetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
+def pipeline(metadata: MetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
              embedder: OnnxMiniLMEmbedder) -> Pipeline:
     return Pipeline(metadata, objects, vectors, embedder)
 
 
 @pytest.fixture
-def user(metadata: PostgresMetadataStore) -> str:
+def user(metadata: MetadataStore) -> str:
     """A fresh, known user."""
     user_id = f"u{uuid.uuid4().hex[:12]}"
-    metadata.ensure_user(user_id)
+    metadata.users.ensure_user(user_id)
     return user_id
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def only(emits: list[Emit[Any]], topic: str, cls: type[Any]) -> Any:
-    assert len(emits) == 1
-    (emit,) = emits
-    assert emit.topic == topic
-    assert isinstance(emit.event, cls)
-    assert emit.key == emit.event.user_id  # partitioned by user
-    return emit.event
+def only(outputs: list[Any], topic: str, cls: type[Any]) -> Any:
+    """The one event a stage emitted, of type ``cls`` (the runner publishes it to ``topic``)."""
+    assert len(outputs) == 1
+    (event,) = outputs
+    assert isinstance(event, cls)
+    assert topology.PIPELINE[[s.output_type for s in topology.PIPELINE].index(cls)].output == topic
+    return event
 
 
 def submit_like_gateway(p: Pipeline, user: str, raw: bytes, *, content_type: str = "text/markdown",
@@ -172,7 +187,7 @@ def submit_like_gateway(p: Pipeline, user: str, raw: bytes, *, content_type: str
     )
     message = OutboxMessage(topic=topics.ARTIFACTS_SUBMITTED, key=user.encode(), value=CODEC.encode(event),
                             headers=CODEC.headers(event))
-    result = p.metadata.submit(record, job_id, [message])
+    result = p.metadata.intake.submit(record, job_id, [message])
     assert result.created
     return event
 
@@ -201,7 +216,12 @@ def points_of(p: Pipeline, user: str, document_id: str) -> list[dict[str, Any]]:
 
 
 def full_text_of(doc: DocumentExtracted) -> str:
-    return "\n\n".join(s.text for s in doc.segments)
+    return doc.text
+
+
+def segments_of(doc: DocumentExtracted) -> list[Segment]:
+    """The document's segments with their texts (they travel as offsets into ``doc.text``)."""
+    return bodies.with_texts(doc.text, doc.segments)
 
 
 INVOICE = """\
@@ -295,7 +315,7 @@ def test_gateway_submission_flows_through_all_stages(pipeline: Pipeline, user: s
 def test_document_row_is_saved(pipeline: Pipeline, user: str) -> None:
     ev = submit_like_gateway(pipeline, user, TRIP.encode(), filename="lisbon.md")
     doc, chunks, _ = pipeline.run(ev)
-    row = pipeline.metadata.get_document(user, doc.document_id)
+    row = pipeline.metadata.catalog.get_document(user, doc.document_id)
     assert row is not None
     assert (row.user_id, row.artifact_id, row.source_id) == (user, ev.artifact_id, ev.source_id)
     assert row.title == "Lisbon trip"
@@ -306,7 +326,7 @@ def test_document_row_is_saved(pipeline: Pipeline, user: str) -> None:
     assert row.metadata["filename"] == "lisbon.md"
     assert row.metadata["front_matter.date"] == "2023-09-14"
     # another user cannot read it
-    assert pipeline.metadata.get_document("someone-else", doc.document_id) is None
+    assert pipeline.metadata.catalog.get_document("someone-else", doc.document_id) is None
 
 
 def test_captured_at_precedence(pipeline: Pipeline, user: str) -> None:
@@ -325,7 +345,7 @@ def test_captured_at_precedence(pipeline: Pipeline, user: str) -> None:
                                  submitted_at=submitted)
         doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
         assert doc.captured_at == expected and doc.captured_at_source == source
-        row = pipeline.metadata.get_document(user, doc.document_id)
+        row = pipeline.metadata.catalog.get_document(user, doc.document_id)
         assert row is not None
         assert row.captured_at == expected, source
         assert row.captured_at_source == source
@@ -360,7 +380,7 @@ def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) ->
     raw = b"Clipped from the web: the museum opens at 10 am on Sundays.\n\nTickets cost 12 EUR."
     ev = external_event(user, raw, filename="museum.txt")
     job_id = resolved_job_id(ev)
-    assert pipeline.metadata.get_job(user, job_id) is None  # nothing registered before the extractor
+    assert pipeline.metadata.jobs.get_job(user, job_id) is None  # nothing registered before the extractor
 
     doc, chunks, indexed = pipeline.run(ev)
 
@@ -369,9 +389,9 @@ def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) ->
     assert doc.artifact_id == ids.artifact_id(user, sha)
     assert doc.source_id == ids.source_id(user, "app:clipper/1")
     assert doc.modality == "text" and doc.title == "museum.txt"
-    job = pipeline.metadata.get_job(user, job_id)
+    job = pipeline.metadata.jobs.get_job(user, job_id)
     assert job is not None and job.artifact_id == doc.artifact_id
-    assert {s.stage: s.status for s in job.stages}["extract"] == "running"
+    assert job.status == "succeeded" and {s.status for s in job.stages} == {"succeeded"}
     # the inline bytes were kept like an upload
     assert pipeline.objects.get(keys.artifact_key(user, doc.artifact_id)) == raw
     assert pipeline.vectors.count(user, VectorFilter(document_ids=[doc.document_id])) == chunks.chunk_count
@@ -391,7 +411,7 @@ def test_external_event_with_its_own_ids_and_sha(pipeline: Pipeline, user: str) 
     doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
     assert doc.job_id == job_id and doc.title == "Roadmap"
     assert doc.captured_at_source == "user"
-    assert pipeline.metadata.get_job(user, job_id) is not None
+    assert pipeline.metadata.jobs.get_job(user, job_id) is not None
 
 
 # --------------------------------------------------------------------------- the vector points
@@ -438,7 +458,7 @@ def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
     # a full replay from the submission too
     pipeline.run(ev)
     assert pipeline.vectors.count(user) == before
-    row = pipeline.metadata.get_document(user, doc.document_id)
+    row = pipeline.metadata.catalog.get_document(user, doc.document_id)
     assert row is not None and row.chunk_count == before
 
 
@@ -446,10 +466,10 @@ def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def library(pipeline: Pipeline, metadata: PostgresMetadataStore) -> dict[str, str]:
+def library(pipeline: Pipeline, metadata: MetadataStore) -> dict[str, str]:
     """One user with a small library; maps a name to its document id."""
     user = "alice-lib"
-    metadata.ensure_user(user)
+    metadata.users.ensure_user(user)
     docs = {}
     for name, text in [("invoice", INVOICE), ("invoice_other", INVOICE_OTHER), ("trip", TRIP),
                        ("recipe", RECIPE)]:
@@ -511,7 +531,7 @@ def test_unknown_user_is_unauthorized(pipeline: Pipeline) -> None:
     with pytest.raises(PermanentError, match="unknown user") as info:
         pipeline.extract.process(ev)
     assert info.value.kind == "unauthorized"
-    assert not pipeline.metadata.user_exists("mallory")
+    assert not pipeline.metadata.users.user_exists("mallory")
 
 
 def test_unsafe_user_id_is_malformed(pipeline: Pipeline) -> None:
@@ -527,7 +547,7 @@ def test_unsafe_user_id_is_malformed(pipeline: Pipeline) -> None:
     lambda victim, me: "secrets/config.json",
 ], ids=["other-user", "dotdot", "outside"])
 def test_object_key_outside_the_users_prefix_is_unauthorized(pipeline: Pipeline, user: str, key_of: Any,
-                                                             metadata: PostgresMetadataStore) -> None:
+                                                             metadata: MetadataStore) -> None:
     victim = f"v{uuid.uuid4().hex[:8]}"
     key = key_of(victim, user)
     if key.startswith("users/") and ".." not in key:
@@ -594,7 +614,7 @@ def test_binary_file_declared_as_text(pipeline: Pipeline, user: str) -> None:
 
 
 def test_artifact_over_the_size_limit(pipeline: Pipeline, user: str) -> None:
-    small = ExtractorStage(pipeline.objects, pipeline.metadata, TEXT_ONLY, max_bytes=10)
+    small = ExtractorStage(pipeline.objects, **roles(pipeline.metadata), extractors=TEXT_ONLY, max_bytes=10)
     ev = submit_like_gateway(pipeline, user, b"more than ten bytes of text")
     with pytest.raises(PermanentError, match="over the 10-byte limit"):
         small.process(ev)
@@ -636,10 +656,10 @@ def _seg(index: int, start: int, text: str) -> Segment:
 
 def test_reconstruct_text_places_segments_at_their_offsets() -> None:
     segments = [_seg(0, 0, "# Title"), _seg(1, 9, "Body é 東京."), _seg(2, 25, ""), _seg(3, 30, "end")]
-    assert reconstruct_text(segments) == "# Title\n\nBody é 東京.\n\n\n\n\n\n\n\n\n\n\nend"
-    assert reconstruct_text(segments) == _reconstruct_reference(segments)
-    assert reconstruct_text([]) == ""
-    assert reconstruct_text([_seg(0, 4, "x")]) == "\n\n\n\nx"
+    assert bodies.reconstruct(segments) == "# Title\n\nBody é 東京.\n\n\n\n\n\n\n\n\n\n\nend"
+    assert bodies.reconstruct(segments) == _reconstruct_reference(segments)
+    assert bodies.reconstruct([]) == ""
+    assert bodies.reconstruct([_seg(0, 4, "x")]) == "\n\n\n\nx"
 
 
 def test_reconstruct_text_matches_the_buffer_version_with_overlaps() -> None:
@@ -647,7 +667,7 @@ def test_reconstruct_text_matches_the_buffer_version_with_overlaps() -> None:
     for _ in range(500):
         segments = sorted((_seg(i, rng.randrange(40), "".join(rng.choice("ab c") for _ in range(rng.randrange(12))))
                            for i in range(rng.randrange(1, 8))), key=lambda s: s.char_start)
-        assert reconstruct_text(segments) == _reconstruct_reference(segments), segments
+        assert bodies.reconstruct(segments) == _reconstruct_reference(segments), segments
 
 
 def test_reconstruct_text_memory_stays_near_the_text_size() -> None:
@@ -656,7 +676,7 @@ def test_reconstruct_text_memory_stays_near_the_text_size() -> None:
     size = segments[-1].char_end
     tracemalloc.start()
     try:
-        text = reconstruct_text(segments)
+        text = bodies.reconstruct(segments)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -667,7 +687,7 @@ def test_reconstruct_text_memory_stays_near_the_text_size() -> None:
 def test_reconstruct_text_refuses_offsets_that_do_not_match_the_text() -> None:
     bad = Segment(index=3, kind="paragraph", text="four", char_start=2, char_end=5)
     with pytest.raises(PermanentError, match="segment 3 has offsets that do not match its text"):
-        reconstruct_text([_seg(0, 0, "ok"), bad])
+        bodies.reconstruct([_seg(0, 0, "ok"), bad])
 
 
 # --------------------------------------------------------------------------- claim check
@@ -689,7 +709,9 @@ def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> No
     assert doc.text_length > 700_000
     assert len(CODEC.encode(doc)) < 10_000  # the event stays small
     stored = json.loads(pipeline.objects.get(doc.body_ref))
-    assert len(stored) == 1 + 2 * PARTS
+    # The body holds the text once and the segments as offsets into it.
+    assert len(stored["segments"]) == 1 + 2 * PARTS and len(stored["text"]) == doc.text_length
+    assert all(s["text"] == "" for s in stored["segments"])
 
     chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
     assert chunks.chunk_count > 100
@@ -767,12 +789,12 @@ def test_many_tiny_code_blocks_still_fit_in_a_message(pipeline: Pipeline, user: 
 def test_same_bytes_again_is_a_duplicate(pipeline: Pipeline, user: str) -> None:
     raw = b"# Packing list\n\nPassport, charger and the blue notebook."
     first = submit_like_gateway(pipeline, user, raw, filename="packing.md")
-    pipeline.metadata.stage_started(user, first.job_id or "", "extract", 1)
+    pipeline.metadata.jobs.stage_started(user, first.job_id or "", "extract", 1)
     doc, _, indexed = pipeline.run(first)
     again = submit_like_gateway(pipeline, user, raw, filename="packing-copy.md")
-    pipeline.metadata.stage_started(user, again.job_id or "", "extract", 1)
-    assert pipeline.extract.process(again) == []  # nothing more to extract, chunk or index
-    job = pipeline.metadata.get_job(user, again.job_id or "")
+    pipeline.metadata.jobs.stage_started(user, again.job_id or "", "extract", 1)
+    assert local.run(pipeline.extract, again, pipeline.metadata.jobs) == []  # nothing more to extract or index
+    job = pipeline.metadata.jobs.get_job(user, again.job_id or "")
     assert job is not None and (job.status, job.duplicate_of) == ("duplicate", first.job_id)
     assert [s.status for s in job.stages] == ["succeeded", "skipped", "skipped"]
     assert len(points_of(pipeline, user, doc.document_id)) == indexed.chunk_count
@@ -783,17 +805,17 @@ def test_new_content_for_a_source_replaces_its_chunks(pipeline: Pipeline, user: 
     v1 = submit_like_gateway(pipeline, user, b"# Budget\n\nThe travel budget is 4000 euros for the offsite.",
                              filename="budget.md")
     d1, _, _ = pipeline.run(v1)
-    assert d1.metadata["version"] == "1"
+    assert d1.version == 1
     v2 = submit_like_gateway(pipeline, user, b"# Budget\n\nThe travel budget was cut to 2500 euros in review.",
                              filename="budget.md")
     d2, c2, _ = pipeline.run(v2)
-    assert (d2.source_id, d2.metadata["version"], c2.version) == (d1.source_id, "2", 2)
+    assert (d2.source_id, d2.version, c2.version) == (d1.source_id, 2, 2)
     assert points_of(pipeline, user, d1.document_id) == []  # the old version left the index
     hits = pipeline.retriever.search(user, "travel budget euros", k=5)
     assert [h.document_id for h in hits] == [d2.document_id]
-    old = pipeline.metadata.get_document(user, d1.document_id)
+    old = pipeline.metadata.catalog.get_document(user, d1.document_id)
     assert old is not None and old.superseded_at is not None  # kept as history in Postgres
-    [latest, previous] = [s for s in pipeline.metadata.list_sources(user) if s.source_uri == "file:budget.md"]
+    [latest, previous] = [s for s in pipeline.metadata.catalog.list_sources(user) if s.source_uri == "file:budget.md"]
     assert (latest.version, latest.superseded, previous.version, previous.superseded) == (2, False, 1, True)
 
 
@@ -805,7 +827,8 @@ def test_a_late_old_version_is_not_indexed(pipeline: Pipeline, user: str) -> Non
     v2 = submit_like_gateway(pipeline, user, b"Version two of the roadmap: ship answers.", filename="roadmap.txt",
                              content_type="text/plain")
     d2, _, _ = pipeline.run(v2)
-    assert pipeline.embed.process(c1) == []  # v1 arrives after v2 was indexed: it stays out
+    # v1 arrives after v2 was indexed: the runner finds it replaced and the embedder takes it out again.
+    assert local.run(pipeline.embed, c1, pipeline.metadata.jobs) == []
     assert points_of(pipeline, user, d1.document_id) == []
     assert points_of(pipeline, user, d2.document_id)
 
@@ -884,14 +907,14 @@ def request_url(p: Pipeline, user: str, url: str, title: str | None = None) -> U
                          title=title, requested_at=datetime.now(UTC), producer="gateway")
     msg = OutboxMessage(topic=topics.URLS_REQUESTED, key=user.encode(), value=CODEC.encode(event),
                         headers=CODEC.headers(event))
-    assert p.metadata.request_url(user, job_id, url, title, [msg]).created
+    assert p.metadata.intake.request_url(user, job_id, url, title, [msg]).created
     return event
 
 
 def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user: str, site: _Site) -> None:
-    from tests.extractors import gen_web
+    from devtools import gen_web
 
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, LOCAL_SITE_POLICY)
+    fetcher = FetcherStage(pipeline.objects, **roles(pipeline.metadata), policy=LOCAL_SITE_POLICY)
     site.pages["/post#intro"] = site.pages["/post"] = (200, "text/html; charset=utf-8", gen_web.page_meta_published())
     req = request_url(pipeline, user, f"{site.base}/post#intro")
     submitted = only(fetcher.process(roundtrip(req)), topics.ARTIFACTS_SUBMITTED, ArtifactSubmitted)
@@ -903,7 +926,7 @@ def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user:
     assert chunks.source_uri == f"{site.base}/post"
     text = full_text_of(doc)
     assert gen_web.HISTORY_TEXT[:60] in text and gen_web.NAV_WORDS not in text
-    view = pipeline.metadata.get_job(user, req.job_id)
+    view = pipeline.metadata.jobs.get_job(user, req.job_id)
     assert view is not None and view.artifact_id == submitted.artifact_id
     hits = pipeline.retriever.search(user, "concentric rings of glass prisms", k=1)
     assert hits and hits[0].source_uri == f"{site.base}/post"
@@ -914,13 +937,13 @@ def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user:
     again = only(fetcher.process(request_url(pipeline, user, f"{site.base}/post")), topics.ARTIFACTS_SUBMITTED,
                  ArtifactSubmitted)
     doc2, _, _ = pipeline.run(again)
-    assert (doc2.source_id, doc2.metadata["version"]) == (doc.source_id, "2")
+    assert (doc2.source_id, doc2.version) == (doc.source_id, 2)
     assert points_of(pipeline, user, doc.document_id) == []
 
 
 def test_fetch_failures_are_readable(pipeline: Pipeline, user: str, site: _Site) -> None:
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata,
-                           replace(LOCAL_SITE_POLICY, timeout_s=0.5))
+    fetcher = FetcherStage(pipeline.objects, **roles(pipeline.metadata),
+                           policy=replace(LOCAL_SITE_POLICY, timeout_s=0.5))
     site.delay_s = 2.0
     site.pages["/slow"] = (200, "text/html", b"<html><body><p>late</p></body></html>")
     with pytest.raises(RetryableError, match="timed out"):
@@ -933,10 +956,10 @@ def test_fetch_failures_are_readable(pipeline: Pipeline, user: str, site: _Site)
 
 
 def test_fetcher_refuses_foreign_jobs(pipeline: Pipeline, user: str, site: _Site) -> None:
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, LOCAL_SITE_POLICY)
+    fetcher = FetcherStage(pipeline.objects, **roles(pipeline.metadata), policy=LOCAL_SITE_POLICY)
     alice_req = request_url(pipeline, user, f"{site.base}/post")
     mallory = f"u{uuid.uuid4().hex[:12]}"
-    pipeline.metadata.ensure_user(mallory)
+    pipeline.metadata.users.ensure_user(mallory)
     forged = replace(alice_req, user_id=mallory, event_id="forged")
     with pytest.raises(PermanentError) as info:
         fetcher.process(forged)
@@ -944,8 +967,10 @@ def test_fetcher_refuses_foreign_jobs(pipeline: Pipeline, user: str, site: _Site
 
 
 def test_by_default_a_url_inside_the_network_is_refused(pipeline: Pipeline, user: str, site: _Site) -> None:
-    """The SSRF guard: loopback, private and link-local targets need SB_FETCH_ALLOW_PRIVATE=true."""
-    fetcher = FetcherStage(pipeline.objects, pipeline.metadata, FetchPolicy(timeout_s=2, respect_robots=False))
+    """The SSRF guard: loopback, private and link-local targets need SB_FETCH_ALLOW_PRIVATE (or the
+    networks in SB_FETCH_ALLOW_NETWORKS)."""
+    fetcher = FetcherStage(pipeline.objects, **roles(pipeline.metadata),
+                           policy=FetchPolicy(timeout_s=2, respect_robots=False))
     for url in (f"{site.base}/post", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/admin"):
-        with pytest.raises(PermanentError, match=r"not allowed.*SB_FETCH_ALLOW_PRIVATE"):
+        with pytest.raises(PermanentError, match=r"not allowed.*only fetches public web pages"):
             fetcher.process(request_url(pipeline, user, url))

@@ -25,12 +25,12 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from app.serve import Process
 from secondbrain import telemetry
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.logs import JsonFormatter, TraceContextFilter
 from secondbrain.pipeline import topics
 from secondbrain.pipeline.runner import StageRunner
-from secondbrain.serve import Process
 from secondbrain.settings import Settings
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from tests.test_runner import CODEC, Env, eventually, open_env
@@ -163,7 +163,7 @@ async def test_lag_is_reported_and_a_stage_that_stops_reading_fails_liveness(
     _spans, reader = sinks
     async with open_env(broker, store, dsn, f"tstall{uuid.uuid4().hex[:6]}.") as env:
         runner = StageRunner(env.stage, settings=env.settings.model_copy(update={"stage_stall_s": 1.0}),
-                             codec=CODEC, metadata=store, names=env.names)
+                             codec=CODEC, jobs=store.jobs, names=env.names)
         env.runners.append(runner)
         await runner.start()
         first = env.job("ok")
@@ -205,7 +205,7 @@ def _gauge(reader: InMemoryMetricReader) -> list[dict[str, Any]]:
 
 def test_the_model_call_has_a_span_with_tokens_and_time_to_first_token(sinks: Any) -> None:
     """Against llama.cpp's OpenAI-compatible server (the packaged SmolLM2-135M)."""
-    from secondbrain.infra.llm_server import LocalLlamaServer, available
+    from devtools.llm_server import LocalLlamaServer, available
     from secondbrain.llm import OpenAICompatibleLLM
 
     ok, why = available()

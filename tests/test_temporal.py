@@ -9,9 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.temporal import case_errors
-from bench.temporal_suite import CASES
-from services.query.temporal import TimeWindow, describe, parse_time, understand
+from devtools.temporal_suite import CASES, case_errors
+from services.query.engine import QueryEngine
+from services.query.temporal import Conventions, TimeWindow, describe, parse_time, understand
+from services.query.temporal.calendar import easter, feast_days, nth_weekday, orthodox_easter, season_days
+
+pytestmark = pytest.mark.fast  # no services: in the fast lane
 
 PARIS = ZoneInfo("Europe/Paris")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -26,10 +29,14 @@ def test_gold_case(case):
 
 
 def test_gold_suite_is_large_and_varied():
-    assert len(CASES) >= 120
-    assert sum(not c.has_time for c in CASES) >= 15  # negatives
-    assert {c.tz for c in CASES} >= {"Europe/Paris", "America/New_York"}
-    assert len({c.family for c in CASES}) >= 12
+    assert len(CASES) >= 300
+    assert sum(not c.has_time for c in CASES) >= 40  # negatives
+    assert {c.tz for c in CASES} >= {"Europe/Paris", "America/New_York", "Europe/London", "Australia/Sydney"}
+    assert len({c.family for c in CASES}) >= 15
+    new = [c for c in CASES if c.family in ("holiday", "season", "numeric")]
+    assert len(new) >= 80 and all(sum(not c.has_time for c in new if c.family == f) >= 5
+                                  for f in ("holiday", "season", "numeric"))
+    assert {c.locale for c in new} >= {"en_US", "en_GB", "en_AU", "de_DE"}  # both date orders, both hemispheres
 
 
 # --------------------------------------------------------------------------- API details
@@ -124,6 +131,147 @@ def test_rolling_hours_are_real_hours_inside_the_repeated_hour():
                                                                     datetime(2026, 10, 25, 1, 0, tzinfo=UTC))
 
 
+# --------------------------------------------------------------------------- holidays, seasons, numeric dates
+
+US, GB, AU = Conventions.for_locale("en_US"), Conventions.for_locale("en_GB"), Conventions.for_locale("en_AU")
+
+
+def test_conventions_follow_the_locale_unless_said_otherwise():
+    assert US == Conventions("US", "north", "mdy") == Conventions() == Conventions.for_locale(None)
+    assert GB == Conventions.for_locale("en_GB.UTF-8") == Conventions("GB", "north", "dmy")
+    assert Conventions.for_locale("de-DE") == Conventions("DE", "north", "dmy")
+    assert Conventions("AU", "south", "dmy") == AU
+    assert Conventions.for_locale("ja_JP") == Conventions("JP", "north", "ymd")
+    assert Conventions.for_locale("fr") == Conventions("FR", "north", "dmy")  # no territory: the language's country
+    assert Conventions.for_locale("C.UTF-8") == Conventions.for_locale("POSIX") == US  # says nothing about the user
+    # explicit values win; the date order stays the locale's (an American in New Zealand writes 3/12 for March)
+    assert Conventions.for_locale("en_US", country="nz") == Conventions("NZ", "south", "mdy")
+    assert Conventions.for_locale("en_GB", hemisphere="south", date_order="mdy") == Conventions("GB", "south", "mdy")
+    for bad in ({"country": "U1"}, {"hemisphere": "east"}, {"date_order": "dym"}):
+        with pytest.raises(ValueError):
+            Conventions.for_locale("en_US", **bad)
+
+
+def test_easter_by_the_computus_matches_dateutil():
+    from dateutil.easter import EASTER_ORTHODOX
+    from dateutil.easter import easter as reference
+
+    for y in range(1900, 2200):
+        assert easter(y) == reference(y) and orthodox_easter(y) == reference(y, EASTER_ORTHODOX), y
+
+
+def test_movable_holidays_follow_their_rules_every_year():
+    for y in range(2000, 2041):
+        def day(key, country="US", year=y):
+            got = feast_days(key, year, country)
+            assert got is not None and got[1] - got[0] == timedelta(days=1), (key, country, year)
+            return got[0]
+
+        assert day("thanksgiving_day").weekday() == 3 and 22 <= day("thanksgiving_day").day <= 28
+        assert day("thanksgiving_day", "CA") == nth_weekday(y, 10, 0, 2)
+        assert day("memorial_day") == nth_weekday(y, 5, 0, -1) and day("memorial_day").day >= 25
+        assert day("labor_day") == nth_weekday(y, 9, 0, 1)
+        assert day("mothers_day") == nth_weekday(y, 5, 6, 2)
+        assert day("mothers_day", "GB") == easter(y) - timedelta(days=21)  # Mothering Sunday
+        assert day("fathers_day") == nth_weekday(y, 6, 6, 3) and day("fathers_day", "AU") == nth_weekday(y, 9, 6, 1)
+        assert day("good_friday") == easter(y) - timedelta(days=2)
+        assert day("easter_sunday", "GR") == orthodox_easter(y) and day("easter_sunday", "RU") == orthodox_easter(y)
+        assert feast_days("easter_weekend", y, "US") == (easter(y) - timedelta(days=2), easter(y) + timedelta(days=2))
+        assert feast_days("christmas_holidays", y, "US") == (date(y, 12, 24), date(y + 1, 1, 2))
+
+
+# One way of writing each feast name the grammar knows.
+FEAST_SAMPLES = {
+    "christmas_eve": "Xmas Eve", "christmas_day": "Christmas Day", "christmas_holidays": "the festive season",
+    "christmas": "christmas", "boxing_day": "St Stephen's Day", "new_years_eve": "New Years Eve",
+    "new_years_day": "New Year\u2019s Day", "lunar_new_year": "Lunar New Year", "new_year": "the New Year",
+    "valentines_day": "Valentines Day", "st_patricks_day": "Paddy's Day", "halloween": "Hallowe'en",
+    "bonfire_night": "Guy Fawkes Night", "ash_wednesday": "Ash Wednesday", "palm_sunday": "Palm Sunday",
+    "maundy_thursday": "Holy Thursday", "good_friday": "Good Friday", "easter_weekend": "the Easter weekend",
+    "easter_sunday": "Easter Day", "easter_monday": "Easter Monday", "easter": "Easter",
+    "ascension_day": "Ascension Day", "whit_monday": "Whit Monday", "pentecost": "Whitsunday",
+    "thanksgiving_weekend": "Thanksgiving break", "thanksgiving_day": "Thanksgiving Day",
+    "thanksgiving": "Thanksgiving", "black_friday": "Black Friday", "cyber_monday": "Cyber Monday",
+    "mothering_sunday": "Mothering Sunday", "mothers_day": "Mothers' Day", "fathers_day": "Fathers Day",
+    "mlk_day": "Martin Luther King Jr. Day", "presidents_day": "Presidents' Day",
+    "memorial_day_weekend": "Memorial Day weekend", "memorial_day": "Memorial Day", "juneteenth": "Juneteenth",
+    "fourth_of_july": "July Fourth", "independence_day": "Independence Day",
+    "labor_day_weekend": "Labour Day weekend", "labor_day": "Labor Day", "columbus_day": "Indigenous Peoples' Day",
+    "veterans_day": "Armistice Day", "canada_day": "Canada Day", "australia_day": "Australia Day",
+    "bastille_day": "Bastille Day", "diwali": "Deepavali", "hanukkah": "Chanukah", "passover": "Pesach",
+    "rosh_hashanah": "Rosh Hashanah", "yom_kippur": "Yom Kippur", "eid_al_adha": "Eid al-Adha", "eid_al_fitr": "Eid",
+}
+
+
+def test_every_feast_name_is_read():
+    from services.query.temporal.calendar import FEASTS
+    from services.query.temporal.grammar import _FEAST_NAMES, _PLAIN_DAY
+
+    assert set(FEAST_SAMPLES) == {key for key, _ in _FEAST_NAMES}
+    for key, name in FEAST_SAMPLES.items():
+        assert key in FEASTS or key in _PLAIN_DAY, key
+        w = parse_time(f"what did I write on {name}?", REF, PARIS)
+        assert w is not None and w.expression == f"on {name}", (key, name)
+
+
+def test_a_feast_outside_the_calendars_years_is_no_window():
+    assert feast_days("lunar_new_year", 1500, "US") is None
+    w = parse_time("on Chinese New Year", datetime(1800, 6, 1, tzinfo=UTC), ZoneInfo("UTC"))
+    assert w is None
+
+
+def test_seasons_swap_with_the_hemisphere_and_the_year_end_season_is_named_by_its_january():
+    assert season_days("summer", 2026, "north") == (date(2026, 6, 1), date(2026, 9, 1))
+    assert season_days("winter", 2026, "north") == (date(2025, 12, 1), date(2026, 3, 1))
+    assert season_days("summer", 2026, "south") == (date(2025, 12, 1), date(2026, 3, 1))
+    assert season_days("fall", 2026, "south") == season_days("autumn", 2026, "south") == (date(2026, 3, 1),
+                                                                                           date(2026, 6, 1))
+    north = parse_time("last summer", REF, PARIS)
+    south = parse_time("last summer", REF, PARIS, conventions=Conventions(hemisphere="south"))
+    assert north is not None and south is not None
+    assert (north.start, south.start) == (datetime(2026, 6, 1, tzinfo=PARIS), datetime(2025, 12, 1, tzinfo=PARIS))
+
+
+def test_an_ambiguous_numeric_date_keeps_both_readings():
+    us = parse_time("what did I save on 3/12?", REF, PARIS, conventions=US)
+    gb = parse_time("what did I save on 3/12?", REF, PARIS, conventions=GB)
+    assert us is not None and us.reading is not None and gb is not None and gb.reading is not None
+    assert (us.reading.chosen, us.reading.other, us.reading.order) == (date(2026, 3, 12), date(2025, 12, 3), "mdy")
+    assert (gb.reading.chosen, gb.reading.other, gb.reading.order) == (date(2025, 12, 3), date(2026, 3, 12), "dmy")
+    assert us.start == datetime(2026, 3, 12, tzinfo=PARIS) and gb.start == datetime(2025, 12, 3, tzinfo=PARIS)
+    only = parse_time("on 13/3", REF, PARIS, conventions=US)  # one reading only: no ambiguity, whatever the locale
+    assert only is not None and only.reading is None and only.start == datetime(2026, 3, 13, tzinfo=PARIS)
+    # year-first locales write a day and a month without a year month first
+    jp = parse_time("on 3/12", REF, PARIS, conventions=Conventions.for_locale("ja_JP"))
+    assert jp is not None and jp.start == datetime(2026, 3, 12, tzinfo=PARIS)
+
+
+NEW_YORK_NOW = datetime(2026, 11, 18, 15, 30, tzinfo=NEW_YORK)
+
+
+@pytest.mark.parametrize(("question", "locale", "start", "end", "ambiguous"), [
+    ("What did I note on Christmas Eve?", "en_US", "2025-12-24T00:00:00-05:00", "2025-12-25T00:00:00-05:00", None),
+    ("what did I write last summer?", "en_US", "2026-06-01T00:00:00-04:00", "2026-09-01T00:00:00-04:00", None),
+    ("what did I save on 3/12?", "en_US", "2026-03-12T00:00:00-04:00", "2026-03-13T00:00:00-04:00",
+     {"text": "3/12", "chosen": "2026-03-12", "other": "2025-12-03", "order": "mdy"}),
+    ("what did I save on 3/12?", "en_GB", "2025-12-03T00:00:00-05:00", "2025-12-04T00:00:00-05:00",
+     {"text": "3/12", "chosen": "2025-12-03", "other": "2026-03-12", "order": "dmy"}),
+    ("what did I write last summer?", "en_AU", "2025-12-01T00:00:00-05:00", "2026-03-01T00:00:00-05:00", None),
+])
+def test_the_plan_meta_shows_the_window_in_the_users_zone_and_locale(question, locale, start, end, ambiguous):
+    engine = QueryEngine(None, None, None, None)  # type: ignore[arg-type]  # planning touches no store
+    calendar = Conventions.for_locale(locale)
+    meta = engine.plan(question, tz=NEW_YORK, now=NEW_YORK_NOW, conventions=calendar).meta()
+    assert meta["time_range"] == {"start": start, "end": end, "field": "ingested_at" if "save" in question
+                                  else "captured_at", "source": "question"}
+    understood = meta["understood"]
+    assert isinstance(understood, dict) and understood.get("ambiguous") == ambiguous
+    assert understood["description"].endswith("(America/New_York)")
+    assert meta["calendar"] == {"country": calendar.country, "hemisphere": calendar.hemisphere,
+                                "date_order": calendar.date_order}
+    assert meta["query_class"] == "temporal"
+
+
 # --------------------------------------------------------------------------- properties
 
 # Zones where local midnight always exists (no DST change at 00:00), so day boundaries are exactly 00:00.
@@ -134,7 +282,12 @@ MIDNIGHT_ZONES = ["Europe/Paris", "America/New_York", "Europe/London", "Australi
 ALL_ZONES = [*MIDNIGHT_ZONES, "America/Santiago", "America/Havana", "America/Sao_Paulo", "Australia/Lord_Howe",
              "Pacific/Chatham"]
 
-EXPRESSIONS = sorted({c.question for c in CASES if c.has_time} | {
+# (the gold questions read with the default conventions: US holidays, north, month first; lunar feasts only
+# have dates within the holiday calendars' years)
+LUNAR = ("Diwali", "Hanukkah", "Chinese New Year")
+EXPRESSIONS = sorted({c.question for c in CASES
+                      if c.has_time and (c.locale, c.country, c.hemisphere) == ("en_US", None, None)
+                      and not any(name in c.question for name in LUNAR)} | {
     "the week after next", "the next few days", "later today", "so far this month", "since the 3rd",
     "between Tuesday and Monday", "from December to January", "H2 2025", "the 20s", "2 hours ago",
     "from March to May", "since Q3", "on 31 March", "the first week of February", "late last year",
@@ -148,6 +301,8 @@ DAY_GRAIN = [
     "in 2023", "last year", "the 1990s", "two days ago", "3 weeks ago", "a month ago", "5 years ago",
     "between March and May 2024", "from Monday to Wednesday", "early March", "at the end of last month",
     "the other day", "the week of March 3", "3-5 March", "the last week of October",
+    "on Christmas Eve", "over the holidays", "on Good Friday", "over Easter", "at Thanksgiving", "on Mother's Day",
+    "last summer", "this winter", "in spring 2024", "winter 2023-24", "on 3/12", "on 12/03/2025", "on 13/3",
 ]
 WEEK_STARTS = st.integers(min_value=0, max_value=6)
 

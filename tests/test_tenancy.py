@@ -11,8 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from secondbrain.http import create_app
-from secondbrain.runtime import Runtime, build_runtime
+from app.assembly import build_runtime
+from app.http import create_app
+from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 
 
@@ -21,14 +22,14 @@ def runtime(dsn: str, tmp_path: Path, **settings: Any) -> Runtime:
                  **{"auth": "required", **settings})
     rt = build_runtime(s, vectors=False, models=False)
     for user in ("root", "alice", "bob"):
-        rt.metadata.ensure_user(user)
+        rt.metadata.users.ensure_user(user)
     return rt
 
 
 @pytest.fixture()
 def served(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
     rt = runtime(dsn, tmp_path)
-    with TestClient(create_app(rt, gateway=True, query=False)) as client:
+    with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
         yield client, rt
     rt.close()
 
@@ -39,7 +40,7 @@ def bearer(key: str) -> dict[str, str]:
 
 def test_an_admin_manages_users_and_keys_over_http(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, admin = rt.metadata.create_api_key("root", "ops", "admin")
+    _, admin = rt.metadata.users.create_api_key("root", "ops", "admin")
     r = client.post("/v1/admin/users", json={"user_id": "carol", "display_name": "Carol"}, headers=bearer(admin))
     assert r.status_code == 201, r.text
     carol_key = r.json()["key"]["api_key"]
@@ -64,21 +65,21 @@ def test_an_admin_manages_users_and_keys_over_http(served: tuple[TestClient, Run
 
 def test_user_keys_cannot_administer(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.create_api_key("alice", "phone")
+    _, alice = rt.metadata.users.create_api_key("alice", "phone")
     for method, path, body in [("GET", "/v1/admin/users", None), ("POST", "/v1/admin/users", {"user_id": "eve"}),
                                ("GET", "/v1/admin/users/bob/keys", None),
                                ("POST", "/v1/admin/users/bob/keys", {"name": "x"})]:
         r = client.request(method, path, json=body, headers=bearer(alice))
         assert r.status_code == 403 and "admin key" in r.json()["detail"], (method, path)
-    assert not rt.metadata.user_exists("eve")
+    assert not rt.metadata.users.user_exists("eve")
     r = client.post("/v1/keys", json={"name": "sneaky", "scope": "admin"}, headers=bearer(alice))
     assert r.status_code == 403
 
 
 def test_users_manage_their_own_keys_only(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.create_api_key("alice", "phone")
-    bob_info, bob = rt.metadata.create_api_key("bob", "phone")
+    _, alice = rt.metadata.users.create_api_key("alice", "phone")
+    bob_info, bob = rt.metadata.users.create_api_key("bob", "phone")
     r = client.post("/v1/keys", json={"name": "notes app", "scope": "producer"}, headers=bearer(alice))
     assert r.status_code == 201 and r.json()["scope"] == "producer" and r.json()["api_key"].startswith("sb_")
     names = [k["name"] for k in client.get("/v1/keys", headers=bearer(alice)).json()["keys"]]
@@ -91,7 +92,7 @@ def test_users_manage_their_own_keys_only(served: tuple[TestClient, Runtime]) ->
 
 def test_producer_keys_only_sign_events(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, producer = rt.metadata.create_api_key("alice", "mail bridge", "producer")
+    _, producer = rt.metadata.users.create_api_key("alice", "mail bridge", "producer")
     r = client.get("/v1/sources", headers=bearer(producer))
     assert r.status_code == 403 and "producer key" in r.json()["detail"]
     assert client.post("/v1/notes", json={"text": "x"}, headers=bearer(producer)).status_code == 403
@@ -100,14 +101,14 @@ def test_producer_keys_only_sign_events(served: tuple[TestClient, Runtime]) -> N
 def test_requests_per_minute_are_limited_per_user(dsn: str, tmp_path: Path) -> None:
     rt = runtime(dsn, tmp_path, rate_limit_per_minute=3, read_rate_limit_per_minute=0, max_pending_jobs=0)
     try:
-        rt.metadata.ensure_user("hasty")
-        rt.metadata.ensure_user("patient")
-        _, alice = rt.metadata.create_api_key("hasty", "t")
-        _, bob = rt.metadata.create_api_key("patient", "t")
+        rt.metadata.users.ensure_user("hasty")
+        rt.metadata.users.ensure_user("patient")
+        _, alice = rt.metadata.users.create_api_key("hasty", "t")
+        _, bob = rt.metadata.users.create_api_key("patient", "t")
         # Windows are whole minutes: start well inside one so the count does not reset mid-test.
         if time.time() % 60 > 55:
             time.sleep(61 - time.time() % 60)
-        with TestClient(create_app(rt, gateway=True, query=False)) as client:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
             codes = [client.post("/v1/notes", json={"text": f"note {i}"}, headers=bearer(alice)).status_code
                      for i in range(5)]
             assert codes[:3] == [202, 202, 202] and codes[3:] == [429, 429], codes
@@ -126,11 +127,11 @@ def test_a_user_flooding_the_queue_gets_429_and_others_do_not(dsn: str, tmp_path
     # No workers run here, so every accepted capture stays queued.
     rt = runtime(dsn, tmp_path, max_pending_jobs=2, rate_limit_per_minute=0)
     try:
-        rt.metadata.ensure_user("flooder")
-        rt.metadata.ensure_user("calm")
-        _, flooder = rt.metadata.create_api_key("flooder", "t")
-        _, calm = rt.metadata.create_api_key("calm", "t")
-        with TestClient(create_app(rt, gateway=True, query=False)) as client:
+        rt.metadata.users.ensure_user("flooder")
+        rt.metadata.users.ensure_user("calm")
+        _, flooder = rt.metadata.users.create_api_key("flooder", "t")
+        _, calm = rt.metadata.users.create_api_key("calm", "t")
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
             for i in range(2):
                 assert client.post("/v1/notes", json={"text": f"n{i}"}, headers=bearer(flooder)).status_code == 202
             r = client.post("/v1/notes", json={"text": "one too many"}, headers=bearer(flooder))
@@ -141,14 +142,14 @@ def test_a_user_flooding_the_queue_gets_429_and_others_do_not(dsn: str, tmp_path
             url = client.post("/v1/urls", json={"url": "https://example.org/"}, headers=bearer(flooder))
             assert url.status_code == 429
             assert client.post("/v1/notes", json={"text": "fine"}, headers=bearer(calm)).status_code == 202
-        assert rt.metadata.pending_jobs("flooder") == 2
+        assert rt.metadata.jobs.pending_jobs("flooder") == 2
     finally:
         rt.close()
 
 
 def test_oversized_request_headers_get_431(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.create_api_key("alice", "t")
+    _, alice = rt.metadata.users.create_api_key("alice", "t")
     r = client.get("/v1/sources", headers={**bearer(alice), "X-Junk": "a" * 40_000})
     assert r.status_code == 431 and "limit is 32768" in r.json()["detail"]
     assert client.get("/v1/sources", headers=bearer(alice)).status_code == 200
@@ -159,13 +160,13 @@ def test_an_admin_erases_a_user_only_with_confirmation(dsn: str, tmp_path: Path)
                  auth="required")
     rt = build_runtime(s, vectors=True, models=False)
     try:
-        rt.metadata.ensure_user("root")
-        rt.metadata.ensure_user("dave")
-        rt.metadata.ensure_user("erin")
-        _, admin = rt.metadata.create_api_key("root", "ops", "admin")
-        _, dave = rt.metadata.create_api_key("dave", "phone")
-        _, erin = rt.metadata.create_api_key("erin", "phone")
-        with TestClient(create_app(rt, gateway=True, query=False)) as client:
+        rt.metadata.users.ensure_user("root")
+        rt.metadata.users.ensure_user("dave")
+        rt.metadata.users.ensure_user("erin")
+        _, admin = rt.metadata.users.create_api_key("root", "ops", "admin")
+        _, dave = rt.metadata.users.create_api_key("dave", "phone")
+        _, erin = rt.metadata.users.create_api_key("erin", "phone")
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
             assert client.post("/v1/notes", json={"text": "dave's diary"}, headers=bearer(dave)).status_code == 202
             assert client.post("/v1/notes", json={"text": "erin's diary"}, headers=bearer(erin)).status_code == 202
             assert client.delete("/v1/admin/users/dave", headers=bearer(erin)).status_code == 403
@@ -174,7 +175,7 @@ def test_an_admin_erases_a_user_only_with_confirmation(dsn: str, tmp_path: Path)
             assert client.get("/v1/me", headers=bearer(dave)).status_code == 200  # nothing happened yet
             r = client.delete("/v1/admin/users/dave", params={"confirm": "dave"}, headers=bearer(admin))
             assert r.status_code == 200 and r.json()["erased"] == "dave"
-            assert not rt.metadata.user_exists("dave")
+            assert not rt.metadata.users.user_exists("dave")
             assert client.get("/v1/me", headers=bearer(dave)).status_code == 401
             assert rt.objects.list("users/dave/") == []
             assert client.delete("/v1/admin/users/dave", params={"confirm": "dave"},
@@ -189,7 +190,7 @@ def test_the_cli_waits_out_a_429_instead_of_calling_the_job_lost() -> None:
     """Client behaviour only: the server side of 429 is tested above."""
     import httpx
 
-    from secondbrain.cli import wait_for_jobs
+    from app.cli import wait_for_jobs
 
     answers = iter([httpx.Response(429, headers={"Retry-After": "0"}, json={"detail": "slow down"}),
                     httpx.Response(200, json={"job_id": "j", "status": "running", "stages": []}),

@@ -19,6 +19,8 @@ from services.extractors.text import (
     supports,
 )
 
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
 
 def md(text: str, *, filename: str | None = "notes.md", is_note: bool = False) -> ExtractedText:
     return extract_text(text.encode("utf-8"), content_type="text/markdown", filename=filename,
@@ -95,15 +97,15 @@ def test_markdown_headings_give_heading_paths() -> None:
     doc = md(RICH)
     by_text = {s.text: s for s in doc.segments}
     assert by_text["Lisbon"].kind == "heading" and by_text["Lisbon"].attributes == {"level": "1"}
-    assert by_text["Lisbon"].heading_path == ("Lisbon",)
-    assert by_text["We fly out on Friday. The hotel is near the river."].heading_path == ("Lisbon",)
-    assert by_text["Budget"].heading_path == ("Lisbon", "Budget")
-    assert by_text["Code"].heading_path == ("Lisbon", "Budget", "Code")
+    assert by_text["Lisbon"].heading_path == ["Lisbon"]
+    assert by_text["We fly out on Friday. The hotel is near the river."].heading_path == ["Lisbon"]
+    assert by_text["Budget"].heading_path == ["Lisbon", "Budget"]
+    assert by_text["Code"].heading_path == ["Lisbon", "Budget", "Code"]
     # a level-2 heading closes the level-3 section before it
-    assert by_text["Contacts"].heading_path == ("Lisbon", "Contacts")
-    assert by_text["1. Ana\n2. Rui"].heading_path == ("Lisbon", "Contacts")
+    assert by_text["Contacts"].heading_path == ["Lisbon", "Contacts"]
+    assert by_text["1. Ana\n2. Rui"].heading_path == ["Lisbon", "Contacts"]
     # a new level-1 heading starts a new path
-    assert by_text["Unpack."].heading_path == ("Back home",)
+    assert by_text["Unpack."].heading_path == ["Back home"]
     assert doc.modality == "markdown"
     assert_offsets_exact(doc)
 
@@ -114,7 +116,7 @@ def test_fenced_code_stays_whole_with_its_language() -> None:
     assert len(code) == 1
     assert code[0].text == "def total(costs):\n    # a comment, not a heading\n\n    return sum(costs)"
     assert code[0].attributes == {"language": "python"}
-    assert code[0].heading_path == ("Lisbon", "Budget", "Code")
+    assert code[0].heading_path == ["Lisbon", "Budget", "Code"]
     # the comment inside the code block did not become a heading
     assert not any(s.kind == "heading" and "comment" in s.text for s in doc.segments)
 
@@ -139,8 +141,8 @@ def test_lists_tables_and_quotes_are_kept_whole() -> None:
     assert kinds["table"].text == "| item | cost |\n|------|------|\n| tram | 3    |\n| pasta| 12   |"
     assert kinds["quote"].text == "Pack light.\nReally."  # quote markers removed, lines kept
     for seg in (lists[0], kinds["table"], kinds["quote"]):
-        assert seg.heading_path == ("Lisbon", "Budget")
-    assert lists[1].text == "1. Ana\n2. Rui" and lists[1].heading_path == ("Lisbon", "Contacts")
+        assert seg.heading_path == ["Lisbon", "Budget"]
+    assert lists[1].text == "1. Ana\n2. Rui" and lists[1].heading_path == ["Lisbon", "Contacts"]
 
 
 def test_front_matter_title_and_date() -> None:
@@ -175,7 +177,7 @@ def test_plain_text_is_not_parsed_as_markdown() -> None:
     assert doc.modality == "text"
     assert [s.kind for s in doc.segments] == ["paragraph", "paragraph"]
     assert doc.segments[0].text == "# not a heading"
-    assert all(s.heading_path == () for s in doc.segments)
+    assert all(s.heading_path == [] for s in doc.segments)
 
 
 def test_plain_text_paragraphs_split_at_blank_lines() -> None:

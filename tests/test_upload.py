@@ -22,8 +22,9 @@ import pytest
 from fastapi import HTTPException
 from pydantic import SecretStr
 
-from secondbrain.http import create_app
-from secondbrain.runtime import Runtime, build_runtime
+from app.assembly import build_runtime
+from app.http import create_app
+from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.ingest_gateway import upload as upload_mod
 from services.ingest_gateway.upload import FIELD_LIMIT, read_multipart, read_raw
@@ -278,7 +279,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         settings = Settings(  # type: ignore[call-arg]
             data_dir=tmp, postgres_dsn=SecretStr(dsn), max_upload_bytes=LIMIT,
             kafka_bootstrap="127.0.0.1:9",  # nothing listens: uploads are accepted all the same
-            topic_prefix=f"up{tmp.name[-6:]}.",
+            topic_prefix=f"up{tmp.name[-6:]}.", auth="off",  # keys are tested in test_auth.py
         )
         rt = build_runtime(settings, vectors=False, models=False)
         try:

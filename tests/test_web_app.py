@@ -8,24 +8,29 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from secondbrain.http import create_app
-from secondbrain.runtime import build_runtime
+from app.assembly import build_runtime
+from app.http import create_app
 from secondbrain.settings import Settings
+
+STATIC = Path(__file__).resolve().parents[1] / "services" / "web" / "static"
+# Static imports (`import {a} from "./x.js"`, `export {a} from`, `import "./x.js"`) and dynamic ones.
+IMPORT = re.compile(r'(?:\bimport|\bexport)\b[^;"\'`]*?\bfrom\s*"([^"]+)"|\bimport\s*\(?\s*"([^"]+)"')
 
 
 @pytest.fixture()
 def client(dsn: str, tmp_path: Path) -> Iterator[TestClient]:
     settings = Settings(  # type: ignore[call-arg]
         data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9",
-        topic_prefix=f"web{tmp_path.name[-6:]}.",
+        topic_prefix=f"web{tmp_path.name[-6:]}.", auth="off",  # keys are tested in test_auth.py
     )
     rt = build_runtime(settings, vectors=False, models=False)
-    with TestClient(create_app(rt, gateway=True, query=False, relay=None)) as c:
+    with TestClient(create_app(rt, gateway=True, query=False, relay=None), base_url="http://localhost") as c:
         yield c
     rt.close()
 
@@ -49,7 +54,50 @@ def test_the_page_and_its_files_are_served_with_a_strict_policy(client: TestClie
     assert client.get("/web/../secondbrain/settings.py").status_code == 404
     assert client.get("/web/nothing.js").status_code == 404
     # the page is not part of the API description (no user data behind it)
-    assert not {"/", "/web/{name}"} & set(client.get("/openapi.json").json()["paths"])
+    assert not {"/", "/web/{path}"} & set(client.get("/openapi.json").json()["paths"])
+
+
+def test_every_module_the_page_imports_is_served_like_the_page(client: TestClient) -> None:
+    # Walk the import graph from the entry the page loads, as the browser does.
+    entry = re.findall(r'<script type="module" src="(/web/[^"]+)"', client.get("/").text)
+    assert entry == ["/web/app.js"]
+    seen: set[str] = set()
+    todo = list(entry)
+    while todo:
+        url = todo.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        r = client.get(url)
+        assert r.status_code == 200, url
+        assert r.headers["content-type"] == "text/javascript; charset=utf-8", url
+        assert "script-src 'self'" in r.headers["content-security-policy"], url
+        assert r.headers["x-content-type-options"] == "nosniff" and r.headers["cache-control"] == "no-cache", url
+        assert client.get(url, headers={"If-None-Match": r.headers["etag"]}).status_code == 304, url
+        for found in IMPORT.finditer(r.text):
+            specifier = found.group(1) or found.group(2)
+            # Relative only: a bare name ("lib") would need an import map or a bundler.
+            assert specifier.startswith(("./", "../")), f"{url} imports {specifier}"
+            todo.append(urljoin(url, specifier))
+    # Every module in the folder is part of the page (none shipped but dead), and all are reached.
+    on_disk = {"/web/app.js"} | {f"/web/js/{f.name}" for f in (STATIC / "js").glob("*.js")}
+    assert seen == on_disk
+    # The page asks for every module up front rather than one import level at a time.
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="(/web/[^"]+)">', client.get("/").text))
+    assert preloaded == on_disk - {"/web/app.js"}
+    assert len(seen) > 5  # the page is split into modules, not one file
+
+
+def test_nothing_but_the_listed_files_is_served_under_web(client: TestClient) -> None:
+    assert client.get("/web/js/ask.js").status_code == 200
+    for path in ("/web/js/nothing.js", "/web/nothing.js", "/web/index.html", "/web/js/", "/web/js",
+                 "/web/static/app.js", "/web/JS/ask.js", "/web/js/ask.js.map", "/web/js/ask",
+                 "/web/js/..%2Fapp.js", "/web/js/%2E%2E/app.js",  # (a plain "/../" the client resolves)
+                 "/web/..%2F__init__.py", "/web/..%2F..%2F..%2Fpyproject.toml", "/web/%2E%2E/session.py",
+                 "/web/js%2F..%2F..%2F__init__.py", "/web//etc/passwd", "/web/%2Fetc%2Fpasswd"):
+        r = client.get(path)
+        assert r.status_code == 404, (path, r.status_code)
+        assert b"import" not in r.content and b"def " not in r.content, path
 
 
 def test_the_source_list_filters_by_captured_time(client: TestClient) -> None:

@@ -22,7 +22,6 @@ SEGMENT_KINDS: frozenset[str] = frozenset(
     {"heading", "paragraph", "code", "list", "table", "quote", "page", "speech", "ocr", "text", "turn"}
 )
 CAPTURED_AT_SOURCES: frozenset[str] = frozenset({"user", "file_metadata", "published", "ingested"})
-JOB_STAGES: frozenset[str] = frozenset({"gateway", "fetch", "extract", "chunk", "embed"})
 JOB_STATUSES: frozenset[str] = frozenset(
     {"queued", "running", "succeeded", "failed", "retrying", "duplicate", "dead_lettered"}
 )
@@ -207,7 +206,7 @@ class DocumentExtracted(Event):
     """The text of one artifact as ordered segments (or a claim check in ``body_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "document_extracted"
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"segments": Segment}
 
     event_id: str
@@ -226,12 +225,21 @@ class DocumentExtracted(Event):
     segments: list[Segment] = field(default_factory=list)
     body_ref: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    text: str = ""  # the full text, once (version 2); segments point into it
+    source_uri: str = ""
+    version: int = 1
+    recording_start: datetime | None = None
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME
         _require(self.text_length >= 0, f"{name}.text_length must be >= 0, got {self.text_length}")
+        _require(self.version >= 1, f"{name}.version must be >= 1, got {self.version}")
         if self.body_ref is not None:
-            _require(not self.segments, f"{name}: segments must be empty when body_ref is set")
+            _require(not self.segments and not self.text,
+                     f"{name}: segments and text must be empty when body_ref is set")
+        elif self.text:
+            _require(len(self.text) == self.text_length,
+                     f"{name}: text has {len(self.text)} characters but text_length says {self.text_length}")
         for seg in self.segments:
             _require(0 <= seg.char_start <= seg.char_end <= self.text_length,
                      f"{name}: segment {seg.index} has offsets [{seg.char_start}, {seg.char_end}) "

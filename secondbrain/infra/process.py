@@ -1,9 +1,10 @@
 """What every helper server secondbrain starts itself shares: its output log and its end.
 
-The local Kafka broker and the local model server are subprocesses with the same life: their
-output goes to a log file (or a temporary one shown in start errors and removed on stop), a
-stop is SIGTERM then SIGKILL and happens at interpreter exit too, and they work as context
-managers.  Subclasses launch the process and decide when it is ready.
+The local Kafka broker (and the tests' llama.cpp server, ``devtools/llm_server.py``) are
+subprocesses with the same life: their output goes to a log file (or a temporary one shown in
+start errors and removed on stop), a stop is SIGTERM then SIGKILL and happens at interpreter
+exit too, and they work as context managers.  Subclasses launch the process and decide when
+it is ready.
 """
 
 from __future__ import annotations

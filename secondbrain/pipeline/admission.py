@@ -20,22 +20,33 @@ from collections.abc import Callable, Mapping
 
 from secondbrain import keys
 from secondbrain.events import signing
-from secondbrain.pipeline.errors import PermanentError, Unauthorized
+from secondbrain.pipeline.errors import PermanentError, SourceGone, Unauthorized
 from secondbrain.pipeline.stage import require_known_user
-from secondbrain.ports import JobView, MetadataStore
+from secondbrain.ports import JobLedger, JobView, Users
 
 
-def admit(metadata: MetadataStore, *, user_id: str, job_id: str | None, value: bytes,
-          headers: Mapping[str, str], produced_here: Callable[[JobView], bool]) -> str | None:
+def admit(users: Users, jobs: JobLedger, *, user_id: str, job_id: str | None, value: bytes,
+          headers: Mapping[str, str], produced_here: Callable[[JobView], bool],
+          gone: Callable[[], bool] | None = None) -> str | None:
     """Raise :class:`Unauthorized` unless the event may enter; return the signing key id, if signed.
 
     ``produced_here`` says whether an existing job of the user matches the event closely
-    enough to have been queued by secondbrain itself (same artifact, same URL).
+    enough to have been queued by secondbrain itself (same artifact, same URL).  ``gone`` is
+    asked only when an unsigned event's job is missing: whether its source was deleted since
+    (then :class:`SourceGone`: left-over work, dropped rather than refused).
     """
     key_id = signing.signed_key_id(headers)
     if key_id is None:
-        require_known_user(metadata, user_id)  # malformed or unknown ids are refused first
-        job = metadata.get_job(user_id, job_id) if job_id else None
+        try:
+            keys.check_user_id(user_id)  # malformed ids are refused before any lookup
+        except ValueError as exc:
+            raise PermanentError(str(exc), kind="malformed") from exc
+        # The job names its user: found, the user exists too (one lookup for the common case).
+        job = jobs.get_job(user_id, job_id) if job_id else None
+        if job is None:
+            if gone is not None and gone():
+                raise SourceGone(user_id)
+            require_known_user(users, user_id)  # an unknown user is told so
         if job is None or not produced_here(job):
             raise Unauthorized("the event is not signed: events from other apps need the headers "
                                f"{signing.KEY_ID_HEADER} and {signing.SIGNATURE_HEADER} made with one of the "
@@ -45,7 +56,7 @@ def admit(metadata: MetadataStore, *, user_id: str, job_id: str | None, value: b
         keys.check_user_id(user_id)
     except ValueError as exc:
         raise PermanentError(str(exc), kind="malformed") from exc
-    key = metadata.signing_key(key_id)
+    key = users.signing_key(key_id)
     # The same sentence for an unknown key and another user's key: the refusal must not
     # tell a prober which key ids exist or whom they belong to.
     if key is None or key.user_id != user_id:

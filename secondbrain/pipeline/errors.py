@@ -30,6 +30,11 @@ class Unauthorized(PermanentError):
         super().__init__(reason, kind="unauthorized")
 
 
+class SourceGone(Exception):
+    """The source this work is for was deleted meanwhile: the event is dropped (acknowledged, nothing
+    published, no job failed), not dead-lettered."""
+
+
 class RetryableError(Exception):
     """A transient failure (a dependency that did not answer): worth retrying later."""
 

@@ -1,68 +1,95 @@
 """The contract between a stage's logic and the runner that wires it to Kafka.
 
-A stage is an object with a typed ``process(event) -> list[Emit]``: it reads the event,
-uses the store Protocols it was built with, and returns the events to publish.  It never
-imports a broker client; :mod:`secondbrain.pipeline.runner` does the Kafka part (decode,
-retry, dead-letter, publish, and only then commit).
+A stage is a typed ``process(event) -> outputs`` over the ports it was built with: it reads the
+event, does its work and returns the events to publish (to its step's output topic, keyed by the
+user).  It never imports a broker client and never keeps job bookkeeping: the runner
+(:mod:`secondbrain.pipeline.runner`) decodes, admits, records each job's progress, retries,
+dead-letters, asks once whether the source is still wanted, publishes and only then commits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
-    from secondbrain.ports import MetadataStore
+    from secondbrain.pipeline.topology import Step
+    from secondbrain.ports import Users
 
 In = TypeVar("In", contravariant=True)
-E = TypeVar("E")
-
-
-@dataclass(frozen=True, slots=True)
-class Emit(Generic[E]):
-    """An event a stage wants published: logical topic, partition key (the user id), event."""
-
-    topic: str
-    key: str
-    event: E
 
 
 @dataclass(frozen=True, slots=True)
 class JobRef:
-    """Which job and user an input event belongs to (for status tracking and dead letters)."""
+    """What an input event is about: its job and user (for progress and dead letters), and the source
+    and document it concerns (for the single "is this still wanted?" check before publishing)."""
 
     job_id: str | None
     user_id: str | None
+    source_id: str | None = None
+    document_id: str | None = None
 
 
 class Stage(Protocol[In]):
     """What the runner needs from a stage."""
 
-    name: ClassVar[str]  # "extract" | "chunk" | "embed": the job stage it advances
-    input_topic: ClassVar[str]  # logical topic name
-    input_type: ClassVar[type[Any]]
-    completes_stage: ClassVar[bool]  # whether a successful process() marks the stage succeeded
+    step: ClassVar[Step]  # the stage in the pipeline's topology: name, input, output
 
     def job_of(self, event: In) -> JobRef:
-        """The job and user ``event`` belongs to."""
+        """The job, user, source and document ``event`` belongs to."""
         ...
 
-    def process(self, event: In) -> list[Emit[Any]]:
-        """Do the stage's work for one event and return what to publish (may raise)."""
+    def process(self, event: In) -> list[Any]:
+        """Do the stage's work for one event and return the events to publish (may raise)."""
         ...
 
 
-class AdmittingStage(Stage[In], Protocol[In]):
-    """A stage reading a topic other apps publish to: it checks each event before any job state
-    is touched (an ``unauthorized`` :class:`~secondbrain.pipeline.errors.PermanentError` refuses it)."""
+@runtime_checkable
+class AdmittingStage(Protocol[In]):
+    """A stage reading a topic other apps publish to (``step.open_input``): each event is checked before
+    any job state is touched (an ``unauthorized`` :class:`~secondbrain.pipeline.errors.PermanentError`
+    refuses it)."""
 
     def admit(self, event: In, value: bytes, headers: Mapping[str, str]) -> None:
         """Raise unless ``event`` (whose encoded form is ``value``) may enter the pipeline."""
         ...
 
 
-def require_known_user(metadata: MetadataStore, user_id: str) -> None:
+@runtime_checkable
+class DiscardingStage(Protocol[In]):
+    """A stage whose work leaves something outside its outputs (vectors written): when the runner finds
+    the source deleted or the document replaced meanwhile, the stage removes it again."""
+
+    def discard(self, event: In, outputs: list[Any]) -> None:
+        """Undo what processing ``event`` left behind."""
+        ...
+
+
+@runtime_checkable
+class BatchingStage(Protocol[In]):
+    """A stage that does part of its work cheaper for several events at once (the embedder: one model call
+    for the chunks of every event waiting in a lane); the rest still happens event by event."""
+
+    def prepare(self, events: Sequence[In]) -> list[Any]:
+        """The shared part for each event, in order (e.g. its vectors)."""
+        ...
+
+    def process_prepared(self, event: In, prepared: Any) -> list[Any]:
+        """``process`` with the shared part already done."""
+        ...
+
+
+@runtime_checkable
+class WarmingStage(Protocol):
+    """A stage that loads models on a background thread: the runner waits for them before consuming."""
+
+    def warm_up(self) -> None:
+        """Block until the stage can work; raise when it never will."""
+        ...
+
+
+def require_known_user(users: Users, user_id: str) -> None:
     """Refuse an event whose user id is malformed or unknown (it is dead-lettered, never retried)."""
     from secondbrain import keys
     from secondbrain.pipeline.errors import PermanentError, Unauthorized
@@ -71,5 +98,6 @@ def require_known_user(metadata: MetadataStore, user_id: str) -> None:
         keys.check_user_id(user_id)
     except ValueError as exc:
         raise PermanentError(str(exc), kind="malformed") from exc
-    if not metadata.user_exists(user_id):
+    if not users.user_exists(user_id):
         raise Unauthorized(f"unknown user {user_id!r}: create the user before publishing for it")
+

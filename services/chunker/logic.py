@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from secondbrain.events.models import Segment
+
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _WORD = re.compile(r"\w", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+(?=\S)|\n+(?=\s*(?:[-*+•]|\d+[.)])\s)")
@@ -25,22 +27,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+(?=\S)|\n+(?=\s*(?:[-*+
 def approx_tokens(text: str) -> int:
     """A cheap stand-in for word-piece counts: words and punctuation marks."""
     return len(_TOKEN.findall(text))
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentIn:
-    """The slice of a document segment the chunker needs."""
-
-    index: int
-    kind: str
-    text: str
-    char_start: int
-    char_end: int
-    heading_path: tuple[str, ...] = ()
-    page: int | None = None
-    t_start: float | None = None
-    t_end: float | None = None
-    attributes: Mapping[str, str] = field(default_factory=dict)  # a turn's speaker and turn_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +62,10 @@ class _Unit:
     start: int
     end: int
     tokens: int
-    seg: SegmentIn
+    seg: Segment
 
 
-def _split_long(seg: SegmentIn, full_text: str, max_tokens: int) -> list[_Unit]:
+def _split_long(seg: Segment, full_text: str, max_tokens: int) -> list[_Unit]:
     """Cut a segment into sentence units (code into line groups) no longer than ``max_tokens``."""
     text = full_text[seg.char_start:seg.char_end]
     if seg.kind == "code":
@@ -124,7 +110,7 @@ def _split_long(seg: SegmentIn, full_text: str, max_tokens: int) -> list[_Unit]:
     return units
 
 
-def _units(segments: Sequence[SegmentIn], full_text: str, max_tokens: int) -> list[_Unit]:
+def _units(segments: Sequence[Segment], full_text: str, max_tokens: int) -> list[_Unit]:
     out: list[_Unit] = []
     for seg in segments:
         if seg.char_end <= seg.char_start:
@@ -181,7 +167,7 @@ def speech_windows(spans: Sequence[tuple[float, float]], min_s: float = 30.0,
     return windows
 
 
-def chunk_speech(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig,
+def chunk_speech(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfig,
                  min_s: float = 30.0, max_s: float = 90.0) -> list[ChunkDraft]:
     """Chunks aligned to speech: each holds whole speech segments spanning about 30-90 s.
 
@@ -197,7 +183,7 @@ def chunk_speech(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingCon
         text = full_text[start:end]
         tokens = approx_tokens(text)
         if tokens <= cfg.max_tokens:
-            pieces = [ChunkDraft(0, text, start, end, tokens, segs[0].heading_path, "speech", None,
+            pieces = [ChunkDraft(0, text, start, end, tokens, tuple(segs[0].heading_path), "speech", None,
                                  spans[window[0]][0], spans[window[-1]][1])]
         else:
             pieces = [replace(c, kind="speech") for c in _pack(segs, full_text, cfg)]
@@ -206,7 +192,7 @@ def chunk_speech(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingCon
     return chunks
 
 
-def chunk_turns(turns: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
+def chunk_turns(turns: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
     """Chunks of conversation turns: a window of ``cfg.turn_window`` consecutive turns starting at
     every turn (so each turn is found with the one it answers and the one answering it), fewer
     when the window would pass ``cfg.max_tokens``.
@@ -236,8 +222,8 @@ def chunk_turns(turns: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig)
         text = full_text[start:end]
         starts = [t.t_start for t in window if t.t_start is not None]
         ends = [t.t_end for t in window if t.t_end is not None]
-        chunks.append(ChunkDraft(len(chunks), text, start, end, approx_tokens(text), window[0].heading_path, "chat",
-                                 window[0].page, min(starts) if starts else None, max(ends) if ends else None,
+        chunks.append(ChunkDraft(len(chunks), text, start, end, approx_tokens(text), tuple(window[0].heading_path),
+                                 "chat", window[0].page, min(starts) if starts else None, max(ends) if ends else None,
                                  _turn_attributes(window)))
         covered = j
         if j == len(turns):
@@ -245,7 +231,7 @@ def chunk_turns(turns: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig)
     return chunks
 
 
-def _turn_attributes(turns: Sequence[SegmentIn]) -> dict[str, str]:
+def _turn_attributes(turns: Sequence[Segment]) -> dict[str, str]:
     ids = [t.attributes.get("turn_id", "") for t in turns]
     speakers = list(dict.fromkeys(t.attributes["speaker"] for t in turns if t.attributes.get("speaker")))
     out = {"speakers": ", ".join(speakers)} if speakers else {}
@@ -254,7 +240,7 @@ def _turn_attributes(turns: Sequence[SegmentIn]) -> dict[str, str]:
     return out
 
 
-def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
+def chunk_segments(segments: Sequence[Segment], full_text: str,
                    cfg: ChunkingConfig | None = None) -> list[ChunkDraft]:
     """Pack a document's segments into chunks (speech by time windows, conversation turns by windows
     of turns, the rest by structure)."""
@@ -264,8 +250,8 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
     if any(s.kind == "turn" for s in segments):
         # Runs of turns by windows, anything between them (a preamble) by structure, in order.
         chunks: list[ChunkDraft] = []
-        run: list[SegmentIn] = []
-        rest: list[SegmentIn] = []
+        run: list[Segment] = []
+        rest: list[Segment] = []
         for seg in [*segments, None]:
             is_turn = seg is not None and seg.kind == "turn"
             if run and not is_turn:
@@ -280,7 +266,7 @@ def chunk_segments(segments: Sequence[SegmentIn], full_text: str,
     return _pack(segments, full_text, cfg)
 
 
-def _pack(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
+def _pack(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
     """Greedy structure-aware packing of segments into chunks."""
     chunks: list[ChunkDraft] = []
     cur: list[_Unit] = []
@@ -295,8 +281,8 @@ def _pack(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig) ->
         weight: dict[tuple[str, ...], int] = {}
         for u in units:
             if u.seg.kind != "heading":
-                weight[u.seg.heading_path] = weight.get(u.seg.heading_path, 0) + u.tokens
-        path = max(weight, key=lambda p: weight[p]) if weight else first.seg.heading_path
+                weight[tuple(u.seg.heading_path)] = weight.get(tuple(u.seg.heading_path), 0) + u.tokens
+        path = max(weight, key=lambda p: weight[p]) if weight else tuple(first.seg.heading_path)
         chunks.append(ChunkDraft(
             index=len(chunks), text=text, char_start=first.start, char_end=last.end,
             token_count=approx_tokens(text), heading_path=tuple(path),
@@ -327,7 +313,7 @@ def _pack(segments: Sequence[SegmentIn], full_text: str, cfg: ChunkingConfig) ->
         else:
             cur, cur_tokens = [], 0
 
-    def drop_carried(before: SegmentIn) -> None:
+    def drop_carried(before: Segment) -> None:
         """Drop what ``cur`` carries (overlap, pending headings) instead of putting it before ``before``.
         Headings of empty sections (not on ``before``'s path) get a chunk so their text is not lost."""
         nonlocal cur, cur_tokens

@@ -1,75 +1,56 @@
-"""Chunker stage: ``documents.extracted`` -> ``chunks.created``."""
+"""Chunker stage: ``documents.extracted`` -> ``chunks.created``.
+
+Inputs: a document's full text and its segments (inline, or by claim check in the object store).
+Outputs: chunks with provenance (inline, or by claim check).  Ports: the object store only.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from secondbrain import ids, keys
+from secondbrain.events import bodies
 from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment
-from secondbrain.pipeline import claimcheck, topics
+from secondbrain.pipeline import claimcheck, topology
 from secondbrain.pipeline.errors import PermanentError
-from secondbrain.pipeline.stage import Emit, JobRef
+from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import ObjectStore
-from services.chunker.logic import ChunkingConfig, SegmentIn, chunk_segments
-
-
-def reconstruct_text(segments: list[Segment]) -> str:
-    """Rebuild the document's full text from segments placed at their offsets (gaps become newlines).
-
-    Segments that overlap (the extractor makes none) are written in order of their start, each over
-    the text placed before it.
-    """
-    parts: list[str] = []
-    end = 0  # length of the text placed so far
-    for s in sorted(segments, key=lambda seg: seg.char_start):
-        if s.char_start < 0 or s.char_end - s.char_start != len(s.text):
-            raise PermanentError(f"segment {s.index} has offsets that do not match its text")
-        if s.char_start >= end:
-            parts += ["\n" * (s.char_start - end), s.text]
-        else:
-            placed = "".join(parts)
-            parts = [placed[:s.char_start], s.text, placed[s.char_end:]]
-        end = max(end, s.char_end)
-    return "".join(parts)
+from services.chunker.logic import ChunkingConfig, chunk_segments
 
 
 class ChunkerStage:
     """Cuts a document into retrieval-sized chunks that respect its structure."""
 
-    name: ClassVar[str] = "chunk"
-    input_topic: ClassVar[str] = topics.DOCUMENTS_EXTRACTED
-    input_type: ClassVar[type[Any]] = DocumentExtracted
-    completes_stage: ClassVar[bool] = True
+    step: ClassVar[topology.Step] = topology.CHUNK
 
     def __init__(self, objects: ObjectStore, config: ChunkingConfig) -> None:
         self.objects = objects
         self.config = config
 
     def job_of(self, event: DocumentExtracted) -> JobRef:
-        """Job and user of the event."""
-        return JobRef(event.job_id, event.user_id)
+        """Job, user, source and document of the event."""
+        return JobRef(event.job_id, event.user_id, event.source_id, event.document_id)
 
-    def _segments(self, ev: DocumentExtracted) -> list[Segment]:
-        if ev.body_ref is None:
-            return list(ev.segments)
-        if not keys.owns_key(ev.user_id, ev.body_ref):
-            raise PermanentError("the document body reference is outside the user's storage",
-                                 kind="unauthorized")
-        return [Segment.from_record(r) for r in claimcheck.load(self.objects, ev.body_ref)]
-
-    def process(self, event: DocumentExtracted) -> list[Emit[Any]]:
-        """Chunk one document."""
-        ev = event
-        segments = sorted(self._segments(ev), key=lambda s: s.char_start)
+    def _body(self, ev: DocumentExtracted) -> tuple[str, list[Segment]]:
+        """The full text and the segments with their texts."""
+        text: str | None = ev.text
+        segments = list(ev.segments)
+        if ev.body_ref is not None:
+            if not keys.owns_key(ev.user_id, ev.body_ref):
+                raise PermanentError("the document body reference is outside the user's storage",
+                                     kind="unauthorized")
+            text, segments = bodies.unpack(claimcheck.load(self.objects, ev.body_ref))
         if not segments:
             raise PermanentError("the document has no segments to chunk")
-        full_text = reconstruct_text(segments)
-        drafts = chunk_segments(
-            [SegmentIn(s.index, s.kind, s.text, s.char_start, s.char_end, tuple(s.heading_path), s.page,
-                       s.t_start, s.t_end, dict(s.attributes)) for s in segments],
-            full_text, self.config,
-        )
+        if text:
+            return text, bodies.with_texts(text, segments)
+        return bodies.reconstruct(segments), segments  # a version-1 producer sent the texts in the segments
+
+    def process(self, event: DocumentExtracted) -> list[ChunksCreated]:
+        """Chunk one document."""
+        ev = event
+        full_text, segments = self._body(ev)
+        drafts = chunk_segments(sorted(segments, key=lambda s: s.char_start), full_text, self.config)
         chunks = [
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
@@ -80,25 +61,11 @@ class ChunkerStage:
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
         chunks_ref = claimcheck.offload(self.objects, keys.chunks_key(ev.user_id, ev.document_id),
                                         [c.to_record() for c in chunks])
-        out = ChunksCreated(
-            event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
+        return [ChunksCreated(
+            event_id=ids.event_id(ev.job_id, self.step.name), job_id=ev.job_id, user_id=ev.user_id,
             artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,
             modality=ev.modality, content_type=ev.content_type, captured_at=ev.captured_at,
             ingested_at=ev.ingested_at, chunks=[] if chunks_ref else chunks, chunks_ref=chunks_ref,
-            chunk_count=len(chunks), source_uri=ev.metadata.get("source_uri", ""),
-            captured_at_source=ev.captured_at_source, recording_start=_recording_start(ev),
-            version=int(ev.metadata.get("version", "1") or 1),
-        )
-        return [Emit(topics.CHUNKS_CREATED, ev.user_id, out)]
-
-
-def _recording_start(ev: DocumentExtracted) -> datetime | None:
-    """Second 0 of a recording as a time, when the extractor knew it."""
-    raw = ev.metadata.get("recording_start")
-    if not raw:
-        return None
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+            chunk_count=len(chunks), source_uri=ev.source_uri or ev.metadata.get("source_uri", ""),
+            captured_at_source=ev.captured_at_source, recording_start=ev.recording_start, version=ev.version,
+        )]

@@ -149,13 +149,13 @@ class Reindexer:
         or has no index yet (then the model becomes their first index directly).
         """
         model = self.embedders.get(spec)
-        active = self.metadata.vector_indexes(user_id, status="active")
+        active = self.metadata.indexes.vector_indexes(user_id, status="active")
         if not active:
-            first = self.metadata.ensure_active_index(user_id, spec, model.model_id, model.dimension)
+            first = self.metadata.indexes.ensure_active_index(user_id, spec, model.model_id, model.dimension)
             return None, f"{user_id} had nothing indexed: new chunks will use {first.model_id} (v{first.version})"
         if active[0].model_id == model.model_id:
             return None, f"{user_id} already uses {model.model_id} (v{active[0].version}): nothing to do"
-        index = self.metadata.begin_reindex(user_id, spec, model.model_id, model.dimension, keep_old=keep_old)
+        index = self.metadata.indexes.begin_reindex(user_id, spec, model.model_id, model.dimension, keep_old=keep_old)
         log.info("re-index begun", extra={"user_id": user_id, "version": index.version, "model_id": index.model_id,
                                           "from_version": active[0].version})
         return index, f"{user_id}: v{active[0].version} ({active[0].model_id}) -> v{index.version} ({index.model_id})"
@@ -167,9 +167,9 @@ class Reindexer:
         :class:`ReindexIncomplete` when the collections still differ after reconciling.  A set
         ``stop`` ends the run after the current page (``status="stopped"``; run again to continue).
         """
-        claimed = self.metadata.claim_reindex(user_id, index.version, self.owner, self.lease_s)
+        claimed = self.metadata.indexes.claim_reindex(user_id, index.version, self.owner, self.lease_s)
         if claimed is None:
-            current = [i for i in self.metadata.vector_indexes(user_id) if i.version == index.version]
+            current = [i for i in self.metadata.indexes.vector_indexes(user_id) if i.version == index.version]
             if current and current[0].status == "active":
                 return Outcome(user_id, "unchanged", f"{user_id}: v{index.version} is active already", current[0])
             holder = current[0].lease_owner if current else "?"
@@ -177,7 +177,7 @@ class Reindexer:
                               "(run again once it stops; its lease then expires)")
         started = time.monotonic()
         try:
-            source = self.metadata.vector_indexes(user_id, status="active")
+            source = self.metadata.indexes.vector_indexes(user_id, status="active")
             if not source:
                 raise ReindexIncomplete(f"{user_id} has no active index to copy from")
             active = source[0]
@@ -185,7 +185,7 @@ class Reindexer:
             self.vectors.ensure_collection(user_id, claimed.dense_size, index=claimed.name)
             run_points = self._backfill(user_id, active, claimed, model, stop, started)
             if run_points is None:
-                self.metadata.release_reindex(user_id, index.version, self.owner)
+                self.metadata.indexes.release_reindex(user_id, index.version, self.owner)
                 return Outcome(user_id, "stopped", f"{user_id}: stopped; run again to continue", claimed)
             added, removed = self._reconcile(user_id, active, claimed, model)
             source_count = self.vectors.count(user_id, index=active.name)
@@ -194,9 +194,9 @@ class Reindexer:
                 raise ReindexIncomplete(
                     f"{user_id}: v{active.version} holds {source_count} points but v{claimed.version} "
                     f"{target_count} after reconciling; nothing switched (run again)")
-            retired = self.metadata.activate_index(user_id, claimed.version)
+            retired = self.metadata.indexes.activate_index(user_id, claimed.version)
         except BaseException:
-            self.metadata.release_reindex(user_id, index.version, self.owner)
+            self.metadata.indexes.release_reindex(user_id, index.version, self.owner)
             raise
         seconds = time.monotonic() - started
         log.info("re-index switched", extra={"user_id": user_id, "version": claimed.version,
@@ -204,7 +204,7 @@ class Reindexer:
                                              "re_embedded": run_points + added, "removed": removed,
                                              "seconds": round(seconds, 1)})
         kept = self._after_switch(user_id, retired, stop)
-        new = next(i for i in self.metadata.vector_indexes(user_id) if i.version == claimed.version)
+        new = next(i for i in self.metadata.indexes.vector_indexes(user_id) if i.version == claimed.version)
         note = "" if retired is None else (f"; v{retired.version} kept" if kept else f"; v{retired.version} dropped")
         return Outcome(user_id, "switched",
                        f"{user_id}: now searching v{new.version} ({new.model_id}), {target_count} points{note}",
@@ -215,7 +215,7 @@ class Reindexer:
         """:meth:`begin` then :meth:`run`: the whole re-index of one user, in this process."""
         index, why = self.begin(user_id, spec, keep_old=keep_old)
         if index is None:
-            active = self.metadata.vector_indexes(user_id, status="active")
+            active = self.metadata.indexes.vector_indexes(user_id, status="active")
             return Outcome(user_id, "unchanged", why, active[0] if active else None)
         return self.run(user_id, index, stop=stop)
 
@@ -251,7 +251,7 @@ class Reindexer:
             done += len(page)
             run_points += len(page)
             total = max(total, done)  # chunks written to both meanwhile make the source grow
-            if not self.metadata.reindex_progress(user_id, target.version, self.owner, done=done, total=total,
+            if not self.metadata.indexes.reindex_progress(user_id, target.version, self.owner, done=done, total=total,
                                                   resume_from=next_offset, lease_s=self.lease_s):
                 raise ReindexBusy(f"{user_id} v{target.version}: the lease was lost (taken over after a stall)")
             if self.on_progress is not None:
@@ -292,13 +292,13 @@ class Reindexer:
     def _after_switch(self, user_id: str, retired: VectorIndex | None, stop: threading.Event | None) -> bool:
         """Drop the replaced collection after the grace period unless it is to be kept (True when kept), and
         any collection version no index record accounts for (left by a write that raced a drop)."""
-        indexes = self.metadata.vector_indexes(user_id)
+        indexes = self.metadata.indexes.vector_indexes(user_id)
         active = next(i for i in indexes if i.status == "active")
         if retired is not None and not active.keep_old:
             if self.drop_grace_s > 0:  # for searches that looked the old index up just before the switch
                 (stop or threading.Event()).wait(self.drop_grace_s)  # a stopping process drops it at once
             self.vectors.drop_index(user_id, retired.name)
-            self.metadata.index_dropped(user_id, retired.version)
+            self.metadata.indexes.index_dropped(user_id, retired.version)
         drop_orphans(self.metadata, self.vectors, user_id)
         return retired is not None and active.keep_old
 
@@ -306,7 +306,7 @@ class Reindexer:
 def drop_orphans(metadata: MetadataStore, vectors: VectorStore, user_id: str) -> list[str]:
     """Drop the user's collection versions that no live or kept index accounts for: versions without
     a record, dropped ones written to again by a late write, and cancelled re-indexes."""
-    records = {i.name: i for i in metadata.vector_indexes(user_id)}
+    records = {i.name: i for i in metadata.indexes.vector_indexes(user_id)}
     orphans = []
     for name in vectors.list_indexes(user_id):
         record = records.get(name)
@@ -317,7 +317,7 @@ def drop_orphans(metadata: MetadataStore, vectors: VectorStore, user_id: str) ->
             continue  # the store's default version of a user with no records yet (nothing re-indexed)
         vectors.drop_index(user_id, name)
         if record is not None:
-            metadata.index_dropped(user_id, record.version)
+            metadata.indexes.index_dropped(user_id, record.version)
         orphans.append(name)
     if orphans:
         log.info("orphan vector collections dropped", extra={"user_id": user_id, "versions": orphans})
@@ -357,7 +357,7 @@ class ReindexWorker:
         """Building indexes nobody holds a live lease on (and that did not fail just now)."""
         now = datetime.now(UTC)
         out = []
-        for index in self.reindexer.metadata.vector_indexes(status="building"):
+        for index in self.reindexer.metadata.indexes.vector_indexes(status="building"):
             if index.lease_owner is not None and index.lease_expires_at is not None \
                     and index.lease_expires_at > now - timedelta(seconds=1):
                 continue

@@ -1,5 +1,8 @@
 """Embedder stage: ``chunks.created`` -> vectors in the user's collection -> ``chunks.indexed``.
 
+Ports: the object store (large chunk lists), the catalog (chunk counts, older versions), the
+index versions (which collection and model a user's chunks go to), the vector store, the models.
+
 Each chunk gets a dense vector (the model of the user's index: all-MiniLM-L6-v2 unless
 configured or re-indexed otherwise) and a BM25 sparse vector, computed on the chunk text with
 its title and section path in front (so a chunk deep inside "Budget > Travel" still matches
@@ -12,6 +15,10 @@ its older versions are deleted (never before: search has no gap).
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -20,22 +27,24 @@ from opentelemetry.trace import SpanKind
 from secondbrain import ids, keys, telemetry
 from secondbrain.embedding import EmbedderPool
 from secondbrain.events.models import Chunk, ChunksCreated, ChunksIndexed
-from secondbrain.pipeline import claimcheck, topics
+from secondbrain.pipeline import claimcheck, topology
 from secondbrain.pipeline.errors import PermanentError
-from secondbrain.pipeline.stage import Emit, JobRef
+from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import (
+    Catalog,
     Embedder,
-    MetadataStore,
+    IndexVersions,
     ObjectStore,
     SparseEncoder,
     SparseVector,
+    Users,
     VectorFilter,
     VectorIndex,
     VectorPoint,
     VectorStore,
 )
 from secondbrain.stores.vector_payload import rfc3339
-from secondbrain.vector_indexes import embedder_for
+from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, embedder_for
 
 log = logging.getLogger(__name__)
 
@@ -82,116 +91,144 @@ def _absolute_times(ev: ChunksCreated, chunk: Chunk) -> dict[str, str]:
     return out
 
 
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The shared part of one event's work: its chunks, what the models saw, and their vectors."""
+
+    chunks: list[Chunk]
+    inputs: list[str]
+    sparse: list[SparseVector]
+    index: VectorIndex
+    model: Embedder
+    dense: list[list[float]]
+
+
 class EmbedderStage:
     """Embeds chunks and writes them to the vector store."""
 
-    name: ClassVar[str] = "embed"
-    input_topic: ClassVar[str] = topics.CHUNKS_CREATED
-    input_type: ClassVar[type[Any]] = ChunksCreated
-    completes_stage: ClassVar[bool] = True
+    step: ClassVar[topology.Step] = topology.EMBED
 
-    def __init__(self, objects: ObjectStore, metadata: MetadataStore, vectors: VectorStore,
-                 embedder: Embedder, sparse: SparseEncoder, *, embedders: EmbedderPool | None = None) -> None:
+    def __init__(self, objects: ObjectStore, *, catalog: Catalog, indexes: IndexVersions, users: Users,
+                 vectors: VectorStore, embedder: Embedder, sparse: SparseEncoder,
+                 embedders: EmbedderPool | None = None, index_ttl_s: float = ACTIVE_INDEX_TTL_S) -> None:
         """``embedder`` is the configured model (a new user's first index gets it); ``embedders`` gives the
-        models of other index versions (by default only ``embedder`` is known)."""
+        models of other index versions (by default only ``embedder`` is known).  A user's index versions
+        are trusted for ``index_ttl_s``, as searches trust them: a re-index drops the old collection only
+        after that long, and reconciles what it missed before switching."""
         self.objects = objects
-        self.metadata = metadata
+        self.catalog = catalog
+        self.indexes = indexes
+        self.users = users
         self.vectors = vectors
         self.embedder = embedder
         self.sparse = sparse
         self.embedders = embedders or EmbedderPool(embedder)
+        self._live: dict[str, tuple[float, list[VectorIndex]]] = {}
+        self._live_lock = threading.Lock()
+        self.index_ttl_s = index_ttl_s
 
     def job_of(self, event: ChunksCreated) -> JobRef:
-        """Job and user of the event."""
-        return JobRef(event.job_id, event.user_id)
+        """Job, user, source and document of the event."""
+        return JobRef(event.job_id, event.user_id, event.source_id, event.document_id)
 
     def _chunks(self, ev: ChunksCreated) -> list[Chunk]:
         if ev.chunks_ref is None:
-            return list(ev.chunks)
-        if not keys.owns_key(ev.user_id, ev.chunks_ref):
+            chunks = list(ev.chunks)
+        elif not keys.owns_key(ev.user_id, ev.chunks_ref):
             raise PermanentError("the chunk list reference is outside the user's storage", kind="unauthorized")
-        return [Chunk.from_record(r) for r in claimcheck.load(self.objects, ev.chunks_ref)]
-
-    def _gone(self, ev: ChunksCreated) -> bool:
-        """Whether the document was deleted (its source deleted or its user erased) since."""
-        return self.metadata.get_document(ev.user_id, ev.document_id) is None \
-            or self.metadata.source_deleted(ev.user_id, ev.source_id, ev.job_id)
-
-    def _drop_deleted(self, ev: ChunksCreated) -> None:
-        """Remove what this event could still have left behind for a deleted document."""
-        if ev.chunks_ref is not None and keys.owns_key(ev.user_id, ev.chunks_ref):
-            self.objects.delete(ev.chunks_ref)  # written by the chunker after the deletion
-        log.info("work of a deleted source dropped", extra={"job_id": ev.job_id, "document_id": ev.document_id})
-
-    def process(self, event: ChunksCreated) -> list[Emit[Any]]:
-        """Embed and index one document's chunks."""
-        ev = event
-        if self._gone(ev):
-            self._drop_deleted(ev)
-            return []
-        if self.metadata.is_superseded(ev.user_id, ev.document_id):
-            # A newer version of this source was extracted meanwhile: indexing this one would
-            # bring back content the user replaced.
-            log.info("superseded document not indexed", extra={"job_id": ev.job_id, "document_id": ev.document_id})
-            return []
-        chunks = self._chunks(ev)
+        else:
+            chunks = [Chunk.from_record(r) for r in claimcheck.load(self.objects, ev.chunks_ref)]
         if len(chunks) != ev.chunk_count:
             raise PermanentError(f"expected {ev.chunk_count} chunks, found {len(chunks)}")
-        inputs = [embedding_input(ev.title, c) for c in chunks]
-        sparse = self.sparse.encode_documents(inputs)
-        active, *building = self._live_indexes(ev.user_id)
-        model = embedder_for(self.embedders, active)
-        collection, points = self._write(ev, chunks, inputs, sparse, active, model)
-        for index in building:
+        return chunks
+
+    def prepare(self, events: Sequence[ChunksCreated]) -> list[Prepared]:
+        """Every event's chunks embedded with as few model calls as there are models in use (one, usually):
+        the chunks of all the events waiting in a lane go to the model together."""
+        work = []
+        for ev in events:
+            chunks = self._chunks(ev)
+            inputs = [embedding_input(ev.title, c) for c in chunks]
+            active = self._live_indexes(ev.user_id)[0]
+            work.append((chunks, inputs, active, embedder_for(self.embedders, active)))
+        dense_by_model: dict[str, list[list[float]]] = {}
+        for model in {id(w[3]): w[3] for w in work}.values():
+            texts = [t for w in work if w[3] is model for t in w[1]]
+            dense_by_model[model.model_id] = model.embed_documents(texts) if texts else []
+        out, taken = [], dict.fromkeys(dense_by_model, 0)
+        for chunks, inputs, active, model in work:
+            start = taken[model.model_id]
+            taken[model.model_id] = start + len(inputs)
+            out.append(Prepared(chunks, inputs, self.sparse.encode_documents(inputs), active, model,
+                                dense_by_model[model.model_id][start:start + len(inputs)]))
+        return out
+
+    def process(self, event: ChunksCreated) -> list[ChunksIndexed]:
+        """Embed and index one document's chunks."""
+        return self.process_prepared(event, self.prepare([event])[0])
+
+    def process_prepared(self, event: ChunksCreated, prepared: Prepared) -> list[ChunksIndexed]:
+        """Index one document's chunks, embedded already."""
+        ev, p = event, prepared
+        collection, points = self._write(ev, p.chunks, p.sparse, p.index, p.model, p.dense)
+        for index in self._live_indexes(ev.user_id)[1:]:
             # A re-index in progress: the new version gets the chunks too, so nothing written during
             # the backfill is missing after the switch.  Its model failing must not fail the user's
             # ingestion: the re-index compares both versions before switching and fills any gap.
             try:
-                self._write(ev, chunks, inputs, sparse, index, embedder_for(self.embedders, index))
+                model = embedder_for(self.embedders, index)
+                self._write(ev, p.chunks, p.sparse, index, model, model.embed_documents(p.inputs))
             except Exception as exc:
                 log.warning("chunks not written to the index being built", extra={
                     "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
-        if self._gone(ev):
-            # Deleted while it was being embedded: the deletion may have cleared the index before
-            # these points arrived, so they go again here.
-            self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id]))
-            if not self.metadata.user_exists(ev.user_id):
-                self.vectors.drop_user(ev.user_id)  # erased: no collection may stay behind
-            self._drop_deleted(ev)
-            return []
-        self.metadata.set_chunk_count(ev.user_id, ev.document_id, len(points))
         # The new version is searchable now: only then do older versions of the source leave the index.
-        older = self.metadata.supersede_older(ev.user_id, ev.source_id, ev.document_id)
+        older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points))
         if older:
             self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=older))
             log.info("older versions replaced", extra={"job_id": ev.job_id, "document_id": ev.document_id,
                                                         "replaced": len(older)})
-        out = ChunksIndexed(
-            event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
+        return [ChunksIndexed(
+            event_id=ids.event_id(ev.job_id, self.step.name), job_id=ev.job_id, user_id=ev.user_id,
             document_id=ev.document_id, collection=collection, chunk_count=len(points),
-            point_ids=[p.id for p in points], embedding_model=model.model_id,
-            indexed_at=datetime.now(UTC),
-        )
-        return [Emit(topics.CHUNKS_INDEXED, ev.user_id, out)]
+            point_ids=[pt.id for pt in points], embedding_model=p.model.model_id, indexed_at=datetime.now(UTC),
+        )]
+
+    def discard(self, event: ChunksCreated, outputs: list[ChunksIndexed]) -> None:
+        """The source was deleted (or this version replaced) while it was embedded: its passages go again
+        (the deletion may have cleared the index before they arrived), and so does the chunk list."""
+        ev = event
+        self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id]))
+        if not self.users.user_exists(ev.user_id):
+            self.vectors.drop_user(ev.user_id)  # erased: no collection may stay behind
+        if ev.chunks_ref is not None and keys.owns_key(ev.user_id, ev.chunks_ref):
+            self.objects.delete(ev.chunks_ref)
 
     # -- index versions (see secondbrain.vector_indexes)
 
     def _live_indexes(self, user_id: str) -> list[VectorIndex]:
         """The user's active index first, then the one being built (if any); a user's first chunks
-        create their first index, with the configured model.  Read on every event: a re-index that
-        starts must see the next chunks."""
-        live = [i for i in self.metadata.vector_indexes(user_id) if i.status != "retired"]
+        create their first index, with the configured model.  Remembered for a moment only: a re-index
+        that starts must see the next chunks (and fills any it missed before switching)."""
+        now = time.monotonic()
+        with self._live_lock:
+            cached = self._live.get(user_id)
+        if cached is not None and now - cached[0] < self.index_ttl_s:
+            return cached[1]
+        live = [i for i in self.indexes.vector_indexes(user_id) if i.status != "retired"]
         active = [i for i in live if i.status == "active"]
         if not active:
             model = self.embedders.default
-            active = [self.metadata.ensure_active_index(user_id, self.embedders.default_spec, model.model_id,
-                                                        model.dimension)]
-        return [*active, *(i for i in live if i.status == "building")]
+            active = [self.indexes.ensure_active_index(user_id, self.embedders.default_spec, model.model_id,
+                                                       model.dimension)]
+        found = [*active, *(i for i in live if i.status == "building")]
+        with self._live_lock:
+            self._live[user_id] = (now, found)
+        return found
 
-    def _write(self, ev: ChunksCreated, chunks: list[Chunk], inputs: list[str], sparse: list[SparseVector],
-               index: VectorIndex, model: Embedder) -> tuple[str, list[VectorPoint]]:
-        """Embed with ``model`` and upsert into ``index``; the collection name and the points written."""
-        dense = model.embed_documents(inputs)
+    def _write(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], index: VectorIndex,
+               model: Embedder, dense: list[list[float]]) -> tuple[str, list[VectorPoint]]:
+        """Upsert embedded chunks into ``index``; the collection name and the points written."""
         points = [
             VectorPoint(id=c.chunk_id, dense=d, sparse=s, payload=chunk_payload(ev, c, model.model_id))
             for c, d, s in zip(chunks, dense, sparse, strict=True)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from secondbrain.events.models import Segment
+
 SEPARATOR = "\n\n"
 
 
@@ -38,22 +40,6 @@ class Block:
     t_start: float | None = None
     t_end: float | None = None
     attributes: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentDraft:
-    """A block with its offsets into the document's full text."""
-
-    index: int
-    kind: str
-    text: str
-    char_start: int
-    char_end: int
-    heading_path: tuple[str, ...]
-    page: int | None
-    t_start: float | None
-    t_end: float | None
-    attributes: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,17 +82,19 @@ class Extractor(Protocol):
         ...
 
 
-def assemble(blocks: list[Block]) -> tuple[list[SegmentDraft], str]:
-    """Give blocks offsets in the full text (blocks joined by a blank line)."""
-    segments: list[SegmentDraft] = []
+def assemble(blocks: list[Block]) -> tuple[list[Segment], str]:
+    """Give blocks offsets in the full text (blocks joined by a blank line): the document's segments, the
+    one shape a piece of text keeps from here to the chunker, and the full text they point into."""
+    segments: list[Segment] = []
     pos = 0
     pieces: list[str] = []
     for idx, b in enumerate(blocks):
         if idx:
             pieces.append(SEPARATOR)
             pos += len(SEPARATOR)
-        segments.append(SegmentDraft(idx, b.kind, b.text, pos, pos + len(b.text), tuple(b.heading_path),
-                                     b.page, b.t_start, b.t_end, dict(b.attributes)))
+        segments.append(Segment(index=idx, kind=b.kind, text=b.text, char_start=pos, char_end=pos + len(b.text),
+                                heading_path=list(b.heading_path), page=b.page, t_start=b.t_start, t_end=b.t_end,
+                                attributes=dict(b.attributes)))
         pieces.append(b.text)
         pos += len(b.text)
     return segments, "".join(pieces)

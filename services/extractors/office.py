@@ -31,6 +31,7 @@ from email.message import EmailMessage
 from typing import Any, cast
 
 from secondbrain.pipeline.errors import PermanentError, RetryableError
+from services.extractors.budget import Budget, check_container
 from services.extractors.document import Block, Extracted, ExtractionContext
 from services.extractors.sniff import zip_kind
 from services.extractors.text import decode_text
@@ -529,13 +530,15 @@ class OfficeExtractor:
     modality = "office"
 
     def __init__(self, *, rows_per_table_block: int = ROWS_PER_TABLE_BLOCK,
-                 max_table_html_chars: int = MAX_TABLE_HTML_CHARS, warm_up: bool = True) -> None:
+                 max_table_html_chars: int = MAX_TABLE_HTML_CHARS, warm_up: bool = True,
+                 budget: Budget | None = None) -> None:
         """``rows_per_table_block``: data rows per table block (the header is repeated in each).
 
         ``warm_up`` imports every partitioner and loads the language detector now (a few
         seconds on 2 cores) instead of during the first documents.  Raises ``RuntimeError`` when
         unstructured, its spaCy model or pandoc cannot work here.
         """
+        self.budget = budget or Budget()
         self.rows_per_table_block = rows_per_table_block
         self.max_table_html_chars = max_table_html_chars
         self.unstructured_version = configure_unstructured_offline()
@@ -570,6 +573,7 @@ class OfficeExtractor:
             fmt = _resolve_binary(fmt, raw)
         if fmt in _REFUSED:
             raise PermanentError(_REFUSED[fmt])
+        check_container(raw, fmt, self.budget, f"{FORMATS[fmt].label} file")  # before any parser runs
         handler: Callable[[bytes], Extracted] = getattr(self, f"_extract_{fmt}")
         try:
             return handler(raw)

@@ -15,6 +15,7 @@ from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import Captioner, Transcriber
 from secondbrain.settings import Settings
 from services.extractors import sniff
+from services.extractors.budget import MB, Budget
 from services.extractors.document import Extractor
 
 log = logging.getLogger(__name__)
@@ -91,16 +92,28 @@ class BackgroundExtractorSet(ExtractorSet):
         return super().families
 
 
+def extraction_budget(settings: Settings) -> Budget:
+    """What one artifact may cost to extract, from the settings."""
+    return Budget(max_expanded_bytes=settings.extract_max_expanded_mb * MB, max_elements=settings.extract_max_elements,
+                  timeout_s=settings.extract_timeout_s, max_memory_bytes=settings.extract_max_memory_mb * MB)
+
+
 def build_extractors(settings: Settings, *, transcriber: Transcriber | None = None,
                      captioner: Captioner | None = None) -> ExtractorSet:
     """Every extractor the settings ask for, with models loaded; see :class:`ExtractorSet`."""
     from services.extractors.html import HtmlExtractor
-    from services.extractors.office import OfficeExtractor
+    from services.extractors.isolation import IsolatedExtractor
     from services.extractors.pdf import PdfExtractor
     from services.extractors.text import TextExtractor
 
+    budget = extraction_budget(settings)
+    # Office documents are parsed in child processes: a hostile file costs its own budget of time and
+    # memory, never the worker's (see services.extractors.isolation).
+    office: Extractor = IsolatedExtractor("services.extractors.office:OfficeExtractor", budget,
+                                          kwargs={"budget": budget}, workers=min(2, settings.stage_concurrency),
+                                          label="document")
     extractors: dict[str, Extractor] = {sniff.TEXT: TextExtractor(), sniff.HTML: HtmlExtractor(),
-                                        sniff.OFFICE: OfficeExtractor()}
+                                        sniff.OFFICE: office}
     disabled: dict[str, str] = {}
 
     ocr = None

@@ -3,28 +3,47 @@
 Loads the raw bytes (inline or by claim check), ends the job as a duplicate when the same
 bytes were already extracted, decides from the bytes which extractor applies, turns the
 artifact into a document of typed segments with provenance, decides the document's event
-time, records the document (as the next version of its source) and emits it.  No broker
-import: the runner does the Kafka part.
+time, records the document (as the next version of its source) and emits its full text once,
+with the segments pointing into it.  No broker import: the runner does the Kafka part.
+
+Ports: the object store (raw bytes, large bodies), users (admission), intake (artifacts other
+apps publish arrive without rows), the job ledger (admission, duplicates) and the catalog
+(documents and their versions).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from secondbrain import ids, keys
-from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted, Segment
-from secondbrain.pipeline import admission, claimcheck, topics
-from secondbrain.pipeline.errors import PermanentError
-from secondbrain.pipeline.stage import Emit, JobRef, require_known_user
-from secondbrain.ports import ArtifactRecord, DocumentRecord, MetadataStore, ObjectNotFound, ObjectStore
+from secondbrain.events import bodies
+from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted
+from secondbrain.pipeline import admission, claimcheck, topology
+from secondbrain.pipeline.errors import PermanentError, SourceGone
+from secondbrain.pipeline.stage import JobRef, require_known_user
+from secondbrain.ports import (
+    ArtifactGone,
+    ArtifactRecord,
+    Catalog,
+    DocumentRecord,
+    Intake,
+    JobLedger,
+    Lifecycle,
+    ObjectNotFound,
+    ObjectStore,
+    Users,
+)
 from services.extractors import sniff
 from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.registry import ExtractorSet
 
 log = logging.getLogger(__name__)
+_ADMITTED_MAX = 10_000  # admitted events whose processing has not begun (bounded: a stopped runner drops some)
 
 
 def resolved_job_id(ev: ArtifactSubmitted) -> str:
@@ -35,39 +54,54 @@ def resolved_job_id(ev: ArtifactSubmitted) -> str:
 class ExtractorStage:
     """Turns an artifact into a document made of typed segments with offsets."""
 
-    name: ClassVar[str] = "extract"
-    input_topic: ClassVar[str] = topics.ARTIFACTS_SUBMITTED
-    input_type: ClassVar[type[Any]] = ArtifactSubmitted
-    completes_stage: ClassVar[bool] = True
+    step: ClassVar[topology.Step] = topology.EXTRACT
 
-    def __init__(self, objects: ObjectStore, metadata: MetadataStore, extractors: ExtractorSet, *,
-                 max_bytes: int) -> None:
+    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, catalog: Catalog,
+                 lifecycle: Lifecycle, extractors: ExtractorSet, max_bytes: int) -> None:
         self.objects = objects
-        self.metadata = metadata
+        self.users = users
+        self.intake = intake
+        self.jobs = jobs
+        self.catalog = catalog
+        self.lifecycle = lifecycle
         self.extractors = extractors
         self.max_bytes = max_bytes
+        # Events admitted as queued by secondbrain itself: (user, job) -> artifact id.
+        self._admitted: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._admitted_lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Wait until the extractors' models are loaded (raises when they cannot be)."""
         self.extractors.wait_ready()
 
     def job_of(self, event: ArtifactSubmitted) -> JobRef:
-        """Job and user of the event."""
-        return JobRef(resolved_job_id(event), event.user_id)
-
-    def left_over(self, ev: ArtifactSubmitted) -> bool:
-        """Whether the event is work still in flight for a source deleted since (it is dropped)."""
-        source_id = ev.source_id or ids.source_id(ev.user_id, ev.source_uri)
-        return self.metadata.source_deleted(ev.user_id, source_id, resolved_job_id(ev), ev.submitted_at)
+        """Job, user and source of the event."""
+        return JobRef(resolved_job_id(event), event.user_id,
+                      event.source_id or ids.source_id(event.user_id, event.source_uri))
 
     def admit(self, event: ArtifactSubmitted, value: bytes, headers: Mapping[str, str]) -> None:
         """Let in events signed by one of the user's keys, or queued by the gateway or the fetcher
-        for exactly this artifact (see :mod:`secondbrain.pipeline.admission`)."""
-        if self.left_over(event):
-            return  # its job was deleted with its source: process() drops it without touching anything
-        admission.admit(self.metadata, user_id=event.user_id, job_id=event.job_id, value=value, headers=headers,
-                        produced_here=lambda job: job.artifact_id is not None
-                        and job.artifact_id == event.artifact_id)
+        for exactly this artifact (see :mod:`secondbrain.pipeline.admission`); work left over from a
+        source deleted since is dropped here, before anything is read."""
+        source_id = event.source_id or ids.source_id(event.user_id, event.source_uri)
+        job_id = resolved_job_id(event)
+        signed = admission.admit(
+            self.users, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value, headers=headers,
+            produced_here=lambda job: job.artifact_id is not None and job.artifact_id == event.artifact_id,
+            gone=lambda: self.lifecycle.source_deleted(event.user_id, source_id, job_id, event.submitted_at))
+        if signed is None and event.artifact_id:
+            # Queued here: its artifact and job rows exist already (process() need not register them).
+            with self._admitted_lock:
+                self._admitted[(event.user_id, job_id)] = event.artifact_id
+                while len(self._admitted) > _ADMITTED_MAX:
+                    self._admitted.popitem(last=False)
+
+    def discard(self, event: ArtifactSubmitted, outputs: list[DocumentExtracted]) -> None:
+        """The source was deleted while this ran: remove the document body written for it (the rows went
+        with the source)."""
+        for out in outputs:
+            if out.body_ref is not None and keys.owns_key(out.user_id, out.body_ref):
+                self.objects.delete(out.body_ref)
 
     def _raw_bytes(self, ev: ArtifactSubmitted) -> bytes:
         if ev.content is not None:
@@ -87,7 +121,8 @@ class ExtractorStage:
         except ObjectNotFound as exc:
             raise PermanentError(f"the raw artifact {ev.object_key} is missing from object storage") from exc
 
-    def _register(self, ev: ArtifactSubmitted, raw: bytes, job_id: str) -> tuple[str, str, str] | None:
+    def _register(self, ev: ArtifactSubmitted, raw: bytes, job_id: str,
+                  admitted: str | None) -> tuple[str, str, str] | None:
         """Make sure artifact and job rows exist (events from other apps arrive without them);
         ``None`` when the source was deleted meanwhile (nothing is registered then)."""
         sha = ev.sha256 or ids.sha256_hex(raw)
@@ -110,34 +145,33 @@ class ExtractorStage:
             filename=ev.filename, title=ev.title, captured_at=ev.captured_at, submitted_at=ev.submitted_at,
             producer=ev.producer, attributes=dict(ev.attributes),
         )
-        result = self.metadata.register_external(record, job_id)
-        if result.created:
-            self.metadata.stage_started(ev.user_id, job_id, self.name, 1)
-        elif self.metadata.get_job(ev.user_id, job_id) is None:
-            if self.left_over(ev):
+        if admitted == artifact_id:  # the gateway or the fetcher registered both rows with the job (admission saw them)
+            return artifact_id, source_id, sha
+        result = self.intake.register_external(record, job_id)
+        if not result.created and self.jobs.get_job(ev.user_id, job_id) is None:
+            if self.lifecycle.source_deleted(ev.user_id, source_id, job_id, ev.submitted_at):
                 return None
             raise PermanentError("the event's job_id belongs to another user", kind="unauthorized")
         return artifact_id, source_id, sha
 
-    def process(self, event: ArtifactSubmitted) -> list[Emit[Any]]:
+    def process(self, event: ArtifactSubmitted) -> list[DocumentExtracted]:
         """Extract one artifact (or end its job as a duplicate of an earlier one)."""
         ev = event
-        require_known_user(self.metadata, ev.user_id)
         job_id = resolved_job_id(ev)
-        if self.left_over(ev):  # before reading: the deletion removed the raw bytes too
-            log.info("work of a deleted source dropped", extra={"job_id": job_id, "user_id": ev.user_id})
-            return []
+        with self._admitted_lock:
+            admitted = self._admitted.pop((ev.user_id, job_id), None)
+        if admitted is None:  # not admitted as secondbrain's own just now (signed, replayed, a tool): check the user
+            require_known_user(self.users, ev.user_id)
         raw = self._raw_bytes(ev)
-        registered = self._register(ev, raw, job_id)
+        registered = self._register(ev, raw, job_id, admitted)
         if registered is None:
-            log.info("work of a deleted source dropped", extra={"job_id": job_id, "user_id": ev.user_id})
-            return []
+            raise SourceGone(ev.source_uri)
         artifact_id, source_id, _sha = registered
 
-        original = self.metadata.find_original_job(ev.user_id, artifact_id, job_id)
+        original = self.jobs.find_original_job(ev.user_id, artifact_id, job_id)
         if original is not None:
             # The same bytes were already extracted for this user: keep one copy, point to it.
-            self.metadata.job_duplicate(ev.user_id, job_id, original)
+            self.jobs.job_duplicate(ev.user_id, job_id, original)
             log.info("duplicate artifact", extra={"job_id": job_id, "duplicate_of": original,
                                                    "artifact_id": artifact_id})
             return []
@@ -150,55 +184,48 @@ class ExtractorStage:
         extractor = self.extractors.get(resolved.family)
         doc = extractor.extract(raw, ExtractionContext(content_type=content_type, filename=ev.filename,
                                                        source_uri=ev.source_uri, is_note=is_note))
-        drafts, full_text = assemble(doc.blocks)
-        if not drafts or not full_text.strip():
+        segments, full_text = assemble(doc.blocks)
+        if not segments or not full_text.strip():
             raise PermanentError("no text could be extracted from the file")
         ingested_at = datetime.now(UTC)
         captured_at, captured_src = self._event_time(ev, doc, ingested_at)
         title = ev.title or doc.title or ev.filename or _title_from_uri(ev.source_uri) or "Untitled"
         document_id = ids.document_id(artifact_id)
-        segments = [
-            Segment(index=d.index, kind=d.kind, text=d.text, char_start=d.char_start, char_end=d.char_end,
-                    heading_path=list(d.heading_path), page=d.page, t_start=d.t_start, t_end=d.t_end,
-                    attributes=dict(d.attributes))
-            for d in drafts
-        ]
-        if self.left_over(ev):  # deleted while it was being extracted: write nothing
-            log.info("work of a deleted source dropped", extra={"job_id": job_id, "user_id": ev.user_id})
-            return []
-        # Measure whole records, not only texts: tens of thousands of tiny segments make an event
-        # too large for a message with little text (their JSON is larger than their Avro encoding).
-        body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id),
-                                      [s.to_record() for s in segments])
-        if body_ref is not None:
-            segments = []
+        # The text travels once: inline with offsets-only segments, or as one claim-check object.  Measure
+        # whole records: tens of thousands of tiny segments outweigh little text.
+        body = bodies.pack(full_text, segments)
+        body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id), body)
         metadata = {**{f"attr.{k}": v for k, v in ev.attributes.items() if k != "kind"}, **doc.metadata,
-                    "filename": ev.filename or "", "source_uri": ev.source_uri, "format": resolved.sniffed,
+                    "filename": ev.filename or "", "format": resolved.sniffed,
                     "language": doc.language or doc.metadata.get("language", "")}
         recording_start = doc.recording_start
         if recording_start is None and doc.modality == "audio" and captured_src == "user":
             recording_start = captured_at  # the producer said when the recording happened
-        if recording_start is not None:
-            metadata["recording_start"] = recording_start.astimezone(UTC).isoformat()
         metadata = {k: str(v) for k, v in metadata.items() if v not in (None, "")}
-        version = self.metadata.save_document(DocumentRecord(
-            document_id=document_id, user_id=ev.user_id, artifact_id=artifact_id, source_id=source_id,
-            title=title, modality=doc.modality, content_type=content_type, captured_at=captured_at,
-            captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(full_text),
-            metadata=metadata,
-        ))
-        metadata["version"] = str(version)
+        try:
+            version = self.catalog.save_document(DocumentRecord(
+                document_id=document_id, user_id=ev.user_id, artifact_id=artifact_id, source_id=source_id,
+                title=title, modality=doc.modality, content_type=content_type, captured_at=captured_at,
+                captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(full_text),
+                metadata={**metadata, "source_uri": ev.source_uri},
+            ))
+        except ArtifactGone:  # the artifact went with its source meanwhile
+            if body_ref is not None:
+                self.objects.delete(body_ref)
+            raise SourceGone(source_id) from None
         out = DocumentExtracted(
-            event_id=ids.event_id(job_id, self.name), job_id=job_id, user_id=ev.user_id,
+            event_id=ids.event_id(job_id, self.step.name), job_id=job_id, user_id=ev.user_id,
             artifact_id=artifact_id, source_id=source_id, document_id=document_id, title=title,
             modality=doc.modality, content_type=content_type, captured_at=captured_at,
             captured_at_source=captured_src, ingested_at=ingested_at, text_length=len(full_text),
-            segments=segments, body_ref=body_ref, metadata=metadata,
+            segments=[] if body_ref else bodies.without_texts(segments), body_ref=body_ref,
+            text="" if body_ref else full_text, metadata=metadata, source_uri=ev.source_uri, version=version,
+            recording_start=recording_start.astimezone(UTC) if recording_start else None,
         )
         log.info("document extracted", extra={"job_id": job_id, "document_id": document_id,
-                                               "segments": len(drafts), "modality": doc.modality,
+                                               "segments": len(segments), "modality": doc.modality,
                                                "captured_at_source": captured_src, "version": version})
-        return [Emit(topics.DOCUMENTS_EXTRACTED, ev.user_id, out)]
+        return [out]
 
     @staticmethod
     def _event_time(ev: ArtifactSubmitted, doc: Extracted, ingested_at: datetime) -> tuple[datetime, str]:

@@ -19,8 +19,9 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from secondbrain.events.models import Segment
 from secondbrain.pipeline.errors import PermanentError
-from services.extractors.document import Block, Extracted, ExtractionContext, SegmentDraft, assemble
+from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
 TEXT_TYPES = {"text/plain"}
@@ -39,7 +40,7 @@ class ExtractedText:
 
     title: str | None
     modality: str
-    segments: list[SegmentDraft]
+    segments: list[Segment]
     full_text: str
     metadata: dict[str, str]
     stated_time: datetime | None = None  # a date the file itself states (front matter)
@@ -294,6 +295,6 @@ class TextExtractor:
     def extract(self, raw: bytes, ctx: ExtractionContext) -> Extracted:
         """Extract text or Markdown (notes are Markdown) into blocks with heading paths."""
         doc = extract_text(raw, content_type=ctx.content_type, filename=ctx.filename, is_note=ctx.is_note)
-        blocks = [Block(s.kind, s.text, s.heading_path, attributes=s.attributes) for s in doc.segments]
+        blocks = [Block(s.kind, s.text, tuple(s.heading_path), attributes=s.attributes) for s in doc.segments]
         return Extracted(title=doc.title, modality=doc.modality, blocks=blocks, metadata=dict(doc.metadata),
                          stated_time=doc.stated_time, stated_time_source="file_metadata")

@@ -54,6 +54,8 @@ class FetchPolicy:
     allowed_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "text/plain",
                                               "text/markdown", "application/pdf")
     allow_private: bool = False  # server-side requests must not reach the inside of the network
+    # Private networks the operator opens on purpose (an intranet wiki); the rest stays refused.
+    allow_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     total_timeout_s: float = 120.0
 
 
@@ -98,10 +100,43 @@ def validate_url(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc, parts.path or "/", parts.query, ""))
 
 
-def _address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Why ``ip`` must not be fetched from, or None for a public address."""
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def parse_networks(text: str) -> Networks:
+    """``"10.1.2.0/24, 192.168.5.7"`` as networks; ``ValueError`` naming a bad entry."""
+    out = []
+    for item in (x.strip() for x in text.split(",")):
+        if item:
+            try:
+                out.append(ipaddress.ip_network(item, strict=False))
+            except ValueError as exc:
+                raise ValueError(f"{item!r} is not a network such as 10.1.2.0/24") from exc
+    return tuple(out)
+
+
+def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host written as an IP literal means, in any form a resolver accepts
+    (``127.0.0.1``, ``2130706433``, ``0x7f000001``, ``0177.1``, ``[::ffff:127.0.0.1]``); None for a name."""
+    host = host.strip().strip("[]")
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if host and all(c in "0123456789abcdefxABCDEFX." for c in host) and host[0].isdigit():
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
+
+
+def address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, allowed: Networks = ()) -> str | None:
+    """Why ``ip`` must not be fetched from, or None for a public (or explicitly allowed) address."""
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if any(ip.version == net.version and ip in net for net in allowed):
+        return None
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_unspecified:
@@ -115,16 +150,16 @@ def _address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str |
     return None
 
 
-def check_host_allowed(host: str) -> None:
+def check_host_allowed(host: str, allowed: Networks = ()) -> None:
     """Refuse a host that is, or resolves to, a loopback, private, link-local or other non-public address.
 
     Every address the name resolves to must be public: one private answer is enough for a
     server-side request to reach the inside of the network.
     """
-    public_address(host)
+    public_address(host, allowed)
 
 
-def public_address(host: str) -> str:
+def public_address(host: str, allowed: Networks = ()) -> str:
     """Resolve ``host`` once, check every address, and return the one to connect to.
 
     Connecting to the address that was checked (never resolving again) is what defeats DNS
@@ -140,10 +175,10 @@ def public_address(host: str) -> str:
         raise PermanentError(f"the host {host} could not be found (DNS lookup failed)") from exc
     addresses = [str(info[4][0]).split("%")[0] for info in infos]  # drop an IPv6 zone id
     for address in addresses:
-        problem = _address_problem(ipaddress.ip_address(address))
+        problem = address_problem(ipaddress.ip_address(address), allowed)
         if problem:
-            raise PermanentError(f"fetching from {host} is not allowed: {address} is {problem} "
-                                 "(a server may reach private addresses only with SB_FETCH_ALLOW_PRIVATE=true)")
+            raise PermanentError(f"fetching from {host} is not allowed: {address} is {problem}, and this server "
+                                 "only fetches public web pages")
     if not addresses:
         raise PermanentError(f"the host {host} could not be found (no addresses)")
     return addresses[0]
@@ -256,20 +291,24 @@ class _PinnedBackend(httpcore.SyncBackend):
     as the server name, whatever address the socket went to.
     """
 
+    def __init__(self, allowed: Networks = ()) -> None:
+        super().__init__()
+        self.allowed = allowed
+
     def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                     local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
         """Connect to a public address of ``host`` (raises ``PermanentError`` for any other)."""
-        return super().connect_tcp(public_address(host), port, timeout=timeout, local_address=local_address,
-                                   socket_options=socket_options)
+        return super().connect_tcp(public_address(host, self.allowed), port, timeout=timeout,
+                                   local_address=local_address, socket_options=socket_options)
 
 
-def guarded_transport() -> httpx.HTTPTransport:
-    """An httpx transport whose connections only reach public addresses (the SSRF guard)."""
+def guarded_transport(allowed: Networks = ()) -> httpx.HTTPTransport:
+    """An httpx transport whose connections only reach public (or ``allowed``) addresses (the SSRF guard)."""
     transport = httpx.HTTPTransport()
     # httpx does not take a network backend; its pool does.  Same defaults as httpx's own pool.
     transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(),
-                                              network_backend=_PinnedBackend())
+                                              network_backend=_PinnedBackend(allowed))
     return transport
 
 
@@ -305,7 +344,7 @@ class _Robots:
                     if urlsplit(nxt).scheme not in ("http", "https"):
                         return None  # a robots.txt that redirects off the web has no rules for us
                     if not self.policy.allow_private:
-                        check_host_allowed(urlsplit(nxt).hostname or "")
+                        check_host_allowed(urlsplit(nxt).hostname or "", self.policy.allow_networks)
                     url = nxt
                     continue
                 if 400 <= resp.status_code < 500:
@@ -359,7 +398,7 @@ def fetch(url: str, policy: FetchPolicy, *, client: httpx.Client | None = None) 
     own_client = client is None
     http = client if client is not None else httpx.Client(
         timeout=_timeout(policy), follow_redirects=False,
-        transport=None if policy.allow_private else guarded_transport())
+        transport=None if policy.allow_private else guarded_transport(policy.allow_networks))
     try:
         return _fetch(requested, policy, http)
     finally:
@@ -375,7 +414,7 @@ def _fetch(requested: str, policy: FetchPolicy, client: httpx.Client) -> Fetched
     while True:
         host = urlsplit(current).hostname or ""
         if not policy.allow_private:
-            check_host_allowed(host)
+            check_host_allowed(host, policy.allow_networks)
         if policy.respect_robots:
             robots.check(current)
         deadline.check(current)

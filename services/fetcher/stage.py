@@ -5,6 +5,9 @@ delays only its owner's lane, is retried with backoff, and ends as a failed job 
 readable reason.  The page's bytes are stored exactly as served (the snapshot), then handed
 to the extractor like any uploaded file, with the URL as the source so that a later fetch
 of the same URL becomes a new version of it.  No broker import: the runner does Kafka.
+
+Ports: the object store (snapshots), users (admission), intake (jobs for other apps' requests, the
+artifact a job fetched), the job ledger (admission) and the lifecycle (deleted sources).
 """
 
 from __future__ import annotations
@@ -12,14 +15,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
-from secondbrain.pipeline import admission, topics
-from secondbrain.pipeline.errors import PermanentError
-from secondbrain.pipeline.stage import Emit, JobRef, require_known_user
-from secondbrain.ports import ArtifactRecord, MetadataStore, ObjectStore
+from secondbrain.pipeline import admission, topology
+from secondbrain.pipeline.errors import PermanentError, SourceGone
+from secondbrain.pipeline.stage import JobRef, require_known_user
+from secondbrain.ports import ArtifactRecord, Catalog, Intake, JobLedger, Lifecycle, ObjectStore, Users
 from services.fetcher.fetch import Fetched, FetchPolicy, fetch
 
 log = logging.getLogger(__name__)
@@ -35,48 +38,51 @@ def normalise_url(url: str) -> str:
 class FetcherStage:
     """Downloads a requested web page and submits the snapshot for extraction."""
 
-    name: ClassVar[str] = "fetch"
-    input_topic: ClassVar[str] = topics.URLS_REQUESTED
-    input_type: ClassVar[type[Any]] = UrlRequested
-    completes_stage: ClassVar[bool] = True
+    step: ClassVar[topology.Step] = topology.FETCH
 
-    def __init__(self, objects: ObjectStore, metadata: MetadataStore, policy: FetchPolicy,
-                 fetcher: Fetcher = fetch) -> None:
+    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, catalog: Catalog,
+                 lifecycle: Lifecycle, policy: FetchPolicy, fetcher: Fetcher = fetch) -> None:
         self.objects = objects
-        self.metadata = metadata
+        self.users = users
+        self.intake = intake
+        self.jobs = jobs
+        self.catalog = catalog
+        self.lifecycle = lifecycle
         self.policy = policy
         self.fetcher = fetcher
 
     def job_of(self, event: UrlRequested) -> JobRef:
-        """Job and user of the event."""
-        return JobRef(event.job_id, event.user_id)
+        """Job, user and source (the page's URL) of the event."""
+        return JobRef(event.job_id, event.user_id, ids.source_id(event.user_id, normalise_url(event.url)))
 
-    def left_over(self, ev: UrlRequested) -> bool:
+    def _left_over(self, ev: UrlRequested) -> bool:
         """Whether the request is work still in flight for a source deleted since (it is dropped)."""
         source_id = ids.source_id(ev.user_id, normalise_url(ev.url))
-        return self.metadata.source_deleted(ev.user_id, source_id, ev.job_id, ev.requested_at)
+        return self.lifecycle.source_deleted(ev.user_id, source_id, ev.job_id, ev.requested_at)
 
     def admit(self, event: UrlRequested, value: bytes, headers: Mapping[str, str]) -> None:
         """Let in URL requests signed by one of the user's keys (creating their job), or queued by
-        the gateway for this URL (see :mod:`secondbrain.pipeline.admission`)."""
-        if self.left_over(event):
-            return  # its job was deleted with its source: process() drops it without fetching
+        the gateway for this URL (see :mod:`secondbrain.pipeline.admission`); drop work left over
+        from a source deleted since, before anything is fetched."""
+        if self._left_over(event):
+            raise SourceGone(event.url)
         wanted = {event.url, normalise_url(event.url)}
-        signed = admission.admit(self.metadata, user_id=event.user_id, job_id=event.job_id, value=value,
+        signed = admission.admit(self.users, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value,
                                  headers=headers, produced_here=lambda job: job.source_uri in wanted)
-        if signed is not None and self.metadata.get_job(event.user_id, event.job_id) is None:
+        if signed is not None and self.jobs.get_job(event.user_id, event.job_id) is None:
             # Another app asked for this page: give it a job like the gateway would.
-            self.metadata.request_url(event.user_id, event.job_id, event.url, event.title, [])
+            self.intake.request_url(event.user_id, event.job_id, event.url, event.title, [])
 
-    def process(self, event: UrlRequested) -> list[Emit[Any]]:
+    def discard(self, event: UrlRequested, outputs: list[ArtifactSubmitted]) -> None:
+        """The source was deleted while the page was fetched: keep nothing of it."""
+        for out in outputs:
+            if out.artifact_id and out.object_key and self.catalog.get_artifact(out.user_id, out.artifact_id) is None:
+                self.objects.delete(out.object_key)
+
+    def process(self, event: UrlRequested) -> list[ArtifactSubmitted]:
         """Fetch one page, store it and emit the artifact submission."""
         ev = event
-        require_known_user(self.metadata, ev.user_id)
-        if self.left_over(ev):
-            log.info("work of a deleted source dropped", extra={"job_id": ev.job_id, "user_id": ev.user_id})
-            return []
-        if self.metadata.get_job(ev.user_id, ev.job_id) is None:
-            raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
+        require_known_user(self.users, ev.user_id)
         page = self.fetcher(ev.url, self.policy)
         sha = ids.sha256_hex(page.body)
         artifact_id = ids.artifact_id(ev.user_id, sha)
@@ -98,15 +104,14 @@ class FetcherStage:
             sha256=sha, filename=filename, title=ev.title, captured_at=ev.captured_at,
             submitted_at=page.fetched_at, producer=ev.producer, attributes=attributes,
         )
-        if not self.metadata.attach_artifact(record, ev.job_id):
-            if self.left_over(ev):  # deleted while the page was being fetched: keep nothing of it
-                if stored and self.metadata.get_artifact(ev.user_id, artifact_id) is None:
+        if not self.intake.attach_artifact(record, ev.job_id):
+            if self._left_over(ev):  # deleted while the page was being fetched: keep nothing of it
+                if stored and self.catalog.get_artifact(ev.user_id, artifact_id) is None:
                     self.objects.delete(object_key)
-                log.info("work of a deleted source dropped", extra={"job_id": ev.job_id, "user_id": ev.user_id})
-                return []
+                raise SourceGone(source_uri)
             raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
         out = ArtifactSubmitted(
-            event_id=ids.event_id(ev.job_id, self.name), job_id=ev.job_id, user_id=ev.user_id,
+            event_id=ids.event_id(ev.job_id, self.step.name), job_id=ev.job_id, user_id=ev.user_id,
             source_uri=source_uri, source_id=record.source_id, artifact_id=artifact_id, content_type=content_type,
             filename=filename, title=ev.title, object_key=object_key, content=None, size_bytes=len(page.body),
             sha256=sha, captured_at=ev.captured_at, submitted_at=page.fetched_at, producer=ev.producer,
@@ -114,7 +119,7 @@ class FetcherStage:
         )
         log.info("page fetched", extra={"job_id": ev.job_id, "status": page.status, "bytes": len(page.body),
                                          "content_type": page.content_type, "redirects": len(page.redirects)})
-        return [Emit(topics.ARTIFACTS_SUBMITTED, ev.user_id, out)]
+        return [out]
 
 
 def _filename(url: str, content_type: str) -> str | None:

@@ -16,12 +16,13 @@ from pydantic import BaseModel, Field
 from secondbrain import keys, lifecycle
 from secondbrain.ports import ApiKeyInfo, KeyScope, Principal
 from secondbrain.runtime import Runtime
+from secondbrain.validation import Text
 
 
 class KeyIn(BaseModel):
     """A key to create."""
 
-    name: str = Field("api", min_length=1, max_length=100, description="What the key is for (shown in lists).")
+    name: Text = Field("api", min_length=1, max_length=100, description="What the key is for (shown in lists).")
     scope: KeyScope = Field("user", description="'user' (HTTP API), 'producer' (signs Kafka events only) "
                                                 "or 'admin' (admins only).")
 
@@ -29,8 +30,8 @@ class KeyIn(BaseModel):
 class UserIn(BaseModel):
     """A user to create."""
 
-    user_id: str = Field(min_length=1, max_length=128, description="Letters, digits, '_', '.', '@' or '-'.")
-    display_name: str | None = Field(None, max_length=200)
+    user_id: Text = Field(min_length=1, max_length=128, description="Letters, digits, '_', '.', '@' or '-'.")
+    display_name: Text | None = Field(None, max_length=200)
     create_key: bool = Field(True, description="Also create a first user key and return it.")
 
 
@@ -51,7 +52,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     async def make_key(user_id: str, body: KeyIn) -> dict[str, Any]:
         try:
-            info, secret = await asyncio.to_thread(store.create_api_key, user_id, body.name, body.scope)
+            info, secret = await asyncio.to_thread(store.users.create_api_key, user_id, body.name, body.scope)
         except KeyError:
             raise HTTPException(404, f"no user {user_id!r}") from None
         return {**key_json(info), "api_key": secret,
@@ -65,7 +66,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     @router.get("/v1/keys", summary="Your API keys")
     async def my_keys(principal: Principal = caller) -> dict[str, Any]:
-        rows = await asyncio.to_thread(store.list_api_keys, principal.user_id)
+        rows = await asyncio.to_thread(store.users.list_api_keys, principal.user_id)
         return {"keys": [key_json(k) for k in rows]}
 
     @router.post("/v1/keys", status_code=201, summary="Create an API key for yourself")
@@ -76,7 +77,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     @router.delete("/v1/keys/{key_id}", status_code=204, summary="Revoke one of your keys")
     async def revoke_key(key_id: str, principal: Principal = caller) -> Response:
-        if not await asyncio.to_thread(store.revoke_api_key, principal.user_id, key_id):
+        if not await asyncio.to_thread(store.users.revoke_api_key, principal.user_id, key_id):
             raise HTTPException(404, "no such key")
         return Response(status_code=204)
 
@@ -84,7 +85,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     @router.get("/v1/admin/users", summary="Every user (admin)")
     async def users(_admin: Principal = admin) -> dict[str, Any]:
-        rows = await asyncio.to_thread(store.list_users)
+        rows = await asyncio.to_thread(store.users.list_users)
         return {"users": [{"user_id": u.user_id, "display_name": u.display_name,
                            "created_at": u.created_at.isoformat(), "active_keys": u.active_keys} for u in rows]}
 
@@ -94,7 +95,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
             keys.check_user_id(body.user_id)
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
-        await asyncio.to_thread(store.ensure_user, body.user_id, body.display_name)
+        await asyncio.to_thread(store.users.ensure_user, body.user_id, body.display_name)
         out: dict[str, Any] = {"user_id": body.user_id}
         if body.create_key:
             out["key"] = await make_key(body.user_id, KeyIn(name="first key", scope="user"))
@@ -104,7 +105,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
     async def erase(user_id: str, confirm: str | None = None, _admin: Principal = admin) -> dict[str, Any]:
         """Remove the user's keys, sources, documents, passages, raw files and conversations for good.
         Needs ``?confirm=<user id>``."""
-        if not await asyncio.to_thread(store.user_exists, user_id):
+        if not await asyncio.to_thread(store.users.user_exists, user_id):
             raise HTTPException(404, f"no user {user_id!r}")
         if confirm != user_id:
             raise HTTPException(400, "erasing a user deletes everything they stored and cannot be undone; to "
@@ -116,9 +117,9 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     @router.get("/v1/admin/users/{user_id}/keys", summary="A user's keys (admin)")
     async def user_keys(user_id: str, _admin: Principal = admin) -> dict[str, Any]:
-        if not await asyncio.to_thread(store.user_exists, user_id):
+        if not await asyncio.to_thread(store.users.user_exists, user_id):
             raise HTTPException(404, f"no user {user_id!r}")
-        return {"keys": [key_json(k) for k in await asyncio.to_thread(store.list_api_keys, user_id)]}
+        return {"keys": [key_json(k) for k in await asyncio.to_thread(store.users.list_api_keys, user_id)]}
 
     @router.post("/v1/admin/users/{user_id}/keys", status_code=201, summary="Create a key for a user (admin)")
     async def user_new_key(user_id: str, body: KeyIn,
@@ -128,7 +129,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
     @router.delete("/v1/admin/users/{user_id}/keys/{key_id}", status_code=204,
                    summary="Revoke a user's key (admin)")
     async def user_revoke_key(user_id: str, key_id: str, _admin: Principal = admin) -> Response:
-        if not await asyncio.to_thread(store.revoke_api_key, user_id, key_id):
+        if not await asyncio.to_thread(store.users.revoke_api_key, user_id, key_id):
             raise HTTPException(404, "no such key")
         return Response(status_code=204)
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import ipaddress
 import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import IO, Annotated, Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
@@ -24,9 +26,12 @@ from sse_starlette.sse import EventSourceResponse
 
 from secondbrain import ids, keys, telemetry
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
+from secondbrain.http_security import short
 from secondbrain.pipeline import topics
 from secondbrain.ports import ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
 from secondbrain.runtime import Runtime
+from secondbrain.validation import Text, text_problem
+from services.fetcher.fetch import Networks, address_problem, literal_address, parse_networks
 from services.ingest_gateway.relay import OutboxRelay
 from services.ingest_gateway.upload import read_multipart, read_raw, too_large
 
@@ -36,16 +41,16 @@ COPY_BLOCK = 1024 * 1024
 class NoteIn(BaseModel):
     """A note typed or pasted by the user (Markdown welcome)."""
 
-    text: str = Field(min_length=1, description="The note's text (Markdown).")
-    title: str | None = Field(None, max_length=500)
+    text: Text = Field(min_length=1, description="The note's text (Markdown).")
+    title: Text | None = Field(None, max_length=500)
     captured_at: datetime | None = Field(None, description="When the note's content happened (ISO 8601).")
 
 
 class UrlIn(BaseModel):
     """A web page to fetch and remember."""
 
-    url: str = Field(min_length=8, max_length=8192, description="An http(s) URL.")
-    title: str | None = Field(None, max_length=500)
+    url: Text = Field(min_length=8, max_length=8192, description="An http(s) URL.")
+    title: Text | None = Field(None, max_length=500)
     captured_at: datetime | None = Field(None, description="When the content happened (ISO 8601).")
 
 
@@ -99,6 +104,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
     """The gateway's routes, bound to a runtime; ``current_user`` is the auth dependency."""
     router = APIRouter(tags=["ingest"])
     s = rt.settings
+    networks = parse_networks(s.fetch_allow_networks)
     auth = Depends(current_user)
 
     def submit(user: str, *, data: bytes | IO[bytes], size: int, sha256: str, content_type: str,
@@ -106,9 +112,26 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                idempotency_key: str | None, attributes: dict[str, str]) -> Accepted:
         artifact_id = ids.artifact_id(user, sha256)
         object_key = keys.artifact_key(user, artifact_id)
-        if rt.objects.stat(object_key) is None:  # same bytes already stored: keep one copy
+        stored_now = rt.objects.stat(object_key) is None  # same bytes already stored: keep one copy
+        if stored_now:
             rt.objects.put(object_key, data, size=size, content_type=content_type)
+        try:
+            return _register(user, artifact_id, object_key, size=size, sha256=sha256, content_type=content_type,
+                             filename=filename, title=title, captured_at=captured_at, source_uri=source_uri,
+                             idempotency_key=idempotency_key, attributes=attributes)
+        except BaseException:
+            # Nothing refused or failed may leave bytes behind without their row (unless another
+            # submission of the same bytes registered them meanwhile).
+            if stored_now and rt.metadata.catalog.get_artifact(user, artifact_id) is None:
+                rt.objects.delete(object_key)
+            raise
+
+    def _register(user: str, artifact_id: str, object_key: str, *, size: int, sha256: str, content_type: str,
+                  filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
+                  idempotency_key: str | None, attributes: dict[str, str]) -> Accepted:
         job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
+        request_hash = fingerprint(sha256, content_type, filename, title, captured_at, attributes.get("kind")) \
+            if idempotency_key else None
         now = datetime.now(UTC)
         event = ArtifactSubmitted(
             event_id=ids.event_id(job_id, "submitted"), job_id=job_id, user_id=user, source_uri=source_uri,
@@ -129,20 +152,20 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
                                     value=rt.codec.encode(event),
                                     headers=telemetry.with_trace_headers(rt.codec.headers(event)))
-            result = rt.metadata.submit(record, job_id, [message])
+            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash)
         return Accepted(job_id=result.job_id, artifact_id=artifact_id, status="queued",
                         status_url=f"/v1/jobs/{result.job_id}")
 
-    async def check_backlog(user: str) -> None:
-        """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going."""
-        if s.max_pending_jobs <= 0:
+    async def check_backlog(request: Request) -> None:
+        """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going
+        (the backlog was read with the request's key, in the same round trip)."""
+        pending = getattr(request.state, "pending", 0)
+        if s.max_pending_jobs <= 0 or pending < s.max_pending_jobs:
             return
-        pending = await asyncio.to_thread(rt.metadata.pending_jobs, user)
-        if pending >= s.max_pending_jobs:
-            raise HTTPException(429, f"you have {pending} captures still being processed (the limit is "
-                                     f"{s.max_pending_jobs}); wait for some to finish (GET /v1/jobs/<id> or "
-                                     "`secondbrain jobs`) and send the rest then. Operators can raise "
-                                     "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
+        raise HTTPException(429, f"you have {pending} captures still being processed (the limit is "
+                                 f"{s.max_pending_jobs}); wait for some to finish (GET /v1/jobs/<id> or "
+                                 "`secondbrain jobs`) and send the rest then. Operators can raise "
+                                 "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
 
     def accepted(body: Accepted) -> JSONResponse:
         if relay is not None:
@@ -150,14 +173,14 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.status_url})
 
     @router.post("/v1/notes", status_code=202, response_model=Accepted, summary="Capture a note")
-    async def post_note(note: NoteIn, user: str = auth,
+    async def post_note(note: NoteIn, request: Request, user: str = auth,
                         idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
         if len(note.text) > s.max_note_chars:
             raise HTTPException(413, f"the note has {len(note.text)} characters; the limit is {s.max_note_chars}."
                                      " Upload it as a file instead.")
         if not note.text.strip():
             raise HTTPException(422, "the note is empty")
-        await check_backlog(user)
+        await check_backlog(request)
         raw = note.text.encode("utf-8")
         sha = hashlib.sha256(raw).hexdigest()
         body = await asyncio.to_thread(
@@ -180,7 +203,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > s.max_upload_bytes + 64 * 1024:
             raise too_large(s.max_upload_bytes)
-        await check_backlog(user)  # before reading the body: no point receiving what must wait
+        await check_backlog(request)  # before reading the body: no point receiving what must wait
         header = request.headers.get("content-type", "")
         if header.lower().startswith("multipart/form-data"):
             upload = await read_multipart(request.stream(), header, limit=s.max_upload_bytes)
@@ -188,6 +211,11 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             upload = await read_raw(request.stream(), limit=s.max_upload_bytes,
                                     filename=request.headers.get("x-filename"), content_type=header or None)
         try:
+            for name, value in (("title", upload.fields.get("title")), ("file name", upload.filename),
+                                ("captured_at", upload.fields.get("captured_at"))):
+                problem = text_problem(value or "")
+                if problem:
+                    raise HTTPException(422, f"the {name} {problem}")
             title = (upload.fields.get("title") or "").strip()[:500] or None
             captured_at = _parse_time(upload.fields.get("captured_at"))
             if upload.size == 0:
@@ -206,14 +234,17 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         return accepted(body)
 
     @router.post("/v1/urls", status_code=202, response_model=Accepted, summary="Fetch and remember a web page")
-    async def post_url(page: UrlIn, user: str = auth,
+    async def post_url(page: UrlIn, request: Request, user: str = auth,
                        idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
         """Queue a web page: the fetcher downloads it (robots.txt, timeouts and size limits apply),
         the snapshot is kept, and its main content is indexed.  The same URL again is a new version."""
         url = page.url.strip()
         if not url.lower().startswith(("http://", "https://")) or "://" not in url or not url.split("://", 1)[1]:
             raise HTTPException(422, "only http and https URLs can be fetched, e.g. https://example.org/post")
-        await check_backlog(user)
+        refusal = None if s.fetch_allow_private else _private_target(url, networks)
+        if refusal:
+            raise HTTPException(422, refusal)
+        await check_backlog(request)
         job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
         event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
                              title=page.title, captured_at=aware(page.captured_at), requested_at=datetime.now(UTC),
@@ -221,19 +252,21 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
                                 value=rt.codec.encode(event),
                                 headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
-        result = await asyncio.to_thread(rt.metadata.request_url, user, job_id, url, page.title, [message])
+        result = await asyncio.to_thread(functools.partial(
+            rt.metadata.intake.request_url, user, job_id, url, page.title, [message],
+            request_hash=fingerprint(url, page.title, aware(page.captured_at)) if idempotency_key else None))
         return accepted(Accepted(job_id=result.job_id, artifact_id=None, status="queued",
                                  status_url=f"/v1/jobs/{result.job_id}"))
 
     @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
     async def get_job(job_id: str, user: str = auth) -> dict[str, Any]:
-        job = await asyncio.to_thread(rt.metadata.get_job, user, job_id)
+        job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
         if job is None:
             raise HTTPException(404, "no such job")
         out = job_json(job)
         out["events"] = [
             {**e, "at": e["at"].isoformat() if hasattr(e.get("at"), "isoformat") else e.get("at")}
-            for e in await asyncio.to_thread(rt.metadata.job_events, user, job_id)
+            for e in await asyncio.to_thread(rt.metadata.jobs.job_events, user, job_id)
         ]
         return out
 
@@ -241,7 +274,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
     async def stream_job(job_id: str, user: str = auth, poll_s: float = 0.25) -> EventSourceResponse:
         """A ``job`` event (the same JSON as ``GET /v1/jobs/{id}``) whenever the job changes, ending
         with the finished job; a job of another user is 404, like an unknown one."""
-        first = await asyncio.to_thread(rt.metadata.get_job, user, job_id)
+        first = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
         if first is None:
             raise HTTPException(404, "no such job")
         interval = min(max(poll_s, 0.05), 5.0)
@@ -259,7 +292,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                 if job.status in ("succeeded", "failed", "duplicate"):
                     return
                 await asyncio.sleep(interval)
-                job = await asyncio.to_thread(rt.metadata.get_job, user, job_id)
+                job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
 
         return EventSourceResponse(events(), ping=15)
 
@@ -273,12 +306,36 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
         not known yet counts as captured when it was submitted)."""
         limit = max(1, min(limit, 500))
-        rows = await asyncio.to_thread(functools.partial(rt.metadata.list_sources, user, limit, max(0, offset),
+        rows = await asyncio.to_thread(functools.partial(rt.metadata.catalog.list_sources, user, limit, max(0, offset),
                                                          modality=modality, status=status, start=aware(start),
                                                          end=aware(end)))
         return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
     return router
+
+
+def _private_target(url: str, networks: Networks) -> str | None:
+    """Why a URL written with an address this server must not fetch from is refused at once (names are
+    resolved and checked by the fetcher, which is the guard; this only answers the obvious early)."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return "that is not a valid URL"
+    address = literal_address(host)
+    if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
+        address = ipaddress.ip_address("127.0.0.1")
+    if address is None:
+        return None
+    problem = address_problem(address, networks)
+    if problem is None:
+        return None
+    return (f"fetching {short(host)} is not allowed: it is {problem} ({address}), and this server only fetches "
+            "public web pages")
+
+
+def fingerprint(*parts: object) -> str:
+    """What a submission asked for, as a hash: an Idempotency-Key may only be repeated with the same."""
+    return hashlib.sha256(json.dumps([str(p) if p is not None else None for p in parts]).encode()).hexdigest()
 
 
 def _safe_filename(name: str | None) -> str | None:

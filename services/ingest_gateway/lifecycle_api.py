@@ -38,7 +38,7 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
         return rt.vectors
 
     def detail(user: str, source_id: str) -> dict[str, Any] | None:
-        rows = rt.metadata.list_sources(user, MAX_VERSIONS, 0, source_id=source_id)
+        rows = rt.metadata.catalog.list_sources(user, MAX_VERSIONS, 0, source_id=source_id)
         if not rows:
             return None
         versions: dict[str, dict[str, Any]] = {}
@@ -47,7 +47,7 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
             v = versions.get(key)
             if v is None:
                 v = versions[key] = _version(r)
-            job = rt.metadata.get_job(user, r.job_id) if r.job_id else None
+            job = rt.metadata.jobs.get_job(user, r.job_id) if r.job_id else None
             if job is not None:
                 v["jobs"].append(job_json(job))
         newest = rows[0]

@@ -41,6 +41,7 @@ class OutboxRelay:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._producer: Any = None
+        self._sent: list[int] = []  # published, to be marked so with the next claim
         self.published = 0
         self.last_error: str | None = None
 
@@ -58,6 +59,10 @@ class OutboxRelay:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+        if self._sent:  # published but not yet marked: mark them now (else they would go out again)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.metadata.outbox.mark_published, self._sent)
+            self._sent = []
         await self._close_producer()
 
     async def _producer_ready(self) -> Any:
@@ -88,7 +93,9 @@ class OutboxRelay:
             # Before leasing rows: waiting for the broker must not eat into a lease.
             await self._prepare()
             self._prepare = None
-        rows = await asyncio.to_thread(self.metadata.claim_outbox, self.batch)
+        # Rows sent by the last batch are marked published with this claim (one round trip for both).
+        rows = await asyncio.to_thread(self.metadata.outbox.claim_outbox, self.batch, 30.0, self._sent)
+        self._sent = []
         if not rows:
             return 0
         # One producer span per row, continuing the trace of the request that wrote it (its headers).
@@ -109,12 +116,12 @@ class OutboxRelay:
             for span in spans:
                 telemetry.record_exception(span, exc)
                 span.end()
-            await asyncio.to_thread(self.metadata.release_outbox, [r.id for r in rows], repr(exc))
+            await asyncio.to_thread(self.metadata.outbox.release_outbox, [r.id for r in rows], repr(exc))
             await self._close_producer()
             raise
         for span in spans:
             span.end()
-        await asyncio.to_thread(self.metadata.mark_published, [r.id for r in rows])
+        self._sent = [r.id for r in rows]  # marked by the next claim, which follows at once
         self.published += len(rows)
         return len(rows)
 

@@ -31,6 +31,8 @@ from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ForeignConversation, ObjectNotFound
 from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+from secondbrain.validation import Text
 from secondbrain.vector_indexes import ActiveIndexes
 from services.query.answer import (
     NOT_FOUND,
@@ -42,24 +44,38 @@ from services.query.answer import (
 )
 from services.query.engine import Filters, Plan, QueryEngine, Source
 from services.query.retrieval import SearchHit
+from services.query.temporal import Conventions
 
 log = logging.getLogger(__name__)
 
 TimeFieldParam = Literal["captured_at", "ingested_at"]
+HemisphereParam = Literal["north", "south"]
+DateOrderParam = Literal["mdy", "dmy", "ymd"]
+LOCALE_HELP = ("The user's locale, e.g. en_GB or de-DE: how '3/12' is read, the holidays and seasons "
+               "(default: server's).")
+COUNTRY_HELP = "ISO 3166 country whose holidays 'Thanksgiving', 'Mother's Day'... are (default: the locale's)."
+HEMISPHERE_HELP = "For 'last summer', 'this winter' (default: from the country)."
+DATE_ORDER_HELP = "Numeric dates such as '3/12': month first (mdy), day first (dmy) or ymd (default: the locale's)."
 
 
 class AskIn(BaseModel):
     """A question about the user's data."""
 
-    question: str = Field(min_length=1, max_length=2000)
-    conversation_id: str | None = Field(None, max_length=100, description="Continue a conversation (follow-ups).")
+    question: Text = Field(min_length=1, max_length=2000)
+    conversation_id: Text | None = Field(None, max_length=100, description="Continue a conversation (follow-ups).")
     k: int = Field(6, ge=1, le=20, description="How many passages to ground the answer in.")
-    modalities: list[str] | None = Field(None, description="Only these kinds: pdf, web, audio, image, note...")
-    source_ids: list[str] | None = None
+    modalities: list[Text] | None = Field(None, description="Only these kinds: pdf, web, audio, image, note...")
+    source_ids: list[Text] | None = None
     start: datetime | None = Field(None, alias="from", description="Only what happened from then (ISO 8601).")
     end: datetime | None = Field(None, alias="to", description="...until then (exclusive).")
     time_field: TimeFieldParam | None = None
-    tz: str | None = Field(None, description="IANA time zone for 'yesterday', 'last week'... (default: server's).")
+    tz: Text | None = Field(None, description="IANA time zone for 'yesterday', 'last week'... (default: server's).")
+    now: datetime | None = Field(None, description="Read 'yesterday', 'last year'... as of this time instead of "
+                                                   "the current one (ISO 8601).")
+    locale: Text | None = Field(None, max_length=40, description=LOCALE_HELP)
+    country: Text | None = Field(None, max_length=2, description=COUNTRY_HELP)
+    hemisphere: HemisphereParam | None = Field(None, description=HEMISPHERE_HELP)
+    date_order: DateOrderParam | None = Field(None, description=DATE_ORDER_HELP)
 
     model_config = {"populate_by_name": True}
 
@@ -70,6 +86,17 @@ def zone(name: str | None, default: str) -> ZoneInfo:
         return ZoneInfo(name or default)
     except (ZoneInfoNotFoundError, ValueError):
         raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
+
+
+def conventions(s: Settings, locale: str | None = None, country: str | None = None, hemisphere: str | None = None,
+                date_order: str | None = None) -> Conventions:
+    """How the user's calendar reads: what the request says, else the settings, else what the locale implies;
+    422 when a value is unreadable."""
+    try:
+        return Conventions.for_locale(locale or s.locale, country=country or s.country,
+                                      hemisphere=hemisphere or s.hemisphere, date_order=date_order or s.date_order)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 def aware(dt: datetime | None, tz: ZoneInfo) -> datetime | None:
@@ -145,16 +172,21 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         now: Annotated[datetime | None, Query(
             description="Read 'yesterday', 'last year'... as of this time instead of the current one (ISO 8601).",
         )] = None,
+        locale: Annotated[str | None, Query(max_length=40, description=LOCALE_HELP)] = None,
+        country: Annotated[str | None, Query(max_length=2, description=COUNTRY_HELP)] = None,
+        hemisphere: Annotated[HemisphereParam | None, Query(description=HEMISPHERE_HELP)] = None,
+        date_order: Annotated[DateOrderParam | None, Query(description=DATE_ORDER_HELP)] = None,
     ) -> dict[str, Any]:
         if not q.strip():
             raise HTTPException(422, "the query is empty")
         zone_ = zone(tz, s.timezone)
+        calendar = conventions(s, locale, country, hemisphere, date_order)
         filters = Filters(tuple(modality) if modality else None, tuple(source_id) if source_id else None,
                           aware(start, zone_), aware(end, zone_), time_field)
         t0 = time.perf_counter()
         tracer = telemetry.tracer()
         with tracer.start_as_current_span("query plan"):
-            plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_))
+            plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_), conventions=calendar)
         with tracer.start_as_current_span("query retrieve", attributes={
                 "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
             try:
@@ -181,15 +213,17 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         if not question:
             raise HTTPException(422, "the question is empty")
         zone_ = zone(body.tz, s.timezone)
+        calendar = conventions(s, body.locale, body.country, body.hemisphere, body.date_order)
         filters = Filters(tuple(body.modalities) if body.modalities else None,
                           tuple(body.source_ids) if body.source_ids else None,
                           aware(body.start, zone_), aware(body.end, zone_), body.time_field)
         conversation_id = body.conversation_id or str(uuid.uuid4())
+        now = aware(body.now, zone_)
         try:  # refuse another user's conversation before the stream starts
             history: list[tuple[str, str]] = [(t.role, t.content) for t in
-                       await asyncio.to_thread(rt.metadata.get_turns, user, conversation_id, 12)]
+                       await asyncio.to_thread(rt.metadata.conversations.get_turns, user, conversation_id, 12)]
             if body.conversation_id and not history:
-                await asyncio.to_thread(rt.metadata.add_turn, user, conversation_id, "user", question,
+                await asyncio.to_thread(rt.metadata.conversations.add_turn, user, conversation_id, "user", question,
                                         {"pending": True})
                 history = []
         except ForeignConversation as exc:
@@ -209,7 +243,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                 with tracer.start_as_current_span("query plan"):  # no yield inside a span's block
                     standalone = await asyncio.to_thread(rewrite_followup, question, history, llm, encoder) \
                         if history else question
-                    plan = engine.plan(standalone, tz=zone_, filters=filters)
+                    plan = engine.plan(standalone, tz=zone_, filters=filters, now=now, conventions=calendar)
                 query_class = plan.query_class
                 mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
                 request_span.set_attribute("sb.query.class", plan.query_class)
@@ -245,7 +279,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                 else:
                     assert llm is not None
                     messages = build_messages(question if not history else standalone, sources, zone_,
-                                              datetime.now(UTC), history)
+                                              now or datetime.now(UTC), history)
                     checker = CitationFilter(len(sources))
                     parts: list[str] = []
                     async for delta in _stream(llm, messages, s.llm_max_tokens, s.llm_temperature):
@@ -295,7 +329,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         lo = aware(start, zone_) or datetime.now(zone_).replace(hour=0, minute=0, second=0, microsecond=0) \
             - timedelta(days=30)
         hi = aware(end, zone_)
-        docs = await asyncio.to_thread(rt.metadata.documents_between, user, lo, hi, field=field, limit=limit,
+        docs = await asyncio.to_thread(rt.metadata.catalog.documents_between, user, lo, hi, field=field, limit=limit,
                                        modalities=modality)
         days: dict[date, list[dict[str, Any]]] = {}
         for d in docs:
@@ -318,7 +352,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
             raise HTTPException(404, "no such artifact") from None
         info = await asyncio.to_thread(rt.objects.stat, key)
         if info is None:
-            art = await asyncio.to_thread(rt.metadata.get_artifact, user, artifact_id)
+            art = await asyncio.to_thread(rt.metadata.catalog.get_artifact, user, artifact_id)
             if art is not None and art.raw_purged_at is not None:
                 days = s.raw_retention_days
                 raise HTTPException(410, f"the original file was removed on {art.raw_purged_at.date().isoformat()} "
@@ -371,10 +405,10 @@ async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
 
 def _remember(rt: Runtime, user: str, conversation_id: str, question: str, answer: str, cited: list[int]) -> None:
     """Keep the exchange so a follow-up can be understood."""
-    turns = rt.metadata.get_turns(user, conversation_id, 1)
+    turns = rt.metadata.conversations.get_turns(user, conversation_id, 1)
     if not (turns and turns[-1].role == "user" and turns[-1].content == question):
-        rt.metadata.add_turn(user, conversation_id, "user", question)
-    rt.metadata.add_turn(user, conversation_id, "assistant", answer, {"citations": cited})
+        rt.metadata.conversations.add_turn(user, conversation_id, "user", question)
+    rt.metadata.conversations.add_turn(user, conversation_id, "assistant", answer, {"citations": cited})
 
 
 def _load_reranker(model_dir: Any) -> Any:

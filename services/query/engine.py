@@ -23,6 +23,14 @@ in January?".  Nothing from before the window is added (a record cannot report o
 happened yet).  A time-only question, a cut-off ("as of March"), a client's explicit range and
 ingestion time ("what did I save last week?") stay hard filters.
 
+**Relevance inside a window.**  A window holds few passages, so a question with a subject would
+otherwise get every one of them back ("what did I note about the budget last week?" listing last
+week's invoice and meeting too).  When at least one passage in the window is clearly about the
+subject (it shares a word with it, or is close in meaning), passages that share no word and are
+well below the best in meaning are left out; when none is clearly about it, the window's
+passages stay, best first (nothing better can be said about them).  A time-only question still
+lists the whole window.
+
 Pure of HTTP and of the LLM: the API streams what this returns.
 """
 
@@ -46,7 +54,7 @@ from secondbrain.ports import (
 )
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 from services.query.retrieval import Retriever, SearchHit, hit_from_payload
-from services.query.temporal import TimeWindow, understand
+from services.query.temporal import Conventions, TimeWindow, understand
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +70,11 @@ OUTSIDE_WINDOW_WEIGHT = 0.5
 # a weekend comes within days, of a month within weeks; much later mentions are about other things.
 REPORT_HORIZON = timedelta(days=7)
 SOFT_WINDOW_K = 2
+# Relevance inside a window (module doc): a passage this close in meaning (cosine, all-MiniLM-L6-v2
+# scale) is clearly about the subject; then passages with no shared word more than the margin below
+# the best one are not.  Chosen on the test corpus and LoCoMo conversations 1-5.
+ON_SUBJECT_COSINE = 0.35
+OFF_SUBJECT_MARGIN = 0.15
 CHUNK_TOKENS = 300  # the size of an ordinary chunk: what one chunk counts for in diversity
 
 
@@ -109,6 +122,7 @@ class Plan:
     tz: ZoneInfo
     filters: Filters = field(default_factory=Filters)
     report_lag: timedelta = timedelta(0)  # extra event time searched after ``end``
+    conventions: Conventions = field(default_factory=Conventions)  # holidays, seasons, "3/12" read with these
 
     @property
     def soft_window(self) -> bool:
@@ -118,6 +132,12 @@ class Plan:
         return (self.window is not None and not self.window.vague and self.query_class == "temporal+semantic"
                 and self.time_field == "captured_at" and not self.filters.has_time
                 and self.start is not None and self.end is not None)
+
+    @property
+    def subject_in_window(self) -> bool:
+        """Whether the plan searches a subject inside a time range (where the relevance floor applies)."""
+        return self.query_class == "temporal+semantic" and bool(self.semantic_query) and (
+            self.start is not None or self.end is not None)
 
     def vector_filter(self, *, later: bool = False) -> VectorFilter:
         """The filter applied inside the vector store (``later``: from the window's start to the end of
@@ -133,10 +153,15 @@ class Plan:
         """The plan as the ``meta`` event shows it."""
         from services.query.temporal import describe
 
-        understood = None
+        understood: dict[str, object] | None = None
         if self.window is not None:
             understood = {"expression": self.window.expression, "vague": self.window.vague,
                           "description": describe(self.window, self.tz)}
+            reading = self.window.reading
+            if reading is not None:  # "3/12": say which day was taken and which was not
+                understood["ambiguous"] = {"text": reading.text, "chosen": reading.chosen.isoformat(),
+                                           "other": reading.other.isoformat(), "order": reading.order}
+        calendar = self.conventions
         return {
             "query_class": self.query_class, "semantic_query": self.semantic_query,
             "time_range": None if not (self.start or self.end) else {
@@ -144,6 +169,8 @@ class Plan:
                 "end": self.end.isoformat() if self.end else None, "field": self.time_field,
                 "source": "question" if self.window is not None else "request"},
             "understood": understood, "recency_boost": self.recency_boost, "timezone": str(self.tz),
+            "calendar": {"country": calendar.country, "hemisphere": calendar.hemisphere,
+                         "date_order": calendar.date_order},
             "time_filter": "soft" if self.soft_window else ("hard" if self.start or self.end else None),
             **({"report_lag_hours": self.report_lag.total_seconds() / 3600} if self.report_lag else {}),
         }
@@ -191,11 +218,17 @@ class QueryEngine:
     # ------------------------------------------------------------------ planning
 
     def plan(self, question: str, *, tz: ZoneInfo, now: datetime | None = None,
-             filters: Filters | None = None) -> Plan:
-        """Understand the question (time window, class) and combine it with the client's filters."""
+             filters: Filters | None = None, conventions: Conventions | None = None) -> Plan:
+        """Understand the question (time window, class) and combine it with the client's filters;
+        ``conventions`` are the person's holiday country, hemisphere and numeric date order."""
+        plan = self._plan(question, tz=tz, now=now, filters=filters, conventions=conventions or Conventions())
+        return replace(plan, conventions=conventions) if conventions is not None else plan
+
+    def _plan(self, question: str, *, tz: ZoneInfo, now: datetime | None, filters: Filters | None,
+              conventions: Conventions) -> Plan:
         filters = filters or Filters()
         now = now or datetime.now(UTC)
-        u = understand(question, now.astimezone(tz), tz)
+        u = understand(question, now.astimezone(tz), tz, conventions=conventions)
         window = u.time
         semantic = u.semantic_query.strip()
         if filters.has_time:  # the client's range replaces whatever the question implied
@@ -229,6 +262,8 @@ class QueryEngine:
         query = plan.semantic_query or plan.question
         limit = max(self.candidates, k)
         hits = self.retriever.search(user_id, query, k=limit, mode=mode, flt=plan.vector_filter())
+        if plan.subject_in_window and mode != "sparse" and hits:
+            hits = self._on_subject(user_id, query, hits, plan.vector_filter())
         if plan.soft_window and mode != "dense":
             later = self.retriever.search(user_id, query, k=limit, mode="sparse", flt=plan.vector_filter(later=True))
             hits = _fuse_outside(hits, later)[:limit]
@@ -241,10 +276,24 @@ class QueryEngine:
             hits = _boost_recent(hits, plan.time_field)
         return _diversify(hits, self.per_document)[:k]
 
+    def _on_subject(self, user_id: str, query: str, hits: list[SearchHit], flt: VectorFilter) -> list[SearchHit]:
+        """The window's hits without those that share nothing with the subject (see the module doc).
+
+        BM25 hits match a query word by construction (``sparse`` mode never comes here); the
+        cosines come from one dense query over the same window."""
+        terms = set(self.sparse.tokenize(query))
+        lexical = {h.chunk_id for h in hits if terms & set(self.sparse.tokenize(f"{h.title} {h.text}"))}
+        cosine = self.retriever.cosines(user_id, query, flt, limit=len(hits))
+        best = max(cosine.values(), default=0.0)
+        if not lexical and best < ON_SUBJECT_COSINE:
+            return hits  # nothing is clearly about the subject: keep the window's passages, best first
+        floor = best - OFF_SUBJECT_MARGIN
+        return [h for h in hits if h.chunk_id in lexical or cosine.get(h.chunk_id, -1.0) >= floor]
+
     def list_window(self, user_id: str, plan: Plan, *, limit: int = 100) -> list[SearchHit]:
         """Temporal-only: every document of the window, newest first, each with its opening chunk."""
-        docs = self.metadata.documents_between(user_id, plan.start, plan.end, field=plan.time_field, limit=limit,
-                                               modalities=plan.filters.modalities)
+        docs = self.metadata.catalog.documents_between(
+            user_id, plan.start, plan.end, field=plan.time_field, limit=limit, modalities=plan.filters.modalities)
         if plan.filters.source_ids is not None:
             docs = [d for d in docs if d.source_id in set(plan.filters.source_ids)]
         if not docs:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +12,8 @@ from opentelemetry.trace import SpanKind
 from secondbrain import telemetry
 from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
+
+QUERY_VECTOR_CACHE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,23 @@ class Retriever:
         self.sparse = sparse
         self.candidates = candidates
         self.indexes = indexes
+        # One question can need its vector twice (the fused search, then cosines inside a window):
+        # the last few query vectors are kept so it is embedded once.
+        self._vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _embed(self, target: SearchTarget, query: str) -> list[float]:
+        key = (target.embedder.model_id, query)
+        with self._lock:
+            if key in self._vectors:
+                self._vectors.move_to_end(key)
+                return self._vectors[key]
+        vector = target.embedder.embed_query(query)
+        with self._lock:
+            self._vectors[key] = vector
+            while len(self._vectors) > QUERY_VECTOR_CACHE:
+                self._vectors.popitem(last=False)
+        return vector
 
     def target(self, user_id: str) -> SearchTarget:
         """The collection version and query model for ``user_id``."""
@@ -93,7 +114,7 @@ class Retriever:
                flt: VectorFilter | None = None) -> list[SearchHit]:
         """The ``k`` best chunks of ``user_id`` for ``query``."""
         target = self.target(user_id)
-        dense = target.embedder.embed_query(query) if mode in ("hybrid", "dense") else None
+        dense = self._embed(target, query) if mode in ("hybrid", "dense") else None
         sparse = self.sparse.encode_query(query) if mode in ("hybrid", "sparse") else None
         if sparse is not None and not sparse.indices and mode == "sparse":
             return []  # nothing but stopwords: BM25 has nothing to match
@@ -105,3 +126,10 @@ class Retriever:
             hits = self.vectors.search(user_id, dense=dense, sparse=sparse, limit=k, mode=mode, flt=flt,
                                        candidates=max(self.candidates, k), index=target.index)
         return [hit_from_payload(h.id, h.score, h.payload) for h in hits]
+
+    def cosines(self, user_id: str, query: str, flt: VectorFilter | None, *, limit: int) -> dict[str, float]:
+        """Dense similarity of ``query`` to the ``limit`` closest chunks under ``flt``, by chunk id."""
+        target = self.target(user_id)
+        hits = self.vectors.search(user_id, dense=self._embed(target, query), sparse=None, limit=limit,
+                                   mode="dense", flt=flt, candidates=max(self.candidates, limit), index=target.index)
+        return {str(h.payload.get("chunk_id", h.id)): h.score for h in hits}

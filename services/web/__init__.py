@@ -1,6 +1,7 @@
-"""The web app: a hand-written page (HTML, one ES module, one stylesheet) served at ``/``.
+"""The web app: a hand-written page (HTML, native ES modules, one stylesheet) served at ``/``.
 
-No build step: the files under ``static/`` ship as package data and are served as they are.
+No build step: the files under ``static/`` ship as package data and are served as they are:
+``app.js`` is the entry module and imports the others from ``static/js/``.
 The page talks to the same origin's HTTP API with relative URLs, so whichever process serves
 it (the embedded server, the gateway or the query service) must sit behind one address with
 the rest of the API (as ``deploy/k8s``'s Ingress does).  The page itself is public; every
@@ -10,13 +11,28 @@ API call it makes carries the user's key.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
-ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
-          "icon.svg": "image/svg+xml"}
+JAVASCRIPT = "text/javascript; charset=utf-8"
+# Which files in static/js/ are served: lower-case names with one dot (".js"), so nothing else that
+# lands in the folder (a dotfile, an editor's backup) becomes reachable.
+MODULE_NAME = re.compile(r"[a-z][a-z0-9_-]*\.js")
+
+
+def _modules() -> dict[str, str]:
+    folder = resources.files(__package__).joinpath("static", "js")
+    return {f"js/{entry.name}": JAVASCRIPT for entry in folder.iterdir()
+            if entry.is_file() and MODULE_NAME.fullmatch(entry.name)}
+
+
+# Everything served under /web/, by its path there: an allowlist, so no other file (and no "..")
+# can be asked for.  Every module in static/js/ is listed as the package holds them.
+ASSETS = {"app.js": JAVASCRIPT, "app.css": "text/css; charset=utf-8", "icon.svg": "image/svg+xml",
+          **_modules()}
 
 # Everything the page loads comes from this origin; raw files are shown from blob: URLs (the page
 # fetches them with the user's key), so frames, media and images may also come from blob:.
@@ -37,7 +53,7 @@ class Asset:
 
 
 def _load(name: str, media_type: str) -> Asset:
-    body = resources.files(__package__).joinpath("static", name).read_bytes()
+    body = resources.files(__package__).joinpath("static", *name.split("/")).read_bytes()
     return Asset(body, media_type, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
 
 
@@ -50,7 +66,7 @@ def _answer(request: Request, asset: Asset) -> Response:
 
 
 def create_router() -> APIRouter:
-    """``GET /`` (the page) and ``GET /web/<file>`` (its script, stylesheet and icon)."""
+    """``GET /`` (the page) and ``GET /web/<path>`` (its modules, stylesheet and icon)."""
     page = _load("index.html", "text/html; charset=utf-8")
     assets = {name: _load(name, media_type) for name, media_type in ASSETS.items()}
     router = APIRouter(include_in_schema=False)
@@ -59,9 +75,9 @@ def create_router() -> APIRouter:
     async def index(request: Request) -> Response:
         return _answer(request, page)
 
-    @router.get("/web/{name}")
-    async def asset(name: str, request: Request) -> Response:
-        found = assets.get(name)
+    @router.get("/web/{path:path}")
+    async def asset(path: str, request: Request) -> Response:
+        found = assets.get(path)
         if found is None:
             raise HTTPException(404, "no such file")
         return _answer(request, found)

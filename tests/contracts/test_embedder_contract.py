@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
+from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.embedding import (
     EmbedderPool,
     EmbeddingRequestError,
@@ -27,7 +28,6 @@ from secondbrain.embedding import (
     OpenAICompatibleEmbedder,
     load_embedder,
 )
-from secondbrain.infra.llm_server import LocalLlamaServer, available
 from secondbrain.infra.ports import free_port
 from secondbrain.pipeline.errors import classify
 from secondbrain.ports import Embedder

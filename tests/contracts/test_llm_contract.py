@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from secondbrain.infra.llm_server import LlamaServerError, LocalLlamaServer, available
+from devtools.llm_server import LlamaServerError, LocalLlamaServer, available
 from secondbrain.infra.ports import free_port, port_accepts
 from secondbrain.llm import ChatLLM, LLMRequestError, LLMUnavailable, OpenAICompatibleLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError, classify

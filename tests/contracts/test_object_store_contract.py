@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from secondbrain.infra.s3 import (
+from devtools.s3 import (
     MinioContainerHandle,
     MotoS3Server,
     docker_available,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from devtools import gen_audio as gen
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import Transcriber
 from secondbrain.transcribe import TRANSCRIBER_KINDS, load_transcriber
-from tests.extractors import gen_audio as gen
 
 
 def letters(text: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from secondbrain.devtools.qdrant_edge_server import EdgeServerProcess
+from devtools.qdrant_edge_server import EdgeServerProcess
 from secondbrain.embedding import load_embedder
 from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorHit, VectorPoint, VectorStore
 from secondbrain.sparse import Bm25Encoder

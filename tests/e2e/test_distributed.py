@@ -24,15 +24,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devtools.s3 import MotoS3Server
 from secondbrain import ids
 from secondbrain.events import signing
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, DeadLetter
 from secondbrain.infra.ports import free_port
-from secondbrain.infra.s3 import MotoS3Server
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.e2e.harness import Service, Site, wait_jobs
+from tests.e2e.harness import REPO, Service, Site, wait_jobs
 from tests.otlp import OtlpReceiver, Span
 from tests.pg import base_dsn, fresh_database
 
@@ -52,6 +52,11 @@ class Cluster:
     log_dir: Path
     producer_key: str  # a producer key of USER, for events published straight to Kafka
     mallory_key: str  # another user's producer key
+    user_key: str  # USER's key for the HTTP API
+
+    def client(self, svc: Service) -> httpx.Client:
+        """An HTTP client for one of the cluster's services, acting as USER."""
+        return httpx.Client(base_url=svc.url, timeout=30, headers={"Authorization": f"Bearer {self.user_key}"})
 
 
 def _env(*, bootstrap: str, dsn: str, s3: MotoS3Server, bucket: str, qdrant_url: str, prefix: str) -> dict[str, str]:
@@ -76,22 +81,24 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object
     import sys
 
     qproc = subprocess.Popen(
-        [sys.executable, "-m", "secondbrain.devtools.qdrant_edge_server", "--host", "127.0.0.1", "--port",
+        [sys.executable, "-m", "devtools.qdrant_edge_server", "--host", "127.0.0.1", "--port",
          str(qport), "--data", str(tmp_path_factory.mktemp("qdrant"))],
         stdout=(log_dir / "qdrant.log").open("wb"), stderr=subprocess.STDOUT,
+        cwd=REPO,  # devtools is not installed: run from the root
     )
     qdrant.proc = qproc
     qdrant.wait_ready(60, path="/")
     with base_dsn() as base, fresh_database(base) as dsn:
         store = PostgresMetadataStore(dsn)
-        store.migrate()
-        store.ensure_user(USER)
-        store.ensure_user("mallory")
-        _, producer_key = store.create_api_key(USER, "courier app", "producer")
-        _, mallory_key = store.create_api_key("mallory", "mallory's app", "producer")
-        store.close()
+        store.database.migrate()
+        store.users.ensure_user(USER)
+        store.users.ensure_user("mallory")
+        _, producer_key = store.users.create_api_key(USER, "courier app", "producer")
+        _, mallory_key = store.users.create_api_key("mallory", "mallory's app", "producer")
+        _, user_key = store.users.create_api_key(USER, "tests", "user")
+        store.database.close()
         yield {"s3": s3, "dsn": dsn, "base_dsn": base, "qdrant_url": qdrant.url, "log_dir": log_dir,
-               "producer_key": producer_key, "mallory_key": mallory_key}
+               "producer_key": producer_key, "mallory_key": mallory_key, "user_key": user_key}
     qproc.terminate()
     qproc.wait(10)
     s3.stop()
@@ -113,7 +120,7 @@ def _start_cluster(infra: dict[str, object], broker: TansuBroker, name: str,
     for svc in (gateway, query, *workers.values()):
         svc.wait_ready(120)
     return Cluster(env, broker, gateway, query, workers, str(infra["qdrant_url"]), prefix, log_dir,
-                   str(infra["producer_key"]), str(infra["mallory_key"]))
+                   str(infra["producer_key"]), str(infra["mallory_key"]), str(infra["user_key"]))
 
 
 @pytest.fixture(scope="module")
@@ -139,13 +146,13 @@ def cluster(infra: dict[str, object], otlp: OtlpReceiver) -> Iterator[Cluster]:
 def test_binary_modalities_and_urls_flow_through_separate_processes(cluster: Cluster) -> None:
     """A scanned PDF, speech and a fetched web page go through the fetch/extract/chunk/embed workers
     with the raw bytes in S3, and come back with their page, time span and URL."""
-    from tests.extractors import gen_audio, gen_pdf_image
+    from devtools import gen_audio, gen_pdf_image
 
     site = Site()
     work = Path(tempfile.mkdtemp(prefix="sb-dist-audio-"))
     try:
-        gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
-        q = httpx.Client(base_url=cluster.query.url, timeout=30)
+        gw = cluster.client(cluster.gateway)
+        q = cluster.client(cluster.query)
         rec = gen_audio.build_recording(work, gen_audio.SCRIPT[:3])
         ogg = gen_audio.encode(rec.path, work / "memo.ogg", "libopus", rate=48_000)
         jobs = []
@@ -189,8 +196,8 @@ def _point_count(qdrant_url: str, user: str = USER) -> int:
 
 
 def test_note_and_markdown_flow_through_separate_processes(cluster: Cluster, tmp_path: Path) -> None:
-    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
-    q = httpx.Client(base_url=cluster.query.url, timeout=30)
+    gw = cluster.client(cluster.gateway)
+    q = cluster.client(cluster.query)
     note_job = _note(gw, "Dentist appointment moved to Thursday 14:30 at the Harbour Street clinic.",
                      title="Dentist")
     md = "# Trip to Lisbon\n\n## Hotel\n\nThe hotel booking reference is LX-55120 for three nights.\n"
@@ -283,7 +290,7 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
         return b"local", value, [*codec.headers(ev), *signing.sign(value, key)]
 
     tampered_msg = signed(tampered, cluster.producer_key)
-    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    gw = cluster.client(cluster.gateway)
     genuine = _note(gw, "A genuine note from the gateway about the harbour ferry timetable.")
     assert wait_jobs(gw, [genuine], timeout=120)[genuine]["status"] == "succeeded"
     # Reusing a real job id does not vouch for other content: refused, and the job is untouched.
@@ -304,7 +311,8 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
     assert final[good_job]["status"] == "succeeded", final[good_job]
     assert final[bad_job]["status"] == "failed"
     assert "unsupported content type" in final[bad_job]["error"]
-    hits = httpx.get(cluster.query.url + "/v1/search", params={"q": "parcel tracking code PZ-771-QX"}).json()["hits"]
+    hits = cluster.client(cluster.query).get("/v1/search",
+                                             params={"q": "parcel tracking code PZ-771-QX"}).json()["hits"]
     assert hits[0]["title"] == "Parcel"
 
     letters = asyncio.run(_consume(cluster.broker.bootstrap, f"{cluster.prefix}pipeline.deadletter", 7))
@@ -329,7 +337,7 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
     assert sum("is not signed" in m for m in refusals) == 2
     assert sum("not a live key of user 'local'" in m for m in refusals) == 1
     assert sum("signature does not match" in m for m in refusals) == 1
-    evil = httpx.get(cluster.query.url + "/v1/search", params={"q": "tracking code EVIL"}).json()["hits"]
+    evil = cluster.client(cluster.query).get("/v1/search", params={"q": "tracking code EVIL"}).json()["hits"]
     assert not any("EVIL" in h["text"] for h in evil)
     titles = [s["title"] for s in gw.get("/v1/sources", params={"limit": 500}).json()["sources"]]
     assert "Forged" not in titles
@@ -339,7 +347,7 @@ def test_bad_events_are_dead_lettered_and_good_ones_still_flow(cluster: Cluster)
 
 
 def test_worker_killed_mid_stream_loses_and_duplicates_nothing(cluster: Cluster) -> None:
-    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    gw = cluster.client(cluster.gateway)
     before = _point_count(cluster.qdrant_url)
     sentences = " ".join(f"Sentence {i} of this long memo talks about item {i} in some detail." for i in range(60))
     jobs = [_note(gw, f"Memo {n}: {sentences}", title=f"Memo {n}") for n in range(16)]
@@ -377,9 +385,10 @@ def test_gateway_accepts_while_the_broker_is_down_and_the_relay_catches_up(infra
     dbs = contextlib.ExitStack()
     dsn = dbs.enter_context(fresh_database(str(infra["base_dsn"])))
     store = PostgresMetadataStore(dsn)
-    store.migrate()
-    store.ensure_user(USER)
-    store.close()
+    store.database.migrate()
+    store.users.ensure_user(USER)
+    _, key = store.users.create_api_key(USER, "tests", "user")
+    store.database.close()
     env = _env(bootstrap=f"127.0.0.1:{port}", dsn=dsn, s3=infra["s3"],  # type: ignore[arg-type]
                bucket=f"sb-{uuid.uuid4().hex[:8]}", qdrant_url=str(infra["qdrant_url"]), prefix=prefix)
     log_dir = Path(str(infra["log_dir"])) / "down"
@@ -387,7 +396,7 @@ def test_gateway_accepts_while_the_broker_is_down_and_the_relay_catches_up(infra
     pieces: list[Service] = [gateway]
     try:
         gateway.wait_ready(60, path="/healthz")
-        gw = httpx.Client(base_url=gateway.url, timeout=30)
+        gw = httpx.Client(base_url=gateway.url, timeout=30, headers={"Authorization": f"Bearer {key}"})
         ready = gw.get("/readyz")
         assert ready.status_code == 503 and ready.json()["checks"]["kafka"].startswith("error")
         jobs = [_note(gw, f"Written while Kafka was down, number {i}: the boiler code is B-{i}0{i}.")
@@ -402,7 +411,8 @@ def test_gateway_accepts_while_the_broker_is_down_and_the_relay_catches_up(infra
         query.wait_ready(120)
         final = wait_jobs(gw, jobs, timeout=120)
         assert all(j["status"] == "succeeded" for j in final.values()), final
-        hits = httpx.get(query.url + "/v1/search", params={"q": "boiler code B-101", "mode": "sparse"}).json()["hits"]
+        hits = httpx.get(query.url + "/v1/search", params={"q": "boiler code B-101", "mode": "sparse"},
+                         headers={"Authorization": f"Bearer {key}"}).json()["hits"]
         assert "B-101" in hits[0]["text"]
         assert gw.get("/readyz").status_code == 200
     finally:
@@ -421,10 +431,10 @@ def _user_with_key(cluster: Cluster) -> tuple[str, str]:
     user = f"tracee-{uuid.uuid4().hex[:8]}"
     store = PostgresMetadataStore(cluster.env["SB_POSTGRES_DSN"])
     try:
-        store.ensure_user(user)
-        _, key = store.create_api_key(user, "tracing test", "user")
+        store.users.ensure_user(user)
+        _, key = store.users.create_api_key(user, "tracing test", "user")
     finally:
-        store.close()
+        store.database.close()
     return user, key
 
 
@@ -508,7 +518,7 @@ def test_metrics_move_as_events_flow(cluster: Cluster, otlp: OtlpReceiver) -> No
 
     processed = {s: events(s, "processed") for s in ("extract", "chunk", "embed")}
     latency = otlp.metric("secondbrain.ingest.latency", modality="note")
-    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    gw = cluster.client(cluster.gateway)
     job = _note(gw, "The greenhouse thermostat is set to 18 degrees overnight in March.")
     assert wait_jobs(gw, [job], timeout=120)[job]["status"] == "succeeded"
     for stage, before in processed.items():
@@ -530,7 +540,7 @@ def test_metrics_move_as_events_flow(cluster: Cluster, otlp: OtlpReceiver) -> No
     otlp.wait_for(lambda: events("extract", "dead_lettered") > dead, "dead_lettered to grow")
 
     searches = otlp.metric("secondbrain.query.duration", route="search")
-    q = httpx.Client(base_url=cluster.query.url, timeout=30)
+    q = cluster.client(cluster.query)
     assert q.get("/v1/search", params={"q": "greenhouse thermostat"}).status_code == 200
     otlp.wait_for(lambda: otlp.metric("secondbrain.query.duration", route="search", query_class="semantic")
                   > searches, "a search in the query duration")
@@ -547,12 +557,12 @@ def test_metrics_move_as_events_flow(cluster: Cluster, otlp: OtlpReceiver) -> No
 
 def test_a_question_is_one_trace_through_retrieval(cluster: Cluster, otlp: OtlpReceiver) -> None:
     """/v1/ask (extractive here; the model's span is tested against a real server in test_telemetry)."""
-    gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
+    gw = cluster.client(cluster.gateway)
     job = _note(gw, "The piano tuner comes on Wednesday morning to tune the upright piano.")
     assert wait_jobs(gw, [job], timeout=120)[job]["status"] == "succeeded"
     asks = otlp.metric("secondbrain.query.duration", route="ask")
     question = {"question": "when does the piano tuner come?"}
-    with httpx.stream("POST", cluster.query.url + "/v1/ask", json=question, timeout=60) as r:
+    with cluster.client(cluster.query) as q, q.stream("POST", "/v1/ask", json=question, timeout=60) as r:
         assert r.status_code == 200
         body = "".join(r.iter_text())
     assert "event: done" in body

@@ -58,6 +58,8 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     alice_key_id = alice.get("/v1/me").json()["key_id"]
     ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
            "key_id": alice_key_id, "user_id": "alice"}
+    alice_link = alice.post("/v1/login-links").json()["token"]
+    assert alice_link
 
     # What Bob tries, per endpoint; every endpoint the server has must be here.
     tries: dict[tuple[str, str], list[dict[str, Any]]] = {
@@ -88,6 +90,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("get", "/v1/admin/users/{user_id}/keys"): [{}],
         ("post", "/v1/admin/users/{user_id}/keys"): [{"json": {"name": "backdoor"}}],
         ("delete", "/v1/admin/users/{user_id}/keys/{key_id}"): [{}],
+        ("post", "/v1/session"): [{"json": {}}, {"json": {"token": alice_link}}],
+        ("delete", "/v1/session"): [{}],
+        ("post", "/v1/login-links"): [{}],
         ("get", "/healthz"): [{}],
         ("get", "/readyz"): [{}],
     }
@@ -110,6 +115,26 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                 assert r.status_code == 400  # Bob's confirmation must name Bob, not Alice
             if kwargs.get("json", {}).get("conversation_id"):
                 assert r.status_code == 403
+
+    # Without a key, from another site, or under a name the server was not told about: nothing, on every
+    # endpoint (health checks aside), before any route runs.
+    public = {("get", "/healthz"), ("get", "/readyz")}
+    with httpx.Client(base_url=svc.url, timeout=60) as nobody:
+        for (method, path), variants in tries.items():
+            url, kwargs = path.format(**ids), variants[0]
+            keyless = nobody.request(method.upper(), url, **kwargs)
+            if (method, path) not in public | {("post", "/v1/session"), ("delete", "/v1/session")}:
+                assert keyless.status_code == 401, (method, path, keyless.status_code)
+            assert SECRET not in keyless.text
+            as_alice = {"Authorization": f"Bearer {keys['alice']}"}
+            rebound = nobody.request(method.upper(), url, headers={"Host": "rebind.attacker.example", **as_alice},
+                                     **kwargs)
+            assert rebound.status_code == 400 and SECRET not in rebound.text, (method, path, rebound.status_code)
+            if method in ("post", "put", "patch", "delete"):
+                forged = nobody.request(method.upper(), url, headers={"Origin": "http://attacker.example",
+                                                                      "Authorization": f"Bearer {keys['alice']}"},
+                                        **kwargs)
+                assert forged.status_code == 403, (method, path, forged.status_code)
 
     # Alice still has everything.
     assert alice.get("/v1/me").status_code == 200

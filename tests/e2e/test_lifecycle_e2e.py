@@ -93,7 +93,7 @@ def test_sources_export_retention_and_erasure_from_the_terminal(server: Service,
     report = json.loads(cli(["retention", "run", "--days", "0", "--json"], admin).split("\n", 1)[0])
     assert report["artifacts"] >= 2
     notes_artifact = notes_raw.split("/")[1]
-    with httpx.Client(base_url=server.url) as c:
+    with server.client() as c:
         gone = c.get(f"/v1/artifacts/{notes_artifact}/raw")
         assert gone.status_code == 410 and "retention" in gone.json()["detail"]
         assert {s["raw"] for s in c.get("/v1/sources").json()["sources"]} == {"expired"}
@@ -145,8 +145,8 @@ def test_delete_export_and_erase_reach_s3_qdrant_and_postgres(infra: dict[str, o
     qdrant = QdrantVectorStore.from_url(cluster.qdrant_url)
     user = "local"
     try:
-        gw = httpx.Client(base_url=cluster.gateway.url, timeout=30)
-        q = httpx.Client(base_url=cluster.query.url, timeout=30)
+        gw = cluster.client(cluster.gateway)
+        q = cluster.client(cluster.query)
         jobs = []
         for name, body in (("plan.md", PLAN_V1), ("notes.md", NOTES)):
             r = gw.post("/v1/artifacts", files={"file": (name, body.encode(), "text/markdown")})
@@ -183,7 +183,11 @@ def test_delete_export_and_erase_reach_s3_qdrant_and_postgres(infra: dict[str, o
         assert gw.delete("/v1/me", params={"confirm": user}).json()["found"] is True
         assert s3.list(f"users/{user}/") == []
         assert qdrant.count(user) == 0
-        assert gw.get("/v1/sources").json()["sources"] == []
+        # The account is gone with everything in it: its key stops working at once, no row is left.
+        assert gw.get("/v1/sources").status_code == 401
+        with psycopg.connect(env["SB_POSTGRES_DSN"]) as conn:
+            assert conn.execute("SELECT count(*) FROM artifacts WHERE user_id = %s", (user,)).fetchone() == (0,)
+            assert conn.execute("SELECT count(*) FROM users WHERE user_id = %s", (user,)).fetchone() == (0,)
     finally:
         qdrant.close()
         for svc in (cluster.gateway, cluster.query, *cluster.workers.values()):

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
+from devtools import gen_audio, gen_office, gen_pdf_image, gen_web
 from tests.e2e.harness import Service, Site, readable_tmp, run_cli, wait_jobs
-from tests.extractors import gen_audio, gen_office, gen_pdf_image, gen_web
 
 pytestmark = pytest.mark.e2e
 
@@ -47,7 +47,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 @pytest.fixture(scope="module")
 def client(service: Service) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=service.url, timeout=30) as c:
+    with service.client() as c:
         yield c
 
 

@@ -1,6 +1,7 @@
 """The web app in a real browser against ``secondbrain up``: what a new user does from the page alone.
 
-Headless Chromium (the system's, driven by Playwright) signs in with the key ``up`` printed,
+Headless Chromium (the system's, driven by Playwright) signs in with the key ``up`` printed (and with
+one-time sign-in links),
 uploads a PDF through the file picker, drops two more files on the page, adds a web page
 served on loopback, and records a voice note through a fake microphone that plays speech
 synthesised by espeak-ng, so the transcriber hears real words.  The test then watches the
@@ -13,11 +14,12 @@ by time, deletes a source, and checks phone width and keyboard use.  Screenshots
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -25,14 +27,31 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
+from devtools import gen_audio, gen_pdf_image, gen_web
 from tests.e2e.harness import REPO, Service, Site, readable_tmp
-from tests.extractors import gen_audio, gen_pdf_image, gen_web
 
 pytestmark = pytest.mark.e2e
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = REPO / "test-artifacts" / "web"
-TZ = "Asia/Kolkata"  # the browser's zone (+05:30): "today" must be the user's day, not the server's
+
+
+def browser_zone(now: datetime | None = None) -> str:
+    """The browser's zone: one whose date differs from the server's (UTC) date, so "today" must be the
+    user's day, and whose midnight is at least an hour away, so a run cannot straddle it.  At any UTC
+    hour one of the two qualifies (UTC+14 from 10:00 UTC on, UTC-11 before)."""
+    now = now or datetime.now(UTC)
+    for name in ("Pacific/Kiritimati", "Pacific/Pago_Pago"):
+        local = now.astimezone(ZoneInfo(name))
+        if local.date() != now.date() and local.hour < 23:
+            return name
+    raise AssertionError(f"no zone fits {now}")  # cannot happen: see above
+
+
+@functools.cache
+def user_zone() -> str:
+    """The browser's zone for this run, chosen when the first page opens (see ``browser_zone``)."""
+    return browser_zone()
 VOICE = (gen_audio.SCRIPT[1], gen_audio.SCRIPT[3])  # the grandmother's cake, then the orchestra
 VOICE_LEAD_S = 4.0  # silence before the first word, so the cited second is not simply 0
 PACKING = "# Packing list\n\nTake the green umbrella and the harbour map to the ferry on Saturday.\n"
@@ -132,7 +151,7 @@ def shots_dir() -> Path:
 
 def new_page(browser: Browser, width: int = 1280, height: int = 900) -> tuple[Page, list[str]]:
     """A fresh browser profile (nothing remembered) in the user's time zone, and its script errors."""
-    context = browser.new_context(viewport={"width": width, "height": height}, timezone_id=TZ,
+    context = browser.new_context(viewport={"width": width, "height": height}, timezone_id=user_zone(),
                                   permissions=["microphone"])
     context.set_default_timeout(20_000)
     page = context.new_page()
@@ -146,13 +165,13 @@ def shot(page: Page, name: str, *, full: bool = False) -> None:
 
 
 def sign_in(page: Page, server: Server) -> None:
-    """Open the page and sign in with the printed key (the page offers it even on loopback)."""
-    page.goto(server.url + "/")
-    expect(page.locator("#who")).to_contain_text("Using local on this computer")
-    page.get_by_role("button", name="Sign in with a key").click()
-    page.get_by_label("API key").fill(server.key)
-    page.get_by_role("button", name="Sign in", exact=True).click()
+    """Open a one-time sign-in link, as `secondbrain open` makes one."""
+    with server.api() as api:
+        link = api.post("/v1/login-links")
+        assert link.status_code == 201, link.text
+    page.goto(server.url + link.json()["path"])
     expect(page.locator("#who")).to_have_text("Signed in as local, admin")
+    assert "token" not in page.url  # taken out of the address bar (and the history)
 
 
 def drop_files(page: Page, selector: str, files: list[tuple[Path, str]]) -> None:
@@ -208,7 +227,10 @@ def pdf_viewer_page(page: Page) -> Locator:
 def test_sign_in_needs_a_valid_key(browser: Browser, server: Server) -> None:
     page, errors = new_page(browser)
     page.goto(server.url + "/")
-    page.get_by_role("button", name="Sign in with a key").click()
+    # Nothing without a key, on this machine too: the sign-in form, and what to do.
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.locator("#signin")).to_contain_text("secondbrain open")
+    expect(page.locator("#main")).to_be_hidden()
     shot(page, "01-sign-in")
     page.get_by_label("API key").fill("sb_not_a_real_key")
     page.get_by_role("button", name="Sign in", exact=True).click()
@@ -219,12 +241,26 @@ def test_sign_in_needs_a_valid_key(browser: Browser, server: Server) -> None:
     page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.locator("#who")).to_have_text("Signed in as local, admin")
     expect(page.get_by_label("Your question")).to_be_focused()
+    # The key is not kept by the page: only an HttpOnly cookie the page's script cannot read.
+    stored = page.evaluate("() => JSON.stringify([{...localStorage}, {...sessionStorage}, document.cookie])")
+    assert server.key not in stored and "sb_session" not in stored
+    cookie = next(c for c in page.context.cookies() if c["name"] == "sb_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     page.reload()  # remembered on this device
     expect(page.locator("#who")).to_have_text("Signed in as local, admin")
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     page.reload()  # forgotten
-    expect(page.locator("#who")).to_contain_text("no key needed here")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    # A one-time link signs in once; opened again it says what to do.
+    with server.api() as api:
+        path = api.post("/v1/login-links").json()["path"]
+    page.goto(server.url + path)
+    expect(page.locator("#who")).to_have_text("Signed in as local, admin")
+    page.get_by_role("button", name="Sign out").click()
+    page.goto(server.url + path)
+    expect(page.get_by_role("alert")).to_contain_text("This sign-in link did not work")
+    expect(page.get_by_role("alert")).to_contain_text("secondbrain open")
     assert errors == []
     page.context.close()
 
@@ -343,7 +379,7 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
     expect(turn.locator(".understood-range")).to_contain_text("today")
     expect(turn.locator(".answer")).to_contain_text("Harbour Logbook")
     turn.get_by_role("button", name=re.compile("Change the time range")).click()
-    today = datetime.now(ZoneInfo(TZ)).date().isoformat()
+    today = datetime.now(ZoneInfo(user_zone())).date().isoformat()
     expect(page.get_by_label("From")).to_have_value(today)
     expect(page.get_by_label("To (included)")).to_have_value(today)
     expect(page.get_by_role("button", name="Custom range")).to_have_attribute("aria-pressed", "true")
@@ -412,9 +448,6 @@ def test_phone_width_and_keyboard_only(browser: Browser, server: Server) -> None
         bob_key = made.json()["key"]["api_key"]
     page, errors = new_page(browser, width=375, height=812)
     page.goto(server.url + "/")
-    expect(page.locator("#who")).to_contain_text("no key needed here")
-    tab_to(page, "el.id === 'signin-open'")
-    page.keyboard.press("Enter")
     expect(page.get_by_label("API key")).to_be_focused()
     page.keyboard.type(bob_key)
     page.keyboard.press("Enter")

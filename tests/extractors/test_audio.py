@@ -1,7 +1,7 @@
 """The audio extractor on generated recordings: what was said, when, and what is refused.
 
 Speech is synthesized with espeak-ng from a known script, with known silences between the
-sentences, then encoded into every supported format (see gen_audio.py).  The real Whisper
+sentences, then encoded into every supported format (see devtools/gen_audio.py).  The real Whisper
 tiny.en model transcribes it (loaded once for the module).
 """
 
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools import gen_audio as gen
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import Transcriber, Transcript
 from secondbrain.transcribe import FasterWhisperTranscriber
@@ -31,7 +32,6 @@ from services.extractors.audio import (
     tag_time,
 )
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
-from tests.extractors import gen_audio as gen
 
 FORMATS = ("wav", "mp3", "m4a", "ogg-opus", "ogg-vorbis", "webm", "flac")
 CODECS = {"wav": {"pcm_s16le"}, "mp3": {"mp3", "mp3float"}, "m4a": {"aac"}, "ogg-opus": {"opus", "libopus"},

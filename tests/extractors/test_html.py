@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from devtools import gen_web as g
 from secondbrain.pipeline.errors import PermanentError
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 from services.extractors.html import NO_TEXT_REASON, HtmlExtractor, decode_html, parse_stated_date, supports
-from tests.extractors import gen_web as g
 
 URL = "https://harbour.example.org/2021/lighthouses-keep-time?utm_source=feed"
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools import gen_office as g
 from secondbrain.pipeline.errors import PermanentError
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 from services.extractors.office import (
@@ -22,7 +23,6 @@ from services.extractors.office import (
     parse_stated_time,
     supported,
 )
-from tests.extractors import gen_office as g
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,102 @@
+"""Builds the concrete stores and models a process needs from its Settings.
+
+Embedded and distributed mode differ only here: which implementation backs each port.
+Everything else sees the ports (:mod:`secondbrain.ports`) through :class:`secondbrain.runtime.Runtime`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from secondbrain.events.codec import EventCodec
+from secondbrain.llm import ChatLLM
+from secondbrain.pipeline.topics import TopicNames
+from secondbrain.ports import Embedder, MetadataStore, ObjectStore, VectorStore
+from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+
+if TYPE_CHECKING:
+    from secondbrain.embedding import EmbedderPool
+
+log = logging.getLogger(__name__)
+
+
+def build_metadata(settings: Settings) -> MetadataStore:
+    """Postgres through psycopg 3 (migrations are applied by the caller at start-up)."""
+    from secondbrain.stores.metadata_pg import PostgresMetadataStore
+
+    return PostgresMetadataStore(settings.dsn())
+
+
+def build_objects(settings: Settings) -> ObjectStore:
+    """Plain files under the data directory, or S3/MinIO."""
+    if settings.object_store == "files":
+        from secondbrain.stores.objects_fs import FileObjectStore
+
+        return FileObjectStore(settings.objects_dir)
+    from secondbrain.stores.objects_s3 import S3ObjectStore
+
+    return S3ObjectStore(
+        settings.s3_endpoint, settings.s3_access_key.get_secret_value(),
+        settings.s3_secret_key.get_secret_value(), settings.s3_bucket,
+        secure=settings.s3_secure, region=settings.s3_region,
+    )
+
+
+def build_vectors(settings: Settings) -> VectorStore:
+    """Qdrant's in-process engine (embedded) or a Qdrant server through qdrant-client."""
+    if settings.vector_store == "edge":
+        from secondbrain.stores.vectors_edge import EdgeVectorStore
+
+        return EdgeVectorStore(settings.vectors_dir)
+    from secondbrain.stores.vectors_qdrant import QdrantVectorStore
+
+    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    return QdrantVectorStore.from_url(settings.qdrant_url, api_key=key)
+
+
+def build_embedders(settings: Settings) -> EmbedderPool:
+    """The configured embedding model (loaded now) in a pool that loads the models of other index
+    versions on first use, with the same endpoint settings."""
+    from secondbrain.embedding import EmbedderPool, load_embedder
+
+    def load(spec: str) -> Embedder:
+        return load_embedder(spec, batch_size=settings.embed_batch_size, base_url=settings.embedding_base_url,
+                             api_key=settings.embedding_api_key, timeout_s=settings.embedding_timeout_s)
+
+    return EmbedderPool(load(settings.embedding_model), load)
+
+
+def build_llm(settings: Settings) -> ChatLLM | None:
+    """The OpenAI-compatible model for answers, when an endpoint is configured."""
+    if not settings.llm_base_url:
+        return None
+    from secondbrain.llm import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(base_url=settings.llm_base_url, model=settings.llm_model,
+                               api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s)
+
+
+def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False) -> Runtime:
+    """Build stores (and load models when ``models``; the answer model client when ``llm``) for a
+    process; apply migrations."""
+    from secondbrain.sparse import Bm25Encoder
+
+    metadata = build_metadata(settings)
+    applied = metadata.database.migrate()
+    if applied:
+        log.info("migrations applied", extra={"versions": applied})
+    rt = Runtime(
+        settings=settings, metadata=metadata, objects=build_objects(settings), codec=EventCodec(),
+        names=TopicNames(settings.topic_prefix),
+    )
+    if vectors:
+        rt.vectors = build_vectors(settings)
+    if models:
+        rt.embedders = build_embedders(settings)
+        rt.embedder = rt.embedders.default
+        rt.sparse = Bm25Encoder()
+    if llm:
+        rt.llm = build_llm(settings)
+    return rt

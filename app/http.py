@@ -1,0 +1,237 @@
+"""The HTTP application: gateway and/or query routes plus health endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import socket
+import time
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from secondbrain import __version__, telemetry
+from secondbrain.http_security import SecurityMiddleware, short
+from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth
+from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+from services.ingest_gateway.admin_api import create_router as admin_router
+from services.web.session import SESSION_COOKIE
+
+# Reads that cost like writes (they embed, search and may call the model): the stricter limit.
+HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export")
+
+
+def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
+    """Raise unless one of the bootstrap brokers accepts a TCP connection."""
+    errors = []
+    for hostport in bootstrap.split(","):
+        host, _, port = hostport.strip().rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
+                return
+        except OSError as exc:
+            errors.append(f"{hostport}: {exc}")
+    raise ConnectionError("; ".join(errors))
+
+
+def llm_reachable(base_url: str, timeout_s: float = 2.0) -> None:
+    """Raise unless the OpenAI-compatible endpoint answers (any HTTP status means it is up)."""
+    import httpx
+
+    try:
+        httpx.get(base_url.rstrip("/") + "/models", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise ConnectionError(f"{base_url}: {exc}") from None
+
+
+def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
+               liveness: Callable[[], str | None] | None = None) -> FastAPI:
+    """Build the FastAPI app for a process.
+
+    ``liveness`` returns a reason when the process should be restarted (e.g. a stage that
+    stopped consuming), or ``None`` when all is well.
+    """
+    app = FastAPI(title="secondbrain", version=__version__)
+
+    settings = rt.settings
+    required = settings.auth_required()
+
+    async def current_principal(request: Request,
+                                authorization: Annotated[str | None, Header()] = None) -> Principal:
+        """Who a request acts for: the owner of its bearer key, or of the web page's session cookie.
+        Only with ``SB_AUTH=off`` (tests, loopback only) does a request without either act as the
+        default user.  Counts the request against the user's per-minute limit (in the same round trip
+        as the key lookup) and leaves the user's backlog in ``request.state.pending``."""
+        heavy = request.method != "GET" or request.url.path.startswith(HEAVY_READS)
+        bucket = "act" if heavy else "read"
+        checked = await _check(request, authorization, bucket)
+        principal = checked.principal
+        if principal.scope == "producer":
+            raise HTTPException(403, "this is a producer key: it can only sign events published to Kafka; "
+                                     "use a user key for the HTTP API")
+        telemetry.set_user(principal.user_id)  # on the request's span, hashed
+        request.state.pending = checked.pending
+        limit = settings.rate_limit_per_minute if heavy else settings.read_rate_limit_per_minute
+        if 0 < limit < checked.hits:
+            wait = max(1, 60 - int(time.time()) % 60)
+            what = "submissions, deletions, searches and questions" if heavy else "requests"
+            setting = "SB_RATE_LIMIT_PER_MINUTE" if heavy else "SB_READ_RATE_LIMIT_PER_MINUTE"
+            raise HTTPException(429, f"too many requests: your account may make {limit} {what} a minute. "
+                                     f"Try again in {wait} s, or ask the operator to raise {setting}.",
+                                headers={"Retry-After": str(wait)})
+        return principal
+
+    async def _check(request: Request, authorization: str | None, bucket: str) -> RequestAuth:
+        users = rt.metadata.users
+        if authorization:
+            scheme, _, key = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not key.strip():
+                raise HTTPException(401, "use an 'Authorization: Bearer <API key>' header",
+                                    headers={"WWW-Authenticate": "Bearer"})
+            found = await asyncio.to_thread(functools.partial(users.authenticate_request, key=key.strip(),
+                                                              bucket=bucket, window_s=60))
+            if found is None:
+                raise HTTPException(401, "unknown or revoked API key; create one with `secondbrain keys create`",
+                                    headers={"WWW-Authenticate": "Bearer"})
+            return found
+        session = request.cookies.get(SESSION_COOKIE)
+        if session:
+            found = await asyncio.to_thread(functools.partial(users.authenticate_request, session=session,
+                                                              bucket=bucket, window_s=60))
+            if found is not None:
+                return found
+            if required:
+                raise HTTPException(401, "your sign-in has ended (signed out, expired or its key was revoked); "
+                                         "sign in again", headers={"WWW-Authenticate": "Bearer"})
+        if required:
+            raise HTTPException(401, key_help(settings), headers={"WWW-Authenticate": "Bearer"})
+        # SB_AUTH=off (tests on loopback): the default user, counted like anyone else.
+        user = settings.default_user
+        hits = await asyncio.to_thread(users.count_request, user, bucket, 60)
+        pending = await asyncio.to_thread(rt.metadata.jobs.pending_jobs, user)
+        return RequestAuth(Principal(user_id=user, key_id=None, scope="admin"), hits, pending)
+
+    caller = Depends(current_principal)
+
+    async def current_user(principal: Principal = caller) -> str:
+        """The user id a request acts for (see ``current_principal``)."""
+        return principal.user_id
+
+    async def admin_user(principal: Principal = caller) -> Principal:
+        """Only admin keys (or the local user of a loopback-only server) manage users and keys."""
+        if principal.scope != "admin":
+            raise HTTPException(403, "this needs an admin key (`secondbrain keys create --user <id> --scope admin`)")
+        return principal
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        """422 with what is wrong, repeating at most a short prefix of what was sent."""
+        return JSONResponse({"detail": [_error_json(e) for e in exc.errors()]}, status_code=422)
+
+    @app.exception_handler(IdempotencyConflict)
+    async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+        if isinstance(exc.__cause__, RecursionError):
+            # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
+            return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
+        return await http_exception_handler(request, exc)
+
+    app.include_router(admin_router(rt, current_principal, admin_user))
+
+    if gateway:
+        from services.ingest_gateway.api import create_router as gateway_router
+
+        app.include_router(gateway_router(rt, relay, current_user))
+        from services.ingest_gateway.lifecycle_api import create_router as lifecycle_router
+
+        app.include_router(lifecycle_router(rt, current_user))
+    if query:
+        from services.query.api import create_router as query_router
+
+        app.include_router(query_router(rt, current_user, llm=rt.llm))
+    if gateway or query:  # the web app: static files calling the API on the same origin
+        from services.web import create_router as web_router
+        from services.web.session import create_router as session_router
+
+        app.include_router(web_router())
+        app.include_router(session_router(rt, current_principal))
+
+    @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
+    async def healthz() -> JSONResponse:
+        reason = liveness() if liveness else None
+        if reason:
+            return JSONResponse({"status": "failing", "reason": reason}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/readyz", tags=["health"], summary="Readiness: every dependency answers")
+    async def readyz() -> JSONResponse:
+        checks: dict[str, Callable[[], None]] = {
+            "postgres": rt.metadata.database.check,
+            "object_store": rt.objects.check,
+            "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
+        }
+        # A gateway on its own keeps accepting work while the vector store is down (only deleting
+        # and exporting need it), so the vector store does not decide its readiness.
+        if rt.vectors is not None and (query or not gateway):
+            checks["vector_store"] = rt.vectors.check
+        if query and rt.llm is not None and rt.settings.llm_base_url:
+            checks["llm"] = functools.partial(llm_reachable, rt.settings.llm_base_url)
+        results: dict[str, Any] = {}
+        for name, fn in checks.items():
+            try:
+                await asyncio.wait_for(asyncio.to_thread(fn), timeout=3.0)
+                results[name] = "ok"
+            except Exception as exc:
+                results[name] = f"error: {type(exc).__name__}: {exc}"[:300]
+        if relay is not None:
+            results["outbox_relay"] = "ok" if relay.last_error is None else f"retrying: {relay.last_error}"[:300]
+        ready = all(v == "ok" for k, v in results.items() if k != "outbox_relay")
+        return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
+                            status_code=200 if ready else 503)
+
+    if settings.origins:  # other origins may call the API only when the operator lists them
+        app.add_middleware(CORSMiddleware, allow_origins=settings.origins, allow_methods=["*"],
+                           allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Filename"],
+                           allow_credentials=False)
+    # Outermost: refused requests never reach a route (or CORS, or telemetry).
+    app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_names, allowed_origins=settings.origins,
+                       max_head_bytes=settings.max_header_bytes)
+    telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
+    return app
+
+
+def key_help(settings: Settings) -> str:
+    """The 401 sentence: where the key is, and how the web page signs in."""
+    if settings.mode == "embedded":
+        return ("an API key is required: send 'Authorization: Bearer <key>'. `secondbrain up` saved this "
+                f"machine's key in {settings.data_dir / 'api-key'} (the CLI reads it from there); the web page "
+                "signs in with the link `secondbrain up` prints, or run `secondbrain open` for a new one")
+    return ("an API key is required: send 'Authorization: Bearer <key>' (an administrator creates one with "
+            "`secondbrain keys create --user <id>`)")
+
+
+def _error_json(error: Mapping[str, Any]) -> dict[str, Any]:
+    msg = str(error.get("msg", ""))
+    ctx = error.get("ctx") or {}
+    if error.get("type") == "string_unicode":  # pydantic's words for a lone surrogate in JSON
+        msg = "not valid text: it contains a lone UTF-16 surrogate (\\udXXX); send real characters"
+    elif error.get("type") in ("too_long", "string_too_long") and "max_length" in ctx:
+        msg = f"too long: at most {ctx['max_length']} characters"
+    out: dict[str, Any] = {"loc": list(error.get("loc", ())), "msg": msg, "type": error.get("type", "")}
+    if "input" in error:
+        value = error["input"]
+        if not (isinstance(value, int | float | bool) or value is None):
+            # A short prefix only, and never a character the answer itself could not encode.
+            value = short(value).encode("utf-8", "backslashreplace").decode("utf-8")
+        out["input"] = value
+    return out

@@ -1,0 +1,242 @@
+"""Running secondbrain processes: the embedded all-in-one and each distributed piece.
+
+Both modes run the same code: the same stages, runners, relay and HTTP app.  Embedded
+mode only differs in what it starts first (a local broker and Postgres) and in which
+store implementations the runtime builds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+from app.assembly import build_runtime
+from app.http import create_app
+from secondbrain import telemetry
+from secondbrain.pipeline.kafka_security import aiokafka_options
+from secondbrain.pipeline.runner import StageRunner
+from secondbrain.pipeline.stage import Stage
+from secondbrain.pipeline.topics import ensure_topics
+from secondbrain.pipeline.topology import EMBED, STAGES
+from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+from services.fetcher.fetch import FetchPolicy, parse_networks
+
+log = logging.getLogger(__name__)
+
+RETENTION_INTERVAL_S = 3600.0  # raw-file retention runs at start, then hourly, in the gateway process
+
+
+def fetch_policy(s: Settings) -> FetchPolicy:
+    """The web fetcher's limits from the settings."""
+    return FetchPolicy(timeout_s=s.fetch_timeout_s, connect_timeout_s=min(10.0, s.fetch_timeout_s),
+                       max_bytes=s.fetch_max_bytes, max_redirects=s.fetch_max_redirects,
+                       respect_robots=s.fetch_respect_robots, allow_private=s.fetch_allow_private,
+                       allow_networks=parse_networks(s.fetch_allow_networks))
+
+
+def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
+    """Instantiate the named stages with the runtime's stores and models (loaded here, at start-up)."""
+    from services.chunker.logic import ChunkingConfig
+    from services.chunker.stage import ChunkerStage
+    from services.embedder.stage import EmbedderStage
+    from services.extractors.registry import BackgroundExtractorSet, build_extractors
+    from services.extractors.stage import ExtractorStage
+    from services.fetcher.stage import FetcherStage
+
+    s = rt.settings
+    m = rt.metadata
+    out: list[Stage[Any]] = []
+    for name in names:
+        if name == "fetch":
+            out.append(FetcherStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+                                    lifecycle=m.lifecycle, policy=fetch_policy(s)))
+        elif name == "extract":
+            extractors = BackgroundExtractorSet(functools.partial(build_extractors, s))
+            out.append(ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+                                      lifecycle=m.lifecycle, extractors=extractors, max_bytes=s.max_upload_bytes))
+        elif name == "chunk":
+            cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
+                                 min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
+            out.append(ChunkerStage(rt.objects, cfg))
+        elif name == "embed":
+            assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
+            out.append(EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+                                     vectors=rt.vectors, embedder=rt.embedder, sparse=rt.sparse,
+                                     embedders=rt.embedders))
+        else:
+            raise ValueError(f"unknown stage {name!r}; stages are {', '.join(STAGES)}")
+    return out
+
+
+@dataclass
+class Process:
+    """What a running process holds, so it can be stopped cleanly."""
+
+    rt: Runtime
+    runners: list[StageRunner] = field(default_factory=list)
+    relay: Any = None
+    server: uvicorn.Server | None = None
+    retention: asyncio.Task[None] | None = None
+    reindex: Any = None  # the ReindexWorker of a process that embeds
+
+    def liveness(self) -> str | None:
+        """A reason to restart this process, or None."""
+        for r in self.runners:
+            if not r.healthy:
+                return f"stage {r.step.name} stopped consuming ({r.app.state})"
+            stalled = r.stalled()
+            if stalled:
+                return stalled
+        return None
+
+
+async def start_process(settings: Settings, *, gateway: bool, query: bool, stages: list[str],
+                        embedded: bool = False) -> Process:
+    """Build the runtime, create topics, start stage runners and the relay (not the HTTP server)."""
+
+    # The gateway deletes and exports sources, indexed passages included: it reaches the vectors too.
+    needs_vectors = query or gateway or "embed" in stages
+    needs_models = query or "embed" in stages
+    t0 = time.perf_counter()
+    rt = await asyncio.to_thread(build_runtime, settings, vectors=needs_vectors, models=needs_models, llm=query)
+    log.info("runtime built", extra={"ms": round((time.perf_counter() - t0) * 1000)})
+    proc = Process(rt=rt)
+
+    async def topics_ready(timeout_s: float = 30.0) -> None:
+        await ensure_topics(settings.kafka_bootstrap, rt.names, partitions=settings.partitions,
+                            replication=settings.replication_factor, timeout_s=timeout_s,
+                            client_options=aiokafka_options(settings))
+
+    try:
+        await _start_pieces(proc, settings, topics_ready, gateway=gateway, stages=stages, embedded=embedded)
+    except BaseException:
+        await stop_process(proc)  # release what did start: pools, shards, consumer groups
+        raise
+    return proc
+
+
+async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callable[..., Awaitable[None]], *,
+                        gateway: bool, stages: list[str], embedded: bool) -> None:
+    from services.ingest_gateway.relay import OutboxRelay
+
+    rt = proc.rt
+    if stages:
+        await topics_ready()  # consumers need their topics; a gateway does not (its outbox waits)
+    if embedded:
+        await asyncio.to_thread(rt.metadata.users.ensure_user, settings.default_user, "Local user")
+        # The embedded broker keeps messages in memory: work that was in flight when the
+        # last run stopped is queued again from Postgres (ids are deterministic, so a
+        # replay cannot duplicate anything).
+        requeued = await asyncio.to_thread(rt.metadata.outbox.requeue_unfinished)
+        if requeued:
+            log.info("resuming unfinished jobs", extra={"jobs": requeued})
+    t0 = time.perf_counter()
+
+    async def start_stage(name: str) -> None:
+        # Loading a stage's models (off the event loop) and joining its consumer group dominate
+        # start-up; the stages do both side by side, so the extractors load while others join.
+        (stage,) = await asyncio.to_thread(build_stages, rt, [name])
+        runner = StageRunner(stage, settings=settings, codec=rt.codec, jobs=rt.metadata.jobs, names=rt.names)
+        proc.runners.append(runner)  # before start(): a failed start-up still stops it
+        await runner.start()
+
+    await asyncio.gather(*(start_stage(name) for name in stages))
+    proc.runners.sort(key=lambda r: STAGES.index(r.step.name))
+    if EMBED.name in stages:  # the process that embeds also finishes re-indexing
+        proc.reindex = start_reindex_worker(rt)
+        await proc.reindex.start()
+    log.info("stages started", extra={"stages": stages, "ms": round((time.perf_counter() - t0) * 1000)})
+    if gateway:
+        # A short topic-creation timeout: while the broker is down the relay's own backoff paces retries.
+        prepare = None if stages else functools.partial(topics_ready, 5.0)
+        proc.relay = OutboxRelay(rt.metadata, settings.kafka_bootstrap, batch=settings.relay_batch,
+                                 poll_s=settings.relay_poll_s, prepare=prepare,
+                                 client_options=aiokafka_options(settings))
+        await proc.relay.start()
+        if settings.raw_retention_days is not None:
+            proc.retention = asyncio.create_task(retention_loop(rt, settings.raw_retention_days))
+
+
+async def stop_process(proc: Process) -> None:
+    """Stop runners, relay and stores (in reverse order of start)."""
+    if proc.reindex is not None:
+        await proc.reindex.stop()
+    if proc.retention is not None:
+        proc.retention.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await proc.retention
+    if proc.relay is not None:
+        await proc.relay.stop()
+    await asyncio.gather(*(r.stop() for r in proc.runners), return_exceptions=True)
+    await asyncio.to_thread(proc.rt.close)
+
+
+def start_reindex_worker(rt: Runtime) -> Any:
+    """A worker that fills and switches the re-indexes ``secondbrain reindex`` recorded (see
+    :mod:`services.embedder.reindex`), in the process that owns the vectors."""
+    from services.embedder.reindex import Reindexer, ReindexWorker
+
+    assert rt.vectors is not None and rt.embedders is not None and rt.sparse is not None
+    return ReindexWorker(Reindexer(rt.metadata, rt.vectors, rt.embedders, rt.sparse,
+                                   batch_size=max(rt.settings.embed_batch_size, 32)))
+
+
+async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_INTERVAL_S) -> None:
+    """Remove expired raw files now and then every ``interval_s`` (until cancelled); a failed run
+    is logged and tried again at the next tick."""
+    from secondbrain.lifecycle import purge_expired_raw
+
+    while True:
+        try:
+            report = await asyncio.to_thread(purge_expired_raw, rt.metadata, rt.objects, days)
+            log.info("raw-file retention ran", extra={"days": days, **report.to_json()})
+        except Exception as exc:
+            log.warning("raw-file retention failed; trying again later", extra={"error": repr(exc)})
+        await asyncio.sleep(interval_s)
+
+
+async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,
+                on_ready: Callable[[Process, float], None] | None = None) -> None:
+    """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port."""
+    t0 = time.perf_counter()
+    # Before anything connects: the database instrumentation wraps connections as they are made.
+    telemetry.setup_telemetry(settings, telemetry.service_name_for(gateway=gateway, query=query, stages=stages,
+                                                                   embedded=embedded))
+    try:
+        await _serve(settings, t0, gateway=gateway, query=query, stages=stages, embedded=embedded,
+                     on_ready=on_ready)
+    finally:
+        await asyncio.to_thread(telemetry.shutdown_telemetry)  # flush what is still buffered
+
+
+async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, stages: list[str], embedded: bool,
+                 on_ready: Callable[[Process, float], None] | None) -> None:
+    proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
+    try:
+        app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
+        # h11 bounds the request head it buffers (httptools does not); the app answers 431 below
+        # twice that, with a sentence, and h11 drops anything larger.
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None,
+                                access_log=False, lifespan="off", http="h11",
+                                h11_max_incomplete_event_size=2 * settings.max_header_bytes)
+        proc.server = uvicorn.Server(config)
+        serving = asyncio.create_task(proc.server.serve())
+        while not proc.server.started and not serving.done():
+            await asyncio.sleep(0.05)
+        if serving.done():
+            await serving  # re-raise a bind error
+            raise RuntimeError(f"the HTTP server stopped at start-up (is port {settings.port} free?)")
+        if on_ready:
+            on_ready(proc, time.perf_counter() - t0)
+        await serving
+    finally:
+        await stop_process(proc)

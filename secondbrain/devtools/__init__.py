@@ -1,1 +1,0 @@
-"""Development tools: stand-ins for infrastructure that is not installed on a developer machine."""

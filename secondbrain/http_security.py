@@ -1,0 +1,157 @@
+"""What every HTTP request passes before any route runs: a bounded head, a known Host, a same-site origin.
+
+Loopback is not a trust boundary: a web page the person visits can reach ``127.0.0.1`` too, by
+DNS rebinding (a name of the attacker's that resolves to 127.0.0.1, sent in ``Host``) or with a
+plain cross-site form.  So, on every service:
+
+* **Host allowlist.**  A ``Host`` that is a DNS name must be ``localhost`` or one of
+  ``SB_ALLOWED_HOSTS`` (a leading dot allows subdomains); IP literals pass (a rebinding attack
+  needs a name, and probes and direct access by address keep working).  Others get 400.
+* **Cross-site writes refused.**  A POST/PUT/PATCH/DELETE whose ``Origin`` (or, without one,
+  ``Referer``) is not the server's own origin or one of ``SB_ALLOWED_ORIGINS`` gets 403.
+  Requests without either (scripts, the CLI) are judged by their credentials alone.
+* **Bounded head.**  The request line and headers together over ``SB_MAX_HEADER_BYTES``
+  get 431; a NUL in the path or query (never valid, and not storable) gets 400.
+
+A pure ASGI middleware: it costs a few microseconds a request (see the README's security
+section) and never reads a body.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import json
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+ECHO_LIMIT = 64  # characters of a client's input repeated in an error message, at most
+
+
+def split_host(value: str) -> tuple[str, int | None]:
+    """``host[:port]`` (IPv6 in brackets) as (lower-case host without brackets, port or None)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port = value.partition(":") if value.count(":") == 1 else (value, "", "")
+    return host.rstrip("."), int(port) if port.isdigit() else None
+
+
+@functools.lru_cache(maxsize=1024)
+def is_ip_literal(host: str) -> bool:
+    """Whether ``host`` is an IPv4 or IPv6 address (not a name)."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def host_allowed(host: str, allowed: Iterable[str]) -> bool:
+    """An IP literal, ``localhost``, or a configured name (``.example.org`` also allows subdomains)."""
+    if not host or is_ip_literal(host) or host == "localhost":
+        return True
+    for name in allowed:
+        name = name.strip().lower().rstrip(".")
+        if not name:
+            continue
+        if name == "*" or host == name or (name.startswith(".") and (host.endswith(name) or host == name[1:])):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of distinct origins and hosts reach one server
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` of a URL (default ports dropped), or None when it has none."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not host:
+        return None
+    scheme = parts.scheme.lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}" + (f":{port}" if port and port != default else "")
+
+
+def short(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A client's value as it may be repeated back: at most ``limit`` characters."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
+
+
+class SecurityMiddleware:
+    """Host allowlist, cross-site write refusal and head limits (see the module doc)."""
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
+                 max_head_bytes: int = 32 * 1024) -> None:
+        self.app = app
+        self.allowed_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
+        self.allowed_origins = frozenset(o for o in (origin_of(x) for x in allowed_origins) if o)
+        self.max_head_bytes = max_head_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self.check(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        status, message = refusal
+        body = json.dumps({"detail": message}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+    def check(self, scope: Scope) -> tuple[int, str] | None:
+        """The refusal (status, sentence) for a request, or None when it may go on."""
+        headers: list[tuple[bytes, bytes]] = scope.get("headers") or []
+        raw_path: bytes = scope.get("raw_path") or scope.get("path", "").encode()
+        query: bytes = scope.get("query_string") or b""
+        size = len(scope.get("method", "")) + len(raw_path) + len(query) + 12 \
+            + sum(len(k) + len(v) + 4 for k, v in headers)
+        if size > self.max_head_bytes:
+            return 431, (f"the request line and headers are {size} bytes; the limit is {self.max_head_bytes}. "
+                         "Send less (large values belong in the body).")
+        if b"%00" in raw_path or b"%00" in query or b"\x00" in raw_path or "\x00" in scope.get("path", ""):
+            return 400, "the address contains a NUL character, which is never valid; remove it"
+        found: dict[bytes, bytes] = {}
+        for k, v in headers:
+            if k in (b"host", b"origin", b"referer") and k not in found:
+                found[k] = v
+        host_header = found.get(b"host", b"").decode("latin-1")
+        host, _port = split_host(host_header)
+        if not host_allowed(host, self.allowed_hosts):
+            return 400, (f"this server does not answer to the name {short(host)!r}: only to its IP address, "
+                         "'localhost' and the names its operator lists in SB_ALLOWED_HOSTS")
+        if scope.get("method", "GET").upper() not in UNSAFE_METHODS:
+            return None
+        origin = found.get(b"origin", b"").decode("latin-1").strip()
+        source = "Origin"
+        if not origin:
+            referer = found.get(b"referer", b"").decode("latin-1").strip()
+            if not referer:
+                return None  # not sent by a browser on a page: credentials alone decide
+            origin, source = origin_of(referer) or "null", "Referer"
+        scheme = scope.get("scheme", "http")
+        own = origin_of(f"{scheme}://{host_header}") if host_header else None
+        claimed = origin_of(origin) if origin != "null" else None
+        if claimed is not None and (claimed == own or claimed in self.allowed_origins):
+            return None
+        return 403, (f"cross-site request refused: it comes from {short(origin)!r} ({source} header), not from "
+                     "this server's own pages. Use the API from a script or the CLI, or ask the operator to list "
+                     "that origin in SB_ALLOWED_ORIGINS.")

@@ -1,0 +1,79 @@
+"""The pipeline, declared once: each stage, the topic it reads, the topics it writes and the job stage it
+advances.  The runner, the job ledger's stages, topic creation, process assembly and the README's
+diagram (``python -m secondbrain.pipeline.topology``) all read it from here.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from secondbrain.events.models import (
+    ArtifactSubmitted,
+    ChunksCreated,
+    ChunksIndexed,
+    DocumentExtracted,
+    UrlRequested,
+)
+from secondbrain.pipeline import topics
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One stage of the pipeline.
+
+    ``name`` is also the job stage it advances (a job's progress lists it); ``open_input`` says the
+    input topic is one other apps publish to, so every event is admitted (signature, known user)
+    before any job state is touched; ``final`` marks the stage after which a job's content is
+    searchable.
+    """
+
+    name: str
+    input: str
+    input_type: type[Any]
+    outputs: tuple[str, ...]
+    output_type: type[Any]
+    open_input: bool = False
+    final: bool = False
+
+    @property
+    def output(self) -> str:
+        """The topic this stage's events go to (every stage writes one)."""
+        return self.outputs[0]
+
+
+FETCH = Step("fetch", topics.URLS_REQUESTED, UrlRequested, (topics.ARTIFACTS_SUBMITTED,), ArtifactSubmitted,
+             open_input=True)
+EXTRACT = Step("extract", topics.ARTIFACTS_SUBMITTED, ArtifactSubmitted, (topics.DOCUMENTS_EXTRACTED,),
+               DocumentExtracted, open_input=True)
+CHUNK = Step("chunk", topics.DOCUMENTS_EXTRACTED, DocumentExtracted, (topics.CHUNKS_CREATED,), ChunksCreated)
+EMBED = Step("embed", topics.CHUNKS_CREATED, ChunksCreated, (topics.CHUNKS_INDEXED,), ChunksIndexed, final=True)
+
+PIPELINE: tuple[Step, ...] = (FETCH, EXTRACT, CHUNK, EMBED)
+STAGES: tuple[str, ...] = tuple(s.name for s in PIPELINE)  # every stage a job can have, in order
+URL_STAGES: tuple[str, ...] = STAGES  # a URL is fetched first
+FILE_STAGES: tuple[str, ...] = STAGES[STAGES.index(EXTRACT.name):]  # an uploaded artifact starts at extraction
+JOB_STAGES: frozenset[str] = frozenset({"gateway", *STAGES})  # where a job status can come from
+
+
+def step(name: str) -> Step:
+    """The stage called ``name``; ``ValueError`` naming the stages otherwise."""
+    for s in PIPELINE:
+        if s.name == name:
+            return s
+    raise ValueError(f"unknown stage {name!r}; stages are {', '.join(STAGES)}")
+
+
+def diagram() -> str:
+    """The pipeline as text: each stage between the topic it reads and the one it writes."""
+    lines = []
+    for s in PIPELINE:
+        lines.append(f"[{s.input}] -> {s.name} -> [{', '.join(s.outputs)}]"
+                     + ("   (searchable)" if s.final else "")
+                     + ("   (other apps publish here too)" if s.open_input else ""))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(diagram() + "\n")

@@ -1,0 +1,131 @@
+"""The small interfaces every external dependency hides behind, by what they are for.
+
+Each Protocol has real implementations under ``secondbrain/stores`` (or the service that owns it)
+and one contract test suite in ``tests/contracts`` that runs against every implementation.  Stage
+logic depends only on these Protocols, never on a concrete client, so the same code runs in
+embedded and distributed mode.
+
+All methods are synchronous on purpose: the clients underneath (psycopg pools, the minio SDK, the
+Qdrant engine, onnxruntime) are blocking, and the Kafka runner moves each stage call onto a
+worker thread.
+"""
+
+from secondbrain.ports.metadata import (
+    Catalog,
+    Conversations,
+    Database,
+    IndexVersions,
+    Intake,
+    JobLedger,
+    Lifecycle,
+    MetadataStore,
+    Outbox,
+    StageOutcome,
+    Users,
+)
+from secondbrain.ports.models import (
+    Captioner,
+    Embedder,
+    SparseEncoder,
+    SpeechSegment,
+    Transcriber,
+    Transcript,
+    Word,
+)
+from secondbrain.ports.objects import (
+    ObjectInfo,
+    ObjectNotFound,
+    ObjectStore,
+)
+from secondbrain.ports.records import (
+    KEY_SCOPES,
+    ApiKeyInfo,
+    ArtifactGone,
+    ArtifactRecord,
+    ConversationInfo,
+    DocumentRecord,
+    ForeignConversation,
+    IdempotencyConflict,
+    IndexStatus,
+    JobStatus,
+    JobView,
+    KeyScope,
+    OutboxMessage,
+    OutboxRow,
+    Principal,
+    RequestAuth,
+    SigningKey,
+    SourceDeletion,
+    SourceView,
+    StageStatus,
+    StageView,
+    SubmitResult,
+    Turn,
+    UserInfo,
+    VectorIndex,
+)
+from secondbrain.ports.vectors import (
+    SearchMode,
+    SparseVector,
+    TimeRange,
+    VectorFilter,
+    VectorHit,
+    VectorPoint,
+    VectorStore,
+)
+
+__all__ = [
+    "KEY_SCOPES",
+    "ApiKeyInfo",
+    "ArtifactGone",
+    "ArtifactRecord",
+    "Captioner",
+    "Catalog",
+    "ConversationInfo",
+    "Conversations",
+    "Database",
+    "DocumentRecord",
+    "Embedder",
+    "ForeignConversation",
+    "IdempotencyConflict",
+    "IndexStatus",
+    "IndexVersions",
+    "Intake",
+    "JobLedger",
+    "JobStatus",
+    "JobView",
+    "KeyScope",
+    "Lifecycle",
+    "MetadataStore",
+    "ObjectInfo",
+    "ObjectNotFound",
+    "ObjectStore",
+    "Outbox",
+    "OutboxMessage",
+    "OutboxRow",
+    "Principal",
+    "RequestAuth",
+    "SearchMode",
+    "SigningKey",
+    "SourceDeletion",
+    "SourceView",
+    "SparseEncoder",
+    "SparseVector",
+    "SpeechSegment",
+    "StageOutcome",
+    "StageStatus",
+    "StageView",
+    "SubmitResult",
+    "TimeRange",
+    "Transcriber",
+    "Transcript",
+    "Turn",
+    "UserInfo",
+    "Users",
+    "VectorFilter",
+    "VectorHit",
+    "VectorIndex",
+    "VectorPoint",
+    "VectorStore",
+    "Word",
+]

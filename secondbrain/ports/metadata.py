@@ -1,0 +1,454 @@
+"""The metadata ports, one per role.  Each has a Postgres implementation
+(:mod:`secondbrain.stores.postgres`), an in-memory twin (:mod:`secondbrain.stores.memory`) and one
+contract suite in ``tests/contracts`` run against both.
+
+Every method that touches user data takes the user id and is scoped by it: a job or source of
+another user is reported as absent and never changed, whatever ids an event carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from secondbrain.ports.records import (
+    ApiKeyInfo,
+    ArtifactRecord,
+    ConversationInfo,
+    DocumentRecord,
+    IndexStatus,
+    JobView,
+    KeyScope,
+    OutboxMessage,
+    OutboxRow,
+    Principal,
+    RequestAuth,
+    SigningKey,
+    SourceDeletion,
+    SourceView,
+    SubmitResult,
+    Turn,
+    UserInfo,
+    VectorIndex,
+)
+
+
+class Database(Protocol):
+    """The database itself: migrations, readiness and the pool every role shares."""
+
+    def migrate(self) -> list[int]:
+        """Apply pending versioned migrations; return the versions applied now."""
+        ...
+
+    def check(self) -> None:
+        """Raise if the database does not answer (readiness probe)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        ...
+
+
+class Users(Protocol):
+    """Users and what proves who a request acts for: API keys, the web page's sign-in links and sessions,
+    and per-user request windows."""
+
+    def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
+        """Create the user when missing."""
+        ...
+
+    def user_exists(self, user_id: str) -> bool:
+        """Whether the user is known."""
+        ...
+
+    def list_users(self) -> list[UserInfo]:
+        """Every user, oldest first (for administrators)."""
+        ...
+
+    def create_api_key(self, user_id: str, name: str, scope: KeyScope = "user") -> tuple[ApiKeyInfo, str]:
+        """A new key for an existing user: its listing and the secret, shown once and stored hashed."""
+        ...
+
+    def list_api_keys(self, user_id: str) -> list[ApiKeyInfo]:
+        """The user's keys, newest first (revoked ones included, marked)."""
+        ...
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> bool:
+        """Revoke one of the user's keys; ``False`` when it is not theirs or unknown."""
+        ...
+
+    def authenticate(self, secret: str) -> Principal | None:
+        """Who a presented key acts for, or ``None`` (unknown, revoked or malformed)."""
+        ...
+
+    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
+                             window_s: int) -> RequestAuth | None:
+        """One request's check, in one round trip: who its key (or web session) acts for, the request counted
+        in the user's fixed window for ``bucket``, and the user's unfinished captures; ``None`` when the
+        key or session is not live."""
+        ...
+
+    def signing_key(self, key_id: str) -> SigningKey | None:
+        """A live key by id, for checking the signature of an event; ``None`` if unknown or revoked."""
+        ...
+
+    def create_login_link(self, key_id: str, ttl_s: int) -> str:
+        """A one-time sign-in token for the web page, acting as the live key ``key_id`` (only its hash is
+        stored); ``KeyError`` for an unknown or revoked key."""
+        ...
+
+    def open_session(self, *, key_secret: str | None = None, link_token: str | None = None,
+                     ttl_s: int) -> tuple[str, Principal] | None:
+        """A new web session (its secret and principal) from a live key or an unused, unexpired login
+        token (used up by this call); ``None`` when neither is valid."""
+        ...
+
+    def authenticate_session(self, secret: str) -> Principal | None:
+        """Who a live session acts for (its key still live), or ``None``."""
+        ...
+
+    def close_session(self, secret: str) -> None:
+        """End a session (idempotent)."""
+        ...
+
+    def count_request(self, user_id: str, bucket: str, window_s: int) -> int:
+        """Count one request of ``user_id`` in ``bucket``; return the requests in the current window
+        of ``window_s`` seconds including this one (shared by every replica)."""
+        ...
+
+
+class Intake(Protocol):
+    """What comes in: an artifact or a URL, recorded with its job and outgoing messages in one transaction."""
+
+    def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
+               request_hash: str | None = None) -> SubmitResult:
+        """In ONE transaction: upsert the artifact, create the job (stages pending) and queue ``outbox``.
+        Resubmitting the same ``job_id`` changes nothing and returns ``created=False``; with another
+        ``request_hash`` than the first time it raises :class:`IdempotencyConflict`."""
+        ...
+
+    def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
+        """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka."""
+        ...
+
+    def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
+                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None) -> SubmitResult:
+        """In ONE transaction: create a URL job (no artifact yet; stages fetch..embed pending) and
+        queue ``outbox``.  An existing ``job_id`` changes nothing and returns ``created=False`` (or
+        raises :class:`IdempotencyConflict` for another ``request_hash``)."""
+        ...
+
+    def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
+        """Record the artifact a URL job fetched and link the job to it; ``False`` when the job is
+        unknown or another user's (nothing is written then)."""
+        ...
+
+
+StageOutcome = Literal["done", "gone", "superseded", "ended"]
+
+
+class JobLedger(Protocol):
+    """The job ledger: the stages of each job, their transitions and the event log."""
+
+    def deleted(self, user_id: str, job_id: str, source_id: str | None) -> bool:
+        """Whether the job is gone because its source was deleted (no job row, a tombstone for the source):
+        a failure of its work then is the deletion's doing, not the input's."""
+        ...
+
+    def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
+                     detail: str | None = None, attempt: int = 1) -> StageOutcome:
+        """Record ``stage`` done at ``attempt`` (the job succeeds once every stage has) and say, in the same write,
+        whether its work is still wanted: ``done`` (publish it), ``gone`` (the job was deleted with its
+        source, or never was the user's), ``superseded`` (``document_id`` was replaced by a newer
+        version of its source) or ``ended`` (the job already failed or ended as a duplicate)."""
+        ...
+
+    def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
+        """Mark ``stage`` running (job becomes running)."""
+        ...
+
+    def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
+        """Mark ``stage`` done; when it is the last stage the job succeeds."""
+        ...
+
+    def stage_retrying(self, user_id: str, job_id: str, stage: str, attempt: int, reason: str) -> None:
+        """Record a retryable failure of ``stage``."""
+        ...
+
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
+        """Mark the stage and the job failed with a human-readable ``reason``."""
+        ...
+
+    def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
+        """End the job as a duplicate of ``original_job_id``."""
+        ...
+
+    def get_job(self, user_id: str, job_id: str) -> JobView | None:
+        """The job with its stages and events, or ``None`` (also for another user's job)."""
+        ...
+
+    def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
+        """The job's event log, oldest first (empty for another user's job)."""
+        ...
+
+    def pending_jobs(self, user_id: str) -> int:
+        """How many of the user's jobs are queued or running (ingestion backpressure)."""
+        ...
+
+    # -- data lifecycle: deleting sources, erasing users, raw-file retention, export
+
+    def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
+        """Another job of the user that already extracted the same bytes (its document is current),
+        so ``job_id`` is a duplicate of it; ``None`` when there is none."""
+        ...
+
+
+class Outbox(Protocol):
+    """The transactional outbox the relay publishes to Kafka."""
+
+    def claim_outbox(self, limit: int, lease_seconds: float = 30.0, published: Sequence[int] = ()) -> list[OutboxRow]:
+        """Mark ``published`` rows published (the previous claim's, sent meanwhile), then lease up to
+        ``limit`` unpublished messages (oldest first, skipping rows leased by others)."""
+        ...
+
+    def mark_published(self, ids: Sequence[int]) -> None:
+        """Mark leased outbox rows as published."""
+        ...
+
+    def release_outbox(self, ids: Sequence[int], error: str) -> None:
+        """Give leased rows back after a failed publish (attempts + 1, error kept)."""
+        ...
+
+    def requeue_unfinished(self) -> int:
+        """Queue the submission message again for every job still queued/running (used when the
+        broker lost its data, e.g. an embedded restart); return how many were queued."""
+        ...
+
+
+class Catalog(Protocol):
+    """Artifacts, documents and their versions: what a user has, and what each source is now."""
+
+    def save_document(self, doc: DocumentRecord) -> int:
+        """Insert or replace a document (idempotent on ``document_id``); return its version."""
+        ...
+
+    def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
+        """Record how many chunks a document was indexed as."""
+        ...
+
+    def get_document(self, user_id: str, document_id: str) -> DocumentRecord | None:
+        """A document of the user, or ``None``."""
+        ...
+
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
+                     modality: str | None = None, status: str | None = None, start: datetime | None = None,
+                     end: datetime | None = None) -> list[SourceView]:
+        """The user's jobs with their artifact and document, newest first; optionally only one source's
+        (every version), one modality, one job status, or a captured time in [start, end) (a job whose
+        captured time is not known yet counts as captured when it was submitted)."""
+        ...
+
+    def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
+                          field: Literal["captured_at", "ingested_at"] = "captured_at", limit: int = 500,
+                          modalities: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The user's current documents whose ``field`` lies in [start, end), newest first."""
+        ...
+
+    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int) -> list[str]:
+        """The document is searchable: record its chunk count and mark older versions of its source
+        superseded, in one write; return every older version's id (their passages leave the index)."""
+        ...
+
+    def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
+        """Mark every older version of the source superseded by ``document_id``; return the ids of
+        all older versions (their chunks must leave the vector index).  Idempotent."""
+        ...
+
+    def is_superseded(self, user_id: str, document_id: str) -> bool:
+        """Whether a newer version of the document's source exists (or the document is gone)."""
+        ...
+
+    def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """The user's artifact (with ``raw_purged_at``), or ``None``."""
+        ...
+
+    def list_artifacts(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[ArtifactRecord]:
+        """The user's artifacts ordered by id, from after ``after`` (keyset paging)."""
+        ...
+
+    def list_documents(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[DocumentRecord]:
+        """The user's documents, every version, ordered by id, from after ``after``."""
+        ...
+
+    def raw_expired(self, before: datetime, limit: int = 500) -> list[ArtifactRecord]:
+        """Artifacts of any user whose raw bytes are still kept although every job using them finished
+        before ``before`` (none is queued or running), oldest first."""
+        ...
+
+    def mark_raw_purged(self, user_id: str, artifact_ids: Sequence[str]) -> int:
+        """Record that retention removed the raw bytes of these artifacts; return how many changed."""
+        ...
+
+    # -- vector indexes: which collection version of a user is searched, and re-embedding into a new one
+
+
+class Lifecycle(Protocol):
+    """Deleting a source (leaving a tombstone so in-flight work is dropped) and erasing a user."""
+
+    def delete_source(self, user_id: str, source_id: str) -> SourceDeletion | None:
+        """In ONE transaction: remove every job (stages, events, outbox rows), document and artifact of
+        the user's source (all versions) and leave a tombstone so work in flight for it is dropped.
+        Artifacts another source still uses are kept.  Returns what is left to remove from the vector
+        and object stores; a deletion whose cleanup was not confirmed (:meth:`source_cleaned`) is
+        returned again.  ``None`` when the user has no such source (another user's is not theirs)."""
+        ...
+
+    def source_cleaned(self, user_id: str, source_id: str) -> list[str]:
+        """Record that the deleted source's vectors and objects are gone; queue again the jobs of other
+        sources that were duplicates of its content (they are indexed in their own name now) and
+        return their ids."""
+        ...
+
+    def source_deleted(self, user_id: str, source_id: str, job_id: str | None,
+                       submitted_at: datetime | None = None) -> bool:
+        """Whether work of ``job_id`` for ``source_id`` is left over from deleting that source: the
+        source was deleted, the job no longer exists and the work was submitted before the deletion
+        (``None``: unknown, taken as before).  A submission made after the deletion is not."""
+        ...
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Remove the user and every row that is theirs, in every table; return the rows removed per
+        table.  The same user id can be created again afterwards, as new."""
+        ...
+
+
+class Conversations(Protocol):
+    """Conversations and their turns."""
+
+    def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        """Append a turn (the conversation is created on first use); ``ForeignConversation`` when
+        the id belongs to another user."""
+        ...
+
+    def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
+        """The last ``limit`` turns of the user's conversation, oldest first (empty for others')."""
+        ...
+
+    def list_conversations(self, user_id: str) -> list[ConversationInfo]:
+        """The user's conversations, oldest first."""
+        ...
+
+
+class IndexVersions(Protocol):
+    """The vector index versions of each user and the leases of a re-index."""
+
+    def vector_indexes(self, user_id: str | None = None, *, status: IndexStatus | None = None) -> list[VectorIndex]:
+        """The user's index versions, oldest first (every user's, by user, when ``None``); only those
+        with ``status`` when given."""
+        ...
+
+    def ensure_active_index(self, user_id: str, model: str, model_id: str, dense_size: int) -> VectorIndex:
+        """The user's active index; a user without one gets version 1, active, with this model
+        (:class:`LookupError` when the user does not exist)."""
+        ...
+
+    def begin_reindex(self, user_id: str, model: str, model_id: str, dense_size: int, *,
+                      keep_old: bool = False) -> VectorIndex:
+        """The user's building index for ``model_id``: the one in progress (to resume) or a new version.
+        Raises :class:`ValueError` when a re-index to another model is in progress (see
+        :meth:`cancel_reindex`) and :class:`LookupError` when the user has no active index."""
+        ...
+
+    def claim_reindex(self, user_id: str, version: int, owner: str, lease_s: float) -> VectorIndex | None:
+        """Take or renew the lease on a building index for ``lease_s`` seconds; ``None`` when it is
+        not building or another owner's lease has not expired."""
+        ...
+
+    def reindex_progress(self, user_id: str, version: int, owner: str, *, done: int, total: int,
+                         resume_from: str | None, lease_s: float) -> bool:
+        """Record a re-index's progress and renew its lease; ``False`` when ``owner`` lost the lease
+        (or the index is no longer building): the caller must stop."""
+        ...
+
+    def release_reindex(self, user_id: str, version: int, owner: str) -> None:
+        """Give up ``owner``'s lease on the index (others may continue it at once)."""
+        ...
+
+    def activate_index(self, user_id: str, version: int) -> VectorIndex | None:
+        """In ONE transaction: retire the user's active index and make the building ``version`` active.
+        Returns the retired index (``None`` when there was none); :class:`LookupError` when
+        ``version`` is not a building index of the user."""
+        ...
+
+    def cancel_reindex(self, user_id: str) -> VectorIndex | None:
+        """Retire the user's building index unfinished; returns it (its collection is the caller's to
+        drop), or ``None`` when there is none."""
+        ...
+
+    def index_dropped(self, user_id: str, version: int) -> None:
+        """Record that a retired index's collection was deleted."""
+        ...
+
+
+class MetadataStore(Protocol):
+    """Every role at once, by attribute (what a process built on one database has); callers take the roles
+    they use.  The store itself only migrates, answers readiness and closes."""
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations; the versions applied."""
+        ...
+
+    def check(self) -> None:
+        """Raise if the database does not answer (readiness)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        ...
+
+    @property
+    def database(self) -> Database:
+        """The database role."""
+        ...
+
+    @property
+    def users(self) -> Users:
+        """The users role."""
+        ...
+
+    @property
+    def intake(self) -> Intake:
+        """The intake role."""
+        ...
+
+    @property
+    def jobs(self) -> JobLedger:
+        """The jobs role."""
+        ...
+
+    @property
+    def outbox(self) -> Outbox:
+        """The outbox role."""
+        ...
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog role."""
+        ...
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """The lifecycle role."""
+        ...
+
+    @property
+    def conversations(self) -> Conversations:
+        """The conversations role."""
+        ...
+
+    @property
+    def indexes(self) -> IndexVersions:
+        """The indexes role."""
+        ...

@@ -1,0 +1,281 @@
+"""The records the metadata roles read and write (artifacts, documents, jobs, users, keys...)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+JobStatus = Literal["queued", "running", "succeeded", "failed", "duplicate"]
+StageStatus = Literal["pending", "running", "succeeded", "failed", "retrying", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRecord:
+    """A raw artifact as submitted (bytes live in the object store under ``object_key``)."""
+
+    artifact_id: str
+    user_id: str
+    source_id: str
+    source_uri: str
+    object_key: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    filename: str | None
+    title: str | None
+    captured_at: datetime | None
+    submitted_at: datetime
+    producer: str
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    raw_purged_at: datetime | None = None  # when retention removed the bytes (the index stays)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxMessage:
+    """A Kafka message waiting in Postgres to be published by the relay."""
+
+    topic: str
+    key: bytes
+    value: bytes
+    headers: Sequence[tuple[str, bytes]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    """An outbox message claimed by a relay."""
+
+    id: int
+    message: OutboxMessage
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    """Outcome of registering an artifact: the job that tracks it and whether it was new."""
+
+    job_id: str
+    artifact_id: str
+    created: bool  # False when the same job id already existed (idempotent resubmission)
+
+
+@dataclass(frozen=True, slots=True)
+class StageView:
+    """Progress of one pipeline stage of a job."""
+
+    stage: str
+    status: StageStatus
+    attempts: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    detail: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A job as shown to its owner."""
+
+    job_id: str
+    user_id: str
+    artifact_id: str | None  # None while a URL has not been fetched yet
+    status: JobStatus
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    stages: list[StageView]
+    title: str | None = None
+    source_uri: str | None = None
+    duplicate_of: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """An extracted document (one per artifact) and the facts the query side needs."""
+
+    document_id: str
+    user_id: str
+    artifact_id: str
+    source_id: str
+    title: str
+    modality: str
+    content_type: str
+    captured_at: datetime
+    captured_at_source: str
+    ingested_at: datetime
+    char_count: int
+    chunk_count: int | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    version: int = 1  # assigned by the store: 1 + the highest version of the same source
+    superseded_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceView:
+    """One ingested item as listed by ``GET /v1/sources``."""
+
+    source_id: str | None
+    artifact_id: str | None
+    document_id: str | None
+    job_id: str | None
+    title: str | None
+    source_uri: str
+    content_type: str
+    modality: str | None
+    size_bytes: int
+    status: JobStatus | None
+    captured_at: datetime | None
+    ingested_at: datetime
+    chunk_count: int | None
+    version: int | None = None
+    superseded: bool = False
+    error: str | None = None
+    raw_purged_at: datetime | None = None  # the raw file expired (retention); the index stays
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    created_at: datetime
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+KeyScope = Literal["user", "admin", "producer"]
+KEY_SCOPES: tuple[str, ...] = ("user", "admin", "producer")
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """An API key as listed to its owner (never the secret itself).
+
+    ``scope``: ``user`` keys act as their user over HTTP; ``admin`` keys may also manage users
+    and keys; ``producer`` keys only sign events other apps publish to Kafka."""
+
+    key_id: str
+    user_id: str
+    name: str
+    created_at: datetime
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+    scope: KeyScope = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a request or event acts for: the key's owner, the key and what it may do."""
+
+    user_id: str
+    key_id: str | None
+    scope: KeyScope
+
+
+@dataclass(frozen=True, slots=True)
+class RequestAuth:
+    """Who an HTTP request acts for, and where that user stands: requests in the current window of their
+    ``bucket``, and captures still in the pipeline (both read in the same round trip)."""
+
+    principal: Principal
+    hits: int
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """What checking an event signature needs: the key's owner, scope and stored hash
+    (the HMAC key producers derive from their secret, see :mod:`secondbrain.events.signing`)."""
+
+    key_id: str
+    user_id: str
+    scope: KeyScope
+    secret_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """A user as an administrator sees it."""
+
+    user_id: str
+    display_name: str | None
+    created_at: datetime
+    active_keys: int
+
+
+class ForeignConversation(PermissionError):
+    """The conversation id belongs to another user."""
+
+
+class ArtifactGone(LookupError):
+    """The artifact a document belongs to no longer exists (deleted with its source meanwhile)."""
+
+
+class IdempotencyConflict(ValueError):
+    """An Idempotency-Key already used for a request with other content."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDeletion:
+    """What deleting a source removed from the metadata store, and what is left to remove elsewhere.
+
+    ``document_ids`` name the documents whose claim-check objects must go (their vector points are
+    found by the source id); ``object_keys`` are raw artifacts no remaining source references;
+    ``kept_artifact_ids`` are artifacts whose bytes another source of the user still uses.
+    """
+
+    user_id: str
+    source_id: str
+    deleted_at: datetime
+    job_ids: list[str]
+    document_ids: list[str]
+    artifact_ids: list[str]
+    object_keys: list[str]
+    kept_artifact_ids: list[str] = field(default_factory=list)
+    requeue_job_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    """A conversation as listed for export."""
+
+    conversation_id: str
+    created_at: datetime
+    updated_at: datetime
+    turns: int
+
+
+IndexStatus = Literal["building", "active", "retired"]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndex:
+    """One collection version of a user's vectors and the embedding model they come from.
+
+    ``active``: searched, and written by the embedder; ``building``: written by the embedder too
+    while a re-index fills it from the active one; ``retired``: replaced by a newer version (its
+    collection is dropped, ``dropped_at``, unless the re-index was asked to keep it).
+    """
+
+    user_id: str
+    version: int
+    model: str  # how to load the model: "minilm-int8", "openai:<name>"
+    model_id: str  # which model it is (also in every point's payload)
+    dense_size: int
+    status: IndexStatus
+    created_at: datetime
+    activated_at: datetime | None = None
+    retired_at: datetime | None = None
+    dropped_at: datetime | None = None
+    keep_old: bool = False  # when this index becomes active, keep the collection it replaces
+    points_total: int | None = None  # re-index progress: points in the active index when last counted
+    points_done: int = 0
+    resume_from: str | None = None  # the point id the re-index continues from
+    lease_owner: str | None = None  # who is filling it, until lease_expires_at
+    lease_expires_at: datetime | None = None
+
+    @property
+    def name(self) -> str:
+        """The collection version (``v<version>``) the vector store files it under."""
+        return f"v{self.version}"

@@ -1,0 +1,32 @@
+"""The in-memory twin of the metadata ports: one role store per port over one shared
+:class:`~secondbrain.stores.memory.base.MemoryDatabase`, composed by :class:`MemoryMetadataStore`
+exactly as :class:`~secondbrain.stores.metadata_pg.PostgresMetadataStore` composes the Postgres ones.
+
+It keeps the semantics the contract suite checks against Postgres (``tests/contracts/metadata``), so
+stage logic can run on it in tests without a database.  Nothing is persisted.
+"""
+
+from secondbrain.stores.memory.base import IntegrityError, MemoryDatabase
+from secondbrain.stores.memory.catalog import MemoryCatalog
+from secondbrain.stores.memory.conversations import MemoryConversations
+from secondbrain.stores.memory.indexes import MemoryIndexes
+from secondbrain.stores.memory.intake import MemoryIntake
+from secondbrain.stores.memory.jobs import MemoryJobs
+from secondbrain.stores.memory.lifecycle import MemoryLifecycle
+from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.store import MemoryMetadataStore
+from secondbrain.stores.memory.users import MemoryUsers
+
+__all__ = [
+    "IntegrityError",
+    "MemoryCatalog",
+    "MemoryConversations",
+    "MemoryDatabase",
+    "MemoryIndexes",
+    "MemoryIntake",
+    "MemoryJobs",
+    "MemoryLifecycle",
+    "MemoryMetadataStore",
+    "MemoryOutbox",
+    "MemoryUsers",
+]

@@ -1,0 +1,214 @@
+"""Artifacts, documents and their versions: what the user has and where it stands (in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Literal
+
+from secondbrain.ports import ArtifactGone, ArtifactRecord, DocumentRecord, SourceView
+from secondbrain.stores.memory.base import (
+    FINISHED,
+    IntegrityError,
+    MemoryRole,
+    artifact_out,
+    document_out,
+    jsonb,
+    utc,
+    utc_now,
+)
+
+
+def _window(limit: int, offset: int) -> slice:
+    if limit < 0 or offset < 0:
+        raise ValueError("LIMIT and OFFSET must not be negative")
+    return slice(offset, offset + limit)
+
+
+class MemoryCatalog(MemoryRole):
+    """Artifacts, documents and their versions: what the user has and where it stands."""
+
+    def save_document(self, doc: DocumentRecord) -> int:
+        """Insert or replace a document (idempotent on ``document_id``); return its version.
+
+        A new document becomes the next version of its source (1 + the highest version there).
+        A replay keeps its version and the recorded chunk count; a superseded document saved again
+        becomes the newest version.  A row of another user is never overwritten (0 is returned).
+        """
+        if doc.char_count < 0 or (doc.chunk_count is not None and doc.chunk_count < 0):
+            raise IntegrityError("documents.char_count and chunk_count must be >= 0")
+        t = self._t
+        with self._tx():
+            existing = t.documents.get(doc.document_id)
+            if existing is not None and existing.user_id != doc.user_id:
+                return 0
+            if doc.user_id not in t.users or doc.artifact_id not in t.artifacts:
+                raise ArtifactGone(f"artifact {doc.artifact_id} is gone (deleted with its source)")
+            next_version = 1 + max((d.version for d in t.source_documents(doc.user_id, doc.source_id)), default=0)
+            version, chunks = next_version, doc.chunk_count
+            if existing is not None:
+                if existing.superseded_at is None and existing.source_id == doc.source_id:
+                    version = existing.version
+                chunks = doc.chunk_count if doc.chunk_count is not None else existing.chunk_count
+            t.put_document(replace(
+                doc, captured_at=utc_now(doc.captured_at), ingested_at=utc_now(doc.ingested_at),
+                metadata=jsonb(doc.metadata), chunk_count=chunks, version=version, superseded_at=None))
+            return version
+
+    def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
+        """Record how many chunks a document was indexed as (unknown or other users' documents: no-op)."""
+        with self._tx():
+            doc = self._t.document_of(user_id, document_id)
+            if doc is None:
+                return
+            if chunk_count < 0:
+                raise IntegrityError("documents.chunk_count must be >= 0")
+            self._t.put_document(replace(doc, chunk_count=chunk_count))
+
+    def get_document(self, user_id: str, document_id: str) -> DocumentRecord | None:
+        """A document of the user, or ``None`` (also for another user's document)."""
+        with self._tx():
+            doc = self._t.document_of(user_id, document_id)
+            return document_out(doc) if doc else None
+
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
+                     modality: str | None = None, status: str | None = None, start: datetime | None = None,
+                     end: datetime | None = None) -> list[SourceView]:
+        """One row per job of the user, newest first, with its artifact and (when extracted) document;
+        see :meth:`secondbrain.stores.postgres.catalog.PostgresCatalog.list_sources` for each field."""
+        window = _window(limit, offset)
+        start, end = utc(start), utc(end)
+        t = self._t
+        with self._tx():
+            docs = t.latest_documents(user_id)
+            jobs = sorted((j for j in t.jobs.values() if j.user_id == user_id),
+                          key=lambda j: (j.created_at, j.job_id), reverse=True)
+            views = []
+            for j in jobs:
+                a = t.artifact_of(user_id, j.artifact_id)
+                d = docs.get(j.artifact_id) if j.artifact_id is not None else None
+                source = j.source_id if j.source_id is not None else a.source_id if a else None
+                captured = d.captured_at if d else a.captured_at if a else None
+                when = captured or j.created_at
+                if (source_id is not None and source != source_id) \
+                        or (modality is not None and (d is None or d.modality != modality)) \
+                        or (status is not None and j.status != status) \
+                        or (start is not None and when < start) or (end is not None and when >= end):
+                    continue
+                # A copy of another source's bytes is listed under the name it was submitted as.
+                renamed = a is not None and j.source_id != a.source_id and j.source_uri is not None
+                views.append(SourceView(
+                    source_id=source, artifact_id=j.artifact_id, document_id=d.document_id if d else None,
+                    job_id=j.job_id, title=d.title if d else a.title if a and a.title is not None else j.title,
+                    source_uri=(j.source_uri or "") if renamed else a.source_uri if a else j.source_uri or "",
+                    content_type=a.content_type if a else "", modality=d.modality if d else None,
+                    size_bytes=a.size_bytes if a else 0, status=j.status, captured_at=captured,
+                    ingested_at=d.ingested_at if d else j.created_at, chunk_count=d.chunk_count if d else None,
+                    version=d.version if d else None, superseded=d is not None and d.superseded_at is not None,
+                    error=j.error, raw_purged_at=a.raw_purged_at if a else None,
+                ))
+            return views[window]
+
+    def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
+                          field: Literal["captured_at", "ingested_at"] = "captured_at", limit: int = 500,
+                          modalities: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The user's current (not superseded) documents with ``field`` in [start, end), newest first."""
+        if field not in ("captured_at", "ingested_at"):
+            raise ValueError(f"field must be captured_at or ingested_at, not {field!r}")
+        start, end = utc(start), utc(end)
+        wanted = set(modalities) if modalities is not None else None
+        with self._tx():
+            found = [d for d in self._t.documents.values()
+                     if d.user_id == user_id and d.superseded_at is None
+                     and (start is None or getattr(d, field) >= start) and (end is None or getattr(d, field) < end)
+                     and (wanted is None or d.modality in wanted)]
+            found.sort(key=lambda d: d.document_id)
+            found.sort(key=lambda d: getattr(d, field), reverse=True)
+            return [document_out(d) for d in found[:max(0, limit)]]
+
+    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int) -> list[str]:
+        """Record the document's chunk count and mark older versions of its source superseded; return
+        every older version's id."""
+        if chunk_count < 0:
+            raise IntegrityError("documents.chunk_count must be >= 0")
+        t = self._t
+        with self._tx() as now:
+            current = t.document_of(user_id, document_id)
+            if current is None:
+                return []
+            t.put_document(replace(current, chunk_count=chunk_count))
+            older = [d for d in t.source_documents(user_id, source_id)
+                     if d.document_id != document_id and d.version < current.version]
+            for d in older:
+                t.put_document(replace(d, superseded_at=d.superseded_at or now))
+            return sorted(d.document_id for d in older)
+
+    def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
+        """Mark older versions of the source superseded; return every older version's id."""
+        t = self._t
+        with self._tx() as now:
+            current = t.document_of(user_id, document_id)
+            if current is None:
+                return []
+            older = [d for d in t.source_documents(user_id, source_id)
+                     if d.document_id != document_id and d.version < current.version]
+            for d in older:
+                t.put_document(replace(d, superseded_at=d.superseded_at or now))
+            return sorted(d.document_id for d in older)
+
+    def is_superseded(self, user_id: str, document_id: str) -> bool:
+        """Whether the document is gone or a newer version of its source exists."""
+        with self._tx():
+            doc = self._t.document_of(user_id, document_id)
+            if doc is None:
+                return True
+            return doc.superseded_at is not None or any(
+                n.version > doc.version for n in self._t.source_documents(user_id, doc.source_id))
+
+    def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """The user's artifact, or ``None`` (also for another user's)."""
+        with self._tx():
+            art = self._t.artifact_of(user_id, artifact_id)
+            return artifact_out(art) if art else None
+
+    def list_artifacts(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[ArtifactRecord]:
+        """The user's artifacts by id after ``after``."""
+        with self._tx():
+            found = sorted((a for a in self._t.artifacts.values()
+                            if a.user_id == user_id and a.artifact_id > (after or "")), key=lambda a: a.artifact_id)
+            return [artifact_out(a) for a in found[:max(0, limit)]]
+
+    def list_documents(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[DocumentRecord]:
+        """The user's documents (every version) by id after ``after``."""
+        with self._tx():
+            found = sorted((d for d in self._t.documents.values()
+                            if d.user_id == user_id and d.document_id > (after or "")), key=lambda d: d.document_id)
+            return [document_out(d) for d in found[:max(0, limit)]]
+
+    def raw_expired(self, before: datetime, limit: int = 500) -> list[ArtifactRecord]:
+        """Kept raw artifacts submitted before ``before`` whose jobs all finished before it."""
+        cutoff = utc_now(before)
+        t = self._t
+        with self._tx():
+            done: dict[str, bool] = {}  # artifact id -> every job using it finished before the cut-off
+            for j in t.jobs.values():
+                if j.artifact_id is not None:
+                    finished = j.status in FINISHED and j.finished_at is not None and j.finished_at < cutoff
+                    done[j.artifact_id] = done.get(j.artifact_id, True) and finished
+            found = sorted((a for a in t.artifacts.values()
+                            if a.raw_purged_at is None and a.submitted_at < cutoff and done.get(a.artifact_id)),
+                           key=lambda a: (a.submitted_at, a.artifact_id))
+            return [artifact_out(a) for a in found[:max(0, limit)]]
+
+    def mark_raw_purged(self, user_id: str, artifact_ids: Sequence[str]) -> int:
+        """Set ``raw_purged_at`` on the user's artifacts that do not have it yet."""
+        t = self._t
+        with self._tx() as now:
+            changed = 0
+            for aid in set(artifact_ids):
+                art = t.artifact_of(user_id, aid)
+                if art is not None and art.raw_purged_at is None:
+                    t.artifacts[aid] = replace(art, raw_purged_at=now)
+                    changed += 1
+            return changed

@@ -1,0 +1,48 @@
+"""Conversations and their turns (in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from secondbrain.ports import ConversationInfo, ForeignConversation, Turn
+from secondbrain.stores.memory.base import ConversationRow, IntegrityError, MemoryRole, TurnRow, jsonb
+
+
+class MemoryConversations(MemoryRole):
+    """Conversations and their turns."""
+
+    def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        """Append a turn, creating the conversation on first use (another user's id is refused)."""
+        stored_meta = jsonb(meta)
+        t = self._t
+        with self._tx() as now:
+            conv = t.conversations.get(conversation_id)
+            if conv is None and user_id not in t.users:
+                raise IntegrityError(f"unknown user {user_id!r}: a conversation needs its user")
+            if conv is not None and conv.user_id != user_id:
+                raise ForeignConversation("this conversation id belongs to someone else; start a new one")
+            if role not in ("user", "assistant"):
+                raise IntegrityError(f"a turn's role is user or assistant, not {role!r}")
+            if conv is None:
+                conv = t.conversations[conversation_id] = ConversationRow(conversation_id, user_id, now, now)
+            conv.turns.append(TurnRow(next(t.turn_ids), role, content, stored_meta, self.db._now()))
+            conv.updated_at = now
+
+    def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
+        """The last ``limit`` turns of the user's conversation, oldest first."""
+        with self._tx():
+            conv = self._t.conversations.get(conversation_id)
+            if conv is None or conv.user_id != user_id or limit <= 0:
+                return []
+            return [Turn(role=r.role, content=r.content, created_at=r.created_at, meta=jsonb(r.meta))
+                    for r in conv.turns[-limit:]]
+
+    def list_conversations(self, user_id: str) -> list[ConversationInfo]:
+        """The user's conversations with their number of turns, oldest first."""
+        with self._tx():
+            convs = sorted((c for c in self._t.conversations.values() if c.user_id == user_id),
+                           key=lambda c: (c.created_at, c.conversation_id))
+            return [ConversationInfo(conversation_id=c.conversation_id, created_at=c.created_at,
+                                     updated_at=c.updated_at, turns=len(c.turns)) for c in convs]

@@ -1,0 +1,82 @@
+"""What comes in: an artifact or URL with its job and outgoing messages, in one step (in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from secondbrain import ids
+from secondbrain.pipeline.topology import FILE_STAGES, URL_STAGES
+from secondbrain.ports import ArtifactRecord, IdempotencyConflict, OutboxMessage, SubmitResult
+from secondbrain.stores.memory.base import IntegrityError, JobRow, MemoryRole, StageRow, stored_artifact
+
+
+class MemoryIntake(MemoryRole):
+    """What comes in: an artifact or URL with its job and outgoing messages, in one step."""
+
+    def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
+               request_hash: str | None = None) -> SubmitResult:
+        """Create the user when missing, insert the artifact (kept once when the same bytes come again),
+        create the job with its stages pending, queue ``outbox`` and log ``("gateway", "queued")``.  An
+        existing ``job_id`` changes nothing and gives ``created=False`` (:class:`IdempotencyConflict`
+        when it was created for another ``request_hash``)."""
+        return self._register(artifact, job_id, outbox, request_hash=request_hash)
+
+    def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
+        """Same as :meth:`submit` without outbox rows; a job of a source deleted after
+        ``artifact.submitted_at`` is not created again (``created=False`` and no job)."""
+        return self._register(artifact, job_id, (), guard_deleted=True)
+
+    def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
+                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None) -> SubmitResult:
+        """Create a URL job (no artifact until the fetcher stores the page, stages fetch, extract, chunk
+        and embed pending), queue ``outbox`` and log ``("gateway", "queued")``."""
+        return self._register(None, job_id, outbox, user_id=user_id, source_uri=url, title=title,
+                              stages=URL_STAGES, request_hash=request_hash)
+
+    def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
+        """Record the artifact a URL job fetched and point the job at it (same user only)."""
+        stored_artifact(artifact)  # refused before anything changes
+        with self._tx() as now:
+            job = self._t.job_of(artifact.user_id, job_id)
+            if job is None:
+                return False
+            self._t.insert_artifact(artifact)
+            job.artifact_id, job.source_id, job.updated_at = artifact.artifact_id, artifact.source_id, now
+            return True
+
+    def _register(self, artifact: ArtifactRecord | None, job_id: str, outbox: Sequence[OutboxMessage], *,
+                  user_id: str | None = None, source_uri: str | None = None, title: str | None = None,
+                  stages: Sequence[str] = FILE_STAGES, guard_deleted: bool = False,
+                  request_hash: str | None = None) -> SubmitResult:
+        owner = artifact.user_id if artifact is not None else user_id
+        assert owner is not None
+        # A URL's source is the URL without its fragment (as the fetcher names the page it stores).
+        job_source = artifact.source_id if artifact is not None else \
+            ids.source_id(owner, (source_uri or "").split("#", 1)[0].strip())
+        if artifact is not None:
+            stored_artifact(artifact)
+        if any(not m.topic for m in outbox):
+            raise IntegrityError("outbox.topic must not be empty")
+        t = self._t
+        with self._tx() as now:
+            if not (guard_deleted and artifact is not None and t.left_over(artifact, job_id)) \
+                    and job_id not in t.jobs:
+                t.ensure_user(owner, None, now)
+                if artifact is not None:
+                    t.insert_artifact(artifact)
+                job = JobRow(job_id=job_id, user_id=owner, artifact_id=artifact.artifact_id if artifact else None,
+                             source_id=job_source, source_uri=artifact.source_uri if artifact else source_uri,
+                             title=artifact.title if artifact else title, request_hash=request_hash,
+                             created_at=now, updated_at=now, stages={s: StageRow(s) for s in stages})
+                t.jobs[job_id] = job
+                for m in outbox:
+                    t.add_outbox(m.topic, m.key, m.value, m.headers, job_id, now)
+                t.event(job, "gateway", "queued", None, None, self.db._now())
+                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "", created=True)
+            existing = t.jobs.get(job_id)
+            known = (existing.artifact_id, existing.request_hash) if existing is not None else None
+        if known is not None and request_hash is not None and known[1] is not None and known[1] != request_hash:
+            raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
+                                      "send new content with a new key")
+        fallback = artifact.artifact_id if artifact else ""
+        return SubmitResult(job_id=job_id, artifact_id=(known[0] if known else None) or fallback, created=False)

@@ -1,0 +1,188 @@
+"""The job ledger: each job's stages, their transitions and the event log (in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from secondbrain.pipeline.topology import STAGES
+from secondbrain.ports import JobView, StageOutcome, StageView
+from secondbrain.stores.memory.base import FINISHED, UNFINISHED, JobRow, MemoryRole, require_stage
+
+
+def _stage_order(stage: str) -> tuple[int, str]:
+    return (STAGES.index(stage) if stage in STAGES else len(STAGES), stage)
+
+
+class MemoryJobs(MemoryRole):
+    """The job ledger: each job's stages, their transitions and the event log.
+
+    Jobs that have finished (succeeded, failed, duplicate) never change again: a replayed or late
+    stage event for them is ignored and leaves no event behind.
+    """
+
+    def _transition(self, user_id: str, job_id: str, apply: Callable[[JobRow, datetime], None]) -> None:
+        """Run ``apply`` on the job unless it is unknown, another user's, or finished."""
+        with self._tx() as now:
+            job = self._t.job_of(user_id, job_id)
+            if job is not None and job.status not in FINISHED:
+                apply(job, now)
+
+    def _event(self, job: JobRow, stage: str | None, status: str, detail: str | None, attempt: int | None) -> None:
+        self._t.event(job, stage, status, detail, attempt, self.db._now())
+
+    @staticmethod
+    def _mark_running(job: JobRow, now: datetime) -> None:
+        job.status, job.updated_at = "running", now
+
+    def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
+        """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
+        require_stage(stage)
+
+        def apply(job: JobRow, now: datetime) -> None:
+            row = job.stages.get(stage)
+            if row is not None:
+                row.status, row.attempts, row.finished_at = "running", attempt, None
+                row.started_at = row.started_at or now
+            self._mark_running(job, now)
+            self._event(job, stage, "running", None, attempt)
+
+        self._transition(user_id, job_id, apply)
+
+    def deleted(self, user_id: str, job_id: str, source_id: str | None) -> bool:
+        """Whether the job is gone because its source was deleted (see the port)."""
+        with self._tx():
+            return (self._t.job_of(user_id, job_id) is None
+                    and (user_id, source_id or "") in self._t.deleted_sources)
+
+    def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
+                     detail: str | None = None, attempt: int = 1) -> StageOutcome:
+        """Record ``stage`` done and say whether its work is still wanted (see the port)."""
+        require_stage(stage)
+        with self._tx() as now:
+            job = self._t.job_of(user_id, job_id)
+            if job is None:
+                return "gone"
+            if document_id is not None and self._superseded(user_id, document_id):
+                return "superseded"
+            if job.status in FINISHED:
+                return "ended" if job.status in ("failed", "duplicate") else "done"
+            row = job.stages.get(stage)
+            if row is None or row.status == "succeeded":
+                return "done"
+            row.status, row.finished_at = "succeeded", now
+            row.started_at = row.started_at or now
+            row.detail = detail if detail is not None else row.detail
+            row.attempts = max(row.attempts, attempt)
+            self._event(job, stage, "succeeded", detail, row.attempts)
+            if all(s.status == "succeeded" for s in job.stages.values()):  # URL jobs have one stage more
+                job.status, job.error, job.finished_at, job.updated_at = "succeeded", None, now, now
+                self._event(job, "job", "succeeded", None, None)
+            else:
+                self._mark_running(job, now)
+            return "done"
+
+    def _superseded(self, user_id: str, document_id: str) -> bool:
+        doc = self._t.document_of(user_id, document_id)
+        return doc is None or doc.superseded_at is not None or any(
+            n.version > doc.version for n in self._t.source_documents(user_id, doc.source_id))
+
+    def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
+        """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
+        self.finish_stage(user_id, job_id, stage, detail=detail, attempt=0)
+
+    def stage_retrying(self, user_id: str, job_id: str, stage: str, attempt: int, reason: str) -> None:
+        """Record a retryable failure of ``stage`` at ``attempt`` (kept as the stage detail)."""
+        require_stage(stage)
+
+        def apply(job: JobRow, now: datetime) -> None:
+            row = job.stages.get(stage)
+            if row is not None:
+                row.status, row.attempts, row.detail = "retrying", attempt, reason
+                row.started_at = row.started_at or now
+            self._mark_running(job, now)
+            self._event(job, stage, "retrying", reason, attempt)
+
+        self._transition(user_id, job_id, apply)
+
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
+        """Mark the stage and the job failed with ``reason``; stages not yet run become skipped.
+        ``stage`` may also name a step outside :data:`STAGES` (then only the job and its log record it)."""
+
+        def apply(job: JobRow, now: datetime) -> None:
+            row = job.stages.get(stage)
+            if row is not None:
+                row.status, row.finished_at, row.detail = "failed", now, reason
+                row.attempts = max(row.attempts, attempt if attempt is not None else row.attempts)
+            for other in job.stages.values():
+                if other.status == "pending":
+                    other.status = "skipped"
+            job.status, job.error, job.finished_at, job.updated_at = "failed", reason, now, now
+            self._event(job, stage, "failed", reason, row.attempts if row else None)
+
+        self._transition(user_id, job_id, apply)
+
+    def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
+        """End the job as a duplicate of ``original_job_id``: the running stage (the one that found it)
+        succeeds, stages that had not run are skipped."""
+
+        def apply(job: JobRow, now: datetime) -> None:
+            detail = f"duplicate of {original_job_id}"
+            for row in job.stages.values():
+                if row.status == "running":
+                    row.status, row.finished_at = "succeeded", now
+                elif row.status in ("pending", "retrying"):
+                    row.status, row.detail = "skipped", detail
+            job.status, job.duplicate_of, job.finished_at, job.updated_at = "duplicate", original_job_id, now, now
+            self._event(job, "job", "duplicate", detail, None)
+
+        self._transition(user_id, job_id, apply)
+
+    def get_job(self, user_id: str, job_id: str) -> JobView | None:
+        """The user's job with its stages in :data:`STAGES` order, or ``None`` (also for others' jobs)."""
+        with self._tx():
+            job = self._t.job_of(user_id, job_id)
+            if job is None:
+                return None
+            art = self._t.artifact_of(user_id, job.artifact_id)
+            doc = self._t.latest_document(user_id, job.artifact_id)
+            stages = sorted(job.stages.values(), key=lambda s: _stage_order(s.stage))
+            return JobView(
+                job_id=job.job_id, user_id=job.user_id, artifact_id=job.artifact_id,
+                status=job.status, error=job.error, created_at=job.created_at, updated_at=job.updated_at,
+                finished_at=job.finished_at,
+                stages=[StageView(stage=s.stage, status=s.status, attempts=s.attempts, started_at=s.started_at,
+                                  finished_at=s.finished_at, detail=s.detail) for s in stages],
+                # The extracted title once there is one (as the source list shows), else the submitted one.
+                title=doc.title if doc else art.title if art and art.title is not None else job.title,
+                source_uri=art.source_uri if art else job.source_uri, duplicate_of=job.duplicate_of,
+            )
+
+    def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
+        """The job's event log oldest first: dicts with stage, status, detail, attempt, at
+        (empty for an unknown job or another user's job)."""
+        with self._tx():
+            job = self._t.job_of(user_id, job_id)
+            if job is None:
+                return []
+            return [{"stage": e.stage, "status": e.status, "detail": e.detail, "attempt": e.attempt, "at": e.at}
+                    for e in job.events]
+
+    def pending_jobs(self, user_id: str) -> int:
+        """Queued or running jobs of the user."""
+        with self._tx():
+            return sum(1 for j in self._t.jobs.values() if j.user_id == user_id and j.status in UNFINISHED)
+
+    def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
+        """The earliest other job of the user whose artifact is the same bytes, that got past
+        extraction (its document exists and is the current version of its source)."""
+        with self._tx():
+            current = any(d.user_id == user_id and d.superseded_at is None
+                          for d in self._t.artifact_documents(artifact_id))
+            if not current:
+                return None
+            found = [j for j in self._t.jobs.values()
+                     if j.user_id == user_id and j.artifact_id == artifact_id and j.job_id != job_id
+                     and j.status in ("succeeded", "running")]
+            return min(found, key=lambda j: (j.created_at, j.job_id)).job_id if found else None

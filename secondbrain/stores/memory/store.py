@@ -1,0 +1,74 @@
+"""All the in-memory role stores of one process over one :class:`MemoryDatabase`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from secondbrain.stores.memory.base import MemoryDatabase
+from secondbrain.stores.memory.catalog import MemoryCatalog
+from secondbrain.stores.memory.conversations import MemoryConversations
+from secondbrain.stores.memory.indexes import MemoryIndexes
+from secondbrain.stores.memory.intake import MemoryIntake
+from secondbrain.stores.memory.jobs import MemoryJobs
+from secondbrain.stores.memory.lifecycle import MemoryLifecycle
+from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.users import MemoryUsers
+
+if TYPE_CHECKING:
+    from secondbrain.ports import (
+        Catalog,
+        Conversations,
+        Database,
+        IndexVersions,
+        Intake,
+        JobLedger,
+        Lifecycle,
+        Outbox,
+        Users,
+    )
+
+
+class MemoryMetadataStore:
+    """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
+    ``lifecycle``, ``conversations`` and ``indexes``, plus the database itself (migrations, readiness).
+
+    ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
+
+    def __init__(self, *, clock: Callable[[], datetime] | None = None) -> None:
+        self.database = MemoryDatabase(clock=clock)
+        self.users = MemoryUsers(self.database)
+        self.intake = MemoryIntake(self.database)
+        self.jobs = MemoryJobs(self.database)
+        self.outbox = MemoryOutbox(self.database)
+        self.catalog = MemoryCatalog(self.database)
+        self.lifecycle = MemoryLifecycle(self.database)
+        self.conversations = MemoryConversations(self.database)
+        self.indexes = MemoryIndexes(self.database)
+
+    def migrate(self) -> list[int]:
+        """Nothing to migrate."""
+        return self.database.migrate()
+
+    def check(self) -> None:
+        """Raise once closed (readiness)."""
+        self.database.check()
+
+    def close(self) -> None:
+        """Refuse every later call."""
+        self.database.close()
+
+    def __enter__(self) -> MemoryMetadataStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+if TYPE_CHECKING:
+    def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
+            Database, Users, Intake, JobLedger, Outbox, Catalog, Lifecycle, Conversations, IndexVersions]:
+        # mypy checks every role against its Protocol here (signatures included).
+        return (s.database, s.users, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
+                s.indexes)

@@ -1,0 +1,261 @@
+"""Artifacts, documents and their versions: what the user has and where it stands."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from secondbrain.ports import ArtifactGone, ArtifactRecord, DocumentRecord, SourceView
+from secondbrain.stores.postgres.base import _DOCUMENT_COLUMNS, PgRole, _artifact, _document
+
+
+class PostgresCatalog(PgRole):
+    """Artifacts, documents and their versions: what the user has and where it stands."""
+
+    def save_document(self, doc: DocumentRecord) -> int:
+        """Insert or replace a document (idempotent on ``document_id``); return its version.
+
+        A new document becomes the next version of its source (1 + the highest version there).
+        A replay keeps its version and the recorded chunk count (same artifact, same chunks);
+        a superseded document saved again (old content uploaded again) becomes the newest
+        version.  A row of another user is never overwritten (its version is returned as 0).
+        """
+        try:
+            return self._save_document(doc)
+        except psycopg.errors.ForeignKeyViolation as exc:  # the artifact (or user) went meanwhile
+            raise ArtifactGone(f"artifact {doc.artifact_id} is gone (deleted with its source)") from exc
+
+    def _save_document(self, doc: DocumentRecord) -> int:
+        # One round trip: the advisory lock (versions of one source never get one number) and the upsert.
+        lock = ("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (doc.user_id, doc.source_id))
+        (_locked, row) = self._one_trip([lock, (
+                """
+                INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
+                                       content_type, captured_at, captured_at_source, ingested_at,
+                                       char_count, chunk_count, metadata, version)
+                VALUES (%(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
+                        %(modality)s, %(content_type)s, %(captured_at)s, %(captured_at_source)s,
+                        %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s,
+                        (SELECT coalesce(max(version), 0) + 1 FROM documents
+                         WHERE user_id = %(user_id)s AND source_id = %(source_id)s))
+                ON CONFLICT (document_id) DO UPDATE SET
+                    artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
+                    title = EXCLUDED.title, modality = EXCLUDED.modality,
+                    content_type = EXCLUDED.content_type, captured_at = EXCLUDED.captured_at,
+                    captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
+                    char_count = EXCLUDED.char_count,
+                    chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
+                    metadata = EXCLUDED.metadata,
+                    version = CASE WHEN documents.superseded_at IS NULL AND documents.source_id = EXCLUDED.source_id
+                                   THEN documents.version ELSE EXCLUDED.version END,
+                    superseded_at = NULL
+                WHERE documents.user_id = EXCLUDED.user_id
+                RETURNING version
+                """,
+                {
+                    "document_id": doc.document_id, "user_id": doc.user_id, "artifact_id": doc.artifact_id,
+                    "source_id": doc.source_id, "title": doc.title, "modality": doc.modality,
+                    "content_type": doc.content_type, "captured_at": doc.captured_at,
+                    "captured_at_source": doc.captured_at_source, "ingested_at": doc.ingested_at,
+                    "char_count": doc.char_count, "chunk_count": doc.chunk_count,
+                    "metadata": Jsonb(dict(doc.metadata)),
+                },
+            )])
+        return int(row[0]) if row else 0
+
+    def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
+        """Record how many chunks a document was indexed as (unknown or other users' documents: no-op)."""
+        with self._pool.connection() as conn:
+            conn.execute("UPDATE documents SET chunk_count = %s WHERE document_id = %s AND user_id = %s",
+                         (chunk_count, document_id, user_id))
+
+    def get_document(self, user_id: str, document_id: str) -> DocumentRecord | None:
+        """A document of the user, or ``None`` (also for another user's document)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.document_id = %s AND d.user_id = %s",
+                (document_id, user_id),
+            ).fetchone()
+        return _document(row) if row else None
+
+    def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
+                     modality: str | None = None, status: str | None = None, start: datetime | None = None,
+                     end: datetime | None = None) -> list[SourceView]:
+        """One row per job of the user, newest first, with its artifact and (when extracted) document.
+
+        ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
+        else the job's creation time, ``status`` is the job's.  A URL job not fetched yet has no
+        artifact; its ``source_uri`` is the requested URL.  ``source_id`` is the source the job was
+        submitted as (a copy of another source's bytes keeps its own name); the filters restrict
+        to one source (all its versions), one modality, one job status or a captured time in
+        [start, end); until extraction tells the captured time, the job's creation time stands in.
+        """
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                """
+                SELECT coalesce(j.source_id, a.source_id) AS source_id, j.artifact_id, d.document_id, j.job_id,
+                       coalesce(d.title, a.title, j.title) AS title,
+                       CASE WHEN j.source_id IS DISTINCT FROM a.source_id AND j.source_uri IS NOT NULL
+                            AND a.source_id IS NOT NULL THEN j.source_uri
+                            ELSE coalesce(a.source_uri, j.source_uri, '') END AS source_uri,
+                       coalesce(a.content_type, '') AS content_type, d.modality,
+                       coalesce(a.size_bytes, 0) AS size_bytes, j.status,
+                       coalesce(d.captured_at, a.captured_at) AS captured_at,
+                       coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count,
+                       d.version, d.superseded_at IS NOT NULL AS superseded, j.error, a.raw_purged_at
+                FROM jobs j
+                LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id
+                LEFT JOIN LATERAL (
+                    SELECT * FROM documents d
+                    WHERE d.artifact_id = j.artifact_id AND d.user_id = j.user_id
+                    ORDER BY d.ingested_at DESC LIMIT 1
+                ) d ON true
+                WHERE j.user_id = %(user)s
+                  AND (%(source)s::text IS NULL OR coalesce(j.source_id, a.source_id) = %(source)s)
+                  AND (%(modality)s::text IS NULL OR d.modality = %(modality)s)
+                  AND (%(status)s::text IS NULL OR j.status = %(status)s)
+                  AND (%(start)s::timestamptz IS NULL
+                       OR coalesce(d.captured_at, a.captured_at, j.created_at) >= %(start)s)
+                  AND (%(end)s::timestamptz IS NULL
+                       OR coalesce(d.captured_at, a.captured_at, j.created_at) < %(end)s)
+                ORDER BY j.created_at DESC, j.job_id DESC
+                LIMIT %(limit)s OFFSET %(offset)s
+                """,
+                {"user": user_id, "source": source_id, "modality": modality, "status": status,
+                 "start": start, "end": end, "limit": limit, "offset": offset},
+            ).fetchall()
+        for r in rows:
+            r["superseded"] = bool(r["superseded"])
+        return [SourceView(**r) for r in rows]
+
+
+    _INDEX_COLUMNS = ("user_id, version, model, model_id, dense_size, status, created_at, activated_at, retired_at, "
+                      "dropped_at, keep_old, points_total, points_done, resume_from, lease_owner, lease_expires_at")
+
+    def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
+                          field: Literal["captured_at", "ingested_at"] = "captured_at", limit: int = 500,
+                          modalities: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The user's current (not superseded) documents with ``field`` in [start, end), newest first."""
+        if field not in ("captured_at", "ingested_at"):
+            raise ValueError(f"field must be captured_at or ingested_at, not {field!r}")
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"""
+                SELECT {_DOCUMENT_COLUMNS} FROM documents d
+                WHERE d.user_id = %(user)s AND d.superseded_at IS NULL
+                  AND (%(start)s::timestamptz IS NULL OR d.{field} >= %(start)s)
+                  AND (%(end)s::timestamptz IS NULL OR d.{field} < %(end)s)
+                  AND (%(mods)s::text[] IS NULL OR d.modality = ANY(%(mods)s))
+                ORDER BY d.{field} DESC, d.document_id
+                LIMIT %(limit)s
+                """,
+                {"user": user_id, "start": start, "end": end, "limit": max(0, limit),
+                 "mods": list(modalities) if modalities is not None else None},
+            ).fetchall()
+        return [_document(r) for r in rows]
+
+    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int) -> list[str]:
+        """Record the document's chunk count and mark older versions of its source superseded (it is
+        searchable now); return every older version's id.  One statement."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                """
+                WITH cur AS (UPDATE documents SET chunk_count = %(count)s
+                             WHERE document_id = %(doc)s AND user_id = %(user)s RETURNING version)
+                UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
+                FROM cur
+                WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.document_id <> %(doc)s
+                  AND o.version < cur.version
+                RETURNING o.document_id
+                """,
+                {"doc": document_id, "user": user_id, "source": source_id, "count": chunk_count},
+            ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
+        """Mark older versions of the source superseded; return every older version's id."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                """
+                UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
+                FROM documents cur
+                WHERE cur.document_id = %(doc)s AND cur.user_id = %(user)s
+                  AND o.user_id = %(user)s AND o.source_id = %(source)s
+                  AND o.document_id <> cur.document_id AND o.version < cur.version
+                RETURNING o.document_id
+                """,
+                {"doc": document_id, "user": user_id, "source": source_id},
+            ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def is_superseded(self, user_id: str, document_id: str) -> bool:
+        """Whether the document is gone or a newer version of its source exists."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT d.superseded_at IS NOT NULL OR EXISTS (
+                    SELECT 1 FROM documents n WHERE n.user_id = d.user_id AND n.source_id = d.source_id
+                      AND n.version > d.version)
+                FROM documents d WHERE d.document_id = %s AND d.user_id = %s
+                """,
+                (document_id, user_id),
+            ).fetchone()
+        return True if row is None else bool(row[0])
+
+    def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """The user's artifact, or ``None`` (also for another user's)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(f"SELECT {_ARTIFACT_COLUMNS} FROM artifacts WHERE artifact_id = %s AND user_id = %s",
+                              (artifact_id, user_id)).fetchone()
+        return _artifact(row) if row else None
+
+    def list_artifacts(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[ArtifactRecord]:
+        """The user's artifacts by id after ``after``."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT {_ARTIFACT_COLUMNS} FROM artifacts WHERE user_id = %s AND artifact_id > %s "
+                "ORDER BY artifact_id LIMIT %s", (user_id, after or "", max(0, limit))).fetchall()
+        return [_artifact(r) for r in rows]
+
+    def list_documents(self, user_id: str, *, after: str | None = None, limit: int = 500) -> list[DocumentRecord]:
+        """The user's documents (every version) by id after ``after``."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.user_id = %s AND d.document_id > %s "
+                "ORDER BY d.document_id LIMIT %s", (user_id, after or "", max(0, limit))).fetchall()
+        return [_document(r) for r in rows]
+
+    def raw_expired(self, before: datetime, limit: int = 500) -> list[ArtifactRecord]:
+        """Kept raw artifacts submitted before ``before`` whose jobs all finished before it."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"""
+                SELECT {_ARTIFACT_COLUMNS} FROM artifacts a
+                WHERE a.raw_purged_at IS NULL AND a.submitted_at < %(before)s
+                  AND EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id)
+                  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id
+                                  AND (j.finished_at IS NULL OR j.finished_at >= %(before)s
+                                       OR j.status NOT IN ('succeeded', 'failed', 'duplicate')))
+                ORDER BY a.submitted_at, a.artifact_id LIMIT %(limit)s
+                """, {"before": before, "limit": max(0, limit)}).fetchall()
+        return [_artifact(r) for r in rows]
+
+    def mark_raw_purged(self, user_id: str, artifact_ids: Sequence[str]) -> int:
+        """Set ``raw_purged_at`` on the user's artifacts that do not have it yet."""
+        if not artifact_ids:
+            return 0
+        with self._pool.connection() as conn:
+            return conn.execute("UPDATE artifacts SET raw_purged_at = now() WHERE user_id = %s "
+                                "AND artifact_id = ANY(%s) AND raw_purged_at IS NULL",
+                                (user_id, list(artifact_ids))).rowcount
+
+
+_ARTIFACT_COLUMNS = """
+    artifact_id, user_id, source_id, source_uri, object_key, content_type, size_bytes, sha256, filename,
+    title, captured_at, submitted_at, producer, attributes, raw_purged_at
+"""

@@ -1,0 +1,163 @@
+"""What comes in: an artifact or URL with its job and outgoing messages, in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from secondbrain import ids
+from secondbrain.pipeline.topology import FILE_STAGES, URL_STAGES
+from secondbrain.ports import ArtifactRecord, IdempotencyConflict, OutboxMessage, SubmitResult
+from secondbrain.stores.postgres.base import PgRole, _encode_headers
+
+# A submission as one statement.  Every insert runs only when the job does not exist yet (a retry with the
+# same Idempotency-Key writes nothing); the artifact is kept once per bytes (and registered again after
+# retention removed its bytes); foreign keys are checked at the end of the statement, after every insert.
+_SUBMIT = """
+WITH fresh AS (SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %(job)s) AS yes),
+u AS (INSERT INTO users (user_id) SELECT %(user)s FROM fresh WHERE fresh.yes ON CONFLICT (user_id) DO NOTHING),
+a AS (INSERT INTO artifacts (artifact_id, user_id, source_id, source_uri, object_key, content_type, size_bytes,
+                             sha256, filename, title, captured_at, submitted_at, producer, attributes)
+      SELECT %(artifact_id)s, %(user)s, %(source_id)s, %(source_uri)s, %(object_key)s, %(content_type)s,
+             %(size_bytes)s, %(sha256)s, %(filename)s, %(title)s, %(captured_at)s, %(submitted_at)s, %(producer)s,
+             %(attributes)s
+      FROM fresh WHERE fresh.yes AND %(artifact_id)s::text IS NOT NULL
+      ON CONFLICT (artifact_id) DO UPDATE SET raw_purged_at = NULL
+      WHERE artifacts.raw_purged_at IS NOT NULL AND artifacts.user_id = EXCLUDED.user_id),
+j AS (INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title, source_id, request_hash)
+      SELECT %(job)s, %(user)s, %(artifact_id)s, 'queued', %(source_uri)s, %(title)s, %(source_id)s, %(request_hash)s
+      FROM fresh WHERE fresh.yes ON CONFLICT (job_id) DO NOTHING RETURNING job_id),
+st AS (INSERT INTO job_stages (job_id, stage, status) SELECT j.job_id, s, 'pending' FROM j,
+       unnest(%(stages)s::text[]) AS s),
+ob AS (INSERT INTO outbox (topic, key, value, headers, job_id)
+       SELECT m.topic, m.key, m.value, m.headers, j.job_id FROM j,
+       unnest(%(topics)s::text[], %(keys)s::bytea[], %(values)s::bytea[], %(headers)s::jsonb[])
+           AS m(topic, key, value, headers)),
+ev AS (INSERT INTO job_events (job_id, stage, status) SELECT j.job_id, 'gateway', 'queued' FROM j)
+SELECT EXISTS (SELECT 1 FROM j),
+       (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s)
+"""
+
+
+class PostgresIntake(PgRole):
+    """What comes in: an artifact or URL with its job and outgoing messages, in one transaction."""
+
+    def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
+               request_hash: str | None = None) -> SubmitResult:
+        """In ONE transaction: create the user when missing, insert the artifact (kept once when the
+        same bytes come again), create the job with its stages pending, queue ``outbox`` and log
+        ``("gateway", "queued")``.  An existing ``job_id`` changes nothing and gives ``created=False``
+        (:class:`IdempotencyConflict` when it was created for another ``request_hash``)."""
+        return self._submit(artifact.user_id, job_id, outbox, artifact=artifact, stages=FILE_STAGES,
+                            request_hash=request_hash)
+
+    def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
+        """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka.
+        A job of a source deleted after ``artifact.submitted_at`` is not created again
+        (``created=False`` and no job): the event is left over from the deletion."""
+        return self._register(artifact, job_id, (), guard_deleted=True)
+
+    def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
+                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None) -> SubmitResult:
+        """In ONE transaction: create a URL job (no artifact until the fetcher stores the page, stages
+        fetch, extract, chunk and embed pending), queue ``outbox`` and log ``("gateway", "queued")``."""
+        return self._submit(user_id, job_id, outbox, source_uri=url, title=title, stages=URL_STAGES,
+                            request_hash=request_hash)
+
+    def _submit(self, user_id: str, job_id: str, outbox: Sequence[OutboxMessage], *,
+                artifact: ArtifactRecord | None = None, source_uri: str | None = None, title: str | None = None,
+                stages: Sequence[str], request_hash: str | None) -> SubmitResult:
+        """The whole submission in one statement (one round trip): nothing is written when the job exists
+        already (an idempotent retry), and the row returned says which case it was."""
+        source_id = artifact.source_id if artifact is not None else \
+            ids.source_id(user_id, (source_uri or "").split("#", 1)[0].strip())  # a URL without its fragment
+        a = artifact
+        params = {
+            "job": job_id, "user": user_id, "source_id": source_id, "stages": list(stages),
+            "source_uri": a.source_uri if a else source_uri, "title": a.title if a else title,
+            "request_hash": request_hash, "artifact_id": a.artifact_id if a else None,
+            "object_key": a.object_key if a else None, "content_type": a.content_type if a else None,
+            "size_bytes": a.size_bytes if a else None, "sha256": a.sha256 if a else None,
+            "filename": a.filename if a else None, "captured_at": a.captured_at if a else None,
+            "submitted_at": a.submitted_at if a else None, "producer": a.producer if a else None,
+            "attributes": Jsonb(dict(a.attributes)) if a else None,
+            "topics": [m.topic for m in outbox], "keys": [m.key for m in outbox],
+            "values": [m.value for m in outbox], "headers": [_encode_headers(m.headers) for m in outbox],
+        }
+        with self._pool.connection() as conn:
+            row = conn.execute(_SUBMIT, params).fetchone()
+        assert row is not None
+        created, existing_artifact, existing_hash = row
+        if created:
+            return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True)
+        if request_hash is not None and existing_hash is not None and existing_hash != request_hash:
+            raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
+                                      "send new content with a new key")
+        return SubmitResult(job_id=job_id, artifact_id=existing_artifact or (a.artifact_id if a else ""),
+                            created=False)
+
+    def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
+        """Record the artifact a URL job fetched and point the job at it (same user only)."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT 1 FROM jobs WHERE job_id = %s AND user_id = %s FOR UPDATE",
+                               (job_id, artifact.user_id)).fetchone()
+            if row is None:
+                return False
+            self._insert_artifact(conn, artifact)
+            conn.execute("UPDATE jobs SET artifact_id = %s, source_id = %s, updated_at = now() WHERE job_id = %s",
+                         (artifact.artifact_id, artifact.source_id, job_id))
+        return True
+
+    def _register(self, artifact: ArtifactRecord | None, job_id: str, outbox: Sequence[OutboxMessage], *,
+                  user_id: str | None = None, source_uri: str | None = None, title: str | None = None,
+                  stages: Sequence[str] = FILE_STAGES, guard_deleted: bool = False,
+                  request_hash: str | None = None) -> SubmitResult:
+        owner = artifact.user_id if artifact is not None else user_id
+        assert owner is not None
+        # A URL's source is the URL without its fragment (as the fetcher names the page it stores).
+        job_source = artifact.source_id if artifact is not None else \
+            ids.source_id(owner, (source_uri or "").split("#", 1)[0].strip())
+        with self._pool.connection() as conn:
+            with conn.transaction() as tx:
+                if guard_deleted and artifact is not None and self._left_over(conn, artifact, job_id):
+                    raise psycopg.Rollback(tx)
+                self._ensure_user(conn, owner, None)
+                if artifact is not None:
+                    self._insert_artifact(conn, artifact)
+                created = conn.execute(
+                    "INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title, source_id, "
+                    "request_hash) VALUES (%s, %s, %s, 'queued', %s, %s, %s, %s) "
+                    "ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
+                    (job_id, owner, artifact.artifact_id if artifact else None,
+                     artifact.source_uri if artifact else source_uri, artifact.title if artifact else title,
+                     job_source, request_hash),
+                ).fetchone()
+                if created is None:
+                    # Idempotent resubmission: undo the user/artifact inserts too, nothing changes.
+                    raise psycopg.Rollback(tx)
+                conn.execute(
+                    "INSERT INTO job_stages (job_id, stage, status) "
+                    "SELECT %s, s, 'pending' FROM unnest(%s::text[]) AS s",
+                    (job_id, list(stages)),
+                )
+                if outbox:
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            "INSERT INTO outbox (topic, key, value, headers, job_id) "
+                            "VALUES (%s, %s, %s, %s, %s)",
+                            [(m.topic, m.key, m.value, _encode_headers(m.headers), job_id) for m in outbox],
+                        )
+                self._event(conn, job_id, "gateway", "queued", None, None)
+                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "",
+                                    created=True)
+            existing = conn.execute("SELECT artifact_id, request_hash FROM jobs WHERE job_id = %s",
+                                    (job_id,)).fetchone()
+        if existing is not None and request_hash is not None and existing[1] is not None \
+                and existing[1] != request_hash:
+            raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
+                                      "send new content with a new key")
+        fallback = artifact.artifact_id if artifact else ""
+        return SubmitResult(job_id=job_id, artifact_id=(existing[0] if existing else None) or fallback,
+                            created=False)

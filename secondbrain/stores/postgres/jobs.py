@@ -1,0 +1,222 @@
+"""The job ledger: each job's stages, their transitions and the event log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from psycopg.rows import dict_row
+
+from secondbrain.pipeline.topology import STAGES
+from secondbrain.ports import JobView, StageOutcome, StageView
+from secondbrain.stores.postgres.base import PgRole
+
+_UNFINISHED = "status NOT IN ('succeeded', 'failed', 'duplicate')"
+
+# Finishing a stage, in one statement: the stage succeeds (unless the job is finished, or the document
+# this work is about was replaced meanwhile), the job succeeds once no other stage is left, and the row
+# returned says what became of the work: the job's status, and whether the document was superseded.
+_FINISH = f"""
+WITH job AS (SELECT status FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s),
+sup AS (SELECT %(doc)s::text IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM documents d WHERE d.document_id = %(doc)s AND d.user_id = %(user)s
+              AND d.superseded_at IS NULL
+              AND NOT EXISTS (SELECT 1 FROM documents n WHERE n.user_id = d.user_id AND n.source_id = d.source_id
+                                AND n.version > d.version)) AS superseded),
+st AS (UPDATE job_stages SET status = 'succeeded', finished_at = now(), started_at = coalesce(started_at, now()),
+              detail = coalesce(%(detail)s, detail), attempts = greatest(attempts, %(attempt)s)
+       WHERE job_id = %(job)s AND stage = %(stage)s AND status <> 'succeeded'
+         AND EXISTS (SELECT 1 FROM job WHERE {_UNFINISHED}) AND NOT (SELECT superseded FROM sup)
+       RETURNING attempts),
+others AS (SELECT count(*) AS n FROM job_stages
+           WHERE job_id = %(job)s AND stage <> %(stage)s AND status <> 'succeeded'),
+j AS (UPDATE jobs SET status = CASE WHEN (SELECT n FROM others) = 0 THEN 'succeeded' ELSE 'running' END,
+                      error = CASE WHEN (SELECT n FROM others) = 0 THEN NULL ELSE error END,
+                      finished_at = CASE WHEN (SELECT n FROM others) = 0 THEN now() ELSE finished_at END,
+                      updated_at = now()
+      WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING status),
+ev AS (INSERT INTO job_events (job_id, stage, status, detail, attempt)
+       SELECT job_id, stage, status, detail, attempt FROM (
+           SELECT %(job)s AS job_id, %(stage)s AS stage, 'succeeded' AS status, %(detail)s AS detail,
+                  attempts AS attempt, 1 AS ord FROM st
+           UNION ALL
+           SELECT %(job)s, 'job', 'succeeded', NULL, NULL, 2 FROM j WHERE j.status = 'succeeded') e
+       ORDER BY ord RETURNING 1)
+SELECT (SELECT status FROM job), (SELECT superseded FROM sup)
+"""
+
+
+def _timestamp(value: str | None) -> datetime | None:
+    """A timestamptz as json_build_object writes it (ISO 8601 with offset)."""
+    return datetime.fromisoformat(value) if value else None
+
+
+class PostgresJobs(PgRole):
+    """The job ledger: each job's stages, their transitions and the event log."""
+
+    # Every transition is one transaction sent in one go (pipeline mode: one round trip): the job row is
+    # locked first, so two transitions of one job never interleave, and every later statement runs only
+    # while the job is the user's and unfinished (a replayed or late event changes nothing).  In READ
+    # COMMITTED each statement sees what committed before it ran, i.e. after the lock was granted.
+
+    def _locked(self, user_id: str, job_id: str, *statements: str, **params: Any) -> list[Any]:
+        """Run ``statements`` (SQL with %(job)s/%(user)s... placeholders) after locking the job; the first
+        row each returns (None for statements returning nothing)."""
+        args = {"job": job_id, "user": user_id, **params}
+        lock = "SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s FOR UPDATE"
+        return self._one_trip([(lock, args), *((sql, args) for sql in statements)])[1:]
+
+    def deleted(self, user_id: str, job_id: str, source_id: str | None) -> bool:
+        """Whether the job is gone because its source was deleted (see the port)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s) "
+                "AND EXISTS (SELECT 1 FROM deleted_sources WHERE user_id = %(user)s AND source_id = %(source)s)",
+                {"job": job_id, "user": user_id, "source": source_id}).fetchone()
+        return bool(row and row[0])
+
+    def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
+                     detail: str | None = None, attempt: int = 1) -> StageOutcome:
+        """Record ``stage`` done and say whether its work is still wanted (see the port)."""
+        self._require_stage(stage)
+        (row,) = self._locked(user_id, job_id, _FINISH, stage=stage, doc=document_id, detail=detail, attempt=attempt)
+        if row is None or row[0] is None:
+            return "gone"  # no such job for this user: deleted with its source (or never theirs)
+        status, superseded = row
+        if superseded:
+            return "superseded"
+        return "ended" if status in ("failed", "duplicate") else "done"
+
+    def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
+        """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
+        self._require_stage(stage)
+        self._locked(user_id, job_id, f"""
+            WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
+            st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s,
+                          started_at = coalesce(started_at, now()), finished_at = NULL
+                   WHERE job_id = %(job)s AND stage = %(stage)s AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+            j AS (UPDATE jobs SET status = 'running', updated_at = now()
+                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
+            INSERT INTO job_events (job_id, stage, status, attempt)
+            SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM live""", stage=stage, attempt=attempt)
+
+    def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
+        """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
+        self.finish_stage(user_id, job_id, stage, detail=detail, attempt=0)
+
+    def stage_retrying(self, user_id: str, job_id: str, stage: str, attempt: int, reason: str) -> None:
+        """Record a retryable failure of ``stage`` at ``attempt`` (kept as the stage detail)."""
+        self._require_stage(stage)
+        self._locked(user_id, job_id, f"""
+            WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
+            st AS (UPDATE job_stages SET status = 'retrying', attempts = %(attempt)s, detail = %(reason)s,
+                          started_at = coalesce(started_at, now())
+                   WHERE job_id = %(job)s AND stage = %(stage)s AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+            j AS (UPDATE jobs SET status = 'running', updated_at = now()
+                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
+            INSERT INTO job_events (job_id, stage, status, detail, attempt)
+            SELECT %(job)s, %(stage)s, 'retrying', %(reason)s, %(attempt)s FROM live""",
+                     stage=stage, attempt=attempt, reason=reason)
+
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
+        """Mark the stage and the job failed with ``reason``; stages not yet run become skipped.
+
+        ``stage`` may also name a step outside :data:`STAGES` (e.g. the gateway); then only
+        the job and the event log record it.
+        """
+        self._locked(user_id, job_id, f"""
+            WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
+            st AS (UPDATE job_stages SET status = 'failed', finished_at = now(), detail = %(reason)s,
+                          attempts = greatest(attempts, coalesce(%(attempt)s, attempts))
+                   WHERE job_id = %(job)s AND stage = %(stage)s AND EXISTS (SELECT 1 FROM live) RETURNING attempts),
+            skip AS (UPDATE job_stages SET status = 'skipped'
+                     WHERE job_id = %(job)s AND status = 'pending' AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+            j AS (UPDATE jobs SET status = 'failed', error = %(reason)s, finished_at = now(), updated_at = now()
+                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
+            INSERT INTO job_events (job_id, stage, status, detail, attempt)
+            SELECT %(job)s, %(stage)s, 'failed', %(reason)s, (SELECT attempts FROM st) FROM live""",
+                     stage=stage, reason=reason, attempt=attempt)
+
+    def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
+        """End the job as a duplicate of ``original_job_id``.
+
+        The stage that found the duplicate (the running one) is marked succeeded, stages that
+        had not run are skipped.
+        """
+        self._locked(user_id, job_id, f"""
+            WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
+            done AS (UPDATE job_stages SET status = 'succeeded', finished_at = now()
+                     WHERE job_id = %(job)s AND status = 'running' AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+            skip AS (UPDATE job_stages SET status = 'skipped', detail = %(detail)s
+                     WHERE job_id = %(job)s AND status IN ('pending', 'retrying') AND EXISTS (SELECT 1 FROM live)
+                     RETURNING 1),
+            j AS (UPDATE jobs SET status = 'duplicate', duplicate_of = %(original)s, finished_at = now(),
+                                  updated_at = now()
+                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
+            INSERT INTO job_events (job_id, stage, status, detail)
+            SELECT %(job)s, 'job', 'duplicate', %(detail)s FROM live""",
+                     original=original_job_id, detail=f"duplicate of {original_job_id}")
+
+    def get_job(self, user_id: str, job_id: str) -> JobView | None:
+        """The user's job with its stages in :data:`STAGES` order, or ``None`` (also for others' jobs)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            # One round trip: the stages come along as a JSON array in STAGES order.
+            job = cur.execute(
+                # The extracted title once there is one (as the source list shows), else the submitted one.
+                "SELECT j.*, COALESCE(d.title, a.title, j.title) AS title, "
+                "COALESCE(a.source_uri, j.source_uri) AS source_uri, "
+                "(SELECT coalesce(json_agg(json_build_object('stage', s.stage, 'status', s.status, "
+                "'attempts', s.attempts, 'started_at', s.started_at, 'finished_at', s.finished_at, "
+                "'detail', s.detail) ORDER BY array_position(%s::text[], s.stage), s.stage), '[]') "
+                " FROM job_stages s WHERE s.job_id = j.job_id) AS stage_rows FROM jobs j "
+                "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id "
+                "WHERE j.job_id = %s AND j.user_id = %s",
+                (list(STAGES), job_id, user_id),
+            ).fetchone()
+            if job is None:
+                return None
+        stages = [StageView(stage=s["stage"], status=s["status"], attempts=s["attempts"],
+                            started_at=_timestamp(s["started_at"]), finished_at=_timestamp(s["finished_at"]),
+                            detail=s["detail"]) for s in job["stage_rows"]]
+        return JobView(
+            job_id=job["job_id"], user_id=job["user_id"], artifact_id=job["artifact_id"],
+            status=job["status"], error=job["error"], created_at=job["created_at"],
+            updated_at=job["updated_at"], finished_at=job["finished_at"],
+            stages=stages,
+            title=job["title"], source_uri=job["source_uri"], duplicate_of=job["duplicate_of"],
+        )
+
+    def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
+        """The job's event log oldest first: dicts with stage, status, detail, attempt, at
+        (empty for an unknown job or another user's job)."""
+        with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(
+                "SELECT e.stage, e.status, e.detail, e.attempt, e.at FROM job_events e "
+                "JOIN jobs j ON j.job_id = e.job_id WHERE e.job_id = %s AND j.user_id = %s ORDER BY e.id",
+                (job_id, user_id),
+            ).fetchall()
+
+    def pending_jobs(self, user_id: str) -> int:
+        """Queued or running jobs of the user (served by the partial index on unfinished jobs)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM jobs WHERE user_id = %s AND status IN ('queued', 'running')",
+                               (user_id,)).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
+        """The earliest other job of the user whose artifact is the same bytes, that got past
+        extraction (its document exists and is the current version of its source)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT j.job_id FROM jobs j
+                JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id
+                WHERE j.user_id = %s AND j.artifact_id = %s AND j.job_id <> %s
+                  AND j.status IN ('succeeded', 'running') AND d.superseded_at IS NULL
+                ORDER BY j.created_at, j.job_id LIMIT 1
+                """,
+                (user_id, artifact_id, job_id),
+            ).fetchone()
+        return row[0] if row else None

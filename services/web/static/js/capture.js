@@ -1,0 +1,188 @@
+// Capturing: files (chosen or dropped, several at once, with upload progress), notes, web page
+// addresses, and voice notes recorded in the browser.
+
+import {$, announce, el} from "./dom.js";
+import {clock, dateValue, isoLocal, pad} from "./format.js";
+import {ApiError, api} from "./http.js";
+import {scheduleReload} from "./sources.js";
+
+let recorder = null; // the MediaRecorder while a voice note is being recorded
+
+// XMLHttpRequest rather than fetch(): only it reports upload progress.
+function uploadFile(file, {title = null, capturedAt = null} = {}) {
+  const progress = el("progress", {max: "1", value: "0", "aria-label": `Uploading ${file.name}`});
+  const item = el("li", {}, el("span", {}, `Uploading ${file.name}`), progress);
+  $("#uploads").append(item);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/v1/artifacts");
+    xhr.responseType = "json";
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) progress.value = e.loaded / e.total;
+    });
+    xhr.addEventListener("load", () => {
+      item.remove();
+      if (xhr.status === 202) resolve(xhr.response);
+      else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
+    });
+    xhr.addEventListener("error", () => {
+      item.remove();
+      reject(new ApiError(0, "the connection failed"));
+    });
+    const form = new FormData();
+    if (title) form.append("title", title);
+    if (capturedAt) form.append("captured_at", capturedAt);
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+}
+
+async function addFiles(files) {
+  const list = [...files];
+  if (!list.length) return;
+  let added = 0;
+  const failures = [];
+  for (const file of list) {
+    try {
+      await uploadFile(file);
+      added += 1;
+      scheduleReload(0);
+    } catch (err) {
+      failures.push(`${file.name}: ${err.message}`);
+    }
+  }
+  const message = [added ? `Added ${added} file${added === 1 ? "" : "s"}; progress shows under Sources.` : "",
+                   failures.length ? `Not added: ${failures.join("; ")}` : ""].filter(Boolean).join(" ");
+  announce("capture-status", message);
+}
+
+async function addNote(event) {
+  event.preventDefault();
+  const text = $("#note-text").value;
+  if (!text.trim()) {
+    $("#note-text").focus();
+    return;
+  }
+  try {
+    await api("/v1/notes", {method: "POST", json: {text, title: $("#note-title").value.trim() || null}});
+    $("#note-text").value = "";
+    $("#note-title").value = "";
+    announce("capture-status", "Note saved; progress shows under Sources.");
+    scheduleReload(0);
+  } catch (err) {
+    announce("capture-status", `The note was not saved: ${err.message}`);
+  }
+}
+
+async function addUrl(event) {
+  event.preventDefault();
+  const url = $("#url").value.trim();
+  if (!url) {
+    $("#url").focus();
+    return;
+  }
+  try {
+    await api("/v1/urls", {method: "POST", json: {url}});
+    $("#url").value = "";
+    announce("capture-status", `Fetching ${url}; progress shows under Sources.`);
+    scheduleReload(0);
+  } catch (err) {
+    announce("capture-status", `The page was not added: ${err.message}`);
+  }
+}
+
+function recordingType() {
+  const types = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/webm", "audio/mp4"];
+  return types.find((t) => MediaRecorder.isTypeSupported(t)) || "";
+}
+
+async function toggleRecording() {
+  const button = $("#record");
+  if (recorder) {
+    recorder.stop();
+    return;
+  }
+  if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia || !window.MediaRecorder) {
+    $("#record-status").textContent = "This browser cannot record here: recording needs https:// or this computer's own address.";
+    return;
+  }
+  let stream;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({audio: true});
+  } catch (err) {
+    $("#record-status").textContent = `No microphone: ${err.message}`;
+    return;
+  }
+  const type = recordingType();
+  const rec = new MediaRecorder(stream, type ? {mimeType: type} : undefined);
+  const chunks = [];
+  const startedAt = new Date();
+  const timeLabel = $("#record-time");
+  const tick = () => {
+    const seconds = (Date.now() - startedAt.getTime()) / 1000;
+    timeLabel.dataset.seconds = seconds.toFixed(1);
+    timeLabel.textContent = clock(seconds);
+  };
+  const timer = setInterval(tick, 250);
+  rec.addEventListener("dataavailable", (e) => { if (e.data.size) chunks.push(e.data); });
+  rec.addEventListener("stop", async () => {
+    clearInterval(timer);
+    stream.getTracks().forEach((t) => t.stop());
+    recorder = null;
+    button.setAttribute("aria-pressed", "false");
+    button.textContent = "Record a voice note";
+    const mime = (rec.mimeType || type || "audio/webm").split(";")[0];
+    const ext = mime.includes("ogg") ? "ogg" : mime.includes("mp4") ? "m4a" : "webm";
+    const stamp = `${dateValue(startedAt)} ${pad(startedAt.getHours())}-${pad(startedAt.getMinutes())}`;
+    const file = new File(chunks, `voice-note-${stamp.replace(" ", "-")}.${ext}`, {type: mime});
+    $("#record-status").textContent = `Recorded ${clock((Date.now() - startedAt.getTime()) / 1000)}; uploading…`;
+    timeLabel.textContent = "";
+    try {
+      await uploadFile(file, {title: `Voice note ${dateValue(startedAt)} ${pad(startedAt.getHours())}:${pad(startedAt.getMinutes())}`,
+                              capturedAt: isoLocal(startedAt)});
+      $("#record-status").textContent = "";
+      announce("capture-status", "Voice note added; it is transcribed under Sources.");
+      scheduleReload(0);
+    } catch (err) {
+      $("#record-status").textContent = "";
+      announce("capture-status", `The voice note was not added: ${err.message}`);
+    }
+  });
+  rec.start(1000);
+  recorder = rec;
+  tick();
+  button.setAttribute("aria-pressed", "true");
+  button.textContent = "Stop recording";
+  $("#record-status").textContent = "Recording… press Stop recording when you are done.";
+  announce("capture-status", "Recording started.");
+}
+
+function setUpDropZone() {
+  const zone = $("#dropzone");
+  const over = (on) => (e) => {
+    e.preventDefault();
+    zone.classList.toggle("over", on);
+  };
+  zone.addEventListener("dragenter", over(true));
+  zone.addEventListener("dragover", over(true));
+  zone.addEventListener("dragleave", over(false));
+  zone.addEventListener("drop", (e) => {
+    over(false)(e);
+    addFiles(e.dataTransfer ? e.dataTransfer.files : []);
+  });
+  // A file dropped beside the zone must not replace the page.
+  window.addEventListener("dragover", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => e.preventDefault());
+}
+
+export function wireCapture() {
+  $("#choose-files").addEventListener("click", () => $("#file-input").click());
+  $("#file-input").addEventListener("change", (e) => {
+    addFiles(e.target.files);
+    e.target.value = "";
+  });
+  setUpDropZone();
+  $("#note-form").addEventListener("submit", addNote);
+  $("#url-form").addEventListener("submit", addUrl);
+  $("#record").addEventListener("click", toggleRecording);
+}

@@ -1,0 +1,72 @@
+// This origin's HTTP API and its server-sent events.  The browser sends the session cookie the
+// sign-in set (HttpOnly: no script sees it, and no key is kept in the browser's storage).
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// Set by the page's start: what to do when the server says the session is gone.  A hook rather
+// than an import, so this module depends on nothing else of the page.
+let unauthorized = () => {};
+
+export function onUnauthorized(handler) {
+  unauthorized = handler;
+}
+
+export async function errorText(res) {
+  try {
+    const body = await res.json();
+    if (typeof body.detail === "string") return body.detail;
+    if (Array.isArray(body.detail)) return body.detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
+    return JSON.stringify(body);
+  } catch {
+    return res.statusText || `HTTP ${res.status}`;
+  }
+}
+
+export async function api(path, {method = "GET", json, signal} = {}) {
+  const headers = {};
+  let body;
+  if (json !== undefined) {
+    headers["Content-Type"] = "application/json";
+    body = JSON.stringify(json);
+  }
+  const res = await fetch(path, {method, headers, body, signal});
+  if (res.status === 401) unauthorized();
+  if (!res.ok) throw new ApiError(res.status, await errorText(res));
+  return res;
+}
+
+// Server-sent events from a fetch() response: yields {event, data} per message.
+export async function* readEvents(res) {
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) break;
+    buffer += value;
+    // Normalise line ends, keeping a trailing \r until we know whether \n follows it.
+    const keep = buffer.endsWith("\r") ? "\r" : "";
+    buffer = buffer.slice(0, buffer.length - keep.length).replace(/\r\n?/g, "\n") + keep;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (!line || line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let text = colon < 0 ? "" : line.slice(colon + 1);
+        if (text.startsWith(" ")) text = text.slice(1);
+        if (field === "event") event = text;
+        else if (field === "data") data.push(text);
+      }
+      if (data.length) yield {event, data: data.join("\n")};
+    }
+  }
+}

@@ -1,0 +1,181 @@
+// The source list: kind, captured time and status, each stage's progress live from the job's
+// event stream, the type filter, and deleting after a confirmation.
+
+import {$, announce, el} from "./dom.js";
+import {MODALITY_LABEL, formatWhen} from "./format.js";
+import {api, readEvents} from "./http.js";
+import {state} from "./state.js";
+import {rangeParams} from "./time.js";
+
+const FINAL = new Set(["succeeded", "failed", "duplicate"]);
+const MAX_STREAMS = 3; // browsers allow ~6 connections per host over HTTP/1.1: leave room for the rest
+const STATUS_LABEL = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Failed",
+                      duplicate: "Already added"};
+const STAGE_LABEL = {fetch: "fetch page", extract: "read", chunk: "split", embed: "index"};
+const STAGE_STATE = {pending: "waiting", running: "working", retrying: "retrying", succeeded: "done",
+                     failed: "failed", skipped: "skipped"};
+
+const streams = new Map(); // job id -> the AbortController of its open event stream
+let waiting = []; // job ids to watch once a stream closes (at most MAX_STREAMS open)
+let reloadTimer = null;
+
+export function scheduleReload(delay = 400) {
+  clearTimeout(reloadTimer);
+  reloadTimer = setTimeout(loadSources, delay);
+}
+
+function stageText(stages) {
+  return stages.map((s) => `${STAGE_LABEL[s.stage] || s.stage}: ${STAGE_STATE[s.status] || s.status}`).join(" · ");
+}
+
+function progressOf(stages) {
+  const done = stages.filter((s) => s.status === "succeeded" || s.status === "skipped").length;
+  return {done, total: Math.max(stages.length, 1)};
+}
+
+function sourceRow(s) {
+  const title = s.title || s.source_uri || "Untitled";
+  const final = FINAL.has(s.status);
+  const facts = el("div", {class: "facts"},
+    s.modality ? el("span", {class: "badge"}, MODALITY_LABEL[s.modality] || s.modality) : null,
+    s.captured_at ? el("span", {}, "Captured ", el("time", {datetime: s.captured_at}, formatWhen(s.captured_at))) : null,
+    el("span", {class: `state ${s.status}`}, STATUS_LABEL[s.status] || s.status),
+    s.status === "succeeded" && s.chunk_count !== null ? el("span", {}, `${s.chunk_count} passage${s.chunk_count === 1 ? "" : "s"}`) : null);
+  const progress = el("progress", {max: "3", value: "0", "aria-label": `Progress of ${title}`, hidden: final});
+  const stages = el("div", {class: "stages", hidden: final});
+  const remove = el("button", {type: "button", class: "delete", "aria-label": `Delete ${title}`,
+                               disabled: !s.source_id, onclick: (e) => confirmDelete(s, title, e.currentTarget)},
+                    "Delete");
+  return el("li", {class: "source", dataset: {jobId: s.job_id || "", sourceId: s.source_id || "", status: s.status,
+                                            modality: s.modality || ""}},
+    el("span", {class: "title"}, title), facts, progress, stages,
+    s.error ? el("p", {class: "err"}, s.error) : null,
+    el("div", {class: "actions"}, remove));
+}
+
+export async function loadSources() {
+  if ($("#main").hidden) return;
+  clearTimeout(reloadTimer);
+  const params = new URLSearchParams({limit: "100", ...rangeParams()});
+  const type = $("#type-filter").value;
+  if (type) params.set("modality", type);
+  try {
+    const res = await api(`/v1/sources?${params}`);
+    const {sources} = await res.json();
+    // One row per source: the newest submission of each (earlier versions stay in its history).
+    const seen = new Set();
+    const rows = sources.filter((s) => {
+      const key = s.source_id || s.job_id;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    // Keep the keyboard focus on the same row's button across the refresh.
+    const focused = document.activeElement && document.activeElement.closest(".source .actions");
+    const focusedJob = focused ? focused.closest(".source").dataset.jobId : null;
+    $("#source-list").replaceChildren(...rows.map(sourceRow));
+    if (focusedJob) {
+      const again = document.querySelector(`.source[data-job-id="${CSS.escape(focusedJob)}"] .delete`);
+      if (again) again.focus();
+    }
+    const filtered = type || state.range.from;
+    const more = sources.length >= 100 ? " Showing the newest; narrow the time or type to see older ones." : "";
+    $("#sources-summary").textContent = rows.length
+      ? `${rows.length} source${rows.length === 1 ? "" : "s"}${filtered ? " match the filters" : ""}.${more}`
+      : filtered ? "Nothing matches these filters." : "Nothing yet: add a file, a note, a page or a voice note.";
+    for (const s of rows) if (!FINAL.has(s.status) && s.job_id) watchJob(s.job_id);
+  } catch (err) {
+    if (err.status !== 401) $("#sources-summary").textContent = `The sources could not be loaded: ${err.message}`;
+  }
+}
+
+// Forget the list (signing out), so the next person sees none of it.
+export function clearSources() {
+  $("#source-list").replaceChildren();
+}
+
+function onJob(job) {
+  const row = document.querySelector(`.source[data-job-id="${CSS.escape(job.job_id)}"]`);
+  const name = job.title || job.source_uri || "A source";
+  if (row) {
+    row.dataset.status = job.status;
+    const stateLabel = $(".state", row);
+    stateLabel.className = `state ${job.status}`;
+    stateLabel.textContent = STATUS_LABEL[job.status] || job.status;
+    const {done, total} = progressOf(job.stages || []);
+    const bar = $("progress", row);
+    bar.max = total;
+    bar.value = done;
+    $(".stages", row).textContent = stageText(job.stages || []);
+    const final = FINAL.has(job.status);
+    bar.hidden = final;
+    $(".stages", row).hidden = final;
+  }
+  if (FINAL.has(job.status)) {
+    const said = job.status === "succeeded" ? "is ready" : job.status === "duplicate" ? "was already added"
+      : `failed: ${job.error || "unknown error"}`;
+    announce("job-status", `${name} ${said}.`);
+    scheduleReload();
+  }
+}
+
+function watchJob(jobId) {
+  if (streams.has(jobId) || waiting.includes(jobId)) return;
+  if (streams.size >= MAX_STREAMS) {
+    waiting.push(jobId);
+    return;
+  }
+  const controller = new AbortController();
+  streams.set(jobId, controller);
+  (async () => {
+    try {
+      const res = await api(`/v1/jobs/${encodeURIComponent(jobId)}/stream`, {signal: controller.signal});
+      for await (const message of readEvents(res)) {
+        if (message.event === "job") onJob(JSON.parse(message.data));
+      }
+    } catch (err) {
+      if (err.name !== "AbortError" && err.status !== 404) scheduleReload(3000); // try again shortly
+    } finally {
+      streams.delete(jobId);
+      const next = waiting.shift();
+      if (next) watchJob(next);
+    }
+  })();
+}
+
+export function stopAllStreams() {
+  for (const controller of streams.values()) controller.abort();
+  streams.clear();
+  waiting = [];
+}
+
+async function confirmDelete(source, title, button) {
+  const dialog = $("#confirm-delete");
+  $("#confirm-title").textContent = `Delete “${title}”?`;
+  $("#confirm-text").textContent = "It is removed with every version, its indexed passages and its original "
+    + "file. This cannot be undone.";
+  dialog.returnValue = "";
+  dialog.showModal();
+  await new Promise((resolve) => dialog.addEventListener("close", resolve, {once: true}));
+  if (dialog.returnValue !== "delete") {
+    button.focus();
+    return;
+  }
+  try {
+    await api(`/v1/sources/${encodeURIComponent(source.source_id)}`, {method: "DELETE"});
+    announce("job-status", `Deleted ${title}.`);
+    const row = button.closest(".source");
+    if (row) row.remove();
+    $("#sources-title").setAttribute("tabindex", "-1");
+    $("#sources-title").focus();
+    scheduleReload(0);
+  } catch (err) {
+    announce("job-status", `${title} was not deleted: ${err.message}`);
+    button.focus();
+  }
+}
+
+export function wireSources() {
+  $("#type-filter").addEventListener("change", () => loadSources());
+  $("#refresh-sources").addEventListener("click", () => loadSources());
+}

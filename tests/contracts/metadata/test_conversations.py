@@ -1,0 +1,65 @@
+"""Contract of the Conversations role: turns in order, each conversation private to its user."""
+
+from __future__ import annotations
+
+import pytest
+
+from secondbrain.ports import ForeignConversation
+from tests.contracts.metadata.helpers import REFUSED, Stores
+
+
+def test_conversation_turns_are_private_and_ordered(stores: Stores) -> None:
+    conversations = stores.conversations
+    stores.users.ensure_user("alice")
+    stores.users.ensure_user("bob")
+    conv = "conv-1"
+    conversations.add_turn("alice", conv, "user", "what did I save about the budget?")
+    conversations.add_turn("alice", conv, "assistant", "The travel budget is 4000 euros [1].", {"citations": [1]})
+    conversations.add_turn("alice", conv, "user", "and last year?")
+    turns = conversations.get_turns("alice", conv)
+    assert [(t.role, t.content) for t in turns] == [
+        ("user", "what did I save about the budget?"), ("assistant", "The travel budget is 4000 euros [1]."),
+        ("user", "and last year?")]
+    assert turns[1].meta == {"citations": [1]} and turns[0].meta == {}
+    assert [t.created_at for t in turns] == sorted(t.created_at for t in turns)
+    assert [t.content for t in conversations.get_turns("alice", conv, limit=1)] == ["and last year?"]
+    assert [t.content for t in conversations.get_turns("alice", conv, limit=2)] == [
+        "The travel budget is 4000 euros [1].", "and last year?"]
+    assert conversations.get_turns("alice", conv, limit=0) == []
+    assert conversations.get_turns("bob", conv) == []
+    assert conversations.get_turns("alice", "no-such-conversation") == []
+    with pytest.raises(ForeignConversation):
+        conversations.add_turn("bob", conv, "user", "let me in")
+    assert len(conversations.get_turns("alice", conv)) == 3
+    assert conversations.list_conversations("bob") == []
+
+
+def test_conversations_are_listed_oldest_first_with_their_turns(stores: Stores) -> None:
+    conversations = stores.conversations
+    stores.users.ensure_user("alice")
+    for conv, n in (("b-second", 1), ("a-third", 3), ("c-first", 2)):
+        for i in range(n):
+            conversations.add_turn("alice", conv, "user", f"q{i}")
+    # created in that order; a turn added later moves updated_at, not the order
+    conversations.add_turn("alice", "b-second", "assistant", "a")
+    listed = conversations.list_conversations("alice")
+    assert [(c.conversation_id, c.turns) for c in listed] == [("b-second", 2), ("a-third", 3), ("c-first", 2)]
+    first = listed[0]
+    assert first.created_at < first.updated_at <= conversations.get_turns("alice", "b-second")[-1].created_at
+
+
+def test_turn_meta_is_kept_as_json(stores: Stores) -> None:
+    stores.users.ensure_user("alice")
+    stores.conversations.add_turn("alice", "c", "assistant", "x", {"spans": (1, 2), "nested": {"k": None}})
+    [turn] = stores.conversations.get_turns("alice", "c")
+    assert turn.meta == {"spans": [1, 2], "nested": {"k": None}}
+
+
+def test_a_conversation_needs_a_known_user_and_a_role(stores: Stores) -> None:
+    with pytest.raises(REFUSED):
+        stores.conversations.add_turn("nobody", "c", "user", "hello")
+    assert stores.conversations.list_conversations("nobody") == []
+    stores.users.ensure_user("alice")
+    with pytest.raises(REFUSED):
+        stores.conversations.add_turn("alice", "c", "system", "hello")  # type: ignore[arg-type]
+    assert stores.conversations.get_turns("alice", "c") == []

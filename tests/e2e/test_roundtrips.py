@@ -1,0 +1,79 @@
+"""How many times one capture makes secondbrain wait for PostgreSQL, end to end.
+
+A running `secondbrain up` talks to Postgres through a proxy that counts round trips (tests/pgturns.py).
+One note goes in over HTTP and through the relay, the extractor, the chunker and the embedder; the
+round trips in that window, minus those of an idle window as long, are the note's.  Nothing polls the
+job meanwhile (that would be counted too): the job is read once, after the window.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.harness import Service, readable_tmp, wait_jobs
+from tests.pg import base_dsn, fresh_database
+from tests.pgturns import TurnCountingProxy
+
+pytestmark = pytest.mark.e2e
+WINDOW_S = 6.0  # long enough for a note to be searchable on a loaded 2-core machine
+# What one note costs today: gateway 2 (key check, intake), relay 2 (claim; mark with the next claim),
+# extract 4 (admission, duplicate check, document, finish), chunk 1, embed 3 (index version, chunk count,
+# finish).  The target is 10; a regression past today's figure fails here.
+ROUND_TRIP_BUDGET = 12
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, TurnCountingProxy]]:
+    with base_dsn() as base, fresh_database(base) as dsn:
+        params = dict(part.split("=", 1) for part in dsn.split() if "=" in part)
+        proxy = TurnCountingProxy((params.get("host", "127.0.0.1"), int(params.get("port", "5432"))))
+        proxied = " ".join(f"{k}={v}" for k, v in {**params, "host": "127.0.0.1", "port": str(proxy.port)}.items())
+        with readable_tmp("sb-rt-") as root:
+            svc = Service("up", ["up", "--data-dir", str(root / "data")], {
+                "SB_POSTGRES_DSN": proxied,
+                "SB_RELAY_POLL_S": "60",  # the gateway wakes the relay; no idle polling inside the windows
+            }, tmp_path_factory.mktemp("rt-logs"))
+            svc.start().wait_ready(timeout=180)
+            try:
+                yield svc, proxy
+            finally:
+                svc.stop()
+                proxy.close()
+
+
+def note(client: httpx.Client, text: str) -> str:
+    r = client.post("/v1/notes", json={"text": text})
+    assert r.status_code == 202, r.text
+    return str(r.json()["job_id"])
+
+
+def test_one_note_costs_at_most_twelve_round_trips(counted: tuple[Service, TurnCountingProxy]) -> None:
+    svc, proxy = counted
+    with svc.client() as client:
+        # The user's first capture creates their index; the one measured is an ordinary one.
+        first = note(client, "Warm-up: the boiler was serviced in October.")
+        assert wait_jobs(client, [first])[first]["status"] == "succeeded"
+        time.sleep(1.0)
+        with proxy.counting() as idle:
+            time.sleep(WINDOW_S)
+        mark = len(proxy.log)
+        with proxy.counting() as busy:
+            job = note(client, "The spare bike key hangs on the hook behind the kitchen door.")
+            time.sleep(WINDOW_S)
+        view = client.get(f"/v1/jobs/{job}").json()
+        assert view["status"] == "succeeded", view
+        hits = client.get("/v1/search", params={"q": "spare bike key", "mode": "sparse"}).json()["hits"]
+        assert any("kitchen door" in h["text"] for h in hits)
+    per_note = busy[0] - idle[0]
+    turns = [re.sub(rb"[^ -~]+", b" ", turn).decode()[:160] for turn in proxy.log[mark:]]
+    Path("test-artifacts").mkdir(exist_ok=True)
+    Path("test-artifacts/roundtrips.txt").write_text(f"{per_note}\n" + "\n".join(turns) + "\n")
+    # The statements are in the message so that a regression says where the new round trips go.
+    assert per_note <= ROUND_TRIP_BUDGET, (
+        f"{per_note} round trips for one note (budget {ROUND_TRIP_BUDGET}):\n" + "\n".join(turns))
