@@ -122,10 +122,12 @@ class Intake(Protocol):
     """What comes in: an artifact or a URL, recorded with its job and outgoing messages in one transaction."""
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
-               request_hash: str | None = None) -> SubmitResult:
+               request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
         """In ONE transaction: upsert the artifact, create the job (stages pending) and queue ``outbox``.
         Resubmitting the same ``job_id`` changes nothing and returns ``created=False``; with another
-        ``request_hash`` than the first time it raises :class:`IdempotencyConflict`."""
+        ``request_hash`` than the first time it raises :class:`IdempotencyConflict`.  With ``lease_s`` the
+        rows are queued already leased to the caller for that long (their ids in ``leased``): a relay in
+        the same process publishes them without claiming them first."""
         ...
 
     def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
@@ -133,10 +135,12 @@ class Intake(Protocol):
         ...
 
     def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
-                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None) -> SubmitResult:
+                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None,
+                    lease_s: float | None = None) -> SubmitResult:
         """In ONE transaction: create a URL job (no artifact yet; stages fetch..embed pending) and
         queue ``outbox``.  An existing ``job_id`` changes nothing and returns ``created=False`` (or
-        raises :class:`IdempotencyConflict` for another ``request_hash``)."""
+        raises :class:`IdempotencyConflict` for another ``request_hash``); ``lease_s`` as for
+        :meth:`submit`."""
         ...
 
     def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:

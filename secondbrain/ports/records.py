@@ -58,6 +58,8 @@ class SubmitResult:
     job_id: str
     artifact_id: str
     created: bool  # False when the same job id already existed (idempotent resubmission)
+    # The outbox rows this call queued, in order, when it leased them to the caller (``lease_s``).
+    leased: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,9 @@ class JobView:
     title: str | None = None
     source_uri: str | None = None
     duplicate_of: str | None = None
+    # Another job of the user that already extracted the same bytes (what ``find_original_job``
+    # answers), read with the job so the extractor's admission lookup answers both.
+    extracted_before: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from secondbrain.ports import (
     DocumentRecord,
     Intake,
     JobLedger,
+    JobView,
     Lifecycle,
     ObjectNotFound,
     ObjectStore,
@@ -66,8 +67,8 @@ class ExtractorStage:
         self.lifecycle = lifecycle
         self.extractors = extractors
         self.max_bytes = max_bytes
-        # Events admitted as queued by secondbrain itself: (user, job) -> artifact id.
-        self._admitted: OrderedDict[tuple[str, str], str] = OrderedDict()
+        # Events admitted as queued by secondbrain itself: (user, job) -> (artifact id, earlier job of the bytes).
+        self._admitted: OrderedDict[tuple[str, str], tuple[str, str | None]] = OrderedDict()
         self._admitted_lock = threading.Lock()
 
     def warm_up(self) -> None:
@@ -85,14 +86,21 @@ class ExtractorStage:
         source deleted since is dropped here, before anything is read."""
         source_id = event.source_id or ids.source_id(event.user_id, event.source_uri)
         job_id = resolved_job_id(event)
+        seen: list[JobView] = []
+
+        def produced_here(job: JobView) -> bool:
+            seen.append(job)
+            return job.artifact_id is not None and job.artifact_id == event.artifact_id
+
         signed = admission.admit(
             self.users, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value, headers=headers,
-            produced_here=lambda job: job.artifact_id is not None and job.artifact_id == event.artifact_id,
+            produced_here=produced_here,
             gone=lambda: self.lifecycle.source_deleted(event.user_id, source_id, job_id, event.submitted_at))
-        if signed is None and event.artifact_id:
-            # Queued here: its artifact and job rows exist already (process() need not register them).
+        if signed is None and event.artifact_id and seen:
+            # Queued here: its artifact and job rows exist already (process() need not register them), and
+            # the lookup said whether the same bytes were extracted before (process() need not ask again).
             with self._admitted_lock:
-                self._admitted[(event.user_id, job_id)] = event.artifact_id
+                self._admitted[(event.user_id, job_id)] = (event.artifact_id, seen[0].extracted_before)
                 while len(self._admitted) > _ADMITTED_MAX:
                     self._admitted.popitem(last=False)
 
@@ -122,7 +130,7 @@ class ExtractorStage:
             raise PermanentError(f"the raw artifact {ev.object_key} is missing from object storage") from exc
 
     def _register(self, ev: ArtifactSubmitted, raw: bytes, job_id: str,
-                  admitted: str | None) -> tuple[str, str, str] | None:
+                  admitted: tuple[str, str | None] | None) -> tuple[str, str, str] | None:
         """Make sure artifact and job rows exist (events from other apps arrive without them);
         ``None`` when the source was deleted meanwhile (nothing is registered then)."""
         sha = ev.sha256 or ids.sha256_hex(raw)
@@ -145,7 +153,8 @@ class ExtractorStage:
             filename=ev.filename, title=ev.title, captured_at=ev.captured_at, submitted_at=ev.submitted_at,
             producer=ev.producer, attributes=dict(ev.attributes),
         )
-        if admitted == artifact_id:  # the gateway or the fetcher registered both rows with the job (admission saw them)
+        if admitted is not None and admitted[0] == artifact_id:
+            # The gateway or the fetcher registered both rows with the job (admission saw them).
             return artifact_id, source_id, sha
         result = self.intake.register_external(record, job_id)
         if not result.created and self.jobs.get_job(ev.user_id, job_id) is None:
@@ -168,7 +177,10 @@ class ExtractorStage:
             raise SourceGone(ev.source_uri)
         artifact_id, source_id, _sha = registered
 
-        original = self.jobs.find_original_job(ev.user_id, artifact_id, job_id)
+        if admitted is not None and admitted[0] == artifact_id:
+            original = admitted[1]  # read with the job at admission
+        else:
+            original = self.jobs.find_original_job(ev.user_id, artifact_id, job_id)
         if original is not None:
             # The same bytes were already extracted for this user: keep one copy, point to it.
             self.jobs.job_duplicate(ev.user_id, job_id, original)

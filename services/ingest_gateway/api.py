@@ -102,6 +102,7 @@ def source_json(s: SourceView) -> dict[str, Any]:
 
 def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> APIRouter:
     """The gateway's routes, bound to a runtime; ``current_user`` is the auth dependency."""
+    lease_s = relay.LEASE_S if relay is not None else None  # no relay here: rows wait for one to claim them
     router = APIRouter(tags=["ingest"])
     s = rt.settings
     networks = parse_networks(s.fetch_allow_networks)
@@ -152,7 +153,11 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
                                     value=rt.codec.encode(event),
                                     headers=telemetry.with_trace_headers(rt.codec.headers(event)))
-            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash)
+            # Queued leased to this process's relay, which publishes it without claiming it first.
+            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash,
+                                               lease_s=lease_s)
+            if relay is not None:
+                relay.hand_over(result.leased, [message])
         return Accepted(job_id=result.job_id, artifact_id=artifact_id, status="queued",
                         status_url=f"/v1/jobs/{result.job_id}")
 
@@ -254,7 +259,10 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                                 headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
         result = await asyncio.to_thread(functools.partial(
             rt.metadata.intake.request_url, user, job_id, url, page.title, [message],
-            request_hash=fingerprint(url, page.title, aware(page.captured_at)) if idempotency_key else None))
+            request_hash=fingerprint(url, page.title, aware(page.captured_at)) if idempotency_key else None,
+            lease_s=lease_s))
+        if relay is not None:
+            relay.hand_over(result.leased, [message])
         return accepted(Accepted(job_id=result.job_id, artifact_id=None, status="queued",
                                  status_url=f"/v1/jobs/{result.job_id}"))
 

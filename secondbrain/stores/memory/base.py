@@ -314,10 +314,12 @@ class Tables:
         job.events.append(EventRow(next(self.event_ids), stage, status, detail, attempt, at))
 
     def add_outbox(self, topic: str, key: bytes, value: bytes, headers: Sequence[tuple[str, bytes]],
-                   job_id: str | None, now: datetime) -> None:
+                   job_id: str | None, now: datetime, lease_until: datetime | None = None) -> int:
         entry_id = next(self.outbox_ids)
         self.outbox[entry_id] = OutboxEntry(entry_id, topic, bytes(key), bytes(value),
-                                            tuple((str(n), bytes(v)) for n, v in headers), job_id, now)
+                                            tuple((str(n), bytes(v)) for n, v in headers), job_id, now,
+                                            lease_until=lease_until)
+        return entry_id
 
     def left_over(self, artifact: ArtifactRecord, job_id: str) -> bool:
         """Whether registering ``job_id`` would bring back a source deleted after the artifact was submitted."""

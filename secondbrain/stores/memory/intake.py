@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from secondbrain import ids
 from secondbrain.pipeline.topology import FILE_STAGES, URL_STAGES
@@ -14,12 +15,12 @@ class MemoryIntake(MemoryRole):
     """What comes in: an artifact or URL with its job and outgoing messages, in one step."""
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
-               request_hash: str | None = None) -> SubmitResult:
+               request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
         """Create the user when missing, insert the artifact (kept once when the same bytes come again),
         create the job with its stages pending, queue ``outbox`` and log ``("gateway", "queued")``.  An
         existing ``job_id`` changes nothing and gives ``created=False`` (:class:`IdempotencyConflict`
         when it was created for another ``request_hash``)."""
-        return self._register(artifact, job_id, outbox, request_hash=request_hash)
+        return self._register(artifact, job_id, outbox, request_hash=request_hash, lease_s=lease_s)
 
     def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
         """Same as :meth:`submit` without outbox rows; a job of a source deleted after
@@ -27,11 +28,12 @@ class MemoryIntake(MemoryRole):
         return self._register(artifact, job_id, (), guard_deleted=True)
 
     def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
-                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None) -> SubmitResult:
+                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None,
+                    lease_s: float | None = None) -> SubmitResult:
         """Create a URL job (no artifact until the fetcher stores the page, stages fetch, extract, chunk
         and embed pending), queue ``outbox`` and log ``("gateway", "queued")``."""
         return self._register(None, job_id, outbox, user_id=user_id, source_uri=url, title=title,
-                              stages=URL_STAGES, request_hash=request_hash)
+                              stages=URL_STAGES, request_hash=request_hash, lease_s=lease_s)
 
     def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
         """Record the artifact a URL job fetched and point the job at it (same user only)."""
@@ -47,7 +49,7 @@ class MemoryIntake(MemoryRole):
     def _register(self, artifact: ArtifactRecord | None, job_id: str, outbox: Sequence[OutboxMessage], *,
                   user_id: str | None = None, source_uri: str | None = None, title: str | None = None,
                   stages: Sequence[str] = FILE_STAGES, guard_deleted: bool = False,
-                  request_hash: str | None = None) -> SubmitResult:
+                  request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
         owner = artifact.user_id if artifact is not None else user_id
         assert owner is not None
         # A URL's source is the URL without its fragment (as the fetcher names the page it stores).
@@ -69,10 +71,11 @@ class MemoryIntake(MemoryRole):
                              title=artifact.title if artifact else title, request_hash=request_hash,
                              created_at=now, updated_at=now, stages={s: StageRow(s) for s in stages})
                 t.jobs[job_id] = job
-                for m in outbox:
-                    t.add_outbox(m.topic, m.key, m.value, m.headers, job_id, now)
+                lease = None if lease_s is None else now + timedelta(seconds=float(lease_s))
+                leased = tuple(t.add_outbox(m.topic, m.key, m.value, m.headers, job_id, now, lease) for m in outbox)
                 t.event(job, "gateway", "queued", None, None, self.db._now())
-                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "", created=True)
+                return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "", created=True,
+                                    leased=leased if lease_s is not None else ())
             existing = t.jobs.get(job_id)
             known = (existing.artifact_id, existing.request_hash) if existing is not None else None
         if known is not None and request_hash is not None and known[1] is not None and known[1] != request_hash:

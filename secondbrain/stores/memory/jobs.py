@@ -157,6 +157,7 @@ class MemoryJobs(MemoryRole):
                 # The extracted title once there is one (as the source list shows), else the submitted one.
                 title=doc.title if doc else art.title if art and art.title is not None else job.title,
                 source_uri=art.source_uri if art else job.source_uri, duplicate_of=job.duplicate_of,
+                extracted_before=self._original(user_id, job.artifact_id, job.job_id),
             )
 
     def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
@@ -178,11 +179,16 @@ class MemoryJobs(MemoryRole):
         """The earliest other job of the user whose artifact is the same bytes, that got past
         extraction (its document exists and is the current version of its source)."""
         with self._tx():
-            current = any(d.user_id == user_id and d.superseded_at is None
-                          for d in self._t.artifact_documents(artifact_id))
-            if not current:
-                return None
-            found = [j for j in self._t.jobs.values()
-                     if j.user_id == user_id and j.artifact_id == artifact_id and j.job_id != job_id
-                     and j.status in ("succeeded", "running")]
-            return min(found, key=lambda j: (j.created_at, j.job_id)).job_id if found else None
+            return self._original(user_id, artifact_id, job_id)
+
+    def _original(self, user_id: str, artifact_id: str | None, job_id: str) -> str | None:
+        if artifact_id is None:
+            return None
+        current = any(d.user_id == user_id and d.superseded_at is None
+                      for d in self._t.artifact_documents(artifact_id))
+        if not current:
+            return None
+        found = [j for j in self._t.jobs.values()
+                 if j.user_id == user_id and j.artifact_id == artifact_id and j.job_id != job_id
+                 and j.status in ("succeeded", "running")]
+        return min(found, key=lambda j: (j.created_at, j.job_id)).job_id if found else None

@@ -31,13 +31,16 @@ j AS (INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title,
       FROM fresh WHERE fresh.yes ON CONFLICT (job_id) DO NOTHING RETURNING job_id),
 st AS (INSERT INTO job_stages (job_id, stage, status) SELECT j.job_id, s, 'pending' FROM j,
        unnest(%(stages)s::text[]) AS s),
-ob AS (INSERT INTO outbox (topic, key, value, headers, job_id)
-       SELECT m.topic, m.key, m.value, m.headers, j.job_id FROM j,
+ob AS (INSERT INTO outbox (topic, key, value, headers, job_id, lease_until)
+       SELECT m.topic, m.key, m.value, m.headers, j.job_id,
+              now() + make_interval(secs => %(lease)s::float8) FROM j,
        unnest(%(topics)s::text[], %(keys)s::bytea[], %(values)s::bytea[], %(headers)s::jsonb[])
-           AS m(topic, key, value, headers)),
+           WITH ORDINALITY AS m(topic, key, value, headers, n)
+       ORDER BY m.n RETURNING id),
 ev AS (INSERT INTO job_events (job_id, stage, status) SELECT j.job_id, 'gateway', 'queued' FROM j)
 SELECT EXISTS (SELECT 1 FROM j),
-       (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s)
+       (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s),
+       (SELECT array_agg(id ORDER BY id) FROM ob)
 """
 
 
@@ -45,13 +48,14 @@ class PostgresIntake(PgRole):
     """What comes in: an artifact or URL with its job and outgoing messages, in one transaction."""
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
-               request_hash: str | None = None) -> SubmitResult:
+               request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
         """In ONE transaction: create the user when missing, insert the artifact (kept once when the
-        same bytes come again), create the job with its stages pending, queue ``outbox`` and log
-        ``("gateway", "queued")``.  An existing ``job_id`` changes nothing and gives ``created=False``
-        (:class:`IdempotencyConflict` when it was created for another ``request_hash``)."""
+        same bytes come again), create the job with its stages pending, queue ``outbox`` (leased to the
+        caller for ``lease_s`` when given) and log ``("gateway", "queued")``.  An existing ``job_id``
+        changes nothing and gives ``created=False`` (:class:`IdempotencyConflict` when it was created
+        for another ``request_hash``)."""
         return self._submit(artifact.user_id, job_id, outbox, artifact=artifact, stages=FILE_STAGES,
-                            request_hash=request_hash)
+                            request_hash=request_hash, lease_s=lease_s)
 
     def register_external(self, artifact: ArtifactRecord, job_id: str) -> SubmitResult:
         """Same as :meth:`submit` without outbox rows: for artifacts published straight to Kafka.
@@ -60,15 +64,16 @@ class PostgresIntake(PgRole):
         return self._register(artifact, job_id, (), guard_deleted=True)
 
     def request_url(self, user_id: str, job_id: str, url: str, title: str | None,
-                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None) -> SubmitResult:
+                    outbox: Sequence[OutboxMessage], *, request_hash: str | None = None,
+                    lease_s: float | None = None) -> SubmitResult:
         """In ONE transaction: create a URL job (no artifact until the fetcher stores the page, stages
         fetch, extract, chunk and embed pending), queue ``outbox`` and log ``("gateway", "queued")``."""
         return self._submit(user_id, job_id, outbox, source_uri=url, title=title, stages=URL_STAGES,
-                            request_hash=request_hash)
+                            request_hash=request_hash, lease_s=lease_s)
 
     def _submit(self, user_id: str, job_id: str, outbox: Sequence[OutboxMessage], *,
                 artifact: ArtifactRecord | None = None, source_uri: str | None = None, title: str | None = None,
-                stages: Sequence[str], request_hash: str | None) -> SubmitResult:
+                stages: Sequence[str], request_hash: str | None, lease_s: float | None = None) -> SubmitResult:
         """The whole submission in one statement (one round trip): nothing is written when the job exists
         already (an idempotent retry), and the row returned says which case it was."""
         source_id = artifact.source_id if artifact is not None else \
@@ -78,6 +83,7 @@ class PostgresIntake(PgRole):
             "job": job_id, "user": user_id, "source_id": source_id, "stages": list(stages),
             "source_uri": a.source_uri if a else source_uri, "title": a.title if a else title,
             "request_hash": request_hash, "artifact_id": a.artifact_id if a else None,
+            "lease": None if lease_s is None else float(lease_s),
             "object_key": a.object_key if a else None, "content_type": a.content_type if a else None,
             "size_bytes": a.size_bytes if a else None, "sha256": a.sha256 if a else None,
             "filename": a.filename if a else None, "captured_at": a.captured_at if a else None,
@@ -89,9 +95,10 @@ class PostgresIntake(PgRole):
         with self._pool.connection() as conn:
             row = conn.execute(_SUBMIT, params).fetchone()
         assert row is not None
-        created, existing_artifact, existing_hash = row
+        created, existing_artifact, existing_hash, queued = row
         if created:
-            return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True)
+            return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True,
+                                leased=tuple(queued or ()) if lease_s is not None else ())
         if request_hash is not None and existing_hash is not None and existing_hash != request_hash:
             raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
                                       "send new content with a new key")

@@ -51,6 +51,15 @@ def _timestamp(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+# The earliest other job of a user whose artifact is the same bytes and that got past extraction (its
+# document exists and is the current version of its source).  Placeholders: the user, artifact, job.
+_ORIGINAL = """SELECT o.job_id FROM jobs o
+JOIN documents d ON d.artifact_id = o.artifact_id AND d.user_id = o.user_id
+WHERE o.user_id = {user} AND o.artifact_id = {artifact} AND o.job_id <> {job}
+  AND o.status IN ('succeeded', 'running') AND d.superseded_at IS NULL
+ORDER BY o.created_at, o.job_id LIMIT 1"""
+
+
 class PostgresJobs(PgRole):
     """The job ledger: each job's stages, their transitions and the event log."""
 
@@ -168,7 +177,9 @@ class PostgresJobs(PgRole):
                 "(SELECT coalesce(json_agg(json_build_object('stage', s.stage, 'status', s.status, "
                 "'attempts', s.attempts, 'started_at', s.started_at, 'finished_at', s.finished_at, "
                 "'detail', s.detail) ORDER BY array_position(%s::text[], s.stage), s.stage), '[]') "
-                " FROM job_stages s WHERE s.job_id = j.job_id) AS stage_rows FROM jobs j "
+                " FROM job_stages s WHERE s.job_id = j.job_id) AS stage_rows, "
+                f"({_ORIGINAL.format(job='j.job_id', user='j.user_id', artifact='j.artifact_id')}) AS extracted_before "
+                "FROM jobs j "
                 "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
                 "LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id "
                 "WHERE j.job_id = %s AND j.user_id = %s",
@@ -185,6 +196,7 @@ class PostgresJobs(PgRole):
             updated_at=job["updated_at"], finished_at=job["finished_at"],
             stages=stages,
             title=job["title"], source_uri=job["source_uri"], duplicate_of=job["duplicate_of"],
+            extracted_before=job["extracted_before"],
         )
 
     def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
@@ -209,14 +221,6 @@ class PostgresJobs(PgRole):
         """The earliest other job of the user whose artifact is the same bytes, that got past
         extraction (its document exists and is the current version of its source)."""
         with self._pool.connection() as conn:
-            row = conn.execute(
-                """
-                SELECT j.job_id FROM jobs j
-                JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id
-                WHERE j.user_id = %s AND j.artifact_id = %s AND j.job_id <> %s
-                  AND j.status IN ('succeeded', 'running') AND d.superseded_at IS NULL
-                ORDER BY j.created_at, j.job_id LIMIT 1
-                """,
-                (user_id, artifact_id, job_id),
-            ).fetchone()
+            row = conn.execute(_ORIGINAL.format(job="%s", user="%s", artifact="%s"),
+                               (user_id, artifact_id, job_id)).fetchone()
         return row[0] if row else None

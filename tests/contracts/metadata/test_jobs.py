@@ -6,6 +6,7 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.pipeline.topology import FILE_STAGES as STAGES
+from secondbrain.ports import JobView
 from tests.contracts.metadata.helpers import (
     Stores,
     document,
@@ -221,13 +222,23 @@ def test_find_original_job(stores: Stores) -> None:
     stores.intake.submit(art, again, [])
     # Not extracted yet: nothing to be a duplicate of.
     assert jobs.find_original_job("alice", art.artifact_id, again) is None
+    assert _view(jobs.get_job("alice", again)).extracted_before is None
     jobs.stage_started("alice", original, "extract", 1)
     stores.catalog.save_document(document(art))
     assert jobs.find_original_job("alice", art.artifact_id, again) == original
+    # The job's own view answers the same question (the extractor's admission reads it there).
+    assert _view(jobs.get_job("alice", again)).extracted_before == original
     assert jobs.find_original_job("alice", art.artifact_id, original) is None  # never itself (again is queued)
+    assert _view(jobs.get_job("alice", original)).extracted_before is None
     assert jobs.find_original_job("bob", art.artifact_id, again) is None
     jobs.job_failed("alice", original, "embed", "boom")
     assert jobs.find_original_job("alice", art.artifact_id, again) is None  # a failed original does not count
+    assert _view(jobs.get_job("alice", again)).extracted_before is None
+
+
+def _view(job: JobView | None) -> JobView:
+    assert job is not None
+    return job
 
 
 def test_the_earliest_original_is_found(stores: Stores) -> None:

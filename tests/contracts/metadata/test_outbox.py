@@ -171,3 +171,20 @@ def test_nothing_to_requeue(stores: Stores) -> None:
     stores.outbox.mark_published([r.id for r in stores.outbox.claim_outbox(10)])
     assert stores.outbox.requeue_unfinished() == 0
     assert stores.outbox.claim_outbox(10) == []
+
+
+def test_rows_queued_leased_go_to_the_caller_only(stores: Stores) -> None:
+    """A gateway hands the rows it just queued to its own relay: no other claimer takes them meanwhile."""
+    art = artifact()
+    job = ids.job_id("alice", "leased")
+    messages = [OutboxMessage(topic=f"t{i}", key=b"k", value=str(i).encode(), headers=()) for i in range(2)]
+    result = stores.intake.submit(art, job, messages, lease_s=60)
+    assert len(result.leased) == 2 and list(result.leased) == sorted(result.leased)
+    assert stores.outbox.claim_outbox(10) == []  # leased to the gateway's relay
+    assert stores.outbox.claim_outbox(10, published=list(result.leased)) == []
+    again = stores.intake.submit(art, job, messages, lease_s=60)  # an idempotent retry leases nothing
+    assert (again.created, again.leased) == (False, ())
+    unleased = stores.intake.request_url("alice", ids.job_id("alice", "url"), "https://example.org/", None,
+                                         [OutboxMessage(topic="u", key=b"k", value=b"v", headers=())])
+    assert unleased.leased == ()
+    assert [r.message.topic for r in stores.outbox.claim_outbox(10)] == ["u"]
