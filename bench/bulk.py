@@ -1,0 +1,104 @@
+"""Bulk import: a folder of Markdown notes through `secondbrain ingest folder/`, next to the embedder alone.
+
+    .venv/bin/python bench/bulk.py [--notes 1000]
+
+Writes ``--notes`` distinct one-page Markdown notes to a folder, starts embedded secondbrain in a
+fresh data directory and runs the CLI on the folder the way a person would (``secondbrain ingest
+folder/``, which sends every file and waits until every job is searchable).  Then the passages the
+embedder stage embedded are read back (``GET /v1/export``), the server is stopped, and the same
+texts are embedded again in this process with the same model and batch size: the embedder alone.
+
+Prints chunks per second both ways and their ratio (the pipeline's share of the embedder's speed).
+Numbers belong to the machine they ran on; the script prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench import charts  # noqa: E402
+from bench.backbone import free_port, key_headers, start, stop  # noqa: E402
+from bench.modalities import Batch, embedder_alone, embedding_inputs  # noqa: E402
+
+TOPICS = ["budget", "garden", "boiler", "holiday", "reading", "training", "recipes", "meeting", "car", "taxes"]
+WORDS = ["the", "plan", "was", "reviewed", "again", "and", "the", "next", "steps", "were", "agreed", "with",
+         "everyone", "who", "joined", "the", "call", "while", "the", "open", "questions", "went", "to", "the",
+         "list", "for", "the", "following", "week"]
+
+
+def note(i: int, rng: random.Random) -> str:
+    """About one page (~350 words) in a few sections; every note differs (no duplicates)."""
+    topic = TOPICS[i % len(TOPICS)]
+    parts = [f"# {topic.title()} note {i}", ""]
+    for s in range(3):
+        parts += [f"## Part {s + 1}", ""]
+        for _p in range(2):
+            parts.append(" ".join(rng.choice(WORDS) for _ in range(55)) + f" (note {i}, {topic}).")
+            parts.append("")
+    return "\n".join(parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--notes", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    at_start = charts.machine()
+    root = Path(tempfile.mkdtemp(prefix="sb-bulk-"))
+    root.chmod(0o755)
+    rng = random.Random(args.seed)
+    folder = root / "notes"
+    folder.mkdir()
+    for i in range(args.notes):
+        (folder / f"note-{i:05d}.md").write_text(note(i, rng))
+    port = free_port()
+    data = root / "data"
+    try:
+        print("starting secondbrain up...", file=sys.stderr)
+        proc, _ = start(data, port)
+        try:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
+            cli = [sys.executable, "-m", "app.cli", "ingest", str(folder), "--url", f"http://127.0.0.1:{port}",
+                   "--data-dir", str(data), "--timeout", "3600"]
+            print(f"secondbrain ingest {folder.name}/ ({args.notes} notes)...", file=sys.stderr)
+            t0 = time.perf_counter()
+            done = subprocess.run(cli, cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=False)
+            wall = time.perf_counter() - t0
+            if done.returncode != 0:
+                raise SystemExit(f"secondbrain ingest exited with {done.returncode}")
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600, headers=key_headers(data)) as c:
+                batch = Batch("markdown", [(p.name, b"", "text/markdown") for p in sorted(folder.iterdir())])
+                texts = embedding_inputs(c, [batch])
+        finally:
+            stop(proc)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    chunks = len(texts["markdown"])
+    print("embedding the same passages with the embedder alone...", file=sys.stderr)
+    alone_s = embedder_alone(texts)["markdown"]
+    pipeline_rate, alone_rate = chunks / wall, chunks / alone_s
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          "one embedded process, every stage in it")
+    print(f"{'notes':>6}{'chunks':>8}{'wall s':>9}{'pipeline ch/s':>15}{'embedder alone ch/s':>21}{'ratio':>8}")
+    print(f"{args.notes:>6}{chunks:>8}{wall:>9.1f}{pipeline_rate:>15.1f}{alone_rate:>21.1f}"
+          f"{100 * pipeline_rate / alone_rate:>7.0f}%")
+    print(f"machine at start: {at_start}")
+    print(f"machine at end:   {charts.machine()}")
+
+
+if __name__ == "__main__":
+    main()
