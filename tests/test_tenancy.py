@@ -190,7 +190,7 @@ def test_the_cli_waits_out_a_429_instead_of_calling_the_job_lost() -> None:
     """Client behaviour only: the server side of 429 is tested above."""
     import httpx
 
-    from app.cli import wait_for_jobs
+    from app.cli.client import wait_for_jobs
 
     answers = iter([httpx.Response(429, headers={"Retry-After": "0"}, json={"detail": "slow down"}),
                     httpx.Response(200, json={"job_id": "j", "status": "running", "stages": []}),

@@ -94,7 +94,7 @@ def test_ask_streams_the_same_reading_in_its_meta(server: str) -> None:
 
 
 def test_the_cli_sends_the_machines_date_locale(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.cli import _local_locale
+    from app.cli.asking import _local_locale
 
     for var in ("LC_ALL", "LC_TIME", "LANG"):
         monkeypatch.delenv(var, raising=False)

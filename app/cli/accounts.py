@@ -1,0 +1,69 @@
+"""Admin commands on the database: ``users`` and ``keys``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, metadata_for, say
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    """Create a user (idempotent)."""
+    from secondbrain import keys
+
+    try:
+        keys.check_user_id(args.user_id)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with metadata_for(args) as store:
+        store.users.ensure_user(args.user_id, args.name)
+    print(json.dumps({"user_id": args.user_id}))
+    return EXIT_OK
+
+
+def cmd_users_list(args: argparse.Namespace) -> int:
+    """List users with their number of live keys."""
+    with metadata_for(args) as store:
+        rows = [{"user_id": u.user_id, "display_name": u.display_name, "created_at": u.created_at.isoformat(),
+                 "active_keys": u.active_keys} for u in store.users.list_users()]
+    print(json.dumps(rows) if args.json else "\n".join(
+        f"{r['user_id']:<30} {r['active_keys']} key(s)  created {r['created_at'][:16]}" for r in rows))
+    return EXIT_OK
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """Create, list and revoke API keys."""
+    with metadata_for(args) as store:
+        if args.action == "create":
+            if not store.users.user_exists(args.user):
+                print(f"error: unknown user {args.user!r}; create it with `secondbrain users add {args.user}`",
+                      file=sys.stderr)
+                return EXIT_USAGE
+            info, secret = store.users.create_api_key(args.user, args.name, args.scope)
+            if args.json:
+                print(json.dumps({"key_id": info.key_id, "user_id": info.user_id, "scope": info.scope,
+                                  "api_key": secret}))
+            else:
+                print(secret)
+                say(f"key {info.key_id} for {info.user_id}: shown once, store it now; "
+                     "clients send it as 'Authorization: Bearer <key>' (the CLI reads SB_API_KEY)")
+            return EXIT_OK
+        if args.action == "list":
+            rows = [{"key_id": k.key_id, "name": k.name, "scope": k.scope, "created_at": k.created_at.isoformat(),
+                     "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None,
+                     "revoked": k.revoked_at is not None} for k in store.users.list_api_keys(args.user)]
+            print(json.dumps(rows) if args.json else "\n".join(
+                f"{r['key_id']}  {r['name']:<20} {r['scope']:<8} created {r['created_at'][:16]}  "
+                f"{'revoked' if r['revoked'] else 'active'}" for r in rows))
+            return EXIT_OK
+        if not args.key_id:
+            print("error: give the key id to revoke (see `secondbrain keys list --user ...`)", file=sys.stderr)
+            return EXIT_USAGE
+        if not store.users.revoke_api_key(args.user, args.key_id):
+            print(f"error: {args.user} has no key {args.key_id}", file=sys.stderr)
+            return EXIT_FAILED
+        say(f"key {args.key_id} revoked")
+        return EXIT_OK

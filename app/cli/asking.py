@@ -1,0 +1,170 @@
+"""Asking: ``search``, ``ask`` (a streamed, cited answer) and ``jobs``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli.client import http_client, http_error, progress_line, unreachable
+from app.cli.common import EXIT_FAILED, EXIT_OK, say
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Hybrid search from the terminal."""
+    import httpx
+
+    try:
+        with http_client(args) as client:
+            params: dict[str, Any] = {"q": args.query, "k": args.k, "mode": args.mode}
+            tz = args.tz or _local_tz()
+            if tz:
+                params["tz"] = tz
+            if args.as_of:
+                params["now"] = args.as_of
+            locale = args.locale or _local_locale()
+            if locale:
+                params["locale"] = locale
+            resp = client.get("/v1/search", params=params)
+    except httpx.TransportError as exc:
+        return unreachable(args, exc)
+    if resp.status_code != 200:
+        return http_error(resp)
+    out = resp.json()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        if not out["hits"]:
+            say("nothing found")
+        for i, h in enumerate(out["hits"], 1):
+            where = " > ".join(h["heading_path"]) if h["heading_path"] else ""
+            print(f"{i}. {h['title']}  ({h['captured_at'][:10]}, {h['modality']}{', ' + where if where else ''})"
+                  f"  score {h['score']:.3f}")
+            snippet = " ".join(h["text"].split())
+            print(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+    return EXIT_OK if out["hits"] else EXIT_FAILED
+
+
+def _local_tz() -> str | None:
+    """This machine's IANA time zone name, so "yesterday" means the user's yesterday."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name and "/" in name:
+        return name
+    try:
+        link = os.readlink("/etc/localtime")
+        if "zoneinfo/" in link:
+            return link.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    try:
+        return Path("/etc/timezone").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _local_locale() -> str | None:
+    """This machine's locale for dates (LC_ALL, LC_TIME, LANG), so "3/12" reads as the user writes it;
+    none for the C/POSIX locale, which says nothing about the user."""
+    for var in ("LC_ALL", "LC_TIME", "LANG"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            name = value.split(".", 1)[0].split("@", 1)[0]
+            return None if name in ("C", "POSIX") else name
+    return None
+
+
+def _cited_line(s: dict[str, Any]) -> str:
+    where = [s["captured_at_local"][:16].replace("T", " ")] if s.get("captured_at_local") else []
+    if s.get("page") is not None:
+        where.append(f"page {s['page']}")
+    if s.get("position"):
+        where.append(s["position"])
+    if s.get("heading_path"):
+        where.append(" > ".join(s["heading_path"]))
+    origin = s.get("source_uri") or ""
+    tail = f"  {origin}" if origin.startswith(("http://", "https://")) else ""
+    return f"[{s['n']}] {s['title']} ({', '.join(where)}){tail}"
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Ask a question and show the streamed answer, then the sources it cites."""
+    import httpx
+
+    sources: list[dict[str, Any]] = []
+    done: dict[str, Any] = {}
+    body: dict[str, Any] = {"question": args.question, "k": args.k}
+    if args.conversation:
+        body["conversation_id"] = args.conversation
+    tz = args.tz or _local_tz()
+    if tz:
+        body["tz"] = tz
+    if args.as_of:
+        body["now"] = args.as_of
+    locale = args.locale or _local_locale()
+    if locale:
+        body["locale"] = locale
+    try:
+        with http_client(args) as client, client.stream("POST", "/v1/ask", json=body,
+                                                     timeout=httpx.Timeout(180.0, connect=5.0)) as resp:
+            if resp.status_code != 200:
+                resp.read()
+                return http_error(resp)
+            event = ""
+            for line in resp.iter_lines():
+                if line.startswith("event:"):
+                    event = line[6:].strip()
+                elif line.startswith("data:"):
+                    data = json.loads(line[5:].strip())
+                    if event == "meta" and not args.json:
+                        if data.get("understood"):
+                            say(f"time: {data['understood']['description']}"
+                                 + (" (a hint, not a filter)" if data["understood"].get("vague") else ""))
+                        if data.get("standalone_question"):
+                            say(f"understood as: {data['standalone_question']}")
+                        if data.get("note"):
+                            say(data["note"])
+                    elif event == "sources":
+                        sources = data
+                    elif event == "token" and not args.json:
+                        print(data["text"], end="", flush=True)
+                    elif event == "done":
+                        done = data
+                    elif event == "error":
+                        print(f"\nerror: {data['message']}", file=sys.stderr)
+                        return EXIT_FAILED
+    except httpx.TransportError as exc:
+        return unreachable(args, exc)
+    if args.json:
+        print(json.dumps({**done, "sources": sources}))
+    else:
+        print()
+        for s in sources:
+            if s["n"] in done.get("citations", []):
+                print(_cited_line(s))
+        if done.get("conversation_id"):
+            say(f"follow up with: secondbrain ask -c {done['conversation_id']} \"...\"")
+    return EXIT_OK if done.get("grounded") else EXIT_FAILED
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """Show one job with its stages and events."""
+    import httpx
+
+    try:
+        with http_client(args) as client:
+            resp = client.get(f"/v1/jobs/{args.job_id}")
+    except httpx.TransportError as exc:
+        return unreachable(args, exc)
+    if resp.status_code != 200:
+        return http_error(resp)
+    job = resp.json()
+    if args.json:
+        print(json.dumps(job))
+    else:
+        print(progress_line(job.get("title") or job["job_id"], job))
+        if job.get("error"):
+            print(f"error: {job['error']}")
+    return EXIT_OK if job["status"] in ("succeeded", "duplicate", "queued", "running") else EXIT_FAILED

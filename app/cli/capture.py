@@ -1,0 +1,103 @@
+"""Capturing: ``ingest`` (files, folders, URLs, notes) and ``open`` (sign the web page in)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import Any
+
+from app.cli.client import expand_paths, guess_type, http_client, http_error, unreachable, wait_for_jobs
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Send notes and files to the gateway, then wait for their jobs."""
+    import httpx
+
+    if not args.paths and args.note is None:
+        print("error: give file paths or --note TEXT", file=sys.stderr)
+        return EXIT_USAGE
+    submitted: list[dict[str, Any]] = []
+    try:
+        with http_client(args) as client:
+            if args.note is not None:
+                body: dict[str, Any] = {"text": args.note}
+                if args.title:
+                    body["title"] = args.title
+                if args.captured_at:
+                    body["captured_at"] = args.captured_at
+                resp = client.post("/v1/notes", json=body)
+                if resp.status_code != 202:
+                    return http_error(resp)
+                submitted.append({"label": args.title or args.note[:40], **resp.json()})
+            urls = [p for p in args.paths if p.lower().startswith(("http://", "https://"))]
+            for url in urls:
+                page: dict[str, Any] = {"url": url}
+                if args.title:
+                    page["title"] = args.title
+                if args.captured_at:
+                    page["captured_at"] = args.captured_at
+                resp = client.post("/v1/urls", json=page)
+                if resp.status_code != 202:
+                    return http_error(resp)
+                submitted.append({"label": url if len(url) <= 40 else url[:39] + "…", **resp.json()})
+            files = expand_paths([p for p in args.paths if p not in urls])
+            missing = [str(f) for f in files if not f.is_file()]
+            if missing:
+                print(f"error: not found: {', '.join(missing)}", file=sys.stderr)
+                return EXIT_USAGE
+            for path in files:
+                data: dict[str, str] = {}
+                if args.title:
+                    data["title"] = args.title
+                if args.captured_at:
+                    data["captured_at"] = args.captured_at
+                with path.open("rb") as fh:
+                    resp = client.post("/v1/artifacts", data=data,
+                                       files={"file": (path.name, fh, guess_type(path))})
+                if resp.status_code != 202:
+                    return http_error(resp)
+                submitted.append({"label": path.name, **resp.json()})
+            if not args.json:
+                for s in submitted:
+                    print(s["job_id"])
+            if args.no_wait:
+                if args.json:
+                    print(json.dumps({"jobs": submitted}))
+                return EXIT_OK
+            results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout)
+    except httpx.TransportError as exc:
+        return unreachable(args, exc)
+    failed = [r for r in results.values() if r["status"] not in ("succeeded", "duplicate")]
+    if args.json:
+        print(json.dumps({"jobs": list(results.values())}, default=str))
+    for r in failed:
+        say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    """A one-time sign-in link for the web page, opened in this machine's browser (or printed)."""
+    import httpx
+
+    try:
+        with http_client(args) as client:
+            resp = client.post("/v1/login-links")
+    except httpx.TransportError as exc:
+        return unreachable(args, exc)
+    if resp.status_code != 201:
+        return http_error(resp)
+    link = args.url.rstrip("/") + resp.json()["path"]
+    if args.json:
+        print(json.dumps({"url": link, "expires_in_s": resp.json()["expires_in_s"]}))
+        return EXIT_OK
+    print(link)
+    say("  this link signs one browser in, once, within a day")
+    if not args.print_only:
+        import webbrowser
+
+        with contextlib.suppress(Exception):  # no browser here (a server, ssh): the printed link is enough
+            webbrowser.open(link)
+    return EXIT_OK

@@ -1,0 +1,140 @@
+"""What every client command shares: finding the server and its key, errors, waiting for jobs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import mimetypes
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from app.cli.common import EXIT_FAILED, EXIT_USAGE, KEY_FILE, say, server_pointer, settings_for
+
+
+def http_client(args: argparse.Namespace) -> Any:
+    import httpx
+
+    key = _find_key(args)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.Client(base_url=args.url, timeout=httpx.Timeout(30.0, connect=5.0), headers=headers)
+
+
+def _find_key(args: argparse.Namespace) -> str | None:
+    """The key a client sends: ``--api-key``, ``SB_API_KEY``, else the key ``secondbrain up`` saved in its
+    data directory (``--data-dir``/``SB_DATA_DIR``, or the one a local ``up`` on that port noted)."""
+    from urllib.parse import urlsplit
+
+    key = getattr(args, "api_key", None) or os.environ.get("SB_API_KEY")
+    if key:
+        return str(key).strip()
+    dirs: list[Path] = []
+    if getattr(args, "data_dir", None):
+        dirs.append(Path(args.data_dir))
+    else:
+        with contextlib.suppress(Exception):  # a broken .env is reported by the commands that need it
+            dirs.append(settings_for(args).data_dir)
+    try:
+        url = urlsplit(args.url)
+        from secondbrain.infra.ports import is_loopback
+
+        if url.hostname and is_loopback(url.hostname):
+            noted = server_pointer(url.port or 80)
+            if noted.is_file():
+                dirs.append(Path(noted.read_text().strip()))
+    except (OSError, ValueError):
+        pass
+    for d in dirs:
+        with contextlib.suppress(OSError):
+            found = (d / KEY_FILE).read_text().strip()
+            if found:
+                return found
+    return None
+
+
+def unreachable(args: argparse.Namespace, exc: Exception) -> int:
+    print(f"error: cannot reach secondbrain at {args.url} ({exc}). Start it with `secondbrain up`, "
+          "or pass --url / set SB_URL.", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def http_error(resp: Any) -> int:
+    try:
+        detail = resp.json().get("detail", resp.text)
+    except ValueError:
+        detail = resp.text
+    print(f"error: HTTP {resp.status_code}: {detail}", file=sys.stderr)
+    if resp.status_code == 401:
+        print("  (the CLI sends --api-key, SB_API_KEY, or the key `secondbrain up` saved in its data directory: "
+              "run it where `up` runs, or pass --data-dir)", file=sys.stderr)
+    return EXIT_USAGE if resp.status_code < 500 else EXIT_FAILED
+
+
+def guess_type(path: Path) -> str:
+    if path.suffix.lower() in (".md", ".markdown", ".mdown", ".mkd"):
+        return "text/markdown"
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def expand_paths(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file()
+                              and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+        else:
+            out.append(p)
+    return out
+
+
+_MARK = {"pending": "·", "running": "…", "retrying": "↻", "succeeded": "✓", "failed": "✗", "skipped": "-"}
+
+
+def progress_line(label: str, job: dict[str, Any]) -> str:
+    stages = "  ".join(f"{s['stage']} {_MARK.get(s['status'], '?')}" for s in job.get("stages", []))
+    return f"{label[:40]:<40}  {job['status']:<9}  {stages}"
+
+
+def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float) -> dict[str, dict[str, Any]]:
+    """Poll jobs until they finish, drawing one progress line per job on stderr."""
+    tty = sys.stderr.isatty()
+    final: dict[str, dict[str, Any]] = {}
+    last: dict[str, str] = {}
+    deadline = time.monotonic() + timeout_s
+    drawn = 0
+    while len(final) < len(jobs) and time.monotonic() < deadline:
+        lines = []
+        for label, job_id in jobs:
+            if job_id in final:
+                lines.append(progress_line(label, final[job_id]))
+                continue
+            resp = client.get(f"/v1/jobs/{job_id}")
+            if resp.status_code == 429:  # over the read limit: wait as told, the job is not lost
+                lines.append(progress_line(label, final.get(job_id) or {"status": "waiting", "stages": []}))
+                time.sleep(min(float(resp.headers.get("retry-after", "1") or 1), 10.0))
+                continue
+            if resp.status_code != 200:
+                final[job_id] = {"job_id": job_id, "status": "failed", "error": f"HTTP {resp.status_code}",
+                                 "stages": []}
+                lines.append(f"{label[:40]:<40}  lost ({resp.status_code})")
+                continue
+            job = resp.json()
+            if job["status"] in ("succeeded", "failed", "duplicate"):
+                final[job_id] = job
+            line = progress_line(label, job)
+            lines.append(line)
+            if not tty and last.get(job_id) != line:
+                say(line)
+                last[job_id] = line
+        if tty:
+            sys.stderr.write("\x1b[F" * drawn + "".join(f"\x1b[K{ln}\n" for ln in lines))
+            sys.stderr.flush()
+            drawn = len(lines)
+        if len(final) < len(jobs):
+            # About 4 polls a second in all, however many jobs: well inside the per-user read limit.
+            time.sleep(max(0.25, 0.25 * (len(jobs) - len(final)) / 4))
+    for _label, job_id in jobs:
+        final.setdefault(job_id, {"job_id": job_id, "status": "timeout", "stages": []})
+    return final

@@ -1,0 +1,167 @@
+"""The argument parser and the entry point."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from app.cli.accounts import cmd_keys, cmd_users, cmd_users_list
+from app.cli.asking import cmd_ask, cmd_jobs, cmd_search
+from app.cli.capture import cmd_ingest, cmd_open
+from app.cli.common import DEFAULT_URL
+from app.cli.data import cmd_export, cmd_retention, cmd_sources, cmd_users_erase
+from app.cli.reindex import cmd_reindex
+from app.cli.servers import cmd_gateway, cmd_migrate, cmd_query, cmd_topics, cmd_up, cmd_worker
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    p = argparse.ArgumentParser(prog="secondbrain", description="A personal memory engine.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def server_opts(sp: argparse.ArgumentParser, port: int | None = None) -> None:
+        sp.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+        sp.add_argument("--port", type=int, default=port, help="HTTP port (default 8000; SB_PORT)")
+        sp.add_argument("--log-level", default=os.environ.get("SB_LOG_LEVEL", "INFO"))
+        sp.add_argument("--log-format", choices=("auto", "json", "text"),
+                        default=os.environ.get("SB_LOG_FORMAT", "auto"),
+                        help="JSON lines for log collectors, text for people; auto: text on a terminal")
+
+    up = sub.add_parser("up", help="run everything locally (embedded mode)")
+    up.add_argument("--data-dir", default=None, help="where data lives (default ./.secondbrain; SB_DATA_DIR)")
+    server_opts(up)
+    up.set_defaults(func=cmd_up)
+
+    for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),
+                               ("query", cmd_query, "run the query service (distributed mode)")):
+        sp = sub.add_parser(name, help=helptext)
+        server_opts(sp)
+        sp.set_defaults(func=fn)
+    wk = sub.add_parser("worker", help="run pipeline stages (distributed mode)")
+    wk.add_argument("stages", nargs="+", metavar="STAGE", help="fetch, extract, chunk and/or embed")
+    server_opts(wk)
+    wk.set_defaults(func=cmd_worker)
+    for name, fn, helptext in (("migrate", cmd_migrate, "apply database migrations and exit"),
+                               ("topics", cmd_topics, "create Kafka topics and exit")):
+        sp = sub.add_parser(name, help=helptext)
+        sp.set_defaults(func=fn)
+
+    us = sub.add_parser("users", help="manage users (admin, talks to the database)")
+    us_sub = us.add_subparsers(dest="users_action", required=True)
+    ua = us_sub.add_parser("add", help="create a user")
+    ua.add_argument("user_id")
+    ua.add_argument("--name", default=None, help="display name")
+    ua.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ua.set_defaults(func=cmd_users)
+    ul = us_sub.add_parser("list", help="list users")
+    ul.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ul.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ul.set_defaults(func=cmd_users_list)
+    ks = sub.add_parser("keys", help="create, list or revoke API keys (admin, talks to the database)")
+    ks.add_argument("action", choices=["create", "list", "revoke"])
+    ks.add_argument("key_id", nargs="?", help="the key to revoke")
+    ks.add_argument("--user", required=True, help="whose keys")
+    ks.add_argument("--name", default="cli", help="a label for a new key")
+    ks.add_argument("--scope", choices=["user", "admin", "producer"], default="user",
+                    help="user: the HTTP API; admin: also manage users and keys; producer: only sign Kafka events")
+    ks.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ks.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ks.set_defaults(func=cmd_keys)
+
+    def client_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--url", default=os.environ.get("SB_URL", DEFAULT_URL), help="secondbrain's address")
+        sp.add_argument("--api-key", default=None, help="API key (default: SB_API_KEY, else the key `secondbrain "
+                                                        "up` saved in its data directory)")
+        sp.add_argument("--data-dir", default=None, help="where `secondbrain up` keeps its data (and key), if not "
+                                                         "./.secondbrain or SB_DATA_DIR")
+        sp.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    ing = sub.add_parser("ingest", help="add files, web pages (URLs) or a note")
+    ing.add_argument("paths", nargs="*", metavar="PATH", help="files, folders or http(s) URLs to ingest")
+    ing.add_argument("--note", help="ingest this text as a note")
+    ing.add_argument("--title")
+    ing.add_argument("--captured-at", help="when it happened (ISO 8601, e.g. 2026-03-01T09:30:00+01:00)")
+    ing.add_argument("--no-wait", action="store_true", help="print job ids and return at once")
+    ing.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the jobs")
+    client_opts(ing)
+    ing.set_defaults(func=cmd_ingest)
+
+    op = sub.add_parser("open", help="sign the web page in: a one-time link, opened in the browser")
+    op.add_argument("--print", dest="print_only", action="store_true", help="only print the link")
+    client_opts(op)
+    op.set_defaults(func=cmd_open)
+
+    se = sub.add_parser("search", help="search your data")
+    se.add_argument("query")
+    se.add_argument("-k", type=int, default=5)
+    se.add_argument("--mode", choices=("hybrid", "dense", "sparse"), default="hybrid")
+    se.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
+    se.add_argument("--as-of", metavar="TIME", help="read 'yesterday', 'last week'... as of this time (ISO 8601)")
+    se.add_argument("--locale", help="how you write dates and which holidays you keep, e.g. en_GB "
+                    "(default: this machine's LC_TIME/LANG)")
+    client_opts(se)
+    se.set_defaults(func=cmd_search)
+
+    ak = sub.add_parser("ask", help="ask a question about your data")
+    ak.add_argument("question")
+    ak.add_argument("-k", type=int, default=6, help="how many sources to ground the answer in")
+    ak.add_argument("-c", "--conversation", help="continue this conversation (follow-up questions)")
+    ak.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
+    ak.add_argument("--as-of", metavar="TIME", help="read 'yesterday', 'last week'... as of this time (ISO 8601)")
+    ak.add_argument("--locale", help="how you write dates and which holidays you keep, e.g. en_GB "
+                    "(default: this machine's LC_TIME/LANG)")
+    client_opts(ak)
+    ak.set_defaults(func=cmd_ask)
+
+    jb = sub.add_parser("jobs", help="show a job's progress")
+    jb.add_argument("job_id")
+    client_opts(jb)
+    jb.set_defaults(func=cmd_jobs)
+
+    so = sub.add_parser("sources", help="list your sources, show one, or delete one (every version)")
+    so.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
+    so.add_argument("source_id", nargs="?", help="the source to show or delete")
+    so.add_argument("--modality", help="only this kind: note, markdown, pdf, web, audio, image...")
+    so.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "duplicate"])
+    so.add_argument("--limit", type=int, default=100)
+    client_opts(so)
+    so.set_defaults(func=cmd_sources)
+    ex = sub.add_parser("export", help="download all your data as a ZIP archive")
+    ex.add_argument("-o", "--output", required=True, metavar="FILE.zip", help="where to save the archive")
+    ex.add_argument("--force", action="store_true", help="overwrite FILE.zip")
+    client_opts(ex)
+    ex.set_defaults(func=cmd_export)
+    ue = us_sub.add_parser("erase", help="erase a user and everything theirs, for good")
+    ue.add_argument("user_id")
+    ue.add_argument("--yes", action="store_true", help="really erase")
+    ue.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ue.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ue.set_defaults(func=cmd_users_erase)
+    rt_ = sub.add_parser("retention", help="raw-file retention (admin, talks to the database)")
+    rt_.add_argument("action", choices=["run"], help="remove the raw files that have expired, now")
+    rt_.add_argument("--days", type=int, default=None, help="keep raw files this many days (default "
+                                                            "SB_RAW_RETENTION_DAYS)")
+    rt_.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    rt_.add_argument("--json", action="store_true", help="print JSON for scripts")
+    rt_.set_defaults(func=cmd_retention)
+    ri = sub.add_parser("reindex", help="move users to another embedding model, searching the old index meanwhile "
+                                        "(admin, talks to the database and the vector store)")
+    ri.add_argument("--model", default=None, help="'minilm-int8' or 'openai:<model name>' (served at "
+                                                  "SB_EMBEDDING_BASE_URL); default SB_EMBEDDING_MODEL")
+    ri.add_argument("--user", default=None, help="re-index this user")
+    ri.add_argument("--all", action="store_true", help="re-index every user with indexed data")
+    ri.add_argument("--keep-old", action="store_true", help="keep the replaced collection (default: drop it)")
+    ri.add_argument("--status", action="store_true", help="show each user's index versions and progress")
+    ri.add_argument("--cancel", action="store_true", help="abandon the re-index in progress")
+    ri.add_argument("--batch-size", type=int, default=64, help="points embedded per request (default 64)")
+    ri.add_argument("--no-wait", action="store_true", help="with a running embedded server: return once recorded")
+    ri.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ri.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ri.set_defaults(func=cmd_reindex)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``secondbrain`` command."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))

@@ -1,0 +1,207 @@
+"""Servers: ``up`` (embedded), ``gateway``, ``query``, ``worker STAGE...``, ``migrate`` and ``topics``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, say, server_pointer, settings_for
+
+
+def _port_free(host: str, port: int) -> bool:
+    """Check the HTTP port before starting anything, so a busy port is a one-line error, not a crash."""
+    from secondbrain.infra.ports import port_is_bindable
+
+    if port_is_bindable(port, host):
+        return True
+    print(f"error: {host}:{port} is already in use (another secondbrain?). Stop that process or pick "
+          "another port with --port N (or SB_PORT).", file=sys.stderr)
+    return False
+
+
+def _json_logs(args: argparse.Namespace) -> bool:
+    return args.log_format == "json" or (args.log_format == "auto" and not sys.stderr.isatty())
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Embedded mode: broker, Postgres, vector engine and every service in one command."""
+    from app.serve import serve
+    from secondbrain.infra.postgres import EmbeddedPostgres
+    from secondbrain.infra.tansu import TansuBroker
+    from secondbrain.logs import setup_logging
+    from secondbrain.pipeline.topology import STAGES
+
+    settings = settings_for(args, mode="embedded", object_store="files", vector_store="edge")
+    setup_logging(args.log_level, json_logs=_json_logs(args))
+    from secondbrain.infra.ports import is_loopback
+
+    if not is_loopback(settings.host):
+        print(f"error: refusing to listen on {settings.host}: embedded mode serves one machine. "
+              "Use 127.0.0.1, or run the distributed services (they require API keys off loopback).",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not _port_free(settings.host, settings.port):
+        return EXIT_USAGE
+    data_dir = settings.data_dir.resolve()
+    settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
+    (data_dir / "logs").mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    say(f"secondbrain: starting in {data_dir}")
+    broker = TansuBroker(log_path=data_dir / "logs" / "broker.log").start()
+    pg = None
+    pointer = server_pointer(settings.port)
+    try:
+        update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
+        # One process owns every consumer group here, so a short session makes the group joins at
+        # start-up quick (the local broker's join time follows it); explicit settings still win.
+        if "SB_KAFKA_SESSION_TIMEOUT_MS" not in os.environ:
+            update["kafka_session_timeout_ms"] = 3000
+        if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
+            update["kafka_heartbeat_interval_ms"] = 750
+        if settings.postgres_dsn is None:
+            pg = EmbeddedPostgres(settings.postgres_dir).start()
+            update["postgres_dsn"] = SecretStr(pg.dsn)
+        settings = settings.model_copy(update=update)
+        key_file, new_key, link = local_key(settings)
+
+        def ready(proc: Any, _elapsed: float) -> None:
+            url = f"http://{settings.host}:{settings.port}"
+            say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
+            say(f"  web app: open {url}/?token={link}")
+            say("    (signs this browser in once; run `secondbrain open` for a new link)")
+            if new_key:
+                say(f"  your API key (user {settings.default_user!r}, admin): {new_key}")
+            say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
+                 "other apps send it as 'Authorization: Bearer <key>'")
+            with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
+                pointer.parent.mkdir(parents=True, exist_ok=True)
+                pointer.write_text(str(data_dir) + "\n")
+            # Point at the command as it can be typed here (the venv may not be on PATH).
+            prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
+                else "secondbrain"
+            say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
+            say("  stop with Ctrl-C; data stays in " + str(data_dir))
+
+        # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: with Python's default
+        # handler that would end the process before the broker and Postgres below are stopped.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGES), embedded=True,
+                          on_ready=ready))
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            if pointer.read_text().strip() == str(data_dir):
+                pointer.unlink()
+        broker.stop()
+        if pg is not None:
+            pg.stop()
+    return EXIT_OK
+
+
+def _exit_on_sigterm(_signum: int, _frame: Any) -> None:
+    raise SystemExit(0)
+
+
+
+
+def local_key(settings: Any) -> tuple[Path, str | None, str]:
+    """Embedded mode's start: the local user and its admin key, saved (0600) under the data directory
+    on the first start, and a one-time sign-in link for the web page.  Returns the key file, the new
+    key (``None`` when one exists) and the link's token."""
+    from app.assembly import build_metadata
+    from services.web.session import LINK_TTL_S
+
+    key_file = settings.data_dir / KEY_FILE
+    store = build_metadata(settings)
+    secret: str | None = None
+    try:
+        store.database.migrate()
+        store.users.ensure_user(settings.default_user, None)
+        existing = key_file.read_text().strip() if key_file.exists() else ""
+        principal = store.users.authenticate(existing) if existing else None
+        if principal is None or principal.key_id is None:
+            info, secret = store.users.create_api_key(
+                settings.default_user, "local (created by secondbrain up)", "admin")
+            key_id = info.key_id
+        else:
+            key_id = principal.key_id
+        link = store.users.create_login_link(key_id, LINK_TTL_S)
+    finally:
+        store.database.close()
+    if secret is not None:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secret + "\n")
+        key_file.chmod(0o600)  # also when the file was there before (with a revoked key)
+    return key_file, secret, link
+
+
+def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages: list[str]) -> int:
+    from app.serve import serve
+    from secondbrain.logs import setup_logging
+
+    settings = settings_for(args, mode="distributed")
+    setup_logging(args.log_level, json_logs=_json_logs(args))
+    if not _port_free(settings.host, settings.port):
+        return EXIT_USAGE
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(settings, gateway=gateway, query=query, stages=stages))
+    return EXIT_OK
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    """The ingest gateway and its outbox relay."""
+    return _serve_piece(args, gateway=True, query=False, stages=[])
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """The query service."""
+    return _serve_piece(args, gateway=False, query=True, stages=[])
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """One or more pipeline stages (health endpoints on --port)."""
+    from secondbrain.pipeline.topology import STAGES
+
+    bad = [s for s in args.stages if s not in STAGES]
+    if bad:
+        print(f"error: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}", file=sys.stderr)
+        return EXIT_USAGE
+    return _serve_piece(args, gateway=False, query=False, stages=list(dict.fromkeys(args.stages)))
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Apply database migrations and exit (a Kubernetes Job in production)."""
+    from app.assembly import build_metadata
+
+    store = build_metadata(settings_for(args))
+    try:
+        applied = store.database.migrate()
+    finally:
+        store.database.close()
+    print(json.dumps({"applied": applied}))
+    return EXIT_OK
+
+
+def cmd_topics(args: argparse.Namespace) -> int:
+    """Create the pipeline's Kafka topics and exit."""
+    from secondbrain.pipeline.kafka_security import aiokafka_options
+    from secondbrain.pipeline.topics import TopicNames, ensure_topics
+
+    s = settings_for(args)
+    created = asyncio.run(ensure_topics(s.kafka_bootstrap, TopicNames(s.topic_prefix), partitions=s.partitions,
+                                        replication=s.replication_factor, client_options=aiokafka_options(s)))
+    print(json.dumps({"created": created}))
+    return EXIT_OK
