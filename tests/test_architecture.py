@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import REPO as ROOT
+
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def imported_modules(path: Path) -> set[str]:

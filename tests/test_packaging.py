@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from setuptools import find_namespace_packages, find_packages
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO as ROOT
+
 # Imports only the tests, the benchmarks or their stand-ins may make: none of these is a runtime
 # dependency, so shipped code importing one fails on an ordinary install.
 TEST_ONLY_IMPORTS = ("devtools", "tests", "bench", "moto", "testcontainers", "llama_cpp", "pytest", "hypothesis",

@@ -41,10 +41,11 @@ from secondbrain.events import (
     schema_name,
 )
 from secondbrain.events.codec import DEFAULT_SCHEMA_DIR
+from tests.paths import REPO
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+SCHEMA_DIR = REPO / "schemas"
 FILE_NAME = re.compile(r"(?P<name>[a-z][a-z0-9_]*)\.v(?P<version>[1-9][0-9]*)\.avsc")
 
 

@@ -8,16 +8,15 @@ import os
 import subprocess
 import sys
 import zlib
-from pathlib import Path
 
 import pytest
 
 from secondbrain.ports import SparseEncoder, SparseVector
 from secondbrain.sparse import ENGLISH_STOPWORDS, Bm25Encoder, stem, term_index
+from tests.paths import REPO as ROOT
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
-ROOT = Path(__file__).resolve().parents[1]
 TEXTS = [
     "Invoice-8391 from ACME Hosting, due 30 March 2024.",
     "The quick brown fox jumps over the lazy dog; the dog sleeps.",

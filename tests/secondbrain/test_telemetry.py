@@ -33,7 +33,7 @@ from secondbrain.pipeline import topics
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.settings import Settings
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.test_runner import CODEC, Env, eventually, open_env
+from tests.secondbrain.pipeline.test_runner import CODEC, Env, eventually, open_env
 
 
 @pytest.fixture(scope="module")

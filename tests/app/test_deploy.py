@@ -35,8 +35,8 @@ from packaging.utils import canonicalize_name
 
 from app.cli import build_parser
 from secondbrain.settings import Settings
+from tests.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 KUBERNETES_VERSION = "1.30.0"

@@ -11,8 +11,6 @@ from secondbrain.settings import Settings
 from services.extractors.registry import BackgroundExtractorSet, ExtractorSet, build_extractors
 from services.extractors.text import TextExtractor
 
-pytestmark = pytest.mark.fast  # no services: in the fast lane
-
 
 def test_switched_off_families_fail_with_the_setting_to_change() -> None:
     extractors = build_extractors(Settings(transcriber="none", ocr_enabled=False))

@@ -26,8 +26,8 @@ from devtools import qdrant_edge_server
 from devtools.qdrant_edge_server import API_VERSION, EdgeServerProcess, main
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
+from tests.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CREATE = {"vectors": {"dense": {"size": 3, "distance": "Cosine"}},
           "sparse_vectors": {"bm25": {"modifier": "idf"}}}
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}

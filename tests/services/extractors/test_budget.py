@@ -65,7 +65,7 @@ def test_not_a_zip_is_left_to_the_parser() -> None:
 
 @pytest.fixture(scope="module")
 def isolated() -> Iterator[IsolatedExtractor]:
-    extractor = IsolatedExtractor("tests.extractors.misbehaving:Misbehaving",
+    extractor = IsolatedExtractor("tests.services.extractors.misbehaving:Misbehaving",
                                   Budget(timeout_s=3.0, max_memory_bytes=400 * MB), kwargs={"greeting": "hi"},
                                   label=".docx file")
     yield extractor

@@ -23,8 +23,7 @@ from services.extractors.office import (
     parse_stated_time,
     supported,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import REPO as ROOT
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,9 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from secondbrain.settings import Settings
+from tests.paths import REPO
 
-STATIC = Path(__file__).resolve().parents[1] / "services" / "web" / "static"
+STATIC = REPO / "services" / "web" / "static"
 # Static imports (`import {a} from "./x.js"`, `export {a} from`, `import "./x.js"`) and dynamic ones.
 IMPORT = re.compile(r'(?:\bimport|\bexport)\b[^;"\'`]*?\bfrom\s*"([^"]+)"|\bimport\s*\(?\s*"([^"]+)"')
 

@@ -28,11 +28,11 @@ from secondbrain.ports import Captioner
 from services.extractors.document import ExtractionContext
 from services.extractors.image import ImageExtractor, OpenAICaptioner, parse_exif_time, supports
 from services.extractors.ocr import TesseractOcr
+from tests.paths import REPO as ROOT
 
 CTX = ExtractionContext(content_type="image/png", filename="invoice.png")
 TAKEN = "2023:07:14 09:30:00"
 CAPTION = "A hand-written invoice lying on a wooden desk."
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
