@@ -78,8 +78,3 @@ def classify(exc: BaseException) -> ErrorKind:
         return "retryable"
     return "permanent"
 
-
-def backoff_delay(attempt: int, base_s: float, max_s: float) -> float:
-    """Exponential backoff for retry ``attempt`` (1-based), capped at ``max_s``."""
-    exponent = min(max(0, attempt - 1), 64)  # 2**64 already exceeds any cap; larger ints overflow float
-    return float(min(max_s, base_s * (2 ** exponent)))

@@ -11,6 +11,7 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception,
+    retry_if_exception_type,
     stop_after_attempt,
     stop_after_delay,
     wait_exponential,
@@ -59,6 +60,14 @@ def bookkeeping(settings: Settings, what: str) -> AsyncRetrying:
     """A job-state write: kept trying while the store is unreachable, within a bound."""
     return AsyncRetrying(retry=retry_if_exception(retryable), stop=stop_after_attempt(BOOKKEEPING_ATTEMPTS),
                          wait=_wait(settings), before_sleep=_log(what), reraise=True)
+
+
+def relaying(before_sleep: Callable[[RetryCallState], Any]) -> AsyncRetrying:
+    """The outbox relay's round: unbounded on purpose (accepted work waits in Postgres until the broker
+    is back, nothing is lost), backing off from 0.5 s to 10 s between tries."""
+    return AsyncRetrying(retry=retry_if_exception_type(Exception),
+                         wait=wait_exponential(multiplier=0.5, min=0.5, max=10), before_sleep=before_sleep,
+                         reraise=True)
 
 
 def publishing(settings: Settings) -> AsyncRetrying:

@@ -23,9 +23,10 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
+from tenacity import RetryCallState
 
 from secondbrain import telemetry
-from secondbrain.pipeline.errors import backoff_delay
+from secondbrain.pipeline import retry
 from secondbrain.ports import MetadataStore, OutboxMessage, OutboxRow
 
 log = logging.getLogger(__name__)
@@ -162,25 +163,22 @@ class OutboxRelay:
         self.published += len(rows)
         return len(rows)
 
+    def _failed(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        self.last_error = repr(exc)
+        log.warning("outbox relay cannot publish yet", extra={
+            "error": repr(exc), "retry_in_s": round(state.upcoming_sleep, 2)})
+
     async def _run(self) -> None:
-        failures = 0
         while True:
             # Cleared before looking, not after: a wake-up that arrives meanwhile is not lost.
             self._wake.clear()
-            try:
-                n = await self.relay_once()
-                failures = 0
-                self.last_error = None
-                if n:
-                    continue  # more may be waiting
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                failures += 1
-                self.last_error = repr(exc)
-                delay = backoff_delay(failures, 0.5, 10.0)
-                log.warning("outbox relay cannot publish yet", extra={"error": repr(exc), "retry_in_s": delay})
-                await asyncio.sleep(delay)
-                continue
+            n = 0
+            async for attempt in retry.relaying(before_sleep=self._failed):
+                with attempt:
+                    n = await self.relay_once()
+            self.last_error = None
+            if n:
+                continue  # more may be waiting
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.poll_s)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import psycopg
 import pytest
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError, backoff_delay, classify
+from secondbrain.pipeline import retry
+from secondbrain.pipeline.errors import PermanentError, RetryableError, classify
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -70,25 +73,28 @@ def test_a_programming_error_in_psycopg_is_not_retried() -> None:
     assert classify(psycopg.errors.UndefinedTable("relation does not exist")) == "permanent"
 
 
-def test_backoff_grows_exponentially() -> None:
-    delays = [backoff_delay(a, base_s=0.5, max_s=1000.0) for a in range(1, 6)]
-    assert delays == [0.5, 1.0, 2.0, 4.0, 8.0]
-    assert all(isinstance(d, float) for d in delays)
+def test_the_relay_keeps_trying_with_pauses_growing_to_ten_seconds() -> None:
+    """Accepted work waits in the outbox while the broker is away: the relay never gives up."""
+    pauses: list[float] = []
+    failures = 40
 
+    async def no_sleep(seconds: float) -> None:
+        pauses.append(seconds)
 
-def test_backoff_is_capped() -> None:
-    assert backoff_delay(4, base_s=1.0, max_s=5.0) == 5.0
-    assert backoff_delay(60, base_s=1.0, max_s=30.0) == 30.0
-    assert backoff_delay(10_000, base_s=0.2, max_s=30.0) == 30.0  # no overflow for huge attempts
+    async def round_() -> int:
+        nonlocal failures
+        if failures:
+            failures -= 1
+            raise ConnectionError("broker away")
+        return 3
 
+    async def run() -> int:
+        got = 0
+        async for attempt in retry.relaying(before_sleep=lambda _state: None).copy(sleep=no_sleep):
+            with attempt:
+                got = await round_()
+        return got
 
-def test_backoff_first_attempt_and_nonpositive_attempts_wait_the_base() -> None:
-    assert backoff_delay(1, base_s=0.25, max_s=10.0) == 0.25
-    assert backoff_delay(0, base_s=0.25, max_s=10.0) == 0.25
-    assert backoff_delay(-3, base_s=0.25, max_s=10.0) == 0.25
-
-
-def test_backoff_is_monotonic() -> None:
-    delays = [backoff_delay(a, base_s=0.1, max_s=7.0) for a in range(1, 40)]
-    assert delays == sorted(delays)
-    assert max(delays) == 7.0
+    assert asyncio.run(run()) == 3
+    assert len(pauses) == 40 and pauses == sorted(pauses)
+    assert pauses[0] == 0.5 and max(pauses) == 10
