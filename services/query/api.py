@@ -272,7 +272,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                     text, cited, grounded = NOT_FOUND, [], False
                     yield {"event": "token", "data": json.dumps({"text": text})}
                 elif mode == "extractive":
-                    ans = extractive_answer(standalone, [x.hit for x in sources], encoder=encoder)
+                    ans = extractive_answer(standalone, sources, encoder=encoder)
                     text, cited, grounded = ans.text, ans.citations, ans.grounded
                     for word in text.split(" "):
                         yield {"event": "token", "data": json.dumps({"text": word + " "})}
