@@ -4,7 +4,7 @@ With a language model: a prompt that allows only the numbered sources (with thei
 a stream whose citations are checked against the sources sent, and a plain "not in your
 data" when nothing supports the question.  Without one: extractive answers, the best
 sentences of the best sources, never a sentence that is not in the user's data.
-Follow-up questions are made standalone with the conversation before them.
+Follow-up questions are made standalone in :mod:`services.query.followup`.
 """
 
 from __future__ import annotations
@@ -12,17 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.errors import RetryableError
 from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
 from services.query.sentences import sentences
-from services.query.temporal import parse_time
 
 NOT_FOUND = "I could not find anything about that in your data."
 MAX_QUOTE_CHARS = 320  # a sentence longer than this (an unpunctuated transcript) is quoted around its match
@@ -279,45 +276,3 @@ class CitationFilter:
 def content_terms(text: str, encoder: SparseEncoder) -> set[str]:
     """The searchable terms of a text (stemmed, stopwords dropped)."""
     return set(encoder.tokenize(text))
-
-
-REWRITE_PROMPT = """Rewrite the user's last question so that it can be understood without the conversation: \
-replace pronouns and vague references with what they refer to, keep any time expressions exactly as written. \
-Reply with the rewritten question only."""
-
-_REFERS_BACK = re.compile(r"\b(it|its|that|this|those|these|they|them|he|she|him|her|there|same|more|else|"
-                          r"also|another|again|what about|and)\b", re.I)
-
-
-def _names_a_time(question: str) -> bool:
-    """Whether the question carries its own time expression (the zone does not matter here)."""
-    return parse_time(question, datetime.now(UTC), ZoneInfo("UTC")) is not None
-
-
-def rewrite_followup(question: str, history: list[tuple[str, str]], llm: ChatLLM | None,
-                     encoder: SparseEncoder) -> str:
-    """The question made standalone with the conversation before it.
-
-    With a model: the model rewrites it.  Without: a question that refers back (pronouns,
-    "what about ...", very short) gets the previous question's content terms appended, so
-    retrieval still knows what "it" is.
-    """
-    previous = [c for role, c in history if role == "user"]
-    if not previous:
-        return question
-    if llm is not None:
-        convo = "\n".join(f"{role}: {c[:500]}" for role, c in history[-6:])
-        try:
-            rewritten = llm.complete([{"role": "system", "content": REWRITE_PROMPT},
-                                      {"role": "user", "content": f"{convo}\nuser: {question}\n\nRewritten:"}],
-                                     max_tokens=80, temperature=0.0).strip().strip('"')
-        except RetryableError:
-            rewritten = ""
-        if rewritten and len(rewritten) < 4 * len(question) + 200:
-            return rewritten.splitlines()[0]
-    terms = content_terms(question, encoder)
-    if not _REFERS_BACK.search(question) and (len(terms) >= 4 or _names_a_time(question)):
-        return question  # it says what it is about ("what did I add today?" is not about the last topic)
-    carry = [w for w in re.findall(r"[\w-]+", previous[-1])
-             if set(encoder.tokenize(w)) and not set(encoder.tokenize(w)) <= terms]
-    return f"{question} ({' '.join(carry)})" if carry else question
