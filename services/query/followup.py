@@ -33,8 +33,9 @@ _POINTERS = {"it", "its", "he", "him", "his", "she", "her", "hers", "they", "the
              "this", "those", "these"}
 _POSSESSIVE = {"its", "his", "their", "theirs", "hers"}
 _CONTINUES = re.compile(r"\b(?:else|more|another|others?|again|too|also)\b", re.I)
-_TIME_POINTER = re.compile(r"\b(?:(?:that|the\s+same)\s+(?:day|night|morning|afternoon|evening|week|weekend|month|"
-                           r"year|time|period)|back\s+then|by\s+then|since\s+then|until\s+then|at\s+the\s+time|"
+_TIME_POINTER = re.compile(r"\b(?:(?:(?:in|on|during|at)\s+)?(?:that|the\s+same)\s+"
+                           r"(?:day|night|morning|afternoon|evening|week|weekend|month|year|time|period)|"
+                           r"back\s+then|by\s+then|since\s+then|until\s+then|at\s+the\s+time|"
                            r"during\s+that)\b", re.I)
 _ELLIPSIS = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\b\s*|^\s*and\s+(?:also\s+)?", re.I)
 # Nouns that name no subject of their own ("anything about it", "the thing").
@@ -78,7 +79,7 @@ def _tagger() -> Any:
 class _Reading:
     text: str
     time: TimeWindow | None
-    subjects: list[tuple[int, int, str, bool]]  # noun phrases (start, end, text, names a person), time left out
+    subjects: list[tuple[int, int, str, bool, bool]]  # noun phrases (start, end, text, a person, plural), no time
     pointers: list[tuple[int, int, str]]  # pronouns pointing back (start, end, word)
     has_verb: bool
 
@@ -100,7 +101,8 @@ def _read(text: str, now: datetime, tz: ZoneInfo, conventions: Conventions | Non
         if first.lower_ in ("which", "what", "that", "this", "those", "these"):
             first = words[0]
         start, end = first.idx, chunk.end_char
-        subjects.append((start, end, text[start:end].strip(), chunk.root.pos_ == "PROPN"))
+        subjects.append((start, end, text[start:end].strip(), chunk.root.pos_ == "PROPN",
+                         chunk.root.tag_ in ("NNS", "NNPS")))
     pointers = []
     for t in doc:
         if t.lower_ in _POINTERS and (t.pos_ == "PRON" or t.lower_ in _POSSESSIVE or t.lower_ in ("her", "his")):
@@ -119,8 +121,12 @@ def _subject_for(prev: _Reading, pointer: str) -> str | None:
         people = [s for s in prev.subjects if s[3]]
         if people:
             return people[0][2]
-    things = [s for s in prev.subjects if not s[3]]
-    return (things or prev.subjects)[0][2]
+    if pointer == "there":  # a place: the last phrase ("the offsite in Porto")
+        return prev.subjects[-1][2]
+    things = [s for s in prev.subjects if not s[3]] or prev.subjects
+    if pointer in ("they", "them", "their", "theirs", "these", "those"):
+        things = [s for s in things if s[4]] or things
+    return things[-1][2]  # the last: what the question was about ("the plumber's charge for *the sink repair*")
 
 
 def _all_subjects(prev: _Reading) -> str | None:
