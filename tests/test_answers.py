@@ -196,3 +196,18 @@ def test_a_model_that_is_down_is_an_error_event_not_a_hang(llm_server: str, llam
         assert "did not answer" in events[-1][1]["message"]
     finally:
         llama.start()
+
+
+def test_a_follow_up_is_rewritten_by_the_model_or_by_the_rules(llm_server: str) -> None:
+    """The 135M model is too small to judge as a rewriter: the rewrite must come back usable or the
+    rules' stands, and a question naming its own subject is not rewritten at all."""
+    first = stream(llm_server, {"question": "When does the new office on Harbour Street open?", "k": 2})
+    conv = first[-1][1]["conversation_id"]
+    follow = stream(llm_server, {"question": "and who works in it?", "k": 2, "conversation_id": conv})
+    meta = follow[0][1]
+    assert meta["carried_over"]["subject"] == "the new office" and meta["carried_over"]["time"] is None
+    assert meta["standalone_question"] and follow[-1][0] == "done"
+    if "rewritten by the model" not in meta["carried_over"]["why"]:
+        assert meta["standalone_question"] == "and who works in the new office?"  # the rules' fallback
+    fresh = stream(llm_server, {"question": "When are the cello lessons?", "k": 2, "conversation_id": conv})
+    assert fresh[0][1]["carried_over"] is None and fresh[0][1]["standalone_question"] is None
