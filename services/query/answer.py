@@ -4,26 +4,47 @@ With a language model: a prompt that allows only the numbered sources (with thei
 a stream whose citations are checked against the sources sent, and a plain "not in your
 data" when nothing supports the question.  Without one: extractive answers, the best
 sentences of the best sources, never a sentence that is not in the user's data.
-Follow-up questions are made standalone with the conversation before them.
+Follow-up questions are made standalone in :mod:`services.query.followup`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.errors import RetryableError
 from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
-from services.query.temporal import parse_time
+from services.query.sentences import sentences
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*•]\s)")
 NOT_FOUND = "I could not find anything about that in your data."
+MAX_QUOTE_CHARS = 320  # a sentence longer than this (an unpunctuated transcript) is quoted around its match
+
+# What kind of fact a question asks for, and how that fact looks in a sentence: the answer's
+# sentence is the one that matches the question's words *and* holds such a fact.
+_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+_DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
+_WHEN = re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{_MONTHS})\b|"
+                   rf"(?:{_DAYS})(?:day)?\b|"
+                   r"\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?|\d{1,2}(?:st|nd|rd|th)\b|\b(?:19|20)\d{2}\b|today|tomorrow|"
+                   r"tonight|yesterday|noon|midnight|morning|evening|afternoon|week|month|year)", re.I)
+_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                     r"forty|fifty|hundred|thousand|dozen|half)\b", re.I)
+_WHO = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
+_WHERE = re.compile(r"\b(?:at|in|on|near|behind|under|inside|room|street|st\.|road|avenue|floor|building|drawer|"
+                    r"shelf|box|office|\d+)\b", re.I)
+_ASKS = [(re.compile(r"\b(?:when|what time|what date|which day|how long|how soon|deadline|due)\b", re.I), _WHEN),
+         (re.compile(r"\b(?:how (?:much|many|old|far|big|tall|long)|cost|price|number|amount|total|budget|"
+                     r"code|pin|password)\b", re.I), _NUMBER),
+         (re.compile(r"\bwho(?:m|se)?\b", re.I), _WHO),
+         (re.compile(r"\bwhere\b", re.I), _WHERE)]
+# A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
+_LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|there|he|she|then|so|also|and|but)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,28 +56,113 @@ class Answer:
     grounded: bool
 
 
-def extractive_answer(question: str, hits: list[SearchHit], *, max_sentences: int = 3,
+@dataclass(slots=True)
+class _Sentence:
+    n: int  # the source's number
+    pos: int  # the sentence's place in its source
+    text: str
+    overlap: int
+    fact: bool  # holds the kind of fact the question asks for
+    score: float = 0.0
+
+
+def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_sentences: int = 3,
                       encoder: SparseEncoder | None = None) -> Answer:
-    """Pick the sentences that share the most question terms, best-ranked sources first."""
+    """The best complete sentences of the best sources, each cited, enough to carry the fact.
+
+    A sentence scores by the question terms it shares; one that also holds the kind of fact asked
+    for (a date for "when", a number for "how much", a name for "who") ranks above one that only
+    repeats the question.  The best sentence comes with the next one of its source when that one
+    carries the fact the best lacks, or leans back on it ("It is at 9:30.").  Other sentences
+    follow only when they score close to the best.
+    """
     enc = encoder or Bm25Encoder()
     terms = set(enc.tokenize(question))
     if not terms or not hits:
         return Answer(NOT_FOUND, [], False)
-    scored: list[tuple[float, int, int, str]] = []
-    for n, hit in enumerate(hits, 1):
-        for pos, sentence in enumerate(s.strip() for s in _SENTENCE.split(hit.text)):
-            if not sentence:
-                continue
+    wanted = [shape for asks, shape in _ASKS if asks.search(question)]
+    by_source: list[list[_Sentence]] = []
+    for n, text in enumerate((x.text for x in hits), 1):  # a source's widened passage, or a hit's chunk
+        found = []
+        for pos, sentence in enumerate(sentences(text)):
             overlap = len(terms & set(enc.tokenize(sentence)))
-            if overlap:
-                # Overlap dominates; among equals prefer better-ranked sources and earlier sentences.
-                scored.append((overlap - 0.01 * n - 0.001 * pos, n, pos, sentence))
+            fact = bool(wanted) and any(shape.search(_without(sentence, question)) for shape in wanted)
+            found.append(_Sentence(n, pos, sentence, overlap, fact))
+        by_source.append(found)
+    scored = [s for found in by_source for s in found if s.overlap]
+    for s in scored:
+        # Overlap dominates; the fact asked for counts as most of a shared word; among equals
+        # better-ranked sources and earlier sentences come first.
+        s.score = s.overlap + (0.8 if s.fact else 0.0) - 0.05 * (s.n - 1) - 0.001 * s.pos
     if not scored:
+        return _opening(by_source)
+    ranked = sorted(scored, key=lambda s: -s.score)
+    best = ranked[0]
+    chosen = [best]
+    following = by_source[best.n - 1][best.pos + 1:best.pos + 2]
+    if following and ((wanted and not best.fact and following[0].fact) or _LEANS_BACK.match(following[0].text)
+                      or len(best.text) < 30 or _adds_terms(following[0].text, best.text, terms, enc)):
+        chosen.append(following[0])
+    for s in ranked[1:]:
+        if len(chosen) >= max_sentences:
+            break
+        if s not in chosen and s.score >= 0.75 * best.score and (not wanted or s.fact or s.overlap > best.overlap):
+            chosen.append(s)
+    chosen.sort(key=lambda s: (s.n, s.pos))  # read in source order
+    parts: list[str] = []
+    for i, s in enumerate(chosen):
+        nxt = chosen[i + 1] if i + 1 < len(chosen) else None
+        quote = _quote(s.text, terms, enc)
+        # consecutive sentences of one source read as one passage with one citation
+        parts.append(quote if nxt is not None and nxt.n == s.n and nxt.pos == s.pos + 1 else f"{quote} [{s.n}]")
+    return Answer(" ".join(parts), sorted({s.n for s in chosen}), True)
+
+
+def _adds_terms(text: str, best: str, terms: set[str], enc: SparseEncoder) -> bool:
+    """Whether ``text`` shares question terms that ``best`` lacks ("Gate B12." after the flight's times)."""
+    return bool((terms & set(enc.tokenize(text))) - set(enc.tokenize(best)))
+
+
+def _opening(by_source: list[list[_Sentence]]) -> Answer:
+    """No sentence shares a word with the question, yet the engine judged the best source relevant
+    (by meaning, or by its title): its opening, which is what a label, a receipt or a photo leads with."""
+    opening: list[str] = []
+    for s in by_source[0] if by_source else []:
+        if opening and len(" ".join(opening)) + len(s.text) > 240:
+            break
+        opening.append(_quote(s.text, set(), Bm25Encoder()))
+    if not opening:
         return Answer(NOT_FOUND, [], False)
-    best = sorted(scored, reverse=True)[:max_sentences]
-    best.sort(key=lambda t: (t[1], t[2]))  # read in source order
-    parts = [f"{sentence} [{n}]" for _score, n, _pos, sentence in best]
-    return Answer(" ".join(parts), sorted({n for _s, n, _p, _t in best}), True)
+    return Answer(f"{' '.join(opening)} [1]", [1], True)
+
+
+def _without(sentence: str, question: str) -> str:
+    """The sentence less the words the question already has (a "when" question's own "December" is no answer)."""
+    asked = {w.casefold() for w in re.findall(r"[\w']+", question)}
+    # a removed word leaves a mark, so the first word left is not taken for the sentence's first
+    return " ".join("_" if w.strip(".,;:!?()\"'").casefold() in asked else w for w in sentence.split())
+
+
+def _quote(sentence: str, terms: set[str], enc: SparseEncoder) -> str:
+    """The sentence, or, when it runs on, the clauses around the words the question shares with it."""
+    if len(sentence) <= MAX_QUOTE_CHARS:
+        return sentence
+    clauses = re.split(r"(?<=[,;:])\s+", sentence)
+    hits = [len(terms & set(enc.tokenize(c))) for c in clauses]
+    centre = max(range(len(clauses)), key=lambda i: hits[i])
+    lo = hi = centre
+    while True:  # widen towards the side with more shared words, then the following side (facts follow)
+        grown = False
+        for j in (hi + 1, lo - 1):
+            if 0 <= j < len(clauses) and len(" ".join(clauses[min(lo, j):max(hi, j) + 1])) <= MAX_QUOTE_CHARS:
+                lo, hi = min(lo, j), max(hi, j)
+                grown = True
+        if not grown:
+            break
+    text = " ".join(clauses[lo:hi + 1])
+    if len(text) > MAX_QUOTE_CHARS:
+        text = text[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0]
+    return ("… " if lo > 0 else "") + text + (" …" if hi < len(clauses) - 1 or not sentence.endswith(text) else "")
 
 
 # --------------------------------------------------------------------------- grounded LLM answers
@@ -170,45 +276,3 @@ class CitationFilter:
 def content_terms(text: str, encoder: SparseEncoder) -> set[str]:
     """The searchable terms of a text (stemmed, stopwords dropped)."""
     return set(encoder.tokenize(text))
-
-
-REWRITE_PROMPT = """Rewrite the user's last question so that it can be understood without the conversation: \
-replace pronouns and vague references with what they refer to, keep any time expressions exactly as written. \
-Reply with the rewritten question only."""
-
-_REFERS_BACK = re.compile(r"\b(it|its|that|this|those|these|they|them|he|she|him|her|there|same|more|else|"
-                          r"also|another|again|what about|and)\b", re.I)
-
-
-def _names_a_time(question: str) -> bool:
-    """Whether the question carries its own time expression (the zone does not matter here)."""
-    return parse_time(question, datetime.now(UTC), ZoneInfo("UTC")) is not None
-
-
-def rewrite_followup(question: str, history: list[tuple[str, str]], llm: ChatLLM | None,
-                     encoder: SparseEncoder) -> str:
-    """The question made standalone with the conversation before it.
-
-    With a model: the model rewrites it.  Without: a question that refers back (pronouns,
-    "what about ...", very short) gets the previous question's content terms appended, so
-    retrieval still knows what "it" is.
-    """
-    previous = [c for role, c in history if role == "user"]
-    if not previous:
-        return question
-    if llm is not None:
-        convo = "\n".join(f"{role}: {c[:500]}" for role, c in history[-6:])
-        try:
-            rewritten = llm.complete([{"role": "system", "content": REWRITE_PROMPT},
-                                      {"role": "user", "content": f"{convo}\nuser: {question}\n\nRewritten:"}],
-                                     max_tokens=80, temperature=0.0).strip().strip('"')
-        except RetryableError:
-            rewritten = ""
-        if rewritten and len(rewritten) < 4 * len(question) + 200:
-            return rewritten.splitlines()[0]
-    terms = content_terms(question, encoder)
-    if not _REFERS_BACK.search(question) and (len(terms) >= 4 or _names_a_time(question)):
-        return question  # it says what it is about ("what did I add today?" is not about the last topic)
-    carry = [w for w in re.findall(r"[\w-]+", previous[-1])
-             if set(encoder.tokenize(w)) and not set(encoder.tokenize(w)) <= terms]
-    return f"{question} ({' '.join(carry)})" if carry else question

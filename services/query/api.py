@@ -40,9 +40,9 @@ from services.query.answer import (
     build_messages,
     clock,
     extractive_answer,
-    rewrite_followup,
 )
 from services.query.engine import Filters, Plan, QueryEngine, Source
+from services.query.followup import Followup, rewrite_followup
 from services.query.retrieval import SearchHit
 from services.query.temporal import Conventions
 
@@ -220,8 +220,10 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
         conversation_id = body.conversation_id or str(uuid.uuid4())
         now = aware(body.now, zone_)
         try:  # refuse another user's conversation before the stream starts
-            history: list[tuple[str, str]] = [(t.role, t.content) for t in
-                       await asyncio.to_thread(rt.metadata.conversations.get_turns, user, conversation_id, 12)]
+            turns = await asyncio.to_thread(rt.metadata.conversations.get_turns, user, conversation_id, 12)
+            history: list[tuple[str, str]] = [(t.role, t.content) for t in turns]
+            # the earlier questions as they were understood, so a third turn builds on the second's reading
+            asked = [str(t.meta.get("standalone") or t.content) for t in turns if t.role == "user"]
             if body.conversation_id and not history:
                 await asyncio.to_thread(rt.metadata.conversations.add_turn, user, conversation_id, "user", question,
                                         {"pending": True})
@@ -241,8 +243,10 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
 
             try:
                 with tracer.start_as_current_span("query plan"):  # no yield inside a span's block
-                    standalone = await asyncio.to_thread(rewrite_followup, question, history, llm, encoder) \
-                        if history else question
+                    followup = await asyncio.to_thread(rewrite_followup, question, asked, llm,
+                                                       now or datetime.now(UTC), zone_, calendar, history=history) \
+                        if asked else Followup(question, None)
+                    standalone = followup.standalone
                     plan = engine.plan(standalone, tz=zone_, filters=filters, now=now, conventions=calendar)
                 query_class = plan.query_class
                 mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
@@ -252,6 +256,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                 yield {"event": "meta", "data": json.dumps({
                     **plan.meta(), "answer_mode": mode, "conversation_id": conversation_id,
                     "standalone_question": standalone if standalone != question else None,
+                    "carried_over": followup.carried.to_json() if followup.carried else None,
                     "model": llm.model_id if llm and mode == "llm" else None,
                     "note": None if mode != "extractive" else
                     "No language model is configured: the answer quotes your sources."})}
@@ -272,7 +277,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                     text, cited, grounded = NOT_FOUND, [], False
                     yield {"event": "token", "data": json.dumps({"text": text})}
                 elif mode == "extractive":
-                    ans = extractive_answer(standalone, [x.hit for x in sources], encoder=encoder)
+                    ans = extractive_answer(standalone, sources, encoder=encoder)
                     text, cited, grounded = ans.text, ans.citations, ans.grounded
                     for word in text.split(" "):
                         yield {"event": "token", "data": json.dumps({"text": word + " "})}
@@ -298,7 +303,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
                     if invalid:
                         log.warning("invalid citations removed", extra={"invalid": invalid, "sources": len(sources)})
                 mark("total")
-                await asyncio.to_thread(_remember, rt, user, conversation_id, question, text, cited)
+                await asyncio.to_thread(_remember, rt, user, conversation_id, question, text, cited, standalone)
                 yield {"event": "done", "data": json.dumps({
                     "answer": text, "citations": cited, "invalid_citations": invalid, "grounded": grounded,
                     "answer_mode": mode, "conversation_id": conversation_id, "timings_ms": timings})}
@@ -403,11 +408,12 @@ async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
             return
 
 
-def _remember(rt: Runtime, user: str, conversation_id: str, question: str, answer: str, cited: list[int]) -> None:
-    """Keep the exchange so a follow-up can be understood."""
+def _remember(rt: Runtime, user: str, conversation_id: str, question: str, answer: str, cited: list[int],
+              standalone: str) -> None:
+    """Keep the exchange, and the question as understood, so a follow-up can be understood."""
     turns = rt.metadata.conversations.get_turns(user, conversation_id, 1)
     if not (turns and turns[-1].role == "user" and turns[-1].content == question):
-        rt.metadata.conversations.add_turn(user, conversation_id, "user", question)
+        rt.metadata.conversations.add_turn(user, conversation_id, "user", question, {"standalone": standalone})
     rt.metadata.conversations.add_turn(user, conversation_id, "assistant", answer, {"citations": cited})
 
 

@@ -131,9 +131,27 @@ def test_follow_up_questions_use_the_conversation(server: str) -> None:
     conv = first[-1][1]["conversation_id"]
     follow = ask(server, "what office is it about?", conversation_id=conv)
     assert follow[0][1]["standalone_question"] and "Zbigniew" in follow[0][1]["standalone_question"]
+    assert follow[0][1]["carried_over"] == {"subject": "Zbigniew", "time": None, "why": "pronoun 'it'",
+                                            "from": "who is Zbigniew?"}
     assert follow[1][1][0]["title"] == "Call notes"
     r = httpx.post(f"{server}/v1/ask", json={"question": "x", "conversation_id": conv})
     assert r.status_code == 200  # the owner may continue it
+
+
+def test_a_follow_up_with_its_own_subject_leaves_the_earlier_time_behind(server: str) -> None:
+    """Issue 23: after "what did I save today?", "what is on the whiteboard?" kept today's filter."""
+    first = ask(server, "what did I save today?")
+    assert first[0][1]["time_range"] is not None
+    conv = first[-1][1]["conversation_id"]
+    follow = ask(server, "how much did the plumber charge for the sink repair?", conversation_id=conv)
+    meta, sources, done = follow[0][1], follow[1][1], follow[-1][1]
+    assert meta["carried_over"] is None and meta["standalone_question"] is None and meta["time_range"] is None
+    assert sources[0]["title"] == "Plumber visit"  # saved 20 days before "now": a carried "today" would hide it
+    assert "240 euros" in done["answer"] and done["citations"] == [1]
+    # ...and one that points back takes the subject, not the time.
+    again = ask(server, "and who fixed it?", conversation_id=conv)[0][1]
+    assert again["carried_over"]["time"] is None and again["time_range"] is None
+    assert again["standalone_question"] == "and who fixed the sink repair?"
 
 
 def test_search_and_timeline_and_raw(server: str, corpus: Corpus) -> None:
