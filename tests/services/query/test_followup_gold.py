@@ -10,7 +10,7 @@ import pytest
 
 from services.query.followup import rewrite_followup
 from services.query.temporal import parse_time
-from tests.gold_followups import CONVERSATIONS, Conversation
+from tests.services.query.gold_followups import CONVERSATIONS, Conversation
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 TZ = ZoneInfo("Europe/Paris")

@@ -10,7 +10,7 @@ import pytest
 from services.query.answer import extractive_answer
 from services.query.retrieval import SearchHit
 from services.query.sentences import sentences
-from tests.gold_answers import GOLD, Gold
+from tests.services.query.gold_answers import GOLD, Gold
 
 MODALITY = {"note": "note", "pdf": "pdf", "ocr": "image", "transcript": "audio"}
 # Misses the rules cannot fix: the fact is in a sentence that shares no word with the question.
