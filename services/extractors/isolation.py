@@ -16,6 +16,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import signal
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -33,6 +34,9 @@ _CTX = multiprocessing.get_context("spawn")
 
 def _serve(factory: str, kwargs: dict[str, Any], conn: Connection) -> None:
     """The child: build the extractor once, then answer ``(raw, ctx)`` requests until the pipe closes."""
+    # Ctrl-C reaches the whole process group: the parent stops the child (closing the pipe), so the
+    # child does not die mid-read with a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     module, _, name = factory.partition(":")
     try:
         extractor: Extractor = getattr(importlib.import_module(module), name)(**kwargs)
