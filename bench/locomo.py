@@ -110,6 +110,7 @@ class Question:
     text: str
     category: int
     evidence: list[str]
+    gold: str | None = None  # the expected answer (categories 1-4)
 
 
 @dataclass
@@ -176,7 +177,8 @@ def load(path: Path, conversations: int, limit: int | None) -> list[Conversation
         for q in raw["qa"]:
             ev = evidence_ids(q.get("evidence") or [], known)
             if ev:
-                c.questions.append(Question(q["question"], int(q["category"]), ev))
+                c.questions.append(Question(q["question"], int(q["category"]), ev,
+                                            str(q["answer"]) if q.get("answer") is not None else None))
             else:
                 c.skipped += 1
         if limit is not None:

@@ -1,0 +1,216 @@
+"""Answer quality on LoCoMo's questions, through ``POST /v1/ask``.
+
+    .venv/bin/python bench/answers.py [--conversations 10] [--limit N] [--llm-url URL --llm-model NAME]
+                                      [--llama] [--service-repo PATH] [--out DIR]
+
+Starts ``secondbrain up`` in a new data directory, ingests the LoCoMo conversations the way
+``bench/locomo.py`` does (one user per conversation, each session a dated chat record), then asks
+every question (categories 1-5) through ``POST /v1/ask`` as of the day after the conversation and
+reads the streamed answer.  Scored per category, the way the LoCoMo paper normalises answers
+(lowercase, no punctuation, no articles):
+
+* **contains**: the gold answer appears in the answer;
+* **F1**: token F1 between the answer and the gold answer;
+* **abstains** (category 5, whose questions have no answer in the conversation): the answer says
+  nothing was found;
+* **lost**: the question's evidence turns were all among the sources given to the answerer, yet the
+  answer does not contain the gold answer (the answerer's own loss, not retrieval's);
+* **unsupported**: answers without a valid citation (``grounded: false``) that are not abstentions.
+
+Side by side: the service's answer (extractive without a model; the model's with ``--llm-url`` or
+``--llama``, which starts the local llama.cpp server with the small SmolLM2-135M model the tests
+use: far too small to judge answer quality, it shows the protocol and the citation checks) and a
+naive baseline, the first sentence of the top source.  ``--service-repo`` runs the service of
+another checkout (an earlier commit) with this same scoring, for before/after figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import string
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench import backbone, charts  # noqa: E402
+from bench.locomo import CATEGORIES, DEFAULT_DATA, Conversation, Question, ingest, load  # noqa: E402
+
+NOT_FOUND = ("could not find", "nothing about that", "no information", "not mentioned", "don't know",
+             "do not know", "no answer")
+
+
+def normalise(text: str) -> list[str]:
+    """LoCoMo's answer normalisation: lowercase, no punctuation, no articles, single spaces."""
+    text = text.lower().replace(",", "")
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the|and)\b", " ", text)
+    return text.split()
+
+
+def f1(answer: str, gold: str) -> float:
+    pred, truth = normalise(answer), normalise(gold)
+    common = Counter(pred) & Counter(truth)
+    same = sum(common.values())
+    if not pred or not truth or same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def contains(answer: str, gold: str) -> bool:
+    truth = " ".join(normalise(gold))
+    return bool(truth) and truth in " ".join(normalise(answer))
+
+
+def abstains(answer: str) -> bool:
+    low = answer.lower()
+    return any(p in low for p in NOT_FOUND)
+
+
+def first_sentence(text: str) -> str:
+    parts = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)
+    return parts[0] if parts else ""
+
+
+def ask(client: httpx.Client, conv: Conversation, q: Question) -> dict[str, Any]:
+    """One question through the SSE endpoint: the answer, its sources and the ``done`` event."""
+    events: dict[str, Any] = {}
+    with client.stream("POST", "/v1/ask", json={"question": q.text, "tz": "UTC", "now": conv.asked_at.isoformat(),
+                                                 "k": 6}, timeout=600) as r:
+        r.raise_for_status()
+        name = None
+        for line in r.iter_lines():
+            if line.startswith("event:"):
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and name:
+                data = json.loads(line.split(":", 1)[1])
+                if name == "token":
+                    events["text"] = events.get("text", "") + data["text"]
+                else:
+                    events[name] = data
+    return events
+
+
+class Scores:
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, int], list[dict[str, float]]] = defaultdict(list)
+
+    def add(self, system: str, category: int, **values: float) -> None:
+        self.rows[(system, category)].append(values)
+
+    def mean(self, system: str, category: int | None, key: str) -> float:
+        cats = [category] if category is not None else [1, 2, 3, 4]
+        vals = [r[key] for c in cats for r in self.rows.get((system, c), []) if key in r]
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    def count(self, system: str, category: int) -> int:
+        return len(self.rows.get((system, category), []))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--conversations", type=int, default=10)
+    ap.add_argument("--limit", type=int, default=None, help="at most N questions per conversation")
+    ap.add_argument("--llm-url", default=None, help="an OpenAI-compatible endpoint for the answers")
+    ap.add_argument("--llm-model", default="local")
+    ap.add_argument("--llama", action="store_true", help="start the local llama.cpp server with SmolLM2-135M")
+    ap.add_argument("--service-repo", type=Path, default=REPO, help="run the service of this checkout")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    convs = load(args.data, args.conversations, args.limit)
+    at_start = charts.machine()
+    root = Path(tempfile.mkdtemp(prefix="sb-bench-answers-"))
+    root.chmod(0o755)
+    env = {"SB_RATE_LIMIT_PER_MINUTE": "0", "SB_READ_RATE_LIMIT_PER_MINUTE": "0"}
+    server = None
+    if args.llama:
+        from devtools.llm_server import LocalLlamaServer
+
+        server = LocalLlamaServer(n_ctx=4096).start()
+        args.llm_url, args.llm_model = server.base_url, server.model_id
+    if args.llm_url:
+        env |= {"SB_LLM_BASE_URL": args.llm_url, "SB_LLM_MODEL": args.llm_model}
+    system = "model" if args.llm_url else "extractive"
+    scores = Scores()
+    unsupported = 0
+    asked = 0
+    backbone.REPO = args.service_repo.resolve()  # start() runs `python -m app.cli up` there
+    port = backbone.free_port()
+    try:
+        proc, _ = backbone.start(root / "data", port, extra_env=env)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            ing = ingest(base, (root / "data" / "api-key").read_text().strip(), convs)
+            t0 = time.perf_counter()
+            work = [(c, q) for c in convs for q in c.questions]
+            for i, (c, q) in enumerate(work, 1):
+                with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {ing.keys[c.sample_id]}"}) as cl:
+                    got = ask(cl, c, q)
+                answer = got.get("done", {}).get("answer", got.get("text", ""))
+                sources = got.get("sources", [])
+                gold = q.gold or ""
+                held = {t for s in sources for t in ((s.get("attributes") or {}).get("turn_ids") or "").split()}
+                in_sources = bool(q.evidence) and set(q.evidence) <= held
+                naive = first_sentence(sources[0]["snippet"]) if sources else ""
+                asked += 1
+                grounded = bool(got.get("done", {}).get("grounded"))
+                if not grounded and not abstains(answer):
+                    unsupported += 1
+                if q.category == 5:
+                    scores.add(system, 5, abstains=float(abstains(answer)))
+                    scores.add("naive first sentence", 5, abstains=float(not sources))
+                else:
+                    ok = contains(answer, gold)
+                    scores.add(system, q.category, contains=float(ok), f1=f1(answer, gold),
+                               **({"lost": float(not ok)} if in_sources else {}))
+                    scores.add("naive first sentence", q.category, contains=float(contains(naive, gold)),
+                               f1=f1(naive, gold))
+                if i % 20 == 0 or i == len(work):
+                    print(f"\r  questions: {i}/{len(work)} ({i / (time.perf_counter() - t0):.1f}/s)", end="",
+                          file=sys.stderr, flush=True)
+            print(file=sys.stderr)
+        finally:
+            backbone.stop(proc)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        if server is not None:
+            server.stop()
+    print(f"LoCoMo answers through POST /v1/ask: {len(convs)} conversations, {asked} questions; "
+          f"service: {system}{' (' + args.llm_model + ')' if args.llm_url else ''}; "
+          f"checkout: {'this one' if args.service_repo.resolve() == REPO else args.service_repo}")
+    for name in (system, "naive first sentence"):
+        print(f"\n{name}")
+        print(f"{'category':<14}{'n':>5}{'contains':>10}{'F1':>7}{'lost':>7}{'abstains':>10}")
+        for cat in (1, 2, 3, 4, None, 5):
+            label = CATEGORIES[cat] if cat is not None else "1-4"
+            n = scores.count(name, cat) if cat is not None else sum(scores.count(name, c) for c in (1, 2, 3, 4))
+            if cat == 5:
+                print(f"{label:<14}{n:>5}{'':>10}{'':>7}{'':>7}{scores.mean(name, 5, 'abstains'):>10.3f}")
+            else:
+                lost = scores.mean(name, cat, "lost") if name == system else float("nan")
+                got, tf1 = scores.mean(name, cat, "contains"), scores.mean(name, cat, "f1")
+                print(f"{label:<14}{n:>5}{got:>10.3f}{tf1:>7.3f}{lost:>7.3f}")
+    print(f"\nanswers without a valid citation that do not abstain: {unsupported}/{asked}")
+    print("lost: of the questions whose evidence turns were all in the sources, the share whose answer "
+          "missed the gold answer")
+    print(f"machine at start: {at_start}\nmachine at end:   {charts.machine()}")
+    out = charts.out_dir(args.out)
+    charts.save_json(out / f"answers-{system}.json", {
+        "system": system, "questions": asked, "unsupported": unsupported,
+        "rows": {f"{s}|{c}": v for (s, c), v in scores.rows.items()}})
+
+
+if __name__ == "__main__":
+    main()
