@@ -12,12 +12,11 @@ text are never used, because a wrong date would misplace the page on the user's 
 from __future__ import annotations
 
 import codecs
-import email.utils
 import json
 import re
 import unicodedata
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -25,6 +24,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors import dates
 from services.extractors import text as text_extractor
 from services.extractors.document import Block, Extracted, ExtractionContext
 
@@ -151,36 +151,6 @@ def _meta(tree: Any, *, prop: tuple[str, ...] = (), name: tuple[str, ...] = ()) 
     return None
 
 
-def parse_stated_date(value: str | None) -> datetime | None:
-    """Parse a date a page states (ISO 8601, ``YYYY/MM/DD`` or RFC 2822) as an aware UTC datetime.
-
-    A date without a timezone is taken as UTC; a date without a time as midnight UTC.
-    Anything else (natural-language dates, a bare year) gives None: better no date than a
-    guessed one.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if re.fullmatch(r"\d{4}/\d{1,2}/\d{1,2}", value):
-        y, mo, d = (int(x) for x in value.split("/"))
-        try:
-            return datetime(y, mo, d, tzinfo=UTC)
-        except ValueError:
-            return None
-    if re.fullmatch(r"\d{4}", value):
-        return None  # a bare year is too vague to place on a timeline
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        try:
-            dt = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
-
-
 def _json_ld_nodes(tree: Any) -> list[dict[str, Any]]:
     """Top-level JSON-LD objects of the page, with the members of any ``@graph`` flattened in."""
     nodes: list[dict[str, Any]] = []
@@ -238,7 +208,7 @@ def _names(value: Any) -> list[str]:
 def _itemprop(tree: Any, prop: str) -> str | None:
     for el in tree.xpath(f"//*[contains(concat(' ', normalize-space(@itemprop), ' '), ' {prop} ')]"):
         value = el.get("datetime") or el.get("content") or el.text_content()
-        if parse_stated_date(value):
+        if dates.web_datetime(value):
             return _clean(value)
     return None
 
@@ -246,14 +216,14 @@ def _itemprop(tree: Any, prop: str) -> str | None:
 def _time_pubdate(tree: Any) -> str | None:
     for el in tree.xpath("//article//time[@pubdate] | //header//time[@pubdate]"):
         value = el.get("datetime") or el.text_content()
-        if parse_stated_date(value):
+        if dates.web_datetime(value):
             return _clean(value)
     return None
 
 
 def _first_date(candidates: Iterator[str | None]) -> tuple[str, datetime] | None:
     for value in candidates:
-        dt = parse_stated_date(value)
+        dt = dates.web_datetime(value)
         if dt is not None and value is not None:
             return value, dt
     return None

@@ -9,8 +9,9 @@ import pytest
 
 from devtools import gen_web as g
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors.dates import web_datetime
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
-from services.extractors.html import NO_TEXT_REASON, HtmlExtractor, decode_html, parse_stated_date, supports
+from services.extractors.html import NO_TEXT_REASON, HtmlExtractor, decode_html, supports
 
 URL = "https://harbour.example.org/2021/lighthouses-keep-time?utm_source=feed"
 
@@ -170,11 +171,11 @@ def test_dates_of_other_things_are_not_the_page_date() -> None:
     assert doc.stated_time is None
 
 
-def test_parse_stated_date_refuses_vague_values() -> None:
-    assert parse_stated_date("June 3, 2021") is None
-    assert parse_stated_date("2021") is None
-    assert parse_stated_date("2021-02-30") is None
-    assert parse_stated_date("2021-06-03T09:15:00-05:00") == datetime(2021, 6, 3, 14, 15, tzinfo=UTC)
+def test_web_datetime_refuses_vague_values() -> None:
+    assert web_datetime("June 3, 2021") is None
+    assert web_datetime("2021") is None
+    assert web_datetime("2021-02-30") is None
+    assert web_datetime("2021-06-03T09:15:00-05:00") == datetime(2021, 6, 3, 14, 15, tzinfo=UTC)
 
 
 # --------------------------------------------------------------------------- encodings
