@@ -172,8 +172,12 @@ def page_date(evidence: Any, stated: Iterable[str], *, original: bool = True) ->
         return None
     day = found[:10]
     for value in stated:
-        dt = web_datetime(value)
-        # The day as written, before any conversion to UTC, is the day htmldate read.
-        if dt is not None and (iso_datetime(value) or rfc2822_datetime(value) or dt).date().isoformat() == day:
-            return dt
+        if _written_day(value) == day:
+            return web_datetime(value)
     return None
+
+
+def _written_day(value: str) -> str | None:
+    """The calendar day a stated value names, in its own zone (the day htmldate reads); None if vague."""
+    dt = iso_datetime(value) or rfc2822_datetime(value) or web_datetime(value)
+    return dt.date().isoformat() if dt else None
