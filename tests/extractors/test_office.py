@@ -245,7 +245,7 @@ def test_supported(content_type: str, filename: str | None, expected: str | None
     assert supported(content_type, filename) == expected
 
 
-def test_parse_stated_time_refuses_partial_dates() -> None:
+def test_property_dates_refuse_partial_dates() -> None:
     assert iso_datetime("2021") is None and iso_datetime("2021-09") is None
     assert iso_datetime("2023-04-05T06:07:08+02:00") == datetime(2023, 4, 5, 4, 7, 8, tzinfo=UTC)
 

