@@ -26,6 +26,7 @@ from typing import Any
 
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import SpeechSegment, Transcriber, Transcript
+from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
 
 DEFAULT_MAX_DURATION_S = 4 * 3600.0
@@ -39,7 +40,6 @@ _SUFFIX = re.compile(r"^\.[A-Za-z0-9]{1,5}$")
 # Tags that may say when the recording was made, most specific first: mp4 ``creation_time``,
 # ID3 TDRC / Vorbis DATE / mp4 ©day (all surface as ``date`` in FFmpeg).
 _TIME_TAGS = ("creation_time", "date", "tdrc", "recording_time", "tdor", "year")
-_HAS_TIME_OF_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 _PLACEHOLDER_EPOCHS = {datetime(1904, 1, 1, tzinfo=UTC), datetime(1970, 1, 1, tzinfo=UTC)}
 
 
@@ -171,20 +171,13 @@ def tag_time(value: str) -> tuple[datetime | None, bool]:
     placeholder epochs muxers write when no date was set.
     """
     text = value.strip()
-    if not re.match(r"^\d{4}-\d{2}-\d{2}", text):
+    dt = dates.iso_datetime(text)  # ID3/Vorbis dates carry no zone: read as UTC
+    if dt is None:
+        text = text[:10]  # "2023-06-01T25:00" still states its day
+        dt = dates.iso_datetime(text)
+    if dt is None or dt in _PLACEHOLDER_EPOCHS or dt > datetime.now(UTC) + timedelta(days=1):
         return None, False
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        try:
-            dt = datetime.fromisoformat(text[:10])
-        except ValueError:
-            return None, False
-        text = text[:10]
-    dt = dt if dt.tzinfo else dt.replace(tzinfo=UTC)  # ID3/Vorbis dates carry no zone: read as UTC
-    if dt in _PLACEHOLDER_EPOCHS or dt > datetime.now(UTC) + timedelta(days=1):
-        return None, False
-    return dt, bool(_HAS_TIME_OF_DAY.match(text))
+    return dt, dates.has_time_of_day(text)
 
 
 def stated_times(tags: Mapping[str, str]) -> tuple[datetime | None, datetime | None]:

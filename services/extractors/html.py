@@ -2,29 +2,30 @@
 
 The main content is found by trafilatura and rendered as Markdown, which
 :func:`services.extractors.text.markdown_blocks` turns into blocks with heading paths, so
-navigation, sidebars, footers and cookie banners never reach the index.  Title, author,
-site, language and dates come from the page's own markup.  A published date is only taken
-from places where the page *states* it (Open Graph/article meta tags, Dublin Core and
-citation meta tags, JSON-LD, ``<time itemprop="datePublished">``); dates guessed from the
-text are never used, because a wrong date would misplace the page on the user's timeline.
+navigation, sidebars, footers and cookie banners never reach the index.  Author, site name,
+description and canonical URL come from ``trafilatura.extract_metadata``; the published and
+modified dates from htmldate, run on the page's date-stating markup only and checked by
+:func:`services.extractors.dates.page_date`: dates guessed from the text or the URL are never
+used, because a wrong date would misplace the page on the user's timeline.
 """
 
 from __future__ import annotations
 
 import codecs
-import email.utils
 import json
 import re
 import unicodedata
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from lxml import etree
 from lxml import html as lxml_html
+from lxml.html.builder import E
 
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors import dates
 from services.extractors import text as text_extractor
 from services.extractors.document import Block, Extracted, ExtractionContext
 
@@ -43,11 +44,11 @@ _MAGIC = ((b"%PDF-", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"GIF8", "
 _TITLE_SEPARATORS = (" | ", " - ", " \u2013 ", " \u2014 ", " · ", " :: ", " » ")
 _ARTICLE_TYPES = ("Article", "BlogPosting", "Report", "Posting", "CreativeWork", "Blog")
 _PAGE_TYPES = ("WebPage", "ItemPage", "AboutPage", "QAPage", "FAQPage")
-_PUBLISHED_META_PROPERTIES = ("article:published_time", "og:article:published_time", "og:published_time")
-_PUBLISHED_META_NAMES = ("date", "dc.date", "dc.date.issued", "dcterms.issued", "dcterms.date",
-                         "citation_publication_date", "citation_date", "pubdate")
-_MODIFIED_META_PROPERTIES = ("article:modified_time", "og:article:modified_time", "og:updated_time")
-_MODIFIED_META_NAMES = ("dc.date.modified", "dcterms.modified", "last-modified")
+# <meta> names that state a date: article:published_time, DC.date.issued, last-modified...
+_DATE_META_KEY = re.compile(r"date|time|publish|issued|modified|created|updated", re.I)
+# trafilatura always runs htmldate over the whole page; its answer is ignored (it may be a guess)
+# and fast mode at least spares that run htmldate's slowest, free-text search.
+_TRAFILATURA_DATE_CONFIG = {"extensive_search": False, "original_date": True}
 _LEADING_MARKER = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])\s+)(.*)$")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
@@ -151,36 +152,6 @@ def _meta(tree: Any, *, prop: tuple[str, ...] = (), name: tuple[str, ...] = ()) 
     return None
 
 
-def parse_stated_date(value: str | None) -> datetime | None:
-    """Parse a date a page states (ISO 8601, ``YYYY/MM/DD`` or RFC 2822) as an aware UTC datetime.
-
-    A date without a timezone is taken as UTC; a date without a time as midnight UTC.
-    Anything else (natural-language dates, a bare year) gives None: better no date than a
-    guessed one.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if re.fullmatch(r"\d{4}/\d{1,2}/\d{1,2}", value):
-        y, mo, d = (int(x) for x in value.split("/"))
-        try:
-            return datetime(y, mo, d, tzinfo=UTC)
-        except ValueError:
-            return None
-    if re.fullmatch(r"\d{4}", value):
-        return None  # a bare year is too vague to place on a timeline
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        try:
-            dt = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
-
-
 def _json_ld_nodes(tree: Any) -> list[dict[str, Any]]:
     """Top-level JSON-LD objects of the page, with the members of any ``@graph`` flattened in."""
     nodes: list[dict[str, Any]] = []
@@ -215,68 +186,33 @@ def _main_nodes(nodes: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     yield from (n for n in nodes if any(t in _PAGE_TYPES for t in _types(n)))
 
 
-def _json_ld_value(nodes: list[dict[str, Any]], key: str) -> str | None:
-    for node in _main_nodes(nodes):
-        value = node.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+def _date_evidence(tree: Any) -> tuple[Any, list[str]]:
+    """A small page holding only the markup where this page states its own dates, and those values.
 
-
-def _names(value: Any) -> list[str]:
-    """Names in a JSON-LD ``author``/``publisher`` value (a string, an object or a list of them)."""
-    if isinstance(value, str):
-        return [value] if value.strip() and not value.startswith(("http://", "https://")) else []
-    if isinstance(value, dict):
-        name = value.get("name")
-        return [name] if isinstance(name, str) and name.strip() else []
-    if isinstance(value, list):
-        return [n for v in value for n in _names(v)]
-    return []
-
-
-def _itemprop(tree: Any, prop: str) -> str | None:
-    for el in tree.xpath(f"//*[contains(concat(' ', normalize-space(@itemprop), ' '), ' {prop} ')]"):
-        value = el.get("datetime") or el.get("content") or el.text_content()
-        if parse_stated_date(value):
-            return _clean(value)
-    return None
-
-
-def _time_pubdate(tree: Any) -> str | None:
-    for el in tree.xpath("//article//time[@pubdate] | //header//time[@pubdate]"):
-        value = el.get("datetime") or el.text_content()
-        if parse_stated_date(value):
-            return _clean(value)
-    return None
-
-
-def _first_date(candidates: Iterator[str | None]) -> tuple[str, datetime] | None:
-    for value in candidates:
-        dt = parse_stated_date(value)
-        if dt is not None and value is not None:
-            return value, dt
-    return None
-
-
-def _published(tree: Any, nodes: list[dict[str, Any]]) -> tuple[str, datetime] | None:
-    """The date the page states it was published, in priority order (never a guess)."""
-    def candidates() -> Iterator[str | None]:
-        yield _meta(tree, prop=_PUBLISHED_META_PROPERTIES)
-        yield _json_ld_value(nodes, "datePublished")
-        yield _meta(tree, name=_PUBLISHED_META_NAMES)
-        yield _itemprop(tree, "datePublished")
-        yield _time_pubdate(tree)
-    return _first_date(candidates())
-
-
-def _modified(tree: Any, nodes: list[dict[str, Any]]) -> tuple[str, datetime] | None:
-    def candidates() -> Iterator[str | None]:
-        yield _meta(tree, prop=_MODIFIED_META_PROPERTIES)
-        yield _json_ld_value(nodes, "dateModified")
-        yield _meta(tree, name=_MODIFIED_META_NAMES)
-        yield _itemprop(tree, "dateModified")
-    return _first_date(candidates())
+    htmldate reads this instead of the page: on the whole page it also takes dates from the
+    text, the URL, listings of other articles and copyright years, which are guesses.  Kept:
+    ``<meta>`` tags whose name says they hold a date, the dates of this page's own JSON-LD
+    node (not of items it lists or events it announces), and ``<time datetime>`` in the
+    article or its header or marked ``itemprop``/``pubdate``.
+    """
+    head, body = E.head(), E.body()
+    values: list[str] = []
+    for el in tree.iter("meta"):
+        keys = {a: v for a in ("name", "property", "itemprop", "http-equiv") if (v := el.get(a))}
+        content = el.get("content")
+        if content and _DATE_META_KEY.search(" ".join(keys.values())):
+            head.append(E.meta(**keys, content=content))
+            values.append(content)
+    for node in _main_nodes(_json_ld_nodes(tree)):
+        stated = {k: v for k in ("datePublished", "dateModified") if isinstance(v := node.get(k), str)}
+        if stated:
+            head.append(E.script(json.dumps(stated), type="application/ld+json"))
+            values.extend(stated.values())
+    for el in tree.xpath("//article//time[@datetime] | //header//time[@datetime]"
+                         " | //time[@datetime][@itemprop or @pubdate]"):
+        body.append(E.time(**{a: v for a in ("datetime", "itemprop", "pubdate", "class") if (v := el.get(a))}))
+        values.append(el.get("datetime"))
+    return E.html(head, body), values
 
 
 def _strip_site_suffix(title: str, site_name: str | None, h1: str | None) -> str:
@@ -294,43 +230,35 @@ def _strip_site_suffix(title: str, site_name: str | None, h1: str | None) -> str
 
 def _page_facts(tree: Any, source_uri: str) -> tuple[str | None, dict[str, str], datetime | None, str | None]:
     """Title, metadata, published time and language stated by the page's markup."""
-    nodes = _json_ld_nodes(tree)
+    import trafilatura
+
     meta: dict[str, str] = {}
     url = source_uri if urlsplit(source_uri).scheme in ("http", "https") else ""
     if url:
         meta["url"] = url
-    site = _meta(tree, prop=("og:site_name",)) or next(
-        (n for node in nodes if "WebSite" in _types(node) for n in _names(node)), None) or next(
-        (n for node in _main_nodes(nodes) for n in _names(node.get("publisher"))), None)
-    if site:
-        meta["site_name"] = _clean(site) or site
-    authors = _names(next((n.get("author") for n in _main_nodes(nodes) if n.get("author")), None))
-    author = _meta(tree, name=("author",)) or (", ".join(dict.fromkeys(a.strip() for a in authors)) or None)
-    if author:
-        meta["author"] = author
+    # trafilatura reads author, site name, description and canonical URL (meta tags, JSON-LD,
+    # bylines).  Its date is not used: it comes from htmldate's full search, guesses included.
+    facts = trafilatura.extract_metadata(tree, default_url=url or None, date_config=_TRAFILATURA_DATE_CONFIG)
+    for key, value in (("site_name", facts.sitename), ("author", facts.author), ("description", facts.description)):
+        if value := _clean(value):
+            meta[key] = value
+    if facts.url and facts.url != url and urlsplit(facts.url).scheme in ("http", "https"):
+        meta["canonical_url"] = facts.url
     root = tree.getroot() if hasattr(tree, "getroot") else tree
-    lang = _clean(root.get("lang") or root.get("xml:lang")) or _meta(
-        tree, name=("content-language",)) or next(
+    lang = _clean(root.get("lang") or root.get("xml:lang")) or _meta(tree, name=("content-language",)) or next(
         (_clean(m.get("content")) for m in tree.iter("meta")
          if (m.get("http-equiv") or "").lower() == "content-language" and m.get("content")), None)
     if lang:
         meta["language"] = lang
-    canonical = next((link.get("href") for link in tree.iter("link")
-                      if "canonical" in (link.get("rel") or "").lower().split() and link.get("href")), None)
-    if canonical:
-        canonical = urljoin(url, canonical.strip())
-        if urlsplit(canonical).scheme in ("http", "https"):
-            meta["canonical_url"] = canonical
-    description = _meta(tree, name=("description",)) or _meta(tree, prop=("og:description",))
-    if description:
-        meta["description"] = description
-    published = _published(tree, nodes)
+    evidence, stated = _date_evidence(tree)
+    published = dates.page_date(evidence, stated, original=True)
     if published:
-        meta["published"] = published[1].isoformat()
-    modified = _modified(tree, nodes)
-    if modified:
-        meta["modified"] = modified[1].isoformat()
+        meta["published"] = published.isoformat()
+    modified = dates.page_date(evidence, stated, original=False)
+    if modified and modified != published:
+        meta["modified"] = modified.isoformat()
 
+    # The title is read here, not by trafilatura: it cuts "<title>Cats | Dogs</title>" to "Cats".
     h1_el = next(iter(tree.iter("h1")), None)
     h1 = _clean(h1_el.text_content()) if h1_el is not None else None
     title_el = next(iter(tree.iter("title")), None)
@@ -338,7 +266,7 @@ def _page_facts(tree: Any, source_uri: str) -> tuple[str | None, dict[str, str],
         _clean(title_el.text_content()) if title_el is not None else None) or h1
     title = _strip_site_suffix(raw_title, meta.get("site_name"), h1) if raw_title else None
     language = lang.split("-")[0].split("_")[0].lower() if lang else None
-    return title, meta, (published[1] if published else None), language
+    return title, meta, published, language
 
 
 # --------------------------------------------------------------------------- content

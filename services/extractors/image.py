@@ -16,12 +16,13 @@ import base64
 import io
 import math
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageOps
 
 from secondbrain.pipeline.errors import PermanentError, RetryableError
+from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
 from services.extractors.ocr import TesseractOcr, flatten
 
@@ -35,8 +36,6 @@ _GPS_IFD = 0x8825
 _MAKE, _MODEL, _ORIENTATION = 0x010F, 0x0110, 0x0112
 _DATETIME_ORIGINAL, _DATETIME_DIGITIZED = 0x9003, 0x9004
 _OFFSET_ORIGINAL, _OFFSET_DIGITIZED = 0x9011, 0x9012
-_EXIF_TIME = re.compile(r"^\s*(\d{4})[:\-](\d{2})[:\-](\d{2})[ T](\d{2}):(\d{2}):(\d{2})")
-_EXIF_OFFSET = re.compile(r"^\s*([+\-])(\d{2}):?(\d{2})\s*$")
 #: Formats vision endpoints accept as they are; anything else is re-encoded as JPEG first.
 _WEB_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
 _CAPTION_MAX_SIDE = 2048
@@ -59,31 +58,6 @@ def supports(content_type: str, filename: str | None) -> bool:
         return True
     return bool(ct in ("", "application/octet-stream") and filename
                 and filename.lower().endswith(IMAGE_EXTENSIONS))
-
-
-def parse_exif_time(value: object, offset: object = None) -> tuple[datetime | None, str]:
-    """Parse an EXIF time ("2023:07:14 09:30:00") and its offset ("+02:00").
-
-    Returns the aware time and the offset as written, or "unknown" when the offset is
-    missing (the time is then taken as UTC).  Placeholders ("0000:00:00 00:00:00") give ``None``.
-    """
-    m = _EXIF_TIME.match(str(value or "").strip("\x00"))
-    if not m:
-        return None, "unknown"
-    tz: timezone = UTC
-    tz_text = "unknown"
-    om = _EXIF_OFFSET.match(str(offset or "").strip("\x00"))
-    if om:
-        delta = timedelta(hours=int(om.group(2)), minutes=int(om.group(3)))
-        if delta < timedelta(hours=15):
-            tz = timezone(-delta if om.group(1) == "-" else delta)
-            tz_text = f"{om.group(1)}{om.group(2)}:{om.group(3)}"
-    try:
-        year, month, day, hour, minute, second = (int(g) for g in m.groups())
-        dt = datetime(year, month, day, hour, minute, second, tzinfo=tz)
-    except ValueError:
-        return None, "unknown"
-    return (dt, tz_text) if dt.year >= 1900 else (None, "unknown")
 
 
 def _gps_decimal(dms: Any, ref: Any) -> float | None:
@@ -119,7 +93,7 @@ def exif_metadata(image: Image.Image) -> tuple[dict[str, str], datetime | None]:
         meta["exif_orientation"] = str(orientation)
     stated: datetime | None = None
     for tag, offset_tag in ((_DATETIME_ORIGINAL, _OFFSET_ORIGINAL), (_DATETIME_DIGITIZED, _OFFSET_DIGITIZED)):
-        stated, tz_text = parse_exif_time(sub.get(tag), sub.get(offset_tag))
+        stated, tz_text = dates.exif_datetime(sub.get(tag), sub.get(offset_tag))
         if stated is not None:
             meta["exif_datetime_original" if tag == _DATETIME_ORIGINAL else "exif_datetime_digitized"] = \
                 _clean_tag(sub.get(tag))

@@ -17,10 +17,10 @@ import re
 import statistics
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
 from services.extractors.ocr import TesseractOcr, TextLine, join_lines
 
@@ -35,9 +35,7 @@ _METADATA_KEYS = {"Title": "title", "Author": "author", "Subject": "subject", "K
                   "Creator": "creator", "Producer": "producer", "CreationDate": "creation_date"}
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _CONTROL = re.compile(r"[\x00-\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")  # \x02 is a soft hyphen, kept for join_lines
-_PDF_DATE = re.compile(
-    r"^\s*(?:D\s*:)?\s*(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?"
-    r"\s*(?:(Z|[+\-])\s*(?:(\d{2})'?\s*(?:(\d{2})'?)?)?)?")
+
 
 
 PDF_TYPES = {"application/pdf", "application/x-pdf", "application/acrobat"}
@@ -49,32 +47,6 @@ def supports(content_type: str, filename: str | None) -> bool:
     if ct in PDF_TYPES:
         return True
     return bool(ct in ("", "application/octet-stream") and filename and filename.lower().endswith(".pdf"))
-
-
-def parse_pdf_date(value: str | None) -> datetime | None:
-    """Parse a PDF date ("D:20240301120000+01'00'") into an aware datetime.
-
-    Accepts partial dates ("D:2024", "D:202403"), "Z", offsets with or without
-    apostrophes, and no time zone at all (taken as UTC).  Returns ``None`` for anything else.
-    """
-    if not value:
-        return None
-    m = _PDF_DATE.match(value)
-    if not m:
-        return None
-    year, month, day, hour, minute, second, sign, tz_h, tz_m = m.groups()
-    try:
-        tz: timezone = UTC
-        if sign in ("+", "-") and tz_h is not None:
-            offset = timedelta(hours=int(tz_h), minutes=int(tz_m or 0))
-            tz = timezone(-offset if sign == "-" else offset)
-        dt = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                      int(second or 0), tzinfo=tz)
-    except ValueError:  # month 13, offset of 25 hours...
-        return None
-    if dt.year < 1900:  # "D:00000101..." and similar placeholders written by some producers
-        return None
-    return dt
 
 
 def _page_list(pages: list[int]) -> str:
@@ -290,7 +262,7 @@ class PdfExtractor:
             count = f"{page_count} page" + ("s" if page_count != 1 else "")
             raise PermanentError(f"no text found in the PDF ({count}){hint}")
         return Extracted(title=metadata.get("title") or None, modality=self.modality, blocks=blocks,
-                         metadata=metadata, stated_time=parse_pdf_date(info.get("CreationDate")),
+                         metadata=metadata, stated_time=dates.pdf_datetime(info.get("CreationDate")),
                          stated_time_source="file_metadata")
 
     def _open(self, raw: bytes) -> Any:

@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from secondbrain.events.models import Segment
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
@@ -100,14 +101,6 @@ def _front_matter(text: str) -> tuple[dict[str, str], str]:
         if sep and key.strip() and not key.startswith((" ", "\t")):
             meta[key.strip().lower()] = value.strip().strip("'\"")
     return meta, text[m.end():]
-
-
-def _parse_date(value: str) -> datetime | None:
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def markdown_blocks(text: str) -> list[Block]:
@@ -263,7 +256,7 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
         blocks = markdown_blocks(body)
         meta.update({f"front_matter.{k}": v for k, v in front.items() if k in ("title", "date", "tags")})
         if "date" in front:
-            stated = _parse_date(front["date"])
+            stated = dates.iso_datetime(front["date"])
     else:
         front, blocks = {}, text_blocks(text)
     if not blocks:

@@ -9,8 +9,9 @@ import pytest
 
 from devtools import gen_web as g
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors.dates import web_datetime
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
-from services.extractors.html import NO_TEXT_REASON, HtmlExtractor, decode_html, parse_stated_date, supports
+from services.extractors.html import NO_TEXT_REASON, HtmlExtractor, decode_html, supports
 
 URL = "https://harbour.example.org/2021/lighthouses-keep-time?utm_source=feed"
 
@@ -170,11 +171,11 @@ def test_dates_of_other_things_are_not_the_page_date() -> None:
     assert doc.stated_time is None
 
 
-def test_parse_stated_date_refuses_vague_values() -> None:
-    assert parse_stated_date("June 3, 2021") is None
-    assert parse_stated_date("2021") is None
-    assert parse_stated_date("2021-02-30") is None
-    assert parse_stated_date("2021-06-03T09:15:00-05:00") == datetime(2021, 6, 3, 14, 15, tzinfo=UTC)
+def test_web_datetime_refuses_vague_values() -> None:
+    assert web_datetime("June 3, 2021") is None
+    assert web_datetime("2021") is None
+    assert web_datetime("2021-02-30") is None
+    assert web_datetime("2021-06-03T09:15:00-05:00") == datetime(2021, 6, 3, 14, 15, tzinfo=UTC)
 
 
 # --------------------------------------------------------------------------- encodings
@@ -254,3 +255,42 @@ def test_body_text_fallback_when_the_main_extractor_finds_nothing(monkeypatch: p
     assert "Zebrafish" not in text and "Marmalade" not in text and "dataLayer" not in text
     with pytest.raises(PermanentError):
         run(g.page_js_only())  # the fallback does not read "enable JavaScript" as content
+
+
+# --------------------------------------------------------------------------- stated dates through htmldate
+
+ARTICLE_DATE = datetime(2022, 8, 9, 6, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("head", "header"), [
+    ('<script type="application/ld+json">{"@context": "https://schema.org", "@type": "NewsArticle", '
+     '"headline": "Lighthouses", "datePublished": "2022-08-09T08:30:00+02:00"}</script>', ""),
+    ('<meta property="article:published_time" content="2022-08-09T06:30:00Z">', ""),
+    ("", '<p>Posted <time datetime="2022-08-09T06:30:00+00:00">9 August</time></p>'),
+], ids=["json-ld", "article-meta", "time-datetime"])
+def test_published_date_each_way_a_page_states_it(head: str, header: str) -> None:
+    doc = run(g.page(extra_head=head, header_extra=header).encode())
+    assert doc.stated_time == ARTICLE_DATE
+    assert doc.metadata["published"] == ARTICLE_DATE.isoformat()
+
+
+def test_a_page_without_a_date_has_none_even_with_dates_in_its_url_and_text() -> None:
+    doc = run(g.page(date_in_text=True).encode(), source_uri="https://harbour.example.org/2019/03/21/lighthouses")
+    assert doc.stated_time is None
+    assert "published" not in doc.metadata and "modified" not in doc.metadata
+
+
+@pytest.mark.parametrize("markup", [
+    '<meta name="date" content="03/04/2021">',  # 3 April or March 4: htmldate picks one, that is a guess
+    '<meta name="date" content="June 3, 2021">',  # natural language: refused like every vague value
+    '<meta itemprop="copyrightYear" content="2015">',  # htmldate would say 2015-01-01
+    '<meta name="og:url" content="https://harbour.example.org/2020/01/02/lighthouses">',  # a URL date
+])
+def test_htmldate_guesses_are_not_stated_dates(markup: str) -> None:
+    assert run(g.page(extra_head=markup).encode()).stated_time is None
+
+
+def test_dates_in_a_sidebar_listing_are_not_the_page_date() -> None:
+    aside = '<aside><ul><li><time datetime="2015-01-01">Older post</time></li></ul></aside>'
+    raw = g.page().replace("</main>", f"</main>{aside}").encode()
+    assert run(raw).stated_time is None

@@ -25,8 +25,9 @@ from pydantic import SecretStr
 from devtools import gen_pdf_image as gen
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import Captioner
+from services.extractors.dates import exif_datetime
 from services.extractors.document import ExtractionContext
-from services.extractors.image import ImageExtractor, OpenAICaptioner, parse_exif_time, supports
+from services.extractors.image import ImageExtractor, OpenAICaptioner, supports
 from services.extractors.ocr import TesseractOcr
 from tests.paths import REPO as ROOT
 
@@ -125,7 +126,7 @@ def test_dark_text_on_transparent_background(extractor: ImageExtractor) -> None:
     (None, None, None, "unknown"),
 ])
 def test_exif_times(value: str | None, offset: str | None, expected: datetime | None, tz: str) -> None:
-    assert parse_exif_time(value, offset) == (expected, tz)
+    assert exif_datetime(value, offset) == (expected, tz)
 
 
 # --------------------------------------------------------------------------- refusals

@@ -15,12 +15,12 @@ import pytest
 
 from devtools import gen_office as g
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors.dates import iso_datetime
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 from services.extractors.office import (
     SPACY_MODEL,
     OfficeExtractor,
     configure_unstructured_offline,
-    parse_stated_time,
     supported,
 )
 from tests.paths import REPO as ROOT
@@ -244,9 +244,9 @@ def test_supported(content_type: str, filename: str | None, expected: str | None
     assert supported(content_type, filename) == expected
 
 
-def test_parse_stated_time_refuses_partial_dates() -> None:
-    assert parse_stated_time("2021") is None and parse_stated_time("2021-09") is None
-    assert parse_stated_time("2023-04-05T06:07:08+02:00") == datetime(2023, 4, 5, 4, 7, 8, tzinfo=UTC)
+def test_property_dates_refuse_partial_dates() -> None:
+    assert iso_datetime("2021") is None and iso_datetime("2021-09") is None
+    assert iso_datetime("2023-04-05T06:07:08+02:00") == datetime(2023, 4, 5, 4, 7, 8, tzinfo=UTC)
 
 
 def test_a_doc_that_is_really_a_docx_is_read(office: OfficeExtractor) -> None:

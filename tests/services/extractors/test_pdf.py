@@ -13,9 +13,10 @@ import pytest
 
 from devtools import gen_pdf_image as gen
 from secondbrain.pipeline.errors import PermanentError
+from services.extractors.dates import pdf_datetime
 from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.ocr import TesseractOcr, TextLine, join_lines
-from services.extractors.pdf import PdfExtractor, parse_pdf_date, supports
+from services.extractors.pdf import PdfExtractor, supports
 
 CTX = ExtractionContext(content_type="application/pdf", filename="logbook.pdf")
 
@@ -205,7 +206,7 @@ def test_too_many_pages(ocr: TesseractOcr) -> None:
     (None, None),
 ])
 def test_pdf_dates(value: str | None, expected: datetime | None) -> None:
-    parsed = parse_pdf_date(value)
+    parsed = pdf_datetime(value)
     assert parsed == expected
     if expected is not None:
         assert parsed is not None and parsed.utcoffset() == expected.utcoffset()
