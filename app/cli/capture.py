@@ -6,9 +6,19 @@ import argparse
 import contextlib
 import json
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from app.cli.client import expand_paths, guess_type, http_client, http_error, unreachable, wait_for_jobs
+from app.cli.client import (
+    MANY_JOBS,
+    expand_paths,
+    guess_type,
+    http_client,
+    http_error,
+    unreachable,
+    wait_for_jobs,
+)
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
 
 
@@ -54,12 +64,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     data["title"] = args.title
                 if args.captured_at:
                     data["captured_at"] = args.captured_at
-                with path.open("rb") as fh:
-                    resp = client.post("/v1/artifacts", data=data,
-                                       files={"file": (path.name, fh, guess_type(path))})
+                resp = _send_file(client, path, data)
                 if resp.status_code != 202:
                     return http_error(resp)
                 submitted.append({"label": path.name, **resp.json()})
+                if len(files) > MANY_JOBS and sys.stderr.isatty():
+                    sys.stderr.write(f"\r\x1b[Ksending {len(submitted)}/{len(files)}: {path.name[:50]}")
+                    sys.stderr.flush()
+            if len(files) > MANY_JOBS and sys.stderr.isatty():
+                sys.stderr.write("\n")
             if not args.json:
                 for s in submitted:
                     print(s["job_id"])
@@ -76,6 +89,23 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for r in failed:
         say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _send_file(client: Any, path: Path, data: dict[str, str]) -> Any:
+    """Upload one file; a 429 (too many captures a minute, or too many still in the pipeline) is waited
+    out as the server says, so a big folder goes in whole instead of stopping half way."""
+    told = False
+    while True:
+        with path.open("rb") as fh:
+            resp = client.post("/v1/artifacts", data=data, files={"file": (path.name, fh, guess_type(path))})
+        if resp.status_code != 429:
+            return resp
+        wait = min(float(resp.headers.get("retry-after", "5") or 5), 60.0)
+        if not told:
+            say(f"the server asks to slow down ({resp.json().get('detail', 'too many requests')}); "
+                f"waiting {wait:.0f}s and going on")
+            told = True
+        time.sleep(wait)
 
 
 def cmd_open(args: argparse.Namespace) -> int:

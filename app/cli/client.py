@@ -97,19 +97,30 @@ def progress_line(label: str, job: dict[str, Any]) -> str:
     return f"{label[:40]:<40}  {job['status']:<9}  {stages}"
 
 
+MANY_JOBS = 20  # past this many, one summary line instead of a line per job
+
+
 def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float) -> dict[str, dict[str, Any]]:
-    """Poll jobs until they finish, drawing one progress line per job on stderr."""
+    """Poll jobs until they finish, drawing progress on stderr: a line per job, or for many jobs one
+    summary line (one user's captures go through the pipeline in order, so only the first few
+    unfinished ones are asked about in a round, not every job every time)."""
     tty = sys.stderr.isatty()
     final: dict[str, dict[str, Any]] = {}
     last: dict[str, str] = {}
     deadline = time.monotonic() + timeout_s
     drawn = 0
+    many = len(jobs) > MANY_JOBS
+    shown_at = 0.0
     while len(final) < len(jobs) and time.monotonic() < deadline:
         lines = []
+        running = 0
         for label, job_id in jobs:
             if job_id in final:
-                lines.append(progress_line(label, final[job_id]))
+                if not many:
+                    lines.append(progress_line(label, final[job_id]))
                 continue
+            if many and running >= 2:
+                break  # later captures wait behind these two
             resp = client.get(f"/v1/jobs/{job_id}")
             if resp.status_code == 429:  # over the read limit: wait as told, the job is not lost
                 lines.append(progress_line(label, final.get(job_id) or {"status": "waiting", "stages": []}))
@@ -123,18 +134,34 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
             job = resp.json()
             if job["status"] in ("succeeded", "failed", "duplicate"):
                 final[job_id] = job
+                if many and job["status"] == "failed":
+                    say(f"{label}: failed: {job.get('error') or 'no reason given'}")
+            else:
+                running += 1
             line = progress_line(label, job)
-            lines.append(line)
-            if not tty and last.get(job_id) != line:
-                say(line)
-                last[job_id] = line
-        if tty:
+            if not many:
+                lines.append(line)
+                if not tty and last.get(job_id) != line:
+                    say(line)
+                    last[job_id] = line
+        if many:
+            failed = sum(1 for j in final.values() if j["status"] == "failed")
+            summary = f"{len(final)}/{len(jobs)} captures done" + (f", {failed} failed" if failed else "")
+            if tty:
+                sys.stderr.write(f"\r\x1b[K{summary}")
+                sys.stderr.flush()
+            elif time.monotonic() - shown_at > 5 or len(final) == len(jobs):
+                say(summary)
+                shown_at = time.monotonic()
+        elif tty:
             sys.stderr.write("\x1b[F" * drawn + "".join(f"\x1b[K{ln}\n" for ln in lines))
             sys.stderr.flush()
             drawn = len(lines)
         if len(final) < len(jobs):
             # About 4 polls a second in all, however many jobs: well inside the per-user read limit.
-            time.sleep(max(0.25, 0.25 * (len(jobs) - len(final)) / 4))
+            time.sleep(0.5 if many else max(0.25, 0.25 * (len(jobs) - len(final)) / 4))
+    if many and tty:
+        sys.stderr.write("\n")
     for _label, job_id in jobs:
         final.setdefault(job_id, {"job_id": job_id, "status": "timeout", "stages": []})
     return final
