@@ -360,8 +360,8 @@ class StageRunner:
             if getattr(work.event, "modality", None) is None and isinstance(getattr(output, "modality", None), str):
                 span.set_attribute("sb.modality", output.modality)  # what the stage found out
         span.set_attribute("sb.outputs", len(outputs))
-        await self._publish_all(encoded)
-        await self._status(ref, "succeeded", None, attempts)
+        # The outputs and the status event go to different topics: one wait for both acknowledgements.
+        await asyncio.gather(self._publish_all(encoded), self._status(ref, "succeeded", None, attempts))
         self.stats.processed += 1
         telemetry.STAGE_EVENTS.add(1, {"stage": self.step.name, "outcome": "processed"})
         if self.step.final and outputs:  # the job's content is searchable now
