@@ -18,7 +18,8 @@ __all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
 
 class PostgresMetadataStore:
     """Every metadata role on one Postgres pool: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``, plus the database itself (migrations, readiness)."""
+    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``,
+    plus the database itself (migrations, readiness)."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8) -> None:
         self.database = PostgresDatabase(dsn, min_size=min_size, max_size=max_size)

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 class MemoryMetadataStore:
     """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``, plus the database itself (migrations, readiness).
+    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``,
+    plus the database itself (migrations, readiness).
 
     ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
 
