@@ -10,7 +10,6 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
