@@ -8,9 +8,12 @@ import {api} from "./http.js";
 const STATES = {"working": "Working", "not configured": "Not configured", "error": "Error"};
 
 export function wireSettings() {
-  addEventListener("hashchange", () => { if (location.hash === "#settings") loadSettings(); });
+  // Read afresh whenever the person goes to the view (a model server may have started meanwhile).
+  for (const link of document.querySelectorAll('a[href="#settings"]')) link.addEventListener("click", loadSettings);
   $("#settings-refresh").addEventListener("click", loadSettings);
   $("#answers-form").addEventListener("submit", saveAnswers);
+  // What the person is typing is never overwritten by a refresh of the view.
+  $("#answers-form").addEventListener("input", (event) => { event.currentTarget.dataset.edited = "true"; });
   $("#answers-reset").addEventListener("click", resetAnswers);
 }
 
@@ -51,9 +54,11 @@ async function loadAnswers() {
 function showAnswers(a) {
   const form = $("#answers-form");
   form.hidden = false;
-  form.elements.base_url.value = a.source === "set here" ? a.base_url : "";
-  form.elements.model.value = a.source === "set here" ? a.model : "";
-  form.elements.api_key.value = "";
+  if (!form.dataset.edited) {
+    form.elements.base_url.value = a.source === "set here" ? a.base_url : "";
+    form.elements.model.value = a.source === "set here" ? a.model : "";
+    form.elements.api_key.value = "";
+  }
   form.elements.api_key.placeholder = a.api_key_set ? "a key is set (leave empty to keep it)" : "none";
   const from = {"set here": "set here", "start-up": "from start-up (--llm, SB_LLM_BASE_URL or found running)",
                 "none": "none"}[a.source] || a.source;
@@ -71,6 +76,7 @@ async function saveAnswers(event) {
   $("#answers-save").disabled = true;
   try {
     await api("/v1/settings/answers", {method: "PUT", json: body});
+    delete form.dataset.edited;
     await loadSettings();
   } catch (err) {
     $("#answers-error").textContent = err.message;
@@ -83,6 +89,7 @@ async function resetAnswers() {
   $("#answers-error").textContent = "";
   try {
     await api("/v1/settings/answers", {method: "DELETE"});
+    delete $("#answers-form").dataset.edited;
     await loadSettings();
   } catch (err) {
     $("#answers-error").textContent = err.message;
