@@ -147,6 +147,12 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         return await http_exception_handler(request, exc)
 
     app.include_router(admin_router(rt, current_principal, admin_user))
+    from services.query.answer_model import AnswerModel
+    from services.query.settings_api import create_router as settings_router
+
+    # The model answers come from: one an admin stored at run time, else the start-up one.
+    answer_model = AnswerModel(rt.metadata.server_settings, rt.llm, settings)
+    app.include_router(settings_router(rt, current_user, admin_user, answer_model))
 
     if gateway:
         from services.ingest_gateway.api import create_router as gateway_router
@@ -158,7 +164,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     if query:
         from services.query.api import create_router as query_router
 
-        app.include_router(query_router(rt, current_user, llm=rt.llm))
+        app.include_router(query_router(rt, current_user, llm=rt.llm, answer_model=answer_model))
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router
         from services.web.session import create_router as session_router
@@ -184,8 +190,10 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         # and exporting need it), so the vector store does not decide its readiness.
         if rt.vectors is not None and (query or not gateway):
             checks["vector_store"] = rt.vectors.check
-        if query and rt.llm is not None and rt.settings.llm_base_url:
-            checks["llm"] = functools.partial(llm_reachable, rt.settings.llm_base_url)
+        llm_now = await asyncio.to_thread(answer_model.current) if query else None
+        llm_url = getattr(llm_now, "base_url", None)
+        if llm_url:
+            checks["llm"] = functools.partial(llm_reachable, llm_url)
         results: dict[str, Any] = {}
         for name, fn in checks.items():
             try:

@@ -181,7 +181,13 @@ class Settings(BaseSettings):
         None, description="A local cross-encoder (ONNX + tokenizer.json) to rerank with; none: the fused order.")
     llm_base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint for answers (none: extractive answers).")
-    llm_model: str = "local"
+    llm_model: str = Field("local", description="The model asked for answers (`secondbrain up`: the first the "
+                                                "server lists, unless set).")
+    llm_discover: str = Field(
+        "http://127.0.0.1:11434/v1,http://127.0.0.1:8080/v1,http://127.0.0.1:1234/v1",
+        description="Where `secondbrain up` looks for a local model server when no endpoint is set (Ollama, "
+                    "llama.cpp, LM Studio), comma-separated; a server counts only if its /v1/models lists a "
+                    "model. Empty, or `up --no-llm`: do not look.")
     llm_api_key: SecretStr | None = None
     llm_timeout_s: float = 60.0
     llm_max_tokens: int = 512

@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="run everything locally (embedded mode)")
     up.add_argument("--data-dir", default=None, help="where data lives (default ./.secondbrain; SB_DATA_DIR)")
     server_opts(up)
+    up.add_argument("--llm", metavar="URL", default=None,
+                    help="OpenAI-compatible endpoint for answers, e.g. http://127.0.0.1:11434/v1 (SB_LLM_BASE_URL; "
+                         "default: a local Ollama, llama.cpp or LM Studio if one is running)")
+    up.add_argument("--llm-model", metavar="NAME", default=None,
+                    help="the model to answer with (SB_LLM_MODEL; default: the first the server lists)")
+    up.add_argument("--no-llm", action="store_true", help="do not look for a local model server")
     up.set_defaults(func=cmd_up)
 
     for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),

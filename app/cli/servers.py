@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -39,10 +41,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     from app.serve import serve
     from secondbrain.infra.postgres import EmbeddedPostgres
     from secondbrain.infra.tansu import TansuBroker
+    from secondbrain.llm_discovery import resolve_answer_model
     from secondbrain.logs import setup_logging
     from secondbrain.pipeline.topology import STAGES
 
-    settings = settings_for(args, mode="embedded", object_store="files", vector_store="edge")
+    settings = settings_for(args, mode="embedded", object_store="files", vector_store="edge",
+                            llm_base_url=getattr(args, "llm", None), llm_model=getattr(args, "llm_model", None))
     setup_logging(args.log_level, json_logs=_json_logs(args))
     from secondbrain.infra.ports import is_loopback
 
@@ -58,6 +62,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     say(f"secondbrain: starting in {data_dir}")
+    # Looking for a model server runs while the broker and Postgres start, so it delays nothing.
+    answers = _in_background(resolve_answer_model, settings, look=not getattr(args, "no_llm", False))
     broker = TansuBroker(log_path=data_dir / "logs" / "broker.log").start()
     pg = None
     pointer = server_pointer(settings.port)
@@ -72,12 +78,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         if settings.postgres_dsn is None:
             pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
-        settings = settings.model_copy(update=update)
+        llm_update, answers_line = answers.result()
+        settings = settings.model_copy(update={**update, **llm_update})
         key_file, new_key, link = local_key(settings)
 
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
             say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
+            say(f"  {answers_line}")
             say(f"  web app: open {url}/?token={link}")
             say("    (signs this browser in once; run `secondbrain open` for a new link)")
             if new_key:
@@ -108,6 +116,20 @@ def cmd_up(args: argparse.Namespace) -> int:
         if pg is not None:
             pg.stop()
     return EXIT_OK
+
+
+def _in_background(fn: Any, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+    """Run ``fn`` on a thread of its own (not left waiting on at exit: it only reads)."""
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="answers-lookup", daemon=True).start()
+    return future
 
 
 def _exit_on_sigterm(_signum: int, _frame: Any) -> None:

@@ -20,6 +20,7 @@ from secondbrain.ports.metadata import (
     Lifecycle,
     MetadataStore,
     Outbox,
+    ServerSettings,
     StageOutcome,
     Users,
 )
@@ -39,6 +40,7 @@ from secondbrain.ports.objects import (
 )
 from secondbrain.ports.records import (
     KEY_SCOPES,
+    AnswerEndpoint,
     ApiKeyInfo,
     ArtifactGone,
     ArtifactRecord,
@@ -76,6 +78,7 @@ from secondbrain.ports.vectors import (
 
 __all__ = [
     "KEY_SCOPES",
+    "AnswerEndpoint",
     "ApiKeyInfo",
     "ArtifactGone",
     "ArtifactRecord",
@@ -106,6 +109,7 @@ __all__ = [
     "Principal",
     "RequestAuth",
     "SearchMode",
+    "ServerSettings",
     "SigningKey",
     "SourceDeletion",
     "SourceView",

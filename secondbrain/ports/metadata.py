@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from secondbrain.ports.records import (
+    AnswerEndpoint,
     ApiKeyInfo,
     ArtifactRecord,
     ConversationInfo,
@@ -396,6 +397,25 @@ class IndexVersions(Protocol):
         ...
 
 
+class ServerSettings(Protocol):
+    """What an administrator changes while the server runs (one value for the whole server, not per
+    user): the endpoint answers come from."""
+
+    def answer_endpoint(self) -> AnswerEndpoint | None:
+        """The stored answer endpoint, with its API key; ``None`` when none is set."""
+        ...
+
+    def set_answer_endpoint(self, base_url: str, model: str, api_key: str | None, *,
+                            keep_key: bool = False) -> AnswerEndpoint:
+        """Store the answer endpoint (replacing the one before).  ``api_key=None`` stores none, unless
+        ``keep_key``: then the stored key stays (changing the model need not resend the key)."""
+        ...
+
+    def clear_answer_endpoint(self) -> bool:
+        """Forget the stored endpoint (the start-up one applies again); ``False`` when none was set."""
+        ...
+
+
 class MetadataStore(Protocol):
     """Every role at once, by attribute (what a process built on one database has); callers take the roles
     they use.  The store itself only migrates, answers readiness and closes."""
@@ -455,4 +475,9 @@ class MetadataStore(Protocol):
     @property
     def indexes(self) -> IndexVersions:
         """The indexes role."""
+        ...
+
+    @property
+    def server_settings(self) -> ServerSettings:
+        """The server settings role."""
         ...

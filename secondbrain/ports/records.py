@@ -284,3 +284,16 @@ class VectorIndex:
     def name(self) -> str:
         """The collection version (``v<version>``) the vector store files it under."""
         return f"v{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEndpoint:
+    """The OpenAI-compatible endpoint an administrator chose for answers at run time (it overrides
+    the start-up one until cleared).  ``api_key`` is kept for the query service only: never send it
+    back to a client (``repr`` hides it)."""
+
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    updated_at: datetime | None = None
+

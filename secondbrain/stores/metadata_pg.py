@@ -10,6 +10,7 @@ from secondbrain.stores.postgres.intake import PostgresIntake
 from secondbrain.stores.postgres.jobs import PostgresJobs
 from secondbrain.stores.postgres.lifecycle import PostgresLifecycle
 from secondbrain.stores.postgres.outbox import PostgresOutbox
+from secondbrain.stores.postgres.server_settings import PostgresServerSettings
 from secondbrain.stores.postgres.users import PostgresUsers
 
 __all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
@@ -17,7 +18,8 @@ __all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
 
 class PostgresMetadataStore:
     """Every metadata role on one Postgres pool: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations`` and ``indexes``, plus the database itself (migrations, readiness)."""
+    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``,
+    plus the database itself (migrations, readiness)."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8) -> None:
         self.database = PostgresDatabase(dsn, min_size=min_size, max_size=max_size)
@@ -29,6 +31,7 @@ class PostgresMetadataStore:
         self.lifecycle = PostgresLifecycle(self.database)
         self.conversations = PostgresConversations(self.database)
         self.indexes = PostgresIndexes(self.database)
+        self.server_settings = PostgresServerSettings(self.database)
 
     def migrate(self) -> list[int]:
         """Apply pending migrations."""

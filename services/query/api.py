@@ -41,6 +41,7 @@ from services.query.answer import (
     clock,
     extractive_answer,
 )
+from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
 from services.query.followup import Followup, rewrite_followup
 from services.query.retrieval import SearchHit
@@ -144,11 +145,14 @@ def listing_answer(plan: Plan, sources: list[Source]) -> str:
     return "\n".join(lines)
 
 
-def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None) -> APIRouter:
-    """Query routes bound to a runtime (and a language model, when one is configured)."""
+def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
+                  answer_model: AnswerModel | None = None) -> APIRouter:
+    """Query routes bound to a runtime (and a language model, when one is configured; ``answer_model``
+    picks it per question instead, following what an admin sets at run time)."""
     if rt.vectors is None or rt.embedder is None or rt.sparse is None:
         raise RuntimeError("the query service needs a vector store and models")
     s = rt.settings
+    default_llm = llm
     indexes = ActiveIndexes(rt.metadata, rt.embedders, rt.embedder) if rt.embedders is not None else None
     engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
                          budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
@@ -209,6 +213,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None)
 
     @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
     async def ask(body: AskIn, user: str = auth) -> EventSourceResponse:
+        llm = await asyncio.to_thread(answer_model.current) if answer_model is not None else default_llm
         question = body.question.strip()
         if not question:
             raise HTTPException(422, "the question is empty")

@@ -56,7 +56,9 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
     client, rt = served
     for method, path in [("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys"), ("GET", "/v1/sources"),
                          ("GET", "/v1/jobs/x"), ("POST", "/v1/notes"), ("POST", "/v1/urls"),
-                         ("POST", "/v1/artifacts"), ("DELETE", "/v1/sources/x"), ("POST", "/v1/login-links")]:
+                         ("POST", "/v1/artifacts"), ("DELETE", "/v1/sources/x"), ("POST", "/v1/login-links"),
+                         ("GET", "/v1/status"), ("GET", "/v1/settings/answers"), ("PUT", "/v1/settings/answers"),
+                         ("DELETE", "/v1/settings/answers")]:
         r = client.request(method, path)
         assert r.status_code == 401, (method, path, r.status_code)
         detail = r.json()["detail"]
@@ -84,6 +86,13 @@ def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None
     # A user key cannot mint admin keys or keys for others.
     assert client.post("/v1/keys", json={"name": "e", "scope": "admin"}, headers=bearer(bob)).status_code == 403
     assert client.post("/v1/admin/users/alice/keys", json={"name": "e"}, headers=bearer(bob)).status_code == 403
+    # ...nor see or change where answers come from (the server's, not a user's, setting).
+    answers = {"base_url": "http://127.0.0.1:9/v1"}
+    for method in ("GET", "PUT", "DELETE"):
+        r = client.request(method, "/v1/settings/answers", json=answers if method == "PUT" else None,
+                           headers=bearer(bob))
+        assert r.status_code == 403, method
+    assert client.get("/v1/status", headers=bearer(bob)).status_code == 200
 
 
 def test_a_revoked_key_stops_working(served: tuple[TestClient, Runtime]) -> None:
@@ -215,6 +224,8 @@ def test_writes_from_another_site_are_refused(served: tuple[TestClient, Runtime]
         r = client.post("/v1/notes", json=note, headers={**headers, **bearer(key)})
         assert r.status_code == 403 and "cross-site request refused" in r.json()["detail"], headers
         assert client.delete("/v1/sources/x", headers={**headers, **bearer(key)}).status_code == 403
+        assert client.put("/v1/settings/answers", json={"base_url": "http://127.0.0.1:9/v1"},
+                          headers={**headers, **bearer(key)}).status_code == 403
     # The page's own origin, and requests that are not from a page at all, go on to the key check.
     assert client.post("/v1/notes", json=note, headers={"Origin": "http://127.0.0.1:8000", **bearer(key)}) \
         .status_code == 202

@@ -309,7 +309,8 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
             r = anyone.get(path, headers={"Host": "attacker.example", "Authorization": f"Bearer {key}"})
             assert r.status_code == 400 and "does not answer to the name" in r.json()["detail"]
         # No key: nothing, and a sentence saying where the key is.
-        for method, path in (("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys")):
+        for method, path in (("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys"),
+                             ("GET", "/v1/status"), ("GET", "/v1/settings/answers")):
             r = anyone.request(method, path, json={"name": "e", "scope": "admin"} if method == "POST" else None)
             assert r.status_code == 401 and str(running.data / "api-key") in r.json()["detail"]
         # A cross-site form (the browser adds Origin), even when a key would be there.
@@ -319,6 +320,10 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
         r = anyone.delete("/v1/sources/anything", headers={"Referer": "http://attacker.example/page",
                                                           "Authorization": f"Bearer {key}"})
         assert r.status_code == 403
+        # A page elsewhere cannot point this server's answers at a model of its choosing.
+        r = anyone.put("/v1/settings/answers", json={"base_url": "http://attacker.example/v1"},
+                       headers={"Origin": "http://attacker.example", "Authorization": f"Bearer {key}"})
+        assert r.status_code == 403 and "cross-site" in r.json()["detail"]
     with running.client() as client:
         assert not any("planted" in h["text"] for h in client.get("/v1/search", params={"q": "planted"}).json()["hits"])
 

@@ -14,6 +14,7 @@ from secondbrain.stores.memory.intake import MemoryIntake
 from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.server_settings import MemoryServerSettings
 from secondbrain.stores.memory.users import MemoryUsers
 
 if TYPE_CHECKING:
@@ -26,13 +27,15 @@ if TYPE_CHECKING:
         JobLedger,
         Lifecycle,
         Outbox,
+        ServerSettings,
         Users,
     )
 
 
 class MemoryMetadataStore:
     """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations`` and ``indexes``, plus the database itself (migrations, readiness).
+    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``,
+    plus the database itself (migrations, readiness).
 
     ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
 
@@ -46,6 +49,7 @@ class MemoryMetadataStore:
         self.lifecycle = MemoryLifecycle(self.database)
         self.conversations = MemoryConversations(self.database)
         self.indexes = MemoryIndexes(self.database)
+        self.server_settings = MemoryServerSettings(self.database)
 
     def migrate(self) -> list[int]:
         """Nothing to migrate."""
@@ -68,7 +72,8 @@ class MemoryMetadataStore:
 
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
-            Database, Users, Intake, JobLedger, Outbox, Catalog, Lifecycle, Conversations, IndexVersions]:
+            Database, Users, Intake, JobLedger, Outbox, Catalog, Lifecycle, Conversations, IndexVersions,
+            ServerSettings]:
         # mypy checks every role against its Protocol here (signatures included).
         return (s.database, s.users, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
-                s.indexes)
+                s.indexes, s.server_settings)

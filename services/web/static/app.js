@@ -7,6 +7,7 @@
 import {wireAsking} from "./js/ask.js";
 import {wireCapture} from "./js/capture.js";
 import {onUnauthorized} from "./js/http.js";
+import {loadSettings, wireSettings} from "./js/settings.js";
 import {openSession, sessionEnded, showApp, showSignIn, whoAmI, wireSignIn} from "./js/signin.js";
 import {loadSources, wireSources} from "./js/sources.js";
 import {onRangeChange, setRange, wireTime} from "./js/time.js";
@@ -23,6 +24,7 @@ function wire() {
   wireCapture();
   wireSources();
   wireViewer();
+  wireSettings();
 }
 
 async function start() {
@@ -44,7 +46,10 @@ async function start() {
   }
   try {
     const result = await whoAmI();
-    if (result.ok) showApp(result.me);
+    if (result.ok) {
+      showApp(result.me);
+      loadSettings();
+    }
     else showSignIn(message);
   } catch (err) {
     showSignIn(`Could not reach secondbrain: ${err.message}`);

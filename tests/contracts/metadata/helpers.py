@@ -25,6 +25,7 @@ from secondbrain.ports import (
     Lifecycle,
     Outbox,
     OutboxMessage,
+    ServerSettings,
     Users,
 )
 from secondbrain.stores.memory import IntegrityError
@@ -57,6 +58,8 @@ class Stores(Protocol):
     def conversations(self) -> Conversations: ...
     @property
     def indexes(self) -> IndexVersions: ...
+    @property
+    def server_settings(self) -> ServerSettings: ...
 
 
 def artifact(user: str = "alice", n: int = 0, *, title: str | None = None,

@@ -17,6 +17,7 @@ from secondbrain.ports import (
     JobLedger,
     Lifecycle,
     Outbox,
+    ServerSettings,
     Users,
 )
 from secondbrain.stores.memory import MemoryMetadataStore
@@ -28,6 +29,7 @@ from tests.contracts.metadata.helpers import Stores
 PORTS: dict[str, type] = {
     "database": Database, "users": Users, "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
+    "server_settings": ServerSettings,
 }
 
 

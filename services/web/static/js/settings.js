@@ -1,0 +1,97 @@
+// The settings view: what answers, embeds, transcribes and reads images, each with its state, and
+// (admins) the endpoint answers come from.  The server never sends the answer endpoint's API key
+// back: the form only says whether one is set.
+
+import {$, el} from "./dom.js";
+import {api} from "./http.js";
+
+const STATES = {"working": "Working", "not configured": "Not configured", "error": "Error"};
+
+export function wireSettings() {
+  // Read afresh whenever the person goes to the view (a model server may have started meanwhile).
+  for (const link of document.querySelectorAll('a[href="#settings"]')) link.addEventListener("click", loadSettings);
+  $("#settings-refresh").addEventListener("click", loadSettings);
+  $("#answers-form").addEventListener("submit", saveAnswers);
+  // What the person is typing is never overwritten by a refresh of the view.
+  $("#answers-form").addEventListener("input", (event) => { event.currentTarget.dataset.edited = "true"; });
+  $("#answers-reset").addEventListener("click", resetAnswers);
+}
+
+export async function loadSettings() {
+  const list = $("#status-list");
+  $("#status-error").textContent = "";
+  try {
+    const {components} = await (await api("/v1/status")).json();
+    list.replaceChildren(...Object.entries(components).map(([id, c]) => statusRow(id, c)));
+  } catch (err) {
+    $("#status-error").textContent = `Could not read the status: ${err.message}`;
+  }
+  await loadAnswers();
+}
+
+function statusRow(id, c) {
+  const state = c.state in STATES ? STATES[c.state] : c.state;
+  return el("li", {class: "status-item", dataset: {component: id, state: c.state}},
+    el("span", {class: "status-label", text: c.label}),
+    el("span", {class: "status-name", text: c.name || "none"}),
+    el("span", {class: `state ${c.state.replace(" ", "-")}`, text: state}),
+    c.message ? el("p", {class: "muted small", text: c.message}) : null);
+}
+
+async function loadAnswers() {
+  const form = $("#answers-form");
+  let res;
+  try {
+    res = await api("/v1/settings/answers");
+  } catch (err) {
+    form.hidden = true; // not an admin (403): only the status above
+    if (err.status !== 403) $("#status-error").textContent = err.message;
+    return;
+  }
+  showAnswers(await res.json());
+}
+
+function showAnswers(a) {
+  const form = $("#answers-form");
+  form.hidden = false;
+  if (!form.dataset.edited) {
+    form.elements.base_url.value = a.source === "set here" ? a.base_url : "";
+    form.elements.model.value = a.source === "set here" ? a.model : "";
+    form.elements.api_key.value = "";
+  }
+  form.elements.api_key.placeholder = a.api_key_set ? "a key is set (leave empty to keep it)" : "none";
+  const from = {"set here": "set here", "start-up": "from start-up (--llm, SB_LLM_BASE_URL or found running)",
+                "none": "none"}[a.source] || a.source;
+  $("#answers-source").textContent = `Answer endpoint: ${from}.`;
+  $("#answers-reset").hidden = a.source !== "set here";
+}
+
+async function saveAnswers(event) {
+  event.preventDefault();
+  const form = event.target;
+  const body = {base_url: form.elements.base_url.value.trim()};
+  if (form.elements.model.value.trim()) body.model = form.elements.model.value.trim();
+  if (form.elements.api_key.value) body.api_key = form.elements.api_key.value;
+  $("#answers-error").textContent = "";
+  $("#answers-save").disabled = true;
+  try {
+    await api("/v1/settings/answers", {method: "PUT", json: body});
+    delete form.dataset.edited;
+    await loadSettings();
+  } catch (err) {
+    $("#answers-error").textContent = err.message;
+  } finally {
+    $("#answers-save").disabled = false;
+  }
+}
+
+async function resetAnswers() {
+  $("#answers-error").textContent = "";
+  try {
+    await api("/v1/settings/answers", {method: "DELETE"});
+    delete $("#answers-form").dataset.edited;
+    await loadSettings();
+  } catch (err) {
+    $("#answers-error").textContent = err.message;
+  }
+}
