@@ -26,6 +26,7 @@ from app.http import create_app
 from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.events.models import ArtifactSubmitted
 from secondbrain.pipeline import local
+from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
@@ -126,7 +127,7 @@ def llama() -> Iterator[LocalLlamaServer]:
 
 
 @pytest.fixture(scope="module")
-def llm_server(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def llm_runtime(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
     with base_dsn() as base, fresh_database(base) as dsn:
         settings = Settings(data_dir=tmp_path_factory.mktemp("llm"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
                             kafka_bootstrap="127.0.0.1:9", default_user="alice", llm_base_url=llama.base_url,
@@ -151,9 +152,21 @@ def llm_server(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactory
             (doc,) = local.run(extract, ev, m.jobs, trusted=True)
             (chunks,) = local.run(chunk, doc, m.jobs)
             local.run(embed, chunks, m.jobs)
-        with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port):
-            yield url
+        yield rt
         rt.close()
+
+
+@pytest.fixture(scope="module")
+def llm_server(llm_runtime: Runtime) -> Iterator[str]:
+    with serve_in_thread(create_app(llm_runtime, gateway=False, query=True)) as (url, _port):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def llm_page(llm_runtime: Runtime) -> Iterator[str]:
+    """The web page and the whole API (nothing is published: no relay) over the same data and model."""
+    with serve_in_thread(create_app(llm_runtime, gateway=True, query=True, relay=None)) as (url, _port):
+        yield url
 
 
 def stream(base: str, body: dict[str, Any]) -> list[tuple[str, Any, float]]:
@@ -296,3 +309,44 @@ def test_conversations_last_and_can_be_renamed_and_deleted(llm_server: str) -> N
     assert httpx.patch(f"{llm_server}/v1/conversations/{conv}", json={"title": "back"}).status_code == 404
     assert conv not in [c["conversation_id"] for c in httpx.get(f"{llm_server}/v1/conversations").json()[
         "conversations"]]
+
+
+def test_the_page_never_shows_an_answer_citing_nothing_as_fact(llm_page: str) -> None:
+    """In a real browser: the model's uncited answer is marked "Not supported by your data", with the
+    quoted passage that holds the fact beside it; a cited answer is shown as an answer."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(llm_page + "/")
+        expect(page.locator("#who")).to_contain_text("Using alice")
+        states = []
+        for question in ("When is my dentist appointment?", "What time is the appointment with Dr. Adeyemi?",
+                         "Which day is my dentist appointment on?"):
+            page.get_by_label("Your question").fill(question)
+            page.get_by_label("Your question").press("Enter")
+            turn = page.locator("#thread .turn").last
+            expect(turn.locator(".q")).to_have_text(question)
+            expect(turn).not_to_have_attribute("data-state", "streaming", timeout=60_000)
+            state = turn.get_attribute("data-state")
+            states.append(state)
+            if state == "unsupported":
+                notice = turn.locator(".unsupported")
+                expect(notice.get_by_role("heading", name="Not supported by your data")).to_be_visible()
+                expect(notice.locator(".quoted")).to_contain_text("3rd of December at 9:30")
+                expect(notice.locator(".quoted .cite").first).to_be_visible()
+                expect(turn.locator(".model-answer .model-said")).to_be_hidden()  # folded away, not the answer
+                # not small grey text: the notice is as large as the answer text, with a strong border
+                size = notice.locator("h3").evaluate("h => parseFloat(getComputedStyle(h).fontSize)")
+                assert size >= 16, size
+                page.screenshot(path=str(REPO / "test-artifacts" / "web" / "16-unsupported.png"))
+            else:
+                assert state == "done", state
+                expect(turn.locator(".answer .cite").first).to_be_visible()
+                expect(turn.locator(".unsupported")).to_have_count(0)
+        assert "unsupported" in states, f"the model cited a source every time: {states}"
+        assert errors == []
+        browser.close()
