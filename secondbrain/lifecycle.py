@@ -417,7 +417,8 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
         with zf.open(_member("conversations.jsonl", when), "w") as fh:
             for conv in metadata.conversations.list_conversations(user_id):
                 turns = metadata.conversations.get_turns(user_id, conv.conversation_id, conv.turns + 1)
-                line = {"conversation_id": conv.conversation_id, "created_at": _iso(conv.created_at),
+                line = {"conversation_id": conv.conversation_id, "title": conv.title if conv.titled else None,
+                        "created_at": _iso(conv.created_at),
                         "updated_at": _iso(conv.updated_at),
                         "turns": [{"role": t.role, "content": t.content, "created_at": _iso(t.created_at),
                                    "meta": dict(t.meta)} for t in turns]}

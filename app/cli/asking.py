@@ -89,6 +89,26 @@ def _cited_line(s: dict[str, Any]) -> str:
     return f"[{s['n']}] {s['title']} ({', '.join(where)}){tail}"
 
 
+def _carried(c: dict[str, Any]) -> str:
+    """What a follow-up took over, in words: 'the garden' and 'last week'."""
+    return " and ".join(f"'{x}'" for x in (c.get("subject"), c.get("time")) if x) or "the subject"
+
+
+def _warn_unsupported(done: dict[str, Any], sources: list[dict[str, Any]]) -> None:
+    """The model's answer cites none of the sources: say so plainly, and quote what the sources do say."""
+    print("warning: this answer is not supported by your data (it cites none of your sources); "
+          "do not rely on it.")
+    quoted = done.get("extractive")
+    if not quoted:
+        print("None of your passages answers it.")
+        return
+    print("What your data says:")
+    print(quoted["answer"])
+    for s in sources:
+        if s["n"] in quoted.get("citations", []):
+            print(_cited_line(s))
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     """Ask a question and show the streamed answer, then the sources it cites."""
     import httpx
@@ -98,6 +118,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"question": args.question, "k": args.k}
     if args.conversation:
         body["conversation_id"] = args.conversation
+    if getattr(args, "fresh", False):
+        body["fresh"] = True
     tz = args.tz or _local_tz()
     if tz:
         body["tz"] = tz
@@ -124,6 +146,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
                                  + (" (a hint, not a filter)" if data["understood"].get("vague") else ""))
                         if data.get("standalone_question"):
                             say(f"understood as: {data['standalone_question']}")
+                        if data.get("carried_over"):
+                            say(f"took {_carried(data['carried_over'])} from your earlier question "
+                                "(add --fresh to ask without it)")
                         if data.get("note"):
                             say(data["note"])
                     elif event == "sources":
@@ -144,6 +169,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for s in sources:
             if s["n"] in done.get("citations", []):
                 print(_cited_line(s))
+        if done.get("unsupported"):
+            _warn_unsupported(done, sources)
         if done.get("conversation_id"):
             say(f"follow up with: secondbrain ask -c {done['conversation_id']} \"...\"")
     return EXIT_OK if done.get("grounded") else EXIT_FAILED

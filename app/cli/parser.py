@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     ak.add_argument("question")
     ak.add_argument("-k", type=int, default=6, help="how many sources to ground the answer in")
     ak.add_argument("-c", "--conversation", help="continue this conversation (follow-up questions)")
+    ak.add_argument("--fresh", action="store_true",
+                    help="with -c: take nothing from the earlier questions (ask it as a new one)")
     ak.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
     ak.add_argument("--as-of", metavar="TIME", help="read 'yesterday', 'last week'... as of this time (ISO 8601)")
     ak.add_argument("--locale", help="how you write dates and which holidays you keep, e.g. en_GB "

@@ -345,6 +345,22 @@ class Conversations(Protocol):
         """The user's conversations, oldest first."""
         ...
 
+    def recent_conversations(self, user_id: str, limit: int = 100) -> list[ConversationInfo]:
+        """The user's last ``limit`` conversations, the one with the latest turn first."""
+        ...
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> ConversationInfo | None:
+        """One of the user's conversations; None for a missing one and for another user's alike."""
+        ...
+
+    def rename_conversation(self, user_id: str, conversation_id: str, title: str | None) -> bool:
+        """Give the conversation a title (None: back to its first question); False when it is not the user's."""
+        ...
+
+    def delete_conversation(self, user_id: str, conversation_id: str) -> bool:
+        """Remove the conversation and its turns; False when it is not the user's."""
+        ...
+
 
 class IndexVersions(Protocol):
     """The vector index versions of each user and the leases of a re-index."""

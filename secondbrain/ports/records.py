@@ -243,12 +243,14 @@ class SourceDeletion:
 
 @dataclass(frozen=True, slots=True)
 class ConversationInfo:
-    """A conversation as listed for export."""
+    """A conversation as listed: its title (the one given, else its first question) and its turns."""
 
     conversation_id: str
     created_at: datetime
     updated_at: datetime
     turns: int
+    title: str = ""
+    titled: bool = False  # the person gave it this title (not the first question standing in)
 
 
 IndexStatus = Literal["building", "active", "retired"]

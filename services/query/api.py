@@ -4,7 +4,12 @@
 time range understood), ``sources`` (numbered passages with title, modality, captured time,
 page or time span, snippet and a link to the raw artifact), ``token`` events (the answer as
 it is written), then ``done`` (the full answer, the citations actually used, timings) -
-or ``error`` once the stream has started and something failed.
+or ``error`` once the stream has started and something failed.  A model's answer that cites
+none of the sources comes with ``unsupported: true`` and ``extractive`` (the best quoted
+passages, cited), so no client shows it as fact.
+
+``/v1/conversations`` lists, opens, renames and deletes the user's conversations; another
+user's conversation answers 404, as a missing one does.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from opentelemetry import trace
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
@@ -29,7 +34,7 @@ from sse_starlette.sse import EventSourceResponse
 from secondbrain import keys, telemetry
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError
-from secondbrain.ports import ForeignConversation, ObjectNotFound
+from secondbrain.ports import ConversationInfo, ForeignConversation, ObjectNotFound, Turn
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.validation import Text
@@ -77,8 +82,16 @@ class AskIn(BaseModel):
     country: Text | None = Field(None, max_length=2, description=COUNTRY_HELP)
     hemisphere: HemisphereParam | None = Field(None, description=HEMISPHERE_HELP)
     date_order: DateOrderParam | None = Field(None, description=DATE_ORDER_HELP)
+    fresh: bool = Field(False, description="Ask it as a new question: take nothing (subject, time) from the "
+                                           "conversation's earlier turns, though it is kept in the conversation.")
 
     model_config = {"populate_by_name": True}
+
+
+class RenameIn(BaseModel):
+    """A conversation's new title; null gives it back its first question as title."""
+
+    title: Text | None = Field(None, max_length=200)
 
 
 def zone(name: str | None, default: str) -> ZoneInfo:
@@ -229,6 +242,8 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
             history: list[tuple[str, str]] = [(t.role, t.content) for t in turns]
             # the earlier questions as they were understood, so a third turn builds on the second's reading
             asked = [str(t.meta.get("standalone") or t.content) for t in turns if t.role == "user"]
+            # asked afresh (the person undid what a follow-up took over): nothing from before is used
+            context = [] if body.fresh else history
             if body.conversation_id and not history:
                 await asyncio.to_thread(rt.metadata.conversations.add_turn, user, conversation_id, "user", question,
                                         {"pending": True})
@@ -250,7 +265,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                 with tracer.start_as_current_span("query plan"):  # no yield inside a span's block
                     followup = await asyncio.to_thread(rewrite_followup, question, asked, llm,
                                                        now or datetime.now(UTC), zone_, calendar, history=history) \
-                        if asked else Followup(question, None)
+                        if asked and not body.fresh else Followup(question, None)
                     standalone = followup.standalone
                     plan = engine.plan(standalone, tz=zone_, filters=filters, now=now, conventions=calendar)
                 query_class = plan.query_class
@@ -258,21 +273,23 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                 request_span.set_attribute("sb.query.class", plan.query_class)
                 request_span.set_attribute("sb.answer.mode", mode)
                 mark("understand")
-                yield {"event": "meta", "data": json.dumps({
+                understood = {
                     **plan.meta(), "answer_mode": mode, "conversation_id": conversation_id,
                     "standalone_question": standalone if standalone != question else None,
                     "carried_over": followup.carried.to_json() if followup.carried else None,
-                    "model": llm.model_id if llm and mode == "llm" else None,
+                    "fresh": body.fresh, "model": llm.model_id if llm and mode == "llm" else None,
                     "note": None if mode != "extractive" else
-                    "No language model is configured: the answer quotes your sources."})}
+                    "No language model is configured: the answer quotes your sources."}
+                yield {"event": "meta", "data": json.dumps(understood)}
                 with tracer.start_as_current_span("query retrieve", attributes={
                         "sb.query.class": plan.query_class, "sb.k": body.k}) as span:
                     sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
                     span.set_attribute("sb.sources", len(sources))
                 mark("retrieval")
-                yield {"event": "sources", "data": json.dumps([source_json(n, x, zone_)
-                                                               for n, x in enumerate(sources, 1)])}
+                shown_sources = [source_json(n, x, zone_) for n, x in enumerate(sources, 1)]
+                yield {"event": "sources", "data": json.dumps(shown_sources)}
                 invalid: list[str] = []
+                unsupported, extractive = False, None
                 if mode == "listing":
                     text, cited, grounded = listing_answer(plan, sources), list(range(1, len(sources) + 1)), \
                         bool(sources)
@@ -288,8 +305,8 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                         yield {"event": "token", "data": json.dumps({"text": word + " "})}
                 else:
                     assert llm is not None
-                    messages = build_messages(question if not history else standalone, sources, zone_,
-                                              now or datetime.now(UTC), history)
+                    messages = build_messages(question if not context else standalone, sources, zone_,
+                                              now or datetime.now(UTC), context)
                     checker = CitationFilter(len(sources))
                     parts: list[str] = []
                     async for delta in _stream(llm, messages, s.llm_max_tokens, s.llm_temperature):
@@ -307,11 +324,20 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                     grounded = bool(cited)
                     if invalid:
                         log.warning("invalid citations removed", extra={"invalid": invalid, "sources": len(sources)})
+                    if not grounded:
+                        # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
+                        # it go the best quoted passages, which are (the extractive answer).
+                        unsupported = True
+                        quoted = extractive_answer(standalone, sources, encoder=encoder)
+                        if quoted.grounded:
+                            extractive = {"answer": quoted.text, "citations": quoted.citations}
                 mark("total")
-                await asyncio.to_thread(_remember, rt, user, conversation_id, question, text, cited, standalone)
-                yield {"event": "done", "data": json.dumps({
-                    "answer": text, "citations": cited, "invalid_citations": invalid, "grounded": grounded,
-                    "answer_mode": mode, "conversation_id": conversation_id, "timings_ms": timings})}
+                done = {"answer": text, "citations": cited, "invalid_citations": invalid, "grounded": grounded,
+                        "unsupported": unsupported, "extractive": extractive, "answer_mode": mode,
+                        "conversation_id": conversation_id, "timings_ms": timings}
+                await asyncio.to_thread(_remember, rt, user, conversation_id, question, standalone, done,
+                                        understood, shown_sources)
+                yield {"event": "done", "data": json.dumps(done)}
             except (RetryableError, PermanentError) as exc:
                 yield {"event": "error", "data": json.dumps({"message": str(exc), "retryable":
                                                              isinstance(exc, RetryableError)})}
@@ -324,6 +350,41 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                 telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
 
         return EventSourceResponse(events(), ping=10)
+
+    convs = rt.metadata.conversations
+    no_such_conversation = "no such conversation (it was deleted, or it is not yours)"
+
+    @router.get("/v1/conversations", summary="Your conversations, the latest first")
+    async def list_conversations(user: str = auth,
+                                 limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+        listed = await asyncio.to_thread(convs.recent_conversations, user, limit)
+        return {"conversations": [conversation_json(c) for c in listed]}
+
+    @router.get("/v1/conversations/{conversation_id}",
+                summary="One conversation: each question with its answer, sources and what was understood")
+    async def get_conversation(conversation_id: str, user: str = auth) -> dict[str, Any]:
+        found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
+        if found is None:
+            raise HTTPException(404, no_such_conversation)
+        turns = await asyncio.to_thread(convs.get_turns, user, conversation_id, found.turns)
+        return {**conversation_json(found), "turns": exchanges(turns)}
+
+    @router.patch("/v1/conversations/{conversation_id}", summary="Rename a conversation")
+    async def rename_conversation(conversation_id: str, body: RenameIn, user: str = auth) -> dict[str, Any]:
+        title = body.title.strip() if body.title else None
+        if not await asyncio.to_thread(convs.rename_conversation, user, conversation_id, title or None):
+            raise HTTPException(404, no_such_conversation)
+        found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
+        if found is None:  # deleted meanwhile
+            raise HTTPException(404, no_such_conversation)
+        return conversation_json(found)
+
+    @router.delete("/v1/conversations/{conversation_id}", status_code=204,
+                   summary="Delete a conversation and everything asked in it")
+    async def delete_conversation(conversation_id: str, user: str = auth) -> Response:
+        if not await asyncio.to_thread(convs.delete_conversation, user, conversation_id):
+            raise HTTPException(404, no_such_conversation)
+        return Response(status_code=204)
 
     @router.get("/v1/timeline", summary="What was captured when, grouped by day")
     async def timeline(
@@ -413,13 +474,38 @@ async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
             return
 
 
-def _remember(rt: Runtime, user: str, conversation_id: str, question: str, answer: str, cited: list[int],
-              standalone: str) -> None:
-    """Keep the exchange, and the question as understood, so a follow-up can be understood."""
+def _remember(rt: Runtime, user: str, conversation_id: str, question: str, standalone: str, done: dict[str, Any],
+              understood: dict[str, Any], sources: list[dict[str, Any]]) -> None:
+    """Keep the exchange, and the question as understood, so a follow-up can be understood; the answer keeps
+    what the person saw with it (sources, what was understood), so the conversation can be shown again."""
     turns = rt.metadata.conversations.get_turns(user, conversation_id, 1)
     if not (turns and turns[-1].role == "user" and turns[-1].content == question):
         rt.metadata.conversations.add_turn(user, conversation_id, "user", question, {"standalone": standalone})
-    rt.metadata.conversations.add_turn(user, conversation_id, "assistant", answer, {"citations": cited})
+    kept = ("citations", "grounded", "unsupported", "extractive", "answer_mode")
+    rt.metadata.conversations.add_turn(user, conversation_id, "assistant", done["answer"], {
+        **{k: done[k] for k in kept}, "standalone": standalone, "meta": understood, "sources": sources})
+
+
+def conversation_json(c: ConversationInfo) -> dict[str, Any]:
+    """A conversation as listed."""
+    return {"conversation_id": c.conversation_id, "title": c.title, "titled": c.titled,
+            "created_at": c.created_at.isoformat(), "updated_at": c.updated_at.isoformat(), "messages": c.turns}
+
+
+def exchanges(turns: list[Turn]) -> list[dict[str, Any]]:
+    """A conversation's turns as the person saw them: each question with its answer (None when it failed)."""
+    out: list[dict[str, Any]] = []
+    for t in turns:
+        if t.role == "user":
+            out.append({"question": t.content, "asked_at": t.created_at.isoformat(), "answer": None})
+        elif out and out[-1]["answer"] is None:
+            m = t.meta
+            out[-1].update({
+                "answer": t.content, "answered_at": t.created_at.isoformat(), "citations": m.get("citations", []),
+                "grounded": m.get("grounded", bool(m.get("citations"))), "unsupported": m.get("unsupported", False),
+                "extractive": m.get("extractive"), "answer_mode": m.get("answer_mode"),
+                "sources": m.get("sources", []), "meta": m.get("meta")})
+    return out
 
 
 def _load_reranker(model_dir: Any) -> Any:

@@ -393,7 +393,7 @@ def test_overlay_references_resolve() -> None:
             routes[(path["path"], path["pathType"])] = backend["name"]
     # What each HTTP service serves, checked against the routes the services declare.
     assert routes[("/", "Prefix")] == routes[("/v1/artifacts", "Exact")] == "secondbrain-gateway"
-    for path in ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/artifacts"):
+    for path in ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/conversations", "/v1/artifacts"):
         assert routes[(path, "Prefix")] == "secondbrain-query"
 
 

@@ -57,7 +57,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     source = next(s for s in alice.get("/v1/sources").json()["sources"] if s["job_id"] == note)
     alice_key_id = alice.get("/v1/me").json()["key_id"]
     ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
-           "key_id": alice_key_id, "user_id": "alice"}
+           "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation}
     alice_link = alice.post("/v1/login-links").json()["token"]
     assert alice_link
 
@@ -75,6 +75,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                               {"json": {"question": "and the code?", "conversation_id": conversation}},
                               {"json": {"question": "safe code", "source_ids": [ids["source_id"]]}}],
         ("get", "/v1/timeline"): [{}],
+        ("get", "/v1/conversations"): [{}],
+        ("get", "/v1/conversations/{conversation_id}"): [{}],
+        ("patch", "/v1/conversations/{conversation_id}"): [{"json": {"title": "Bob's now"}}],
+        ("delete", "/v1/conversations/{conversation_id}"): [{}],
         ("get", "/v1/export"): [{}],
         ("get", "/v1/me"): [{}],
         ("delete", "/v1/me"): [{"params": {"confirm": "alice"}}],
@@ -115,6 +119,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                 assert r.status_code == 400  # Bob's confirmation must name Bob, not Alice
             if kwargs.get("json", {}).get("conversation_id"):
                 assert r.status_code == 403
+            if "{conversation_id}" in path:  # exactly as for a conversation that does not exist
+                missing = bob.request(method.upper(), path.format(conversation_id="no-such-one"), **kwargs)
+                assert (r.status_code, r.json()) == (missing.status_code, missing.json()) == (
+                    404, {"detail": "no such conversation (it was deleted, or it is not yours)"})
 
     # Without a key, from another site, or under a name the server was not told about: nothing, on every
     # endpoint (health checks aside), before any route runs.
@@ -142,4 +150,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     hits = alice.get("/v1/search", params={"q": "safe combination"}).json()["hits"]
     assert any(SECRET in h["text"] for h in hits)
     assert alice.get(f"/v1/artifacts/{ids['artifact_id']}/raw").status_code == 200
+    kept = alice.get(f"/v1/conversations/{conversation}").json()
+    assert kept["title"] == "What is the safe combination?" and kept["turns"][0]["answer"]
+    assert conversation not in [c["conversation_id"] for c in bob.get("/v1/conversations").json()["conversations"]]
     assert not any(u == "mallory" for u in [x["user_id"] for x in admin.get("/v1/admin/users").json()["users"]])

@@ -28,7 +28,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from devtools import gen_audio, gen_pdf_image, gen_web
-from tests.e2e.harness import REPO, Service, Site, readable_tmp
+from tests.e2e.harness import REPO, Service, Site, readable_tmp, wait_jobs
 
 pytestmark = pytest.mark.e2e
 
@@ -54,6 +54,7 @@ def user_zone() -> str:
     return browser_zone()
 VOICE = (gen_audio.SCRIPT[1], gen_audio.SCRIPT[3])  # the grandmother's cake, then the orchestra
 VOICE_LEAD_S = 4.0  # silence before the first word, so the cited second is not simply 0
+DENTIST = "My dentist appointment with Dr. Adeyemi is on the 3rd of December at 9:30."
 PACKING = "# Packing list\n\nTake the green umbrella and the harbour map to the ferry on Saturday.\n"
 PROCESSING_TIMEOUT_MS = 150_000
 
@@ -387,7 +388,7 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
     shot(page, "09-time-range")
 
     # Time chips scope the source list: today's captures only (the PDF says 2024, the page 2021).
-    page.get_by_role("button", name="Today").click()
+    page.get_by_role("button", name="Today", exact=True).click()
     expect(rows).to_have_count(3)
     expect(row(page, "Harbour Logbook")).to_have_count(0)
     expect(row(page, gen_web.TITLE)).to_have_count(0)
@@ -395,7 +396,7 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("Voice note")
     page.get_by_label("Type").select_option("")
-    page.get_by_role("button", name="All time").click()
+    page.get_by_role("button", name="All time", exact=True).click()
     expect(rows).to_have_count(5)
 
     # A web page's citation leads to the original page; a photo's shows the picture and its text.
@@ -455,7 +456,7 @@ def test_phone_width_and_keyboard_only(browser: Browser, server: Server) -> None
     expect(page.locator("#sources-summary")).to_contain_text("Nothing yet")
 
     # A note typed and saved, a question asked, a citation opened and closed: keyboard only.
-    tab_to(page, "el.tagName === 'SUMMARY'")
+    tab_to(page, "el.tagName === 'SUMMARY' && el.textContent.includes('Paste a note')")
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")
     expect(page.get_by_label("Title (optional)")).to_be_focused()
@@ -489,5 +490,96 @@ def test_phone_width_and_keyboard_only(browser: Browser, server: Server) -> None
     # Usable at phone width: nothing is wider than the screen.
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
     shot(page, "13-phone", full=True)
+    assert errors == []
+    page.context.close()
+
+
+def test_conversations_last_across_a_reload_and_can_be_renamed_and_deleted(browser: Browser, server: Server) -> None:
+    with server.api() as api:
+        job = api.post("/v1/notes", json={"title": "Dentist", "text": DENTIST}).json()["job_id"]
+        wait_jobs(api, [job])
+    page, errors = new_page(browser)
+    sign_in(page, server)
+    panel = page.locator("#conversation-list")
+    turns = page.locator("#thread .turn")
+
+    ask(page, "When is my dentist appointment?")
+    expect(turns.last.locator(".answer")).to_contain_text("9:30")
+    # A follow-up says what it took from the question before, and can be asked without it.
+    ask(page, "And who is it with?")
+    carried = turns.last.locator(".meta .carried")
+    expect(carried).to_have_text("Took “my dentist appointment” from your last question")
+    shot(page, "14-carried-over")
+    turns.last.get_by_role("button", name="Ask without it").click()
+    expect(turns).to_have_count(3)
+    expect(turns.last).not_to_have_attribute("data-state", "streaming", timeout=60_000)
+    expect(turns.last.locator(".meta .carried")).to_have_count(0)
+    expect(turns.last.locator(".q")).to_have_text("And who is it with?")
+
+    # Listed, the latest first, and open.
+    mine = panel.locator(".conversation").first
+    expect(mine.locator(".conversation-title")).to_have_text("When is my dentist appointment?")
+    expect(mine.locator(".conversation-open")).to_have_attribute("aria-current", "true")
+
+    # A reload opens it again, from the server: the questions, the answers with their citations.
+    page.reload()
+    expect(page.locator("#who")).to_have_text("Signed in as local, admin")
+    expect(turns).to_have_count(3)
+    expect(turns.first.locator(".q")).to_have_text("When is my dentist appointment?")
+    expect(turns.first.locator(".answer")).to_contain_text("9:30")
+    expect(turns.nth(1).locator(".meta .carried")).to_contain_text("my dentist appointment")
+    turns.first.locator(".answer .cite").first.click()
+    expect(page.get_by_role("dialog").locator("blockquote")).to_contain_text("Dr. Adeyemi")
+    page.keyboard.press("Escape")
+    expect(mine.locator(".conversation-open")).to_have_attribute("aria-current", "true")
+    # a question after the reload continues it
+    ask(page, "What time is the appointment with Dr. Adeyemi?")
+    expect(turns.last.locator(".answer")).to_contain_text("9:30")
+    shot(page, "15-conversation-reopened")
+    with server.api() as api:
+        latest = api.get("/v1/conversations").json()["conversations"][0]
+        assert latest["title"] == "When is my dentist appointment?" and latest["messages"] == 8
+
+    # Renamed: the new title is kept.
+    page.get_by_role("button", name="Rename conversation “When is my dentist appointment?”").click()
+    page.get_by_label("New title").fill("Dentist visit")
+    page.get_by_role("button", name="Save title").click()
+    expect(mine.locator(".conversation-title")).to_have_text("Dentist visit")
+    page.reload()
+    expect(panel.locator(".conversation").first.locator(".conversation-title")).to_have_text("Dentist visit")
+
+    # A new conversation leaves the list as it is; the old one opens from the list.
+    page.get_by_role("button", name="New conversation").click()
+    expect(turns).to_have_count(0)
+    expect(panel.locator("[aria-current]")).to_have_count(0)
+    panel.get_by_role("button", name=re.compile("^Dentist visit")).click()
+    expect(turns).to_have_count(4)
+
+    # Deleted after a confirmation: gone from the list, the page and the server.
+    with server.api() as api:
+        conversation = api.get("/v1/conversations").json()["conversations"][0]["conversation_id"]
+    page.get_by_role("button", name="Delete conversation “Dentist visit”").click()
+    confirm = page.get_by_role("dialog", name="Delete conversation “Dentist visit”?")
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(panel.get_by_role("button", name=re.compile("^Dentist visit"))).to_have_count(1)
+    page.get_by_role("button", name="Delete conversation “Dentist visit”").click()
+    confirm.get_by_role("button", name="Delete").click()
+    expect(panel.get_by_role("button", name=re.compile("^Dentist visit"))).to_have_count(0)
+    expect(turns).to_have_count(0)
+    with server.api() as api:
+        assert api.get(f"/v1/conversations/{conversation}").status_code == 404
+    page.reload()
+    expect(page.locator("#who")).to_have_text("Signed in as local, admin")
+    expect(panel.get_by_role("button", name=re.compile("^Dentist visit"))).to_have_count(0)
+    expect(turns).to_have_count(0)
+
+    # At phone width the list is folded away above the question, and opens.
+    page.set_viewport_size({"width": 375, "height": 812})
+    page.reload()
+    expect(page.locator("#who")).to_have_text("Signed in as local, admin")
+    expect(page.locator("#conversations-box")).not_to_have_attribute("open", "")
+    page.get_by_text("Conversations", exact=True).click()
+    expect(page.locator("#conversations-box")).to_have_attribute("open", "")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
     assert errors == []
     page.context.close()

@@ -158,6 +158,7 @@ class ConversationRow:
     created_at: datetime
     updated_at: datetime
     turns: list[TurnRow] = field(default_factory=list)
+    title: str | None = None
 
 
 @dataclass

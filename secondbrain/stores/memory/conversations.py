@@ -44,5 +44,44 @@ class MemoryConversations(MemoryRole):
         with self._tx():
             convs = sorted((c for c in self._t.conversations.values() if c.user_id == user_id),
                            key=lambda c: (c.created_at, c.conversation_id))
-            return [ConversationInfo(conversation_id=c.conversation_id, created_at=c.created_at,
-                                     updated_at=c.updated_at, turns=len(c.turns)) for c in convs]
+            return [_info(c) for c in convs]
+
+    def recent_conversations(self, user_id: str, limit: int = 100) -> list[ConversationInfo]:
+        """The user's last ``limit`` conversations, the one with the latest turn first."""
+        with self._tx():
+            convs = sorted((c for c in self._t.conversations.values() if c.user_id == user_id),
+                           key=lambda c: c.conversation_id)
+            convs.sort(key=lambda c: c.updated_at, reverse=True)
+            return [_info(c) for c in convs[:max(0, limit)]]
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> ConversationInfo | None:
+        """One of the user's conversations (None for another user's, as for a missing one)."""
+        with self._tx():
+            conv = self._t.conversations.get(conversation_id)
+            return _info(conv) if conv is not None and conv.user_id == user_id else None
+
+    def rename_conversation(self, user_id: str, conversation_id: str, title: str | None) -> bool:
+        """Set or clear the title of one of the user's conversations."""
+        with self._tx():
+            conv = self._t.conversations.get(conversation_id)
+            if conv is None or conv.user_id != user_id:
+                return False
+            conv.title = title
+            return True
+
+    def delete_conversation(self, user_id: str, conversation_id: str) -> bool:
+        """Remove one of the user's conversations with its turns."""
+        with self._tx():
+            conv = self._t.conversations.get(conversation_id)
+            if conv is None or conv.user_id != user_id:
+                return False
+            del self._t.conversations[conversation_id]
+            return True
+
+
+def _info(c: ConversationRow) -> ConversationInfo:
+    # The title stands in as the first question until the person gives one.
+    first = next((t.content for t in c.turns if t.role == "user"), "")
+    return ConversationInfo(conversation_id=c.conversation_id, created_at=c.created_at, updated_at=c.updated_at,
+                            turns=len(c.turns), title=c.title if c.title is not None else first,
+                            titled=c.title is not None)

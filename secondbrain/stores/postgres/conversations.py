@@ -50,9 +50,41 @@ class PostgresConversations(PgRole):
 
     def list_conversations(self, user_id: str) -> list[ConversationInfo]:
         """The user's conversations with their number of turns, oldest first."""
+        return self._listed("WHERE c.user_id = %s ORDER BY c.created_at, c.conversation_id", (user_id,))
+
+    def recent_conversations(self, user_id: str, limit: int = 100) -> list[ConversationInfo]:
+        """The user's last ``limit`` conversations, the one with the latest turn first."""
+        return self._listed("WHERE c.user_id = %s ORDER BY c.updated_at DESC, c.conversation_id LIMIT %s",
+                            (user_id, max(0, limit)))
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> ConversationInfo | None:
+        """One of the user's conversations (None for another user's, as for a missing one)."""
+        found = self._listed("WHERE c.user_id = %s AND c.conversation_id = %s", (user_id, conversation_id))
+        return found[0] if found else None
+
+    def rename_conversation(self, user_id: str, conversation_id: str, title: str | None) -> bool:
+        """Set or clear the title of one of the user's conversations."""
+        with self._tx() as conn:
+            cur = conn.execute("UPDATE conversations SET title = %s WHERE conversation_id = %s AND user_id = %s",
+                               (title, conversation_id, user_id))
+            return cur.rowcount == 1
+
+    def delete_conversation(self, user_id: str, conversation_id: str) -> bool:
+        """Remove one of the user's conversations; its turns go with it (ON DELETE CASCADE)."""
+        with self._tx() as conn:
+            cur = conn.execute("DELETE FROM conversations WHERE conversation_id = %s AND user_id = %s",
+                               (conversation_id, user_id))
+            return cur.rowcount == 1
+
+    def _listed(self, where: str, params: tuple[Any, ...]) -> list[ConversationInfo]:
+        # The title stands in as the first question until the person gives one.
         with self._pool.connection() as conn:
             rows = conn.execute(
-                "SELECT c.conversation_id, c.created_at, c.updated_at, count(t.id) FROM conversations c "
-                "LEFT JOIN conversation_turns t ON t.conversation_id = c.conversation_id WHERE c.user_id = %s "
-                "GROUP BY c.conversation_id ORDER BY c.created_at, c.conversation_id", (user_id,)).fetchall()
-        return [ConversationInfo(conversation_id=r[0], created_at=r[1], updated_at=r[2], turns=int(r[3])) for r in rows]
+                "SELECT c.conversation_id, c.created_at, c.updated_at, "
+                "(SELECT count(*) FROM conversation_turns t WHERE t.conversation_id = c.conversation_id), "
+                "c.title, (SELECT t.content FROM conversation_turns t WHERE t.conversation_id = c.conversation_id "
+                "AND t.role = 'user' ORDER BY t.id LIMIT 1) "
+                f"FROM conversations c {where}", params).fetchall()
+        return [ConversationInfo(conversation_id=r[0], created_at=r[1], updated_at=r[2], turns=int(r[3]),
+                                 title=r[4] if r[4] is not None else (r[5] or ""), titled=r[4] is not None)
+                for r in rows]

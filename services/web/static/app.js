@@ -6,6 +6,7 @@
 
 import {wireAsking} from "./js/ask.js";
 import {wireCapture} from "./js/capture.js";
+import {wireConversations} from "./js/conversations.js";
 import {onUnauthorized} from "./js/http.js";
 import {loadSettings, wireSettings} from "./js/settings.js";
 import {openSession, sessionEnded, showApp, showSignIn, whoAmI, wireSignIn} from "./js/signin.js";
@@ -21,6 +22,7 @@ function wire() {
   wireSignIn();
   wireTime();
   wireAsking();
+  wireConversations();
   wireCapture();
   wireSources();
   wireViewer();

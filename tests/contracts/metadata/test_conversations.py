@@ -63,3 +63,49 @@ def test_a_conversation_needs_a_known_user_and_a_role(stores: Stores) -> None:
     with pytest.raises(REFUSED):
         stores.conversations.add_turn("alice", "c", "system", "hello")  # type: ignore[arg-type]
     assert stores.conversations.get_turns("alice", "c") == []
+
+
+def test_recent_conversations_come_newest_first_titled_by_their_first_question(stores: Stores) -> None:
+    conversations = stores.conversations
+    stores.users.ensure_user("alice")
+    conversations.add_turn("alice", "older", "user", "what is on the whiteboard?")
+    conversations.add_turn("alice", "newer", "user", "when is the dentist?")
+    conversations.add_turn("alice", "newer", "assistant", "On the 3rd [1].", {"citations": [1]})
+    assert [c.conversation_id for c in conversations.recent_conversations("alice")] == ["newer", "older"]
+    conversations.add_turn("alice", "older", "user", "and the launch date?")  # a new turn brings it back up
+    listed = conversations.recent_conversations("alice")
+    assert [(c.conversation_id, c.title, c.titled, c.turns) for c in listed] == [
+        ("older", "what is on the whiteboard?", False, 2), ("newer", "when is the dentist?", False, 2)]
+    assert [c.conversation_id for c in conversations.recent_conversations("alice", limit=1)] == ["older"]
+    one = conversations.get_conversation("alice", "newer")
+    assert one is not None and one.title == "when is the dentist?" and one.turns == 2
+
+
+def test_only_the_owner_renames_or_deletes_a_conversation(stores: Stores) -> None:
+    conversations = stores.conversations
+    stores.users.ensure_user("alice")
+    stores.users.ensure_user("bob")
+    conversations.add_turn("alice", "c1", "user", "when is the dentist?")
+    conversations.add_turn("alice", "c2", "user", "what is on the whiteboard?")
+    # Bob sees Alice's conversation exactly as one that does not exist.
+    assert conversations.get_conversation("bob", "c1") is None
+    assert conversations.get_conversation("alice", "missing") is None
+    assert conversations.rename_conversation("bob", "c1", "mine now") is False
+    assert conversations.delete_conversation("bob", "c1") is False
+    assert conversations.recent_conversations("bob") == []
+    assert conversations.rename_conversation("alice", "missing", "x") is False
+
+    assert conversations.rename_conversation("alice", "c1", "Dentist") is True
+    renamed = conversations.get_conversation("alice", "c1")
+    assert renamed is not None and (renamed.title, renamed.titled) == ("Dentist", True)
+    assert [t.content for t in conversations.get_turns("alice", "c1")] == ["when is the dentist?"]
+    assert conversations.rename_conversation("alice", "c1", None) is True  # back to its first question
+    assert conversations.get_conversation("alice", "c1").title == "when is the dentist?"  # type: ignore[union-attr]
+
+    assert conversations.delete_conversation("alice", "c1") is True
+    assert conversations.get_conversation("alice", "c1") is None and conversations.get_turns("alice", "c1") == []
+    assert [c.conversation_id for c in conversations.recent_conversations("alice")] == ["c2"]
+    assert conversations.delete_conversation("alice", "c1") is False
+    # The id is free again: a new conversation under it starts empty.
+    conversations.add_turn("alice", "c1", "user", "a new start")
+    assert [t.content for t in conversations.get_turns("alice", "c1")] == ["a new start"]

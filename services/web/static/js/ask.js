@@ -1,6 +1,9 @@
 // Asking: the answer streams in as paragraphs and lists, each [n] opening its source; follow-up
-// questions continue the conversation; the time range the question was understood with is shown.
+// questions continue the conversation; the time range the question was understood with is shown,
+// and what a follow-up took from earlier questions, with a way to ask without it.  A model's answer
+// that cites none of the sources is shown as unsupported, beside what the sources do say.
 
+import {loadConversations, onShowConversation, setOpenConversation} from "./conversations.js";
 import {$, el} from "./dom.js";
 import {DAY, MODALITY_LABEL, clock, formatSpan, formatWhen} from "./format.js";
 import {ApiError, api, readEvents} from "./http.js";
@@ -17,8 +20,26 @@ let turnCount = 0; // numbers each question's element id
 
 export function newConversation() {
   if (asking) asking.abort();
-  state.conversationId = null;
+  setOpenConversation(null);
   $("#thread").replaceChildren();
+}
+
+// A past conversation, shown as it was answered.
+function showConversation(conversation) {
+  if (asking) asking.abort();
+  $("#thread").replaceChildren();
+  for (const t of conversation.turns) {
+    const turn = createTurn(t.question);
+    if (t.meta) renderMeta(turn, t.meta);
+    turn.sources = t.sources || [];
+    turn.answer.setAttribute("aria-busy", "false");
+    if (t.answer === null) {
+      turn.el.dataset.state = "error";
+      turn.extra.append(el("p", {class: "muted"}, "This question was not answered (stopped, or it failed)."));
+    } else {
+      finish(turn, t, {followUpHint: false});
+    }
+  }
 }
 
 function sourceWhere(src) {
@@ -106,7 +127,60 @@ function renderMeta(turn, meta) {
     box.append(el("span", {}, "Any time"));
   }
   if (meta.standalone_question) box.append(el("span", {}, `Understood as: “${meta.standalone_question}”`));
+  const carried = meta.carried_over;
+  if (carried) {
+    const what = [carried.subject, carried.time].filter(Boolean).map((x) => `“${x}”`).join(" and ") || "the subject";
+    box.append(el("span", {class: "carried", title: carried.why || ""}, `Took ${what} from your last question`),
+               el("button", {type: "button", class: "ask-fresh",
+                             "aria-label": `Ask without it: “${turn.question}” afresh, without ${what}`,
+                             onclick: () => ask(turn.question, {fresh: true})}, "Ask without it"));
+  }
   if (meta.note) box.append(el("span", {}, meta.note));
+}
+
+// A model's answer that cites none of the sources: said plainly, with what the sources do say beside it.
+function unsupportedState(turn, done) {
+  const box = el("div", {class: "unsupported", role: "note", "aria-label": "Not supported by your data"},
+    el("h3", {}, "Not supported by your data"),
+    el("p", {}, "The model's answer cites none of your sources, so it may be wrong or made up. "
+                + "Do not rely on it."));
+  if (done.extractive) {
+    const quoted = el("div", {class: "quoted"});
+    renderAnswer(quoted, done.extractive.answer, turn.sources);
+    box.append(el("p", {class: "quoted-label"}, "What your data says:"), quoted);
+  } else {
+    box.append(el("p", {}, "None of the passages found answers it."));
+  }
+  const modelSaid = el("div", {class: "model-said"});
+  renderAnswer(modelSaid, done.answer, turn.sources);
+  turn.answer.replaceChildren(box, el("details", {class: "model-answer"},
+    el("summary", {}, "What the model wrote (unsupported)"), modelSaid));
+  const cited = done.extractive ? done.extractive.citations : [];
+  if (cited.length) renderSources(turn, cited);
+  else if (turn.sources.length) {
+    turn.extra.append(el("details", {class: "more-sources"},
+      el("summary", {}, "Closest passages (they do not answer it)"),
+      renderSourceList(turn, turn.sources, "Closest passages")));
+  }
+}
+
+// How an answer ends: an honest empty state, an unsupported answer flagged, or the cited answer.
+function finish(turn, done, {followUpHint = true} = {}) {
+  if (done.unsupported) {
+    turn.el.dataset.state = "unsupported";
+    unsupportedState(turn, done);
+  } else if (done.grounded === false) {
+    turn.el.dataset.state = "empty";
+    emptyState(turn, done);
+  } else {
+    turn.el.dataset.state = "done";
+    turn.text = done.answer;
+    renderAnswer(turn.answer, turn.text, turn.sources);
+    renderSources(turn, done.citations || []);
+    if (followUpHint) {
+      turn.extra.append(el("p", {class: "muted small"}, "Ask a follow-up below; it continues this conversation."));
+    }
+  }
 }
 
 function createTurn(question) {
@@ -148,11 +222,12 @@ function setAsking(on) {
   $("#stop-button").hidden = !on;
 }
 
-async function ask(question) {
+async function ask(question, {fresh = false} = {}) {
   if (asking) asking.abort();
   const turn = createTurn(question);
   const body = {question, tz: TZ, locale: LOCALE, ...rangeParams()};
   if (state.conversationId) body.conversation_id = state.conversationId;
+  if (fresh) body.fresh = true;
   const controller = new AbortController();
   asking = controller;
   setAsking(true);
@@ -165,7 +240,7 @@ async function ask(question) {
     for await (const message of readEvents(res)) {
       const data = JSON.parse(message.data);
       if (message.event === "meta") {
-        state.conversationId = data.conversation_id;
+        setOpenConversation(data.conversation_id);
         renderMeta(turn, data);
       } else if (message.event === "sources") {
         turn.sources = data;
@@ -177,16 +252,8 @@ async function ask(question) {
       } else if (message.event === "done") {
         if (turn.frame) cancelAnimationFrame(turn.frame);
         turn.answer.setAttribute("aria-busy", "false");
-        if (data.grounded === false) {
-          turn.el.dataset.state = "empty";
-          emptyState(turn, data);
-        } else {
-          turn.el.dataset.state = "done";
-          turn.text = data.answer;
-          render();
-          renderSources(turn, data.citations || []);
-          turn.extra.append(el("p", {class: "muted small"}, "Ask a follow-up below; it continues this conversation."));
-        }
+        finish(turn, data);
+        loadConversations(); // it is listed (first) once answered
       } else if (message.event === "error") {
         throw new ApiError(0, data.message);
       }
@@ -218,6 +285,7 @@ function onAsk(event) {
 }
 
 export function wireAsking() {
+  onShowConversation(showConversation, newConversation);
   $("#ask-form").addEventListener("submit", onAsk);
   $("#question").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {

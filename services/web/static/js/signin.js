@@ -2,6 +2,7 @@
 // (the page never keeps the key); signing out ends the session and forgets what was shown.
 
 import {newConversation} from "./ask.js";
+import {restoreConversations} from "./conversations.js";
 import {$} from "./dom.js";
 import {ApiError, errorText} from "./http.js";
 import {clearSources, loadSources, stopAllStreams} from "./sources.js";
@@ -51,6 +52,7 @@ export function showApp(me, {focus = false} = {}) {
     : `Using ${me.user_id} (sign-in is switched off on this server)`;
   $("#signout").hidden = !me.key_id;
   loadSources();
+  restoreConversations();
   if (focus) $("#question").focus();
 }
 
