@@ -147,6 +147,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         return await http_exception_handler(request, exc)
 
     app.include_router(admin_router(rt, current_principal, admin_user))
+    from app.status import create_router as status_router
+
+    app.include_router(status_router(rt, current_user))
 
     if gateway:
         from services.ingest_gateway.api import create_router as gateway_router
@@ -155,6 +158,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         from services.ingest_gateway.lifecycle_api import create_router as lifecycle_router
 
         app.include_router(lifecycle_router(rt, current_user))
+        from services.ingest_gateway.deadletters_api import create_router as deadletters_router
+
+        app.include_router(deadletters_router(rt, current_principal))
     if query:
         from services.query.api import create_router as query_router
 

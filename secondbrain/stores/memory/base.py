@@ -25,7 +25,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from secondbrain.pipeline.topology import STAGES
-from secondbrain.ports import ArtifactRecord, DocumentRecord, JobStatus, KeyScope, StageStatus, VectorIndex
+from secondbrain.ports import (
+    ArtifactRecord,
+    DeadLetterRecord,
+    DocumentRecord,
+    JobStatus,
+    KeyScope,
+    StageStatus,
+    VectorIndex,
+)
 
 # Outbox rows whose topic ends with one of these carry a job's original submission (an artifact or
 # a URL request); they are what requeue_unfinished publishes again.  Same as the Postgres store's.
@@ -235,6 +243,7 @@ class Tables:
         self.conversations: dict[str, ConversationRow] = {}
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.deleted_sources: dict[tuple[str, str], Tombstone] = {}
+        self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
         # bigserial sequences: never reused, as in Postgres
         self.outbox_ids = itertools.count(1)
         self.event_ids = itertools.count(1)

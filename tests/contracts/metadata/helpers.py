@@ -18,6 +18,7 @@ from secondbrain.ports import (
     Catalog,
     Conversations,
     Database,
+    DeadLetters,
     DocumentRecord,
     IndexVersions,
     Intake,
@@ -57,6 +58,8 @@ class Stores(Protocol):
     def conversations(self) -> Conversations: ...
     @property
     def indexes(self) -> IndexVersions: ...
+    @property
+    def dead_letters(self) -> DeadLetters: ...
 
 
 def artifact(user: str = "alice", n: int = 0, *, title: str | None = None,

@@ -12,6 +12,7 @@ from secondbrain.ports import (
     Catalog,
     Conversations,
     Database,
+    DeadLetters,
     IndexVersions,
     Intake,
     JobLedger,
@@ -28,6 +29,7 @@ from tests.contracts.metadata.helpers import Stores
 PORTS: dict[str, type] = {
     "database": Database, "users": Users, "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
+    "dead_letters": DeadLetters,
 }
 
 
