@@ -161,6 +161,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         from services.ingest_gateway.lifecycle_api import create_router as lifecycle_router
 
         app.include_router(lifecycle_router(rt, current_user))
+        from services.ingest_gateway.deadletters_api import create_router as deadletters_router
+
+        app.include_router(deadletters_router(rt, current_principal))
     if query:
         from services.query.api import create_router as query_router
 

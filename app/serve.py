@@ -145,7 +145,8 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
         # Loading a stage's models (off the event loop) and joining its consumer group dominate
         # start-up; the stages do both side by side, so the extractors load while others join.
         (stage,) = await asyncio.to_thread(build_stages, rt, [name])
-        runner = StageRunner(stage, settings=settings, codec=rt.codec, jobs=rt.metadata.jobs, names=rt.names)
+        runner = StageRunner(stage, settings=settings, codec=rt.codec, jobs=rt.metadata.jobs, names=rt.names,
+                             dead_letters=rt.metadata.dead_letters)
         proc.runners.append(runner)  # before start(): a failed start-up still stops it
         await runner.start()
 

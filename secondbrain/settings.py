@@ -61,6 +61,11 @@ class Settings(BaseSettings):
 
     # --- Kafka
     kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_port: int | None = Field(
+        None, ge=1, le=65535,
+        description="Embedded mode: the port of the local broker other apps publish to, on 127.0.0.1 only. "
+                    "Unset: 9092 when it is free, another free port otherwise (printed by `secondbrain up` "
+                    "and reported by GET /v1/status).")
     topic_prefix: str = ""
     partitions: int = 4
     replication_factor: int = 1

@@ -21,7 +21,7 @@ def settings_for(args: argparse.Namespace, **overrides: Any) -> Any:
 
     base = Settings()  # type: ignore[call-arg]  # values come from the environment
     update = {k: v for k, v in overrides.items() if v is not None}
-    for name in ("data_dir", "port", "host"):
+    for name in ("data_dir", "port", "host", "kafka_port"):
         value = getattr(args, name, None)
         if value is not None:
             update[name] = Path(value) if name == "data_dir" else value

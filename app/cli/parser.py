@@ -10,6 +10,7 @@ from app.cli.asking import cmd_ask, cmd_jobs, cmd_search
 from app.cli.capture import cmd_ingest, cmd_open
 from app.cli.common import DEFAULT_URL
 from app.cli.data import cmd_export, cmd_retention, cmd_sources, cmd_users_erase
+from app.cli.deadletters import cmd_deadletters
 from app.cli.reindex import cmd_reindex
 from app.cli.servers import cmd_gateway, cmd_migrate, cmd_query, cmd_topics, cmd_up, cmd_worker
 
@@ -36,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--llm-model", metavar="NAME", default=None,
                     help="the model to answer with (SB_LLM_MODEL; default: the first the server lists)")
     up.add_argument("--no-llm", action="store_true", help="do not look for a local model server")
+    up.add_argument("--kafka-port", type=int, default=None,
+                    help="port of the local Kafka broker other apps publish to, on 127.0.0.1 "
+                         "(default 9092 when free, else any free port; SB_KAFKA_PORT)")
     up.set_defaults(func=cmd_up)
 
     for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),
@@ -125,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     jb.add_argument("job_id")
     client_opts(jb)
     jb.set_defaults(func=cmd_jobs)
+
+    dl = sub.add_parser("deadletters", help="events the pipeline refused or could not process, and why")
+    dl.add_argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
+    client_opts(dl)
+    dl.set_defaults(func=cmd_deadletters)
 
     so = sub.add_parser("sources", help="list your sources, show one, or delete one (every version)")
     so.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")

@@ -32,6 +32,22 @@ def _port_free(host: str, port: int) -> bool:
     return False
 
 
+DEFAULT_KAFKA_PORT = 9092  # the usual Kafka port, so an app's default settings find the local broker
+
+
+def _kafka_port_free(port: int) -> bool:
+    """A broker port asked for explicitly must be free: falling back to another would leave apps
+    configured with it talking to nobody (or to another broker)."""
+    from secondbrain.infra.ports import port_is_bindable
+
+    if port_is_bindable(port, "127.0.0.1"):
+        return True
+    print(f"error: the broker port 127.0.0.1:{port} is already in use (another Kafka or secondbrain?). "
+          "Stop that process, or pick another port with --kafka-port N (or SB_KAFKA_PORT); leave both "
+          "unset to take 9092 or any free port.", file=sys.stderr)
+    return False
+
+
 def _json_logs(args: argparse.Namespace) -> bool:
     return args.log_format == "json" or (args.log_format == "auto" and not sys.stderr.isatty())
 
@@ -57,6 +73,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if not _port_free(settings.host, settings.port):
         return EXIT_USAGE
+    if settings.kafka_port is not None and not _kafka_port_free(settings.kafka_port):
+        return EXIT_USAGE
     data_dir = settings.data_dir.resolve()
     settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
@@ -64,7 +82,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     say(f"secondbrain: starting in {data_dir}")
     # Looking for a model server runs while the broker and Postgres start, so it delays nothing.
     answers = _in_background(resolve_answer_model, settings, look=not getattr(args, "no_llm", False))
-    broker = TansuBroker(log_path=data_dir / "logs" / "broker.log").start()
+    # Loopback only: other apps on this machine publish to it; nothing else can reach it.
+    broker = TansuBroker(port=settings.kafka_port, preferred_port=DEFAULT_KAFKA_PORT,
+                         log_path=data_dir / "logs" / "broker.log").start()
     pg = None
     pointer = server_pointer(settings.port)
     try:
@@ -98,6 +118,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             # Point at the command as it can be typed here (the venv may not be on PATH).
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"
+            say(f"  Kafka broker for other apps on this machine: {broker.bootstrap}  (publish signed events to "
+                "artifacts.submitted or urls.requested; see the README's 'Event contract for other apps')")
             say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
             say("  stop with Ctrl-C; data stays in " + str(data_dir))
 

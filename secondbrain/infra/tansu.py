@@ -166,9 +166,10 @@ def _die_with_parent() -> None:
 class TansuBroker(ManagedProcess):
     """A Tansu broker subprocess on loopback.
 
-    ``port=None`` picks a free port (retrying with another one if it is taken between the
-    pick and the broker's bind).  ``log_path`` receives the broker's stdout/stderr; without it
-    the output goes to a temporary file that is shown in start errors and removed on stop.
+    ``port=None`` picks ``preferred_port`` when it is free, else a free port (retrying with another
+    one if it is taken between the pick and the broker's bind).  ``log_path`` receives the broker's
+    stdout/stderr; without it the output goes to a temporary file that is shown in start errors and
+    removed on stop.
     """
 
     host = "127.0.0.1"
@@ -178,8 +179,9 @@ class TansuBroker(ManagedProcess):
 
     def __init__(self, port: int | None = None, storage: str = "memory://tansu/",
                  log_path: Path | None = None, *, startup_timeout: float = 15.0,
-                 binary: Path | None = None) -> None:
+                 binary: Path | None = None, preferred_port: int | None = None) -> None:
         self._requested_port = port
+        self._preferred_port = preferred_port
         self.port: int = port or 0
         self.storage = storage
         self.startup_timeout = startup_timeout
@@ -211,7 +213,8 @@ class TansuBroker(ManagedProcess):
         last_error: Exception | None = None
         for attempt in range(attempts):
             # On a restart, reuse the previously chosen port so clients can reconnect.
-            port = self._requested_port or (self.port if attempt == 0 and self.port else free_port())
+            port = self._requested_port or (self.port if attempt == 0 and self.port else None) \
+                or (self._preferred_port if attempt == 0 and self._preferred_port else free_port())
             if not port_is_bindable(port, self.host):
                 last_error = TansuStartError(f"port {self.host}:{port} is already in use")
                 continue

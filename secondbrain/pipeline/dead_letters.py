@@ -6,15 +6,19 @@ the error, in the record and in headers an operator can filter on without decodi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from secondbrain import ids
+from secondbrain.events import signing
 from secondbrain.events.codec import EventCodec, EventTooLarge
 from secondbrain.events.models import DeadLetter
 from secondbrain.pipeline.errors import PermanentError
+from secondbrain.ports import DeadLetterRecord
 
 
 @dataclass
@@ -62,6 +66,23 @@ def letter(codec: EventCodec, msg: Message, *, stage: str, kind: str, exc: BaseE
         encoded = codec.encode(dataclasses.replace(record, original_value=b""))
         headers.append(("sb-original-dropped", b"too large to copy; read it at the original offset"))
     return encoded, headers
+
+
+def record(codec: EventCodec, msg: Message, *, stage: str, kind: str, exc: BaseException, job_id: str | None,
+           user_id: str | None) -> DeadLetterRecord:
+    """The letter as its producer reads it in the API: which event, whose, and why."""
+    event_id = producer = None
+    with contextlib.suppress(Exception):  # a malformed event has neither; the rest still says what happened
+        event = codec.decode(msg.value or b"")
+        event_id, producer = getattr(event, "event_id", None), getattr(event, "producer", None)
+    content = hashlib.sha256(msg.value or b"").hexdigest()
+    return DeadLetterRecord(
+        # The same message dead-lettered again (a redelivery) is one letter; the embedded broker
+        # reuses offsets after a restart, so the content tells those letters apart.
+        letter_id=ids.event_id(msg.topic, str(msg.partition), str(msg.offset), stage, content),
+        stage=stage, topic=msg.topic, partition=msg.partition, offset=msg.offset, error_kind=kind,
+        error_message=reason(exc), event_id=event_id, user_id=user_id, key_id=msg.headers.get(signing.KEY_ID_HEADER),
+        job_id=job_id, producer=producer)
 
 
 def headers_dict(headers: Any) -> dict[str, str]:

@@ -50,7 +50,7 @@ from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
 from secondbrain.pipeline.stage import AdmittingStage, BatchingStage, DiscardingStage, JobRef, Stage, WarmingStage
 from secondbrain.pipeline.topics import TopicNames
-from secondbrain.ports import JobLedger
+from secondbrain.ports import DeadLetters, JobLedger
 from secondbrain.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -86,8 +86,9 @@ class StageRunner:
     """Runs one stage as a faust agent (see the module doc)."""
 
     def __init__(self, stage: Stage[Any], *, settings: Settings, codec: EventCodec, jobs: JobLedger,
-                 names: TopicNames) -> None:
+                 names: TopicNames, dead_letters: DeadLetters | None = None) -> None:
         self.stage = stage
+        self.dead_letter_log = dead_letters
         self.step = stage.step
         self.settings = settings
         self.codec = codec
@@ -424,6 +425,9 @@ class StageRunner:
         encoded, headers = dead_letters.letter(self.codec, msg, stage=self.step.name, kind=kind, exc=exc,
                                                attempts=attempts, job_id=ref.job_id, user_id=ref.user_id)
         await self._send(self.names(topics.DEAD_LETTER), msg.key, encoded, telemetry.with_trace_headers(headers))
+        if self.dead_letter_log is not None:  # kept in the database too, for producers to read (GET /v1/deadletters)
+            await self._bookkeeping_free(self.dead_letter_log.record_dead_letter, dead_letters.record(
+                self.codec, msg, stage=self.step.name, kind=kind, exc=exc, job_id=ref.job_id, user_id=ref.user_id))
         log.error("dead-lettered", extra={"stage": self.step.name, "job_id": ref.job_id, "kind": kind,
                                           "error": reason, "topic": msg.topic, "offset": msg.offset})
         if ref.job_id:
@@ -448,6 +452,16 @@ class StageRunner:
         )
         await self._send(self.names(topics.JOBS_STATUS), ref.user_id.encode(), self.codec.encode(ev),
                          self.codec.headers(ev))
+
+    async def _bookkeeping_free(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A write not tied to a job, retried while the store is down; a failure is logged, never raised
+        (the letter is on the topic already)."""
+        try:
+            async for attempt in retry.bookkeeping(self.settings, "dead letter record"):
+                with attempt:
+                    await asyncio.to_thread(fn, *args)
+        except Exception as exc:
+            log.warning("could not keep the dead letter in the database", extra={"error": repr(exc)})
 
     async def _bookkeeping(self, fn: Callable[..., T], ref: JobRef, *args: Any, best_effort: bool = False,
                            **kwargs: Any) -> T | Literal["done"]:

@@ -17,6 +17,7 @@ from secondbrain.ports.records import (
     ApiKeyInfo,
     ArtifactRecord,
     ConversationInfo,
+    DeadLetterRecord,
     DocumentRecord,
     IndexStatus,
     JobView,
@@ -432,6 +433,20 @@ class ServerSettings(Protocol):
         ...
 
 
+class DeadLetters(Protocol):
+    """The refused and failed events, kept so a producer can read why (the broker's dead-letter topic
+    may be gone: the embedded broker keeps its topics in memory)."""
+
+    def record_dead_letter(self, letter: DeadLetterRecord) -> None:
+        """Keep ``letter`` (with the time now); the same ``letter_id`` again changes nothing."""
+        ...
+
+    def list_dead_letters(self, user_id: str | None, limit: int = 100) -> list[DeadLetterRecord]:
+        """The newest letters first: those of events naming ``user_id`` or signed with one of that user's
+        keys; every letter when ``user_id`` is ``None`` (administrators)."""
+        ...
+
+
 class MetadataStore(Protocol):
     """Every role at once, by attribute (what a process built on one database has); callers take the roles
     they use.  The store itself only migrates, answers readiness and closes."""
@@ -496,4 +511,9 @@ class MetadataStore(Protocol):
     @property
     def server_settings(self) -> ServerSettings:
         """The server settings role."""
+        ...
+
+    @property
+    def dead_letters(self) -> DeadLetters:
+        """The dead letters role."""
         ...

@@ -209,6 +209,29 @@ class UserInfo:
     active_keys: int
 
 
+@dataclass(frozen=True, slots=True)
+class DeadLetterRecord:
+    """An event a stage refused or could not process, as its producer reads it.
+
+    ``letter_id`` identifies the letter (the same event dead-lettered again after a redelivery is
+    recorded once); ``user_id`` is the user the event named, ``key_id`` the key it claimed to be signed
+    with; either may be missing (a malformed event names nobody reliably)."""
+
+    letter_id: str
+    stage: str
+    topic: str
+    partition: int
+    offset: int
+    error_kind: str
+    error_message: str
+    event_id: str | None = None
+    user_id: str | None = None
+    key_id: str | None = None
+    job_id: str | None = None
+    producer: str | None = None
+    failed_at: datetime | None = None  # set by the store when recorded
+
+
 class ForeignConversation(PermissionError):
     """The conversation id belongs to another user."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PostgresDatabase
 from secondbrain.stores.postgres.catalog import PostgresCatalog
 from secondbrain.stores.postgres.conversations import PostgresConversations
+from secondbrain.stores.postgres.dead_letters import PostgresDeadLetters
 from secondbrain.stores.postgres.indexes import PostgresIndexes
 from secondbrain.stores.postgres.intake import PostgresIntake
 from secondbrain.stores.postgres.jobs import PostgresJobs
@@ -18,7 +19,7 @@ __all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
 
 class PostgresMetadataStore:
     """Every metadata role on one Postgres pool: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``,
+    ``lifecycle``, ``conversations``, ``indexes``, ``server_settings`` and ``dead_letters``,
     plus the database itself (migrations, readiness)."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8) -> None:
@@ -32,6 +33,7 @@ class PostgresMetadataStore:
         self.conversations = PostgresConversations(self.database)
         self.indexes = PostgresIndexes(self.database)
         self.server_settings = PostgresServerSettings(self.database)
+        self.dead_letters = PostgresDeadLetters(self.database)
 
     def migrate(self) -> list[int]:
         """Apply pending migrations."""

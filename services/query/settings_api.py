@@ -3,7 +3,8 @@
 ``GET/PUT/DELETE /v1/settings/answers``: the OpenAI-compatible endpoint answers come from, kept in
 Postgres and overriding the start-up one until deleted.  The API key is stored but never sent back:
 the answer says only whether one is set.  ``GET /v1/status``: the answer model, the embedding
-model, the transcriber and OCR, each ``working``, ``not configured`` or ``error`` with a sentence.
+model, the transcriber and OCR, each ``working``, ``not configured`` or ``error`` with a sentence; and
+where other apps publish events (the Kafka broker's address and the topics).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
 from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
+from secondbrain.pipeline import topics
 from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
 from secondbrain.validation import Text
@@ -109,7 +111,13 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
             "transcriber": await asyncio.to_thread(transcriber_state, rt),
             "ocr": await asyncio.to_thread(ocr_state, rt),
         }
-        return {"components": parts}
+        n = rt.settings
+        return {"components": parts, "mode": n.mode, "kafka": {
+            "bootstrap": n.kafka_bootstrap, "security_protocol": n.kafka_security_protocol,
+            # In embedded mode the broker listens on loopback only: apps on this machine reach it.
+            "loopback_only": n.mode == "embedded",
+            "topics": {"artifacts": rt.names(topics.ARTIFACTS_SUBMITTED), "urls": rt.names(topics.URLS_REQUESTED),
+                       "deadletter": rt.names(topics.DEAD_LETTER)}}}
 
     return router
 

@@ -6,8 +6,13 @@ endpoint appears that it does not try, so a new route cannot skip the isolation 
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
+import time
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,33 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, 
         svc.start().wait_ready(timeout=120)
         yield svc, data
         svc.stop()
+
+
+def refused_event(bootstrap: str, user_id: str, *, producer: str) -> str:
+    """Publish an unsigned event naming ``user_id`` (refused as unauthorized); return its event id."""
+    from aiokafka import AIOKafkaProducer
+
+    from secondbrain.events import ArtifactSubmitted, EventCodec
+
+    codec = EventCodec()
+    body = b"unsigned"
+    event = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id=user_id, source_uri="app:diary/1",
+                              content_type="text/plain", content=body, size_bytes=len(body),
+                              sha256=hashlib.sha256(body).hexdigest(), submitted_at=datetime.now(UTC),
+                              producer=producer)
+
+    async def send() -> None:
+        kafka = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        await kafka.start()
+        try:
+            value = codec.encode(event)
+            await kafka.send_and_wait("artifacts.submitted", value, key=user_id.encode(),
+                                      headers=codec.headers(event))
+        finally:
+            await kafka.stop()
+
+    asyncio.run(send())
+    return event.event_id
 
 
 def client(svc: Service, key: str) -> httpx.Client:
@@ -60,6 +92,13 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
            "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation}
     alice_link = alice.post("/v1/login-links").json()["token"]
     assert alice_link
+    # A refusal of Alice's: an unsigned event naming her, from an app called after her.
+    kafka = alice.get("/v1/status").json()["kafka"]["bootstrap"]
+    refused = refused_event(kafka, "alice", producer="app:Alice-diary")
+    deadline = time.monotonic() + 60
+    while refused not in [d["event_id"] for d in alice.get("/v1/deadletters").json()["deadletters"]]:
+        assert time.monotonic() < deadline, "Alice's refused event never reached her dead letters"
+        time.sleep(0.25)
 
     # What Bob tries, per endpoint; every endpoint the server has must be here.
     tries: dict[tuple[str, str], list[dict[str, Any]]] = {
@@ -97,6 +136,8 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/v1/session"): [{"json": {}}, {"json": {"token": alice_link}}],
         ("delete", "/v1/session"): [{}],
         ("post", "/v1/login-links"): [{}],
+        ("get", "/v1/deadletters"): [{}],
+        ("get", "/v1/status"): [{}],
         ("get", "/healthz"): [{}],
         ("get", "/readyz"): [{}],
     }
@@ -110,6 +151,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
             body = r.text
             assert SECRET not in body, (method, path, kwargs)
             assert "Alice" not in body and ids["artifact_id"] not in body, (method, path, kwargs)
+            assert refused not in body, (method, path, kwargs)
             if "{" in path and path not in ("/v1/me",):
                 # Alice's ids: unknown to Bob (404) or not his to manage (403).
                 assert r.status_code in (403, 404), (method, path, r.status_code, body[:200])

@@ -28,6 +28,7 @@ from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import (
     AnswerEndpoint,
     ArtifactRecord,
+    DeadLetterRecord,
     DocumentRecord,
     JobStatus,
     KeyScope,
@@ -245,6 +246,7 @@ class Tables:
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.deleted_sources: dict[tuple[str, str], Tombstone] = {}
         self.answer_endpoint: AnswerEndpoint | None = None  # one row, server-wide
+        self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
         # bigserial sequences: never reused, as in Postgres
         self.outbox_ids = itertools.count(1)
         self.event_ids = itertools.count(1)

@@ -174,6 +174,7 @@ class MemoryLifecycle(MemoryRole):
                 "api_keys": len(keys),
                 "artifacts": sum(1 for a in t.artifacts.values() if a.user_id == user_id),
                 "conversations": len(convs),
+                "dead_letters": sum(1 for d in t.dead_letters.values() if d.user_id == user_id),
                 "deleted_sources": sum(1 for u, _ in t.deleted_sources if u == user_id),
                 "documents": sum(1 for d in t.documents.values() if d.user_id == user_id),
                 "jobs": len(jobs),
@@ -188,6 +189,8 @@ class MemoryLifecycle(MemoryRole):
             t.drop_documents([d.document_id for d in t.documents.values() if d.user_id == user_id])
             for conv in convs:
                 del t.conversations[conv.conversation_id]
+            for letter_id in [d.letter_id for d in t.dead_letters.values() if d.user_id == user_id]:
+                del t.dead_letters[letter_id]
             t.drop_keys(keys)
             for tomb_key in [k for k in t.deleted_sources if k[0] == user_id]:
                 del t.deleted_sources[tomb_key]

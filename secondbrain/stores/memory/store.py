@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from secondbrain.stores.memory.base import MemoryDatabase
 from secondbrain.stores.memory.catalog import MemoryCatalog
 from secondbrain.stores.memory.conversations import MemoryConversations
+from secondbrain.stores.memory.dead_letters import MemoryDeadLetters
 from secondbrain.stores.memory.indexes import MemoryIndexes
 from secondbrain.stores.memory.intake import MemoryIntake
 from secondbrain.stores.memory.jobs import MemoryJobs
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         Catalog,
         Conversations,
         Database,
+        DeadLetters,
         IndexVersions,
         Intake,
         JobLedger,
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
 class MemoryMetadataStore:
     """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations``, ``indexes`` and ``server_settings``,
+    ``lifecycle``, ``conversations``, ``indexes``, ``server_settings`` and ``dead_letters``,
     plus the database itself (migrations, readiness).
 
     ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
@@ -50,6 +52,7 @@ class MemoryMetadataStore:
         self.conversations = MemoryConversations(self.database)
         self.indexes = MemoryIndexes(self.database)
         self.server_settings = MemoryServerSettings(self.database)
+        self.dead_letters = MemoryDeadLetters(self.database)
 
     def migrate(self) -> list[int]:
         """Nothing to migrate."""
@@ -73,7 +76,7 @@ class MemoryMetadataStore:
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
             Database, Users, Intake, JobLedger, Outbox, Catalog, Lifecycle, Conversations, IndexVersions,
-            ServerSettings]:
+            ServerSettings, DeadLetters]:
         # mypy checks every role against its Protocol here (signatures included).
         return (s.database, s.users, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
-                s.indexes, s.server_settings)
+                s.indexes, s.server_settings, s.dead_letters)

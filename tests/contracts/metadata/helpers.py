@@ -18,6 +18,7 @@ from secondbrain.ports import (
     Catalog,
     Conversations,
     Database,
+    DeadLetters,
     DocumentRecord,
     IndexVersions,
     Intake,
@@ -60,6 +61,7 @@ class Stores(Protocol):
     def indexes(self) -> IndexVersions: ...
     @property
     def server_settings(self) -> ServerSettings: ...
+    def dead_letters(self) -> DeadLetters: ...
 
 
 def artifact(user: str = "alice", n: int = 0, *, title: str | None = None,

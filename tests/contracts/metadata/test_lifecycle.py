@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from secondbrain import ids
+from secondbrain.ports import DeadLetterRecord
 from tests.contracts.metadata.helpers import Stores, ingest, unpublished, version_of
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)
@@ -165,18 +166,23 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     users.count_request("alice", "act", 60)
     stores.indexes.ensure_active_index("alice", *MINILM)
     stores.indexes.ensure_active_index("bob", *MINILM)
+    for n, who in enumerate(("alice", "bob")):
+        stores.dead_letters.record_dead_letter(DeadLetterRecord(
+            letter_id=f"l{n}", stage="extract", topic="artifacts.submitted", partition=0, offset=n,
+            error_kind="unauthorized", error_message="not signed", user_id=who))
     alice_jobs = [s.job_id for s in stores.catalog.list_sources("alice") if s.job_id]
 
     def bobs() -> tuple[object, ...]:
         return (stores.catalog.list_sources("bob"), stores.catalog.list_documents("bob"),
                 stores.catalog.list_artifacts("bob"), stores.jobs.job_events("bob", bob_job),
                 conversations.get_turns("bob", "c-bob"), users.list_api_keys("bob"),
-                stores.indexes.vector_indexes("bob"))
+                stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"))
 
     bob_before = bobs()
     removed = stores.lifecycle.erase_user("alice")
     assert removed == {
-        "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "deleted_sources": 1,
+        "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "dead_letters": 1,
+        "deleted_sources": 1,
         "documents": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1, "request_windows": 1,
         "users": 1, "vector_indexes": 1}
     assert list(removed) == sorted(removed)

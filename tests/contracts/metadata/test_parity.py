@@ -12,6 +12,7 @@ from secondbrain.ports import (
     Catalog,
     Conversations,
     Database,
+    DeadLetters,
     IndexVersions,
     Intake,
     JobLedger,
@@ -30,6 +31,7 @@ PORTS: dict[str, type] = {
     "database": Database, "users": Users, "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
     "server_settings": ServerSettings,
+    "dead_letters": DeadLetters,
 }
 
 

@@ -133,6 +133,14 @@ def test_tansu_free_port_and_restart() -> None:
     broker.stop()  # idempotent
 
 
+def test_tansu_takes_its_preferred_port_when_free_and_another_when_busy() -> None:
+    wanted = free_port()
+    with TansuBroker(preferred_port=wanted) as first:
+        assert first.port == wanted
+        with TansuBroker(preferred_port=wanted) as second:  # taken: any free port, not a failure
+            assert second.port != wanted and port_accepts(second.port)
+
+
 def test_tansu_busy_port_is_an_error() -> None:
     with TansuBroker() as first, pytest.raises(TansuStartError, match="in use"):
         TansuBroker(port=first.port).start()
