@@ -138,6 +138,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/v1/login-links"): [{}],
         ("get", "/v1/deadletters"): [{}],
         ("get", "/v1/status"): [{}],
+        # The server's answer endpoint is an administrator's to see and change, never a user's.
+        ("get", "/v1/settings/answers"): [{}],
+        ("put", "/v1/settings/answers"): [{"json": {"base_url": "http://127.0.0.1:9/v1", "model": "x"}}],
+        ("delete", "/v1/settings/answers"): [{}],
         ("get", "/healthz"): [{}],
         ("get", "/readyz"): [{}],
     }
@@ -155,7 +159,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
             if "{" in path and path not in ("/v1/me",):
                 # Alice's ids: unknown to Bob (404) or not his to manage (403).
                 assert r.status_code in (403, 404), (method, path, r.status_code, body[:200])
-            if path.startswith("/v1/admin"):
+            if path.startswith(("/v1/admin", "/v1/settings")):
                 assert r.status_code == 403, (method, path, r.status_code)
             if (method, path) == ("delete", "/v1/me"):
                 assert r.status_code == 400  # Bob's confirmation must name Bob, not Alice
