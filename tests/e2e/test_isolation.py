@@ -65,6 +65,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     tries: dict[tuple[str, str], list[dict[str, Any]]] = {
         ("get", "/v1/jobs/{job_id}"): [{}],
         ("get", "/v1/jobs/{job_id}/stream"): [{}],
+        ("post", "/v1/jobs/{job_id}/retry"): [{}],
         ("get", "/v1/sources"): [{}, {"params": {"source_id": ids["source_id"]}}],
         ("get", "/v1/sources/{source_id}"): [{}],
         ("delete", "/v1/sources/{source_id}"): [{}],
