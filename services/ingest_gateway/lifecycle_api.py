@@ -69,6 +69,19 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
             raise HTTPException(404, "no such source")
         return out
 
+    @router.get("/v1/sources/{source_id}/passages", summary="The indexed passages of a source's current version")
+    async def get_passages(source_id: str, user: str = auth) -> dict[str, Any]:
+        """The passages of the current version in reading order, each with its text and where it is
+        (page, second, heading).  Another user's source is 404, like an unknown one."""
+        store = vectors()
+        out = await asyncio.to_thread(detail, user, source_id)
+        if out is None:
+            raise HTTPException(404, "no such source")
+        current = next((v for v in out["versions"] if v["version"] == out["current_version"]), None)
+        document_id = current["document_id"] if current else None
+        rows = await asyncio.to_thread(lifecycle.passages, store, user, document_id) if document_id else []
+        return {"source_id": source_id, "document_id": document_id, "passages": rows}
+
     @router.delete("/v1/sources/{source_id}", status_code=204, summary="Delete a source and all its versions")
     async def delete_source(source_id: str, user: str = auth) -> Response:
         """Remove every version of the source from everywhere: jobs and their history, documents,

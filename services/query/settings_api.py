@@ -18,6 +18,7 @@ import httpx
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
+from secondbrain import __version__
 from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
 from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
@@ -109,7 +110,8 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
             "transcriber": await asyncio.to_thread(transcriber_state, rt),
             "ocr": await asyncio.to_thread(ocr_state, rt),
         }
-        return {"components": parts}
+        # The version and the zone the server reads "yesterday" in, for the settings view.
+        return {"components": parts, "version": __version__, "timezone": rt.settings.timezone}
 
     return router
 
