@@ -306,6 +306,11 @@ def _chunks(vectors: VectorStore, user_id: str, document_id: str) -> list[dict[s
     return sorted(found, key=lambda c: int(c.get("chunk_index", 0)))
 
 
+def passages(vectors: VectorStore, user_id: str, document_id: str) -> list[dict[str, Any]]:
+    """A document's indexed passages in reading order, with where each one is (page, second, heading)."""
+    return _chunks(vectors, user_id, document_id)
+
+
 def _document_json(objects: ObjectStore, vectors: VectorStore, doc: DocumentRecord) -> tuple[bytes, int]:
     """One document: its facts, the segments when the extractor stored them, the indexed passages
     with their provenance, and the text rebuilt from them."""

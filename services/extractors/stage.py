@@ -39,6 +39,7 @@ from secondbrain.ports import (
     ObjectStore,
     Users,
 )
+from secondbrain.titles import meaningful
 from services.extractors import sniff
 from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.registry import ExtractorSet
@@ -201,7 +202,7 @@ class ExtractorStage:
             raise PermanentError("no text could be extracted from the file")
         ingested_at = datetime.now(UTC)
         captured_at, captured_src = self._event_time(ev, doc, ingested_at)
-        title = ev.title or doc.title or ev.filename or _title_from_uri(ev.source_uri) or "Untitled"
+        title = ev.title or meaningful(doc.title) or ev.filename or _title_from_uri(ev.source_uri) or "Untitled"
         document_id = ids.document_id(artifact_id)
         # The text travels once: inline with offsets-only segments, or as one claim-check object.  Measure
         # whole records: tens of thousands of tiny segments outweigh little text.

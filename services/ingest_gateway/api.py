@@ -30,6 +30,7 @@ from secondbrain.http_security import short
 from secondbrain.pipeline import topics
 from secondbrain.ports import ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
 from secondbrain.runtime import Runtime
+from secondbrain.titles import display_title
 from secondbrain.validation import Text, text_problem
 from services.fetcher.fetch import Networks, address_problem, literal_address, parse_networks
 from services.ingest_gateway.relay import OutboxRelay
@@ -74,7 +75,8 @@ def job_json(job: JobView) -> dict[str, Any]:
     """A job as JSON."""
     return {
         "job_id": job.job_id, "artifact_id": job.artifact_id, "status": job.status, "error": job.error,
-        "title": job.title, "source_uri": job.source_uri, "duplicate_of": job.duplicate_of,
+        "title": display_title(job.title, job.source_uri),
+        "source_uri": job.source_uri, "duplicate_of": job.duplicate_of,
         "created_at": job.created_at.isoformat(), "updated_at": job.updated_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
         "stages": [
@@ -90,7 +92,8 @@ def source_json(s: SourceView) -> dict[str, Any]:
     """A source as JSON."""
     return {
         "source_id": s.source_id, "artifact_id": s.artifact_id, "document_id": s.document_id,
-        "job_id": s.job_id, "title": s.title, "source_uri": s.source_uri, "content_type": s.content_type,
+        "job_id": s.job_id, "title": display_title(s.title, s.source_uri),
+        "source_uri": s.source_uri, "content_type": s.content_type,
         "modality": s.modality, "size_bytes": s.size_bytes, "status": s.status, "error": s.error,
         "captured_at": s.captured_at.isoformat() if s.captured_at else None,
         "ingested_at": s.ingested_at.isoformat(), "chunk_count": s.chunk_count,
@@ -250,21 +253,25 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         if refusal:
             raise HTTPException(422, refusal)
         await check_backlog(request)
+        return accepted(await queue_url(user, url, page.title, aware(page.captured_at), idempotency_key))
+
+    async def queue_url(user: str, url: str, title: str | None, captured_at: datetime | None,
+                        idempotency_key: str | None) -> Accepted:
         job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
         event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
-                             title=page.title, captured_at=aware(page.captured_at), requested_at=datetime.now(UTC),
+                             title=title, captured_at=captured_at, requested_at=datetime.now(UTC),
                              producer="gateway")
         message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
                                 value=rt.codec.encode(event),
                                 headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
         result = await asyncio.to_thread(functools.partial(
-            rt.metadata.intake.request_url, user, job_id, url, page.title, [message],
-            request_hash=fingerprint(url, page.title, aware(page.captured_at)) if idempotency_key else None,
+            rt.metadata.intake.request_url, user, job_id, url, title, [message],
+            request_hash=fingerprint(url, title, captured_at) if idempotency_key else None,
             lease_s=lease_s))
         if relay is not None:
             relay.hand_over(result.leased, [message])
-        return accepted(Accepted(job_id=result.job_id, artifact_id=None, status="queued",
-                                 status_url=f"/v1/jobs/{result.job_id}"))
+        return Accepted(job_id=result.job_id, artifact_id=None, status="queued",
+                        status_url=f"/v1/jobs/{result.job_id}")
 
     @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
     async def get_job(job_id: str, user: str = auth) -> dict[str, Any]:
@@ -303,6 +310,39 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                 job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
 
         return EventSourceResponse(events(), ping=15)
+
+    @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Accepted,
+                 summary="Try a failed capture again")
+    async def retry_job(job_id: str, request: Request, user: str = auth) -> JSONResponse:
+        """Submit a failed capture's stored file again, as a new job (a web page that could not be
+        fetched is fetched again).  Only a failed job can be retried; another user's job is 404,
+        like an unknown one."""
+        job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
+        if job is None:
+            raise HTTPException(404, "no such job")
+        if job.status != "failed":
+            raise HTTPException(409, f"only a failed capture can be tried again, and this one is {job.status}")
+        await check_backlog(request)
+        if job.artifact_id is None:  # nothing stored: a page whose fetch failed
+            url = job.source_uri or ""
+            if not url.lower().startswith(("http://", "https://")):
+                raise HTTPException(409, "nothing was stored for this capture, so it cannot be tried again; "
+                                         "add it again instead")
+            refusal = None if s.fetch_allow_private else _private_target(url, networks)
+            if refusal:
+                raise HTTPException(422, refusal)
+            return accepted(await queue_url(user, url, job.title, None, None))
+        record = await asyncio.to_thread(rt.metadata.catalog.get_artifact, user, job.artifact_id)
+        if record is None or record.raw_purged_at is not None or \
+                await asyncio.to_thread(rt.objects.stat, record.object_key) is None:
+            raise HTTPException(410, "the original file of this capture is no longer kept, so it cannot be "
+                                     "tried again; add the file again instead")
+        body = await asyncio.to_thread(
+            _register, user, record.artifact_id, record.object_key, size=record.size_bytes, sha256=record.sha256,
+            content_type=record.content_type, filename=record.filename, title=record.title,
+            captured_at=record.captured_at, source_uri=record.source_uri, idempotency_key=None,
+            attributes=dict(record.attributes))
+        return accepted(body)
 
     @router.get("/v1/sources", summary="What was ingested, newest first")
     async def get_sources(user: str = auth, limit: int = 50, offset: int = 0, modality: str | None = None,

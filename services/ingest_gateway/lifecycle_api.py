@@ -17,6 +17,7 @@ from fastapi.responses import StreamingResponse
 from secondbrain import lifecycle
 from secondbrain.ports import SourceView, VectorStore
 from secondbrain.runtime import Runtime
+from secondbrain.titles import display_title
 from services.ingest_gateway.api import job_json
 
 MAX_VERSIONS = 500
@@ -53,7 +54,8 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
         newest = rows[0]
         ordered = sorted(versions.values(), key=lambda v: (v["version"] is None, -(v["version"] or 0)))
         current = next((v for v in ordered if v["version"] is not None and not v["superseded"]), None)
-        return {"source_id": source_id, "source_uri": newest.source_uri, "title": newest.title,
+        return {"source_id": source_id, "source_uri": newest.source_uri,
+                "title": display_title(newest.title, newest.source_uri),
                 "modality": (current or {}).get("modality") or newest.modality, "status": newest.status,
                 "current_version": current["version"] if current else None, "versions": ordered,
                 "jobs": sum(len(v["jobs"]) for v in ordered)}
@@ -66,6 +68,19 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
         if out is None:
             raise HTTPException(404, "no such source")
         return out
+
+    @router.get("/v1/sources/{source_id}/passages", summary="The indexed passages of a source's current version")
+    async def get_passages(source_id: str, user: str = auth) -> dict[str, Any]:
+        """The passages of the current version in reading order, each with its text and where it is
+        (page, second, heading).  Another user's source is 404, like an unknown one."""
+        store = vectors()
+        out = await asyncio.to_thread(detail, user, source_id)
+        if out is None:
+            raise HTTPException(404, "no such source")
+        current = next((v for v in out["versions"] if v["version"] == out["current_version"]), None)
+        document_id = current["document_id"] if current else None
+        rows = await asyncio.to_thread(lifecycle.passages, store, user, document_id) if document_id else []
+        return {"source_id": source_id, "document_id": document_id, "passages": rows}
 
     @router.delete("/v1/sources/{source_id}", status_code=204, summary="Delete a source and all its versions")
     async def delete_source(source_id: str, user: str = auth) -> Response:
@@ -110,7 +125,8 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
 
 def _version(r: SourceView) -> dict[str, Any]:
     return {"version": r.version, "superseded": r.superseded, "document_id": r.document_id,
-            "artifact_id": r.artifact_id, "title": r.title, "modality": r.modality, "content_type": r.content_type,
+            "artifact_id": r.artifact_id,
+            "title": display_title(r.title, r.source_uri), "modality": r.modality, "content_type": r.content_type,
             "size_bytes": r.size_bytes, "chunk_count": r.chunk_count, "captured_at": _iso(r.captured_at),
             "ingested_at": _iso(r.ingested_at), "raw": lifecycle.raw_state(r.artifact_id, r.raw_purged_at),
             "raw_url": f"/v1/artifacts/{r.artifact_id}/raw" if r.artifact_id and not r.raw_purged_at else None,

@@ -37,6 +37,7 @@ from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ConversationInfo, ForeignConversation, ObjectNotFound, Turn
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from secondbrain.vector_indexes import ActiveIndexes
 from services.query.answer import (
@@ -407,7 +408,8 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
             when: datetime = getattr(d, field)
             local = when.astimezone(zone_)
             days.setdefault(local.date(), []).append({
-                "document_id": d.document_id, "artifact_id": d.artifact_id, "title": d.title,
+                "document_id": d.document_id, "artifact_id": d.artifact_id,
+                "title": display_title(d.title, d.metadata.get("source_uri")),
                 "modality": d.modality, field: local.isoformat(), "source_uri": d.metadata.get("source_uri"),
                 "chunk_count": d.chunk_count, "captured_at_source": d.captured_at_source})
         return {"from": lo.isoformat(), "to": hi.isoformat() if hi else None, "timezone": str(zone_), "field": field,

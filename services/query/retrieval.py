@@ -11,6 +11,7 @@ from opentelemetry.trace import SpanKind
 
 from secondbrain import telemetry
 from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
+from secondbrain.titles import display_title
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 
 QUERY_VECTOR_CACHE = 64
@@ -62,7 +63,8 @@ class SearchHit:
 def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHit:
     """Build a hit from a stored payload."""
     return SearchHit(
-        chunk_id=str(p.get("chunk_id", point_id)), score=score, text=p.get("text", ""), title=p.get("title", ""),
+        chunk_id=str(p.get("chunk_id", point_id)), score=score, text=p.get("text", ""),
+        title=display_title(p.get("title"), p.get("source_uri")) or "",
         document_id=p.get("document_id", ""), artifact_id=p.get("artifact_id", ""),
         source_id=p.get("source_id", ""), modality=p.get("modality", ""), captured_at=p.get("captured_at", ""),
         ingested_at=p.get("ingested_at", ""), char_start=int(p.get("char_start", 0)),

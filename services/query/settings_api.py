@@ -19,6 +19,7 @@ import httpx
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
+from secondbrain import __version__
 from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
 from secondbrain.pipeline import topics
 from secondbrain.ports import Principal
@@ -112,7 +113,9 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
             "ocr": await asyncio.to_thread(ocr_state, rt),
         }
         n = rt.settings
-        return {"components": parts, "mode": n.mode, "kafka": {
+        # The version and the zone the server reads "yesterday" in (the settings view), and where other
+        # apps publish events.
+        return {"components": parts, "version": __version__, "timezone": n.timezone, "mode": n.mode, "kafka": {
             "bootstrap": n.kafka_bootstrap, "security_protocol": n.kafka_security_protocol,
             # In embedded mode the broker listens on loopback only: apps on this machine reach it.
             "loopback_only": n.mode == "embedded",

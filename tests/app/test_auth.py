@@ -56,7 +56,9 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
     client, rt = served
     for method, path in [("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys"), ("GET", "/v1/sources"),
                          ("GET", "/v1/jobs/x"), ("POST", "/v1/notes"), ("POST", "/v1/urls"),
-                         ("POST", "/v1/artifacts"), ("DELETE", "/v1/sources/x"), ("POST", "/v1/login-links"),
+                         ("POST", "/v1/jobs/x/retry"), ("POST", "/v1/artifacts"), ("DELETE", "/v1/sources/x"),
+                         ("GET", "/v1/sources/x/passages"),
+                         ("POST", "/v1/login-links"),
                          ("GET", "/v1/status"), ("GET", "/v1/settings/answers"), ("PUT", "/v1/settings/answers"),
                          ("DELETE", "/v1/settings/answers"), ("GET", "/v1/deadletters")]:
         r = client.request(method, path)

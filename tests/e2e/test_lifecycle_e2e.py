@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.harness import Service, readable_tmp, run_cli
+from tests.e2e.harness import Service, readable_tmp, run_cli, wait_jobs
 from tests.e2e.test_distributed import infra  # noqa: F401  (the S3, Qdrant and Postgres fixture)
 
 pytestmark = pytest.mark.e2e
@@ -193,3 +193,23 @@ def test_delete_export_and_erase_reach_s3_qdrant_and_postgres(infra: dict[str, o
         for svc in (cluster.gateway, cluster.query, *cluster.workers.values()):
             svc.stop()
         broker.stop()
+
+
+def test_a_failed_capture_is_retried_through_the_pipeline(server: Service) -> None:
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.key}"}, timeout=60) as me:
+        pdf = ("broken.pdf", b"%PDF-1.7\nnot really a PDF", "application/pdf")
+        broken = me.post("/v1/artifacts", files={"file": pdf})
+        assert broken.status_code == 202, broken.text
+        job_id = broken.json()["job_id"]
+        assert wait_jobs(me, [job_id])[job_id]["status"] == "failed"
+        again = me.post(f"/v1/jobs/{job_id}/retry")
+        assert again.status_code == 202, again.text
+        retried = again.json()["job_id"]
+        assert retried != job_id and again.json()["artifact_id"] == broken.json()["artifact_id"]
+        # The stored file went through extraction again (not ended as a duplicate of the failed one).
+        final = wait_jobs(me, [retried])[retried]
+        assert final["status"] == "failed" and final["stages"][0]["attempts"] >= 1, final
+        assert me.post(f"/v1/jobs/{retried}/retry").status_code == 202
+        note = me.post("/v1/notes", json={"text": "Not failed."}).json()["job_id"]
+        wait_jobs(me, [note])
+        assert me.post(f"/v1/jobs/{note}/retry").status_code == 409

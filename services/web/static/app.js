@@ -13,6 +13,10 @@ import {openSession, sessionEnded, showApp, showSignIn, whoAmI, wireSignIn} from
 import {loadSources, wireSources} from "./js/sources.js";
 import {onRangeChange, setRange, wireTime} from "./js/time.js";
 import {wireViewer} from "./js/viewer.js";
+import {loadAccount, wireAccount} from "./js/account.js";
+import {wireProgress} from "./js/progress.js";
+import {wireSourcePage} from "./js/source-page.js";
+import {wireTheme} from "./js/theme.js";
 
 const OLD_KEY_NAME = "secondbrain.key"; // where earlier versions kept the key: removed at start
 
@@ -27,6 +31,10 @@ function wire() {
   wireSources();
   wireViewer();
   wireSettings();
+  wireTheme();
+  wireProgress();
+  wireSourcePage();
+  wireAccount();
 }
 
 async function start() {
@@ -41,9 +49,9 @@ async function start() {
     history.replaceState(null, "", location.pathname + location.hash);
     try {
       const opened = await openSession({token, remember: true});
-      if (!opened.ok) message = `This sign-in link did not work: ${opened.message}`;
+      if (!opened.ok) message = `This sign-in link did not work. ${opened.message}`;
     } catch (err) {
-      message = `Could not reach secondbrain: ${err.message}`;
+      message = `Could not reach secondbrain. Check that it is running, then reload. (${err.message})`;
     }
   }
   try {
@@ -51,10 +59,11 @@ async function start() {
     if (result.ok) {
       showApp(result.me);
       loadSettings();
+      loadAccount();
     }
     else showSignIn(message);
   } catch (err) {
-    showSignIn(`Could not reach secondbrain: ${err.message}`);
+    showSignIn(`Could not reach secondbrain. Check that it is running, then reload. (${err.message})`);
   }
   document.body.dataset.ready = "true";
 }

@@ -98,3 +98,29 @@ def test_readiness_reports_each_dependency(gateway: tuple[TestClient, object]) -
     checks = r.json()["checks"]
     assert checks["postgres"] == "ok" and checks["object_store"] == "ok"
     assert checks["kafka"].startswith("error")
+
+
+def test_a_failed_capture_is_submitted_again_from_its_stored_file(gateway: tuple[TestClient, object]) -> None:
+    client, rt = gateway
+    data = b"# Minutes\n\nThe retry test's file.\n"
+    first = client.post("/v1/artifacts", files={"file": ("minutes.md", data, "text/markdown")}).json()
+    # Only a failed capture can be retried.
+    refused = client.post(f"/v1/jobs/{first['job_id']}/retry")
+    assert refused.status_code == 409 and "only a failed capture" in refused.json()["detail"]
+    rt.metadata.jobs.job_failed("local", first["job_id"], "extract", "the extractor crashed")  # type: ignore[attr-defined]
+    rt.metadata.outbox.claim_outbox(100)  # type: ignore[attr-defined]  (the first submission's message)
+    again = client.post(f"/v1/jobs/{first['job_id']}/retry")
+    assert again.status_code == 202, again.text
+    body = again.json()
+    assert body["artifact_id"] == first["artifact_id"] and body["job_id"] != first["job_id"]
+    assert client.get(body["status_url"]).json()["status"] == "queued"
+    (row,) = [r for r in rt.metadata.outbox.claim_outbox(100)  # type: ignore[attr-defined]
+              if r.message.topic.endswith("artifacts.submitted")]
+    event = EventCodec().decode(row.message.value, expected=ArtifactSubmitted)
+    assert event.job_id == body["job_id"] and event.filename == "minutes.md"
+    assert event.source_uri == "file:minutes.md" and rt.objects.get(event.object_key) == data  # type: ignore[attr-defined]
+    # The source now shows the new attempt first, under its file name.
+    (newest, *_older) = [s for s in client.get("/v1/sources").json()["sources"]
+                         if s["artifact_id"] == first["artifact_id"]]
+    assert newest["job_id"] == body["job_id"] and newest["title"] == "minutes.md"
+    assert client.post("/v1/jobs/not-a-job/retry").status_code == 404

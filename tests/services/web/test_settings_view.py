@@ -64,7 +64,7 @@ def test_the_settings_view_shows_each_part_and_connects_a_model(site: str, llama
         expect(page.locator("#answers-source")).to_have_text("Answer endpoint: none.")
         page.get_by_label("Address of an OpenAI-compatible server").fill("http://127.0.0.1:9/v1")
         page.get_by_role("button", name="Use this model").click()
-        expect(page.locator("#answers-error")).to_contain_text("nothing answers at")
+        expect(page.locator("#answers-error")).to_contain_text("Nothing answers at")
         page.get_by_label("Address of an OpenAI-compatible server").fill(llama.base_url)
         page.get_by_label("API key of the model server").fill("sk-from-the-page")
         page.get_by_role("button", name="Use this model").click()

@@ -4,6 +4,7 @@
 import {$, announce, el} from "./dom.js";
 import {clock, dateValue, isoLocal, pad} from "./format.js";
 import {ApiError, api} from "./http.js";
+import {trackCapture} from "./progress.js";
 import {scheduleReload} from "./sources.js";
 
 let recorder = null; // the MediaRecorder while a voice note is being recorded
@@ -44,14 +45,15 @@ async function addFiles(files) {
   const failures = [];
   for (const file of list) {
     try {
-      await uploadFile(file);
+      const accepted = await uploadFile(file);
+      trackCapture(accepted && accepted.job_id, file.name);
       added += 1;
       scheduleReload(0);
     } catch (err) {
       failures.push(`${file.name}: ${err.message}`);
     }
   }
-  const message = [added ? `Added ${added} file${added === 1 ? "" : "s"}; progress shows under Sources.` : "",
+  const message = [added ? `Added ${added} file${added === 1 ? "" : "s"}; progress shows below.` : "",
                    failures.length ? `Not added: ${failures.join("; ")}` : ""].filter(Boolean).join(" ");
   announce("capture-status", message);
 }
@@ -64,13 +66,15 @@ async function addNote(event) {
     return;
   }
   try {
-    await api("/v1/notes", {method: "POST", json: {text, title: $("#note-title").value.trim() || null}});
+    const title = $("#note-title").value.trim() || null;
+    const res = await api("/v1/notes", {method: "POST", json: {text, title}});
+    trackCapture((await res.json()).job_id, title || "Note");
     $("#note-text").value = "";
     $("#note-title").value = "";
-    announce("capture-status", "Note saved; progress shows under Sources.");
+    announce("capture-status", "Note saved; progress shows below.");
     scheduleReload(0);
   } catch (err) {
-    announce("capture-status", `The note was not saved: ${err.message}`);
+    announce("capture-status", `The note was not saved. ${err.message}`);
   }
 }
 
@@ -82,12 +86,13 @@ async function addUrl(event) {
     return;
   }
   try {
-    await api("/v1/urls", {method: "POST", json: {url}});
+    const res = await api("/v1/urls", {method: "POST", json: {url}});
+    trackCapture((await res.json()).job_id, url);
     $("#url").value = "";
-    announce("capture-status", `Fetching ${url}; progress shows under Sources.`);
+    announce("capture-status", `Fetching ${url}; progress shows below.`);
     scheduleReload(0);
   } catch (err) {
-    announce("capture-status", `The page was not added: ${err.message}`);
+    announce("capture-status", `The page was not added. ${err.message}`);
   }
 }
 
@@ -138,10 +143,11 @@ async function toggleRecording() {
     $("#record-status").textContent = `Recorded ${clock((Date.now() - startedAt.getTime()) / 1000)}; uploading…`;
     timeLabel.textContent = "";
     try {
-      await uploadFile(file, {title: `Voice note ${dateValue(startedAt)} ${pad(startedAt.getHours())}:${pad(startedAt.getMinutes())}`,
+      const accepted = await uploadFile(file, {title: `Voice note ${dateValue(startedAt)} ${pad(startedAt.getHours())}:${pad(startedAt.getMinutes())}`,
                               capturedAt: isoLocal(startedAt)});
+      trackCapture(accepted && accepted.job_id, file.name);
       $("#record-status").textContent = "";
-      announce("capture-status", "Voice note added; it is transcribed under Sources.");
+      announce("capture-status", "Voice note added; it is being transcribed below.");
       scheduleReload(0);
     } catch (err) {
       $("#record-status").textContent = "";

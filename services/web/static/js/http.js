@@ -1,6 +1,8 @@
 // This origin's HTTP API and its server-sent events.  The browser sends the session cookie the
 // sign-in set (HttpOnly: no script sees it, and no key is kept in the browser's storage).
 
+import {plainError} from "./words.js";
+
 export class ApiError extends Error {
   constructor(status, message) {
     super(message);
@@ -36,7 +38,7 @@ export async function api(path, {method = "GET", json, signal} = {}) {
   }
   const res = await fetch(path, {method, headers, body, signal});
   if (res.status === 401) unauthorized();
-  if (!res.ok) throw new ApiError(res.status, await errorText(res));
+  if (!res.ok) throw new ApiError(res.status, plainError(await errorText(res)));
   return res;
 }
 

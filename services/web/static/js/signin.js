@@ -7,20 +7,32 @@ import {$} from "./dom.js";
 import {ApiError, errorText} from "./http.js";
 import {clearSources, loadSources, stopAllStreams} from "./sources.js";
 import {state} from "./state.js";
+import {plainError} from "./words.js";
 
 export async function whoAmI() {
   const res = await fetch("/v1/me");
-  if (res.status === 401 || res.status === 403) return {ok: false, message: await errorText(res)};
+  if (res.status === 401 || res.status === 403) {
+    const message = await errorText(res);
+    showKeyPath(message);
+    return {ok: false, message: plainError(message)};
+  }
   if (!res.ok) throw new ApiError(res.status, await errorText(res));
   return {ok: true, me: await res.json()};
 }
 
 // Exchange a one-time link's token or a pasted key for the session cookie.
+// The server's answer names where this machine's key is (it differs with --data-dir): the help
+// says that place rather than a general one.
+function showKeyPath(message) {
+  const found = /key in (\S+api-key)\b/.exec(message);
+  if (found) $("#key-path").textContent = found[1];
+}
+
 export async function openSession({token = null, key = null, remember = false}) {
   const headers = {"Content-Type": "application/json"};
   if (key) headers.Authorization = `Bearer ${key}`;
   const res = await fetch("/v1/session", {method: "POST", headers, body: JSON.stringify({token, remember})});
-  if (!res.ok) return {ok: false, message: await errorText(res)};
+  if (!res.ok) return {ok: false, message: plainError(await errorText(res))};
   return {ok: true};
 }
 
@@ -67,7 +79,7 @@ async function signIn(event) {
   try {
     const opened = await openSession({key, remember: $("#remember").checked});
     if (!opened.ok) {
-      $("#signin-error").textContent = `That key was not accepted: ${opened.message}`;
+      $("#signin-error").textContent = `That key was not accepted. ${opened.message}`;
       $("#key").select();
       return;
     }
@@ -79,7 +91,7 @@ async function signIn(event) {
     newConversation();
     showApp(result.me, {focus: true});
   } catch (err) {
-    $("#signin-error").textContent = `Could not reach secondbrain: ${err.message}`;
+    $("#signin-error").textContent = `Could not reach secondbrain. Check that it is running, then try again. (${err.message})`;
   }
 }
 

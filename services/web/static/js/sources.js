@@ -4,12 +4,15 @@
 import {$, announce, el} from "./dom.js";
 import {MODALITY_LABEL, formatWhen} from "./format.js";
 import {api, readEvents} from "./http.js";
+import {renderFailed} from "./failed.js";
+import {openSourcePage} from "./source-page.js";
 import {state} from "./state.js";
 import {rangeParams} from "./time.js";
+import {plainError, plural, sourceName} from "./words.js";
 
 const FINAL = new Set(["succeeded", "failed", "duplicate"]);
 const MAX_STREAMS = 3; // browsers allow ~6 connections per host over HTTP/1.1: leave room for the rest
-const STATUS_LABEL = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Failed",
+const STATUS_LABEL = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Could not be added",
                       duplicate: "Already added"};
 const STAGE_LABEL = {fetch: "fetch page", extract: "read", chunk: "split", embed: "index"};
 const STAGE_STATE = {pending: "waiting", running: "working", retrying: "retrying", succeeded: "done",
@@ -34,13 +37,13 @@ function progressOf(stages) {
 }
 
 function sourceRow(s) {
-  const title = s.title || s.source_uri || "Untitled";
+  const title = sourceName(s);
   const final = FINAL.has(s.status);
   const facts = el("div", {class: "facts"},
     s.modality ? el("span", {class: "badge"}, MODALITY_LABEL[s.modality] || s.modality) : null,
     s.captured_at ? el("span", {}, "Captured ", el("time", {datetime: s.captured_at}, formatWhen(s.captured_at))) : null,
     el("span", {class: `state ${s.status}`}, STATUS_LABEL[s.status] || s.status),
-    s.status === "succeeded" && s.chunk_count !== null ? el("span", {}, `${s.chunk_count} passage${s.chunk_count === 1 ? "" : "s"}`) : null);
+    s.status === "succeeded" && s.chunk_count !== null ? el("span", {}, plural(s.chunk_count, "passage", "passages")) : null);
   const progress = el("progress", {max: "3", value: "0", "aria-label": `Progress of ${title}`, hidden: final});
   const stages = el("div", {class: "stages", hidden: final});
   const remove = el("button", {type: "button", class: "delete", "aria-label": `Delete ${title}`,
@@ -48,8 +51,10 @@ function sourceRow(s) {
                     "Delete");
   return el("li", {class: "source", dataset: {jobId: s.job_id || "", sourceId: s.source_id || "", status: s.status,
                                             modality: s.modality || ""}},
-    el("span", {class: "title"}, title), facts, progress, stages,
-    s.error ? el("p", {class: "err"}, s.error) : null,
+    s.source_id ? el("button", {type: "button", class: "link title", "aria-label": `Open ${title}`,
+                                onclick: (e) => openSourcePage(s.source_id, e.currentTarget)}, title)
+      : el("span", {class: "title"}, title), facts, progress, stages,
+    s.error ? el("p", {class: "err"}, plainError(s.error)) : null,
     el("div", {class: "actions"}, remove));
 }
 
@@ -59,17 +64,22 @@ export async function loadSources() {
   const params = new URLSearchParams({limit: "100", ...rangeParams()});
   const type = $("#type-filter").value;
   if (type) params.set("modality", type);
+  const status = $("#status-filter").value;
+  if (status) params.set("status", status);
   try {
     const res = await api(`/v1/sources?${params}`);
     const {sources} = await res.json();
     // One row per source: the newest submission of each (earlier versions stay in its history).
     const seen = new Set();
-    const rows = sources.filter((s) => {
+    const newest = sources.filter((s) => {
       const key = s.source_id || s.job_id;
       if (seen.has(key)) return false;
       seen.add(key);
       return true;
     });
+    // Captures that could not be added are listed apart, with a retry (js/failed.js).
+    const rows = newest.filter((s) => s.status !== "failed");
+    renderFailed(newest.filter((s) => s.status === "failed"));
     // Keep the keyboard focus on the same row's button across the refresh.
     const focused = document.activeElement && document.activeElement.closest(".source .actions");
     const focusedJob = focused ? focused.closest(".source").dataset.jobId : null;
@@ -78,14 +88,14 @@ export async function loadSources() {
       const again = document.querySelector(`.source[data-job-id="${CSS.escape(focusedJob)}"] .delete`);
       if (again) again.focus();
     }
-    const filtered = type || state.range.from;
+    const filtered = type || status || state.range.from;
     const more = sources.length >= 100 ? " Showing the newest; narrow the time or type to see older ones." : "";
     $("#sources-summary").textContent = rows.length
-      ? `${rows.length} source${rows.length === 1 ? "" : "s"}${filtered ? " match the filters" : ""}.${more}`
+      ? `${plural(rows.length, "source", "sources")}${filtered ? (rows.length === 1 ? " matches" : " match") + " the filters" : ""}.${more}`
       : filtered ? "Nothing matches these filters." : "Nothing yet: add a file, a note, a page or a voice note.";
     for (const s of rows) if (!FINAL.has(s.status) && s.job_id) watchJob(s.job_id);
   } catch (err) {
-    if (err.status !== 401) $("#sources-summary").textContent = `The sources could not be loaded: ${err.message}`;
+    if (err.status !== 401) $("#sources-summary").textContent = `The sources could not be loaded. ${err.message} Try Refresh in a moment.`;
   }
 }
 
@@ -96,7 +106,7 @@ export function clearSources() {
 
 function onJob(job) {
   const row = document.querySelector(`.source[data-job-id="${CSS.escape(job.job_id)}"]`);
-  const name = job.title || job.source_uri || "A source";
+  const name = sourceName(job, "A source");
   if (row) {
     row.dataset.status = job.status;
     const stateLabel = $(".state", row);
@@ -113,7 +123,7 @@ function onJob(job) {
   }
   if (FINAL.has(job.status)) {
     const said = job.status === "succeeded" ? "is ready" : job.status === "duplicate" ? "was already added"
-      : `failed: ${job.error || "unknown error"}`;
+      : `could not be added: ${plainError(job.error || "unknown error")}`;
     announce("job-status", `${name} ${said}.`);
     scheduleReload();
   }
@@ -170,12 +180,13 @@ async function confirmDelete(source, title, button) {
     $("#sources-title").focus();
     scheduleReload(0);
   } catch (err) {
-    announce("job-status", `${title} was not deleted: ${err.message}`);
+    announce("job-status", `${title} was not deleted. ${err.message}`);
     button.focus();
   }
 }
 
 export function wireSources() {
   $("#type-filter").addEventListener("change", () => loadSources());
+  $("#status-filter").addEventListener("change", () => loadSources());
   $("#refresh-sources").addEventListener("click", () => loadSources());
 }

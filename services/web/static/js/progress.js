@@ -1,0 +1,55 @@
+// Capture progress where the capture happened (under Add) and a small indicator in the header.
+// Both read the source list's live rows, so the job streams stay in one place (js/sources.js).
+
+import {$, el} from "./dom.js";
+import {plural} from "./words.js";
+
+const WORKING = new Set(["queued", "running"]);
+const SAID = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Could not be added",
+              duplicate: "Already added"};
+const tracked = new Map(); // job id -> its line under Add
+
+// Called by js/capture.js when a capture was accepted.
+export function trackCapture(jobId, name) {
+  if (!jobId || tracked.has(jobId)) return;
+  const bar = el("progress", {max: "3", value: "0", "aria-label": `Progress of ${name}`});
+  const item = el("li", {class: "captured", dataset: {jobId}},
+    el("span", {class: "name"}, name), " ", el("span", {class: "state queued"}, SAID.queued), bar);
+  $("#captured").prepend(item);
+  tracked.set(jobId, item);
+  refresh();
+}
+
+function refresh() {
+  for (const [jobId, item] of tracked) {
+    const row = document.querySelector(`.source[data-job-id="${CSS.escape(jobId)}"]`);
+    if (!row) continue;
+    const status = row.dataset.status;
+    const label = $(".state", item);
+    label.className = `state ${status}`;
+    label.textContent = SAID[status] || status;
+    const source = $("progress", row);
+    const bar = $("progress", item);
+    if (source) {
+      bar.max = source.max;
+      bar.value = source.value;
+    }
+    bar.hidden = !WORKING.has(status);
+    if (!WORKING.has(status)) {
+      tracked.delete(jobId);
+      setTimeout(() => item.remove(), 8000); // long enough to read, then out of the way
+    }
+  }
+  const busy = document.querySelectorAll('.source[data-status="queued"], .source[data-status="running"]').length
+    + document.querySelectorAll("#uploads li").length;
+  const indicator = $("#busy");
+  indicator.hidden = busy === 0;
+  indicator.textContent = busy ? `${plural(busy, "capture", "captures")} in progress` : "";
+}
+
+export function wireProgress() {
+  const observer = new MutationObserver(refresh);
+  for (const id of ["#source-list", "#uploads"]) {
+    observer.observe($(id), {childList: true, subtree: true, attributes: true, attributeFilter: ["data-status", "value"]});
+  }
+}

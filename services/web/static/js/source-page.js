@@ -1,0 +1,166 @@
+// A source's own page: its preview (PDF, picture, recording or the text), its passages, versions,
+// jobs with their stages, download and delete.  Raw files are fetched with the session and shown
+// from blob: URLs, as the citation viewer does.
+
+import {$, announce, el} from "./dom.js";
+import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
+import {ApiError, api, errorText} from "./http.js";
+import {plural, sourceName} from "./words.js";
+
+const STAGE = {fetch: "fetch the page", extract: "read", chunk: "split", embed: "index"};
+const STAGE_STATE = {pending: "waiting", running: "working", retrying: "retrying", succeeded: "done",
+                     failed: "failed", skipped: "skipped"};
+const STATUS = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Could not be added",
+                duplicate: "Already added"};
+let urls = [];
+let opener = null;
+let current = null; // the source shown
+
+function size(bytes) {
+  if (bytes === null || bytes === undefined) return null;
+  const units = ["bytes", "KB", "MB", "GB"];
+  let n = bytes;
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
+  return `${i ? n.toFixed(1) : n} ${units[i]}`;
+}
+
+async function blobOf(path, type) {
+  const res = await fetch(path);
+  if (!res.ok) throw new ApiError(res.status, await errorText(res));
+  const declared = (res.headers.get("content-type") || "").split(";")[0].trim().toLowerCase();
+  // Only types that display inertly: never an HTML or SVG blob in this origin.
+  const safe = type || (/^(audio|video|image)\/[\w.+-]+$/.test(declared) && !declared.includes("svg") ? declared
+    : "application/octet-stream");
+  const url = URL.createObjectURL(new Blob([await res.arrayBuffer()], {type: safe}));
+  urls.push(url);
+  return url;
+}
+
+function where(p) {
+  if (p.page !== undefined && p.page !== null) return `Page ${p.page}`;
+  if (p.t_start !== undefined && p.t_start !== null) return `At ${clock(p.t_start)}`;
+  if (p.heading_path && p.heading_path.length) return p.heading_path.join(" › ");
+  return `Passage ${Number(p.chunk_index || 0) + 1}`;
+}
+
+function jobLine(job) {
+  const stages = (job.stages || []).map((s) => `${STAGE[s.stage] || s.stage}: ${STAGE_STATE[s.status] || s.status}`);
+  return el("li", {class: "job", dataset: {status: job.status}},
+    el("span", {class: `state ${job.status}`}, STATUS[job.status] || job.status), " ",
+    el("span", {class: "muted small"}, `${formatWhen(job.created_at)} · ${stages.join(" · ")}`));
+}
+
+export async function openSourcePage(sourceId, openedBy) {
+  const dialog = $("#source-page");
+  opener = openedBy || document.activeElement;
+  const body = $("#source-page-body");
+  body.replaceChildren(el("p", {class: "muted"}, "Loading…"));
+  $("#source-page-title").textContent = "Source";
+  if (!dialog.open) dialog.showModal();
+  let src;
+  try {
+    src = await (await api(`/v1/sources/${encodeURIComponent(sourceId)}`)).json();
+  } catch (err) {
+    body.replaceChildren(el("p", {class: "error"}, `This source could not be opened. ${err.message}`));
+    return;
+  }
+  current = src;
+  const name = sourceName(src);
+  $("#source-page-title").textContent = name;
+  const version = src.versions.find((v) => v.version === src.current_version) || src.versions[0] || {};
+  const facts = [MODALITY_LABEL[src.modality] || src.modality, STATUS[src.status] || src.status,
+                 version.captured_at ? `captured ${formatWhen(version.captured_at)}` : null,
+                 size(version.size_bytes),
+                 version.chunk_count !== null && version.chunk_count !== undefined
+                   ? plural(version.chunk_count, "passage", "passages") : null].filter(Boolean);
+  const preview = el("div", {class: "media preview"});
+  const passages = el("ol", {class: "passages"});
+  const actions = el("div", {class: "row"});
+  body.replaceChildren(
+    el("p", {class: "muted small facts-line"}, facts.join(" · ")),
+    /^https?:\/\//i.test(src.source_uri || "")
+      ? el("p", {}, el("a", {href: src.source_uri, target: "_blank", rel: "noopener noreferrer"}, "Open the original page"))
+      : null,
+    el("h3", {class: "small-title"}, "Preview"), preview,
+    actions,
+    el("h3", {class: "small-title"}, "Passages"), passages,
+    el("h3", {class: "small-title"}, "Versions"),
+    el("ol", {class: "versions"}, ...src.versions.map((v) => el("li", {},
+      el("span", {}, v.version ? `Version ${v.version}${v.superseded ? "" : " (current)"}` : "Not read yet"), " ",
+      el("span", {class: "muted small"}, [v.ingested_at ? `added ${formatWhen(v.ingested_at)}` : "",
+        v.raw === "expired" ? "original file no longer kept" : ""].filter(Boolean).join(" · ")),
+      el("ul", {class: "jobs", "aria-label": "Processing"}, ...v.jobs.map(jobLine))))));
+  const remove = el("button", {type: "button", class: "danger", onclick: (e) => deleteSource(name, e.currentTarget)},
+                    "Delete");
+  actions.append(remove);
+
+  // The passages, and the text of a page or note, from the index.
+  let rows = [];
+  try {
+    rows = (await (await api(`/v1/sources/${encodeURIComponent(sourceId)}/passages`)).json()).passages;
+  } catch (err) {
+    passages.replaceWith(el("p", {class: "error"}, `The passages could not be loaded. ${err.message}`));
+  }
+  passages.replaceChildren(...rows.map((p) => el("li", {class: "passage-item"},
+    el("span", {class: "where muted small"}, where(p)), el("p", {}, p.text || ""))));
+  if (!rows.length) passages.replaceChildren(el("li", {class: "muted"}, "No passages yet."));
+
+  const raw = version.raw_url;
+  try {
+    if (raw && src.modality === "pdf") {
+      const url = await blobOf(raw, "application/pdf");
+      preview.replaceChildren(el("iframe", {src: url, title: `${name}, the PDF`}));
+    } else if (raw && src.modality === "image") {
+      preview.replaceChildren(el("img", {src: await blobOf(raw), alt: `${name}; its text is under Passages`}));
+    } else if (raw && src.modality === "audio") {
+      preview.replaceChildren(el("audio", {controls: true, preload: "metadata", src: await blobOf(raw),
+                                           "aria-label": `${name}, the recording`}));
+    } else {
+      const text = rows.map((p) => p.text || "").join("\n\n");
+      preview.replaceChildren(text ? el("div", {class: "page-text", tabindex: "0", role: "region",
+                                                "aria-label": `The text of ${name}`}, text)
+        : el("p", {class: "muted"}, "Nothing to show yet."));
+    }
+    if (raw) {
+      const url = urls.length ? urls[urls.length - 1] : await blobOf(raw);
+      actions.prepend(el("a", {class: "button", href: url, download: name}, "Download the original"));
+    }
+  } catch (err) {
+    preview.replaceChildren(el("p", {class: "error"}, `The original could not be shown. ${err.message}`));
+  }
+}
+
+async function deleteSource(name, button) {
+  const dialog = $("#confirm-delete");
+  $("#confirm-title").textContent = `Delete “${name}”?`;
+  $("#confirm-text").textContent = "It is removed with every version, its indexed passages and its original "
+    + "file. This cannot be undone.";
+  dialog.returnValue = "";
+  dialog.showModal();
+  await new Promise((resolve) => dialog.addEventListener("close", resolve, {once: true}));
+  if (dialog.returnValue !== "delete") {
+    button.focus();
+    return;
+  }
+  try {
+    await api(`/v1/sources/${encodeURIComponent(current.source_id)}`, {method: "DELETE"});
+    announce("job-status", `Deleted ${name}.`);
+    $("#source-page").close();
+    const {loadSources} = await import("./sources.js");
+    loadSources();
+  } catch (err) {
+    announce("job-status", `${name} was not deleted. ${err.message}`);
+  }
+}
+
+export function wireSourcePage() {
+  $("#source-page-close").addEventListener("click", () => $("#source-page").close());
+  $("#source-page").addEventListener("close", () => {
+    for (const media of document.querySelectorAll("#source-page audio")) media.pause();
+    $("#source-page-body").replaceChildren();
+    for (const url of urls) URL.revokeObjectURL(url);
+    urls = [];
+    if (opener && document.contains(opener)) opener.focus();
+  });
+}
