@@ -1,7 +1,9 @@
 """Query latency at scale: hybrid search, time-filtered search, time-only listings and /v1/ask.
 
     .venv/bin/python bench/query.py [--sizes 10000,100000] [--queries 50] [--pool N]
-                                    [--llm-url URL --llm-model NAME] [--optimize] [--seed 7]
+                                    [--llm-url URL --llm-model NAME] [--no-index] [--seed 7]
+                                    [--quantization int8]
+    .venv/bin/python bench/query.py --synthetic --sizes 100000,1000000 [--quantization int8]
 
 For each size N it fills ONE user's collection with N chunks of a synthetic corpus, then
 measures (p50, p95, mean over ``--queries`` questions, after a short warm-up):
@@ -27,9 +29,16 @@ realistic-looking but clustered vectors; BM25 vectors are the real encoder on ea
 text.  Timings depend on the corpus size and shape more than on the exact vectors, but the
 dense ranking quality is not what this measures.
 
-The service never runs the edge shard's segment optimizer, so by default neither does this
-benchmark: dense search scans an appendable segment.  ``--optimize`` runs it after the build
-(reading the store's internals) to show the numbers an HNSW-indexed collection gives.
+After the corpus is written the benchmark waits for the store's own background HNSW build (as
+the service runs it: a child process on a copy, swapped in when done) and reports how long it
+took; ``--no-index`` turns that off, so dense search scans the collection.
+
+``--synthetic`` measures the vector store alone at sizes too large to embed or to fill Postgres
+for (1,000,000 chunks): synthetic 384-d vectors around random cluster centres and Zipf-distributed
+sparse terms, written through ``EdgeVectorStore.upsert``, indexed by the store in the background
+(dense searches are timed while the build runs), then dense, sparse and hybrid searches through
+``EdgeVectorStore.search`` and the dense recall@10 against exact float search (numpy), which is
+what ``--quantization int8`` costs.  The vectors are not embeddings of text: the output says so.
 
 Everything lives in a temporary directory deleted at the end (Postgres too, unless
 ``SB_POSTGRES_DSN`` names a server; then the benchmark user's rows are deleted at the end).
@@ -971,12 +980,18 @@ SYNTH_CLUSTERS = 2000
 SYNTH_QUERIES = 200
 
 
-def wait_for_index(store: Any, user: str) -> tuple[float, float, str]:
+def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None,
+                   during: list[float] | None = None) -> tuple[float, float, str]:
     """Wait for the store's own background HNSW build; (seconds until it started, seconds it
-    took, shard facts).  Reads the store's public ``index_status``."""
+    took, shard facts).  Reads the store's public ``index_status``.  With ``probe``, runs it
+    every 50 ms while the build is under way and appends its durations to ``during``."""
     t0 = time.perf_counter()
     started = None
     while True:
+        if probe is not None and during is not None and started is not None:
+            q0 = time.perf_counter()
+            probe()
+            during.append(time.perf_counter() - q0)
         st = store.index_status(user)
         if st is None:
             raise SystemExit("the benchmark collection is missing")
@@ -990,7 +1005,7 @@ def wait_for_index(store: Any, user: str) -> tuple[float, float, str]:
             facts = (f"{st.segments} segment(s), {st.points} points, engine's indexed_vectors_count "
                      f"{st.indexed_vectors} (dense in HNSW + sparse)")
             return (started or done) - t0, done - (started or done), facts
-        time.sleep(0.25)
+        time.sleep(0.05 if probe is not None and started is not None else 0.25)
 
 
 def synthetic_vectors(rng: np.random.Generator, n: int, centers: np.ndarray) -> np.ndarray:
@@ -1045,8 +1060,11 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
             progress.update(start + n)
         write_s = time.perf_counter() - t0
         print(f"  wrote {size} points in {write_s:.0f}s; waiting for the store's own index build", file=sys.stderr)
+        during: list[float] = []
+        probe_q = synthetic_vectors(np.random.default_rng(args.seed + 1), 1, centers)[0].tolist()
         if store.index_after:
-            wait_s, build_s, facts = wait_for_index(store, user)
+            wait_s, build_s, facts = wait_for_index(store, user, lambda: store.search(
+                user, dense=probe_q, sparse=None, limit=s.search_candidates, mode="dense"), during)
         else:
             wait_s, build_s, facts = 0.0, 0.0, "never indexed (--no-index): dense search scans"
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -1073,6 +1091,8 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
         recall = statistics.fmean(len({uuid.UUID(h.id).int - 1 for h in hits} & exact[i]) / k
                                   for i, hits in enumerate(top10))
         rows = [Row(name, times) for name, (times, _r) in measured.items()]
+        if during:  # the build runs in another process: searches go on (the swap at its end waits)
+            rows.append(Row(f"dense query while the index builds (max {max(during) * 1000:.0f} ms)", during))
         disk_mb = sum(f.stat().st_size for f in (root / f"vectors-{size}").rglob("*") if f.is_file()) / 2**20
         facts_list = [
             ("points", f"{size} synthetic (NOT embeddings: {SYNTH_DIM}-d unit vectors around {SYNTH_CLUSTERS} "
