@@ -368,26 +368,36 @@ class EdgeVectorStore:
         """Copy the collection, optimize the copy in a child process, swap it in (indexer thread)."""
         build_dir = self.root / BUILD_DIR
         copy = build_dir / name
+        errors_path = build_dir / f"{name}.log"
+        proc: subprocess.Popen[bytes] | None = None
         with slot.lock:
             if slot.shard is None or self._stop.is_set():
                 return
             started = time.monotonic()
-            if copy.exists():
-                shutil.rmtree(copy)
-            build_dir.mkdir(exist_ok=True)
-            slot.shard.flush()
-            # Under the lock, so that the copy and the replay log start from the same state.
-            shutil.copytree(self.root / name, copy)
-            slot.replay = []
             counted, slot.pending = slot.pending, 0
-            with open(build_dir / f"{name}.log", "wb") as errors:
-                proc = subprocess.Popen(
-                    [sys.executable, str(_INDEX_SCRIPT), str(copy), str(os.getpid()),
-                     str(self.indexing_threshold_kb), self.sparse_name],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, close_fds=True)
-            self._child = (name, proc)
-            log.info("building the vector index of %s (%d points written since the last build; copy took "
-                     "%.1fs)", name, counted, time.monotonic() - started)
+            try:
+                if copy.exists():
+                    shutil.rmtree(copy)
+                build_dir.mkdir(exist_ok=True)
+                slot.shard.flush()
+                # Under the lock, so that the copy and the replay log start from the same state.
+                shutil.copytree(self.root / name, copy)
+                with open(errors_path, "wb") as errors:
+                    proc = subprocess.Popen(
+                        [sys.executable, str(_INDEX_SCRIPT), str(copy), str(os.getpid()),
+                         str(self.indexing_threshold_kb), self.sparse_name],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, close_fds=True)
+            except Exception as exc:  # no room for the copy, no process: the original goes on alone
+                self._build_failed(name, slot, counted, exc)
+            else:
+                assert proc is not None
+                slot.replay = []
+                self._child = (name, proc)
+                log.info("building the vector index of %s (%d points written since the last build; copy took "
+                         "%.1fs)", name, counted, time.monotonic() - started)
+        if proc is None:
+            shutil.rmtree(copy, ignore_errors=True)
+            return
         rc = proc.wait()
         old: Path | None = None
         with slot.lock:
@@ -395,29 +405,32 @@ class EdgeVectorStore:
             replay, slot.replay = slot.replay, None
             try:
                 if replay is None or self._stop.is_set() or slot.shard is None:
-                    return  # dropped or closed meanwhile: nothing to swap into
-                if rc != 0:
-                    detail = (build_dir / f"{name}.log").read_text(errors="replace")[-2000:]
+                    pass  # dropped or closed meanwhile: nothing to swap into
+                elif rc != 0:
+                    detail = errors_path.read_text(errors="replace")[-2000:] if errors_path.exists() else ""
                     raise RuntimeError(f"index build process exited with status {rc}: {detail}")
-                old = self._swap(name, slot, copy, replay)
+                else:
+                    old = self._swap(name, slot, copy, replay)
+                    slot.failures = 0
+                    slot.builds += 1
+                    log.info("vector index of %s built in %.1fs (%d updates replayed)", name,
+                             time.monotonic() - started, len(replay))
             except Exception as exc:
-                slot.failures += 1
-                slot.pending += counted
-                backoff = min(3600.0, 30.0 * 2 ** (slot.failures - 1))
-                slot.retry_at = time.monotonic() + backoff
-                log.warning("vector index build of %s failed (retry in %.0fs): %s", name, backoff, exc)
-                return
-            else:
-                slot.failures = 0
-                slot.builds += 1
-                log.info("vector index of %s built in %.1fs (%d updates replayed)", name,
-                         time.monotonic() - started, len(replay))
-            finally:
-                shutil.rmtree(copy, ignore_errors=True)
-                with contextlib.suppress(OSError):
-                    (build_dir / f"{name}.log").unlink()
+                self._build_failed(name, slot, counted, exc)
+        # Outside the lock (searches go on): what is left of the copy, and the replaced original.
+        shutil.rmtree(copy, ignore_errors=True)
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)  # outside the lock: searches go on meanwhile
+            shutil.rmtree(old, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            errors_path.unlink()
+
+    def _build_failed(self, name: str, slot: _Slot, counted: int, exc: BaseException) -> None:
+        """Note a failed build (lock held): its points count again, the next try waits longer."""
+        slot.failures += 1
+        slot.pending += counted
+        backoff = min(3600.0, 30.0 * 2 ** (slot.failures - 1))
+        slot.retry_at = time.monotonic() + backoff
+        log.warning("vector index build of %s failed (retry in %.0fs): %s", name, backoff, exc)
 
     def _swap(self, name: str, slot: _Slot, copy: Path, replay: list[qe.UpdateOperation]) -> Path:
         """Put the optimized ``copy`` in place of the collection and replay ``replay`` onto it (lock
