@@ -984,7 +984,7 @@ def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None
                    during: list[float] | None = None) -> tuple[float, float, str]:
     """Wait for the store's own background HNSW build; (seconds until it started, seconds it
     took, shard facts).  Reads the store's public ``index_status``.  With ``probe``, runs it
-    every 50 ms while the build is under way and appends its durations to ``during``."""
+    every 250 ms while the build is under way and appends its durations to ``during``."""
     t0 = time.perf_counter()
     started = None
     while True:
@@ -1005,7 +1005,7 @@ def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None
             facts = (f"{st.segments} segment(s), {st.points} points, engine's indexed_vectors_count "
                      f"{st.indexed_vectors} (dense in HNSW + sparse)")
             return (started or done) - t0, done - (started or done), facts
-        time.sleep(0.05 if probe is not None and started is not None else 0.25)
+        time.sleep(0.25)  # probing more often would slow the build it measures
 
 
 def synthetic_vectors(rng: np.random.Generator, n: int, centers: np.ndarray) -> np.ndarray:

@@ -211,9 +211,9 @@ class EdgeVectorStore:
         self._slots_lock = threading.Lock()
         self._ensured = EnsuredCollections()
         self._root_key: str | None = None  # taken on first use (see _slot)
-        # Rescoring with the original vectors keeps int8's ranking close to float's; ignored by
-        # collections without quantization.
-        self._params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True))
+        # Rescoring twice the hits asked for with the original vectors keeps int8's ranking close to
+        # float's (bench/query.py --synthetic --quantization int8); ignored without quantization.
+        self._params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
         self._stop = threading.Event()
         self._indexer: threading.Thread | None = None
         self._child: tuple[str, subprocess.Popen[bytes]] | None = None  # (collection, build process)
