@@ -49,11 +49,14 @@ def build_vectors(settings: Settings) -> VectorStore:
     if settings.vector_store == "edge":
         from secondbrain.stores.vectors_edge import EdgeVectorStore
 
-        return EdgeVectorStore(settings.vectors_dir)
+        return EdgeVectorStore(settings.vectors_dir, quantization=settings.vector_quantization,
+                               index_after=settings.vector_index_after,
+                               index_quiet_s=settings.vector_index_quiet_s,
+                               indexing_threshold_kb=settings.vector_indexing_threshold_kb)
     from secondbrain.stores.vectors_qdrant import QdrantVectorStore
 
     key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-    return QdrantVectorStore.from_url(settings.qdrant_url, api_key=key)
+    return QdrantVectorStore.from_url(settings.qdrant_url, api_key=key, quantization=settings.vector_quantization)
 
 
 def build_embedders(settings: Settings) -> EmbedderPool:

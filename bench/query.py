@@ -1,7 +1,9 @@
 """Query latency at scale: hybrid search, time-filtered search, time-only listings and /v1/ask.
 
     .venv/bin/python bench/query.py [--sizes 10000,100000] [--queries 50] [--pool N]
-                                    [--llm-url URL --llm-model NAME] [--optimize] [--seed 7]
+                                    [--llm-url URL --llm-model NAME] [--no-index] [--seed 7]
+                                    [--quantization int8]
+    .venv/bin/python bench/query.py --synthetic --sizes 100000,1000000 [--quantization int8]
 
 For each size N it fills ONE user's collection with N chunks of a synthetic corpus, then
 measures (p50, p95, mean over ``--queries`` questions, after a short warm-up):
@@ -27,9 +29,16 @@ realistic-looking but clustered vectors; BM25 vectors are the real encoder on ea
 text.  Timings depend on the corpus size and shape more than on the exact vectors, but the
 dense ranking quality is not what this measures.
 
-The service never runs the edge shard's segment optimizer, so by default neither does this
-benchmark: dense search scans an appendable segment.  ``--optimize`` runs it after the build
-(reading the store's internals) to show the numbers an HNSW-indexed collection gives.
+After the corpus is written the benchmark waits for the store's own background HNSW build (as
+the service runs it: a child process on a copy, swapped in when done) and reports how long it
+took; ``--no-index`` turns that off, so dense search scans the collection.
+
+``--synthetic`` measures the vector store alone at sizes too large to embed or to fill Postgres
+for (1,000,000 chunks): synthetic 384-d vectors around random cluster centres and Zipf-distributed
+sparse terms, written through ``EdgeVectorStore.upsert``, indexed by the store in the background
+(dense searches are timed while the build runs), then dense, sparse and hybrid searches through
+``EdgeVectorStore.search`` and the dense recall@10 against exact float search (numpy), which is
+what ``--quantization int8`` costs.  The vectors are not embeddings of text: the output says so.
 
 Everything lives in a temporary directory deleted at the end (Postgres too, unless
 ``SB_POSTGRES_DSN`` names a server; then the benchmark user's rows are deleted at the end).
@@ -43,6 +52,7 @@ import json
 import os
 import platform
 import random
+import resource
 import secrets
 import shutil
 import statistics
@@ -50,6 +60,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -820,10 +831,12 @@ def run_size(size: int, args: argparse.Namespace, root: Path, dsn: str, pool: li
 
     user = f"bench-{secrets.token_hex(4)}"
     data_dir = root / f"data-{size}"
+    no_index: dict[str, Any] = {"vector_index_after": 0} if args.no_index else {}
     # Tuning knobs (SB_SEARCH_CANDIDATES, SB_RERANKER_MODEL_DIR...) still come from the environment.
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         data_dir=data_dir, postgres_dsn=SecretStr(dsn), default_user=user, vector_store="edge",
-        object_store="files", timezone="UTC", llm_base_url=args.llm_url, llm_model=args.llm_model or "local")
+        object_store="files", timezone="UTC", llm_base_url=args.llm_url, llm_model=args.llm_model or "local",
+        vector_quantization=args.quantization, **no_index)
     print(f"size {size}: building the runtime in {data_dir}", file=sys.stderr)
     rt = build_runtime(settings, vectors=True, models=True, llm=bool(args.llm_url))
     try:
@@ -842,7 +855,7 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
     t0 = time.perf_counter()
     builder.build(corpus)
     build_s = time.perf_counter() - t0
-    optimized = optimize_shard(rt.vectors, user) if args.optimize else None
+    index = wait_for_index(rt.vectors, user) if rt.vectors.index_after else None  # type: ignore[attr-defined]
     stored = rt.vectors.count(user)
     shard = shard_facts(rt.vectors, user)
 
@@ -924,8 +937,9 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
         ("chunks", f"{corpus.chunks} ({stored} points in the collection; {shard})"),
         ("build", f"{build_s:.1f}s (BM25 + pool vectors + upsert + Postgres rows), "
                   f"{corpus.chunks / build_s:.0f} chunks/s"),
-        ("edge shard", "as the service leaves it: never optimized (appendable segment, dense search scans it)"
-         if optimized is None else f"optimized after the build (--optimize, took {optimized:.1f}s)"),
+        ("edge shard", "never indexed (--no-index): dense search scans it" if index is None else
+         f"HNSW built by the store in the background (started {index[0]:.0f}s after the last write, "
+         f"took {index[1]:.1f}s)"),
         ("dense vectors", f"pool of {len(pool)} real MiniLM passages (embedded in {pool_seconds:.1f}s) + "
                           f"noise sigma {NOISE_SIGMA}"),
         ("settings", f"candidates {s.search_candidates}, context {s.ask_context_tokens} tokens, "
@@ -940,29 +954,10 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
 
 
 def shard_facts(store: Any, user: str) -> str:
-    """Segments of the user's edge shard (diagnostic only: reads the store's internals)."""
-    try:
-        _name, slot = store._slot(user)
-        info = slot.shard.info()
-        return f"{info.segments_count} segment(s), indexed_vectors_count {info.indexed_vectors_count}"
-    except Exception:
-        return "segment facts unavailable"
-
-
-def optimize_shard(store: Any, user: str) -> float:
-    """Run the edge shard's segment optimizers (builds the HNSW graph); the seconds it took.
-
-    The service never does this today, so by default the benchmark does not either: ``--optimize``
-    shows what an optimized collection would give.  Reads the store's internals.
-    """
-    print("  optimizing the edge shard (builds the HNSW index)...", file=sys.stderr)
-    _name, slot = store._slot(user)
-    t0 = time.perf_counter()
-    with slot.lock:
-        slot.shard.optimize()
-    took = time.perf_counter() - t0
-    print(f"  optimized in {took:.1f}s", file=sys.stderr)
-    return took
+    """Segments of the user's edge shard."""
+    st = store.index_status(user)
+    return "no collection" if st is None else (f"{st.segments} segment(s), indexed_vectors_count "
+                                               f"{st.indexed_vectors}")
 
 
 def _forget_user(dsn: str, user: str) -> None:
@@ -974,6 +969,148 @@ def _forget_user(dsn: str, user: str) -> None:
             conn.execute("DELETE FROM users WHERE user_id = %s", (user,))
     except psycopg.Error as exc:
         print(f"warning: could not delete the benchmark user {user}: {exc}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- synthetic scale run
+
+
+SYNTH_DIM = 384
+SYNTH_VOCAB = 50_000
+SYNTH_CLUSTERS = 2000
+SYNTH_QUERIES = 200
+
+
+def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None,
+                   during: list[float] | None = None) -> tuple[float, float, str]:
+    """Wait for the store's own background HNSW build; (seconds until it started, seconds it
+    took, shard facts).  Reads the store's public ``index_status``.  With ``probe``, runs it
+    every 250 ms while the build is under way and appends its durations to ``during``."""
+    t0 = time.perf_counter()
+    started = None
+    while True:
+        if probe is not None and during is not None and started is not None:
+            q0 = time.perf_counter()
+            probe()
+            during.append(time.perf_counter() - q0)
+        st = store.index_status(user)
+        if st is None:
+            raise SystemExit("the benchmark collection is missing")
+        if st.building and started is None:
+            started = time.perf_counter()
+            print(f"  the store started its background index build after {started - t0:.1f}s", file=sys.stderr)
+        if st.failures:
+            raise SystemExit(f"the store's index build failed ({st.failures} time(s)); see its log")
+        if st.builds and not st.building and st.pending < store.index_after:
+            done = time.perf_counter()
+            facts = (f"{st.segments} segment(s), {st.points} points, engine's indexed_vectors_count "
+                     f"{st.indexed_vectors} (dense in HNSW + sparse)")
+            return (started or done) - t0, done - (started or done), facts
+        time.sleep(0.25)  # probing more often would slow the build it measures
+
+
+def synthetic_vectors(rng: np.random.Generator, n: int, centers: np.ndarray) -> np.ndarray:
+    """Unit vectors around random cluster centres (like embeddings of related texts)."""
+    out = centers[rng.integers(0, len(centers), n)] + rng.normal(0, 0.035, (n, centers.shape[1])).astype(np.float32)
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out
+
+
+def synthetic_sparse(rng: np.random.Generator, terms: int) -> Any:
+    """A BM25-like sparse vector: Zipf-distributed term ids, term-frequency weights."""
+    from secondbrain.ports import SparseVector
+
+    ids = np.unique(np.minimum(rng.zipf(1.15, terms), SYNTH_VOCAB - 1))
+    vals = rng.uniform(0.5, 2.0, len(ids))
+    return SparseVector([int(i) for i in ids], [float(v) for v in vals])
+
+
+def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
+    """Fill one user's EdgeVectorStore with ``size`` synthetic points, let the store index it, and
+    time its search (dense, sparse, hybrid) and, for dense, recall@10 against exact float search."""
+    from secondbrain.ports import VectorPoint
+    from secondbrain.settings import Settings
+    from secondbrain.stores.vectors_edge import EdgeVectorStore
+
+    s = Settings(vector_quantization=args.quantization)  # type: ignore[call-arg]
+    store = EdgeVectorStore(root / f"vectors-{size}", quantization=s.vector_quantization,
+                            index_after=s.vector_index_after, index_quiet_s=s.vector_index_quiet_s,
+                            indexing_threshold_kb=s.vector_indexing_threshold_kb)
+    user = "bench"
+    rng = np.random.default_rng(args.seed + size)
+    centers = rng.standard_normal((SYNTH_CLUSTERS, SYNTH_DIM)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    vectors = np.empty((size, SYNTH_DIM), dtype=np.float32)
+    base = datetime(2023, 1, 1, tzinfo=UTC)
+    store.ensure_collection(user, SYNTH_DIM)
+    print(f"size {size}: writing synthetic points", file=sys.stderr)
+    progress = Progress("writing", size, "points")
+    t0 = time.perf_counter()
+    try:
+        for start in range(0, size, UPSERT_BATCH):
+            n = min(UPSERT_BATCH, size - start)
+            batch = synthetic_vectors(rng, n, centers)
+            vectors[start:start + n] = batch
+            points = [VectorPoint(
+                str(uuid.UUID(int=start + i + 1)), batch[i].tolist(),
+                synthetic_sparse(rng, 40),
+                {"document_id": f"doc-{(start + i) // 20}", "chunk_index": (start + i) % 20,
+                 "modality": "text", "captured_at": base + timedelta(minutes=start + i)})
+                for i in range(n)]
+            store.upsert(user, points)
+            progress.update(start + n)
+        write_s = time.perf_counter() - t0
+        print(f"  wrote {size} points in {write_s:.0f}s; waiting for the store's own index build", file=sys.stderr)
+        during: list[float] = []
+        probe_q = synthetic_vectors(np.random.default_rng(args.seed + 1), 1, centers)[0].tolist()
+        if store.index_after:
+            wait_s, build_s, facts = wait_for_index(store, user, lambda: store.search(
+                user, dense=probe_q, sparse=None, limit=s.search_candidates, mode="dense"), during)
+        else:
+            wait_s, build_s, facts = 0.0, 0.0, "never indexed (--no-index): dense search scans"
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+        qrng = np.random.default_rng(args.seed)
+        nq = max(args.queries, SYNTH_QUERIES)
+        dense_q = synthetic_vectors(qrng, nq, centers)
+        sparse_q = [synthetic_sparse(qrng, 4) for _ in range(nq)]
+        k = 10
+        exact = [set(np.argpartition(-(vectors @ q), k)[:k].tolist()) for q in dense_q]
+        cand = s.search_candidates
+        measured = round_robin(nq, [
+            ("vector store: dense query", lambda i: store.search(
+                user, dense=dense_q[i].tolist(), sparse=None, limit=cand, mode="dense")),
+            ("vector store: sparse (BM25) query", lambda i: store.search(
+                user, dense=None, sparse=sparse_q[i], limit=cand, mode="sparse")),
+            ("vector store: hybrid query (RRF)", lambda i: store.search(
+                user, dense=dense_q[i].tolist(), sparse=sparse_q[i], limit=cand, candidates=cand, mode="hybrid")),
+            ("vector store: dense top 10", lambda i: store.search(
+                user, dense=dense_q[i].tolist(), sparse=None, limit=k, mode="dense")),
+        ])
+        top10 = measured["vector store: dense top 10"][1]
+        recall = statistics.fmean(len({uuid.UUID(h.id).int - 1 for h in hits} & exact[i]) / k
+                                  for i, hits in enumerate(top10))
+        rows = [Row(name, times) for name, (times, _r) in measured.items()]
+        if during:  # the build runs in another process: searches go on (the swap at its end waits)
+            rows.append(Row(f"dense query while the index builds (max {max(during) * 1000:.0f} ms)", during))
+        disk_mb = sum(f.stat().st_size for f in (root / f"vectors-{size}").rglob("*") if f.is_file()) / 2**20
+        facts_list = [
+            ("points", f"{size} synthetic (NOT embeddings: {SYNTH_DIM}-d unit vectors around {SYNTH_CLUSTERS} "
+                       f"random centres, sparse vectors of ~40 Zipf-distributed terms)"),
+            ("search path", "EdgeVectorStore.search, the product's own (payload returned)"),
+            ("writes", f"{write_s:.0f}s ({size / write_s:.0f} points/s, batches of {UPSERT_BATCH})"),
+            ("index", f"built by the store in the background: started {wait_s:.0f}s after the last write, "
+                      f"took {build_s:.0f}s; {facts}"),
+            ("quantization", s.vector_quantization),
+            ("dense recall@10 vs exact float search", f"{recall:.3f} ({nq} queries)"),
+            ("memory", f"peak RSS {rss_mb:.0f} MB (includes the benchmark's own float copy, "
+                       f"{vectors.nbytes / 2**20:.0f} MB), build process peak {child_mb:.0f} MB, "
+                       f"{disk_mb:.0f} MB on disk"),
+        ]
+        return Result(size, facts_list, rows)
+    finally:
+        store.close()
+        shutil.rmtree(root / f"vectors-{size}", ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- main
@@ -1020,8 +1157,13 @@ def main() -> None:
                     help="passages embedded for real (default: 2000, or largest size / 20 when smaller)")
     ap.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint: ask in LLM mode")
     ap.add_argument("--llm-model", default=None, help="the model name at --llm-url")
-    ap.add_argument("--optimize", action="store_true",
-                    help="optimize the edge shard after building it (the service does not): HNSW numbers")
+    ap.add_argument("--no-index", action="store_true",
+                    help="turn the store's background HNSW build off (dense search scans the collection)")
+    ap.add_argument("--quantization", choices=("none", "int8"), default="none",
+                    help="int8 scalar quantization of the dense vectors (SB_VECTOR_QUANTIZATION)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="vector store only, synthetic vectors: search latency, index build and recall at "
+                         "sizes too large to embed (1,000,000)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None, help="results directory for query.json and query.png (bench/results/)")
     args = ap.parse_args()
@@ -1030,6 +1172,9 @@ def main() -> None:
         ap.error("sizes must be at least 50 chunks and --queries at least 1")
     if bool(args.llm_url) != bool(args.llm_model):
         ap.error("--llm-url and --llm-model go together")
+    if args.synthetic:
+        main_synthetic(sizes, args)
+        return
     pool_size = args.pool or min(2000, max(100, max(sizes) // 20))
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
@@ -1061,6 +1206,31 @@ def main() -> None:
           "vectors are real. Query embedding, understanding and HTTP are real.")
     print(f"total run time: {time.perf_counter() - started:.0f}s")
     write_charts(results, args)
+
+
+def main_synthetic(sizes: list[int], args: argparse.Namespace) -> None:
+    """``--synthetic``: only the vector store, on synthetic vectors."""
+    started = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    root = Path(tempfile.mkdtemp(prefix="sb-bench-vectors-"))
+    results = []
+    try:
+        for size in sizes:
+            results.append(run_synthetic(size, args, root))
+            print_result(results[-1])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"\nmachine: {platform.machine()}, {platform.platform()}, {os.cpu_count()} CPUs, "
+          f"Python {platform.python_version()}; load average {load_before:.1f} at start, "
+          f"{os.getloadavg()[0]:.1f} at the end")
+    print("note: SYNTHETIC vectors (random clusters, Zipf terms), not embeddings of text; the search path "
+          "is the product's own EdgeVectorStore.search.")
+    print(f"total run time: {time.perf_counter() - started:.0f}s")
+    if args.out:
+        out = charts.out_dir(args.out)
+        charts.save_json(out / "query-vectors.json", {"sizes": {str(r.size): {"facts": dict(r.facts), "rows": {
+            row.name: {"p50_ms": statistics.median(row.values) * 1000, "p95_ms": pct(row.values, 0.95) * 1000,
+                       "n": len(row.values)} for row in r.rows}} for r in results}})
 
 
 CHART_ROWS = {  # table row -> chart label

@@ -95,6 +95,18 @@ class Settings(BaseSettings):
     vector_store: Literal["edge", "qdrant"] = "edge"
     qdrant_url: str = "http://127.0.0.1:6333"
     qdrant_api_key: SecretStr | None = None
+    vector_quantization: Literal["none", "int8"] = Field(
+        "none", description="'int8': NEW collections keep an int8 copy of the dense vectors in RAM and search "
+                            "it, rescoring with the originals (a quarter of the memory for the scan, a small "
+                            "recall loss that bench/query.py reports); existing collections keep their config.")
+    vector_index_after: int = Field(
+        5000, ge=0, description="Embedded vectors: build a collection's HNSW index in a background process once "
+                                "this many points were written to it since its last build (0: never).")
+    vector_index_quiet_s: float = Field(
+        5.0, ge=0, description="Embedded vectors: ...and no write reached the collection for this long.")
+    vector_indexing_threshold_kb: int = Field(
+        10_000, ge=1, description="Embedded vectors: segments smaller than this (KB of dense vectors; 10 MB is "
+                                  "~6,500 384-d vectors) are scanned rather than indexed.")
 
     # --- Models
     embedding_model: str = Field(

@@ -5,18 +5,34 @@ log is locked by the process that opens it, so this store is for a single proces
 mode).  The store locks ``root`` itself, so a second process fails on its first call with
 :class:`VectorsInUse`, whichever collection it asks for, not only on shards the first one has
 open.  Separate processes share vectors through :mod:`secondbrain.stores.vectors_qdrant` instead.
+
+The engine builds a collection's HNSW index only when asked (``EdgeShard.optimize()``), and that
+call holds the GIL for its whole run, which would freeze every search and write of the process.
+So after bulk writes (``index_after`` points since the last build, then ``index_quiet_s`` without
+writes) the store builds the index in a child process (``edge_index.py``) on a copy of the shard
+directory, keeps serving from the original meanwhile, records the writes made to that collection
+since the copy, and when the child is done swaps the optimized copy in under the collection's
+lock and replays those writes onto it.  A failed or killed build leaves the original untouched
+and is retried later (with back-off); at most one build runs per process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
+import logging
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import qdrant_edge as qe
 
@@ -40,7 +56,15 @@ from secondbrain.stores.vector_payload import (
     user_indexes,
 )
 
-__all__ = ["EdgeVectorStore", "VectorsInUse"]
+__all__ = ["EdgeVectorStore", "IndexStatus", "VectorsInUse"]
+
+log = logging.getLogger(__name__)
+
+Quantization = Literal["none", "int8"]
+BUILD_DIR = ".index-build"  # under root: copies being optimized, and the original during a swap
+_INDEX_SCRIPT = Path(__file__).with_name("edge_index.py")
+# At most one index build per process: a build takes every core the machine lends it.
+_BUILD_GUARD = threading.Lock()
 
 
 class VectorsInUse(RuntimeError):
@@ -53,13 +77,14 @@ _ROOT_LOCKS: dict[str, tuple[int, int]] = {}
 _ROOT_LOCKS_GUARD = threading.Lock()
 
 
-def _lock_root(root: Path) -> str:
+def _lock_root(root: Path) -> tuple[str, bool]:
+    """Lock ``root`` for this process; the key and whether this call took the lock (first user)."""
     key = str(root.resolve())
     with _ROOT_LOCKS_GUARD:
         held = _ROOT_LOCKS.get(key)
         if held is not None:
             _ROOT_LOCKS[key] = (held[0], held[1] + 1)
-            return key
+            return key, False
         fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -68,7 +93,7 @@ def _lock_root(root: Path) -> str:
             raise VectorsInUse(f"the vectors in {root} are open in another process (a running `secondbrain up`?); "
                                "the in-process engine serves one process at a time") from exc
         _ROOT_LOCKS[key] = (fd, 1)
-        return key
+        return key, True
 
 
 def _unlock_root(key: str) -> None:
@@ -83,15 +108,70 @@ def _unlock_root(key: str) -> None:
             os.close(fd)  # closing the last descriptor releases the flock
 
 
-class _Slot:
-    """One user collection: its lock and, once opened, its shard."""
+def _recover_builds(root: Path) -> None:
+    """Undo what a process that died during an index build left (only with ``root`` freshly locked).
 
-    __slots__ = ("dense_size", "lock", "shard")
+    A collection directory missing next to its ``.old`` copy died between the two renames of a
+    swap: the original goes back.  Everything else there is an unfinished copy.
+    """
+    build_dir = root / BUILD_DIR
+    if not build_dir.is_dir():
+        return
+    for entry in build_dir.iterdir():
+        if entry.name.endswith(".old") and entry.is_dir() and not (root / entry.name[:-4]).exists():
+            log.warning("restoring vector collection %s after an interrupted index swap", entry.name[:-4])
+            os.rename(entry, root / entry.name[:-4])
+    shutil.rmtree(build_dir, ignore_errors=True)
+
+
+def _persisted_quantization(path: Path, dense_name: str) -> Any:
+    """The dense vector's quantization as the shard's own config file records it (``None``: none).
+
+    Loading a shard with vector params overwrites its config on disk, quantization included, so
+    the store passes back what the collection was created with instead of its current option.
+    """
+    try:
+        conf = json.loads((path / "edge_config.json").read_text())
+        quant = conf["vectors"][dense_name].get("quantization_config") or {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    scalar = quant.get("scalar") if isinstance(quant, dict) else None
+    if isinstance(scalar, dict) and scalar.get("type") == "int8":
+        return qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, quantile=scalar.get("quantile"),
+                                           always_ram=scalar.get("always_ram"))
+    return None
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Where a collection's HNSW index stands (:meth:`EdgeVectorStore.index_status`)."""
+
+    points: int
+    indexed_vectors: int  # the engine's count: dense vectors in HNSW segments plus sparse vectors
+    segments: int
+    building: bool  # a child process is building the index of a copy right now
+    pending: int  # points written since the last build (or not indexed when the shard was opened)
+    builds: int  # builds this store finished for the collection
+    failures: int  # builds that failed in a row (retried with back-off)
+
+
+class _Slot:
+    """One user collection: its lock, once opened its shard, and its index build bookkeeping."""
+
+    __slots__ = ("builds", "dense_size", "failures", "last_write", "lock", "pending", "replay", "retry_at",
+                 "shard")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.shard: qe.EdgeShard | None = None
         self.dense_size: int | None = None
+        self.pending = 0
+        self.last_write = 0.0
+        # The updates applied since a build copied the shard (None: no build of this collection).
+        self.replay: list[qe.UpdateOperation] | None = None
+        self.retry_at = 0.0
+        self.failures = 0
+        self.builds = 0
 
 
 class EdgeVectorStore:
@@ -104,17 +184,40 @@ class EdgeVectorStore:
     """
 
     def __init__(self, root: Path, *, dense_name: str = "dense", sparse_name: str = "bm25",
-                 collection_version: str = "v1") -> None:
-        """Store shards under ``root`` (created when missing)."""
+                 collection_version: str = "v1", quantization: Quantization = "none",
+                 index_after: int = 5000, index_quiet_s: float = 5.0,
+                 indexing_threshold_kb: int = 10_000) -> None:
+        """Store shards under ``root`` (created when missing).
+
+        ``quantization="int8"`` creates NEW collections with int8 scalar quantization of the
+        dense vector (kept in RAM, searches rescore with the original vectors); existing
+        collections keep the config they were created with.  ``index_after`` points written to a
+        collection since its last index build (0: never build), then ``index_quiet_s`` seconds
+        without writes to it, start a background build; the engine indexes only segments larger
+        than ``indexing_threshold_kb`` (smaller ones are scanned, which is as fast).
+        """
+        if quantization not in ("none", "int8"):
+            raise ValueError(f"unknown vector quantization {quantization!r}")
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.dense_name = dense_name
         self.sparse_name = sparse_name
         self.collection_version = collection_version
+        self.quantization = quantization
+        self.index_after = max(0, index_after)
+        self.index_quiet_s = index_quiet_s
+        self.indexing_threshold_kb = indexing_threshold_kb
         self._slots: dict[str, _Slot] = {}
         self._slots_lock = threading.Lock()
         self._ensured = EnsuredCollections()
         self._root_key: str | None = None  # taken on first use (see _slot)
+        # Rescoring twice the hits asked for with the original vectors keeps int8's ranking close to
+        # float's (bench/query.py --synthetic --quantization int8); ignored without quantization.
+        self._params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
+        self._stop = threading.Event()
+        self._indexer: threading.Thread | None = None
+        self._child: tuple[str, subprocess.Popen[bytes]] | None = None  # (collection, build process)
+        self.poll_s = 1.0  # how often the indexer looks for a due collection
 
     # ------------------------------------------------------------------ internals
 
@@ -122,16 +225,20 @@ class EdgeVectorStore:
         name = collection_name(user_id, index or self.collection_version)
         with self._slots_lock:
             if self._root_key is None:  # first use, or use again after close()
-                self._root_key = _lock_root(self.root)
+                self._root_key, fresh = _lock_root(self.root)
+                if fresh:  # no other store of this process can be building in root
+                    _recover_builds(self.root)
             slot = self._slots.get(name)
             if slot is None:
                 slot = self._slots[name] = _Slot()
         return name, slot
 
-    def _config(self, dense_size: int) -> qe.EdgeConfig:
+    def _config(self, dense_size: int, quantization: Any = None) -> qe.EdgeConfig:
         return qe.EdgeConfig(
-            vectors={self.dense_name: qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine)},
+            vectors={self.dense_name: qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine,
+                                                          quantization_config=quantization)},
             sparse_vectors={self.sparse_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self.indexing_threshold_kb),
         )
 
     def _open(self, name: str, slot: _Slot) -> qe.EdgeShard | None:
@@ -141,7 +248,28 @@ class EdgeVectorStore:
             if not path.is_dir():
                 return None
             slot.shard = self._load(path, None)
+            self._opened(slot, slot.shard)
         return slot.shard
+
+    def _opened(self, slot: _Slot, shard: qe.EdgeShard) -> None:
+        # What is not indexed yet counts as pending, so a collection filled before a restart (or
+        # by a version without background builds) gets its index too.  The engine counts sparse
+        # vectors as indexed always, dense ones once in an HNSW segment: estimate the rest.
+        if slot.replay is None and slot.builds == 0:
+            info = shard.info()
+            slot.pending = max(slot.pending, 2 * info.points_count - info.indexed_vectors_count)
+            if self.index_after and slot.pending >= self.index_after:
+                self._start_indexer()
+
+    def _apply(self, slot: _Slot, shard: qe.EdgeShard, op: qe.UpdateOperation, points: int) -> None:
+        """Apply ``op`` (lock held), note it for a running build, count it towards the next one."""
+        shard.update(op)
+        if slot.replay is not None:
+            slot.replay.append(op)
+        slot.pending += points
+        slot.last_write = time.monotonic()
+        if self.index_after and slot.pending >= self.index_after:
+            self._start_indexer()
 
     @staticmethod
     def _load(path: Path, config: qe.EdgeConfig | None) -> qe.EdgeShard:
@@ -157,7 +285,7 @@ class EdgeVectorStore:
                 ) from exc
             raise
 
-    def _ensure_indexes(self, shard: qe.EdgeShard) -> None:
+    def _ensure_indexes(self, shard: qe.EdgeShard, slot_replay: list[qe.UpdateOperation] | None) -> None:
         # Checked on every open, not only at creation: a crash between creating the shard and
         # its indexes must not leave a collection that filters without them forever.
         present = set(shard.info().payload_schema)
@@ -166,7 +294,10 @@ class EdgeVectorStore:
         wanted += [(f, qe.PayloadSchemaType.Integer) for f in INTEGER_FIELDS]
         missing = [(f, t) for f, t in wanted if f not in present]
         for fieldname, schema in missing:
-            shard.update(qe.UpdateOperation.create_field_index(fieldname, schema))
+            op = qe.UpdateOperation.create_field_index(fieldname, schema)
+            shard.update(op)
+            if slot_replay is not None:
+                slot_replay.append(op)
         if missing:
             shard.flush()
 
@@ -188,6 +319,162 @@ class EdgeVectorStore:
     def _hit(point: Any, score: float | None = None) -> VectorHit:
         return VectorHit(id=str(point.id), score=float(point.score if score is None else score),
                          payload=dict(point.payload or {}))
+
+    # ------------------------------------------------------------------ background index builds
+
+    def _start_indexer(self) -> None:
+        with self._slots_lock:
+            if self._indexer is not None and self._indexer.is_alive():
+                return
+            self._stop.clear()
+            self._indexer = threading.Thread(target=self._index_loop, name="edge-indexer", daemon=True)
+            self._indexer.start()
+
+    def _index_loop(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            due = self._due()
+            if due is None:
+                continue
+            while not _BUILD_GUARD.acquire(timeout=self.poll_s):  # another store's build runs
+                if self._stop.is_set():
+                    return
+            try:
+                if not self._stop.is_set():
+                    self._build(*due)
+            except Exception:
+                log.exception("vector index build of %s failed", due[0])
+            finally:
+                _BUILD_GUARD.release()
+
+    def _due(self) -> tuple[str, _Slot] | None:
+        """A collection with enough unindexed writes and quiet for long enough (unlocked peek)."""
+        now = time.monotonic()
+        with self._slots_lock:
+            slots = list(self._slots.items())
+        for name, slot in slots:
+            if (slot.shard is not None and self.index_after and slot.pending >= self.index_after
+                    and now - slot.last_write >= self.index_quiet_s and now >= slot.retry_at):
+                return name, slot
+        return None
+
+    def _kill_child(self, name: str | None) -> None:
+        """Kill the running build (of ``name`` only, unless ``None``); its thread cleans up."""
+        child = self._child
+        if child is not None and (name is None or child[0] == name):
+            with contextlib.suppress(OSError):
+                child[1].kill()
+
+    def _build(self, name: str, slot: _Slot) -> None:
+        """Copy the collection, optimize the copy in a child process, swap it in (indexer thread)."""
+        build_dir = self.root / BUILD_DIR
+        copy = build_dir / name
+        errors_path = build_dir / f"{name}.log"
+        proc: subprocess.Popen[bytes] | None = None
+        with slot.lock:
+            if slot.shard is None or self._stop.is_set():
+                return
+            started = time.monotonic()
+            counted, slot.pending = slot.pending, 0
+            try:
+                if copy.exists():
+                    shutil.rmtree(copy)
+                build_dir.mkdir(exist_ok=True)
+                slot.shard.flush()
+                # Under the lock, so that the copy and the replay log start from the same state.
+                shutil.copytree(self.root / name, copy)
+                with open(errors_path, "wb") as errors:
+                    proc = subprocess.Popen(
+                        [sys.executable, str(_INDEX_SCRIPT), str(copy), str(os.getpid()),
+                         str(self.indexing_threshold_kb), self.sparse_name],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, close_fds=True)
+            except Exception as exc:  # no room for the copy, no process: the original goes on alone
+                self._build_failed(name, slot, counted, exc)
+            else:
+                assert proc is not None
+                slot.replay = []
+                self._child = (name, proc)
+                log.info("building the vector index of %s (%d points written since the last build; copy took "
+                         "%.1fs)", name, counted, time.monotonic() - started)
+        if proc is None:
+            shutil.rmtree(copy, ignore_errors=True)
+            return
+        rc = proc.wait()
+        old: Path | None = None
+        with slot.lock:
+            self._child = None
+            replay, slot.replay = slot.replay, None
+            try:
+                if replay is None or self._stop.is_set() or slot.shard is None:
+                    pass  # dropped or closed meanwhile: nothing to swap into
+                elif rc != 0:
+                    detail = errors_path.read_text(errors="replace")[-2000:] if errors_path.exists() else ""
+                    raise RuntimeError(f"index build process exited with status {rc}: {detail}")
+                else:
+                    old = self._swap(name, slot, copy, replay)
+                    slot.failures = 0
+                    slot.builds += 1
+                    log.info("vector index of %s built in %.1fs (%d updates replayed)", name,
+                             time.monotonic() - started, len(replay))
+            except Exception as exc:
+                self._build_failed(name, slot, counted, exc)
+        # Outside the lock (searches go on): what is left of the copy, and the replaced original.
+        shutil.rmtree(copy, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            errors_path.unlink()
+
+    def _build_failed(self, name: str, slot: _Slot, counted: int, exc: BaseException) -> None:
+        """Note a failed build (lock held): its points count again, the next try waits longer."""
+        slot.failures += 1
+        slot.pending += counted
+        backoff = min(3600.0, 30.0 * 2 ** (slot.failures - 1))
+        slot.retry_at = time.monotonic() + backoff
+        log.warning("vector index build of %s failed (retry in %.0fs): %s", name, backoff, exc)
+
+    def _swap(self, name: str, slot: _Slot, copy: Path, replay: list[qe.UpdateOperation]) -> Path:
+        """Put the optimized ``copy`` in place of the collection and replay ``replay`` onto it (lock
+        held); returns where the original went.  On failure the original is back and open."""
+        assert slot.shard is not None
+        path = self.root / name
+        old = self.root / BUILD_DIR / f"{name}.old"
+        if old.exists():
+            shutil.rmtree(old)
+        # The engine keeps the paths it opened, so the shards are closed before their renames.
+        slot.shard.flush()
+        slot.shard.close()
+        slot.shard = None
+        os.rename(path, old)
+        os.rename(copy, path)
+        shard: qe.EdgeShard | None = None
+        try:
+            shard = self._load(path, None)
+            for op in replay:
+                shard.update(op)
+            shard.flush()
+        except BaseException:
+            if shard is not None:
+                with contextlib.suppress(Exception):
+                    shard.close()
+            shutil.rmtree(path, ignore_errors=True)
+            os.rename(old, path)
+            slot.shard = self._load(path, None)
+            raise
+        slot.shard = shard
+        return old
+
+    def index_status(self, user_id: str, *, index: str | None = None) -> IndexStatus | None:
+        """Where the collection's HNSW index stands (``None`` without a collection)."""
+        name, slot = self._slot(user_id, index)
+        with slot.lock:
+            shard = self._open(name, slot)
+            if shard is None:
+                return None
+            info = shard.info()
+            child = self._child
+            return IndexStatus(points=info.points_count, indexed_vectors=info.indexed_vectors_count,
+                               segments=info.segments_count, building=child is not None and child[0] == name,
+                               pending=slot.pending, builds=slot.builds, failures=slot.failures)
 
     # ------------------------------------------------------------------ VectorStore
 
@@ -214,13 +501,16 @@ class EdgeVectorStore:
                     raise ValueError(f"collection {name} has dense size {slot.dense_size}, not {dense_size}")
             else:
                 path = self.root / name
-                config = self._config(dense_size)
                 if path.is_dir():
+                    config = self._config(dense_size, _persisted_quantization(path, self.dense_name))
                     slot.shard = self._load(path, config)
+                    self._opened(slot, slot.shard)
                 else:
-                    slot.shard = qe.EdgeShard.create(str(path), config)
+                    quant = (qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True)
+                             if self.quantization == "int8" else None)
+                    slot.shard = qe.EdgeShard.create(str(path), self._config(dense_size, quant))
             slot.dense_size = dense_size
-            self._ensure_indexes(slot.shard)
+            self._ensure_indexes(slot.shard, slot.replay)
         self._ensured.done(name, dense_size, token)
         return name
 
@@ -243,7 +533,7 @@ class EdgeVectorStore:
             shard = self._open(name, slot)
             if shard is None:
                 raise LookupError(f"vector collection {name} does not exist; call ensure_collection first")
-            shard.update(qe.UpdateOperation.upsert_points(edge_points))
+            self._apply(slot, shard, qe.UpdateOperation.upsert_points(edge_points), len(edge_points))
             shard.flush()
 
     def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
@@ -262,13 +552,15 @@ class EdgeVectorStore:
             return []
         edge_filter = self._filter(plan)
         if len(queries) == 1:
-            request = qe.QueryRequest(limit=limit, query=queries[0], filter=edge_filter, with_payload=True)
+            request = qe.QueryRequest(limit=limit, query=queries[0], filter=edge_filter, with_payload=True,
+                                      params=self._params)
         else:
             prefetch_limit = max(candidates, limit)
             fusion: Any = qe.Fusion.Rrf(k=RRF_K)  # the stub's query union omits Fusion's variants
             request = qe.QueryRequest(
                 limit=limit,
-                prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter) for q in queries],
+                prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter, params=self._params)
+                            for q in queries],
                 query=fusion,
                 with_payload=True,
             )
@@ -344,7 +636,7 @@ class EdgeVectorStore:
                 shard = self._open(name, slot)
                 if shard is None:
                     continue
-                shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+                self._apply(slot, shard, qe.UpdateOperation.delete_points_by_filter(edge_filter), 1)
                 shard.flush()
 
     def list_indexes(self, user_id: str) -> list[str]:
@@ -364,6 +656,9 @@ class EdgeVectorStore:
         name, slot = self._slot(user_id, check_index(index))
         with slot.lock:
             self._ensured.forget(name)  # under the lock: an ensure waiting for it checks again
+            slot.replay = None  # a build of it finishing later throws its copy away
+            self._kill_child(name)
+            slot.pending, slot.builds, slot.failures, slot.retry_at = 0, 0, 0, 0.0
             if slot.shard is not None:
                 slot.shard.close()
                 slot.shard = None
@@ -383,6 +678,11 @@ class EdgeVectorStore:
         """Flush and close every open shard and unlock ``root`` (shards reopen lazily if the store is
         used again)."""
         self._ensured.forget()
+        self._stop.set()
+        self._kill_child(None)
+        indexer = self._indexer
+        if indexer is not None and indexer is not threading.current_thread():
+            indexer.join(timeout=60)  # it only cleans up once its child is gone
         with self._slots_lock:
             slots = list(self._slots.values())
         for slot in slots:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
@@ -56,6 +56,11 @@ def _is_not_found(exc: Exception) -> bool:
     return isinstance(exc, ValueError) and "not found" in str(exc)
 
 
+# Quantized collections rank with the int8 copy, then rescore with the original vectors (the
+# server's default, stated so that it holds whatever the default becomes); others ignore it.
+_RESCORE = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=True))
+
+
 class QdrantVectorStore:
     """Per-user Qdrant collections ``<prefix>u_<user_id>_<version>`` with a named dense vector
     (cosine) and a named sparse vector whose IDF the server applies (``Modifier.IDF``).
@@ -67,8 +72,18 @@ class QdrantVectorStore:
     """
 
     def __init__(self, client: QdrantClient, *, collection_prefix: str = "sb_", dense_name: str = "dense",
-                 sparse_name: str = "bm25", collection_version: str = "v1") -> None:
-        """Wrap ``client``; the store owns it from now on (:meth:`close` closes it)."""
+                 sparse_name: str = "bm25", collection_version: str = "v1",
+                 quantization: Literal["none", "int8"] = "none") -> None:
+        """Wrap ``client``; the store owns it from now on (:meth:`close` closes it).
+
+        ``quantization="int8"`` creates NEW collections with int8 scalar quantization of the dense
+        vector (kept in RAM; searches rescore with the originals); existing ones keep theirs.  The
+        server builds HNSW indexes by itself (its optimizer's indexing threshold, 10 MB of vectors
+        per segment by default), so nothing here asks for it.
+        """
+        if quantization not in ("none", "int8"):
+            raise ValueError(f"unknown vector quantization {quantization!r}")
+        self.quantization = quantization
         self.client = client
         self.collection_prefix = collection_prefix
         self.dense_name = dense_name
@@ -162,6 +177,8 @@ class QdrantVectorStore:
                 name,
                 vectors_config={self.dense_name: models.VectorParams(size=dense_size,
                                                                      distance=models.Distance.COSINE)},
+                quantization_config=models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
+                    type=models.ScalarType.INT8, always_ram=True)) if self.quantization == "int8" else None,
                 sparse_vectors_config={self.sparse_name: models.SparseVectorParams(
                     modifier=models.Modifier.IDF)},
             )
@@ -212,12 +229,12 @@ class QdrantVectorStore:
         name = self._name(user_id, index)
         if len(queries) == 1:
             query, using = queries[0]
-            request: dict[str, Any] = {"query": query, "using": using}
+            request: dict[str, Any] = {"query": query, "using": using, "search_params": _RESCORE}
         else:
             prefetch_limit = max(candidates, limit)
             request = {
-                "prefetch": [models.Prefetch(query=q, using=u, filter=qfilter, limit=prefetch_limit)
-                             for q, u in queries],
+                "prefetch": [models.Prefetch(query=q, using=u, filter=qfilter, limit=prefetch_limit,
+                                             params=_RESCORE) for q, u in queries],
                 "query": models.FusionQuery(fusion=models.Fusion.RRF),
             }
         try:
