@@ -329,16 +329,11 @@ def test_a_segment_longer_than_the_maximum_is_its_own_window() -> None:
 # --------------------------------------------------------------------------- a longer talk
 
 
-def test_a_minute_and_a_half_talk_is_transcribed_faster_than_real_time(
-        workdir: Path, transcriber: FasterWhisperTranscriber) -> None:
+def test_a_minute_and_a_half_talk_is_transcribed(workdir: Path, transcriber: FasterWhisperTranscriber) -> None:
+    # correctness only: how fast it goes is a bench figure (bench/transcribers.py), not a test
     talk = gen.build_recording(workdir / "talk", gen.LONG_SCRIPT, gap_s=1.2, name="talk")
     assert 70 < talk.duration_s < 120
-    began = time.perf_counter()
     doc = AudioExtractor(transcriber).extract(talk.path.read_bytes(), ExtractionContext("audio/wav"))
-    wall = time.perf_counter() - began
-    factor = talk.duration_s / wall
-    print(f"\n{talk.duration_s:.1f} s of speech in {wall:.2f} s: {factor:.1f}x real time")
-    assert factor > 2.0  # tiny.en int8 on 2 cores runs ~25x; 2x leaves room for a busy machine
     full = " ".join(b.text for b in doc.blocks)
     missed = [s.text for s in talk.sentences if len(heard(s, full)) < 2]
     assert not missed, missed
