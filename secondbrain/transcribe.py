@@ -375,14 +375,16 @@ def _wx_segment(seg: Mapping[str, Any], duration: float) -> SpeechSegment:
 TRANSCRIBER_KINDS = ("faster-whisper", "whisperx")
 
 
-def load_transcriber(kind: str, model_path: str | None, *, align_model_dir: str | None = None) -> Transcriber:
+def load_transcriber(kind: str, model_path: str | None, *, align_model_dir: str | None = None,
+                     vad: str = "pyannote") -> Transcriber:
     """Build the configured transcriber: ``faster-whisper`` (default here) or ``whisperx``.
 
-    ``align_model_dir`` (``SB_WHISPERX_ALIGN_MODEL_DIR``) only concerns whisperx.
+    ``align_model_dir`` (``SB_WHISPERX_ALIGN_MODEL_DIR``) and ``vad`` (``SB_WHISPERX_VAD``) only
+    concern whisperx.
     """
     normalized = kind.strip().lower().replace("_", "-")
     if normalized in ("faster-whisper", "fasterwhisper"):
         return FasterWhisperTranscriber(model_path)
     if normalized == "whisperx":
-        return WhisperXTranscriber(model_path, align_model_dir=align_model_dir)
+        return WhisperXTranscriber(model_path, align_model_dir=align_model_dir, vad=vad)
     raise ValueError(f"unknown transcriber {kind!r}; choose one of {', '.join(TRANSCRIBER_KINDS)}")

@@ -103,7 +103,7 @@ def test_the_setting_reaches_the_transcriber(tmp_path: Path) -> None:
 
 
 def test_silero_vad_loads_from_its_package(speech: gen.Recording) -> None:
-    t = WhisperXTranscriber(vad="silero")  # whisperx's own silero path would fetch the model from GitHub
+    t = load_transcriber("whisperx", None, vad="silero")  # whisperx's own silero path fetches it from GitHub
     text = letters(" ".join(s.text for s in t.transcribe(str(speech.path)).segments))
     assert "grandmother" in text and "harbor" in text
 
