@@ -240,6 +240,7 @@ class WhisperXTranscriber:
         if align_path is not None:
             self._align = whisperx.load_align_model(language_code=align_language, device="cpu",
                                                     model_name=str(align_path), model_cache_only=True)
+            _split_sentences_offline()
         self.notice: str | None = None if self._align else NO_ALIGNMENT
         if self.notice:
             log.warning("whisperx transcriber: %s", self.notice)
@@ -266,8 +267,7 @@ class WhisperXTranscriber:
         raw: Sequence[Mapping[str, Any]] = [s for s in result.get("segments", []) if str(s.get("text", "")).strip()]
         if self._align and raw and lang == self._align_language:
             model_a, meta = self._align
-            with _offline_sentence_splitter():
-                raw = self._wx.align(raw, model_a, meta, samples, "cpu", return_char_alignments=False)["segments"]
+            raw = self._wx.align(raw, model_a, meta, samples, "cpu", return_char_alignments=False)["segments"]
         return Transcript(
             segments=tuple(_wx_segment(s, duration) for s in raw if str(s.get("text", "")).strip()),
             language=lang,
@@ -323,35 +323,29 @@ def _local_vad(kind: str, pad_s: float) -> Any:
     return PaddedVad()
 
 
-class _offline_sentence_splitter:
-    """Make whisperx's alignment split sentences without NLTK's downloadable punkt data.
+def _split_sentences_offline() -> None:
+    """Let whisperx's alignment split sentences without NLTK's downloadable punkt data.
 
     whisperx loads ``punkt_tab`` and, when it is missing, downloads it; an untrained Punkt
     splitter (NLTK's default parameters) needs no data and splits English sentences at their
-    full stops.  Installed punkt data is still used when present.
+    full stops.  Installed punkt data is still used when present.  Installed once, process-wide:
+    swapping it per call would race between concurrent transcriptions.
     """
+    import whisperx.alignment
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-    def __init__(self) -> None:
-        import whisperx.alignment
+    original = whisperx.alignment.nltk_load
+    if getattr(original, "secondbrain_offline", False):
+        return
 
-        self._module = whisperx.alignment
-        self._original = self._module.nltk_load
+    def load(resource: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(resource, *args, **kwargs)
+        except LookupError:
+            return PunktSentenceTokenizer()
 
-    def __enter__(self) -> None:
-        from nltk.tokenize.punkt import PunktSentenceTokenizer
-
-        original = self._original
-
-        def load(resource: str, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return original(resource, *args, **kwargs)
-            except LookupError:
-                return PunktSentenceTokenizer()
-
-        self._module.nltk_load = load
-
-    def __exit__(self, *exc: object) -> None:
-        self._module.nltk_load = self._original
+    load.secondbrain_offline = True  # type: ignore[attr-defined]
+    whisperx.alignment.nltk_load = load
 
 
 def _wx_segment(seg: Mapping[str, Any], duration: float) -> SpeechSegment:
