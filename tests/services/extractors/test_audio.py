@@ -11,7 +11,6 @@ import json
 import os
 import random
 import re
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -216,11 +215,9 @@ def test_tag_dates() -> None:
 def test_over_the_duration_limit_is_refused_before_transcription(workdir: Path, spy: SpyTranscriber) -> None:
     tone = gen.tone(workdir / "tone.wav", 10)
     extractor = AudioExtractor(spy, max_duration_s=5)
-    began = time.perf_counter()
     with pytest.raises(PermanentError) as err:
         extractor.extract(tone.read_bytes(), ExtractionContext("audio/wav", filename="tone.wav"))
-    assert time.perf_counter() - began < 1.0
-    assert spy.calls == 0
+    assert spy.calls == 0  # refused before transcription: no transcriber call (not a clock reading)
     assert err.value.reason.startswith("the recording is 10 s long, over the limit of 5 s (SB_AUDIO_MAX_DURATION_S)")
     assert "split it" in err.value.reason
 
