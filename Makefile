@@ -1,5 +1,5 @@
 # The two commands the README starts with.
-.PHONY: up test test-fast lint
+.PHONY: up test test-fast lint whisperx
 
 up:  ## install what is needed, then run secondbrain (embedded mode)
 	@scripts/install.sh
@@ -17,3 +17,8 @@ lint:
 	@scripts/install.sh --dev
 	.venv/bin/ruff check secondbrain services app tests bench devtools
 	.venv/bin/mypy secondbrain services app devtools
+
+whisperx:  ## the opt-in WhisperX transcriber in its own .venv-whisperx (torch 2.8, several GB), then its tests
+	@scripts/install-whisperx.sh
+	SB_TRANSCRIBER=whisperx .venv-whisperx/bin/python -m pytest -q \
+		tests/contracts/test_transcriber_contract.py tests/secondbrain/test_transcribe_whisperx.py

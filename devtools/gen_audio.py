@@ -61,6 +61,14 @@ LONG_SCRIPT: tuple[Sentence, ...] = (*SCRIPT,
     Sentence("The committee approved the plan to build a new swimming pool.", ("committee", "swimming", "pool")),
 )
 
+# Short voice memos (about 3 s each): a VAD that crops tightly around speech makes Whisper mishear them.
+MEMOS: tuple[Sentence, ...] = (
+    Sentence("The plumber arrives at nine on Monday.", ("plumber", "arrive", "monday")),  # "arrived" is close enough
+    Sentence("Buy milk, eggs and bread on the way home.", ("milk", "eggs", "bread")),
+    Sentence("Call the dentist to move my appointment.", ("dentist", "move", "appointment")),
+    Sentence("Remember to renew the car insurance next week.", ("renew", "insurance", "week")),
+)
+
 
 @dataclass(frozen=True)
 class Recording:

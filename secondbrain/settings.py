@@ -136,6 +136,12 @@ class Settings(BaseSettings):
     transcriber: Literal["faster-whisper", "whisperx", "none"] = "faster-whisper"
     transcriber_model_path: str | None = Field(
         None, description="A local CTranslate2 Whisper model directory (default: the packaged tiny.en).")
+    whisperx_align_model_dir: str | None = Field(
+        None, description="A local wav2vec2 model directory: with it, the whisperx transcriber aligns every word "
+                          "(word times, sentence-sized segments); without it, segments are VAD chunks and carry "
+                          "no word times.")
+    whisperx_vad: Literal["pyannote", "silero"] = Field(
+        "pyannote", description="The whisperx transcriber's voice activity detector (both load from packages).")
     audio_max_duration_s: float = Field(4 * 3600, description="Longer recordings are refused.")
     extract_timeout_s: float = Field(300.0, gt=0, description="Longest one document may take to read (office "
                                                               "formats: its parser is stopped then).")

@@ -14,13 +14,17 @@ local directory: a bare model *name* would make the libraries download it at run
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import SpeechSegment, Transcriber, Transcript, Word
+
+log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16_000  # what every Whisper model expects
 
@@ -161,14 +165,41 @@ class FasterWhisperTranscriber:
         )
 
 
-class WhisperXTranscriber:
-    """WhisperX: batched Whisper with a wav2vec2 forced alignment for word times.
+NO_ALIGNMENT = ("no word alignment: segments are whole VAD chunks (up to 30 s) without word times; set "
+                "SB_WHISPERX_ALIGN_MODEL_DIR to a local wav2vec2 model directory for word times")
 
-    A plug-in point for machines where whisperx and its torch/torchaudio stack load.  The
-    constructor imports whisperx and raises ``RuntimeError`` when it cannot, so a service
-    configured for it fails at start-up instead of on the first recording.  ``align_model``
-    is a local alignment model (directory or already-cached name); without it, segments
-    carry no word timestamps.
+WHISPERX_VADS = ("pyannote", "silero")
+
+
+def _align_model_dir(align_model_dir: str) -> Path:
+    """Check a local wav2vec2 (Hugging Face) model directory: whisperx would treat anything else as a hub name."""
+    path = Path(align_model_dir)
+    if not (path.is_dir() and (path / "config.json").is_file()):
+        raise RuntimeError(
+            f"SB_WHISPERX_ALIGN_MODEL_DIR={align_model_dir} is not a local wav2vec2 model directory "
+            "(config.json missing); point it at a saved Wav2Vec2ForCTC model with its processor, "
+            "or unset it to transcribe without word alignment"
+        )
+    return path
+
+
+class WhisperXTranscriber:
+    """WhisperX: batched Whisper over VAD chunks, with a wav2vec2 forced alignment for word times.
+
+    Runs where the ``whisperx`` extra is installed (``make whisperx``).  The constructor raises
+    ``RuntimeError`` when whisperx cannot load, so a service configured for it fails at start-up
+    instead of on the first recording.  Everything loads from local files:
+
+    * ``vad="pyannote"`` (default) uses the segmentation model shipped in the whisperx wheel;
+      ``vad="silero"`` uses the model shipped in the ``silero-vad`` package (whisperx's own
+      silero path fetches it from GitHub).  On the short memos of devtools/gen_audio.py,
+      pyannote with beam search (``beam_size=5``, whisperx's default) heard the most words
+      (bench/transcribers.py); greedy decoding made tiny.en mishear them ("Plurmin" for plumber).
+    * ``vad_pad_s`` widens every VAD chunk by that much audio on each side (default none:
+      0.2-1.0 s of padding made the memos worse, not better, in that measurement).
+    * ``align_model_dir``: a local wav2vec2 model directory; with it, segments are re-cut into
+      sentences and every word gets its start and end.  Without it, :attr:`notice` says so and
+      segments are whole VAD chunks without word times.
     """
 
     def __init__(
@@ -178,71 +209,176 @@ class WhisperXTranscriber:
         compute_type: str = "int8",
         cpu_threads: int = 0,
         batch_size: int = 8,
-        align_model: str | None = None,
+        beam_size: int = 5,
+        vad: str = "pyannote",
+        vad_pad_s: float = 0.0,
+        align_model_dir: str | None = None,
+        align_language: str = "en",
     ) -> None:
-        """Import whisperx and load the model; ``RuntimeError`` when whisperx cannot load here."""
+        """Import whisperx and load the models; ``RuntimeError`` when whisperx cannot load here."""
+        if vad not in WHISPERX_VADS:
+            raise ValueError(f"unknown VAD {vad!r}; choose one of {', '.join(WHISPERX_VADS)}")
         try:
             import whisperx
         except Exception as exc:  # ImportError, or torchaudio failing inside whisperx's imports
             raise RuntimeError(
                 f"whisperx is not installed or cannot load here ({type(exc).__name__}: {exc}); "
-                "use the faster-whisper transcriber"
+                "install the extra (make whisperx) or use the faster-whisper transcriber"
             ) from exc
         path = _model_dir(model_path)
+        align_path = _align_model_dir(align_model_dir) if align_model_dir else None
         self._wx = whisperx
-        self._model = whisperx.load_model(str(path), "cpu", compute_type=compute_type,
-                                          threads=cpu_threads or 4, local_files_only=True)
+        self._pad_s = vad_pad_s
+        self._model = whisperx.load_model(
+            str(path), "cpu", compute_type=compute_type, threads=cpu_threads or (os.cpu_count() or 4),
+            local_files_only=True, vad_model=_local_vad(vad, vad_pad_s),
+            asr_options={"beam_size": beam_size, "best_of": beam_size})
+        self._multilingual = bool(self._model.model.model.is_multilingual)
         self._batch_size = batch_size
-        self._align_model = align_model
-        self._model_id = f"whisperx:{_model_name(path)}:{compute_type}"
+        self._align: tuple[Any, dict[str, Any]] | None = None
+        self._align_language = align_language
+        if align_path is not None:
+            self._align = whisperx.load_align_model(language_code=align_language, device="cpu",
+                                                    model_name=str(align_path), model_cache_only=True)
+            _split_sentences_offline()
+        self.notice: str | None = None if self._align else NO_ALIGNMENT
+        if self.notice:
+            log.warning("whisperx transcriber: %s", self.notice)
+        self._model_id = f"whisperx:{_model_name(path)}:{compute_type}{':aligned' if self._align else ''}"
 
     @property
     def model_id(self) -> str:
-        """``whisperx:<model>:<compute type>``."""
+        """``whisperx:<model>:<compute type>``, ending ``:aligned`` with a word alignment model."""
         return self._model_id
+
+    @property
+    def aligned(self) -> bool:
+        """Whether words are aligned (a wav2vec2 model was given)."""
+        return self._align is not None
 
     def transcribe(self, audio_path: str, *, language: str | None = None) -> Transcript:
         """Transcribe one recording; ``PermanentError`` when it cannot be decoded."""
-        samples = decode_for_whisper(audio_path)
-        result = self._model.transcribe(samples, batch_size=self._batch_size, language=language)
+        samples = decode_for_whisper(audio_path)  # PyAV decodes: no ffmpeg binary, the same errors
+        duration = len(samples) / SAMPLE_RATE
+        result = self._model.transcribe(samples, batch_size=self._batch_size,
+                                        language=language if self._multilingual else "en",  # *.en cannot detect
+                                        chunk_size=_chunk_size(self._pad_s))
         lang = result.get("language") or language
-        raw: Sequence[Mapping[str, Any]] = result.get("segments", [])
-        if self._align_model and lang and raw:
-            model_a, meta = self._wx.load_align_model(language_code=lang, device="cpu",
-                                                      model_name=self._align_model)
-            raw = self._wx.align(raw, model_a, meta, samples, "cpu",
-                                 return_char_alignments=False)["segments"]
+        raw: Sequence[Mapping[str, Any]] = [s for s in result.get("segments", []) if str(s.get("text", "")).strip()]
+        if self._align and raw and lang == self._align_language:
+            model_a, meta = self._align
+            raw = self._wx.align(raw, model_a, meta, samples, "cpu", return_char_alignments=False)["segments"]
         return Transcript(
-            segments=tuple(_wx_segment(s) for s in raw if str(s.get("text", "")).strip()),
+            segments=tuple(_wx_segment(s, duration) for s in raw if str(s.get("text", "")).strip()),
             language=lang,
             language_probability=None,  # whisperx does not report one
-            duration_s=len(samples) / SAMPLE_RATE,
+            duration_s=duration,
             model_id=self._model_id,
         )
 
 
-def _wx_segment(seg: Mapping[str, Any]) -> SpeechSegment:
-    """One whisperx segment dict as a :class:`SpeechSegment` (unaligned words are dropped)."""
+def _chunk_size(pad_s: float) -> int:
+    """The VAD chunk length that stays within Whisper's 30-s window once padded on both sides."""
+    return max(1, math.floor(30 - 2 * pad_s))
+
+
+def _local_vad(kind: str, pad_s: float) -> Any:
+    """A whisperx VAD loaded from files on this machine, whose chunks are padded by ``pad_s``."""
+    from whisperx.vads import Pyannote, Silero, Vad
+
+    inner: Any
+    if kind == "silero":
+        import silero_vad
+
+        inner = Silero.__new__(Silero)  # its __init__ fetches the model from GitHub via torch.hub
+        inner.vad_onset, inner.chunk_size = 0.5, _chunk_size(pad_s)
+        inner.vad_pipeline = silero_vad.load_silero_vad()
+        inner.get_speech_timestamps = silero_vad.get_speech_timestamps
+    else:
+        inner = Pyannote("cpu", vad_onset=0.5, vad_offset=0.363)
+
+    class PaddedVad(Vad):
+        """``inner``, with every merged chunk widened by ``pad_s`` (within the file, never overlapping)."""
+
+        def __init__(self) -> None:
+            super().__init__(0.5)
+            self.duration = 0.0
+
+        def __call__(self, audio: Mapping[str, Any], **kwargs: Any) -> Any:
+            self.duration = audio["waveform"].shape[-1] / audio["sample_rate"]
+            return inner(audio, **kwargs)
+
+        def preprocess_audio(self, audio: Any) -> Any:
+            return inner.preprocess_audio(audio)
+
+        def merge_chunks(self, segments: Any, chunk_size: int, onset: float = 0.5,
+                         offset: float | None = None) -> list[dict[str, Any]]:
+            chunks: list[dict[str, Any]] = inner.merge_chunks(segments, chunk_size, onset=onset, offset=offset)
+            for i, c in enumerate(chunks):
+                lo = (chunks[i - 1]["end"] + c["start"]) / 2 if i else 0.0
+                hi = (c["end"] + chunks[i + 1]["start"]) / 2 if i + 1 < len(chunks) else self.duration
+                c["start"], c["end"] = max(lo, c["start"] - pad_s), min(hi, c["end"] + pad_s)
+            return chunks
+
+    return PaddedVad()
+
+
+def _split_sentences_offline() -> None:
+    """Let whisperx's alignment split sentences without NLTK's downloadable punkt data.
+
+    whisperx loads ``punkt_tab`` and, when it is missing, downloads it; an untrained Punkt
+    splitter (NLTK's default parameters) needs no data and splits English sentences at their
+    full stops.  Installed punkt data is still used when present.  Installed once, process-wide:
+    swapping it per call would race between concurrent transcriptions.
+    """
+    import whisperx.alignment
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    original = whisperx.alignment.nltk_load
+    if getattr(original, "secondbrain_offline", False):
+        return
+
+    def load(resource: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(resource, *args, **kwargs)
+        except LookupError:
+            return PunktSentenceTokenizer()
+
+    load.secondbrain_offline = True  # type: ignore[attr-defined]
+    whisperx.alignment.nltk_load = load
+
+
+def _wx_segment(seg: Mapping[str, Any], duration: float) -> SpeechSegment:
+    """One whisperx segment dict as a :class:`SpeechSegment` (unaligned words are dropped).
+
+    Times are kept inside the recording: a padded VAD chunk may reach past its end.
+    """
     words: Iterable[Mapping[str, Any]] = seg.get("words") or ()
     kept = tuple(
         Word(str(w["word"]).strip(), _f(w["start"]), _f(w["end"]),
              _f(w["score"]) if w.get("score") is not None else None)
         for w in words
-        if "start" in w and "end" in w and not math.isnan(_f(w["start"]))
+        if "start" in w and "end" in w and not math.isnan(_f(w["start"])) and str(w["word"]).strip()
     )
     speaker = seg.get("speaker")
-    return SpeechSegment(str(seg["text"]).strip(), _f(seg["start"]), _f(seg["end"]), kept,
+    start = min(max(0.0, _f(seg["start"])), duration)
+    return SpeechSegment(str(seg["text"]).strip(), start, min(max(start, _f(seg["end"])), duration), kept,
                          str(speaker) if speaker else None)
 
 
 TRANSCRIBER_KINDS = ("faster-whisper", "whisperx")
 
 
-def load_transcriber(kind: str, model_path: str | None) -> Transcriber:
-    """Build the configured transcriber: ``faster-whisper`` (default here) or ``whisperx``."""
+def load_transcriber(kind: str, model_path: str | None, *, align_model_dir: str | None = None,
+                     vad: str = "pyannote") -> Transcriber:
+    """Build the configured transcriber: ``faster-whisper`` (default here) or ``whisperx``.
+
+    ``align_model_dir`` (``SB_WHISPERX_ALIGN_MODEL_DIR``) and ``vad`` (``SB_WHISPERX_VAD``) only
+    concern whisperx.
+    """
     normalized = kind.strip().lower().replace("_", "-")
     if normalized in ("faster-whisper", "fasterwhisper"):
         return FasterWhisperTranscriber(model_path)
     if normalized == "whisperx":
-        return WhisperXTranscriber(model_path)
+        return WhisperXTranscriber(model_path, align_model_dir=align_model_dir, vad=vad)
     raise ValueError(f"unknown transcriber {kind!r}; choose one of {', '.join(TRANSCRIBER_KINDS)}")

@@ -145,7 +145,9 @@ def build_extractors(settings: Settings, *, transcriber: Transcriber | None = No
     if transcriber is None and settings.transcriber != "none":
         from secondbrain.transcribe import load_transcriber
 
-        transcriber = load_transcriber(settings.transcriber, settings.transcriber_model_path)
+        transcriber = load_transcriber(settings.transcriber, settings.transcriber_model_path,
+                                       align_model_dir=settings.whisperx_align_model_dir,
+                                       vad=settings.whisperx_vad)
     if transcriber is not None:
         from services.extractors.audio import AudioExtractor
 

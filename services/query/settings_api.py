@@ -164,8 +164,10 @@ def transcriber_state(rt: Runtime) -> dict[str, Any]:
     if not (path / "model.bin").is_file():
         return {**out, "state": "error", "message": "The Whisper model folder has no model.bin: set "
                                                     "SB_TRANSCRIBER_MODEL_PATH to a converted model."}
-    return {**out, "name": f"{s.transcriber} ({path.name})", "state": "working",
-            "message": "Audio and video are transcribed on this machine."}
+    message = "Audio and video are transcribed on this machine."
+    if s.transcriber == "whisperx" and not s.whisperx_align_model_dir:
+        message += " Words are not aligned: set SB_WHISPERX_ALIGN_MODEL_DIR to a local wav2vec2 model for word times."
+    return {**out, "name": f"{s.transcriber} ({path.name})", "state": "working", "message": message}
 
 
 def ocr_state(rt: Runtime) -> dict[str, Any]:

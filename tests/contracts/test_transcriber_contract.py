@@ -1,14 +1,16 @@
 """One behaviour contract for every Transcriber implementation.
 
-Parametrised over every implementation that can be imported: faster-whisper (bundled
-tiny.en) always, WhisperX wherever it is installed (its torchaudio stack does not run on a
-CPU-only machine without it).  Where WhisperX is absent, a test checks that asking for it
-fails at start-up with a sentence that says what to use instead.
+Parametrised over faster-whisper (bundled tiny.en) and WhisperX, or only the one named by
+``SB_TRANSCRIBER``.  WhisperX needs the ``whisperx`` extra (torch 2.8 with torchaudio), which
+``make whisperx`` installs into .venv-whisperx and runs this suite in; in the main environment
+its cases are skipped with that reason, and a test checks that asking for it fails at
+start-up with a sentence that says what to do instead.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,10 +29,16 @@ def letters(text: str) -> str:
 
 
 WHISPERX_INSTALLED = importlib.util.find_spec("whisperx") is not None
-RUNNABLE = [k for k in TRANSCRIBER_KINDS if k != "whisperx" or WHISPERX_INSTALLED]
+NOT_INSTALLED = "the whisperx extra is not installed in this environment (make whisperx installs it and runs this)"
+CHOSEN = os.environ.get("SB_TRANSCRIBER", "")
+KINDS = [
+    pytest.param(k, marks=[pytest.mark.whisperx, pytest.mark.skipif(not WHISPERX_INSTALLED, reason=NOT_INSTALLED)])
+    if k == "whisperx" else k
+    for k in TRANSCRIBER_KINDS if CHOSEN not in TRANSCRIBER_KINDS or k == CHOSEN
+]
 
 
-@pytest.fixture(scope="module", params=RUNNABLE)
+@pytest.fixture(scope="module", params=KINDS)
 def transcriber(request: pytest.FixtureRequest) -> Iterator[Transcriber]:
     yield load_transcriber(request.param, None)
 
@@ -39,7 +47,7 @@ def test_an_absent_whisperx_is_a_clear_start_up_error() -> None:
     if WHISPERX_INSTALLED:
         assert isinstance(load_transcriber("whisperx", None), Transcriber)
         return
-    with pytest.raises(RuntimeError, match=r"whisperx is not installed or cannot load here.*faster-whisper"):
+    with pytest.raises(RuntimeError, match=r"whisperx is not installed or cannot load here.*make whisperx"):
         load_transcriber("whisperx", None)
 
 
@@ -81,7 +89,32 @@ def test_transcript_segments_words_language_and_duration(transcriber: Transcribe
     for sentence in speech.sentences:  # tiny.en mishears a word now and then: two of three keywords
         assert sum(letters(k) in text for k in sentence.keywords) >= 2, (sentence.keywords, text)
     second = next(s for s in result.segments if "grandmother" in s.text.lower())
-    assert second.start == pytest.approx(speech.starts[1], abs=0.6)
+    if second.words:  # word-timed segments are cut at the sentence
+        assert second.start == pytest.approx(speech.starts[1], abs=0.6)
+    else:  # whisperx without an alignment model: a VAD chunk that holds the sentence
+        assert second.start <= speech.starts[1] + 0.6 and second.end >= speech.ends[1] - 0.6
+
+
+def test_short_memos_are_heard(transcriber: Transcriber, workdir: Path) -> None:
+    # whisperx's VAD crops to the speech: tiny.en mishears 3-s memos under some settings (bench/transcribers.py)
+    for i, memo in enumerate(gen.MEMOS):
+        rec = gen.build_recording(workdir / f"memo{i}", [memo], name="memo")
+        result = transcriber.transcribe(str(rec.path))
+        text = letters(" ".join(s.text for s in result.segments))
+        assert sum(letters(k) in text for k in memo.keywords) >= 2, (memo.keywords, text)
+        assert all(0.0 <= s.start <= s.end <= result.duration_s for s in result.segments)
+
+
+def test_a_minute_and_a_half_talk(transcriber: Transcriber, workdir: Path) -> None:
+    talk = gen.build_recording(workdir / "talk", gen.LONG_SCRIPT, gap_s=1.2, name="talk")
+    result = transcriber.transcribe(str(talk.path))
+    assert result.duration_s == pytest.approx(talk.duration_s, abs=0.05)
+    starts = [s.start for s in result.segments]
+    assert starts == sorted(starts) and all(s.end <= result.duration_s + 0.05 for s in result.segments)
+    assert result.segments[-1].end >= talk.ends[-1] - 1.0  # the end of the talk is not lost
+    text = letters(" ".join(s.text for s in result.segments))
+    missed = [s.text for s in talk.sentences if sum(letters(k) in text for k in s.keywords) < 2]
+    assert not missed, missed
 
 
 def test_silence_gives_no_segments(transcriber: Transcriber, workdir: Path) -> None:

@@ -11,7 +11,6 @@ import json
 import os
 import random
 import re
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -216,11 +215,9 @@ def test_tag_dates() -> None:
 def test_over_the_duration_limit_is_refused_before_transcription(workdir: Path, spy: SpyTranscriber) -> None:
     tone = gen.tone(workdir / "tone.wav", 10)
     extractor = AudioExtractor(spy, max_duration_s=5)
-    began = time.perf_counter()
     with pytest.raises(PermanentError) as err:
         extractor.extract(tone.read_bytes(), ExtractionContext("audio/wav", filename="tone.wav"))
-    assert time.perf_counter() - began < 1.0
-    assert spy.calls == 0
+    assert spy.calls == 0  # refused before transcription: no transcriber call (not a clock reading)
     assert err.value.reason.startswith("the recording is 10 s long, over the limit of 5 s (SB_AUDIO_MAX_DURATION_S)")
     assert "split it" in err.value.reason
 
@@ -329,16 +326,11 @@ def test_a_segment_longer_than_the_maximum_is_its_own_window() -> None:
 # --------------------------------------------------------------------------- a longer talk
 
 
-def test_a_minute_and_a_half_talk_is_transcribed_faster_than_real_time(
-        workdir: Path, transcriber: FasterWhisperTranscriber) -> None:
+def test_a_minute_and_a_half_talk_is_transcribed(workdir: Path, transcriber: FasterWhisperTranscriber) -> None:
+    # correctness only: how fast it goes is a bench figure (bench/transcribers.py), not a test
     talk = gen.build_recording(workdir / "talk", gen.LONG_SCRIPT, gap_s=1.2, name="talk")
     assert 70 < talk.duration_s < 120
-    began = time.perf_counter()
     doc = AudioExtractor(transcriber).extract(talk.path.read_bytes(), ExtractionContext("audio/wav"))
-    wall = time.perf_counter() - began
-    factor = talk.duration_s / wall
-    print(f"\n{talk.duration_s:.1f} s of speech in {wall:.2f} s: {factor:.1f}x real time")
-    assert factor > 2.0  # tiny.en int8 on 2 cores runs ~25x; 2x leaves room for a busy machine
     full = " ".join(b.text for b in doc.blocks)
     missed = [s.text for s in talk.sentences if len(heard(s, full)) < 2]
     assert not missed, missed
