@@ -175,7 +175,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         app.include_router(web_router())
         app.include_router(session_router(rt, current_principal))
 
-    if gateway and query:  # the memory as MCP tools (services/mcp), for AI assistants
+    if gateway or query:
+        # The memory as MCP tools (services/mcp), for AI assistants.  The tools call this process's own
+        # routes: all of them under `up`; in distributed mode, those of the service behind /mcp.
         _mount_mcp(app, current_principal)
 
     @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
@@ -270,6 +272,13 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
             except HTTPException as exc:
                 await PlainJSON({"detail": exc.detail}, status_code=exc.status_code,
                                 headers=exc.headers)(scope, receive, send)
+                return
+            if request.method == "GET":
+                # The tools answer each POST in full (stateless, JSON): there is no stream of server
+                # messages to open, which MCP's spec lets a server say with 405.
+                await PlainJSON({"detail": "this MCP endpoint takes POST requests (streamable HTTP, no "
+                                           "server-sent stream)"}, status_code=405,
+                                headers={"Allow": "POST, DELETE"})(scope, receive, send)
                 return
             await ensure_started()
             await manager.handle_request(scope, receive, send)

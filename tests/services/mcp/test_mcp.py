@@ -108,7 +108,8 @@ async def test_the_tools_over_streamable_http_give_cited_answers(server: tuple[S
     for transport in (over_http, over_stdio):
         async with transport(svc, keys["bob"]) as bob:
             assert (await call(bob, "list_sources"))["sources"] == []
-            assert not any(SECRET in r["text"] for r in (await call(bob, "search", query="boathouse padlock"))["results"])
+            hits = (await call(bob, "search", query="boathouse padlock"))["results"]
+            assert not any(SECRET in r["text"] for r in hits)
             answer = await call(bob, "ask", question="What is the boathouse padlock code?")
             assert SECRET not in json.dumps(answer)
             theirs = await bob.call_tool("get_source", {"source_id": top["source_id"]})
