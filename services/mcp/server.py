@@ -49,6 +49,10 @@ def _where(item: dict[str, Any]) -> dict[str, Any]:
             out[key] = item[key]
     if item.get("heading_path"):
         out["section"] = " > ".join(item["heading_path"])
+    attrs = item.get("attributes") or {}
+    for key in ("tags", "links", "speakers"):  # a Markdown note's tags and links, a chat's speakers
+        if attrs.get(key):
+            out[key] = attrs[key]
     if item.get("link") or item.get("artifact_id"):
         out["raw_link"] = item.get("link") or f"/v1/artifacts/{item['artifact_id']}/raw"
     return out

@@ -102,10 +102,15 @@ def test_create_edit_rename_move_delete_and_what_is_skipped(server: Service, roo
         with server.client() as c:
             user = c.get("/v1/me").json()["user_id"]
             note = vault / "ferries.md"
-            note.write_text("# Ferries\n\nThe night ferry to Quillon-Harbour leaves at 22:40 from pier 9.\n")
+            note.write_text("---\ntags: [travel, Ferries]\n---\n# Ferries\n\nThe night ferry to Quillon-Harbour "
+                            "leaves at 22:40 from pier 9; see [[Harbour map]].\n")
             t0 = time.monotonic()
             until(lambda: found(c, "Quillon-Harbour ferry", "22:40"), 60, "a new file never became searchable")
             print(f"new file searchable after {time.monotonic() - t0:.1f}s")
+            hit = c.get("/v1/search", params={"q": "Quillon-Harbour ferry", "k": 1}).json()["hits"][0]
+            # The note's front-matter tags and its wikilink travel with the passage.
+            assert hit["attributes"] == {"tags": "travel ferries", "links": "Harbour map"}
+            assert hit["source_uri"] == file_uri(note) and hit["title"] == "Ferries"
             source_id = ids.source_id(user, file_uri(note))
 
             # An edit: a new version of the same source, the old text gone from search.
