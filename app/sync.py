@@ -102,6 +102,7 @@ class Entry:
     source_uri: str
     source_id: str | None  # None: the server refused it (too big, empty, unreadable); tried again when it changes
     job_id: str | None = None
+    artifact_id: str | None = None  # the server's id of the bytes (learnt from its source list, without a hash)
 
 
 @dataclass
@@ -163,6 +164,31 @@ class FolderSync:
         if raw.get("version") != STATE_VERSION or raw.get("user_id") != self.user_id:
             return  # another user's (or an older) record: start afresh; same bytes again are only duplicates
         self.files = {p: Entry(**e) for p, e in raw.get("files", {}).items()}
+
+    def adopt_server_sources(self) -> int:
+        """Without a record of a folder (first run here, or the state file lost), learn what the server
+        already holds from it: its file:// sources under the roots.  Unchanged files are then not sent
+        again (the server's artifact id is a hash of the bytes), and sources of files deleted meanwhile
+        are deleted.  Returns how many sources were found."""
+        if any(self._mine(p) for p in self.files):
+            return 0
+        from urllib.parse import unquote, urlsplit
+
+        adopted, offset = 0, 0
+        while True:
+            rows = self._call("GET", "/v1/sources", params={"limit": 500, "offset": offset}).json()["sources"]
+            for r in rows:
+                uri = r.get("source_uri") or ""
+                if not uri.startswith("file://") or r.get("superseded") or r.get("status") == "failed":
+                    continue
+                path = unquote(urlsplit(uri).path)
+                if not self._mine(path) or path in self.files:
+                    continue
+                self.files[path] = Entry(-1, -1, "", uri, r["source_id"], r.get("job_id"), r.get("artifact_id"))
+                adopted += 1
+            if len(rows) < 500:
+                return adopted
+            offset += 500
 
     def save(self) -> None:
         with self.lock:
@@ -256,9 +282,10 @@ class FolderSync:
             by_hash.setdefault(e.sha256, []).append(p)
         uploads: list[tuple[str, os.stat_result, Entry | None, str]] = []
         for path, st, old, digest in hashed:
-            if old is not None and old.sha256 == digest:  # touched, not changed
+            if old is not None and (old.sha256 == digest or old.artifact_id == ids.artifact_id(self.user_id, digest)):
+                # touched, not changed (or found unchanged on the server)
                 self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, old.source_uri, old.source_id,
-                                         old.job_id))
+                                         old.job_id, old.artifact_id))
                 report.unchanged += 1
             elif old is None and by_hash.get(digest):  # moved or renamed: the same content, its source kept
                 was = by_hash[digest].pop(0)
@@ -267,7 +294,7 @@ class FolderSync:
                     self.files.pop(was, None)
                     self.gone_since.pop(was, None)
                 self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, moved.source_uri, moved.source_id,
-                                         moved.job_id))
+                                         moved.job_id, moved.artifact_id))
                 report.moved += 1
                 self.say(f"moved: {self._show(was)} -> {self._show(path)}")
             else:
@@ -333,7 +360,7 @@ class FolderSync:
             raise Refused(f"HTTP {resp.status_code}: {str(detail)[:200]}")
         job = str(resp.json()["job_id"])
         self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, source_uri,
-                                 ids.source_id(self.user_id, source_uri), job))
+                                 ids.source_id(self.user_id, source_uri), job, ids.artifact_id(self.user_id, digest)))
         return job
 
     def _delete(self, path: str, entry: Entry, report: Report) -> None:
@@ -367,6 +394,9 @@ class FolderSync:
 
         stop = stop or threading.Event()
         t0 = time.monotonic()
+        known = self.adopt_server_sources()
+        if known:
+            self.say(f"no record of these folders here: the server already holds {known} of their files")
         first = self.sync()
         took = time.monotonic() - t0
         self.say(f"in sync ({first.line()}) in {took:.1f}s; watching {', '.join(map(str, self.roots))}")

@@ -34,6 +34,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 return http_error(resp)
             syncer = FolderSync(client, roots, state, say=say)
             if args.once:
+                syncer.adopt_server_sources()
                 report = syncer.sync(final=True)
                 say(f"in sync: {report.line()}")
                 return EXIT_OK if not report.failed else 1

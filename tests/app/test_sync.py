@@ -187,8 +187,30 @@ def test_a_burst_of_files_and_changes_while_the_watcher_or_the_server_is_stopped
             until(lambda: c.get(f"/v1/sources/{gone}").status_code == 404, 30, "the offline delete was missed")
             assert c.get(f"/v1/sources/{ids.source_id(user, file_uri(folder / 'day-007.md'))}"
                          ).json()["current_version"] == 2
+            until(lambda: not state_has(state, folder / "day-008.md"), 30, "the record kept a deleted file")
     finally:
         watcher.stop()
+
+    # The record lost (another machine, a wiped state folder), and a file deleted meanwhile: the
+    # server's own list of the folder's sources stands in for it; nothing unchanged is sent again.
+    state.unlink()
+    (folder / "day-009.md").unlink()
+    watcher = Watcher(server, folder, state, root / "watch-4.log")
+    try:
+        watcher.wait_for("watching")
+        assert "the server already holds 300 of their files" in watcher.output()
+        assert "299 unchanged" in watcher.output() and "new" not in watcher.output()
+        with server.client() as c:
+            user = c.get("/v1/me").json()["user_id"]
+            gone = ids.source_id(user, file_uri(folder / "day-009.md"))
+            until(lambda: c.get(f"/v1/sources/{gone}").status_code == 404, 30, "the unrecorded delete was missed")
+            assert len(sources_under(c, folder)) == 299
+    finally:
+        watcher.stop()
+
+
+def state_has(state: Path, path: Path) -> bool:
+    return str(path) in json.loads(state.read_text())["files"]
 
 
 def test_sb_watch_dirs_keeps_a_folder_in_sync_across_a_restart_of_up(root: Path,
