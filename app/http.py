@@ -175,6 +175,11 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         app.include_router(web_router())
         app.include_router(session_router(rt, current_principal))
 
+    if gateway or query:
+        # The memory as MCP tools (services/mcp), for AI assistants.  The tools call this process's own
+        # routes: all of them under `up`; in distributed mode, those of the service behind /mcp.
+        _mount_mcp(app, current_principal)
+
     @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
     async def healthz() -> JSONResponse:
         reason = liveness() if liveness else None
@@ -219,6 +224,70 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                        max_head_bytes=settings.max_header_bytes)
     telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
     return app
+
+
+def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
+    """``/mcp``: MCP's streamable HTTP transport.  A request is authenticated like any other (key, limits)
+    before the MCP server sees it; each tool then calls this same app in-process with the request's own
+    credentials, so it sees exactly what the caller's key sees."""
+    import contextlib
+
+    import httpx
+    from starlette.responses import JSONResponse as PlainJSON
+
+    from services.mcp.server import build
+
+    @contextlib.asynccontextmanager
+    async def client_for(ctx: Any) -> Any:
+        request = ctx.request_context.request
+        passed = {k: v for k, v in request.headers.items() if k in ("authorization", "cookie")}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1",
+                                     headers=passed, timeout=httpx.Timeout(300.0)) as client:
+            yield client
+
+    server = build(client_for)
+    server.streamable_http_app()  # creates the session manager the route hands requests to
+    manager = server.session_manager
+    started: dict[str, Any] = {}
+
+    async def ensure_started() -> None:
+        # The app runs without a lifespan (uvicorn lifespan="off"): the session manager's task group
+        # starts with the first MCP request and lives as long as the event loop.
+        if "ready" not in started:
+            ready = started["ready"] = asyncio.Event()
+
+            async def run() -> None:
+                async with manager.run():
+                    ready.set()
+                    await asyncio.Event().wait()
+
+            started["task"] = asyncio.get_running_loop().create_task(run())
+        await started["ready"].wait()
+
+    class McpEndpoint:
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            request = Request(scope, receive)
+            try:
+                await current_principal(request, request.headers.get("authorization"))
+            except HTTPException as exc:
+                await PlainJSON({"detail": exc.detail}, status_code=exc.status_code,
+                                headers=exc.headers)(scope, receive, send)
+                return
+            if request.method == "GET":
+                # The tools answer each POST in full (stateless, JSON): there is no stream of server
+                # messages to open, which MCP's spec lets a server say with 405.
+                await PlainJSON({"detail": "this MCP endpoint takes POST requests (streamable HTTP, no "
+                                           "server-sent stream)"}, status_code=405,
+                                headers={"Allow": "POST, DELETE"})(scope, receive, send)
+                return
+            await ensure_started()
+            await manager.handle_request(scope, receive, send)
+
+    from starlette.routing import Route
+
+    # First, so no catch-all of the web app's answers for it; not in the OpenAPI document (it is not REST).
+    app.router.routes.insert(0, Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"],
+                                      include_in_schema=False))
 
 
 def key_help(settings: Settings) -> str:

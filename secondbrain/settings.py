@@ -6,6 +6,7 @@ Every value can come from the environment with the ``SB_`` prefix (``SB_KAFKA_BO
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -40,6 +41,9 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         "", description="Comma-separated origins (https://app.example.org) allowed to make cross-site requests; "
                         "CORS headers are sent for them only.")
+    watch_dirs: str = Field(
+        "", description="Folders `secondbrain up` keeps in sync, separated by the system's path separator "
+                        "(':' on Linux and macOS): new, changed, moved and deleted files follow.")
     session_days: int = Field(30, ge=1, le=365, description="How long the web page stays signed in with "
                                                               "'remember me' (otherwise until the browser closes, "
                                                               "at most a day).")
@@ -275,6 +279,11 @@ class Settings(BaseSettings):
     def host_names(self) -> list[str]:
         """``allowed_hosts`` as a list."""
         return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+
+    @property
+    def watch_paths(self) -> list[Path]:
+        """``watch_dirs`` as paths."""
+        return [Path(d).expanduser() for d in self.watch_dirs.split(os.pathsep) if d.strip()]
 
     @property
     def origins(self) -> list[str]:

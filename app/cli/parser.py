@@ -11,8 +11,10 @@ from app.cli.capture import cmd_ingest, cmd_open
 from app.cli.common import DEFAULT_URL
 from app.cli.data import cmd_export, cmd_retention, cmd_sources, cmd_users_erase
 from app.cli.deadletters import cmd_deadletters
+from app.cli.mcp import cmd_mcp
 from app.cli.reindex import cmd_reindex
 from app.cli.servers import cmd_gateway, cmd_migrate, cmd_query, cmd_topics, cmd_up, cmd_worker
+from app.cli.watch import cmd_watch
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,6 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the jobs")
     client_opts(ing)
     ing.set_defaults(func=cmd_ingest)
+
+    wa = sub.add_parser("watch", help="keep folders in sync: new, changed, moved and deleted files follow")
+    wa.add_argument("dirs", nargs="+", metavar="DIR", help="folders to keep in sync (an Obsidian vault, Documents...)")
+    wa.add_argument("--once", action="store_true", help="sync once (deletions included) and exit")
+    wa.add_argument("--state", metavar="FILE", help="where to keep what was synced (default: under "
+                                                    "~/.local/state/secondbrain)")
+    client_opts(wa)
+    wa.set_defaults(func=cmd_watch)
+
+    mc = sub.add_parser("mcp", help="serve your memory as MCP tools on stdin/stdout, for AI assistants "
+                                     "(Claude Desktop, Cursor...)")
+    client_opts(mc)
+    mc.set_defaults(func=cmd_mcp)
 
     op = sub.add_parser("open", help="sign the web page in: a one-time link, opened in the browser")
     op.add_argument("--print", dest="print_only", action="store_true", help="only print the link")

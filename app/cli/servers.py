@@ -86,6 +86,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     broker = TansuBroker(port=settings.kafka_port, preferred_port=DEFAULT_KAFKA_PORT,
                          log_path=data_dir / "logs" / "broker.log").start()
     pg = None
+    watcher: _Watcher | None = None
     pointer = server_pointer(settings.port)
     try:
         update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
@@ -101,6 +102,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         llm_update, answers_line = answers.result()
         settings = settings.model_copy(update={**update, **llm_update})
         key_file, new_key, link = local_key(settings)
+        watcher = _Watcher()
 
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
@@ -122,6 +124,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 "artifacts.submitted or urls.requested; see the README's 'Event contract for other apps')")
             say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
             say("  stop with Ctrl-C; data stays in " + str(data_dir))
+            if settings.watch_paths:
+                watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
 
         # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: with Python's default
         # handler that would end the process before the broker and Postgres below are stopped.
@@ -131,6 +135,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        if watcher is not None:
+            watcher.stop()
         with contextlib.suppress(OSError):
             if pointer.read_text().strip() == str(data_dir):
                 pointer.unlink()
@@ -138,6 +144,42 @@ def cmd_up(args: argparse.Namespace) -> int:
         if pg is not None:
             pg.stop()
     return EXIT_OK
+
+
+class _Watcher:
+    """SB_WATCH_DIRS: the folder sync, on a thread of its own, as a client of this server with the local key."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, url: str, key_file: Path, roots: list[Path], state: Path) -> None:
+        def run() -> None:
+            import httpx
+
+            from app.sync import FolderSync
+
+            missing = [str(r) for r in roots if not r.is_dir()]
+            if missing:
+                say(f"  not watching {', '.join(missing)}: not a folder (SB_WATCH_DIRS)")
+            roots_ok = [r for r in roots if r.is_dir()]
+            if not roots_ok:
+                return
+            headers = {"Authorization": f"Bearer {key_file.read_text().strip()}"}
+            try:
+                with httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(60.0, connect=5.0)) as c:
+                    FolderSync(c, roots_ok, state, say=lambda m: say(f"watch: {m}")).watch(self.event)
+            except Exception as exc:  # the server keeps serving; the person sees why the sync stopped
+                say(f"watch: stopped: {type(exc).__name__}: {exc}")
+
+        say(f"  keeping in sync: {', '.join(map(str, roots))} (SB_WATCH_DIRS)")
+        self.thread = threading.Thread(target=run, name="folder-sync", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.event.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
 
 
 def _in_background(fn: Any, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:

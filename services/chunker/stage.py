@@ -6,6 +6,8 @@ Outputs: chunks with provenance (inline, or by claim check).  Ports: the object 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import ClassVar
 
 from secondbrain import ids, keys
@@ -16,6 +18,33 @@ from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import ObjectStore
 from services.chunker.logic import ChunkingConfig, chunk_segments
+
+_WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
+_MD_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+
+def markdown_links(text: str) -> list[str]:
+    """What a Markdown passage links to: ``[[wikilink]]`` targets and ``[text](target)`` targets, each once."""
+    out: list[str] = []
+    for m in (*_WIKILINK.finditer(text), *_MD_LINK.finditer(text)):
+        target = m.group(1).strip()
+        if target and target not in out:
+            out.append(target)
+    return out
+
+
+def note_attributes(metadata: Mapping[str, str], text: str, *, markdown: bool) -> dict[str, str]:
+    """What a Markdown passage carries besides its text: the note's front-matter tags and the links in
+    the passage itself (``[[wikilinks]]`` and ``[text](target)``), shown with every search hit."""
+    out: dict[str, str] = {}
+    if metadata.get("tags"):
+        out["tags"] = metadata["tags"]
+    if markdown:
+        links = markdown_links(text)
+        if links:
+            out["links"] = " | ".join(links)[:2000]
+    return out
 
 
 class ChunkerStage:
@@ -55,7 +84,8 @@ class ChunkerStage:
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
                   heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end,
-                  attributes=dict(d.attributes))
+                  attributes={**note_attributes(ev.metadata, d.text, markdown=ev.modality in ("markdown", "note")),
+                              **d.attributes})
             for d in drafts
         ]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.

@@ -103,6 +103,25 @@ def _front_matter(text: str) -> tuple[dict[str, str], str]:
     return meta, text[m.end():]
 
 
+_FM_TAGS = re.compile(r"^(?:tags|tag|keywords):[ \t]*(.*(?:\n[ \t]+-.*)*)", re.M | re.I)
+def front_matter_tags(text: str) -> list[str]:
+    """A note's tags from its front matter, in Obsidian's forms: ``tags: [a, b]``, ``tags: a, b``,
+    ``tags: a b`` or a YAML list of ``- a`` lines; lower-case, without ``#``, each once."""
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return []
+    found = _FM_TAGS.search(m.group(1))
+    if not found:
+        return []
+    raw = found.group(1).replace("\n", ",").strip().strip("[]")
+    out: list[str] = []
+    for piece in re.split(r"[,\s]+", raw):
+        tag = piece.strip().strip("-'\"#[]").lower()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
 def markdown_blocks(text: str) -> list[Block]:
     """Split Markdown into blocks with their heading path (code, tables, lists kept whole)."""
     from markdown_it import MarkdownIt
@@ -255,6 +274,9 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
         front, body = _front_matter(text)
         blocks = markdown_blocks(body)
         meta.update({f"front_matter.{k}": v for k, v in front.items() if k in ("title", "date", "tags")})
+        tags = front_matter_tags(text)
+        if tags:
+            meta["tags"] = " ".join(tags)  # passages carry them (services/chunker/stage.py)
         if "date" in front:
             stated = dates.iso_datetime(front["date"])
     else:

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import ipaddress
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -202,12 +203,15 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                  openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
                      "type": "object", "required": ["file"], "properties": {
                          "file": {"type": "string", "format": "binary"}, "title": {"type": "string"},
-                         "captured_at": {"type": "string", "format": "date-time"}}}}}}})
+                         "captured_at": {"type": "string", "format": "date-time"},
+                         "source_uri": {"type": "string", "description": SOURCE_URI_HELP}}}}}}})
     async def post_artifact(request: Request, user: str = auth,
                             idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
         """Upload one file as multipart/form-data (field ``file``, optional ``title`` and
         ``captured_at``), or as the raw body with its name in ``X-Filename``.  The body is read
-        as it streams in and refused with 413 as soon as it passes the limit."""
+        as it streams in and refused with 413 as soon as it passes the limit.  ``source_uri`` (or
+        ``X-Source-URI``) names the file for good, e.g. ``file:///home/me/notes/a.md``: uploading
+        under the same one again makes a new version of the same source."""
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > s.max_upload_bytes + 64 * 1024:
             raise too_large(s.max_upload_bytes)
@@ -224,6 +228,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                 problem = text_problem(value or "")
                 if problem:
                     raise HTTPException(422, f"the {name} {problem}")
+            source_uri = _source_uri(upload.fields.get("source_uri") or request.headers.get("x-source-uri"))
             title = (upload.fields.get("title") or "").strip()[:500] or None
             captured_at = _parse_time(upload.fields.get("captured_at"))
             if upload.size == 0:
@@ -234,7 +239,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             body = await asyncio.to_thread(
                 submit, user, data=upload.file, size=upload.size, sha256=upload.sha256,
                 content_type=content_type, filename=filename, title=title, captured_at=captured_at,
-                source_uri=f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
+                source_uri=source_uri or f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
                 attributes={},
             )
         finally:
@@ -384,6 +389,27 @@ def _private_target(url: str, networks: Networks) -> str | None:
 def fingerprint(*parts: object) -> str:
     """What a submission asked for, as a hash: an Idempotency-Key may only be repeated with the same."""
     return hashlib.sha256(json.dumps([str(p) if p is not None else None for p in parts]).encode()).hexdigest()
+
+
+SOURCE_URI_HELP = ("Where the file lives for good, e.g. file:///home/me/notes/a.md: the same one again is a new "
+                   "version of the same source (default: file:<its name>).")
+_URI_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}:\S", re.I)
+# Schemes the server itself gives out: a client naming one would graft its upload onto a note or a page.
+_RESERVED_SCHEMES = ("note:", "http:", "https:")
+
+
+def _source_uri(value: str | None) -> str | None:
+    """A client's name for an uploaded file's source; 422 when it is not a URI this server accepts."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    problem = text_problem(value)
+    if problem:
+        raise HTTPException(422, f"the source_uri {problem}")
+    if len(value) > 2000 or not _URI_SCHEME.match(value) or value.lower().startswith(_RESERVED_SCHEMES):
+        raise HTTPException(422, f"source_uri {short(value)!r} is not accepted: give a URI of at most 2000 "
+                                 "characters such as file:///home/me/notes/a.md (not note:, http: or https:)")
+    return value
 
 
 def _safe_filename(name: str | None) -> str | None:

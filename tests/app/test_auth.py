@@ -60,7 +60,8 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
                          ("GET", "/v1/sources/x/passages"),
                          ("POST", "/v1/login-links"),
                          ("GET", "/v1/status"), ("GET", "/v1/settings/answers"), ("PUT", "/v1/settings/answers"),
-                         ("DELETE", "/v1/settings/answers"), ("GET", "/v1/deadletters")]:
+                         ("DELETE", "/v1/settings/answers"), ("GET", "/v1/deadletters"), ("POST", "/mcp"),
+                         ("GET", "/mcp")]:
         r = client.request(method, path)
         assert r.status_code == 401, (method, path, r.status_code)
         detail = r.json()["detail"]

@@ -64,6 +64,15 @@ def refused_event(bootstrap: str, user_id: str, *, producer: str) -> str:
     return event.event_id
 
 
+# Routes outside the OpenAPI document: MCP's streamable HTTP transport (services/mcp).
+MOUNTED = {("get", "/mcp"), ("post", "/mcp"), ("delete", "/mcp")}
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def mcp_call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
 def client(svc: Service, key: str) -> httpx.Client:
     return httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
 
@@ -146,8 +155,19 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("delete", "/v1/settings/answers"): [{}],
         ("get", "/healthz"): [{}],
         ("get", "/readyz"): [{}],
+        # MCP's streamable HTTP transport: Bob's own session, and a search through it.
+        ("post", "/mcp"): [{"json": mcp_call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                            "clientInfo": {"name": "bob", "version": "1"}}),
+                            "headers": MCP_ACCEPT},
+                           {"json": mcp_call("tools/call", {"name": "search", "arguments": {
+                               "query": "safe combination attic code"}}), "headers": MCP_ACCEPT},
+                           {"json": mcp_call("tools/call", {"name": "get_source", "arguments": {
+                               "source_id": ids["source_id"]}}), "headers": MCP_ACCEPT}],
+        ("get", "/mcp"): [{"headers": MCP_ACCEPT}],
+        ("delete", "/mcp"): [{"headers": MCP_ACCEPT}],
     }
     served = {(m, p) for p, item in httpx.get(svc.url + "/openapi.json").json()["paths"].items() for m in item}
+    served |= MOUNTED  # not REST, so not in the OpenAPI document
     assert served == set(tries), f"endpoints without an isolation check: {served - set(tries)}"
 
     for (method, path), variants in tries.items():
@@ -177,17 +197,18 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     public = {("get", "/healthz"), ("get", "/readyz")}
     with httpx.Client(base_url=svc.url, timeout=60) as nobody:
         for (method, path), variants in tries.items():
-            url, kwargs = path.format(**ids), variants[0]
-            keyless = nobody.request(method.upper(), url, **kwargs)
+            url, kwargs = path.format(**ids), dict(variants[0])
+            sent = kwargs.pop("headers", {})
+            keyless = nobody.request(method.upper(), url, headers=sent, **kwargs)
             if (method, path) not in public | {("post", "/v1/session"), ("delete", "/v1/session")}:
                 assert keyless.status_code == 401, (method, path, keyless.status_code)
             assert SECRET not in keyless.text
             as_alice = {"Authorization": f"Bearer {keys['alice']}"}
-            rebound = nobody.request(method.upper(), url, headers={"Host": "rebind.attacker.example", **as_alice},
-                                     **kwargs)
+            rebound = nobody.request(method.upper(), url,
+                                     headers={"Host": "rebind.attacker.example", **as_alice, **sent}, **kwargs)
             assert rebound.status_code == 400 and SECRET not in rebound.text, (method, path, rebound.status_code)
             if method in ("post", "put", "patch", "delete"):
-                forged = nobody.request(method.upper(), url, headers={"Origin": "http://attacker.example",
+                forged = nobody.request(method.upper(), url, headers={**sent, "Origin": "http://attacker.example",
                                                                       "Authorization": f"Bearer {keys['alice']}"},
                                         **kwargs)
                 assert forged.status_code == 403, (method, path, forged.status_code)

@@ -494,3 +494,14 @@ def test_speech_chunks_carry_time_spans() -> None:
     assert chunks[0].t_start == 0.0 and chunks[-1].t_end == 39 * 4.0 + 3.5
     for a, b in pairwise(chunks):
         assert a.t_end is not None and b.t_start is not None and a.t_end <= b.t_start
+
+
+def test_markdown_passages_carry_the_notes_tags_and_their_own_links() -> None:
+    from services.chunker.stage import note_attributes
+
+    text = ("See [[Tomato plan#Soil|the soil]], [[Compost]] and [the guide](https://example.org/beds \"Beds\"); "
+            "![x](a.png)")
+    assert note_attributes({"tags": "garden plans"}, text, markdown=True) == {
+        "tags": "garden plans", "links": "Tomato plan | Compost | https://example.org/beds"}
+    assert note_attributes({}, "no links here", markdown=True) == {}
+    assert note_attributes({}, "[[Not markdown]]", markdown=False) == {}

@@ -151,7 +151,7 @@ def test_front_matter_title_and_date() -> None:
     assert doc.stated_time == datetime(2024, 3, 1, 9, 30, tzinfo=timezone(timedelta(hours=1)))
     assert doc.metadata == {"front_matter.title": "Trip planning",
                             "front_matter.date": "2024-03-01T09:30:00+01:00",
-                            "front_matter.tags": "travel, lisbon"}
+                            "front_matter.tags": "travel, lisbon", "tags": "travel lisbon"}
     # the front matter itself is not indexed as text
     assert "tags:" not in doc.full_text and "author" not in doc.full_text
     assert doc.segments[0].text == "Lisbon"
@@ -383,3 +383,15 @@ def test_generated_markdown_keeps_every_word_and_exact_offsets(doc_words: tuple[
     found = doc.full_text.split()
     for w in words:
         assert any(w in token for token in found), f"{w!r} lost from {source!r}"
+
+
+@pytest.mark.parametrize(("front", "tags"), [
+    ("tags: [Garden, '#plans']", "garden plans"),
+    ("tags: garden, plans", "garden plans"),
+    ("tags:\n  - garden\n  - plans\ndate: 2026-03-01", "garden plans"),
+    ("title: No tags", None),
+])
+def test_a_notes_front_matter_tags_become_its_metadata(front: str, tags: str | None) -> None:
+    doc = extract_text(f"---\n{front}\n---\n# Beds\n\nDig the beds.\n".encode(), content_type="text/markdown",
+                       filename="beds.md", is_note=False)
+    assert doc.metadata.get("tags") == tags

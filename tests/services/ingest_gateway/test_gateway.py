@@ -65,6 +65,22 @@ def test_upload_keeps_only_the_base_name_and_stores_bytes_once(gateway: tuple[Te
     assert {s["source_uri"] for s in sources if s["artifact_id"] == first.json()["artifact_id"]} == {"file:plan.md"}
 
 
+def test_an_upload_may_name_its_source_for_good(gateway: tuple[TestClient, object]) -> None:
+    client, _rt = gateway
+    uri = "file:///home/me/notes/plan%20B.md"
+    one = client.post("/v1/artifacts", data={"source_uri": uri},
+                      files={"file": ("plan B.md", b"# Plan B\n\nFirst draft.\n", "text/markdown")})
+    two = client.post("/v1/artifacts", headers={"X-Source-URI": uri, "X-Filename": "renamed.md",
+                                                "Content-Type": "text/markdown"}, content=b"# Plan B\n\nSecond.\n")
+    assert one.status_code == two.status_code == 202
+    rows = [s for s in client.get("/v1/sources").json()["sources"] if s["source_uri"] == uri]
+    assert {s["job_id"] for s in rows} == {one.json()["job_id"], two.json()["job_id"]}
+    assert len({s["source_id"] for s in rows}) == 1  # one source, two versions
+    for bad in ("note:1234", "https://example.org/page", "no scheme here", "file:" + "x" * 2001):
+        r = client.post("/v1/artifacts", data={"source_uri": bad}, files={"file": ("a.md", b"text", "text/markdown")})
+        assert r.status_code == 422 and "source_uri" in r.json()["detail"], bad
+
+
 def test_idempotency_key_makes_a_retry_safe(gateway: tuple[TestClient, object]) -> None:
     client, _rt = gateway
     h = {"Idempotency-Key": "retry-me-123"}

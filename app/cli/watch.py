@@ -1,0 +1,47 @@
+"""``secondbrain watch``: keep folders in sync (see :mod:`app.sync`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import sys
+from pathlib import Path
+
+from app.cli.client import _find_key, http_client, http_error, unreachable
+from app.cli.common import EXIT_OK, EXIT_USAGE, say
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Sync the folders once, then keep them in sync until Ctrl-C (or only once with ``--once``)."""
+    import httpx
+
+    from app.sync import FolderSync, default_state_path
+
+    roots = [Path(d).expanduser().absolute() for d in args.dirs]
+    for root in roots:
+        if not root.is_dir():
+            print(f"error: {root} is not a folder", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        with http_client(args) as client:
+            key = _find_key(args) or ""
+            # The record is per server and key (a hash of the key, never the key itself).
+            state = Path(args.state) if args.state else default_state_path(
+                args.url, hashlib.sha256(key.encode()).hexdigest()[:16], roots)
+            resp = client.get("/v1/me")
+            if resp.status_code != 200:
+                return http_error(resp)
+            syncer = FolderSync(client, roots, state, say=say)
+            if args.once:
+                syncer.adopt_server_sources()
+                report = syncer.sync(final=True)
+                say(f"in sync: {report.line()}")
+                return EXIT_OK if not report.failed else 1
+            with contextlib.suppress(KeyboardInterrupt):
+                syncer.watch()
+            syncer.save()
+            say("stopped watching; the next start picks up what changed meanwhile")
+    except httpx.TransportError as exc:
+        return unreachable(args, exc)
+    return EXIT_OK

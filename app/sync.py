@@ -1,0 +1,419 @@
+"""Keep folders in sync with secondbrain through its HTTP API (``secondbrain watch``, ``SB_WATCH_DIRS``).
+
+Each file is one source, named for good by ``file://<absolute path>``: a changed file is uploaded
+again under the same name and becomes a new version of that source; a deleted file's source is
+deleted.  A file that moves keeps its source: a path that disappeared and a new one with the same
+content (SHA-256) in the same round are the same file, so nothing is uploaded or deleted.
+
+What was synced is kept in a small JSON state file (path -> mtime, size, SHA-256, source), so a
+restart compares the folder with it and only sends what changed while nobody was watching.
+Changes are noticed by watchfiles (which also groups an editor's burst of writes into one); each
+round walks the folders again and compares sizes and times, hashing only what looks changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from secondbrain import ids
+
+STATE_VERSION = 1
+IGNORE_FILE = ".secondbrainignore"
+# Editors' and browsers' files that are not (yet) the person's document.
+TEMP_PREFIXES = ("~$", ".~", ".#")
+TEMP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".crdownload", ".part", ".partial", ".tmp", ".temp", ".download",
+                 ".lock")
+# A moved file's old path is forgotten only after this long, so a move that watchfiles reports
+# in two rounds (the delete, then the create) still finds its content again.
+MOVE_GRACE_S = 2.0
+SAVE_EVERY = 25  # state writes: after this many changes, and at the end of each round
+
+
+def file_uri(path: Path) -> str:
+    """The source name of a file: its absolute path as a file:// URI."""
+    return path.absolute().as_uri()
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1024 * 1024), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def guess_type(path: Path) -> str:
+    import mimetypes
+
+    if path.suffix.lower() in (".md", ".markdown", ".mdown", ".mkd"):
+        return "text/markdown"
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+class Ignore:
+    """What a folder's sync leaves out: hidden files and folders (``.git``, ``.obsidian``...), editors'
+    temporary and partial downloads, and what the folder's ``.secondbrainignore`` lists (gitignore syntax)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.spec: Any = None
+        rules = root / IGNORE_FILE
+        if rules.is_file():
+            import pathspec
+
+            self.spec = pathspec.GitIgnoreSpec.from_lines(rules.read_text(errors="replace").splitlines())
+
+    def skips(self, path: Path, *, is_dir: bool = False) -> bool:
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return True
+        if any(part.startswith(".") for part in rel.parts):
+            return True
+        name = rel.name
+        if not is_dir and (name.startswith(TEMP_PREFIXES) or name.lower().endswith(TEMP_SUFFIXES)
+                           or (name.startswith("#") and name.endswith("#"))):
+            return True
+        if self.spec is not None:
+            text = rel.as_posix() + ("/" if is_dir else "")
+            return bool(self.spec.match_file(text))
+        return False
+
+
+@dataclass
+class Entry:
+    """What was last synced for one file."""
+
+    mtime_ns: int
+    size: int
+    sha256: str
+    source_uri: str
+    source_id: str | None  # None: the server refused it (too big, empty, unreadable); tried again when it changes
+    job_id: str | None = None
+    artifact_id: str | None = None  # the server's id of the bytes (learnt from its source list, without a hash)
+
+
+@dataclass
+class Report:
+    """What one round did."""
+
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    failed: list[str] = field(default_factory=list)
+    jobs: list[str] = field(default_factory=list)
+
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.moved or self.deleted or self.failed)
+
+    def line(self) -> str:
+        parts = [f"{n} {what}" for n, what in ((self.added, "new"), (self.updated, "changed"),
+                                                (self.moved, "moved"), (self.deleted, "deleted"),
+                                                (self.unchanged, "unchanged")) if n]
+        if self.failed:
+            parts.append(f"{len(self.failed)} refused")
+        return ", ".join(parts) or "nothing to sync"
+
+
+class Refused(Exception):
+    """The server would not take a file (a 4xx other than 429): reported, and not retried until it changes."""
+
+
+class FolderSync:
+    """Sync ``roots`` with the server behind ``client`` (which sends the user's key)."""
+
+    def __init__(self, client: httpx.Client, roots: Iterable[Path], state_path: Path, *,
+                 say: Callable[[str], None] = print, workers: int = 4) -> None:
+        self.client = client
+        self.roots = [Path(r).absolute() for r in roots]
+        self.state_path = state_path
+        self.say = say
+        self.workers = workers
+        self.files: dict[str, Entry] = {}
+        self.gone_since: dict[str, float] = {}  # recorded paths not found on disk, waiting out MOVE_GRACE_S
+        self.lock = threading.Lock()
+        self._dirty = 0
+        self.user_id = self._whoami()
+        self._load()
+
+    # --- state
+    def _whoami(self) -> str:
+        resp = self._call("GET", "/v1/me")
+        return str(resp.json()["user_id"])
+
+    def _load(self) -> None:
+        try:
+            raw = json.loads(self.state_path.read_text())
+        except (OSError, ValueError):
+            return
+        if raw.get("version") != STATE_VERSION or raw.get("user_id") != self.user_id:
+            return  # another user's (or an older) record: start afresh; same bytes again are only duplicates
+        self.files = {p: Entry(**e) for p, e in raw.get("files", {}).items()}
+
+    def adopt_server_sources(self) -> int:
+        """Without a record of a folder (first run here, or the state file lost), learn what the server
+        already holds from it: its file:// sources under the roots.  Unchanged files are then not sent
+        again (the server's artifact id is a hash of the bytes), and sources of files deleted meanwhile
+        are deleted.  Returns how many sources were found."""
+        if any(self._mine(p) for p in self.files):
+            return 0
+        from urllib.parse import unquote, urlsplit
+
+        adopted, offset = 0, 0
+        while True:
+            rows = self._call("GET", "/v1/sources", params={"limit": 500, "offset": offset}).json()["sources"]
+            for r in rows:
+                uri = r.get("source_uri") or ""
+                if not uri.startswith("file://") or r.get("superseded") or r.get("status") == "failed":
+                    continue
+                path = unquote(urlsplit(uri).path)
+                if not self._mine(path) or path in self.files:
+                    continue
+                self.files[path] = Entry(-1, -1, "", uri, r["source_id"], r.get("job_id"), r.get("artifact_id"))
+                adopted += 1
+            if len(rows) < 500:
+                return adopted
+            offset += 500
+
+    def save(self) -> None:
+        with self.lock:
+            body = {"version": STATE_VERSION, "user_id": self.user_id,
+                    "files": {p: asdict(e) for p, e in sorted(self.files.items())}}
+            self._dirty = 0
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_name(self.state_path.name + ".new")
+        tmp.write_text(json.dumps(body))
+        os.replace(tmp, self.state_path)  # never a half-written state file
+
+    def _touched(self) -> None:
+        with self.lock:
+            self._dirty += 1
+            due = self._dirty >= SAVE_EVERY
+        if due:
+            self.save()
+
+    # --- HTTP with patience: a busy or restarting server is waited for, not given up on
+    def _call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        waited = 0.0
+        while True:
+            try:
+                resp = self.client.request(method, url, **kwargs)
+            except httpx.TransportError as exc:
+                if waited == 0:
+                    self.say(f"secondbrain is not reachable ({exc}); trying again until it is")
+                time.sleep(2.0)
+                waited += 2.0
+                self._rewind(kwargs)
+                continue
+            if resp.status_code in (429, 502, 503, 504):
+                delay = min(float(resp.headers.get("retry-after", "2") or 2), 30.0)
+                time.sleep(delay)
+                waited += delay
+                self._rewind(kwargs)
+                continue
+            return resp
+
+    @staticmethod
+    def _rewind(kwargs: dict[str, Any]) -> None:
+        for _name, part in (kwargs.get("files") or {}).items():
+            with contextlib.suppress(AttributeError, OSError, IndexError):
+                part[1].seek(0)
+
+    # --- one round
+    def walk(self) -> dict[str, os.stat_result]:
+        """Every file to sync under the roots, with its stat."""
+        found: dict[str, os.stat_result] = {}
+        for root in self.roots:
+            ignore = Ignore(root)
+            for dirpath, dirnames, filenames in os.walk(root):
+                here = Path(dirpath)
+                dirnames[:] = [d for d in dirnames if not ignore.skips(here / d, is_dir=True)]
+                for name in filenames:
+                    path = here / name
+                    if ignore.skips(path):
+                        continue
+                    with contextlib.suppress(OSError):
+                        st = path.stat()
+                        if os.path.isfile(path):
+                            found[str(path)] = st
+        return found
+
+    def _mine(self, path: str) -> bool:
+        return any(path.startswith(str(r) + os.sep) for r in self.roots)
+
+    def sync(self, *, final: bool = False) -> Report:
+        """Compare the folders with the record and send the differences.  Deletions wait MOVE_GRACE_S
+        (in case the file reappears elsewhere) unless ``final``."""
+        report = Report()
+        now = self.walk()
+        recorded = {p: e for p, e in self.files.items() if self._mine(p)}
+        missing = {p: e for p, e in recorded.items() if p not in now}
+        todo: list[tuple[str, os.stat_result, Entry | None]] = []
+        for path, st in now.items():
+            old = recorded.get(path)
+            if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+                report.unchanged += 1
+                continue
+            todo.append((path, st, old))
+        # Hash what looks new or changed (in parallel: hashing and uploading wait on I/O).
+        hashed: list[tuple[str, os.stat_result, Entry | None, str]] = []
+        for path, st, old in todo:
+            try:
+                hashed.append((path, st, old, sha256_of(Path(path))))
+            except OSError:
+                continue  # gone or unreadable meanwhile: the next round sees it
+        by_hash: dict[str, list[str]] = {}
+        for p, e in missing.items():
+            by_hash.setdefault(e.sha256, []).append(p)
+        uploads: list[tuple[str, os.stat_result, Entry | None, str]] = []
+        for path, st, old, digest in hashed:
+            if old is not None and (old.sha256 == digest or old.artifact_id == ids.artifact_id(self.user_id, digest)):
+                # touched, not changed (or found unchanged on the server)
+                self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, old.source_uri, old.source_id,
+                                         old.job_id, old.artifact_id))
+                report.unchanged += 1
+            elif old is None and by_hash.get(digest):  # moved or renamed: the same content, its source kept
+                was = by_hash[digest].pop(0)
+                moved = missing.pop(was)
+                with self.lock:
+                    self.files.pop(was, None)
+                    self.gone_since.pop(was, None)
+                self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, moved.source_uri, moved.source_id,
+                                         moved.job_id, moved.artifact_id))
+                report.moved += 1
+                self.say(f"moved: {self._show(was)} -> {self._show(path)}")
+            else:
+                uploads.append((path, st, old, digest))
+        total = len(uploads)
+        if total:
+            self._upload_all(uploads, report)
+        clock = time.monotonic()
+        for path, entry in missing.items():
+            since = self.gone_since.setdefault(path, clock)
+            if final or clock - since >= MOVE_GRACE_S:
+                self._delete(path, entry, report)
+        for path in list(self.gone_since):
+            if path not in missing:
+                self.gone_since.pop(path, None)
+        self.save()
+        return report
+
+    def pending_deletions(self) -> bool:
+        return bool(self.gone_since)
+
+    def _upload_all(self, uploads: list[tuple[str, os.stat_result, Entry | None, str]], report: Report) -> None:
+        total, done, shown = len(uploads), 0, time.monotonic()
+        if total > 1:
+            self.say(f"sending {total} files...")
+        with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
+            futures = [pool.submit(self._upload, path, st, old, digest) for path, st, old, digest in uploads]
+            for fut, (path, _st, old, _digest) in zip(futures, uploads, strict=True):
+                try:
+                    job = fut.result()
+                except Refused as exc:
+                    report.failed.append(f"{self._show(path)}: {exc}")
+                    self.say(f"refused: {self._show(path)}: {exc}")
+                else:
+                    report.jobs.append(job)
+                    if old is None:
+                        report.added += 1
+                    else:
+                        report.updated += 1
+                    if total <= 20:
+                        self.say(f"{'changed' if old else 'new'}: {self._show(path)}")
+                done += 1
+                if total > 20 and (time.monotonic() - shown > 2 or done == total):
+                    self.say(f"  {done}/{total} files sent")
+                    shown = time.monotonic()
+
+    def _upload(self, path: str, st: os.stat_result, old: Entry | None, digest: str) -> str:
+        source_uri = old.source_uri if old is not None else file_uri(Path(path))
+        p = Path(path)
+        try:
+            with p.open("rb") as fh:
+                resp = self._call("POST", "/v1/artifacts", data={"source_uri": source_uri},
+                                  files={"file": (p.name, fh, guess_type(p))})
+        except OSError as exc:
+            raise Refused(f"cannot read it ({exc.strerror})") from None
+        if resp.status_code != 202:
+            try:
+                detail = resp.json().get("detail", resp.text)
+            except ValueError:
+                detail = resp.text
+            # Recorded with its hash: it is not sent again until it changes.
+            self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, source_uri, None))
+            raise Refused(f"HTTP {resp.status_code}: {str(detail)[:200]}")
+        job = str(resp.json()["job_id"])
+        self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, source_uri,
+                                 ids.source_id(self.user_id, source_uri), job, ids.artifact_id(self.user_id, digest)))
+        return job
+
+    def _delete(self, path: str, entry: Entry, report: Report) -> None:
+        if entry.source_id is not None:
+            resp = self._call("DELETE", f"/v1/sources/{entry.source_id}")
+            if resp.status_code not in (204, 404):  # 404: already gone (deleted in the web app, say)
+                report.failed.append(f"{self._show(path)}: delete answered HTTP {resp.status_code}")
+                return
+        with self.lock:
+            self.files.pop(path, None)
+            self.gone_since.pop(path, None)
+        report.deleted += 1
+        self.say(f"deleted: {self._show(path)}")
+        self._touched()
+
+    def _record(self, path: str, entry: Entry) -> None:
+        with self.lock:
+            self.files[path] = entry
+        self._touched()
+
+    def _show(self, path: str) -> str:
+        for root in self.roots:
+            with contextlib.suppress(ValueError):
+                return str(Path(path).relative_to(root.parent))
+        return path
+
+    # --- watching
+    def watch(self, stop: threading.Event | None = None) -> None:
+        """Sync once, then after every change until ``stop`` is set (or Ctrl-C)."""
+        import watchfiles
+
+        stop = stop or threading.Event()
+        t0 = time.monotonic()
+        known = self.adopt_server_sources()
+        if known:
+            self.say(f"no record of these folders here: the server already holds {known} of their files")
+        first = self.sync()
+        took = time.monotonic() - t0
+        self.say(f"in sync ({first.line()}) in {took:.1f}s; watching {', '.join(map(str, self.roots))}")
+        # rust_timeout with yield_on_timeout: a quiet second still comes back, so deletions waiting
+        # out MOVE_GRACE_S are done without a further change.
+        for changes in watchfiles.watch(*self.roots, stop_event=stop, rust_timeout=1000, yield_on_timeout=True,
+                                        watch_filter=None, raise_interrupt=False):
+            if not changes and not self.pending_deletions():
+                continue
+            report = self.sync()
+            if report.changed():
+                self.say(f"synced: {report.line()}")
+
+
+def default_state_path(url: str, user_hint: str, roots: Iterable[Path]) -> Path:
+    """Where ``secondbrain watch`` keeps its record: one file per server, key and set of folders."""
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    tag = hashlib.sha256("\n".join([url, user_hint, *sorted(str(Path(r).absolute()) for r in roots)])
+                         .encode()).hexdigest()[:16]
+    return state / "secondbrain" / f"watch-{tag}.json"

@@ -1,0 +1,1 @@
+"""MCP: the memory as tools for AI assistants (see server.py)."""

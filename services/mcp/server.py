@@ -1,0 +1,259 @@
+"""The memory as MCP tools (Model Context Protocol), for AI assistants: Claude Desktop, Cursor, any MCP client.
+
+Every tool is a call to secondbrain's own HTTP API made with the caller's key, so the tools see
+exactly what that key sees (never another user's data), and are limited and logged like any
+request.  The same tools are served two ways:
+
+* over stdio by ``secondbrain mcp`` (the assistant starts it; it talks to a running server), and
+* over MCP's streamable HTTP transport at ``/mcp`` of the HTTP services, where the request's own
+  ``Authorization`` header is passed on to the API inside the same process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Annotated, Any
+
+import httpx
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import Field
+
+ClientFor = Callable[[Context[Any, Any, Any]], AbstractAsyncContextManager[httpx.AsyncClient]]
+
+INSTRUCTIONS = (
+    "secondbrain is the user's personal memory: their notes, documents, web pages, recordings and photos, "
+    "each with the time it was captured. Use `search` to find passages (time words such as 'last week' "
+    "work in the query), `ask` for an answer grounded in numbered citations, `timeline` for what was captured "
+    "when, and `capture_note` / `capture_url` to remember something new. Cite what you use: every result "
+    "carries its source's title, capture time, and page or time span."
+)
+
+TimeText = Annotated[str | None, Field(description="ISO 8601 date or date-time, e.g. 2026-03-01 or "
+                                                   "2026-03-01T09:30:00+01:00")]
+Zone = Annotated[str | None, Field(description="The user's IANA time zone, e.g. Europe/Paris: what "
+                                               "'yesterday' or 'last week' mean (default: the server's)")]
+
+
+def _where(item: dict[str, Any]) -> dict[str, Any]:
+    """A passage's provenance: which source, when it was captured, where in it (page, seconds, headings)."""
+    out: dict[str, Any] = {
+        "title": item.get("title"), "source_id": item.get("source_id"), "source_uri": item.get("source_uri") or None,
+        "modality": item.get("modality"), "captured_at": item.get("captured_at_local") or item.get("captured_at"),
+    }
+    for key in ("page", "t_start", "t_end", "position", "at_start", "at_end"):
+        if item.get(key) is not None:
+            out[key] = item[key]
+    if item.get("heading_path"):
+        out["section"] = " > ".join(item["heading_path"])
+    attrs = item.get("attributes") or {}
+    for key in ("tags", "links", "speakers"):  # a Markdown note's tags and links, a chat's speakers
+        if attrs.get(key):
+            out[key] = attrs[key]
+    if item.get("link") or item.get("artifact_id"):
+        out["raw_link"] = item.get("link") or f"/v1/artifacts/{item['artifact_id']}/raw"
+    return out
+
+
+async def _json(resp: httpx.Response) -> Any:
+    if resp.status_code >= 400:
+        try:
+            detail = resp.json().get("detail", resp.text)
+        except ValueError:
+            detail = resp.text
+        raise ToolError(f"secondbrain answered HTTP {resp.status_code}: {detail}")
+    if resp.status_code == 204:
+        return None
+    return resp.json()
+
+
+def _sse(text: str) -> list[tuple[str, Any]]:
+    """Server-sent events as (event, decoded data) pairs."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        name, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip())
+        if data:
+            try:
+                events.append((name, json.loads("\n".join(data))))
+            except ValueError:
+                continue
+    return events
+
+
+def build(client_for: ClientFor) -> FastMCP[Any]:
+    """The MCP server; ``client_for(ctx)`` opens an HTTP client to the API acting for the caller."""
+    mcp: FastMCP[Any] = FastMCP(
+        "secondbrain", instructions=INSTRUCTIONS, stateless_http=True, json_response=True,
+        streamable_http_path="/mcp",
+        # The HTTP services already check Host and Origin for every path (secondbrain.http_security).
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+    @mcp.tool()
+    async def search(
+        ctx: Context[Any, Any, Any],
+        query: Annotated[str, Field(description="What to look for, in the user's words; time words work: "
+                                                "'the invoice from last March', 'what I read yesterday'")],
+        k: Annotated[int, Field(ge=1, le=50, description="How many passages")] = 8,
+        modalities: Annotated[list[str] | None, Field(description="Only these kinds: note, markdown, pdf, web, "
+                                                                  "audio, image, office...")] = None,
+        source_ids: Annotated[list[str] | None, Field(description="Only these sources")] = None,
+        start: TimeText = None,
+        end: TimeText = None,
+        timezone: Zone = None,
+    ) -> dict[str, Any]:
+        """Search the user's memory (hybrid keyword and meaning search that understands time words).
+
+        Returns the time range understood (if any) and the best passages, each with its text and its
+        provenance: source title and id, capture time, page (documents), time span in seconds (recordings),
+        section headings and a link to the original file."""
+        params: list[tuple[str, Any]] = [("q", query), ("k", k)]
+        params += [("modality", m) for m in modalities or []] + [("source_id", s) for s in source_ids or []]
+        params += [(n, v) for n, v in (("from", start), ("to", end), ("tz", timezone)) if v]
+        async with client_for(ctx) as api:
+            out = await _json(await api.get("/v1/search", params=params))
+        return {
+            "query": query, "query_class": out.get("query_class"), "time_range": out.get("time_range"),
+            "understood": out.get("understood"),
+            "results": [{"n": n, "text": h["text"], **_where(h)} for n, h in enumerate(out["hits"], 1)],
+        }
+
+    @mcp.tool()
+    async def ask(
+        ctx: Context[Any, Any, Any],
+        question: Annotated[str, Field(description="A question about the user's own data")],
+        k: Annotated[int, Field(ge=1, le=20, description="How many passages to ground the answer in")] = 6,
+        modalities: Annotated[list[str] | None, Field(description="Only these kinds of source")] = None,
+        start: TimeText = None,
+        end: TimeText = None,
+        timezone: Zone = None,
+        conversation_id: Annotated[str | None, Field(description="Continue this conversation (follow-ups)")] = None,
+    ) -> dict[str, Any]:
+        """Answer a question from the user's memory, grounded in their data.
+
+        Returns the answer with [n] citation marks, the cited sources (n, title, capture time, page or
+        time span, the quoted passage) and the conversation id for follow-ups. ``unsupported: true``
+        means the answer cites nothing: do not present it as fact (``extractive`` then holds what the
+        sources themselves say, when they say anything)."""
+        body: dict[str, Any] = {"question": question, "k": k}
+        for name, value in (("modalities", modalities), ("from", start), ("to", end), ("tz", timezone),
+                            ("conversation_id", conversation_id)):
+            if value:
+                body[name] = value
+        async with client_for(ctx) as api:
+            resp = await api.post("/v1/ask", json=body, timeout=httpx.Timeout(300.0, connect=10.0))
+            if resp.status_code >= 400:
+                await _json(resp)
+        sources: list[dict[str, Any]] = []
+        done: dict[str, Any] | None = None
+        for name, data in _sse(resp.text):
+            if name == "sources":
+                sources = data
+            elif name == "done":
+                done = data
+            elif name == "error":
+                raise ToolError(f"the answer failed: {data.get('message', 'unknown error')}")
+        if done is None:
+            raise ToolError("the answer stream ended without an answer; try again")
+        cited = set(done.get("citations") or [])
+        extractive = done.get("extractive")
+        if extractive:
+            cited |= set(extractive.get("citations") or [])
+        return {
+            "answer": done["answer"], "unsupported": done.get("unsupported", False), "extractive": extractive,
+            "citations": [{"n": s["n"], "quote": s.get("snippet"), **_where(s)} for s in sources if s["n"] in cited],
+            "conversation_id": done.get("conversation_id"),
+        }
+
+    @mcp.tool()
+    async def capture_note(
+        ctx: Context[Any, Any, Any],
+        text: Annotated[str, Field(description="The note (Markdown welcome)")],
+        title: Annotated[str | None, Field(description="A title (default: from the text)")] = None,
+        captured_at: TimeText = None,
+    ) -> dict[str, Any]:
+        """Remember a note in the user's memory.
+
+        Returns the capture's job id and status ('queued' at first; it becomes searchable within seconds
+        once 'succeeded'), and the job's address for checking on it."""
+        body = {k: v for k, v in (("text", text), ("title", title), ("captured_at", captured_at)) if v}
+        async with client_for(ctx) as api:
+            return dict(await _json(await api.post("/v1/notes", json=body)))
+
+    @mcp.tool()
+    async def capture_url(
+        ctx: Context[Any, Any, Any],
+        url: Annotated[str, Field(description="An http(s) address of a public web page")],
+        title: Annotated[str | None, Field(description="A title (default: the page's)")] = None,
+        captured_at: TimeText = None,
+    ) -> dict[str, Any]:
+        """Fetch a web page and remember its main content (the same address again is a new version).
+
+        Returns the capture's job id and status ('queued' at first)."""
+        body = {k: v for k, v in (("url", url), ("title", title), ("captured_at", captured_at)) if v}
+        async with client_for(ctx) as api:
+            return dict(await _json(await api.post("/v1/urls", json=body)))
+
+    @mcp.tool()
+    async def list_sources(
+        ctx: Context[Any, Any, Any],
+        limit: Annotated[int, Field(ge=1, le=200)] = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        modality: Annotated[str | None, Field(description="Only this kind: note, markdown, pdf, web, audio...")] = None,
+        start: TimeText = None,
+        end: TimeText = None,
+    ) -> dict[str, Any]:
+        """List what the user's memory holds, newest first.
+
+        Returns one row per version of a source: source id, title, kind, where it came from (file or web
+        address), capture and ingest times, status (succeeded, failed, queued...), version and passage
+        count."""
+        params = {k: v for k, v in (("limit", limit), ("offset", offset), ("modality", modality), ("from", start),
+                                    ("to", end)) if v is not None}
+        async with client_for(ctx) as api:
+            out = await _json(await api.get("/v1/sources", params=params))
+        keep = ("source_id", "title", "modality", "source_uri", "captured_at", "ingested_at", "status", "error",
+                "version", "superseded", "chunk_count")
+        return {"sources": [{k: s.get(k) for k in keep} for s in out["sources"]], "limit": limit, "offset": offset}
+
+    @mcp.tool()
+    async def get_source(
+        ctx: Context[Any, Any, Any],
+        source_id: Annotated[str, Field(description="A source id from search, ask or list_sources")],
+    ) -> dict[str, Any]:
+        """One source in detail.
+
+        Returns its title, kind, address, current version and every version (capture time, size, passage
+        count, whether the original file is still kept) with the processing status of each."""
+        async with client_for(ctx) as api:
+            out = await _json(await api.get(f"/v1/sources/{source_id}"))
+        for v in out.get("versions", []):
+            v["jobs"] = [{k: j.get(k) for k in ("job_id", "status", "error", "finished_at")} for j in v.get("jobs", [])]
+        return dict(out)
+
+    @mcp.tool()
+    async def timeline(
+        ctx: Context[Any, Any, Any],
+        start: TimeText = None,
+        end: TimeText = None,
+        timezone: Zone = None,
+        modality: Annotated[list[str] | None, Field(description="Only these kinds of source")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 200,
+    ) -> dict[str, Any]:
+        """What was captured when, grouped by day (default: the last 30 days).
+
+        Returns the days newest first, each with its items: title, kind, capture time in the user's zone,
+        source address and document id."""
+        params: list[tuple[str, Any]] = [("limit", limit)] + [("modality", m) for m in modality or []]
+        params += [(n, v) for n, v in (("from", start), ("to", end), ("tz", timezone)) if v]
+        async with client_for(ctx) as api:
+            return dict(await _json(await api.get("/v1/timeline", params=params)))
+
+    return mcp
