@@ -195,7 +195,20 @@ def test_delete_export_and_erase_reach_s3_qdrant_and_postgres(infra: dict[str, o
         broker.stop()
 
 
-def test_a_failed_capture_is_retried_through_the_pipeline(server: Service) -> None:
+@pytest.fixture
+def fresh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A server of its own: the module's one is stopped (and its user erased) by the test above."""
+    with readable_tmp("sb-e2e-retry-") as path:
+        svc = Service("up", ["up", "--data-dir", str(path / "data")], {}, tmp_path_factory.mktemp("logs"))
+        svc.start().wait_ready(timeout=120)
+        try:
+            yield svc
+        finally:
+            svc.stop()
+
+
+def test_a_failed_capture_is_retried_through_the_pipeline(fresh_server: Service) -> None:
+    server = fresh_server
     with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.key}"}, timeout=60) as me:
         pdf = ("broken.pdf", b"%PDF-1.7\nnot really a PDF", "application/pdf")
         broken = me.post("/v1/artifacts", files={"file": pdf})
