@@ -19,15 +19,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     try:
         with http_client(args) as client:
-            params: dict[str, Any] = {"q": args.query, "k": args.k, "mode": args.mode}
-            tz = args.tz or _local_tz()
-            if tz:
-                params["tz"] = tz
-            if args.as_of:
-                params["now"] = args.as_of
-            locale = args.locale or _local_locale()
-            if locale:
-                params["locale"] = locale
+            params: dict[str, Any] = {"q": args.query, "k": args.k, "mode": args.mode, **_time_context(args)}
             resp = client.get("/v1/search", params=params)
     except httpx.TransportError as exc:
         return unreachable(args, exc)
@@ -46,6 +38,12 @@ def cmd_search(args: argparse.Namespace) -> int:
             snippet = " ".join(h["text"].split())
             print(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
     return EXIT_OK if out["hits"] else EXIT_FAILED
+
+
+def _time_context(args: argparse.Namespace) -> dict[str, str]:
+    """How to read time words: the zone and locale (the option, else this machine's) and "as of"."""
+    out = {"tz": args.tz or _local_tz(), "now": args.as_of, "locale": args.locale or _local_locale()}
+    return {k: v for k, v in out.items() if v}
 
 
 def _local_tz() -> str | None:
@@ -120,14 +118,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         body["conversation_id"] = args.conversation
     if getattr(args, "fresh", False):
         body["fresh"] = True
-    tz = args.tz or _local_tz()
-    if tz:
-        body["tz"] = tz
-    if args.as_of:
-        body["now"] = args.as_of
-    locale = args.locale or _local_locale()
-    if locale:
-        body["locale"] = locale
+    body.update(_time_context(args))
     try:
         with http_client(args) as client, client.stream("POST", "/v1/ask", json=body,
                                                      timeout=httpx.Timeout(180.0, connect=5.0)) as resp:
