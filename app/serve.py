@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import uvicorn
 
@@ -28,6 +29,7 @@ from secondbrain.pipeline.topics import ensure_topics
 from secondbrain.pipeline.topology import EMBED, STAGES
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.temporal import Conventions
 from services.fetcher.fetch import FetchPolicy, parse_networks
 
 log = logging.getLogger(__name__)
@@ -66,7 +68,8 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
         elif name == "chunk":
             cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
                                  min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
-            out.append(ChunkerStage(rt.objects, cfg))
+            out.append(ChunkerStage(rt.objects, cfg, zone=ZoneInfo(s.timezone), conventions=Conventions.for_locale(
+                s.locale, country=s.country, hemisphere=s.hemisphere)))
         elif name == "embed":
             assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
             out.append(EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,

@@ -9,7 +9,9 @@ For each size N it fills ONE user's collection with N chunks of a synthetic corp
 measures (p50, p95, mean over ``--queries`` questions, after a short warm-up):
 
 * ``QueryEngine.search`` end to end (understanding, query embedding, BM25, fused search in
-  the vector store, diversity), the same with a one-month time filter, and the time-only
+  the vector store, diversity), the same with a one-month time filter, a dated question ("<subject>
+  in March 2025": its own window, matched on the passages' own time or a time they speak of, every
+  fifth chunk speaking of a few days weeks earlier), and the time-only
   listing ("what did I save in March 2025?": Postgres rows, then the opening chunks);
 * ``POST /v1/ask`` over real HTTP (uvicorn on a loopback port): time to the ``meta``, the
   ``sources``, the first ``token`` and the ``done`` event, in extractive mode, or with the
@@ -77,7 +79,7 @@ sys.path.insert(0, str(REPO))
 from bench import charts  # noqa: E402
 from bench.backbone import free_port, pct  # noqa: E402
 from secondbrain import ids, keys  # noqa: E402
-from secondbrain.events.models import Chunk, ChunksCreated  # noqa: E402
+from secondbrain.events.models import Chunk, ChunksCreated, TimeMention  # noqa: E402
 from secondbrain.ports import Embedder, VectorPoint  # noqa: E402
 from secondbrain.runtime import Runtime  # noqa: E402
 from services.embedder.stage import chunk_payload, embedding_input  # noqa: E402
@@ -570,7 +572,8 @@ class CorpusBuilder:
                     [doc.title, f"Section {idx // 4 + 1}"],
                     kind="speech" if audio else "text",
                     page=idx // 2 + 1 if doc.modality == "pdf" else None,
-                    t_start=round(t, 2) if audio else None, t_end=round(t + span, 2) if audio else None))
+                    t_start=round(t, 2) if audio else None, t_end=round(t + span, 2) if audio else None,
+                    mentions=mentions_of(doc, idx)))
                 pos += len(text) + 2
                 t += span
             doc.char_count = pos
@@ -638,6 +641,16 @@ class Question:
     text: str
     kind: str
     document_id: str | None = None
+
+
+def mentions_of(doc: Doc, idx: int) -> list[TimeMention]:
+    """Every fifth chunk speaks of a few days some weeks before its document (as "three weeks ago we..."
+    does), so dated questions pay for the times spoken of as the product stores them."""
+    if idx % 5:
+        return []
+    start = (doc.captured_at - timedelta(days=7 + (idx * 13 + len(doc.title)) % 60)).replace(
+        hour=0, minute=0, second=0, microsecond=0)
+    return [TimeMention(start=start, end=start + timedelta(days=1 + idx % 7), expression="weeks ago")]
 
 
 def questions(corpus: Corpus, n: int, seed: int) -> list[Question]:
@@ -880,6 +893,11 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
     sparse = [rt.sparse.encode_query(q) for q in semantic]
     vec, embedder = rt.vectors, rt.embedder
 
+    # "<subject> in <Month YYYY>": a window understood from the question, matched on the passages'
+    # own time or a time they speak of, with later reports fused in (the soft window).
+    asked_at = max(d.captured_at for d in corpus.docs) + timedelta(days=1)
+    dated = [f"{semantic[i]} in {months[i][0]:%B %Y}" for i in range(n)]
+
     def month_plan(i: int) -> Plan:
         start, end = months[i]
         return engine.plan(texts[i], tz=UTC_ZONE, filters=Filters(start=start, end=end))
@@ -895,6 +913,8 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
         ("(a) search: plan+embed+BM25+fused query",
          lambda i: engine.search(user, engine.plan(texts[i], tz=UTC_ZONE), k=10)),
         ("(b) search with a one-month time filter", lambda i: engine.search(user, month_plan(i), k=10)),
+        ("(d) a dated question: own time or a time spoken of",
+         lambda i: engine.search(user, engine.plan(dated[i], tz=UTC_ZONE, now=asked_at), k=10)),
         ("sources: search + neighbours + budget",
          lambda i: engine.sources(user, engine.plan(texts[i], tz=UTC_ZONE), k=6)),
         ("(c) time-only listing (Postgres + scroll)",
@@ -1236,6 +1256,7 @@ def main_synthetic(sizes: list[int], args: argparse.Namespace) -> None:
 CHART_ROWS = {  # table row -> chart label
     "(a) search: plan+embed+BM25+fused query": "search",
     "(b) search with a one-month time filter": "search, 1-month filter",
+    "(d) a dated question: own time or a time spoken of": "search, dated question",
     "HTTP ask: meta event": "ask: first event",
     "HTTP ask: sources event": "ask: sources",
     "HTTP ask: first token": "ask: first token",

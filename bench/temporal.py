@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/temporal.py [--out DIR]
 
-Runs every case of ``devtools/temporal_suite.py`` through ``services.query.temporal.understand``
+Runs every case of ``devtools/temporal_suite.py`` through ``secondbrain.temporal.understand``
 and prints the exact-range accuracy (start and end equal to the expected instants, in the
 expected zone, or correctly no time at all) overall and per expression family, the accuracy
 of the other fields (vague, time field, query class, pinned semantic queries), every
@@ -24,8 +24,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
-from devtools.temporal_suite import CASES, Case, conventions, other_errors, range_errors, run_case  # noqa: E402
-from services.query.temporal import understand  # noqa: E402
+from devtools.temporal_suite import (  # noqa: E402
+    CASES,
+    MENTION_CASES,
+    Case,
+    conventions,
+    mention_errors,
+    other_errors,
+    range_errors,
+    run_case,
+)
+from secondbrain.temporal import understand  # noqa: E402
 
 
 def main() -> int:
@@ -59,6 +68,16 @@ def main() -> int:
             print(f"  [{case.family}] {case.question!r} (now {case.now} {case.tz}): " + "; ".join(errors))
     else:
         print("\nno failures")
+    # Times inside passages (what the chunker stores as the times a passage speaks of).
+    by_family: dict[str, list[bool]] = defaultdict(list)
+    for mc in MENTION_CASES:
+        errors = mention_errors(mc)
+        by_family[mc.family].append(not errors)
+        if errors:
+            print(f"  passage [{mc.family}] {mc.text!r}: " + "; ".join(errors))
+    passed = sum(ok for oks in by_family.values() for ok in oks)
+    print(f"\npassage suite (times a passage speaks of): {passed}/{len(MENTION_CASES)} exact; " + ", ".join(
+        f"{f} {sum(v)}/{len(v)}" for f, v in sorted(by_family.items())))
     # Speed: how long understanding one question takes.
     questions = [(c.question, datetime.fromisoformat(c.now), ZoneInfo(c.tz), conventions(c)) for c in CASES]
     rounds = 20

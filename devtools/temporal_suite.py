@@ -1,4 +1,4 @@
-"""Gold cases for the temporal understanding of questions (services/query/temporal/).
+"""Gold cases for the temporal understanding of questions (secondbrain/temporal/).
 
 Most cases are resolved at one fixed reference instant, Wednesday 18 November 2026,
 15:30 in Europe/Paris (UTC+01:00; the week runs Mon 16 to Mon 23 Nov).  A handful use
@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TypedDict
 from zoneinfo import ZoneInfo
 
-from services.query.temporal import Conventions, Understanding, understand
+from secondbrain.temporal import Conventions, Understanding, understand
 
 REF = "2026-11-18T15:30:00+01:00"  # a Wednesday
 TZ = "Europe/Paris"
@@ -561,6 +561,93 @@ CASES: list[Case] = [
     Case("the server at 10.0.0.12", None, None, "numeric", query_class="semantic"),
     Case("add 1/2 cup of sugar", None, None, "numeric", query_class="semantic"),
 ]
+
+
+# --------------------------------------------------------------------------- times inside a passage
+
+
+@dataclass(frozen=True, slots=True)
+class MentionCase:
+    """A passage, when it was said, and the times it speaks of: ``(expression, start, end)`` each, in
+    the order written (``secondbrain.temporal.mentions``; an empty tuple: it speaks of no other time)."""
+
+    text: str
+    said_at: str
+    expected: tuple[tuple[str, str, str], ...]
+    family: str  # note, chat, transcript, future, skipped
+    tz: str = "UTC"
+
+
+MAY8 = "2023-05-08T13:56:00+00:00"  # a Monday, as in the chat records of LoCoMo
+FRI = "2023-08-04T19:00:00+00:00"  # a Friday evening
+
+
+def _u(day: str) -> str:
+    return f"{day}T00:00:00+00:00"
+
+
+MENTION_CASES: list[MentionCase] = [
+    # notes: the past, relative to when they were written
+    MentionCase("Yesterday I ran 10 km along the river.", MAY8, (("Yesterday", _u("2023-05-07"), _u("2023-05-08")),),
+                "note"),
+    MentionCase("Last week we went to the coast.", MAY8, (("Last week", _u("2023-05-01"), _u("2023-05-08")),), "note"),
+    MentionCase("On 3 May I lost my job; two weeks ago I read Avalanche.", MAY8,
+                (("On 3 May", _u("2023-05-03"), _u("2023-05-04")),
+                 ("two weeks ago", _u("2023-04-24"), _u("2023-05-01"))), "note"),
+    MentionCase("Notes from the meeting last Friday: the budget is final.", MAY8,
+                (("last Friday", _u("2023-05-05"), _u("2023-05-06")),), "note"),
+    MentionCase("We moved here in March.", MAY8, (("in March", _u("2023-03-01"), _u("2023-04-01")),), "note"),
+    MentionCase("The day before yesterday the boiler broke.", MAY8,
+                (("The day before yesterday", _u("2023-05-06"), _u("2023-05-07")),), "note"),
+    MentionCase("Hier soir, rien. Last night the storm took the fence.", "2023-05-08T09:00:00+02:00",
+                (("Last night", "2023-05-07T18:00:00+02:00", "2023-05-08T05:00:00+02:00"),), "note",
+                tz="Europe/Paris"),
+    # chat records: one turn a line, speaker first
+    MentionCase("Caroline: I went to a LGBTQ support group yesterday and it was so powerful.", MAY8,
+                (("yesterday", _u("2023-05-07"), _u("2023-05-08")),), "chat"),
+    MentionCase("Melanie: We went camping last weekend!\nCaroline: Lovely, where?", MAY8,
+                (("last weekend", _u("2023-05-06"), _u("2023-05-08")),), "chat"),
+    MentionCase("Jon: A few days back I lost my job.\nGina: Oh no! When exactly?\nJon: On Thursday.", MAY8,
+                (("On Thursday", _u("2023-05-04"), _u("2023-05-05")),), "chat"),
+    # transcripts: said at the moment of the recording (the chunker passes recording start + offset)
+    MentionCase("so as I said this morning we shipped the release on Tuesday and it went fine",
+                "2023-05-11T10:15:00+00:00", (("on Tuesday", _u("2023-05-09"), _u("2023-05-10")),), "transcript"),
+    MentionCase("right, three days ago the supplier called about the invoice", "2023-05-11T10:15:00+00:00",
+                (("three days ago", _u("2023-05-08"), _u("2023-05-09")),), "transcript"),
+    # the future side: a sentence about what is to come takes the next occurrence
+    MentionCase("I can't wait for the weekend!", FRI, (("the weekend", _u("2023-08-05"), _u("2023-08-07")),),
+                "future"),
+    MentionCase("We'll go to the beach on Sunday.", FRI, (("on Sunday", _u("2023-08-06"), _u("2023-08-07")),),
+                "future"),
+    MentionCase("I'm going to Spain in June.", MAY8, (("in June", _u("2023-06-01"), _u("2023-07-01")),), "future"),
+    MentionCase("Next month I'm taking a pottery class.", MAY8,
+                (("Next month", _u("2023-06-01"), _u("2023-07-01")),), "future"),
+    MentionCase("The concert is scheduled for 20 May.", MAY8, (("20 May", _u("2023-05-20"), _u("2023-05-21")),),
+                "future"),
+    MentionCase("See you tomorrow. We met on Sunday though.", MAY8,
+                (("tomorrow", _u("2023-05-09"), _u("2023-05-10")), ("on Sunday", _u("2023-05-07"), _u("2023-05-08"))),
+                "future"),
+    # what is left out: vague, open, the passage's own time, too long, not a time
+    MentionCase("Lately I've been reading a lot.", MAY8, (), "skipped"),
+    MentionCase("Today I feel great and this week is busy.", MAY8, (), "skipped"),
+    MentionCase("Since March I've been running.", MAY8, (), "skipped"),
+    MentionCase("Last year was hard; in the 90s it was easier.", MAY8, (), "skipped"),
+    MentionCase("[D3:7] Caroline: the score was 3-1 and I read 1/2 of it.", MAY8, (), "skipped"),
+    MentionCase("We went away for the weekend.", MAY8, (), "skipped"),
+]
+
+
+def mention_errors(case: MentionCase) -> list[str]:
+    """Differences between the times found in a passage and the gold ones (empty when exact)."""
+    from secondbrain.temporal.mentions import mentioned_times
+
+    got = [(m.expression, m.start, m.end) for m in mentioned_times(case.text, datetime.fromisoformat(case.said_at),
+                                                                  ZoneInfo(case.tz))]
+    want = [(e, datetime.fromisoformat(a), datetime.fromisoformat(b)) for e, a, b in case.expected]
+    if got == want:
+        return []
+    return [f"got {[(e, a.isoformat(), b.isoformat()) for e, a, b in got]}, expected "
+            f"{[(e, a.isoformat(), b.isoformat()) for e, a, b in want]}"]
 
 
 # --------------------------------------------------------------------------- judging a case

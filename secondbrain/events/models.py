@@ -250,6 +250,23 @@ class DocumentExtracted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TimeMention(Record):
+    """A time a chunk speaks of ("yesterday", "on 3 May"), resolved against the chunk's own time."""
+
+    start: datetime  # inclusive
+    end: datetime  # exclusive
+    expression: str
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        """From fastavro's dict, or from a claim check's JSON (times as ISO 8601 strings)."""
+        def when(value: Any) -> datetime:
+            return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+        return cls(start=when(record["start"]), end=when(record["end"]), expression=str(record["expression"]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Chunk(Record):
     """A passage embedded and indexed as one vector point (``chunk_id`` is the point id)."""
 
@@ -265,6 +282,9 @@ class Chunk(Record):
     t_start: float | None = None
     t_end: float | None = None
     attributes: dict[str, str] = field(default_factory=dict)  # v3: e.g. turn_ids, speakers of a chat chunk
+    mentions: list[TimeMention] = field(default_factory=list)  # v4: times the chunk speaks of
+
+    _NESTED: ClassVar[Mapping[str, type[Record]]] = {"mentions": TimeMention}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -272,7 +292,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 3
+    SCHEMA_VERSION: ClassVar[int] = 4
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
 
     event_id: str

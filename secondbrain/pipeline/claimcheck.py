@@ -7,6 +7,7 @@ puts only the key in the event; the next stage loads it back.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from secondbrain.pipeline.errors import PermanentError
@@ -17,12 +18,12 @@ INLINE_LIMIT_BYTES = 700_000
 
 
 def offload(objects: ObjectStore, key: str, records: Any, limit: int = INLINE_LIMIT_BYTES) -> str | None:
-    """Write ``records`` (JSON-able) at ``key`` when their JSON is over ``limit`` bytes and return the key;
-    return ``None`` (nothing written) when they are small enough to travel inline.
+    """Write ``records`` (JSON-able; datetimes as ISO 8601) at ``key`` when their JSON is over ``limit``
+    bytes and return the key; return ``None`` (nothing written) when they are small enough to travel inline.
 
     The JSON size is a safe upper bound of the Avro size, so everything kept inline fits a message.
     """
-    data = json.dumps(records, ensure_ascii=False).encode("utf-8")
+    data = json.dumps(records, ensure_ascii=False, default=_iso).encode("utf-8")
     if len(data) <= limit:
         return None
     objects.put(key, data, content_type="application/json")
@@ -35,3 +36,9 @@ def load(objects: ObjectStore, key: str) -> Any:
         return json.loads(objects.get(key))
     except ObjectNotFound as exc:
         raise PermanentError(f"the claim-checked payload {key} is missing from object storage") from exc
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

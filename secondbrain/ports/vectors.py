@@ -39,7 +39,8 @@ class VectorFilter:
     """Restrictions applied inside the vector store (all conditions AND-ed).
 
     ``time_field`` names the payload field the time range applies to
-    (``captured_at`` or ``ingested_at``; both are RFC 3339 strings in the payload).
+    (``captured_at`` or ``ingested_at``; both are RFC 3339 strings in the payload);
+    ``mentioned_range`` widens that one condition to "or the passage speaks of a time in it".
     """
 
     document_ids: Sequence[str] | None = None
@@ -48,6 +49,9 @@ class VectorFilter:
     time_range: TimeRange | None = None
     time_field: Literal["captured_at", "ingested_at"] = "captured_at"
     chunk_index_range: tuple[int, int] | None = None  # inclusive [first, last] positions within a document
+    # With ``time_range``: a passage also matches when it speaks of a time in this range ("yesterday I
+    # ran", said the day after), through the ``mentioned_at`` payload field (see ``secondbrain.temporal.mentions``).
+    mentioned_range: TimeRange | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,10 @@ from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 
 #: Payload fields filtered on by keyword (exact match).
 KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
-#: Payload fields holding RFC 3339 timestamps, filtered on by range.
-DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")
+#: Payload fields holding RFC 3339 timestamps, filtered on by range (``mentioned_at`` is a list:
+#: a point matches when any of its values does).
+DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at", "mentioned_at")
+TIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")  # what ``VectorFilter.time_field`` may name
 INTEGER_FIELDS: tuple[str, ...] = ("chunk_index",)
 #: Reciprocal rank fusion constant; 2 is Qdrant's server default, so the edge store (which
 #: needs it spelled out) ranks exactly like a Qdrant server given a plain ``Fusion.RRF``.
@@ -159,7 +161,14 @@ class IntRangeCondition:
     lte: int
 
 
-Condition = MatchAnyCondition | DatetimeRangeCondition | IntRangeCondition
+@dataclass(frozen=True, slots=True)
+class EitherCondition:
+    """At least one of ``conditions`` holds."""
+
+    conditions: tuple[DatetimeRangeCondition, ...]
+
+
+Condition = MatchAnyCondition | DatetimeRangeCondition | IntRangeCondition | EitherCondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,22 +199,28 @@ def plan_filter(flt: VectorFilter | None) -> FilterPlan:
             nothing = True
         conditions.append(MatchAnyCondition(fieldname, tuple(_as_str_list(values))))
     if flt.time_range is not None and (flt.time_range.start is not None or flt.time_range.end is not None):
-        if flt.time_field not in DATETIME_FIELDS:
-            raise ValueError(f"time_field must be one of {DATETIME_FIELDS}, not {flt.time_field!r}")
+        if flt.time_field not in TIME_FIELDS:
+            raise ValueError(f"time_field must be one of {TIME_FIELDS}, not {flt.time_field!r}")
         start, end = flt.time_range.start, flt.time_range.end
         if start is not None and end is not None and _utc(end) <= _utc(start):
             nothing = True  # an empty interval
-        conditions.append(DatetimeRangeCondition(
-            flt.time_field,
-            rfc3339(start) if start is not None else None,
-            rfc3339(end) if end is not None else None,
-        ))
+        own = _range(flt.time_field, start, end)
+        mentioned = flt.mentioned_range
+        if mentioned is not None and (mentioned.start is not None or mentioned.end is not None):
+            conditions.append(EitherCondition((own, _range("mentioned_at", mentioned.start, mentioned.end))))
+        else:
+            conditions.append(own)
     if flt.chunk_index_range is not None:
         first, last = flt.chunk_index_range
         if last < first:
             nothing = True
         conditions.append(IntRangeCondition("chunk_index", int(first), int(last)))
     return FilterPlan(tuple(conditions), nothing)
+
+
+def _range(fieldname: str, start: datetime | None, end: datetime | None) -> DatetimeRangeCondition:
+    return DatetimeRangeCondition(fieldname, rfc3339(start) if start is not None else None,
+                                  rfc3339(end) if end is not None else None)
 
 
 def _as_str_list(values: Sequence[str]) -> list[str]:

@@ -43,6 +43,7 @@ from secondbrain.stores.vector_payload import (
     KEYWORD_FIELDS,
     RRF_K,
     DatetimeRangeCondition,
+    EitherCondition,
     EnsuredCollections,
     FilterPlan,
     IntRangeCondition,
@@ -313,6 +314,9 @@ class EdgeVectorStore:
                 must.append(qe.FieldCondition(cond.field, range=qe.RangeDateTime(gte=cond.gte, lt=cond.lt)))
             elif isinstance(cond, IntRangeCondition):
                 must.append(qe.FieldCondition(cond.field, range=qe.RangeFloat(gte=cond.gte, lte=cond.lte)))
+            elif isinstance(cond, EitherCondition):
+                must.append(qe.Filter(should=[qe.FieldCondition(c.field, range=qe.RangeDateTime(gte=c.gte, lt=c.lt))
+                                              for c in cond.conditions]))
         return qe.Filter(must=must)
 
     @staticmethod

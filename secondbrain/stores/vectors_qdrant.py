@@ -22,6 +22,7 @@ from secondbrain.stores.vector_payload import (
     INTEGER_FIELDS,
     KEYWORD_FIELDS,
     DatetimeRangeCondition,
+    EitherCondition,
     EnsuredCollections,
     FilterPlan,
     IntRangeCondition,
@@ -123,6 +124,11 @@ class QdrantVectorStore:
                 must.append(models.FieldCondition(key=cond.field, range=rng))
             elif isinstance(cond, IntRangeCondition):
                 must.append(models.FieldCondition(key=cond.field, range=models.Range(gte=cond.gte, lte=cond.lte)))
+            elif isinstance(cond, EitherCondition):
+                must.append(models.Filter(should=[
+                    models.FieldCondition(key=c.field,
+                                          range=models.DatetimeRange(gte=_parse_dt(c.gte), lt=_parse_dt(c.lt)))
+                    for c in cond.conditions]))
         return models.Filter(must=must)
 
     @staticmethod

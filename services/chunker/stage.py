@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import ClassVar
+from zoneinfo import ZoneInfo
 
 from secondbrain import ids, keys
 from secondbrain.events import bodies
-from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment
+from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment, TimeMention
 from secondbrain.pipeline import claimcheck, topology
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import ObjectStore
-from services.chunker.logic import ChunkingConfig, chunk_segments
+from secondbrain.temporal import Conventions
+from secondbrain.temporal.mentions import mentioned_times
+from services.chunker.logic import ChunkDraft, ChunkingConfig, chunk_segments
 
 _WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _MD_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -52,9 +56,13 @@ class ChunkerStage:
 
     step: ClassVar[topology.Step] = topology.CHUNK
 
-    def __init__(self, objects: ObjectStore, config: ChunkingConfig) -> None:
+    def __init__(self, objects: ObjectStore, config: ChunkingConfig, *, zone: ZoneInfo | None = None,
+                 conventions: Conventions | None = None) -> None:
         self.objects = objects
         self.config = config
+        # Time words inside a passage ("yesterday", "on Friday") are read in the person's zone and calendar.
+        self.zone = zone or ZoneInfo("UTC")
+        self.conventions = conventions or Conventions()
 
     def job_of(self, event: DocumentExtracted) -> JobRef:
         """Job, user, source and document of the event."""
@@ -75,6 +83,15 @@ class ChunkerStage:
             return text, bodies.with_texts(text, segments)
         return bodies.reconstruct(segments), segments  # a version-1 producer sent the texts in the segments
 
+    def _mentions(self, draft: ChunkDraft, ev: DocumentExtracted) -> list[TimeMention]:
+        """The times a passage speaks of, read against its own time: when it was said in a recording
+        whose start is known, else the record's time."""
+        said_at: datetime = ev.captured_at
+        if ev.recording_start is not None and draft.t_start is not None:
+            said_at = ev.recording_start + timedelta(seconds=draft.t_start)
+        return [TimeMention(start=m.start, end=m.end, expression=m.expression)
+                for m in mentioned_times(draft.text, said_at, self.zone, conventions=self.conventions)]
+
     def process(self, event: DocumentExtracted) -> list[ChunksCreated]:
         """Chunk one document."""
         ev = event
@@ -85,7 +102,8 @@ class ChunkerStage:
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
                   heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end,
                   attributes={**note_attributes(ev.metadata, d.text, markdown=ev.modality in ("markdown", "note")),
-                              **d.attributes})
+                              **d.attributes},
+                  mentions=self._mentions(d, ev))
             for d in drafts
         ]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.

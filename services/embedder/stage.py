@@ -44,6 +44,7 @@ from secondbrain.ports import (
     VectorStore,
 )
 from secondbrain.stores.vector_payload import rfc3339
+from secondbrain.temporal.mentions import mention_points
 from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, embedder_for
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,17 @@ def chunk_payload(ev: ChunksCreated, chunk: Chunk, model_id: str) -> dict[str, A
         "embedding_model": model_id, "source_uri": ev.source_uri, "captured_at_source": ev.captured_at_source,
         "version": ev.version, **_absolute_times(ev, chunk),
         **({"attributes": dict(chunk.attributes)} if chunk.attributes else {}),
+        **_mentions(chunk),
     }
+
+
+def _mentions(chunk: Chunk) -> dict[str, Any]:
+    """The times a chunk speaks of: as shown with a hit, and as the points a dated search matches."""
+    if not chunk.mentions:
+        return {}
+    return {"mentions": [{"start": rfc3339(m.start), "end": rfc3339(m.end), "expression": m.expression}
+                         for m in chunk.mentions],
+            "mentioned_at": [rfc3339(t) for t in mention_points([(m.start, m.end) for m in chunk.mentions])]}
 
 
 def _absolute_times(ev: ChunksCreated, chunk: Chunk) -> dict[str, str]:

@@ -37,6 +37,7 @@ from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ConversationInfo, ForeignConversation, ObjectNotFound, Turn
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.temporal import Conventions
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from secondbrain.vector_indexes import ActiveIndexes
@@ -51,7 +52,6 @@ from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
 from services.query.followup import Followup, rewrite_followup
 from services.query.retrieval import SearchHit
-from services.query.temporal import Conventions
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from zoneinfo import ZoneInfo
 
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError
-from services.query.temporal import Conventions
-from services.query.temporal.grammar import TimeWindow, parse_all
+from secondbrain.temporal import Conventions
+from secondbrain.temporal.grammar import TimeWindow, parse_all
 
 # Words that point back at the subject of the question before.
 _POINTERS = {"it", "its", "he", "him", "his", "she", "her", "hers", "they", "them", "their", "theirs", "that",

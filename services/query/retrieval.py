@@ -45,6 +45,7 @@ class SearchHit:
     token_count: int = 0
     kind: str = ""
     attributes: dict[str, str] = field(default_factory=dict)  # e.g. a chat chunk's turn_ids and speakers
+    mentions: list[dict[str, str]] = field(default_factory=list)  # times the passage speaks of: start, end, expression
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -56,7 +57,7 @@ class SearchHit:
             "page": self.page, "t_start": self.t_start, "t_end": self.t_end, "source_uri": self.source_uri,
             "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
             "chunk_index": self.chunk_index, "token_count": self.token_count, "kind": self.kind,
-            "attributes": self.attributes,
+            "attributes": self.attributes, "mentions": self.mentions,
         }
 
 
@@ -73,6 +74,8 @@ def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHi
         captured_at_source=p.get("captured_at_source", ""), at_start=p.get("at_start"), at_end=p.get("at_end"),
         chunk_index=int(p.get("chunk_index", 0)), token_count=int(p.get("token_count", 0)),
         kind=str(p.get("kind") or ""), attributes={str(k): str(v) for k, v in (p.get("attributes") or {}).items()},
+        mentions=[{"start": str(m.get("start", "")), "end": str(m.get("end", "")),
+                   "expression": str(m.get("expression", ""))} for m in (p.get("mentions") or [])],
     )
 
 

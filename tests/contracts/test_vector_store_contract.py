@@ -115,9 +115,13 @@ def corpus(user: str, dense_by_text: dict[str, list[float]]) -> list[VectorPoint
                 "user_id": user, "document_id": doc_id(user, doc.key), "source_id": f"src-{doc.key}",
                 "chunk_id": pid, "chunk_index": i, "modality": doc.modality, "title": doc.title,
                 "text": text, "captured_at": doc.captured_at, "ingested_at": doc.ingested_at,
-                "char_start": 0, "char_end": len(text),
+                "char_start": 0, "char_end": len(text), **MENTIONED.get((doc.key, i), {}),
             }))
     return points
+
+
+# The Lisbon e-mail (written 10 April) speaks of its Friday, 12 April: the points of that day.
+MENTIONED = {("trip", 0): {"mentioned_at": ["2024-04-12T00:00:00.000000Z", "2024-04-12T23:59:59.999999Z"]}}
 
 
 def pid_of(user: str, key: str, index: int = 0) -> str:
@@ -413,6 +417,21 @@ def test_time_range_on_ingested_at(loaded: Harness) -> None:
     # the captured_at of "Health" is 2023, so the same range on captured_at finds nothing of it
     on_captured = VectorFilter(time_range=TimeRange(_dt("2024-06-01T00:00:00Z"), _dt("2024-06-05T00:00:00Z")))
     assert store.count(ALICE, on_captured) == 0
+
+
+def test_a_time_range_can_also_match_the_times_a_passage_speaks_of(loaded: Harness) -> None:
+    store = loaded.store
+    friday = TimeRange(_dt("2024-04-12T00:00:00Z"), _dt("2024-04-13T00:00:00Z"))
+    assert store.count(ALICE, VectorFilter(time_range=friday)) == 0  # written on the 10th
+    either = VectorFilter(time_range=friday, mentioned_range=friday)
+    assert store.count(ALICE, either) == 1
+    assert [h.id for h in query(store, ALICE, "flight gate", limit=20, flt=either)] == [pid_of(ALICE, "trip")]
+    # Its own time still matches as before: March holds the bread notes (and no point speaks of March).
+    march = TimeRange(_dt("2024-03-01T00:00:00Z"), _dt("2024-04-01T00:00:00Z"))
+    assert store.count(ALICE, VectorFilter(time_range=march, mentioned_range=march)) == 2
+    # It is one condition among the others (AND-ed), and only for the asking user.
+    assert store.count(ALICE, VectorFilter(time_range=friday, mentioned_range=friday, modalities=["note"])) == 0
+    assert store.count(NOBODY, either) == 0
 
 
 def test_users_are_isolated(loaded: Harness) -> None:

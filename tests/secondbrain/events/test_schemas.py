@@ -36,6 +36,7 @@ from secondbrain.events import (
     MalformedEvent,
     SchemaError,
     Segment,
+    TimeMention,
     UrlRequested,
     event_class,
     schema_name,
@@ -270,7 +271,7 @@ def test_model_matches_latest_schema(codec: EventCodec, name: str) -> None:
     assert schema_name(cls) == name == cls.SCHEMA_NAME
     assert codec.latest_version(name) == cls.SCHEMA_VERSION, "model not updated for the newest schema"
     pairs: list[tuple[type[Any], dict[str, Any]]] = [(cls, codec.schema_of(name))]
-    nested = {"Segment": Segment, "Chunk": Chunk}
+    nested = {"Segment": Segment, "Chunk": Chunk, "TimeMention": TimeMention}
     for record in _walk_records(codec.schema_of(name))[1:]:
         pairs.append((nested[record["name"]], record))
     for model, record in pairs:

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from services.query.followup import rewrite_followup
-from services.query.temporal import parse_time
+from secondbrain.temporal import parse_time
 from tests.services.query.gold_followups import CONVERSATIONS, Conversation
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)

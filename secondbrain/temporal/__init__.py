@@ -16,10 +16,13 @@ month first; ``Conventions.for_locale("en_GB")`` derives them from a locale) say
 country's holidays count, which hemisphere the seasons are in and in which order a
 numeric date gives its day and month.
 
-The package has three parts: ``calendar`` (date arithmetic, periods and their
+The package has four parts: ``calendar`` (date arithmetic, periods and their
 recurrences), ``grammar`` (the vocabulary, the anchor rules and the parser that yields
-a ``TimeWindow``) and ``intent`` (which time field a window applies to, what is left to
-search for, ``understand()`` and ``describe()``).
+a ``TimeWindow``), ``intent`` (which time field a window applies to, what is left to
+search for, ``understand()`` and ``describe()``) and ``mentions`` (the times a passage
+speaks of, read against the passage's own time, with a future-leaning side: the chunker
+stores them and a dated question matches them).  It is shared by the chunker and the
+query service, so it lives in the core.
 
 Supported (English, case-insensitive, whole words only):
 
@@ -170,9 +173,9 @@ without a preposition ("Christmas cards"); astronomical seasons and school holid
 Easter Monday; languages other than English.
 """
 
-from services.query.temporal.calendar import Conventions
-from services.query.temporal.grammar import DateReading, TimeField, TimeWindow, parse_time
-from services.query.temporal.intent import QueryClass, Understanding, describe, understand
+from secondbrain.temporal.calendar import Conventions
+from secondbrain.temporal.grammar import DateReading, TimeField, TimeWindow, parse_time
+from secondbrain.temporal.intent import QueryClass, Understanding, describe, understand
 
 __all__ = ["Conventions", "DateReading", "QueryClass", "TimeField", "TimeWindow", "Understanding", "describe",
            "parse_time", "understand"]

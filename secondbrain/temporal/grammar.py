@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from services.query.temporal.calendar import (
+from secondbrain.temporal.calendar import (
     PARTS,
     Conventions,
     Ctx,
@@ -1210,6 +1210,12 @@ def parse_all(text: str, now: datetime, tz: ZoneInfo, week_start: int,
         rest.append(" ")
     rest.append(text[last:])
     return window, "".join(rest)
+
+
+def scan(text: str, ctx: Ctx) -> list[tuple[int, int, Span]]:
+    """Every time expression in ``text`` as ``(start, end, span)``, left to right, resolved against
+    ``ctx`` (a passage's own time, for :mod:`secondbrain.temporal.mentions`)."""
+    return _Parser(text, ctx).scan()
 
 
 _POSSESSIVE = re.compile("['\u2019]s\\b", re.I)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from devtools.temporal_suite import CASES, case_errors
 from services.query.engine import QueryEngine
-from services.query.temporal import Conventions, TimeWindow, describe, parse_time, understand
-from services.query.temporal.calendar import easter, feast_days, nth_weekday, orthodox_easter, season_days
+from secondbrain.temporal import Conventions, TimeWindow, describe, parse_time, understand
+from secondbrain.temporal.calendar import easter, feast_days, nth_weekday, orthodox_easter, season_days
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -204,8 +204,8 @@ FEAST_SAMPLES = {
 
 
 def test_every_feast_name_is_read():
-    from services.query.temporal.calendar import FEASTS
-    from services.query.temporal.grammar import _FEAST_NAMES, _PLAIN_DAY
+    from secondbrain.temporal.calendar import FEASTS
+    from secondbrain.temporal.grammar import _FEAST_NAMES, _PLAIN_DAY
 
     assert set(FEAST_SAMPLES) == {key for key, _ in _FEAST_NAMES}
     for key, name in FEAST_SAMPLES.items():

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from services.query.temporal.calendar import Conventions
-from services.query.temporal.grammar import TimeField, TimeWindow, parse_all
+from secondbrain.temporal.calendar import Conventions
+from secondbrain.temporal.grammar import TimeField, TimeWindow, parse_all
 
 QueryClass = Literal["semantic", "temporal", "temporal+semantic"]
 

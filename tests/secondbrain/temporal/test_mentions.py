@@ -1,0 +1,64 @@
+"""Times a passage speaks of: the passage gold suite at 100 %, and the points a range filter matches."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from devtools.temporal_suite import MENTION_CASES, mention_errors
+from secondbrain.temporal.mentions import MAX_MENTIONS, mention_points, mentioned_times, widen
+
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
+
+@pytest.mark.parametrize("case", MENTION_CASES, ids=[f"{c.family}:{c.text[:40]}" for c in MENTION_CASES])
+def test_passage_gold_case(case):
+    assert mention_errors(case) == []
+
+
+def test_the_passage_suite_covers_every_kind_of_record():
+    assert {c.family for c in MENTION_CASES} == {"note", "chat", "transcript", "future", "skipped"}
+    assert sum(not c.expected for c in MENTION_CASES) >= 5
+
+
+def test_a_time_is_read_against_the_passage_own_time_not_the_clock():
+    old = datetime(2019, 3, 6, 12, tzinfo=UTC)
+    (m,) = mentioned_times("yesterday the roof leaked", old, ZoneInfo("UTC"))
+    assert (m.start, m.end) == (datetime(2019, 3, 5, tzinfo=UTC), datetime(2019, 3, 6, tzinfo=UTC))
+
+
+def test_a_naive_time_is_refused():
+    with pytest.raises(ValueError, match="aware"):
+        mentioned_times("yesterday", datetime(2023, 5, 8), ZoneInfo("UTC"))
+
+
+def test_a_list_of_dates_is_cut_short():
+    text = " ".join(f"On {d} March we met." for d in range(1, 20))
+    assert len(mentioned_times(text, datetime(2023, 5, 8, tzinfo=UTC), ZoneInfo("UTC"))) == MAX_MENTIONS
+
+
+def windows_overlap(points: list[datetime], start: datetime, end: datetime) -> bool:
+    return any(start <= p < end for p in points)
+
+
+@pytest.mark.parametrize("days", [1, 2, 7, 31])
+def test_points_match_exactly_the_windows_of_a_day_or_more_that_overlap(days):
+    """A window [ws, we) of a day or more holds a point iff it overlaps the span (checked hour by hour)."""
+    s = datetime(2023, 5, 3, tzinfo=UTC)
+    e = s + timedelta(days=days)
+    points = mention_points([(s, e)])
+    for offset in range(-72, 24 * days + 72, 5):
+        for length in (24, 36, 24 * 7):
+            ws = s + timedelta(hours=offset)
+            we = ws + timedelta(hours=length)
+            assert windows_overlap(points, ws, we) == (ws < e and we > s), (ws, we)
+
+
+def test_a_short_window_is_widened_to_a_day():
+    start = datetime(2023, 5, 7, 18, tzinfo=UTC)
+    a, b = widen(start, start + timedelta(hours=6))
+    assert b - a == timedelta(days=1) and a < start and b > start + timedelta(hours=6)
+    long = (start, start + timedelta(days=3))
+    assert widen(*long) == long
