@@ -68,8 +68,9 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
         elif name == "chunk":
             cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
                                  min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
-            out.append(ChunkerStage(rt.objects, cfg, zone=ZoneInfo(s.timezone), conventions=Conventions.for_locale(
-                s.locale, country=s.country, hemisphere=s.hemisphere)))
+            calendar = Conventions.for_locale(s.locale, country=s.country, hemisphere=s.hemisphere,
+                                              date_order=s.date_order)
+            out.append(ChunkerStage(rt.objects, cfg, zone=ZoneInfo(s.timezone), conventions=calendar))
         elif name == "embed":
             assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
             out.append(EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,

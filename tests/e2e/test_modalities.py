@@ -37,7 +37,8 @@ def site() -> Iterator[Site]:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     env = {"SB_MAX_UPLOAD_BYTES": str(6 * 1024 * 1024), "SB_AUDIO_MAX_DURATION_S": str(AUDIO_LIMIT_S),
            "SB_FETCH_TIMEOUT_S": "2", "SB_MAX_ATTEMPTS": "2", "SB_RETRY_BACKOFF_S": "0.2",
-           "SB_FETCH_ALLOW_PRIVATE": "true"}  # the test site listens on loopback
+           "SB_FETCH_ALLOW_PRIVATE": "true",  # the test site listens on loopback
+           "SB_TIMEZONE": "Europe/Paris"}  # time words inside passages are read in the person's zone
     with readable_tmp("sb-modal-") as root:
         svc = Service("up", ["up", "--data-dir", str(root / "data")], env, tmp_path_factory.mktemp("logs"))
         svc.start().wait_ready(timeout=180)
@@ -126,6 +127,24 @@ def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site
     hit = search(client, "hydrophone INV-8391 420 EUR")[0]
     assert hit["modality"] == "office" and hit["title"] == gen_office.DOC_TITLE
     assert "INV-8391" in hit["text"] and gen_office.DOC_SECTION_2 in hit["heading_path"]
+
+
+def test_a_chat_record_is_found_by_the_time_it_speaks_of(client: httpx.Client) -> None:
+    """A chat of Wednesday 29 April looking forward to "the weekend" answers a question about that
+    weekend, read in the server's zone (Paris), through the running service."""
+    chat = (b"Caroline: I can't wait for the weekend, we're going to the ceramics fair in Annecy!\n"
+            b"Melanie: Bring me back a bowl!\n")
+    job = upload(client, "fair.chat", chat, "text/x-chat", captured_at="2026-04-29T18:00:00+02:00")
+    assert wait_jobs(client, [job])[job]["status"] == "succeeded"
+    r = client.get("/v1/search", params={"q": "where did Caroline go the first weekend of May?", "k": 5,
+                                         "tz": "Europe/Paris", "now": "2026-06-01T12:00:00+02:00"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["mentioned_times"] is True
+    top = body["hits"][0]
+    assert "ceramics fair" in top["text"]
+    assert [(m["expression"], at(m["start"]), at(m["end"])) for m in top["mentions"]] == [
+        ("the weekend", datetime(2026, 5, 1, 22, tzinfo=UTC), datetime(2026, 5, 3, 22, tzinfo=UTC))]
 
 
 def search_has(client: httpx.Client, word: str) -> bool:

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devtools.temporal_suite import CASES, case_errors
-from services.query.engine import QueryEngine
 from secondbrain.temporal import Conventions, TimeWindow, describe, parse_time, understand
 from secondbrain.temporal.calendar import easter, feast_days, nth_weekday, orthodox_easter, season_days
+from services.query.engine import QueryEngine
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

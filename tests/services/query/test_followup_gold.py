@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.query.followup import rewrite_followup
 from secondbrain.temporal import parse_time
+from services.query.followup import rewrite_followup
 from tests.services.query.gold_followups import CONVERSATIONS, Conversation
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
