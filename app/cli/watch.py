@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import signal
 import sys
 from pathlib import Path
 
@@ -38,6 +39,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 report = syncer.sync(final=True)
                 say(f"in sync: {report.line()}")
                 return EXIT_OK if not report.failed else 1
+            # Ctrl-C and SIGTERM (a service manager's stop) end the watch the same way, with the record
+            # saved, also when the shell that started it in the background left SIGINT ignored.
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.default_int_handler)
             with contextlib.suppress(KeyboardInterrupt):
                 syncer.watch()
             syncer.save()

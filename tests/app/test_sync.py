@@ -39,12 +39,16 @@ def server(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ser
 class Watcher:
     """``secondbrain watch DIR`` as a person runs it, its output kept."""
 
-    def __init__(self, svc: Service, folder: Path, state: Path, log: Path) -> None:
+    def __init__(self, svc: Service, folder: Path, state: Path, log: Path, *, sigint_ignored: bool = False) -> None:
+        import signal
+
         self.log = log
+        # A program started in the background by a non-interactive shell inherits SIGINT ignored.
+        ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
         with log.open("ab") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "watch", str(folder), "--state", str(state)],
                                          env=cli_env({"SB_URL": svc.url, "SB_API_KEY": svc.key}), cwd=REPO,
-                                         stdout=out, stderr=subprocess.STDOUT)
+                                         stdout=out, stderr=subprocess.STDOUT, preexec_fn=ignore)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -52,12 +56,33 @@ class Watcher:
     def wait_for(self, text: str, timeout: float = 60) -> None:
         until(lambda: text in self.output(), timeout, f"watch never said {text!r}:\n{self.output()[-3000:]}")
 
-    def stop(self) -> None:
+    def stop(self, sig: int | None = None) -> None:
         import signal
 
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(signal.SIGINT if sig is None else sig)
             self.proc.wait(20)
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigint-inherited-ignored"])
+def test_the_watch_stops_on_sigterm_and_on_ctrl_c_however_it_was_started(server: Service, root: Path,
+                                                                         how: str) -> None:
+    import signal
+
+    folder = root / f"stop-{how}"
+    folder.mkdir()
+    (folder / "note.md").write_text("# Stop\n\nA note that must be in the saved record.\n")
+    state = root / f"state-stop-{how}.json"
+    watcher = Watcher(server, folder, state, root / f"watch-stop-{how}.log", sigint_ignored=how != "sigterm")
+    try:
+        watcher.wait_for("watching")
+        watcher.stop(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+        assert watcher.proc.returncode == 0, watcher.output()[-2000:]
+        assert "stopped watching" in watcher.output()
+        assert "note.md" in state.read_text()
+    finally:
+        if watcher.proc.poll() is None:
+            watcher.proc.kill()
 
 
 def until(check: Callable[[], Any], timeout: float, why: str) -> Any:
