@@ -627,6 +627,13 @@ MENTION_CASES: list[MentionCase] = [
     MentionCase("See you tomorrow. We met on Sunday though.", MAY8,
                 (("tomorrow", _u("2023-05-09"), _u("2023-05-10")), ("on Sunday", _u("2023-05-07"), _u("2023-05-08"))),
                 "future"),
+    # a day and month without a year, no sign of the future: the nearest occurrence
+    MentionCase("My dentist appointment is on the 3rd of December at 9:30.", "2026-11-24T09:00:00+00:00",
+                (("on the 3rd of December", _u("2026-12-03"), _u("2026-12-04")),), "nearest"),
+    MentionCase("We met on 20 December.", "2023-01-05T12:00:00+00:00",
+                (("on 20 December", _u("2022-12-20"), _u("2022-12-21")),), "nearest"),
+    MentionCase("On May 3rd, 2022 we met.", MAY8, (("On May 3rd, 2022", _u("2022-05-03"), _u("2022-05-04")),),
+                "nearest"),
     # what is left out: vague, open, the passage's own time, too long, not a time
     MentionCase("Lately I've been reading a lot.", MAY8, (), "skipped"),
     MentionCase("Today I feel great and this week is busy.", MAY8, (), "skipped"),

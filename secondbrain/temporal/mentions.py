@@ -37,6 +37,11 @@ _FUTURE = re.compile(
     r"can['\u2019]?t\s+wait|cannot\s+wait|looking\s+forward|look\s+forward|hop(?:e|es|ing)\s+to|about\s+to|"
     r"intend(?:s|ing)?\s+to|upcoming|coming\s+up|scheduled|booked|due)\b|['\u2019]ll\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_MONTH_NAMES = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+                r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
+# A day with its month and no year: "3 May", "May 3rd", "the 3rd of December".
+_DAY_AND_MONTH = re.compile(rf"\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b(?!,?\s*\d{{4}})|"
+                            rf"\b(?:{_MONTH_NAMES})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})", re.I)
 # "(for) the weekend" in a sentence about what is to come: the coming one (a question's "the weekend"
 # is the last one, and the parser needs a preposition it may not have: "can't wait for the weekend").
 _THE_WEEKEND = re.compile(r"\bthe\s+weekend\b", re.I)
@@ -72,6 +77,8 @@ def mentioned_times(text: str, said_at: datetime, tz: ZoneInfo, *, conventions: 
             continue
         if any(lo <= a < hi for lo, hi in future):
             span = _ahead(span, ctx)
+        elif _DAY_AND_MONTH.search(text[a:b]):
+            span = _nearest(span, ctx)
         start, end = span.start, span.end
         assert start is not None and end is not None
         if start <= said_at < end or end - start > MAX_SPAN or (start, end) in seen:
@@ -81,6 +88,18 @@ def mentioned_times(text: str, said_at: datetime, tz: ZoneInfo, *, conventions: 
         if len(out) >= MAX_MENTIONS:
             break
     return out
+
+
+def _nearest(span: Span, ctx: Ctx) -> Span:
+    """A day and month without a year ("the 3rd of December") in a sentence with no sign of the
+    future: the occurrence nearest to the passage's own time.  A note of 24 November about "the 3rd
+    of December" means the coming one; a chat of 8 May about "3 May" the one just past."""
+    if span.shift is None or span.start is None or span.start > ctx.now:
+        return span
+    later = span.shift(1)
+    if later is None or later.start is None:
+        return span
+    return later if later.start - ctx.now < ctx.now - span.start else span
 
 
 def _future_sentences(text: str) -> list[tuple[int, int]]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
+from secondbrain.temporal.mentions import Mention, mentioned_times
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
 from services.query.sentences import sentences
@@ -64,10 +65,11 @@ class _Sentence:
     overlap: int
     fact: bool  # holds the kind of fact the question asks for
     score: float = 0.0
+    times: list[Mention] | None = None  # the times it speaks of, resolved against when it was said
 
 
 def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_sentences: int = 3,
-                      encoder: SparseEncoder | None = None) -> Answer:
+                      encoder: SparseEncoder | None = None, tz: ZoneInfo | None = None) -> Answer:
     """The best complete sentences of the best sources, each cited, enough to carry the fact.
 
     A sentence scores by the question terms it shares; one that also holds the kind of fact asked
@@ -75,19 +77,26 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     repeats the question.  The best sentence comes with the next one of its source when that one
     carries the fact the best lacks, or leans back on it ("It is at 9:30.").  Other sentences
     follow only when they score close to the best.
+
+    When the question asks when, a quoted sentence that speaks of a time relative to when it was
+    said ("I went yesterday") is followed by the date that was ("yesterday" = Sun 7 May 2023), read
+    in ``tz`` against the source's own time: the words stay the user's, the arithmetic is shown.
     """
     enc = encoder or Bm25Encoder()
     terms = set(enc.tokenize(question))
     if not terms or not hits:
         return Answer(NOT_FOUND, [], False)
     wanted = [shape for asks, shape in _ASKS if asks.search(question)]
+    dated = tz is not None and _WHEN in wanted
     by_source: list[list[_Sentence]] = []
-    for n, text in enumerate((x.text for x in hits), 1):  # a source's widened passage, or a hit's chunk
+    for n, x in enumerate(hits, 1):  # a source's widened passage, or a hit's chunk
+        said_at = _said_at(x.hit if isinstance(x, Source) else x) if dated else None
         found = []
-        for pos, sentence in enumerate(sentences(text)):
+        for pos, sentence in enumerate(sentences(x.text)):
             overlap = len(terms & set(enc.tokenize(sentence)))
             fact = bool(wanted) and any(shape.search(_without(sentence, question)) for shape in wanted)
-            found.append(_Sentence(n, pos, sentence, overlap, fact))
+            times = mentioned_times(sentence, said_at, tz) if said_at is not None and tz is not None else None
+            found.append(_Sentence(n, pos, sentence, overlap, fact, times=times))
         by_source.append(found)
     scored = [s for found in by_source for s in found if s.overlap]
     for s in scored:
@@ -114,8 +123,47 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         nxt = chosen[i + 1] if i + 1 < len(chosen) else None
         quote = _quote(s.text, terms, enc)
         # consecutive sentences of one source read as one passage with one citation
-        parts.append(quote if nxt is not None and nxt.n == s.n and nxt.pos == s.pos + 1 else f"{quote} [{s.n}]")
+        resolved = _resolved(s.times, quote, tz) if tz is not None else ""
+        parts.append(quote + resolved if nxt is not None and nxt.n == s.n and nxt.pos == s.pos + 1
+                     else f"{quote} [{s.n}]{resolved}")
     return Answer(" ".join(parts), sorted({s.n for s in chosen}), True)
+
+
+def _said_at(hit: SearchHit) -> datetime | None:
+    """When a passage was said: the moment in a recording whose start is known, else the record's time."""
+    for value in (hit.at_start, hit.captured_at):
+        if value:
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+    return None
+
+
+def _resolved(times: list[Mention] | None, quote: str, tz: ZoneInfo) -> str:
+    """`` ("yesterday" = Sun 7 May 2023)`` for the relative times a quoted sentence speaks of (an
+    explicit date, "on 3 May 2023", needs no help)."""
+    shown = [f"“{m.expression}” = {_span(m, tz)}" for m in times or []
+             if m.expression in quote and _relative(m.expression)]
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+_NAMED_DATE = re.compile(rf"\b(?:{_MONTHS})\b|\b\d{{4}}\b|\d[/.-]\d", re.I)
+
+
+def _relative(expression: str) -> bool:
+    """Whether time words depend on when they were said ("yesterday", "last week", "on Friday"); a
+    date that names its month or year ("on 3 May") is the user's own words and needs no arithmetic."""
+    return not _NAMED_DATE.search(expression)
+
+
+def _span(m: Mention, tz: ZoneInfo) -> str:
+    first = m.start.astimezone(tz)
+    last = (m.end - timedelta(microseconds=1)).astimezone(tz)
+    if first.date() == last.date():
+        return first.strftime("%a %-d %b %Y")
+    same_year = first.year == last.year
+    return f"{first.strftime('%-d %b' if same_year else '%-d %b %Y')} \u2013 {last.strftime('%-d %b %Y')}"
 
 
 def _adds_terms(text: str, best: str, terms: set[str], enc: SparseEncoder) -> bool:
@@ -190,7 +238,11 @@ def format_sources(sources: list[Source], tz: ZoneInfo) -> str:
         if h.heading_path:
             where.append(" > ".join(h.heading_path))
         loc = f"; {', '.join(where)}" if where else ""
-        blocks.append(f"[{n}] {h.title} ({h.modality}, captured {when}{loc})\n{s.text.strip()}")
+        spoken = "; ".join(f"“{m['expression']}” = {_local_day(m['start'], m['end'], tz)}"
+                           for m in h.mentions if m.get("expression") and m["expression"] in s.text
+                           and _relative(m["expression"]))
+        speaks = f"; speaks of {spoken}" if spoken else ""
+        blocks.append(f"[{n}] {h.title} ({h.modality}, captured {when}{loc}{speaks})\n{s.text.strip()}")
     return "\n\n".join(blocks)
 
 
@@ -200,6 +252,16 @@ def clock(seconds: float) -> str:
     h, rem = divmod(total, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def _local_day(start: str, end: str, tz: ZoneInfo) -> str:
+    """A stored span of days as the model reads it ("Sun 7 May 2023", "1 May - 7 May 2023", with an en dash)."""
+    try:
+        m = Mention(datetime.fromisoformat(start.replace("Z", "+00:00")),
+                    datetime.fromisoformat(end.replace("Z", "+00:00")), "", (0, 0))
+    except ValueError:
+        return f"{start} \u2013 {end}"
+    return _span(m, tz)
 
 
 def _local(iso: str, tz: ZoneInfo) -> str:

@@ -300,7 +300,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                     text, cited, grounded = NOT_FOUND, [], False
                     yield {"event": "token", "data": json.dumps({"text": text})}
                 elif mode == "extractive":
-                    ans = extractive_answer(standalone, sources, encoder=encoder)
+                    ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_)
                     text, cited, grounded = ans.text, ans.citations, ans.grounded
                     for word in text.split(" "):
                         yield {"event": "token", "data": json.dumps({"text": word + " "})}
@@ -329,7 +329,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                         # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
                         # it go the best quoted passages, which are (the extractive answer).
                         unsupported = True
-                        quoted = extractive_answer(standalone, sources, encoder=encoder)
+                        quoted = extractive_answer(standalone, sources, encoder=encoder, tz=zone_)
                         if quoted.grounded:
                             extractive = {"answer": quoted.text, "citations": quoted.citations}
                 mark("total")

@@ -19,7 +19,7 @@ def test_passage_gold_case(case):
 
 
 def test_the_passage_suite_covers_every_kind_of_record():
-    assert {c.family for c in MENTION_CASES} == {"note", "chat", "transcript", "future", "skipped"}
+    assert {c.family for c in MENTION_CASES} == {"note", "chat", "transcript", "future", "nearest", "skipped"}
     assert sum(not c.expected for c in MENTION_CASES) >= 5
 
 

@@ -1,0 +1,58 @@
+"""Answers to "when" questions show the date a relative time word stood for, worked out from when the
+source was said; the model's source list says which times each passage speaks of."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from services.query.answer import extractive_answer, format_sources
+from services.query.engine import Source
+from services.query.retrieval import SearchHit
+
+pytestmark = pytest.mark.fast  # no services: in the fast lane
+
+UTC = ZoneInfo("UTC")
+PARIS = ZoneInfo("Europe/Paris")
+
+
+def hit(text: str, at: str, **extra: object) -> SearchHit:
+    return SearchHit(chunk_id="c", score=1.0, text=text, title="Chat", document_id="d", artifact_id="a",
+                     source_id="s", modality="text", captured_at=at, ingested_at=at, char_start=0,
+                     char_end=len(text), heading_path=[], page=None, t_start=None, t_end=None, kind="chat",
+                     **extra)  # type: ignore[arg-type]
+
+
+SUPPORT = "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.\nMelanie: Wow!"
+
+
+def test_a_when_answer_shows_the_day_yesterday_was() -> None:
+    ans = extractive_answer("When did Caroline go to the LGBTQ support group?", [hit(SUPPORT, "2023-05-08T13:56:00Z")],
+                            tz=UTC)
+    assert ans.text == ("Caroline: I went to a LGBTQ support group yesterday and it was so powerful. [1] "
+                        "(\u201cyesterday\u201d = Sun 7 May 2023)")
+
+
+def test_a_span_and_the_zone_of_the_person() -> None:
+    camping = hit("Melanie: Last week we went camping with the kids.", "2023-05-07T23:30:00Z")  # Monday in Paris
+    utc = extractive_answer("When did Melanie go camping?", [camping], tz=UTC).text
+    paris = extractive_answer("When did Melanie go camping?", [camping], tz=PARIS).text
+    assert utc.endswith("(\u201cLast week\u201d = 24 Apr \u2013 30 Apr 2023)")  # still Sunday 7 May in UTC
+    assert paris.endswith("(\u201cLast week\u201d = 1 May \u2013 7 May 2023)")
+
+
+def test_only_when_the_question_asks_when_and_never_for_a_stated_date() -> None:
+    source = [hit(SUPPORT, "2023-05-08T13:56:00Z")]
+    assert "=" not in extractive_answer("What did Caroline go to?", source, tz=UTC).text
+    assert "=" not in extractive_answer("When did Caroline go to the support group?", source).text  # no zone given
+    for said in ("Jon: On 3 May 2023 I lost my job.", "Jon: On 3 May I lost my job."):  # his own words suffice
+        assert "=" not in extractive_answer("When did Jon lose his job?", [hit(said, "2023-05-08T13:56:00Z")],
+                                            tz=UTC).text
+
+
+def test_the_model_reads_the_times_a_source_speaks_of() -> None:
+    h = hit(SUPPORT, "2023-05-08T13:56:00Z", mentions=[
+        {"start": "2023-05-07T00:00:00.000000Z", "end": "2023-05-08T00:00:00.000000Z", "expression": "yesterday"}])
+    src = Source(h, h.text, 0, len(h.text), None, None, 20)
+    assert "speaks of \u201cyesterday\u201d = Sun 7 May 2023)" in format_sources([src], UTC)
