@@ -189,7 +189,10 @@ class LocalLlamaServer(ManagedProcess):
         command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model),
                    "--model_alias", self.model_id, "--host", self.host, "--port", str(port),
                    "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-                   "--n_threads_batch", str(self.n_threads)]
+                   "--n_threads_batch", str(self.n_threads),
+                   # Its default drops a streaming answer when another request comes in (the page asks for a
+                   # conversation title or a follow-up rewrite meanwhile); llama.cpp's own server queues them.
+                   "--interrupt_requests", "false"]
         if self.chat_format is not None:
             command += ["--chat_format", self.chat_format]
         if self.embedding:
