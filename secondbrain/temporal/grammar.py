@@ -209,17 +209,7 @@ class _Parser:
         word = re.sub(r"\s+", " ", m.group("w").lower())
         inner_pos = m.end()
         if word == "between":
-            a = self.anchor(inner_pos, weak=True)
-            if a is None:
-                return None
-            c = _AND.match(self.text, a[0])
-            if c is None:
-                return None
-            b = self.anchor(c.end(), weak=True)
-            if b is None:
-                return None
-            joined = pair(self.ctx, a[1], b[1])
-            return None if joined is None else (b[0], joined)
+            return self._joined(inner_pos, _AND)
         ranged = self._bare_range(inner_pos) if word in ("from", "on", "in", "during", "over", "at") else None
         if ranged is not None:
             return ranged
@@ -243,10 +233,14 @@ class _Parser:
 
     def _bare_range(self, pos: int) -> _ParseResult | None:
         """"March to May 2024", "Monday-Wednesday", "2019-2021"."""
+        return self._joined(pos, _CONNECT_RX)
+
+    def _joined(self, pos: int, connector: re.Pattern[str]) -> _ParseResult | None:
+        """Two anchors with ``connector`` between them ("and", "to", "-"), as one range."""
         a = self.anchor(pos, weak=True)
         if a is None:
             return None
-        c = _CONNECT_RX.match(self.text, a[0])
+        c = connector.match(self.text, a[0])
         if c is None:
             return None
         b = self.anchor(c.end(), weak=True)
