@@ -2,7 +2,7 @@
 // The open conversation's id is kept in localStorage (an id, nothing secret), so a reload opens it
 // again through the API.
 
-import {$, announce, el} from "./dom.js";
+import {$, announce, confirmed, el} from "./dom.js";
 import {formatWhen} from "./format.js";
 import {api} from "./http.js";
 import {state} from "./state.js";
@@ -113,15 +113,8 @@ function rename(item, c) {
 }
 
 async function remove(c, title, button) {
-  const dialog = $("#confirm-conversation");
   $("#confirm-conversation-title").textContent = `Delete conversation “${title}”?`;
-  dialog.returnValue = "";
-  dialog.showModal();
-  await new Promise((resolve) => dialog.addEventListener("close", resolve, {once: true}));
-  if (dialog.returnValue !== "delete") {
-    button.focus();
-    return;
-  }
+  if (!await confirmed($("#confirm-conversation"), button)) return;
   try {
     await api(`/v1/conversations/${encodeURIComponent(c.conversation_id)}`, {method: "DELETE"});
     announce("conversations-status", `Deleted “${title}”.`);

@@ -25,3 +25,14 @@ export function announce(id, message) {
   // Cleared first, so the same message is announced again.
   setTimeout(() => { region.textContent = message; }, 50);
 }
+
+// Opens a confirmation dialog and waits for it to close: true when its "delete" button closed it;
+// otherwise focus goes back to the button that opened it.
+export async function confirmed(dialog, button) {
+  dialog.returnValue = "";
+  dialog.showModal();
+  await new Promise((resolve) => dialog.addEventListener("close", resolve, {once: true}));
+  if (dialog.returnValue === "delete") return true;
+  button.focus();
+  return false;
+}

@@ -2,7 +2,7 @@
 // jobs with their stages, download and delete.  Raw files are fetched with the session and shown
 // from blob: URLs, as the citation viewer does.
 
-import {$, announce, el} from "./dom.js";
+import {$, announce, confirmed, el} from "./dom.js";
 import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
 import {ApiError, api, errorText} from "./http.js";
 import {plural, sourceName} from "./words.js";
@@ -131,18 +131,16 @@ export async function openSourcePage(sourceId, openedBy) {
   }
 }
 
-async function deleteSource(name, button) {
-  const dialog = $("#confirm-delete");
+// Asks before a source is deleted (from its page or from the list): true when the person confirmed.
+export function confirmSourceDelete(name, button) {
   $("#confirm-title").textContent = `Delete “${name}”?`;
   $("#confirm-text").textContent = "It is removed with every version, its indexed passages and its original "
     + "file. This cannot be undone.";
-  dialog.returnValue = "";
-  dialog.showModal();
-  await new Promise((resolve) => dialog.addEventListener("close", resolve, {once: true}));
-  if (dialog.returnValue !== "delete") {
-    button.focus();
-    return;
-  }
+  return confirmed($("#confirm-delete"), button);
+}
+
+async function deleteSource(name, button) {
+  if (!await confirmSourceDelete(name, button)) return;
   try {
     await api(`/v1/sources/${encodeURIComponent(current.source_id)}`, {method: "DELETE"});
     announce("job-status", `Deleted ${name}.`);

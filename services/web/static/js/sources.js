@@ -5,7 +5,7 @@ import {$, announce, el} from "./dom.js";
 import {MODALITY_LABEL, formatWhen} from "./format.js";
 import {api, readEvents} from "./http.js";
 import {renderFailed} from "./failed.js";
-import {openSourcePage} from "./source-page.js";
+import {confirmSourceDelete, openSourcePage} from "./source-page.js";
 import {state} from "./state.js";
 import {rangeParams} from "./time.js";
 import {plainError, plural, sourceName} from "./words.js";
@@ -160,17 +160,7 @@ export function stopAllStreams() {
 }
 
 async function confirmDelete(source, title, button) {
-  const dialog = $("#confirm-delete");
-  $("#confirm-title").textContent = `Delete “${title}”?`;
-  $("#confirm-text").textContent = "It is removed with every version, its indexed passages and its original "
-    + "file. This cannot be undone.";
-  dialog.returnValue = "";
-  dialog.showModal();
-  await new Promise((resolve) => dialog.addEventListener("close", resolve, {once: true}));
-  if (dialog.returnValue !== "delete") {
-    button.focus();
-    return;
-  }
+  if (!await confirmSourceDelete(title, button)) return;
   try {
     await api(`/v1/sources/${encodeURIComponent(source.source_id)}`, {method: "DELETE"});
     announce("job-status", `Deleted ${title}.`);
