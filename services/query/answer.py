@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from secondbrain.ports import SparseEncoder
 from secondbrain.sparse import Bm25Encoder
-from secondbrain.temporal.mentions import Mention, mentioned_times
+from secondbrain.temporal.mentions import MONTH_NAMES, Mention, mentioned_times
 from services.query.engine import Source
 from services.query.retrieval import SearchHit
 from services.query.sentences import sentences
@@ -27,8 +27,7 @@ MAX_QUOTE_CHARS = 320  # a sentence longer than this (an unpunctuated transcript
 
 # What kind of fact a question asks for, and how that fact looks in a sentence: the answer's
 # sentence is the one that matches the question's words *and* holds such a fact.
-_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
-          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+_MONTHS = MONTH_NAMES
 _DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
 _WHEN = re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{_MONTHS})\b|"
                    rf"(?:{_DAYS})(?:day)?\b|"
@@ -65,7 +64,6 @@ class _Sentence:
     overlap: int
     fact: bool  # holds the kind of fact the question asks for
     score: float = 0.0
-    times: list[Mention] | None = None  # the times it speaks of, resolved against when it was said
 
 
 def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_sentences: int = 3,
@@ -87,16 +85,13 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if not terms or not hits:
         return Answer(NOT_FOUND, [], False)
     wanted = [shape for asks, shape in _ASKS if asks.search(question)]
-    dated = tz is not None and _WHEN in wanted
     by_source: list[list[_Sentence]] = []
-    for n, x in enumerate(hits, 1):  # a source's widened passage, or a hit's chunk
-        said_at = _said_at(x.hit if isinstance(x, Source) else x) if dated else None
+    for n, text in enumerate((x.text for x in hits), 1):  # a source's widened passage, or a hit's chunk
         found = []
-        for pos, sentence in enumerate(sentences(x.text)):
+        for pos, sentence in enumerate(sentences(text)):
             overlap = len(terms & set(enc.tokenize(sentence)))
             fact = bool(wanted) and any(shape.search(_without(sentence, question)) for shape in wanted)
-            times = mentioned_times(sentence, said_at, tz) if said_at is not None and tz is not None else None
-            found.append(_Sentence(n, pos, sentence, overlap, fact, times=times))
+            found.append(_Sentence(n, pos, sentence, overlap, fact))
         by_source.append(found)
     scored = [s for found in by_source for s in found if s.overlap]
     for s in scored:
@@ -118,12 +113,14 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         if s not in chosen and s.score >= 0.75 * best.score and (not wanted or s.fact or s.overlap > best.overlap):
             chosen.append(s)
     chosen.sort(key=lambda s: (s.n, s.pos))  # read in source order
+    # Only the quoted sentences of a "when" answer are read for the dates their time words stood for.
+    dated = tz is not None and _WHEN in wanted
     parts: list[str] = []
     for i, s in enumerate(chosen):
         nxt = chosen[i + 1] if i + 1 < len(chosen) else None
         quote = _quote(s.text, terms, enc)
         # consecutive sentences of one source read as one passage with one citation
-        resolved = _resolved(s.times, quote, tz) if tz is not None else ""
+        resolved = _resolved(s.text, hits[s.n - 1], quote, tz) if dated and tz is not None else ""
         parts.append(quote + resolved if nxt is not None and nxt.n == s.n and nxt.pos == s.pos + 1
                      else f"{quote} [{s.n}]{resolved}")
     return Answer(" ".join(parts), sorted({s.n for s in chosen}), True)
@@ -140,10 +137,12 @@ def _said_at(hit: SearchHit) -> datetime | None:
     return None
 
 
-def _resolved(times: list[Mention] | None, quote: str, tz: ZoneInfo) -> str:
-    """`` ("yesterday" = Sun 7 May 2023)`` for the relative times a quoted sentence speaks of (an
-    explicit date, "on 3 May 2023", needs no help)."""
-    shown = [f"“{m.expression}” = {_span(m, tz)}" for m in times or []
+def _resolved(sentence: str, source: SearchHit | Source, quote: str, tz: ZoneInfo) -> str:
+    """`` ("yesterday" = Sun 7 May 2023)`` for the relative times a quoted sentence speaks of, read
+    against when its source was said (an explicit date, "on 3 May 2023", needs no help)."""
+    said_at = _said_at(source.hit if isinstance(source, Source) else source)
+    times = mentioned_times(sentence, said_at, tz) if said_at is not None else []
+    shown = [f"“{m.expression}” = {_span(m, tz)}" for m in times
              if m.expression in quote and _relative(m.expression)]
     return f" ({'; '.join(shown)})" if shown else ""
 
