@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from secondbrain import __version__, telemetry
-from secondbrain.http_security import SecurityMiddleware, short
+from secondbrain.http_security import BodyLimit, BodyTooLarge, SecurityMiddleware, short
 from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
@@ -135,6 +135,10 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         """422 with what is wrong, repeating at most a short prefix of what was sent."""
         return JSONResponse({"detail": [_error_json(e) for e in exc.errors()]}, status_code=422)
 
+    @app.exception_handler(BodyTooLarge)
+    async def body_too_large(_request: Request, exc: BodyTooLarge) -> JSONResponse:
+        return JSONResponse({"detail": exc.limit.refusal}, status_code=413, headers={"Connection": "close"})
+
     @app.exception_handler(IdempotencyConflict)
     async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
@@ -221,7 +225,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                            allow_credentials=False)
     # Outermost: refused requests never reach a route (or CORS, or telemetry).
     app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_names, allowed_origins=settings.origins,
-                       max_head_bytes=settings.max_header_bytes)
+                       max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings))
     telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
     return app
 
@@ -288,6 +292,34 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
     # First, so no catch-all of the web app's answers for it; not in the OpenAPI document (it is not REST).
     app.router.routes.insert(0, Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"],
                                       include_in_schema=False))
+
+
+def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
+    """Each route's request body limit (checked before a route reads or parses anything): uploads stream
+    up to ``SB_MAX_UPLOAD_BYTES``; a note (and an MCP call, which may carry one) up to what
+    ``SB_MAX_NOTE_CHARS`` characters can take in JSON; every other body up to ``SB_MAX_JSON_BYTES``."""
+    upload = BodyLimit(settings.max_upload_bytes + UPLOAD_FRAMING_BYTES,
+                       f"the upload is over the {settings.max_upload_bytes}-byte limit (SB_MAX_UPLOAD_BYTES); "
+                       "split the file or raise the limit.", streamed=True)
+    note = BodyLimit(settings.max_note_body_bytes,
+                     f"the request body is over the {settings.max_note_body_bytes}-byte limit for notes (room for "
+                     f"{settings.max_note_chars} characters, SB_MAX_NOTE_CHARS); upload long text as a file "
+                     "(POST /v1/artifacts) instead.")
+    other = BodyLimit(settings.max_json_bytes,
+                      f"the request body is over the {settings.max_json_bytes}-byte limit (SB_MAX_JSON_BYTES); "
+                      "send less, or upload long text as a file (POST /v1/artifacts).")
+
+    def limit(method: str, path: str) -> BodyLimit:
+        if path == "/v1/artifacts":
+            return upload
+        if path in ("/v1/notes", "/mcp"):
+            return note
+        return other
+
+    return limit
+
+
+UPLOAD_FRAMING_BYTES = 64 * 1024  # multipart boundaries and the small form fields around the file
 
 
 def key_help(settings: Settings) -> str:

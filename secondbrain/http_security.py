@@ -12,9 +12,14 @@ plain cross-site form.  So, on every service:
   Requests without either (scripts, the CLI) are judged by their credentials alone.
 * **Bounded head.**  The request line and headers together over ``SB_MAX_HEADER_BYTES``
   get 431; a NUL in the path or query (never valid, and not storable) gets 400.
+* **Bounded body.**  Every route has a body limit (:class:`BodyLimit`: JSON routes a few MB, uploads
+  ``SB_MAX_UPLOAD_BYTES``).  A ``Content-Length`` over it gets 413 before a byte of the body is read;
+  a chunked body is read only up to the limit, then refused with 413, so nothing over the limit is
+  ever held or parsed.  Uploads (``streamed``) are counted as their route reads them, never buffered.
 
 A pure ASGI middleware: it costs a few microseconds a request (see the README's security
-section) and never reads a body.
+section); it reads a body only when it arrives chunked (without ``Content-Length``) for a route
+that parses it whole anyway, up to that route's limit.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import functools
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -92,30 +98,72 @@ def short(value: object, limit: int = ECHO_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
 
 
+@dataclass(frozen=True)
+class BodyLimit:
+    """How large a route's request body may be, and the 413 sentence past it.  ``streamed``: the route
+    reads the body as it arrives (uploads), so it is counted on the way, not gathered first."""
+
+    max_bytes: int
+    refusal: str
+    streamed: bool = False
+
+
+class BodyTooLarge(Exception):
+    """Raised from ``receive`` when a streamed body passes its limit (the app answers 413)."""
+
+    def __init__(self, limit: BodyLimit) -> None:
+        super().__init__(limit.refusal)
+        self.limit = limit
+
+
+# Ample for any JSON request but a note; the app passes its own limits (SB_MAX_JSON_BYTES).
+DEFAULT_BODY_LIMIT = BodyLimit(2 * 1024 * 1024, "the request body is over the 2097152-byte limit")
+
+
 class SecurityMiddleware:
-    """Host allowlist, cross-site write refusal and head limits (see the module doc)."""
+    """Host allowlist, cross-site write refusal, head and body limits (see the module doc).
+
+    ``body_limit(method, path)`` says how large a request's body may be."""
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
-                 max_head_bytes: int = 32 * 1024) -> None:
+                 max_head_bytes: int = 32 * 1024,
+                 body_limit: Callable[[str, str], BodyLimit] | None = None) -> None:
         self.app = app
         self.allowed_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
         self.allowed_origins = frozenset(o for o in (origin_of(x) for x in allowed_origins) if o)
         self.max_head_bytes = max_head_bytes
+        self.body_limit = body_limit or (lambda _method, _path: DEFAULT_BODY_LIMIT)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         refusal = self.check(scope)
-        if refusal is None:
-            await self.app(scope, receive, send)
+        if refusal is not None:
+            await refuse(send, *refusal)
             return
-        status, message = refusal
-        body = json.dumps({"detail": message}).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": body})
+        limit = self.body_limit(scope.get("method", "GET").upper(), scope.get("path", ""))
+        declared: int | None = None
+        chunked = False
+        for k, v in scope.get("headers") or []:
+            if k == b"content-length" and v.strip().isdigit():
+                declared = int(v)
+            elif k == b"transfer-encoding" and b"chunked" in v.lower():
+                chunked = True
+        if declared is not None and declared > limit.max_bytes:
+            await refuse(send, 413, limit.refusal)  # before a byte of it is read
+            return
+        if not chunked:
+            # No body, or one of a declared size within the limit (the HTTP layer delivers no more).
+            await self.app(scope, receive, send)
+        elif limit.streamed:
+            await self.app(scope, counted(receive, limit), send)
+        else:
+            gathered = await gather_body(receive, limit.max_bytes)
+            if gathered is None:
+                await refuse(send, 413, limit.refusal)
+                return
+            await self.app(scope, replay(gathered, receive), send)
 
     def check(self, scope: Scope) -> tuple[int, str] | None:
         """The refusal (status, sentence) for a request, or None when it may go on."""
@@ -155,3 +203,61 @@ class SecurityMiddleware:
         return 403, (f"cross-site request refused: it comes from {short(origin)!r} ({source} header), not from "
                      "this server's own pages. Use the API from a script or the CLI, or ask the operator to list "
                      "that origin in SB_ALLOWED_ORIGINS.")
+
+
+async def refuse(send: Send, status: int, message: str) -> None:
+    """Answer ``status`` with ``{"detail": message}`` and close the connection (what was not read of
+    the request is never read)."""
+    body = json.dumps({"detail": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def gather_body(receive: Receive, max_bytes: int) -> bytes | None:
+    """The whole body, or ``None`` as soon as it passes ``max_bytes`` (the rest is left unread)."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away
+            return b"".join(parts)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for the app: the gathered body in one message, then the connection's own messages
+    (a disconnect while a response streams)."""
+    sent = False
+
+    async def again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
+
+
+def counted(receive: Receive, limit: BodyLimit) -> Receive:
+    """``receive`` that raises :class:`BodyTooLarge` once the body read so far passes the limit."""
+    size = 0
+
+    async def reading() -> Message:
+        nonlocal size
+        message = await receive()
+        if message["type"] == "http.request":
+            size += len(message.get("body", b""))
+            if size > limit.max_bytes:
+                raise BodyTooLarge(limit)
+        return message
+
+    return reading

@@ -235,7 +235,10 @@ class Settings(BaseSettings):
 
     # --- Limits
     max_upload_bytes: int = 100 * 1024 * 1024
-    max_note_chars: int = 1_000_000
+    max_note_chars: int = Field(1_000_000, ge=1, description="Longest note (POST /v1/notes), in characters.")
+    max_json_bytes: int = Field(
+        2 * 1024 * 1024, ge=16 * 1024, description="Largest JSON request body but a note's (413 above it, "
+                                                   "before it is read).")
     rate_limit_per_minute: int = Field(
         600, ge=0, description="Per user: submissions, deletions, searches and questions a minute (0: no limit).")
     read_rate_limit_per_minute: int = Field(
@@ -289,6 +292,12 @@ class Settings(BaseSettings):
     def origins(self) -> list[str]:
         """``allowed_origins`` as a list."""
         return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    @property
+    def max_note_body_bytes(self) -> int:
+        """Largest body of ``POST /v1/notes`` (and of an MCP call, which may carry a note): room for
+        ``max_note_chars`` characters however they are written in JSON (``\\uXXXX``: 6 bytes each)."""
+        return max(self.max_json_bytes, 6 * self.max_note_chars + 64 * 1024)
 
     @property
     def objects_dir(self) -> Path:

@@ -35,7 +35,7 @@ from secondbrain.titles import display_title
 from secondbrain.validation import Text, text_problem
 from services.fetcher.fetch import Networks, address_problem, literal_address, parse_networks
 from services.ingest_gateway.relay import OutboxRelay
-from services.ingest_gateway.upload import read_multipart, read_raw, too_large
+from services.ingest_gateway.upload import read_multipart, read_raw
 
 COPY_BLOCK = 1024 * 1024
 
@@ -212,9 +212,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         as it streams in and refused with 413 as soon as it passes the limit.  ``source_uri`` (or
         ``X-Source-URI``) names the file for good, e.g. ``file:///home/me/notes/a.md``: uploading
         under the same one again makes a new version of the same source."""
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > s.max_upload_bytes + 64 * 1024:
-            raise too_large(s.max_upload_bytes)
+        # A Content-Length over the limit was refused before this route ran (secondbrain.http_security).
         await check_backlog(request)  # before reading the body: no point receiving what must wait
         header = request.headers.get("content-type", "")
         if header.lower().startswith("multipart/form-data"):
