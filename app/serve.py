@@ -70,7 +70,8 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
                                  min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
             calendar = Conventions.for_locale(s.locale, country=s.country, hemisphere=s.hemisphere,
                                               date_order=s.date_order)
-            out.append(ChunkerStage(rt.objects, cfg, zone=ZoneInfo(s.timezone), conventions=calendar))
+            out.append(ChunkerStage(rt.objects, cfg, zone=ZoneInfo(s.timezone), conventions=calendar,
+                                    max_chunks=s.max_chunks_per_document))
         elif name == "embed":
             assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
             out.append(EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,

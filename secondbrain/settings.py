@@ -188,6 +188,10 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = 400
     chunk_min_tokens: int = 200
     chunk_overlap_tokens: int = 40
+    max_chunks_per_document: int = Field(
+        2000, ge=0, description="A document that would make more passages than this fails with a sentence "
+                                "saying so (each passage costs an embedding; 2,000 is about 500,000 words of "
+                                "prose or a 700-page PDF). 0: no limit.")
 
     # --- Query and answers
     timezone: str = Field("UTC", description="The user's time zone for 'yesterday', 'last week'... (IANA name).")

@@ -12,9 +12,10 @@ Offsets always point into the document's full text, so a chunk's text is an exac
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from secondbrain.events.models import Segment
@@ -88,26 +89,40 @@ def _split_long(seg: Segment, full_text: str, max_tokens: int) -> list[_Unit]:
             b -= 1
         if a >= b:
             continue
-        piece_tokens = approx_tokens(text[a:b])
-        if piece_tokens <= max_tokens:
-            units.append(_Unit(seg.char_start + a, seg.char_start + b, piece_tokens, seg))
-            continue
+        if b - a <= _SHORT_PIECE_CHARS:
+            piece_tokens = len(_TOKEN.findall(text, a, b))
+            if piece_tokens <= max_tokens:
+                units.append(_Unit(seg.char_start + a, seg.char_start + b, piece_tokens, seg))
+                continue
         # A single "sentence" longer than a chunk (a table row dump, minified text, prose without
-        # punctuation): cut by tokens.  A piece does not start with punctuation when it can be
-        # helped: closing quotes and full stops stay with the words before them.
-        toks = list(_TOKEN.finditer(text, a, b))
-        i = 0
-        while i < len(toks):
-            cut = j = min(i + max_tokens, len(toks))
-            while i < cut < len(toks) and not _WORD.match(toks[cut].group()):
-                cut -= 1
-            if cut == i:  # nothing but punctuation up to the limit: cut at the limit
-                cut = j
-            group = toks[i:cut]
-            units.append(_Unit(seg.char_start + group[0].start(), seg.char_start + group[-1].end(),
-                               len(group), seg))
-            i = cut
+        # punctuation, a whole file on one line): cut by tokens.
+        units.extend(_Unit(seg.char_start + start, seg.char_start + end, count, seg)
+                     for start, end, count in _token_groups(text, a, b, max_tokens))
     return units
+
+
+# Pieces up to this many characters are counted in one go; longer ones are cut as their tokens stream
+# by, so a megabyte-long line never becomes a list of a million tokens (about 140 MB for 5 MB of text).
+_SHORT_PIECE_CHARS = 64 * 1024
+
+
+def _token_groups(text: str, a: int, b: int, max_tokens: int) -> Iterator[tuple[int, int, int]]:
+    """``text[a:b]`` in runs of at most ``max_tokens`` tokens, as (start, end, tokens).  A run does not
+    start with punctuation when it can be helped: closing quotes and full stops stay with the words
+    before them.  Holds ``max_tokens + 1`` tokens at a time, whatever the length of the text."""
+    tokens = _TOKEN.finditer(text, a, b)
+    window: list[re.Match[str]] = []
+    while True:
+        window.extend(itertools.islice(tokens, max_tokens + 1 - len(window)))
+        if not window:
+            return
+        cut = limit = min(max_tokens, len(window))
+        while 0 < cut < len(window) and not _WORD.match(window[cut].group()):
+            cut -= 1
+        if cut == 0:  # nothing but punctuation up to the limit: cut at the limit
+            cut = limit
+        yield window[0].start(), window[cut - 1].end(), cut
+        del window[:cut]
 
 
 def _units(segments: Sequence[Segment], full_text: str, max_tokens: int) -> list[_Unit]:

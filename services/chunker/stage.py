@@ -51,18 +51,28 @@ def note_attributes(metadata: Mapping[str, str], text: str, *, markdown: bool) -
     return out
 
 
+def too_many_chunks(count: int, limit: int) -> str:
+    """Why a document is refused for its number of passages, and what the person can do."""
+    return (f"the document would make {count} passages, over the limit of {limit} for one document: split it "
+            "into smaller files, or ask the operator to raise SB_MAX_CHUNKS_PER_DOCUMENT")
+
+
 class ChunkerStage:
     """Cuts a document into retrieval-sized chunks that respect its structure."""
 
     step: ClassVar[topology.Step] = topology.CHUNK
 
     def __init__(self, objects: ObjectStore, config: ChunkingConfig, *, zone: ZoneInfo | None = None,
-                 conventions: Conventions | None = None) -> None:
+                 conventions: Conventions | None = None, max_chunks: int = 0) -> None:
         self.objects = objects
         self.config = config
         # Time words inside a passage ("yesterday", "on Friday") are read in the person's zone and calendar.
         self.zone = zone or ZoneInfo("UTC")
         self.conventions = conventions or Conventions()
+        # Every passage costs an embedding (2,622 passages took 16 minutes to embed on 2 cores): a document
+        # over the budget fails with a sentence before its passages are read for times or stored.  Processes
+        # set it from SB_MAX_CHUNKS_PER_DOCUMENT (app/serve.py); 0: no budget.
+        self.max_chunks = max_chunks
 
     def job_of(self, event: DocumentExtracted) -> JobRef:
         """Job, user, source and document of the event."""
@@ -97,6 +107,8 @@ class ChunkerStage:
         ev = event
         full_text, segments = self._body(ev)
         drafts = chunk_segments(sorted(segments, key=lambda s: s.char_start), full_text, self.config)
+        if 0 < self.max_chunks < len(drafts):
+            raise PermanentError(too_many_chunks(len(drafts), self.max_chunks))
         chunks = [
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
