@@ -23,10 +23,12 @@ log = logging.getLogger(__name__)
 
 
 def build_metadata(settings: Settings) -> MetadataStore:
-    """Postgres through psycopg 3 (migrations are applied by the caller at start-up)."""
+    """Postgres through psycopg 3 (migrations are applied by the caller at start-up), keeping secrets
+    encrypted with the deployment's secrets key."""
+    from secondbrain.secret_box import SecretBox
     from secondbrain.stores.metadata_pg import PostgresMetadataStore
 
-    return PostgresMetadataStore(settings.dsn())
+    return PostgresMetadataStore(settings.dsn(), secrets=SecretBox.for_settings(settings))
 
 
 def build_objects(settings: Settings) -> ObjectStore:

@@ -156,7 +156,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
     # The model answers come from: one an admin stored at run time, else the start-up one.
     answer_model = AnswerModel(rt.metadata.server_settings, rt.llm, settings)
-    app.include_router(settings_router(rt, current_user, admin_user, answer_model))
+    app.include_router(settings_router(rt, current_principal, admin_user, answer_model))
 
     if gateway:
         from services.ingest_gateway.api import create_router as gateway_router

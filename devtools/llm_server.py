@@ -94,6 +94,9 @@ class LocalLlamaServer(ManagedProcess):
     server's output; without it a temporary file is used, shown in start errors and removed
     on :meth:`stop`.  The server has no authentication, so only loopback hosts are accepted.
 
+    ``api_key`` makes the server refuse requests without ``Authorization: Bearer <api_key>``, as a hosted
+    API does (so a test sees that the key reaches it).
+
     ``embedding=True`` serves ``/v1/embeddings`` (one mean-pooled vector per input) instead of
     chat: llama.cpp gives a causal model such as SmolLM2 no pooling and would return a vector per
     token, so the pooling type of ``pooling_arch`` (the GGUF architecture) is overridden to mean.
@@ -105,7 +108,7 @@ class LocalLlamaServer(ManagedProcess):
     def __init__(self, model_path: str | None = None, host: str = "127.0.0.1", port: int | None = None,
                  n_ctx: int = 4096, n_threads: int | None = None, log_path: Path | None = None,
                  chat_format: str | None = None, *, startup_timeout: float = 60.0, embedding: bool = False,
-                 pooling_arch: str = "llama") -> None:
+                 pooling_arch: str = "llama", api_key: str | None = None) -> None:
         if not is_loopback(host):
             raise ValueError(f"refusing to serve the language model on {host!r}: llama_cpp.server has no "
                              "authentication, use a loopback host such as 127.0.0.1")
@@ -119,6 +122,7 @@ class LocalLlamaServer(ManagedProcess):
         self.startup_timeout = startup_timeout
         self.embedding = embedding
         self.pooling_arch = pooling_arch
+        self.api_key = api_key
         super().__init__(log_path)
 
     # ------------------------------------------------------------------ properties
@@ -197,6 +201,8 @@ class LocalLlamaServer(ManagedProcess):
             command += ["--chat_format", self.chat_format]
         if self.embedding:
             command += ["--embedding", "true", "--kv_overrides", f"{self.pooling_arch}.pooling_type=int:1"]
+        if self.api_key is not None:
+            command += ["--api_key", self.api_key]
         return command
 
     def _launch(self, model: Path, port: int) -> None:
@@ -234,8 +240,10 @@ class LocalLlamaServer(ManagedProcess):
             time.sleep(0.1)
 
     def _lists_model(self, url: str) -> bool:
+        request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key
+                                         else {})
         try:
-            with urllib.request.urlopen(url, timeout=1.0) as response:
+            with urllib.request.urlopen(request, timeout=1.0) as response:
                 listing = json.load(response)
         except (OSError, ValueError, urllib.error.URLError):
             return False

@@ -220,6 +220,15 @@ class Settings(BaseSettings):
                     "llama.cpp, LM Studio), comma-separated; a server counts only if its /v1/models lists a "
                     "model. Empty, or `up --no-llm`: do not look.")
     llm_api_key: SecretStr | None = None
+    secrets_key: SecretStr | None = Field(
+        None, description="32 random bytes in base64 that encrypt secrets kept in the database (the answer model's "
+                          "API key an admin sets); the same on every gateway and query process. Embedded mode keeps "
+                          "one in the data directory (secrets.key) when it is not set.")
+
+    @field_validator("secrets_key", mode="before")
+    @classmethod
+    def _secrets_key_set(cls, v: object) -> object:
+        return None if isinstance(v, str) and not v.strip() else v  # SB_SECRETS_KEY= is unset
     llm_timeout_s: float = 60.0
     llm_max_tokens: int = 512
     llm_temperature: float = 0.1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PostgresDatabase
 from secondbrain.stores.postgres.catalog import PostgresCatalog
 from secondbrain.stores.postgres.conversations import PostgresConversations
@@ -14,6 +16,9 @@ from secondbrain.stores.postgres.outbox import PostgresOutbox
 from secondbrain.stores.postgres.server_settings import PostgresServerSettings
 from secondbrain.stores.postgres.users import PostgresUsers
 
+if TYPE_CHECKING:
+    from secondbrain.secret_box import SecretBox
+
 __all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
 
 
@@ -22,7 +27,7 @@ class PostgresMetadataStore:
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings`` and ``dead_letters``,
     plus the database itself (migrations, readiness)."""
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, secrets: SecretBox | None = None) -> None:
         self.database = PostgresDatabase(dsn, min_size=min_size, max_size=max_size)
         self.users = PostgresUsers(self.database)
         self.intake = PostgresIntake(self.database)
@@ -32,7 +37,7 @@ class PostgresMetadataStore:
         self.lifecycle = PostgresLifecycle(self.database)
         self.conversations = PostgresConversations(self.database)
         self.indexes = PostgresIndexes(self.database)
-        self.server_settings = PostgresServerSettings(self.database)
+        self.server_settings = PostgresServerSettings(self.database, secrets)  # stores the API key encrypted
         self.dead_letters = PostgresDeadLetters(self.database)
 
     def migrate(self) -> list[int]:

@@ -24,6 +24,7 @@ from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_mode
 from secondbrain.pipeline import topics
 from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
+from secondbrain.secret_box import SecretUnavailable
 from secondbrain.validation import Text
 from services.query.answer_model import AnswerModel
 
@@ -38,12 +39,13 @@ class AnswersIn(BaseModel):
                                                                    "key stays; empty: no key.")
 
 
-def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: AnswerModel) -> APIRouter:
-    """The settings and status routes."""
+def create_router(rt: Runtime, current_principal: Any, admin_user: Any, answers: AnswerModel) -> APIRouter:
+    """The settings and status routes (``current_principal``: who a request acts for)."""
     router = APIRouter(tags=["settings"])
     store = rt.metadata.server_settings
     s = rt.settings
     admin = Depends(admin_user)
+    caller = Depends(current_principal)
 
     def startup_endpoint() -> tuple[str | None, str, str | None]:
         llm = answers.startup
@@ -92,7 +94,10 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
         model = (body.model or "").strip() or models[0]
         if model not in models:
             raise HTTPException(422, f"{url} does not have the model {model!r}; it has: {', '.join(models[:10])}")
-        await asyncio.to_thread(store.set_answer_endpoint, url, model, key)
+        try:
+            await asyncio.to_thread(store.set_answer_endpoint, url, model, key)
+        except SecretUnavailable as exc:  # distributed mode without SB_SECRETS_KEY: no key is kept in plain text
+            raise HTTPException(503, f"this server cannot keep an API key: {exc}") from None
         answers.changed()
         return await asyncio.to_thread(answers_json)
 
@@ -103,7 +108,7 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
         return await asyncio.to_thread(answers_json)
 
     @router.get("/v1/status", summary="What answers, embeds, transcribes and reads images, and whether it works")
-    async def status(_user: str = Depends(current_user)) -> dict[str, Any]:
+    async def status(principal: Principal = caller) -> dict[str, Any]:
         ans = await asyncio.to_thread(answers_json)
         parts = {
             "answers": {"label": "Answer model", "name": ans["model"] and f"{ans['model']} ({ans['server']})",
@@ -112,6 +117,11 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
             "transcriber": await asyncio.to_thread(transcriber_state, rt),
             "ocr": await asyncio.to_thread(ocr_state, rt),
         }
+        if principal.scope != "admin":
+            # Where the models run (addresses, ports, server kinds) is for administrators only.
+            parts["answers"] = without_endpoint(parts["answers"], ans["model"], "answers")
+            if s.embedding_model.startswith("openai:"):
+                parts["embeddings"] = without_endpoint(parts["embeddings"], s.embedding_model, "embeddings")
         n = rt.settings
         # The version and the zone the server reads "yesterday" in (the settings view), and where other
         # apps publish events.
@@ -123,6 +133,21 @@ def create_router(rt: Runtime, current_user: Any, admin_user: Any, answers: Answ
                        "deadletter": rt.names(topics.DEAD_LETTER)}}}
 
     return router
+
+
+ENDPOINT_STATES = {
+    "working": "{what} come from a model server that is working.",
+    "error": "The model server for {what} does not answer as it should; an administrator can see why in Settings.",
+    "unknown": "The model server for {what} was not checked.",
+}
+
+
+def without_endpoint(component: dict[str, Any], model: str | None, what: str) -> dict[str, Any]:
+    """A model part as anyone may see it: its model and state, not where it runs (no address)."""
+    if component["state"] == "not configured":
+        return component  # says only that none is connected
+    sentence = ENDPOINT_STATES.get(component["state"], ENDPOINT_STATES["unknown"]).format(what=what)
+    return {**component, "name": model, "message": sentence[:1].upper() + sentence[1:]}
 
 
 def embedding_state(rt: Runtime) -> dict[str, Any]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ServerSettings,
         Users,
     )
+    from secondbrain.secret_box import SecretBox
 
 
 class MemoryMetadataStore:
@@ -41,7 +42,7 @@ class MemoryMetadataStore:
 
     ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
 
-    def __init__(self, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, *, clock: Callable[[], datetime] | None = None, secrets: SecretBox | None = None) -> None:
         self.database = MemoryDatabase(clock=clock)
         self.users = MemoryUsers(self.database)
         self.intake = MemoryIntake(self.database)
@@ -51,7 +52,7 @@ class MemoryMetadataStore:
         self.lifecycle = MemoryLifecycle(self.database)
         self.conversations = MemoryConversations(self.database)
         self.indexes = MemoryIndexes(self.database)
-        self.server_settings = MemoryServerSettings(self.database)
+        self.server_settings = MemoryServerSettings(self.database, secrets)
         self.dead_letters = MemoryDeadLetters(self.database)
 
     def migrate(self) -> list[int]:
