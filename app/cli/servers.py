@@ -54,6 +54,10 @@ def _json_logs(args: argparse.Namespace) -> bool:
 
 def cmd_up(args: argparse.Namespace) -> int:
     """Embedded mode: broker, Postgres, vector engine and every service in one command."""
+    from secondbrain.infra.private import PRIVATE_UMASK, make_private, tighten_top
+
+    # Everything this process and its children (broker, Postgres, vector engine) create is the owner's only.
+    os.umask(PRIVATE_UMASK)
     from app.serve import serve
     from secondbrain.infra.postgres import EmbeddedPostgres
     from secondbrain.infra.tansu import TansuBroker
@@ -78,6 +82,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     data_dir = settings.data_dir.resolve()
     settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
+    # Run as root, the embedded PostgreSQL runs as the user 'pgserver', who must pass through the data directory.
+    pg_passes = os.geteuid() == 0 and settings.postgres_dsn is None
+    opened = make_private(data_dir, others_may_pass=pg_passes)  # a data directory from an earlier version
+    if opened:
+        say(f"secondbrain: made {opened} files and folders in {data_dir} readable by you only")
     t0 = time.perf_counter()
     say(f"secondbrain: starting in {data_dir}")
     # Looking for a model server runs while the broker and Postgres start, so it delays nothing.
@@ -99,6 +108,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         if settings.postgres_dsn is None:
             pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
+            tighten_top(data_dir, others_may_pass=pg_passes)  # pgserver opens it to others when run as root
         llm_update, answers_line = answers.result()
         settings = settings.model_copy(update={**update, **llm_update})
         key_file, new_key, link = local_key(settings)

@@ -6,6 +6,9 @@ Temporary files are named ``.sb~tmp-<random>``.  Every name starting with ``.sb~
 internal: such files never show up in :meth:`FileObjectStore.list`, and keys using that
 prefix in any segment are rejected.
 
+Objects are their owner's alone: files are created 0600 and directories 0700, whatever the
+process's umask.
+
 Limitations compared with S3: a key cannot be both an object and a "directory" of other
 objects (``a/b`` and ``a/b/c``), and one key segment may be at most 200 bytes long (the
 sidecar name must still fit the usual 255-byte file-name limit).
@@ -34,6 +37,8 @@ _TMP_PREFIX = _RESERVED + "tmp-"
 _META_PREFIX = _RESERVED + "meta-"
 _MAX_SEGMENT_BYTES = 200
 _STALE_TMP_SECONDS = 3600.0
+FILE_MODE = 0o600  # objects, sidecars and temporary files
+DIR_MODE = 0o700
 
 
 def validate_key(key: str) -> str:
@@ -78,6 +83,25 @@ def validate_prefix(prefix: str) -> str:
     return prefix
 
 
+def _private_dirs(path: Path) -> None:
+    """``mkdir -p`` whose every new directory is 0700 (``Path.mkdir`` gives parents the default mode)."""
+    missing: list[Path] = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)  # the umask can only take bits away
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+
+
+def _create_private(path: Path) -> int:
+    """A new file at ``path`` (it must not exist), mode 0600 whatever the umask; the open descriptor."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+
+
 def _fsync_dir(path: Path) -> None:
     """Persist a rename: on POSIX the directory entry itself must be flushed."""
     if os.name != "posix":
@@ -94,7 +118,9 @@ class FileObjectStore:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).absolute()
-        self.root.mkdir(parents=True, exist_ok=True)
+        _private_dirs(self.root)
+        if os.stat(self.root).st_mode & 0o077:
+            self.root.chmod(DIR_MODE)
 
     # ------------------------------------------------------------------ paths
 
@@ -170,7 +196,7 @@ class FileObjectStore:
             meta: dict[str, Any] = {"content_type": content_type or DEFAULT_CONTENT_TYPE,
                                     "etag": digest.hexdigest(), "ino": st.st_ino, "size": written}
             meta_tmp = tmp.with_name(tmp.name + "-meta")
-            with open(meta_tmp, "w", encoding="utf-8") as out_meta:
+            with os.fdopen(_create_private(meta_tmp), "w", encoding="utf-8") as out_meta:
                 json.dump(meta, out_meta)
                 out_meta.flush()
                 os.fsync(out_meta.fileno())
@@ -194,12 +220,14 @@ class FileObjectStore:
         """Create an empty temp file next to ``path`` (same directory, so rename is atomic)."""
         for _ in range(5):
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                _private_dirs(path.parent)
             except (FileExistsError, NotADirectoryError) as exc:
                 raise ValueError(f"key {key!r} lies under an existing object") from exc
+            except FileNotFoundError:  # a concurrent delete pruned a directory just made: again
+                continue
             tmp = path.with_name(f"{_TMP_PREFIX}{uuid.uuid4().hex}")
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = _create_private(tmp)
             except FileNotFoundError:
                 # A concurrent delete pruned the freshly created directory; create it again.
                 continue
@@ -335,7 +363,7 @@ class FileObjectStore:
             raise OSError(f"object store root {self.root} is not a directory")
         probe = self.root / f"{_TMP_PREFIX}check-{uuid.uuid4().hex}"
         try:
-            with open(probe, "wb") as out:
+            with os.fdopen(_create_private(probe), "wb") as out:
                 out.write(b"ok")
                 out.flush()
                 os.fsync(out.fileno())
