@@ -120,8 +120,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             say(f"  {answers_line}")
             say(f"  web app: open {url}/?token={link}")
             say("    (signs this browser in once; run `secondbrain open` for a new link)")
-            if new_key:
-                say(f"  your API key (user {settings.default_user!r}, admin): {new_key}")
+            if new_key:  # never printed: output ends up in logs; the sign-in link above is enough
+                say(f"  created an admin API key for user {settings.default_user!r}")
             say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
                  "other apps send it as 'Authorization: Bearer <key>'")
             with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
