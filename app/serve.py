@@ -210,6 +210,18 @@ async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_I
         await asyncio.sleep(interval_s)
 
 
+def http_config(app: Any, settings: Settings) -> uvicorn.Config:
+    """How a process serves HTTP: h11 bounds the request head it buffers (httptools does not; the app
+    answers 431 below twice that, with a sentence, and h11 drops anything larger), and a head must be
+    complete within SB_HEADER_TIMEOUT_S (:mod:`app.http_protocol`), so slow or silent connections
+    do not pile up."""
+    from app.http_protocol import head_timeout_protocol
+
+    return uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False,
+                          lifespan="off", http=head_timeout_protocol(settings.header_timeout_s),
+                          h11_max_incomplete_event_size=2 * settings.max_header_bytes)
+
+
 async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,
                 on_ready: Callable[[Process, float], None] | None = None) -> None:
     """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port."""
@@ -229,11 +241,7 @@ async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, s
     proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
     try:
         app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
-        # h11 bounds the request head it buffers (httptools does not); the app answers 431 below
-        # twice that, with a sentence, and h11 drops anything larger.
-        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None,
-                                access_log=False, lifespan="off", http="h11",
-                                h11_max_incomplete_event_size=2 * settings.max_header_bytes)
+        config = http_config(app, settings)
         proc.server = uvicorn.Server(config)
         serving = asyncio.create_task(proc.server.serve())
         while not proc.server.started and not serving.done():

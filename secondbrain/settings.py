@@ -260,6 +260,10 @@ class Settings(BaseSettings):
         1000, ge=0, description="Per user: unfinished jobs before new submissions get 429 (0: no limit).")
     max_header_bytes: int = Field(
         32 * 1024, ge=4096, description="Largest request head (request line and headers) the server reads.")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="A request head (request line and headers) must arrive whole within this many "
+                                "seconds of the connection's start (or of its first byte, on a kept-alive "
+                                "connection); otherwise the connection is closed (slow or silent clients).")
 
     # --- Outbox relay
     relay_batch: int = 100
