@@ -15,12 +15,15 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import httpx
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
+
+from secondbrain.http_security import short
 
 ClientFor = Callable[[Context[Any, Any, Any]], AbstractAsyncContextManager[httpx.AsyncClient]]
 
@@ -54,8 +57,17 @@ def _where(item: dict[str, Any]) -> dict[str, Any]:
         if attrs.get(key):
             out[key] = attrs[key]
     if item.get("link") or item.get("artifact_id"):
-        out["raw_link"] = item.get("link") or f"/v1/artifacts/{item['artifact_id']}/raw"
+        out["raw_link"] = item.get("link") or f"/v1/artifacts/{quote(str(item['artifact_id']), safe='')}/raw"
     return out
+
+
+def _segment(value: str, what: str) -> str:
+    """``value`` as one segment of an API path: percent-escaped, so an id such as ``../me`` cannot reach
+    another route; an empty id and the dot segments (which clients resolve away) are refused."""
+    value = value.strip()
+    if value in ("", ".", "..") or len(value) > 512:
+        raise ToolError(f"{short(value)!r} is not a {what}; take one from search, ask or list_sources")
+    return quote(value, safe="")
 
 
 async def _json(resp: httpx.Response) -> Any:
@@ -233,7 +245,7 @@ def build(client_for: ClientFor) -> FastMCP[Any]:
         Returns its title, kind, address, current version and every version (capture time, size, passage
         count, whether the original file is still kept) with the processing status of each."""
         async with client_for(ctx) as api:
-            out = await _json(await api.get(f"/v1/sources/{source_id}"))
+            out = await _json(await api.get(f"/v1/sources/{_segment(source_id, 'source id')}"))
         for v in out.get("versions", []):
             v["jobs"] = [{k: j.get(k) for k in ("job_id", "status", "error", "finished_at")} for j in v.get("jobs", [])]
         return dict(out)
