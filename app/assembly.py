@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from secondbrain.events.codec import EventCodec
+from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, VectorStore
@@ -83,6 +84,13 @@ def build_llm(settings: Settings) -> ChatLLM | None:
                                api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s)
 
 
+def build_sealer(settings: Settings) -> Sealer | None:
+    """What seals the internal topics' events, when the process has the pipeline key."""
+    if settings.pipeline_key is None:
+        return None
+    return Sealer.from_text(settings.pipeline_key.get_secret_value())
+
+
 def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False) -> Runtime:
     """Build stores (and load models when ``models``; the answer model client when ``llm``) for a
     process; apply migrations."""
@@ -94,7 +102,7 @@ def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool 
         log.info("migrations applied", extra={"versions": applied})
     rt = Runtime(
         settings=settings, metadata=metadata, objects=build_objects(settings), codec=EventCodec(),
-        names=TopicNames(settings.topic_prefix),
+        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings),
     )
     if vectors:
         rt.vectors = build_vectors(settings)

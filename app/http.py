@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from secondbrain import __version__, telemetry
 from secondbrain.http_security import BodyLimit, BodyTooLarge, SecurityMiddleware, short
-from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth
+from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth, UnknownUser
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.ingest_gateway.admin_api import create_router as admin_router
@@ -142,6 +142,12 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     @app.exception_handler(IdempotencyConflict)
     async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(UnknownUser)
+    async def user_erased(_request: Request, _exc: UnknownUser) -> JSONResponse:
+        # A request that was under way while its account was erased: nothing of it was kept.
+        return JSONResponse({"detail": "this account was erased while the request was under way; nothing was "
+                                       "kept. An administrator can create the user again."}, status_code=410)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Any:

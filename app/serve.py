@@ -35,6 +35,7 @@ from services.fetcher.fetch import FetchPolicy, parse_networks
 log = logging.getLogger(__name__)
 
 RETENTION_INTERVAL_S = 3600.0  # raw-file retention runs at start, then hourly, in the gateway process
+GRACEFUL_HTTP_S = 2  # how long a stopping server lets open requests finish
 
 
 def fetch_policy(s: Settings) -> FetchPolicy:
@@ -59,22 +60,23 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
     out: list[Stage[Any]] = []
     for name in names:
         if name == "fetch":
-            out.append(FetcherStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
-                                    lifecycle=m.lifecycle, policy=fetch_policy(s)))
+            out.append(FetcherStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+                                    catalog=m.catalog, lifecycle=m.lifecycle, policy=fetch_policy(s)))
         elif name == "extract":
             extractors = BackgroundExtractorSet(functools.partial(build_extractors, s))
-            out.append(ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
-                                      lifecycle=m.lifecycle, extractors=extractors, max_bytes=s.max_upload_bytes))
+            out.append(ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+                                      catalog=m.catalog, lifecycle=m.lifecycle, extractors=extractors,
+                                      max_bytes=s.max_upload_bytes))
         elif name == "chunk":
             cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,
                                  min_tokens=s.chunk_min_tokens, overlap=s.chunk_overlap_tokens)
             calendar = Conventions.for_locale(s.locale, country=s.country, hemisphere=s.hemisphere,
                                               date_order=s.date_order)
-            out.append(ChunkerStage(rt.objects, cfg, zone=ZoneInfo(s.timezone), conventions=calendar,
+            out.append(ChunkerStage(rt.objects, cfg, fence=m.fence, zone=ZoneInfo(s.timezone), conventions=calendar,
                                     max_chunks=s.max_chunks_per_document))
         elif name == "embed":
             assert rt.vectors is not None and rt.embedder is not None and rt.sparse is not None
-            out.append(EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+            out.append(EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence,
                                      vectors=rt.vectors, embedder=rt.embedder, sparse=rt.sparse,
                                      embedders=rt.embedders))
         else:
@@ -151,7 +153,7 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
         # start-up; the stages do both side by side, so the extractors load while others join.
         (stage,) = await asyncio.to_thread(build_stages, rt, [name])
         runner = StageRunner(stage, settings=settings, codec=rt.codec, jobs=rt.metadata.jobs, names=rt.names,
-                             dead_letters=rt.metadata.dead_letters)
+                             dead_letters=rt.metadata.dead_letters, sealer=rt.sealer)
         proc.runners.append(runner)  # before start(): a failed start-up still stops it
         await runner.start()
 
@@ -210,6 +212,19 @@ async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_I
         await asyncio.sleep(interval_s)
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the process the moment a stop is asked for (SIGINT or SIGTERM)."""
+
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_stop = on_stop
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self._on_stop is not None:
+            self._on_stop()
+        super().handle_exit(sig, frame)
+
+
 def http_config(app: Any, settings: Settings) -> uvicorn.Config:
     """How a process serves HTTP: h11 bounds the request head it buffers (httptools does not; the app
     answers 431 below twice that, with a sentence, and h11 drops anything larger), and a head must be
@@ -223,26 +238,31 @@ def http_config(app: Any, settings: Settings) -> uvicorn.Config:
 
 
 async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,
-                on_ready: Callable[[Process, float], None] | None = None) -> None:
-    """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port."""
+                on_ready: Callable[[Process, float], None] | None = None,
+                on_stop: Callable[[], None] | None = None) -> None:
+    """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port.
+    ``on_stop`` is called (on the signal) the moment a stop is asked for."""
     t0 = time.perf_counter()
     # Before anything connects: the database instrumentation wraps connections as they are made.
     telemetry.setup_telemetry(settings, telemetry.service_name_for(gateway=gateway, query=query, stages=stages,
                                                                    embedded=embedded))
     try:
         await _serve(settings, t0, gateway=gateway, query=query, stages=stages, embedded=embedded,
-                     on_ready=on_ready)
+                     on_ready=on_ready, on_stop=on_stop)
     finally:
         await asyncio.to_thread(telemetry.shutdown_telemetry)  # flush what is still buffered
 
 
 async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, stages: list[str], embedded: bool,
-                 on_ready: Callable[[Process, float], None] | None) -> None:
+                 on_ready: Callable[[Process, float], None] | None, on_stop: Callable[[], None] | None) -> None:
     proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
     try:
         app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
         config = http_config(app, settings)
-        proc.server = uvicorn.Server(config)
+        # A stop does not wait long for open connections (a streamed answer, a slow client): the pipeline
+        # and the stores still have to stop within the process's stop deadline.
+        config.timeout_graceful_shutdown = GRACEFUL_HTTP_S
+        proc.server = _Server(config, on_stop)
         serving = asyncio.create_task(proc.server.serve())
         while not proc.server.started and not serving.done():
             await asyncio.sleep(0.05)

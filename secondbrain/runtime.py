@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from secondbrain.events.codec import EventCodec
+from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorStore
@@ -33,6 +34,7 @@ class Runtime:
     sparse: SparseEncoder | None = None
     llm: ChatLLM | None = None  # answers; None means extractive answers
     embedders: EmbedderPool | None = None  # every embedding model in use; ``embedder`` is its default
+    sealer: Sealer | None = None  # seals the internal topics' events (needs SB_PIPELINE_KEY)
 
     def close(self) -> None:
         """Release pools and files."""

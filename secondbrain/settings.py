@@ -82,6 +82,11 @@ class Settings(BaseSettings):
     kafka_sasl_username: str | None = None
     kafka_sasl_password: SecretStr | None = None
     kafka_ssl_cafile: Path | None = Field(None, description="CA bundle for the brokers' certificates (TLS).")
+    pipeline_key: SecretStr | None = Field(
+        None, description="32 random bytes in base64 that seal the events on the internal topics "
+                          "(documents.extracted, chunks.created, chunks.indexed): only processes holding it read "
+                          "or write them. The same on every pipeline process; `secondbrain up` keeps one in the "
+                          "data directory (pipeline.key).")
 
     # --- Postgres
     postgres_dsn: SecretStr | None = None

@@ -83,12 +83,13 @@ class Corpus:
         self.other = other
         self.doc: dict[str, str] = {}
         m = rt.metadata
-        self.extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+        self.extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+                                      catalog=m.catalog,
                                       lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                       max_bytes=1 << 20)
-        self.chunk = ChunkerStage(rt.objects, ChunkingConfig())
+        self.chunk = ChunkerStage(rt.objects, ChunkingConfig(), fence=m.fence)
         assert rt.vectors and rt.embedder and rt.sparse
-        self.embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+        self.embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence,
                                    vectors=rt.vectors, embedder=rt.embedder, sparse=rt.sparse)
         self.saved_at = datetime.now(UTC)
 

@@ -6,7 +6,9 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -109,6 +111,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
             tighten_top(data_dir, others_may_pass=pg_passes)  # pgserver opens it to others when run as root
+        if settings.pipeline_key is None:  # the internal topics' events are sealed with the data dir's key
+            update["pipeline_key"] = SecretStr(local_pipeline_key(data_dir))
         llm_update, answers_line = answers.result()
         settings = settings.model_copy(update={**update, **llm_update})
         key_file, new_key, link = local_key(settings)
@@ -137,11 +141,15 @@ def cmd_up(args: argparse.Namespace) -> int:
             if settings.watch_paths:
                 watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
 
-        # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: with Python's default
-        # handler that would end the process before the broker and Postgres below are stopped.
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        stopping = _StopDeadline(lambda: _stop_local_services(broker, pg))
+        # uvicorn stops the server on SIGINT/SIGTERM, then raises the signal again: with Python's default
+        # handlers that would end the process (or cancel the stop under way) before the stages, the broker
+        # and Postgres below are stopped.  Before the server runs, the signals end start-up.
+        handler = functools.partial(_on_stop_signal, stopping)
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
         asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGES), embedded=True,
-                          on_ready=ready))
+                          on_ready=ready, on_stop=stopping.arm))
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
@@ -150,9 +158,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):
             if pointer.read_text().strip() == str(data_dir):
                 pointer.unlink()
-        broker.stop()
-        if pg is not None:
-            pg.stop()
+        _stop_local_services(broker, pg)
+    if _busy_threads():
+        # A stage thread still inside one document: its event is processed again at the next start; waiting
+        # for it (as the interpreter would at exit) could take minutes.
+        _exit_now(EXIT_OK)
     return EXIT_OK
 
 
@@ -206,10 +216,96 @@ def _in_background(fn: Any, *args: Any, **kwargs: Any) -> concurrent.futures.Fut
     return future
 
 
-def _exit_on_sigterm(_signum: int, _frame: Any) -> None:
+def _on_stop_signal(stopping: _StopDeadline, signum: int, _frame: Any) -> None:
+    """SIGINT/SIGTERM outside uvicorn's own handling: during start-up they end it; once the server is
+    stopping (uvicorn raises the signal it handled again when it has stopped) the orderly stop goes on."""
+    if stopping.armed:
+        return
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(0)
 
 
+STOP_DEADLINE_S = 13.0  # a stop asked for (Ctrl-C, SIGTERM) ends the process within this, whatever is stuck
+_local_stop_lock = threading.Lock()
+
+
+def _stop_local_services(broker: Any, pg: Any) -> None:
+    """Stop the broker and the embedded PostgreSQL (once, from whichever path gets here first)."""
+    with _local_stop_lock:
+        broker.stop()
+        if pg is not None:
+            pg.stop()
+
+
+class _StopDeadline:
+    """Once a stop is asked for, the process ends within :data:`STOP_DEADLINE_S`: if the orderly stop has not
+    finished by then (a stage thread deep in one document, a connection that does not close), the broker
+    and PostgreSQL are stopped cleanly and the process exits.  Events in flight are not lost: their offsets
+    were not committed, and at the next start unfinished jobs are queued again from PostgreSQL."""
+
+    def __init__(self, stop_services: Any, deadline_s: float = STOP_DEADLINE_S) -> None:
+        self._stop_services = stop_services
+        self._deadline_s = deadline_s
+        self._armed = threading.Event()
+
+    @property
+    def armed(self) -> bool:
+        """Whether a stop was asked for."""
+        return self._armed.is_set()
+
+    def arm(self) -> None:
+        if self._armed.is_set():
+            return
+        self._armed.set()
+        threading.Thread(target=self._expire, name="stop-deadline", daemon=True).start()
+
+    def _expire(self) -> None:
+        time.sleep(self._deadline_s)
+        logging.getLogger(__name__).warning(
+            "stopping took longer than %.0fs: leaving the work still running (it is resumed at the next start)",
+            self._deadline_s)
+        with contextlib.suppress(Exception):
+            self._stop_services()
+        _exit_now(EXIT_OK)
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once (after flushing what it printed and logged): threads still busy with a
+    document are not waited for."""
+    logging.shutdown()
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def _busy_threads() -> list[threading.Thread]:
+    """Threads the interpreter would wait for at exit (a stage thread still inside one document)."""
+    return [t for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+
+
+
+
+PIPELINE_KEY_FILE = "pipeline.key"
+
+
+def local_pipeline_key(data_dir: Path) -> str:
+    """Embedded mode's pipeline key (see :mod:`secondbrain.events.sealing`): made on the first start and kept
+    in the data directory, readable only by its owner, so events still in the broker open after a restart."""
+    from secondbrain.events.sealing import new_key, parse_key
+
+    path = data_dir / PIPELINE_KEY_FILE
+    if path.exists():
+        text = path.read_text().strip()
+        parse_key(text)  # a damaged file is an error that says what the key must be
+        return text
+    text = new_key()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text + "\n")
+    return text
 
 
 def local_key(settings: Any) -> tuple[Path, str | None, str]:

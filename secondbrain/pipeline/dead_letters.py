@@ -69,11 +69,12 @@ def letter(codec: EventCodec, msg: Message, *, stage: str, kind: str, exc: BaseE
 
 
 def record(codec: EventCodec, msg: Message, *, stage: str, kind: str, exc: BaseException, job_id: str | None,
-           user_id: str | None) -> DeadLetterRecord:
-    """The letter as its producer reads it in the API: which event, whose, and why."""
+           user_id: str | None, opened: bytes | None = None) -> DeadLetterRecord:
+    """The letter as its producer reads it in the API: which event, whose, and why (``opened``: the Avro
+    bytes inside a sealed message, when they were opened)."""
     event_id = producer = None
     with contextlib.suppress(Exception):  # a malformed event has neither; the rest still says what happened
-        event = codec.decode(msg.value or b"")
+        event = codec.decode(opened if opened is not None else msg.value or b"")
         event_id, producer = getattr(event, "event_id", None), getattr(event, "producer", None)
     content = hashlib.sha256(msg.value or b"").hexdigest()
     return DeadLetterRecord(

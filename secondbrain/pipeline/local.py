@@ -13,7 +13,7 @@ from typing import Any
 
 from secondbrain.pipeline.errors import SourceGone
 from secondbrain.pipeline.stage import AdmittingStage, DiscardingStage, Stage
-from secondbrain.ports import JobLedger
+from secondbrain.ports import JobGone, JobLedger
 
 
 def run(stage: Stage[Any], event: Any, jobs: JobLedger, *, value: bytes = b"",
@@ -28,11 +28,11 @@ def run(stage: Stage[Any], event: Any, jobs: JobLedger, *, value: bytes = b"",
             stage.admit(event, value, headers or {})
         outputs = stage.process(event)
     except Exception as exc:
-        gone = isinstance(exc, SourceGone) or (
-            ref.job_id is not None and ref.user_id is not None and jobs.deleted(ref.user_id, ref.job_id, ref.source_id))
-        if not gone:
+        state = "gone" if isinstance(exc, SourceGone) else exc.state if isinstance(exc, JobGone) else (
+            jobs.job_state(ref.user_id, ref.job_id) if ref.job_id is not None and ref.user_id is not None else "live")
+        if state == "live":
             raise
-        if isinstance(stage, DiscardingStage):  # deleted meanwhile: dropped, like the runner does
+        if state == "gone" and isinstance(stage, DiscardingStage):  # deleted meanwhile: dropped, like the runner
             stage.discard(event, [])
         return []
     if ref.job_id is None or ref.user_id is None:

@@ -4,14 +4,17 @@ One faust app (one consumer group) per stage, so each stage scales on its own.  
 known only by its step in the topology (:mod:`secondbrain.pipeline.topology`).  For every
 message the runner:
 
-1. decodes it (a malformed message goes to the dead-letter topic at once);
-2. admits it when the topic is open to other apps (before any job state is touched);
+1. opens it when the topic is internal (sealed with the pipeline key: anything else is refused as
+   ``unauthorized``) and decodes it (a malformed message goes to the dead-letter topic at once);
+2. admits it when the topic is open to other apps (before any job state is touched); an internal event
+   must name a live job of its user: work of a deleted source, an erased user or a job that ended
+   (replaced by a newer submission) is dropped before any work;
 3. calls the stage on one of the stage's threads, retrying retryable errors (tenacity, bounded);
    permanent errors and exhausted retries go to the dead-letter topic with the error in headers,
    and the job fails with a reason a person can read;
 4. records the stage done and asks, in the same write, whether the source is still wanted (a
    deleted source or a replaced document: the stage discards what it wrote, nothing is published);
-5. publishes the outputs and waits for the broker's acknowledgement;
+5. publishes the outputs (sealed for internal topics) and waits for the broker's acknowledgement;
 6. only then acknowledges the message, so its offset is committed after the outputs are safe
    (at-least-once; deterministic ids make replays harmless).
 
@@ -42,21 +45,25 @@ from tenacity import RetryCallState
 from secondbrain import ids, telemetry
 from secondbrain.events.codec import EventCodec, MalformedEvent
 from secondbrain.events.models import JobStatusChanged
+from secondbrain.events.sealing import Sealer, SealError
 from secondbrain.pipeline import dead_letters, event_telemetry, retry, topics
 from secondbrain.pipeline.dead_letters import Message
-from secondbrain.pipeline.errors import PermanentError, SourceGone, classify
+from secondbrain.pipeline.errors import PermanentError, SourceGone, Unauthorized, classify
 from secondbrain.pipeline.faust_app import build_app
 from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
 from secondbrain.pipeline.stage import AdmittingStage, BatchingStage, DiscardingStage, JobRef, Stage, WarmingStage
 from secondbrain.pipeline.topics import TopicNames
-from secondbrain.ports import DeadLetters, JobLedger
+from secondbrain.pipeline.topology import SEALED_TOPICS
+from secondbrain.ports import DeadLetters, JobGone, JobLedger, UnknownUser
+from secondbrain.ports.metadata import JobState
 from secondbrain.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 PROGRESS_AFTER_S = 1.0  # a stage still working after this long shows as running (fast ones skip the write)
 BATCH_MAX = 16  # events of one lane handed to a batching stage at once
+STOP_DRAIN_S = 4.0  # how long a stopping stage lets its events in flight finish, and then faust leave the group
 Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
 
 
@@ -79,6 +86,8 @@ class _Work:
     event: Any
     ref: JobRef
     span: trace.Span
+    opened: bytes | None = None  # the Avro bytes of a sealed message (the record of a dead letter reads them)
+    admitted_as: JobState = "live"  # the job's state when the event was admitted
     started: float = field(default_factory=time.monotonic)
 
 
@@ -86,10 +95,17 @@ class StageRunner:
     """Runs one stage as a faust agent (see the module doc)."""
 
     def __init__(self, stage: Stage[Any], *, settings: Settings, codec: EventCodec, jobs: JobLedger,
-                 names: TopicNames, dead_letters: DeadLetters | None = None) -> None:
+                 names: TopicNames, dead_letters: DeadLetters | None = None, sealer: Sealer | None = None) -> None:
         self.stage = stage
         self.dead_letter_log = dead_letters
         self.step = stage.step
+        self._seal_input = self.step.input in SEALED_TOPICS
+        self._seal_output = self.step.output in SEALED_TOPICS
+        if sealer is None and (self._seal_input or self._seal_output):
+            raise ValueError(f"stage {self.step.name} reads or writes the pipeline's internal topics, whose events "
+                             "are sealed: set SB_PIPELINE_KEY (the same 32-byte base64 key on every pipeline "
+                             "process; `secondbrain up` keeps one in the data directory)")
+        self.sealer = sealer
         self.settings = settings
         self.codec = codec
         self.jobs = jobs
@@ -131,11 +147,14 @@ class StageRunner:
                                              name=f"{self.step.name}-lag")
         telemetry.register_lag_source(self)
 
-    async def stop(self, drain_timeout_s: float = 30.0) -> None:
-        """Stop taking events, let those in flight finish (outputs published, offsets acked), leave the group.
+    async def stop(self, drain_timeout_s: float = STOP_DRAIN_S) -> None:
+        """Stop taking events, give those in flight ``drain_timeout_s`` to finish (outputs published, offsets
+        acked), then leave the group: bounded, so a stopping process ends in seconds.
 
-        Events still running after ``drain_timeout_s`` are cancelled unacknowledged: the next owner of
-        their partition processes them again (ids are deterministic, so nothing is duplicated).
+        Events still running after that are cancelled unacknowledged, and their offsets are not committed:
+        the next owner of their partition processes them again, as after a crash (ids are deterministic and
+        the job fence keeps a replay from undoing anything).  A stage thread busy with one of them is left to
+        finish on its own (threads cannot be cancelled); nothing it does after that is published.
         """
         self._stopping = True
         telemetry.unregister_lag_source(self)
@@ -148,9 +167,12 @@ class StageRunner:
             for task in pending:
                 task.cancel()
             if pending:
-                await asyncio.wait(pending, timeout=5)
+                await asyncio.wait(pending, timeout=1)
+        # faust would otherwise wait, without end, for the cancelled events to be acknowledged; what was
+        # acknowledged is still committed.  (Rebalances keep waiting for events in flight.)
+        self.app.conf.stream_wait_empty = False
         try:
-            # faust's stop can wait forever on a consumer that lost its broker; a stopping process must
+            # faust's stop can also wait forever on a consumer that lost its broker; a stopping process must
             # still end (offsets not committed are simply processed again).
             await asyncio.wait_for(self.app.stop(), timeout=drain_timeout_s)
         except TimeoutError:
@@ -253,13 +275,23 @@ class StageRunner:
                                                      group=self.group), "sb.stage": self.step.name})
 
     async def _prepare(self, msg: Message, span: trace.Span) -> _Work | None:
-        """The decoded, attributed and admitted event, or None once it was dead-lettered."""
+        """The opened, decoded, attributed and admitted event, or None once it was dead-lettered or dropped."""
         user = msg.key.decode("utf-8", "replace") if msg.key else None
+        opened: bytes | None = None
+        if self._seal_input:
+            assert self.sealer is not None
+            try:
+                opened = self.sealer.open(msg.topic, msg.key, msg.value or b"", msg.headers)
+            except SealError as exc:  # not the pipeline's own event: nobody's job is touched
+                await self._dead_letter(msg, kind="unauthorized", exc=Unauthorized(str(exc)), attempts=0,
+                                        ref=JobRef(None, user))
+                return None
         try:
-            event = self.codec.decode(msg.value or b"", expected=self.step.input_type)
+            event = self.codec.decode(opened if opened is not None else msg.value or b"",
+                                      expected=self.step.input_type)
             ref = self.stage.job_of(event)
         except (MalformedEvent, Exception) as exc:  # an event that is not one, or cannot be attributed
-            await self._dead_letter(msg, kind="malformed", exc=exc, attempts=0, ref=JobRef(None, user))
+            await self._dead_letter(msg, kind="malformed", exc=exc, attempts=0, ref=JobRef(None, user), opened=opened)
             return None
         event_telemetry.describe(span, event)
         if self.step.open_input and isinstance(self.stage, AdmittingStage):
@@ -272,10 +304,23 @@ class StageRunner:
                 kind = refused.kind if isinstance(refused, PermanentError) else "retries_exhausted"
                 await self._dead_letter(msg, kind=kind, exc=refused, attempts=1, ref=JobRef(None, ref.user_id))
                 return None
-        if ref.job_id:
+        elif not ref.job_id or not ref.user_id:
+            await self._dead_letter(msg, kind="unauthorized", exc=Unauthorized(
+                "the event names no job: events on the pipeline's internal topics belong to a job"), attempts=0,
+                                    ref=JobRef(None, ref.user_id), opened=opened)
+            return None
+        state: JobState = "live"
+        if ref.job_id and ref.user_id:
+            # Work that is no longer wanted stops here, before it costs anything: a job that ended (replaced by
+            # a newer submission, failed), or, on an internal topic, one that is gone (its source deleted, its
+            # user erased).  A job another app's signed event names may not exist yet: the stage creates it.
+            state = await self._job_state(ref)
+            if state == "ended" or (state == "gone" and not self.step.open_input):
+                self._dropped(ref, f"admission ({state})")
+                return None
             span.set_attribute("sb.job.id", ref.job_id)
         telemetry.set_user(ref.user_id, span)
-        return _Work(msg, event, ref, span)
+        return _Work(msg, event, ref, span, opened, state)
 
     async def _admit(self, stage: AdmittingStage[Any], event: Any, msg: Message) -> BaseException | None:
         """Run the stage's admission check, retrying while its stores are unreachable; return the refusal
@@ -292,7 +337,8 @@ class StageRunner:
         """Run the stage on one event with its retries, then finish or dead-letter it."""
         ref, span = work.ref, work.span
         attempts = 0
-        progress = asyncio.create_task(self._show_running(ref))
+        finished = asyncio.Event()
+        progress = asyncio.create_task(self._show_running(ref, finished))
 
         async def on_retry(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
@@ -320,25 +366,34 @@ class StageRunner:
                         # a permanent failure of this event, not a crash of the lane.
                         encoded = self._encode_all(outputs, event_telemetry.submitted_at(work.msg.headers, work.event))
             finally:
-                progress.cancel()
+                # The progress write, if it started, lands before anything that finishes the stage.
+                finished.set()
+                await progress
         except Exception as exc:
-            if isinstance(exc, SourceGone) or await self._job_gone(ref):
-                # Deleted meanwhile (its bytes or chunk list went with it): a failure of the deletion's
-                # making, not of the input; dropped, not dead-lettered.
-                if isinstance(self.stage, DiscardingStage):
+            state = await self._state_after_failure(work, exc)
+            if state != "live":
+                # Deleted, erased or replaced meanwhile (its bytes or chunk list may have gone with it): a
+                # failure of that change's making, not of the input; dropped, not dead-lettered.  Only a
+                # job that is gone takes back what was written (an ended job's work may be shared with the
+                # newer job of the same bytes, and the fence kept it from writing after it ended).
+                if state == "gone" and isinstance(self.stage, DiscardingStage):
                     await self._in_pool(self.stage.discard, work.event, [])
-                self._dropped(ref, "processing")
+                self._dropped(ref, f"processing ({state})")
                 return
             kind = classify(exc)
             dl_kind = exc.kind if isinstance(exc, PermanentError) else (
                 "retries_exhausted" if kind == "retryable" else "permanent")
-            await self._dead_letter(work.msg, kind=dl_kind, exc=exc, attempts=attempts, ref=ref)
+            await self._dead_letter(work.msg, kind=dl_kind, exc=exc, attempts=attempts, ref=ref, opened=work.opened)
             return
         await self._finish(work, outputs, encoded, attempts)
 
-    async def _show_running(self, ref: JobRef) -> None:
-        """Mark the stage running, but only for work that takes a while (a fast stage writes only once)."""
-        await asyncio.sleep(PROGRESS_AFTER_S)
+    async def _show_running(self, ref: JobRef, finished: asyncio.Event) -> None:
+        """Mark the stage running, but only for work that takes a while (a fast stage writes only once).  Once
+        begun the write is never cancelled: the caller waits for it before finishing the stage, so the
+        finish always comes after it (and the ledger ignores a progress write on a finished stage anyway)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(finished.wait(), PROGRESS_AFTER_S)
+            return
         with contextlib.suppress(Exception):
             await self._bookkeeping(self.jobs.stage_started, ref, 1, best_effort=True)
 
@@ -370,14 +425,31 @@ class StageRunner:
         log.info("stage done", extra={"stage": self.step.name, "job_id": ref.job_id, "outputs": len(outputs),
                                       "ms": round((time.monotonic() - work.started) * 1000, 1)})
 
-    async def _job_gone(self, ref: JobRef) -> bool:
-        """Whether the event's job went with its deleted source; asked only after a failure."""
+    async def _job_state(self, ref: JobRef) -> JobState:
+        """Whether the event's job is live, ended or gone (retried while the store is down)."""
+        assert ref.job_id is not None and ref.user_id is not None
+        async for attempt in retry.bookkeeping(self.settings, "job state"):
+            with attempt:
+                return await asyncio.to_thread(self.jobs.job_state, ref.user_id, ref.job_id)
+        raise AssertionError("unreachable")  # pragma: no cover - the retry loop returns or raises
+
+    async def _state_after_failure(self, work: _Work, exc: BaseException) -> JobState:
+        """Whether the failed work's job went meanwhile (deleted, erased), ended (replaced) or is live: only
+        then does the failure stand.  ``live`` when unknown (the store is away)."""
+        if isinstance(exc, SourceGone | UnknownUser):
+            return "gone"
+        if isinstance(exc, JobGone):
+            return exc.state
+        ref = work.ref
         if ref.job_id is None or ref.user_id is None:
-            return False
+            return "live"
         try:
-            return await asyncio.to_thread(self.jobs.deleted, ref.user_id, ref.job_id, ref.source_id)
+            now = await asyncio.to_thread(self.jobs.job_state, ref.user_id, ref.job_id)
         except Exception:  # the store is away: no verdict, the failure stands
-            return False
+            return "live"
+        # A job another app's event creates did not exist when the event came in: still missing, its own
+        # failure (a bad event) stands.
+        return "live" if now == "gone" and work.admitted_as == "gone" else now
 
     def _dropped(self, ref: JobRef, why: str) -> None:
         self.stats.dropped += 1
@@ -388,8 +460,16 @@ class StageRunner:
     def _encode_all(self, outputs: list[Any], submitted_at: str | None) -> list[Output]:
         extra = [(telemetry.SUBMITTED_AT_HEADER, submitted_at.encode())] if submitted_at else []
         topic = self.names(self.step.output)
-        return [(topic, str(out.user_id).encode(), self.codec.encode(out), [*self.codec.headers(out), *extra])
-                for out in outputs]
+        encoded: list[Output] = []
+        for out in outputs:
+            key, value = str(out.user_id).encode(), self.codec.encode(out)
+            headers = [*self.codec.headers(out), *extra]
+            if self._seal_output:
+                assert self.sealer is not None
+                value, mark = self.sealer.seal(topic, key, value)
+                headers.append(mark)
+            encoded.append((topic, key, value, headers))
+        return encoded
 
     async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` on the stage's threads, carrying context variables (trace context) along."""
@@ -413,8 +493,15 @@ class StageRunner:
                 await self.app.producer.send_and_wait(topic, key, value, None, None, headers)
 
     async def _dead_letter(self, msg: Message, *, kind: str, exc: BaseException, attempts: int,
-                           ref: JobRef) -> None:
+                           ref: JobRef, opened: bytes | None = None) -> None:
         reason = dead_letters.reason(exc)
+        if self.dead_letter_log is not None:  # kept in the database too, for producers to read (GET /v1/deadletters)
+            kept = await self._bookkeeping_free(self.dead_letter_log.record_dead_letter, dead_letters.record(
+                self.codec, msg, stage=self.step.name, kind=kind, exc=exc, job_id=ref.job_id, user_id=ref.user_id,
+                opened=opened))
+            if kept is False:  # the user was erased: nothing is kept for them, not even a letter
+                self._dropped(ref, "erased user")
+                return
         self.stats.failed += 1
         self.stats.dead_lettered += 1
         telemetry.STAGE_EVENTS.add(1, {"stage": self.step.name, "outcome": "failed"})
@@ -425,9 +512,6 @@ class StageRunner:
         encoded, headers = dead_letters.letter(self.codec, msg, stage=self.step.name, kind=kind, exc=exc,
                                                attempts=attempts, job_id=ref.job_id, user_id=ref.user_id)
         await self._send(self.names(topics.DEAD_LETTER), msg.key, encoded, telemetry.with_trace_headers(headers))
-        if self.dead_letter_log is not None:  # kept in the database too, for producers to read (GET /v1/deadletters)
-            await self._bookkeeping_free(self.dead_letter_log.record_dead_letter, dead_letters.record(
-                self.codec, msg, stage=self.step.name, kind=kind, exc=exc, job_id=ref.job_id, user_id=ref.user_id))
         log.error("dead-lettered", extra={"stage": self.step.name, "job_id": ref.job_id, "kind": kind,
                                           "error": reason, "topic": msg.topic, "offset": msg.offset})
         if ref.job_id:
@@ -453,15 +537,16 @@ class StageRunner:
         await self._send(self.names(topics.JOBS_STATUS), ref.user_id.encode(), self.codec.encode(ev),
                          self.codec.headers(ev))
 
-    async def _bookkeeping_free(self, fn: Callable[..., Any], *args: Any) -> None:
+    async def _bookkeeping_free(self, fn: Callable[..., T], *args: Any) -> T | None:
         """A write not tied to a job, retried while the store is down; a failure is logged, never raised
-        (the letter is on the topic already)."""
+        (``None``: the letter still goes to the topic)."""
         try:
             async for attempt in retry.bookkeeping(self.settings, "dead letter record"):
                 with attempt:
-                    await asyncio.to_thread(fn, *args)
+                    return await asyncio.to_thread(fn, *args)
         except Exception as exc:
             log.warning("could not keep the dead letter in the database", extra={"error": repr(exc)})
+        return None
 
     async def _bookkeeping(self, fn: Callable[..., T], ref: JobRef, *args: Any, best_effort: bool = False,
                            **kwargs: Any) -> T | Literal["done"]:

@@ -57,6 +57,11 @@ FILE_STAGES: tuple[str, ...] = STAGES[STAGES.index(EXTRACT.name):]  # an uploade
 JOB_STAGES: frozenset[str] = frozenset({"gateway", *STAGES})  # where a job status can come from
 
 
+# Topics no other app publishes to: their events are the pipeline's own, sealed (secondbrain.events.sealing).
+OPEN_TOPICS: frozenset[str] = frozenset(s.input for s in PIPELINE if s.open_input)
+SEALED_TOPICS: frozenset[str] = frozenset(t for s in PIPELINE for t in (s.input, *s.outputs)) - OPEN_TOPICS
+
+
 def step(name: str) -> Step:
     """The stage called ``name``; ``ValueError`` naming the stages otherwise."""
     for s in PIPELINE:

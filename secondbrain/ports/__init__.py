@@ -17,6 +17,7 @@ from secondbrain.ports.metadata import (
     DeadLetters,
     IndexVersions,
     Intake,
+    JobFence,
     JobLedger,
     Lifecycle,
     MetadataStore,
@@ -40,7 +41,12 @@ from secondbrain.ports.objects import (
     ObjectStore,
 )
 from secondbrain.ports.records import (
+    DELETED_ANSWER,
+    DELETED_SOURCE_TITLE,
+    FINISHED_JOB_STATUSES,
     KEY_SCOPES,
+    LIVE_JOB_STATUSES,
+    SUPERSEDED_DETAIL,
     AnswerEndpoint,
     ApiKeyInfo,
     ArtifactGone,
@@ -51,6 +57,7 @@ from secondbrain.ports.records import (
     ForeignConversation,
     IdempotencyConflict,
     IndexStatus,
+    JobGone,
     JobStatus,
     JobView,
     KeyScope,
@@ -65,6 +72,7 @@ from secondbrain.ports.records import (
     StageView,
     SubmitResult,
     Turn,
+    UnknownUser,
     UserInfo,
     VectorIndex,
 )
@@ -79,7 +87,12 @@ from secondbrain.ports.vectors import (
 )
 
 __all__ = [
+    "DELETED_ANSWER",
+    "DELETED_SOURCE_TITLE",
+    "FINISHED_JOB_STATUSES",
     "KEY_SCOPES",
+    "LIVE_JOB_STATUSES",
+    "SUPERSEDED_DETAIL",
     "AnswerEndpoint",
     "ApiKeyInfo",
     "ArtifactGone",
@@ -98,6 +111,8 @@ __all__ = [
     "IndexStatus",
     "IndexVersions",
     "Intake",
+    "JobFence",
+    "JobGone",
     "JobLedger",
     "JobStatus",
     "JobView",
@@ -128,6 +143,7 @@ __all__ = [
     "Transcriber",
     "Transcript",
     "Turn",
+    "UnknownUser",
     "UserInfo",
     "Users",
     "VectorFilter",

@@ -9,6 +9,7 @@ another user is reported as absent and never changed, whatever ids an event carr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -125,7 +126,10 @@ class Intake(Protocol):
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
                request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
-        """In ONE transaction: upsert the artifact, create the job (stages pending) and queue ``outbox``.
+        """In ONE transaction: upsert the artifact, create the job (stages pending) and queue ``outbox``;
+        the source's older unfinished jobs of other bytes end as ``superseded`` (the newest submission is
+        what the source becomes).  The user is created when missing, but an erased user is not
+        (:class:`~secondbrain.ports.UnknownUser`: a submission in flight while they were erased).
         Resubmitting the same ``job_id`` changes nothing and returns ``created=False``; with another
         ``request_hash`` than the first time it raises :class:`IdempotencyConflict`.  With ``lease_s`` the
         rows are queued already leased to the caller for that long (their ids in ``leased``): a relay in
@@ -152,14 +156,30 @@ class Intake(Protocol):
 
 
 StageOutcome = Literal["done", "gone", "superseded", "ended"]
+JobState = Literal["live", "ended", "gone"]
+
+
+class JobFence(Protocol):
+    """What keeps a deletion, an erasure or a newer submission from racing a stage's writes: a stage writes
+    outside the job ledger (objects, vectors) only while it holds its job's fence."""
+
+    def hold(self, user_id: str, job_id: str) -> AbstractContextManager[None]:
+        """While the block runs, the job stays as it is: deleting its source, erasing its user or
+        superseding it waits until the block ends, and afterwards removes what the block wrote.
+        Raises :class:`~secondbrain.ports.JobGone` at entry when the job is not the user's and
+        queued or running (deleted, erased, finished, replaced), and nothing may be written then."""
+        ...
 
 
 class JobLedger(Protocol):
-    """The job ledger: the stages of each job, their transitions and the event log."""
+    """The job ledger: the stages of each job, their transitions and the event log.
 
-    def deleted(self, user_id: str, job_id: str, source_id: str | None) -> bool:
-        """Whether the job is gone because its source was deleted (no job row, a tombstone for the source):
-        a failure of its work then is the deletion's doing, not the input's."""
+    A job's state only moves forward: a finished stage is never set back by a late progress write, and
+    a finished job (succeeded, failed, duplicate, superseded) never changes again."""
+
+    def job_state(self, user_id: str, job_id: str) -> JobState:
+        """``live`` (queued or running), ``ended`` (finished: succeeded, failed, duplicate or superseded)
+        or ``gone`` (no such job of the user: deleted with its source, the user erased, or never theirs)."""
         ...
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
@@ -171,7 +191,8 @@ class JobLedger(Protocol):
         ...
 
     def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
-        """Mark ``stage`` running (job becomes running)."""
+        """Mark ``stage`` running (job becomes running), unless the stage has finished already (a progress
+        write landing after the stage's own finish changes nothing)."""
         ...
 
     def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
@@ -179,7 +200,7 @@ class JobLedger(Protocol):
         ...
 
     def stage_retrying(self, user_id: str, job_id: str, stage: str, attempt: int, reason: str) -> None:
-        """Record a retryable failure of ``stage``."""
+        """Record a retryable failure of ``stage`` (not of a stage that has finished)."""
         ...
 
     def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
@@ -199,7 +220,8 @@ class JobLedger(Protocol):
         ...
 
     def pending_jobs(self, user_id: str) -> int:
-        """How many of the user's jobs are queued or running (ingestion backpressure)."""
+        """How many of the user's jobs are queued or running (ingestion backpressure); superseded jobs
+        do not count."""
         ...
 
     # -- data lifecycle: deleting sources, erasing users, raw-file retention, export
@@ -235,8 +257,10 @@ class Outbox(Protocol):
 class Catalog(Protocol):
     """Artifacts, documents and their versions: what a user has, and what each source is now."""
 
-    def save_document(self, doc: DocumentRecord) -> int:
-        """Insert or replace a document (idempotent on ``document_id``); return its version."""
+    def save_document(self, doc: DocumentRecord, *, job_id: str | None = None) -> int:
+        """Insert or replace a document (idempotent on ``document_id``); return its version.  With
+        ``job_id``: only while that job is queued or running, atomically with a newer submission that
+        supersedes it or a deletion (:class:`~secondbrain.ports.JobGone` otherwise, nothing saved)."""
         ...
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
@@ -261,9 +285,12 @@ class Catalog(Protocol):
         """The user's current documents whose ``field`` lies in [start, end), newest first."""
         ...
 
-    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int) -> list[str]:
+    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int, *,
+                         job_id: str | None = None) -> list[str]:
         """The document is searchable: record its chunk count and mark older versions of its source
-        superseded, in one write; return every older version's id (their passages leave the index)."""
+        superseded, in one write; return every older version's id (their passages leave the index).
+        With ``job_id``: only while that job is queued or running (:class:`~secondbrain.ports.JobGone`
+        otherwise, nothing recorded)."""
         ...
 
     def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
@@ -437,8 +464,9 @@ class DeadLetters(Protocol):
     """The refused and failed events, kept so a producer can read why (the broker's dead-letter topic
     may be gone: the embedded broker keeps its topics in memory)."""
 
-    def record_dead_letter(self, letter: DeadLetterRecord) -> None:
-        """Keep ``letter`` (with the time now); the same ``letter_id`` again changes nothing."""
+    def record_dead_letter(self, letter: DeadLetterRecord) -> bool:
+        """Keep ``letter`` (with the time now); the same ``letter_id`` again changes nothing.  ``False``
+        (nothing kept) when the letter names an erased user."""
         ...
 
     def list_dead_letters(self, user_id: str | None, limit: int = 100) -> list[DeadLetterRecord]:
@@ -516,4 +544,9 @@ class MetadataStore(Protocol):
     @property
     def dead_letters(self) -> DeadLetters:
         """The dead letters role."""
+        ...
+
+    @property
+    def fence(self) -> JobFence:
+        """The job fence (the stages' writes outside the ledger)."""
         ...

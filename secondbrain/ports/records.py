@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-JobStatus = Literal["queued", "running", "succeeded", "failed", "duplicate"]
+JobStatus = Literal["queued", "running", "succeeded", "failed", "duplicate", "superseded"]
+# A job in one of these never changes again (a late or replayed write leaves it as it is).
+FINISHED_JOB_STATUSES: tuple[JobStatus, ...] = ("succeeded", "failed", "duplicate", "superseded")
+LIVE_JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running")
+SUPERSEDED_DETAIL = "replaced by a newer submission of the same source"  # why a superseded job's stages skipped
+
+# What an answer that quoted a deleted source keeps (its text went with the source), and the source's
+# entry among those shown with it.
+DELETED_ANSWER = "This answer quoted a source that has since been deleted, so its text was removed."
+DELETED_SOURCE_TITLE = "a deleted source"
 StageStatus = Literal["pending", "running", "succeeded", "failed", "retrying", "skipped"]
 
 
@@ -90,6 +99,7 @@ class JobView:
     title: str | None = None
     source_uri: str | None = None
     duplicate_of: str | None = None
+    superseded_by: str | None = None  # the newer submission of the same source that replaced this one
     # Another job of the user that already extracted the same bytes (what ``find_original_job``
     # answers), read with the job so the extractor's admission lookup answers both.
     extracted_before: str | None = None
@@ -238,6 +248,21 @@ class ForeignConversation(PermissionError):
 
 class ArtifactGone(LookupError):
     """The artifact a document belongs to no longer exists (deleted with its source meanwhile)."""
+
+
+class JobGone(LookupError):
+    """The work of a job is no longer wanted: the job was deleted with its source, its user was erased
+    (``state == "gone"``), or it ended meanwhile, e.g. replaced by a newer submission (``"ended"``)."""
+
+    def __init__(self, job_id: str, state: Literal["gone", "ended"]) -> None:
+        super().__init__(f"job {job_id} is {'gone' if state == 'gone' else 'no longer running'}")
+        self.job_id = job_id
+        self.state = state
+
+
+class UnknownUser(LookupError):
+    """The user does not exist: erased, so nothing is created for them again until an administrator
+    creates the user anew."""
 
 
 class IdempotencyConflict(ValueError):

@@ -45,6 +45,7 @@ class VectorFilter:
 
     document_ids: Sequence[str] | None = None
     source_ids: Sequence[str] | None = None
+    job_ids: Sequence[str] | None = None  # the job that wrote a passage (to take back one job's writes only)
     modalities: Sequence[str] | None = None
     time_range: TimeRange | None = None
     time_field: Literal["captured_at", "ingested_at"] = "captured_at"

@@ -24,7 +24,8 @@ __all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
 
 class PostgresMetadataStore:
     """Every metadata role on one Postgres pool: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations``, ``indexes``, ``server_settings`` and ``dead_letters``,
+    ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
+    ``fence``,
     plus the database itself (migrations, readiness)."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, secrets: SecretBox | None = None) -> None:
@@ -32,6 +33,7 @@ class PostgresMetadataStore:
         self.users = PostgresUsers(self.database)
         self.intake = PostgresIntake(self.database)
         self.jobs = PostgresJobs(self.database)
+        self.fence = self.jobs  # the job ledger fences the stages' writes (its rows are what is locked)
         self.outbox = PostgresOutbox(self.database)
         self.catalog = PostgresCatalog(self.database)
         self.lifecycle = PostgresLifecycle(self.database)

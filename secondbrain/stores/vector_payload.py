@@ -190,7 +190,7 @@ def plan_filter(flt: VectorFilter | None) -> FilterPlan:
     conditions: list[Condition] = []
     nothing = False
     for fieldname, values in (("document_id", flt.document_ids), ("source_id", flt.source_ids),
-                              ("modality", flt.modalities)):
+                              ("job_id", flt.job_ids), ("modality", flt.modalities)):
         if values is None:
             continue
         if isinstance(values, str):  # a bare string would otherwise be split into characters

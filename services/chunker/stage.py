@@ -1,7 +1,8 @@
 """Chunker stage: ``documents.extracted`` -> ``chunks.created``.
 
 Inputs: a document's full text and its segments (inline, or by claim check in the object store).
-Outputs: chunks with provenance (inline, or by claim check).  Ports: the object store only.
+Outputs: chunks with provenance (inline, or by claim check).  Ports: the object store and the job fence
+(a chunk list is stored only while the job is live).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, S
 from secondbrain.pipeline import claimcheck, topology
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import JobRef
-from secondbrain.ports import ObjectStore
+from secondbrain.ports import JobFence, ObjectStore
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import mentioned_times
 from services.chunker.logic import ChunkDraft, ChunkingConfig, chunk_segments
@@ -62,9 +63,10 @@ class ChunkerStage:
 
     step: ClassVar[topology.Step] = topology.CHUNK
 
-    def __init__(self, objects: ObjectStore, config: ChunkingConfig, *, zone: ZoneInfo | None = None,
+    def __init__(self, objects: ObjectStore, config: ChunkingConfig, *, fence: JobFence, zone: ZoneInfo | None = None,
                  conventions: Conventions | None = None, max_chunks: int = 0) -> None:
         self.objects = objects
+        self.fence = fence
         self.config = config
         # Time words inside a passage ("yesterday", "on Friday") are read in the person's zone and calendar.
         self.zone = zone or ZoneInfo("UTC")
@@ -119,8 +121,9 @@ class ChunkerStage:
             for d in drafts
         ]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
-        chunks_ref = claimcheck.offload(self.objects, keys.chunks_key(ev.user_id, ev.document_id),
-                                        [c.to_record() for c in chunks])
+        records = [c.to_record() for c in chunks]
+        with self.fence.hold(ev.user_id, ev.job_id):
+            chunks_ref = claimcheck.offload(self.objects, keys.chunks_key(ev.user_id, ev.document_id), records)
         return [ChunksCreated(
             event_id=ids.event_id(ev.job_id, self.step.name), job_id=ev.job_id, user_id=ev.user_id,
             artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,

@@ -1,7 +1,9 @@
 """Embedder stage: ``chunks.created`` -> vectors in the user's collection -> ``chunks.indexed``.
 
 Ports: the object store (large chunk lists), the catalog (chunk counts, older versions), the
-index versions (which collection and model a user's chunks go to), the vector store, the models.
+index versions (which collection and model a user's chunks go to), the vector store, the models, and
+the job fence (vectors are written only while the job is live: a deletion or erasure waits for the
+write and then removes it, and none starts after it).
 
 Each chunk gets a dense vector (the model of the user's index: all-MiniLM-L6-v2 unless
 configured or re-indexed otherwise) and a BM25 sparse vector, computed on the chunk text with
@@ -34,10 +36,11 @@ from secondbrain.ports import (
     Catalog,
     Embedder,
     IndexVersions,
+    JobFence,
+    JobGone,
     ObjectStore,
     SparseEncoder,
     SparseVector,
-    Users,
     VectorFilter,
     VectorIndex,
     VectorPoint,
@@ -120,7 +123,7 @@ class EmbedderStage:
 
     step: ClassVar[topology.Step] = topology.EMBED
 
-    def __init__(self, objects: ObjectStore, *, catalog: Catalog, indexes: IndexVersions, users: Users,
+    def __init__(self, objects: ObjectStore, *, catalog: Catalog, indexes: IndexVersions, fence: JobFence,
                  vectors: VectorStore, embedder: Embedder, sparse: SparseEncoder,
                  embedders: EmbedderPool | None = None, index_ttl_s: float = ACTIVE_INDEX_TTL_S) -> None:
         """``embedder`` is the configured model (a new user's first index gets it); ``embedders`` gives the
@@ -130,7 +133,7 @@ class EmbedderStage:
         self.objects = objects
         self.catalog = catalog
         self.indexes = indexes
-        self.users = users
+        self.fence = fence
         self.vectors = vectors
         self.embedder = embedder
         self.sparse = sparse
@@ -182,19 +185,34 @@ class EmbedderStage:
     def process_prepared(self, event: ChunksCreated, prepared: Prepared) -> list[ChunksIndexed]:
         """Index one document's chunks, embedded already."""
         ev, p = event, prepared
-        collection, points = self._write(ev, p.chunks, p.sparse, p.index, p.model, p.dense)
+        # A re-index in progress: the new version gets the chunks too, so nothing written during the backfill
+        # is missing after the switch.  Its model failing must not fail the user's ingestion: the re-index
+        # compares both versions before switching and fills any gap.  Embedded before the fence is taken.
+        building = []
         for index in self._live_indexes(ev.user_id)[1:]:
-            # A re-index in progress: the new version gets the chunks too, so nothing written during
-            # the backfill is missing after the switch.  Its model failing must not fail the user's
-            # ingestion: the re-index compares both versions before switching and fills any gap.
             try:
                 model = embedder_for(self.embedders, index)
-                self._write(ev, p.chunks, p.sparse, index, model, model.embed_documents(p.inputs))
+                building.append((index, model, model.embed_documents(p.inputs)))
             except Exception as exc:
                 log.warning("chunks not written to the index being built", extra={
                     "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
+        with self.fence.hold(ev.user_id, ev.job_id):
+            collection, points = self._write(ev, p.chunks, p.sparse, p.index, p.model, p.dense)
+            for index, model, dense in building:
+                try:
+                    self._write(ev, p.chunks, p.sparse, index, model, dense)
+                except Exception as exc:
+                    log.warning("chunks not written to the index being built", extra={
+                        "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
         # The new version is searchable now: only then do older versions of the source leave the index.
-        older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points))
+        try:
+            older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points),
+                                                  job_id=ev.job_id)
+        except JobGone:
+            # Ended or gone just after the write: this job's passages go again (only this job's: a newer job of
+            # the same bytes writes the same points under its own id).
+            self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id], job_ids=[ev.job_id]))
+            raise
         if older:
             self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=older))
             log.info("older versions replaced", extra={"job_id": ev.job_id, "document_id": ev.document_id,
@@ -210,8 +228,6 @@ class EmbedderStage:
         (the deletion may have cleared the index before they arrived), and so does the chunk list."""
         ev = event
         self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id]))
-        if not self.users.user_exists(ev.user_id):
-            self.vectors.drop_user(ev.user_id)  # erased: no collection may stay behind
         if ev.chunks_ref is not None and keys.owns_key(ev.user_id, ev.chunks_ref):
             self.objects.delete(ev.chunks_ref)
 

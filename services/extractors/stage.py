@@ -7,8 +7,10 @@ time, records the document (as the next version of its source) and emits its ful
 with the segments pointing into it.  No broker import: the runner does the Kafka part.
 
 Ports: the object store (raw bytes, large bodies), users (admission), intake (artifacts other
-apps publish arrive without rows), the job ledger (admission, duplicates) and the catalog
-(documents and their versions).
+apps publish arrive without rows), the job ledger (admission, duplicates), the catalog
+(documents and their versions) and the job fence (objects are written, and the document saved, only
+while the job is live: not after its source was deleted, its user erased or a newer submission
+replaced it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from secondbrain.ports import (
     Catalog,
     DocumentRecord,
     Intake,
+    JobFence,
+    JobGone,
     JobLedger,
     JobView,
     Lifecycle,
@@ -58,9 +62,10 @@ class ExtractorStage:
 
     step: ClassVar[topology.Step] = topology.EXTRACT
 
-    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, catalog: Catalog,
-                 lifecycle: Lifecycle, extractors: ExtractorSet, max_bytes: int) -> None:
+    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, fence: JobFence,
+                 catalog: Catalog, lifecycle: Lifecycle, extractors: ExtractorSet, max_bytes: int) -> None:
         self.objects = objects
+        self.fence = fence
         self.users = users
         self.intake = intake
         self.jobs = jobs
@@ -143,11 +148,7 @@ class ExtractorStage:
             # another user's artifact.
             raise PermanentError("the event's artifact_id does not match its user and content", kind="unauthorized")
         source_id = ev.source_id or ids.source_id(ev.user_id, ev.source_uri)
-        object_key = ev.object_key
-        if object_key is None:  # inline content: keep the raw bytes like any upload
-            object_key = keys.artifact_key(ev.user_id, artifact_id)
-            if self.objects.stat(object_key) is None:
-                self.objects.put(object_key, raw, size=len(raw), content_type=ev.content_type)
+        object_key = ev.object_key or keys.artifact_key(ev.user_id, artifact_id)
         record = ArtifactRecord(
             artifact_id=artifact_id, user_id=ev.user_id, source_id=source_id, source_uri=ev.source_uri,
             object_key=object_key, content_type=ev.content_type, size_bytes=len(raw), sha256=sha,
@@ -162,6 +163,10 @@ class ExtractorStage:
             if self.lifecycle.source_deleted(ev.user_id, source_id, job_id, ev.submitted_at):
                 return None
             raise PermanentError("the event's job_id belongs to another user", kind="unauthorized")
+        if ev.object_key is None:  # inline content: keep the raw bytes like any upload, once the job holds them
+            with self.fence.hold(ev.user_id, job_id):
+                if self.objects.stat(object_key) is None:
+                    self.objects.put(object_key, raw, size=len(raw), content_type=ev.content_type)
         return artifact_id, source_id, sha
 
     def process(self, event: ArtifactSubmitted) -> list[DocumentExtracted]:
@@ -207,7 +212,8 @@ class ExtractorStage:
         # The text travels once: inline with offsets-only segments, or as one claim-check object.  Measure
         # whole records: tens of thousands of tiny segments outweigh little text.
         body = bodies.pack(full_text, segments)
-        body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id), body)
+        with self.fence.hold(ev.user_id, job_id):  # written only while the job is live
+            body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id), body)
         metadata = {**{f"attr.{k}": v for k, v in ev.attributes.items() if k != "kind"}, **doc.metadata,
                     "filename": ev.filename or "", "format": resolved.sniffed,
                     "language": doc.language or doc.metadata.get("language", "")}
@@ -221,10 +227,12 @@ class ExtractorStage:
                 title=title, modality=doc.modality, content_type=content_type, captured_at=captured_at,
                 captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(full_text),
                 metadata={**metadata, "source_uri": ev.source_uri},
-            ))
-        except ArtifactGone:  # the artifact went with its source meanwhile
+            ), job_id=job_id)
+        except (ArtifactGone, JobGone) as exc:  # deleted, erased or replaced meanwhile: nothing of it stays
             if body_ref is not None:
                 self.objects.delete(body_ref)
+            if isinstance(exc, JobGone):
+                raise
             raise SourceGone(source_id) from None
         out = DocumentExtracted(
             event_id=ids.event_id(job_id, self.step.name), job_id=job_id, user_id=ev.user_id,

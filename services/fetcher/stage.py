@@ -7,7 +7,8 @@ to the extractor like any uploaded file, with the URL as the source so that a la
 of the same URL becomes a new version of it.  No broker import: the runner does Kafka.
 
 Ports: the object store (snapshots), users (admission), intake (jobs for other apps' requests, the
-artifact a job fetched), the job ledger (admission) and the lifecycle (deleted sources).
+artifact a job fetched), the job ledger (admission), the lifecycle (deleted sources) and the job fence (a
+snapshot is stored only while the job is live).
 """
 
 from __future__ import annotations
@@ -15,14 +16,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import admission, topology
 from secondbrain.pipeline.errors import PermanentError, SourceGone
 from secondbrain.pipeline.stage import JobRef, require_known_user
-from secondbrain.ports import ArtifactRecord, Catalog, Intake, JobLedger, Lifecycle, ObjectStore, Users
+from secondbrain.ports import (
+    ArtifactRecord,
+    Catalog,
+    Intake,
+    JobFence,
+    JobGone,
+    JobLedger,
+    Lifecycle,
+    ObjectStore,
+    Users,
+)
 from services.fetcher.fetch import Fetched, FetchPolicy, fetch
 
 log = logging.getLogger(__name__)
@@ -40,9 +51,10 @@ class FetcherStage:
 
     step: ClassVar[topology.Step] = topology.FETCH
 
-    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, catalog: Catalog,
-                 lifecycle: Lifecycle, policy: FetchPolicy, fetcher: Fetcher = fetch) -> None:
+    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, fence: JobFence,
+                 catalog: Catalog, lifecycle: Lifecycle, policy: FetchPolicy, fetcher: Fetcher = fetch) -> None:
         self.objects = objects
+        self.fence = fence
         self.users = users
         self.intake = intake
         self.jobs = jobs
@@ -79,6 +91,13 @@ class FetcherStage:
             if out.artifact_id and out.object_key and self.catalog.get_artifact(out.user_id, out.artifact_id) is None:
                 self.objects.delete(out.object_key)
 
+    def _refuse_missing_job(self, ev: UrlRequested) -> NoReturn:
+        """The event's job is not (or no longer) the user's: left over from a deleted source (dropped), or
+        an event naming another user's job (refused)."""
+        if self._left_over(ev):
+            raise SourceGone(normalise_url(ev.url))
+        raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
+
     def process(self, event: UrlRequested) -> list[ArtifactSubmitted]:
         """Fetch one page, store it and emit the artifact submission."""
         ev = event
@@ -88,9 +107,15 @@ class FetcherStage:
         artifact_id = ids.artifact_id(ev.user_id, sha)
         object_key = keys.artifact_key(ev.user_id, artifact_id)
         content_type = page.content_type + (f"; charset={page.charset}" if page.charset else "")
-        stored = self.objects.stat(object_key) is None
-        if stored:
-            self.objects.put(object_key, page.body, size=len(page.body), content_type=content_type)
+        try:
+            with self.fence.hold(ev.user_id, ev.job_id):  # not for a job deleted, erased or replaced meanwhile
+                stored = self.objects.stat(object_key) is None
+                if stored:
+                    self.objects.put(object_key, page.body, size=len(page.body), content_type=content_type)
+        except JobGone as exc:
+            if exc.state == "gone":
+                self._refuse_missing_job(ev)
+            raise
         source_uri = normalise_url(ev.url)
         attributes = {**ev.attributes, "fetched_at": page.fetched_at.astimezone(UTC).isoformat(),
                       "final_url": page.url, "http_status": str(page.status)}
@@ -105,11 +130,9 @@ class FetcherStage:
             submitted_at=page.fetched_at, producer=ev.producer, attributes=attributes,
         )
         if not self.intake.attach_artifact(record, ev.job_id):
-            if self._left_over(ev):  # deleted while the page was being fetched: keep nothing of it
-                if stored and self.catalog.get_artifact(ev.user_id, artifact_id) is None:
-                    self.objects.delete(object_key)
-                raise SourceGone(source_uri)
-            raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
+            if stored and self.catalog.get_artifact(ev.user_id, artifact_id) is None:
+                self.objects.delete(object_key)  # deleted while the page was being fetched: keep nothing of it
+            self._refuse_missing_job(ev)
         out = ArtifactSubmitted(
             event_id=ids.event_id(ev.job_id, self.step.name), job_id=ev.job_id, user_id=ev.user_id,
             source_uri=source_uri, source_id=record.source_id, artifact_id=artifact_id, content_type=content_type,

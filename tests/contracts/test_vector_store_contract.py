@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -677,3 +677,22 @@ def test_rejects_unsafe_versions(harness: Harness) -> None:
             store.count(ALICE, index=bad)
         with pytest.raises(ValueError):
             store.drop_index(ALICE, bad)
+
+
+def test_delete_where_takes_back_one_jobs_writes_only(loaded: Harness) -> None:
+    """A job that ended just after writing takes back its own passages, not those a newer job of the same
+    document wrote (the same point ids, its own job id), nor those of a document that was never named."""
+    store = loaded.store
+    store.ensure_collection(ALICE, SMALL, index="v2")
+    mine = [replace(p, payload={**p.payload, "job_id": "job-old"}) for p in _small_points(ALICE, 3, doc="d-same")]
+    store.upsert(ALICE, mine, index="v2")
+    newer = [replace(p, id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"newer/{p.id}")),
+                     payload={**p.payload, "job_id": "job-new"}) for p in _small_points(ALICE, 2, doc="d-same")]
+    store.upsert(ALICE, newer, index="v2")
+    same_doc = VectorFilter(document_ids=["d-same"])
+    assert store.count(ALICE, same_doc, index="v2") == 5
+    store.delete_where(ALICE, VectorFilter(document_ids=["d-same"], job_ids=["job-old"]))
+    assert store.count(ALICE, same_doc, index="v2") == 2
+    assert store.count(ALICE, VectorFilter(job_ids=["job-new"]), index="v2") == 2
+    store.delete_where(ALICE, VectorFilter(job_ids=[]))  # matches nothing
+    assert store.count(ALICE, same_doc, index="v2") == 2

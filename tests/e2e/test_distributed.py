@@ -29,6 +29,7 @@ from secondbrain import ids
 from secondbrain.events import signing
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, DeadLetter
+from secondbrain.events.sealing import new_key
 from secondbrain.infra.ports import free_port
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
@@ -59,6 +60,9 @@ class Cluster:
         return httpx.Client(base_url=svc.url, timeout=30, headers={"Authorization": f"Bearer {self.user_key}"})
 
 
+PIPELINE_KEY = new_key()  # one key for every process of the cluster, as a deployment's secret
+
+
 def _env(*, bootstrap: str, dsn: str, s3: MotoS3Server, bucket: str, qdrant_url: str, prefix: str) -> dict[str, str]:
     return {
         "SB_MODE": "distributed", "SB_KAFKA_BOOTSTRAP": bootstrap, "SB_POSTGRES_DSN": dsn,
@@ -67,6 +71,7 @@ def _env(*, bootstrap: str, dsn: str, s3: MotoS3Server, bucket: str, qdrant_url:
         "SB_QDRANT_URL": qdrant_url, "SB_TOPIC_PREFIX": prefix, "SB_PARTITIONS": "2",
         "SB_KAFKA_SESSION_TIMEOUT_MS": "3000", "SB_KAFKA_HEARTBEAT_INTERVAL_MS": "750",
         "SB_RETRY_BACKOFF_S": "0.1", "SB_MAX_ATTEMPTS": "3", "SB_FETCH_ALLOW_PRIVATE": "true",
+        "SB_PIPELINE_KEY": PIPELINE_KEY,
     }
 
 

@@ -79,12 +79,13 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
             rt.metadata.users.ensure_user(user)
             api_keys[user] = rt.metadata.users.create_api_key(user, "test")[1]
         m = rt.metadata
-        roles = {"users": m.users, "intake": m.intake, "jobs": m.jobs, "catalog": m.catalog, "lifecycle": m.lifecycle}
+        roles = {"users": m.users, "intake": m.intake, "jobs": m.jobs, "fence": m.fence, "catalog": m.catalog,
+                 "lifecycle": m.lifecycle}
         stages = {
             ArtifactSubmitted: ExtractorStage(rt.objects, **roles, extractors=ExtractorSet(
                 {"text": TextExtractor(), "html": HtmlExtractor()}), max_bytes=settings.max_upload_bytes),
-            DocumentExtracted: ChunkerStage(rt.objects, ChunkingConfig()),
-            ChunksCreated: EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+            DocumentExtracted: ChunkerStage(rt.objects, ChunkingConfig(), fence=m.fence),
+            ChunksCreated: EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence,
                                          vectors=rt.vectors, embedder=rt.embedder, sparse=rt.sparse),
             UrlRequested: FetcherStage(rt.objects, **roles, policy=FetchPolicy(
                 timeout_s=5, connect_timeout_s=5, max_bytes=10**6, max_redirects=3, respect_robots=True,
@@ -521,10 +522,13 @@ def test_erasing_an_account_leaves_nothing_and_touches_no_one_else(env: Env) -> 
 
     with psycopg.connect(env.dsn) as conn:
         tables = [t for (t,) in conn.execute("SELECT table_name FROM information_schema.columns WHERE "
-                                             "column_name = 'user_id' AND table_schema = current_schema()")]
+                                             "column_name = 'user_id' AND table_schema = current_schema() "
+                                             "AND table_name <> 'erased_users'")]
     assert {"users", "jobs", "documents", "artifacts", "api_keys", "conversations", "deleted_sources"} <= set(tables)
     for table in tables:
         assert sql(env, f"SELECT count(*) FROM {table} WHERE user_id = 'bob'") == 0, table
+    # only the id's tombstone is left, so that work still in flight creates nothing for it
+    assert sql(env, "SELECT count(*) FROM erased_users WHERE user_id = 'bob'") == 1
     for table in ("job_stages", "job_events", "outbox"):
         assert sql(env, f"SELECT count(*) FROM {table} WHERE job_id = ANY(%s)", bob_jobs) == 0, table
     assert sql(env, "SELECT count(*) FROM conversation_turns t WHERE NOT EXISTS "

@@ -31,9 +31,10 @@ from secondbrain.infra.tansu import TansuBroker
 from secondbrain.logs import JsonFormatter, TraceContextFilter
 from secondbrain.pipeline import topics
 from secondbrain.pipeline.runner import StageRunner
+from secondbrain.pipeline.topology import SEALED_TOPICS
 from secondbrain.settings import Settings
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.secondbrain.pipeline.test_runner import CODEC, Env, eventually, open_env
+from tests.secondbrain.pipeline.test_runner import CODEC, SEALER, Env, eventually, open_env, opened
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ async def env(broker: TansuBroker, store: PostgresMetadataStore, dsn: str) -> As
 
 def _record(env: Env, topic: str, job_id: str) -> Any:
     for m in env.collector.records[env.t(topic)]:
-        value = CODEC.decode(m.value)
+        value = CODEC.decode(opened(m) if topic in SEALED_TOPICS else m.value)
         if getattr(value, "job_id", None) == job_id:
             return m
     return None
@@ -163,7 +164,7 @@ async def test_lag_is_reported_and_a_stage_that_stops_reading_fails_liveness(
     _spans, reader = sinks
     async with open_env(broker, store, dsn, f"tstall{uuid.uuid4().hex[:6]}.") as env:
         runner = StageRunner(env.stage, settings=env.settings.model_copy(update={"stage_stall_s": 1.0}),
-                             codec=CODEC, jobs=store.jobs, names=env.names)
+                             codec=CODEC, jobs=store.jobs, names=env.names, sealer=SEALER)
         env.runners.append(runner)
         await runner.start()
         first = env.job("ok")

@@ -26,6 +26,9 @@ from typing import Any, Literal
 
 from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import (
+    FINISHED_JOB_STATUSES,
+    LIVE_JOB_STATUSES,
+    SUPERSEDED_DETAIL,
     AnswerEndpoint,
     ArtifactRecord,
     DeadLetterRecord,
@@ -33,6 +36,7 @@ from secondbrain.ports import (
     JobStatus,
     KeyScope,
     StageStatus,
+    UnknownUser,
     VectorIndex,
 )
 
@@ -40,8 +44,9 @@ from secondbrain.ports import (
 # a URL request); they are what requeue_unfinished publishes again.  Same as the Postgres store's.
 SUBMITTED_TOPIC_SUFFIXES = ("artifacts.submitted", "urls.requested")
 
-FINISHED = ("succeeded", "failed", "duplicate")
-UNFINISHED = ("queued", "running")
+FINISHED = FINISHED_JOB_STATUSES
+UNFINISHED = LIVE_JOB_STATUSES
+STAGE_OPEN = ("pending", "running", "retrying")  # a stage still to finish (progress writes apply to these only)
 
 
 class IntegrityError(ValueError):
@@ -121,6 +126,7 @@ class JobRow:
     status: JobStatus = "queued"
     error: str | None = None
     duplicate_of: str | None = None
+    superseded_by: str | None = None
     finished_at: datetime | None = None
     stages: dict[str, StageRow] = field(default_factory=dict)
     events: list[EventRow] = field(default_factory=list)
@@ -245,6 +251,7 @@ class Tables:
         self.conversations: dict[str, ConversationRow] = {}
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.deleted_sources: dict[tuple[str, str], Tombstone] = {}
+        self.erased_users: dict[str, datetime] = {}  # erased and not created again
         self.answer_endpoint: AnswerEndpoint | None = None  # one row, server-wide
         self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
         # bigserial sequences: never reused, as in Postgres
@@ -306,11 +313,26 @@ class Tables:
                 self._docs_by_artifact[doc.artifact_id].discard(doc_id)
 
     def ensure_user(self, user_id: str, display_name: str | None, now: datetime) -> None:
+        """Create the user when missing, unless it was erased (that takes :meth:`recreate_user`)."""
+        if user_id in self.erased_users and user_id not in self.users:
+            raise UnknownUser(f"user {user_id!r} was erased")
         row = self.users.get(user_id)
         if row is None:
             self.users[user_id] = UserRow(user_id, display_name, now)
         elif row.display_name is None and display_name is not None:
             row.display_name = display_name  # fills in a missing name, never overwrites one
+
+    def supersede_older(self, job: JobRow, now: datetime) -> None:
+        """End the source's older unfinished jobs of other bytes as superseded by ``job`` (see the intake)."""
+        for old in self.jobs.values():
+            if (old.user_id == job.user_id and old.source_id == job.source_id and old.job_id != job.job_id
+                    and old.status in LIVE_JOB_STATUSES
+                    and (job.artifact_id is None or old.artifact_id != job.artifact_id)):
+                old.status, old.superseded_by, old.finished_at, old.updated_at = "superseded", job.job_id, now, now
+                for row in old.stages.values():
+                    if row.status in STAGE_OPEN:
+                        row.status, row.detail = "skipped", SUPERSEDED_DETAIL
+                self.event(old, "job", "superseded", SUPERSEDED_DETAIL, None, now)
 
     def insert_artifact(self, artifact: ArtifactRecord) -> None:
         """Insert the artifact unless its id exists; an existing one of the same user whose raw bytes

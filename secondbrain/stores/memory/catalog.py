@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
-from secondbrain.ports import ArtifactGone, ArtifactRecord, DocumentRecord, SourceView
+from secondbrain.ports import ArtifactGone, ArtifactRecord, DocumentRecord, JobGone, SourceView
 from secondbrain.stores.memory.base import (
     FINISHED,
     IntegrityError,
@@ -29,17 +29,19 @@ def _window(limit: int, offset: int) -> slice:
 class MemoryCatalog(MemoryRole):
     """Artifacts, documents and their versions: what the user has and where it stands."""
 
-    def save_document(self, doc: DocumentRecord) -> int:
+    def save_document(self, doc: DocumentRecord, *, job_id: str | None = None) -> int:
         """Insert or replace a document (idempotent on ``document_id``); return its version.
 
         A new document becomes the next version of its source (1 + the highest version there).
         A replay keeps its version and the recorded chunk count; a superseded document saved again
         becomes the newest version.  A row of another user is never overwritten (0 is returned).
+        With ``job_id``, only while that job is queued or running (:class:`JobGone` otherwise).
         """
         if doc.char_count < 0 or (doc.chunk_count is not None and doc.chunk_count < 0):
             raise IntegrityError("documents.char_count and chunk_count must be >= 0")
         t = self._t
         with self._tx():
+            self._require_live(doc.user_id, job_id)
             existing = t.documents.get(doc.document_id)
             if existing is not None and existing.user_id != doc.user_id:
                 return 0
@@ -55,6 +57,13 @@ class MemoryCatalog(MemoryRole):
                 doc, captured_at=utc_now(doc.captured_at), ingested_at=utc_now(doc.ingested_at),
                 metadata=jsonb(doc.metadata), chunk_count=chunks, version=version, superseded_at=None))
             return version
+
+    def _require_live(self, user_id: str, job_id: str | None) -> None:
+        if job_id is None:
+            return
+        job = self._t.job_of(user_id, job_id)
+        if job is None or job.status in FINISHED:
+            raise JobGone(job_id, "gone" if job is None else "ended")
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
         """Record how many chunks a document was indexed as (unknown or other users' documents: no-op)."""
@@ -127,13 +136,15 @@ class MemoryCatalog(MemoryRole):
             found.sort(key=lambda d: getattr(d, field), reverse=True)
             return [document_out(d) for d in found[:max(0, limit)]]
 
-    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int) -> list[str]:
+    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int, *,
+                         job_id: str | None = None) -> list[str]:
         """Record the document's chunk count and mark older versions of its source superseded; return
-        every older version's id."""
+        every older version's id.  With ``job_id``, only while that job is queued or running."""
         if chunk_count < 0:
             raise IntegrityError("documents.chunk_count must be >= 0")
         t = self._t
         with self._tx() as now:
+            self._require_live(user_id, job_id)
             current = t.document_of(user_id, document_id)
             if current is None:
                 return []

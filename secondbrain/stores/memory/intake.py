@@ -16,8 +16,9 @@ class MemoryIntake(MemoryRole):
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
                request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
-        """Create the user when missing, insert the artifact (kept once when the same bytes come again),
-        create the job with its stages pending, queue ``outbox`` and log ``("gateway", "queued")``.  An
+        """Create the user when missing (not an erased one: :class:`UnknownUser`), insert the artifact (kept
+        once when the same bytes come again), create the job with its stages pending, queue ``outbox``, log
+        ``("gateway", "queued")`` and end the source's older unfinished jobs of other bytes as superseded.  An
         existing ``job_id`` changes nothing and gives ``created=False`` (:class:`IdempotencyConflict`
         when it was created for another ``request_hash``)."""
         return self._register(artifact, job_id, outbox, request_hash=request_hash, lease_s=lease_s)
@@ -74,6 +75,7 @@ class MemoryIntake(MemoryRole):
                 lease = None if lease_s is None else now + timedelta(seconds=float(lease_s))
                 leased = tuple(t.add_outbox(m.topic, m.key, m.value, m.headers, job_id, now, lease) for m in outbox)
                 t.event(job, "gateway", "queued", None, None, self.db._now())
+                t.supersede_older(job, now)
                 return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "", created=True,
                                     leased=leased if lease_s is not None else ())
             existing = t.jobs.get(job_id)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
 from secondbrain.pipeline.topology import STAGES
-from secondbrain.ports import JobView, StageOutcome, StageView
-from secondbrain.stores.memory.base import FINISHED, UNFINISHED, JobRow, MemoryRole, require_stage
+from secondbrain.ports import JobGone, JobView, StageOutcome, StageView
+from secondbrain.ports.metadata import JobState
+from secondbrain.stores.memory.base import FINISHED, STAGE_OPEN, UNFINISHED, JobRow, MemoryRole, require_stage
 
 
 def _stage_order(stage: str) -> tuple[int, str]:
@@ -18,8 +20,9 @@ def _stage_order(stage: str) -> tuple[int, str]:
 class MemoryJobs(MemoryRole):
     """The job ledger: each job's stages, their transitions and the event log.
 
-    Jobs that have finished (succeeded, failed, duplicate) never change again: a replayed or late
-    stage event for them is ignored and leaves no event behind.
+    Jobs that have finished (succeeded, failed, duplicate, superseded) never change again: a replayed or
+    late stage event for them is ignored and leaves no event behind; nor does a progress write change a
+    stage that has finished.
     """
 
     def _transition(self, user_id: str, job_id: str, apply: Callable[[JobRow, datetime], None]) -> None:
@@ -42,19 +45,36 @@ class MemoryJobs(MemoryRole):
 
         def apply(job: JobRow, now: datetime) -> None:
             row = job.stages.get(stage)
-            if row is not None:
-                row.status, row.attempts, row.finished_at = "running", attempt, None
-                row.started_at = row.started_at or now
+            if row is None or row.status not in STAGE_OPEN:
+                return
+            row.status, row.attempts = "running", attempt
+            row.started_at = row.started_at or now
             self._mark_running(job, now)
             self._event(job, stage, "running", None, attempt)
 
         self._transition(user_id, job_id, apply)
 
-    def deleted(self, user_id: str, job_id: str, source_id: str | None) -> bool:
-        """Whether the job is gone because its source was deleted (see the port)."""
+    def job_state(self, user_id: str, job_id: str) -> JobState:
+        """Live, ended or gone (see the port)."""
         with self._tx():
-            return (self._t.job_of(user_id, job_id) is None
-                    and (user_id, source_id or "") in self._t.deleted_sources)
+            job = self._t.job_of(user_id, job_id)
+            return "gone" if job is None else "ended" if job.status in FINISHED else "live"
+
+    def hold(self, user_id: str, job_id: str) -> AbstractContextManager[None]:
+        """The job's fence (see :class:`~secondbrain.ports.JobFence`)."""
+        return self._hold(user_id, job_id)
+
+    @contextmanager
+    def _hold(self, user_id: str, job_id: str) -> Iterator[None]:
+        """The job's fence: the store's lock is held for the block (stronger than Postgres's row lock, and
+        re-entrant, so the block may still read the store)."""
+        with self._tx():
+            job = self._t.job_of(user_id, job_id)
+            if job is None:
+                raise JobGone(job_id, "gone")
+            if job.status in FINISHED:
+                raise JobGone(job_id, "ended")
+            yield
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:
@@ -67,7 +87,7 @@ class MemoryJobs(MemoryRole):
             if document_id is not None and self._superseded(user_id, document_id):
                 return "superseded"
             if job.status in FINISHED:
-                return "ended" if job.status in ("failed", "duplicate") else "done"
+                return "ended" if job.status in ("failed", "duplicate", "superseded") else "done"
             row = job.stages.get(stage)
             if row is None or row.status == "succeeded":
                 return "done"
@@ -98,9 +118,10 @@ class MemoryJobs(MemoryRole):
 
         def apply(job: JobRow, now: datetime) -> None:
             row = job.stages.get(stage)
-            if row is not None:
-                row.status, row.attempts, row.detail = "retrying", attempt, reason
-                row.started_at = row.started_at or now
+            if row is None or row.status not in STAGE_OPEN:
+                return
+            row.status, row.attempts, row.detail = "retrying", attempt, reason
+            row.started_at = row.started_at or now
             self._mark_running(job, now)
             self._event(job, stage, "retrying", reason, attempt)
 
@@ -157,6 +178,7 @@ class MemoryJobs(MemoryRole):
                 # The extracted title once there is one (as the source list shows), else the submitted one.
                 title=doc.title if doc else art.title if art and art.title is not None else job.title,
                 source_uri=art.source_uri if art else job.source_uri, duplicate_of=job.duplicate_of,
+                superseded_by=job.superseded_by,
                 extracted_before=self._original(user_id, job.artifact_id, job.job_id),
             )
 

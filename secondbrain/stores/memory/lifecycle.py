@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from secondbrain import ids
-from secondbrain.ports import SourceDeletion
+from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, SourceDeletion
 from secondbrain.stores.memory.base import (
     SUBMITTED_TOPIC_SUFFIXES,
     JobRow,
@@ -73,6 +73,7 @@ class MemoryLifecycle(MemoryRole):
             t.drop_documents(doc_ids)
             t.drop_artifacts([a for a in removed if t.artifact_of(user_id, a)])
             self._rename_kept(user_id, source_id, kept)
+            self._redact_answers(user_id, source_id)
             # Claim checks of documents not recorded yet (work in flight) live under the same ids.
             cleanup_docs = sorted(set(doc_ids) | {ids.document_id(a) for a in removed})
             tomb = t.deleted_sources.get((user_id, source_id))
@@ -89,6 +90,24 @@ class MemoryLifecycle(MemoryRole):
                                   job_ids=uniq(tomb.job_ids), document_ids=uniq(tomb.document_ids),
                                   artifact_ids=removed, object_keys=uniq(tomb.object_keys), kept_artifact_ids=kept,
                                   requeue_job_ids=uniq(tomb.requeue_job_ids))
+
+    def _redact_answers(self, user_id: str, source_id: str) -> None:
+        """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
+        in what was shown with them keeps only its number."""
+        for conv in self._t.conversations.values():
+            if conv.user_id != user_id:
+                continue
+            for turn in conv.turns:
+                shown = turn.meta.get("sources")
+                if turn.role != "assistant" or not isinstance(shown, list) or not any(
+                        isinstance(s, dict) and s.get("source_id") == source_id for s in shown):
+                    continue
+                turn.content = DELETED_ANSWER
+                meta = {k: v for k, v in turn.meta.items() if k not in ("extractive", "standalone")}
+                meta["source_deleted"] = True
+                meta["sources"] = [{"n": s.get("n"), "deleted": True, "title": DELETED_SOURCE_TITLE}
+                                   if isinstance(s, dict) and s.get("source_id") == source_id else s for s in shown]
+                turn.meta = meta
 
     def _rename_kept(self, user_id: str, source_id: str, kept: list[str]) -> None:
         """A kept artifact named after the deleted source takes the name of a job still using it: the one
@@ -161,7 +180,8 @@ class MemoryLifecycle(MemoryRole):
         """Delete every row of the user, in one step; return the rows removed per table (the same
         tables as Postgres reports, each counted before anything cascades)."""
         t = self._t
-        with self._tx():
+        with self._tx() as now:
+            t.erased_users[user_id] = now  # nothing is created for this id again until it is created anew
             jobs = [j for j in t.jobs.values() if j.user_id == user_id]
             job_ids = {j.job_id for j in jobs}
             convs = [c for c in t.conversations.values() if c.user_id == user_id]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         DeadLetters,
         IndexVersions,
         Intake,
+        JobFence,
         JobLedger,
         Lifecycle,
         Outbox,
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 
 class MemoryMetadataStore:
     """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
-    ``lifecycle``, ``conversations``, ``indexes``, ``server_settings`` and ``dead_letters``,
+    ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
+    ``fence``,
     plus the database itself (migrations, readiness).
 
     ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
@@ -47,6 +49,7 @@ class MemoryMetadataStore:
         self.users = MemoryUsers(self.database)
         self.intake = MemoryIntake(self.database)
         self.jobs = MemoryJobs(self.database)
+        self.fence = self.jobs  # the job ledger fences the stages' writes (its rows are what is locked)
         self.outbox = MemoryOutbox(self.database)
         self.catalog = MemoryCatalog(self.database)
         self.lifecycle = MemoryLifecycle(self.database)
@@ -77,7 +80,7 @@ class MemoryMetadataStore:
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
             Database, Users, Intake, JobLedger, Outbox, Catalog, Lifecycle, Conversations, IndexVersions,
-            ServerSettings, DeadLetters]:
+            ServerSettings, DeadLetters, JobFence]:
         # mypy checks every role against its Protocol here (signatures included).
         return (s.database, s.users, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
-                s.indexes, s.server_settings, s.dead_letters)
+                s.indexes, s.server_settings, s.dead_letters, s.fence)

@@ -31,8 +31,10 @@ class MemoryUsers(MemoryRole):
                     None)
 
     def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
-        """Create the user when missing (a display name fills in a missing one, never overwrites)."""
+        """Create the user when missing (a display name fills in a missing one, never overwrites); an erased
+        user id created again starts empty."""
         with self._tx() as now:
+            self._t.erased_users.pop(user_id, None)
             self._t.ensure_user(user_id, display_name, now)
 
     def user_exists(self, user_id: str) -> bool:

@@ -5,7 +5,7 @@ stage name and the new stage status; the gateway records ``("gateway", "queued")
 a job is created and ``("gateway", "requeued")`` when :meth:`requeue_unfinished` queues
 it again; job-level endings are recorded with the stage ``"job"``.
 
-Jobs that have finished (succeeded, failed, duplicate) never change again: a replayed
+Jobs that have finished (succeeded, failed, duplicate, superseded) never change again: a replayed
 or late stage event for them is ignored and leaves no event behind.
 """
 
@@ -32,8 +32,6 @@ SUBMITTED_TOPIC_SUFFIXES = ("artifacts.submitted", "urls.requested")
 
 # Arbitrary but fixed key of the advisory lock serialising migrations across processes.
 _MIGRATION_LOCK_KEY = 0x5EC0_B7A1_0001
-
-_FINISHED = ("succeeded", "failed", "duplicate")
 
 T = TypeVar("T")
 

@@ -10,39 +10,48 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from secondbrain.ports import ArtifactGone, ArtifactRecord, DocumentRecord, SourceView
+from secondbrain.ports import LIVE_JOB_STATUSES, ArtifactGone, ArtifactRecord, DocumentRecord, JobGone, SourceView
 from secondbrain.stores.postgres.base import _DOCUMENT_COLUMNS, PgRole, _artifact, _document
 
 
 class PostgresCatalog(PgRole):
     """Artifacts, documents and their versions: what the user has and where it stands."""
 
-    def save_document(self, doc: DocumentRecord) -> int:
+    def save_document(self, doc: DocumentRecord, *, job_id: str | None = None) -> int:
         """Insert or replace a document (idempotent on ``document_id``); return its version.
 
         A new document becomes the next version of its source (1 + the highest version there).
         A replay keeps its version and the recorded chunk count (same artifact, same chunks);
         a superseded document saved again (old content uploaded again) becomes the newest
         version.  A row of another user is never overwritten (its version is returned as 0).
+        With ``job_id`` the document is saved only while that job is queued or running (its row is
+        share-locked for the write: a newer submission of the source that supersedes the job comes
+        wholly before, and the document is not saved, or wholly after); :class:`JobGone` otherwise.
         """
         try:
-            return self._save_document(doc)
+            return self._save_document(doc, job_id)
         except psycopg.errors.ForeignKeyViolation as exc:  # the artifact (or user) went meanwhile
             raise ArtifactGone(f"artifact {doc.artifact_id} is gone (deleted with its source)") from exc
 
-    def _save_document(self, doc: DocumentRecord) -> int:
-        # One round trip: the advisory lock (versions of one source never get one number) and the upsert.
+    def _save_document(self, doc: DocumentRecord, job_id: str | None) -> int:
+        # One round trip: the advisory lock (versions of one source never get one number; taken first, as a
+        # deletion of the source does), the job's share lock and the upsert, which writes nothing unless the
+        # job is live.
         lock = ("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (doc.user_id, doc.source_id))
-        (_locked, row) = self._one_trip([lock, (
+        job = ("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job_id, doc.user_id))
+        (_locked, status, row) = self._one_trip([lock, job, (
                 """
                 INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
                                        content_type, captured_at, captured_at_source, ingested_at,
                                        char_count, chunk_count, metadata, version)
-                VALUES (%(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
+                SELECT %(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
                         %(modality)s, %(content_type)s, %(captured_at)s, %(captured_at_source)s,
                         %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s,
                         (SELECT coalesce(max(version), 0) + 1 FROM documents
-                         WHERE user_id = %(user_id)s AND source_id = %(source_id)s))
+                         WHERE user_id = %(user_id)s AND source_id = %(source_id)s)
+                WHERE %(job_id)s::text IS NULL OR EXISTS (
+                    SELECT 1 FROM jobs WHERE job_id = %(job_id)s AND user_id = %(user_id)s
+                      AND status IN ('queued', 'running'))
                 ON CONFLICT (document_id) DO UPDATE SET
                     artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
                     title = EXCLUDED.title, modality = EXCLUDED.modality,
@@ -63,9 +72,11 @@ class PostgresCatalog(PgRole):
                     "content_type": doc.content_type, "captured_at": doc.captured_at,
                     "captured_at_source": doc.captured_at_source, "ingested_at": doc.ingested_at,
                     "char_count": doc.char_count, "chunk_count": doc.chunk_count,
-                    "metadata": Jsonb(dict(doc.metadata)),
+                    "metadata": Jsonb(dict(doc.metadata)), "job_id": job_id,
                 },
             )])
+        if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
+            raise JobGone(job_id, "gone" if status is None else "ended")
         return int(row[0]) if row else 0
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
@@ -159,23 +170,31 @@ class PostgresCatalog(PgRole):
             ).fetchall()
         return [_document(r) for r in rows]
 
-    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int) -> list[str]:
+    def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int, *,
+                         job_id: str | None = None) -> list[str]:
         """Record the document's chunk count and mark older versions of its source superseded (it is
-        searchable now); return every older version's id.  One statement."""
-        with self._pool.connection() as conn:
-            rows = conn.execute(
-                """
-                WITH cur AS (UPDATE documents SET chunk_count = %(count)s
-                             WHERE document_id = %(doc)s AND user_id = %(user)s RETURNING version)
-                UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
-                FROM cur
-                WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.document_id <> %(doc)s
-                  AND o.version < cur.version
-                RETURNING o.document_id
-                """,
-                {"doc": document_id, "user": user_id, "source": source_id, "count": chunk_count},
-            ).fetchall()
-        return sorted(r[0] for r in rows)
+        searchable now); return every older version's id.  One round trip.  With ``job_id`` nothing is
+        recorded unless that job is queued or running (:class:`JobGone` then)."""
+        job = ("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job_id, user_id))
+        (status, row) = self._one_trip([job, (
+            """
+            WITH cur AS (UPDATE documents SET chunk_count = %(count)s
+                         WHERE document_id = %(doc)s AND user_id = %(user)s
+                           AND (%(job)s::text IS NULL OR EXISTS (
+                               SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s
+                                 AND status IN ('queued', 'running')))
+                         RETURNING version),
+            older AS (UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
+                      FROM cur
+                      WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.document_id <> %(doc)s
+                        AND o.version < cur.version
+                      RETURNING o.document_id)
+            SELECT coalesce(array_agg(document_id ORDER BY document_id), '{}') FROM older
+            """,
+            {"doc": document_id, "user": user_id, "source": source_id, "count": chunk_count, "job": job_id})])
+        if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
+            raise JobGone(job_id, "gone" if status is None else "ended")
+        return list(row[0]) if row else []
 
     def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
         """Mark older versions of the source superseded; return every older version's id."""
@@ -240,7 +259,7 @@ class PostgresCatalog(PgRole):
                   AND EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id)
                   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id
                                   AND (j.finished_at IS NULL OR j.finished_at >= %(before)s
-                                       OR j.status NOT IN ('succeeded', 'failed', 'duplicate')))
+                                       OR j.status IN ('queued', 'running')))
                 ORDER BY a.submitted_at, a.artifact_id LIMIT %(limit)s
                 """, {"before": before, "limit": max(0, limit)}).fetchall()
         return [_artifact(r) for r in rows]

@@ -14,12 +14,19 @@ _COLUMNS = ("letter_id", "stage", "topic", "partition", "offset", "error_kind", 
 class PostgresDeadLetters(PgRole):
     """Refused and failed events, for their producers to read."""
 
-    def record_dead_letter(self, letter: DeadLetterRecord) -> None:
-        """Keep the letter; a letter already kept (a redelivered event) changes nothing."""
+    def record_dead_letter(self, letter: DeadLetterRecord) -> bool:
+        """Keep the letter; a letter already kept (a redelivered event) changes nothing.  ``False`` when
+        the letter names an erased user: nothing is kept for them."""
         cols = ", ".join(f'"{c}"' for c in _COLUMNS)
         with self._pool.connection() as conn:
-            conn.execute(f"INSERT INTO dead_letters ({cols}) VALUES ({', '.join(['%s'] * len(_COLUMNS))}) "
-                         "ON CONFLICT (letter_id) DO NOTHING", [getattr(letter, c) for c in _COLUMNS])
+            row = conn.execute(
+                f"WITH ins AS (INSERT INTO dead_letters ({cols}) SELECT {', '.join(['%s'] * len(_COLUMNS))} "
+                "WHERE NOT EXISTS (SELECT 1 FROM erased_users e WHERE e.user_id = %s "
+                "AND NOT EXISTS (SELECT 1 FROM users u WHERE u.user_id = e.user_id)) "
+                "ON CONFLICT (letter_id) DO NOTHING RETURNING 1) "
+                "SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM dead_letters WHERE letter_id = %s)",
+                [*(getattr(letter, c) for c in _COLUMNS), letter.user_id, letter.letter_id]).fetchone()
+        return bool(row and row[0])
 
     def list_dead_letters(self, user_id: str | None, limit: int = 100) -> list[DeadLetterRecord]:
         """Newest first: the user's (the events naming them or signed with one of their keys), or all."""

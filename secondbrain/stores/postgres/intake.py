@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from secondbrain import ids
 from secondbrain.pipeline.topology import FILE_STAGES, URL_STAGES
-from secondbrain.ports import ArtifactRecord, IdempotencyConflict, OutboxMessage, SubmitResult
+from secondbrain.ports import (
+    SUPERSEDED_DETAIL,
+    ArtifactRecord,
+    IdempotencyConflict,
+    OutboxMessage,
+    SubmitResult,
+    UnknownUser,
+)
 from secondbrain.stores.postgres.base import PgRole, _encode_headers
 
 # A submission as one statement.  Every insert runs only when the job does not exist yet (a retry with the
 # same Idempotency-Key writes nothing); the artifact is kept once per bytes (and registered again after
-# retention removed its bytes); foreign keys are checked at the end of the statement, after every insert.
+# retention removed its bytes); foreign keys are checked at the end of the statement, after every insert
+# (an erased user is not created again: their late submission writes nothing and is refused).  The source's older jobs
+# still unfinished end as superseded: the newest submission is what the source becomes (jobs of the very
+# same bytes are left to run: the new job ends as their duplicate or shares their document).
 _SUBMIT = """
-WITH fresh AS (SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %(job)s) AS yes),
+WITH known AS (SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %(job)s) AS new_job,
+                      EXISTS (SELECT 1 FROM erased_users e WHERE e.user_id = %(user)s
+                              AND NOT EXISTS (SELECT 1 FROM users u WHERE u.user_id = e.user_id)) AS erased),
+fresh AS (SELECT new_job AND NOT erased AS yes FROM known),
 u AS (INSERT INTO users (user_id) SELECT %(user)s FROM fresh WHERE fresh.yes ON CONFLICT (user_id) DO NOTHING),
 a AS (INSERT INTO artifacts (artifact_id, user_id, source_id, source_uri, object_key, content_type, size_bytes,
                              sha256, filename, title, captured_at, submitted_at, producer, attributes)
@@ -37,8 +51,17 @@ ob AS (INSERT INTO outbox (topic, key, value, headers, job_id, lease_until)
        unnest(%(topics)s::text[], %(keys)s::bytea[], %(values)s::bytea[], %(headers)s::jsonb[])
            WITH ORDINALITY AS m(topic, key, value, headers, n)
        ORDER BY m.n RETURNING id),
-ev AS (INSERT INTO job_events (job_id, stage, status) SELECT j.job_id, 'gateway', 'queued' FROM j)
-SELECT EXISTS (SELECT 1 FROM j),
+ev AS (INSERT INTO job_events (job_id, stage, status) SELECT j.job_id, 'gateway', 'queued' FROM j),
+sup AS (UPDATE jobs o SET status = 'superseded', superseded_by = j.job_id, finished_at = now(), updated_at = now()
+        FROM j WHERE o.user_id = %(user)s AND o.source_id = %(source_id)s AND o.job_id <> j.job_id
+          AND o.status IN ('queued', 'running')
+          AND (%(artifact_id)s::text IS NULL OR o.artifact_id IS DISTINCT FROM %(artifact_id)s)
+        RETURNING o.job_id),
+sup_st AS (UPDATE job_stages s SET status = 'skipped', detail = %(superseded)s FROM sup
+           WHERE s.job_id = sup.job_id AND s.status IN ('pending', 'running', 'retrying') RETURNING 1),
+sup_ev AS (INSERT INTO job_events (job_id, stage, status, detail)
+           SELECT sup.job_id, 'job', 'superseded', %(superseded)s FROM sup)
+SELECT EXISTS (SELECT 1 FROM j), (SELECT new_job AND erased FROM known),
        (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s),
        (SELECT array_agg(id ORDER BY id) FROM ob)
 """
@@ -91,11 +114,17 @@ class PostgresIntake(PgRole):
             "attributes": Jsonb(dict(a.attributes)) if a else None,
             "topics": [m.topic for m in outbox], "keys": [m.key for m in outbox],
             "values": [m.value for m in outbox], "headers": [_encode_headers(m.headers) for m in outbox],
+            "superseded": SUPERSEDED_DETAIL,
         }
-        with self._pool.connection() as conn:
-            row = conn.execute(_SUBMIT, params).fetchone()
+        try:
+            with self._pool.connection() as conn:
+                row = conn.execute(_SUBMIT, params).fetchone()
+        except psycopg.errors.ForeignKeyViolation as exc:  # the user was erased meanwhile
+            raise UnknownUser(f"user {user_id!r} does not exist (erased?)") from exc
         assert row is not None
-        created, existing_artifact, existing_hash, queued = row
+        created, erased, existing_artifact, existing_hash, queued = row
+        if erased:
+            raise UnknownUser(f"user {user_id!r} was erased")
         if created:
             return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True,
                                 leased=tuple(queued or ()) if lease_s is not None else ())
@@ -104,6 +133,25 @@ class PostgresIntake(PgRole):
                                       "send new content with a new key")
         return SubmitResult(job_id=job_id, artifact_id=existing_artifact or (a.artifact_id if a else ""),
                             created=False)
+
+    @staticmethod
+    def _supersede_older(conn: psycopg.Connection[Any], user_id: str, source_id: str, job_id: str,
+                         artifact_id: str | None) -> None:
+        """End the source's older unfinished jobs (of other bytes) as superseded by ``job_id`` (see _SUBMIT)."""
+        conn.execute(
+            """
+            WITH sup AS (UPDATE jobs o SET status = 'superseded', superseded_by = %(job)s, finished_at = now(),
+                                           updated_at = now()
+                         WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.job_id <> %(job)s
+                           AND o.status IN ('queued', 'running')
+                           AND (%(artifact)s::text IS NULL OR o.artifact_id IS DISTINCT FROM %(artifact)s)
+                         RETURNING o.job_id),
+            st AS (UPDATE job_stages s SET status = 'skipped', detail = %(detail)s FROM sup
+                   WHERE s.job_id = sup.job_id AND s.status IN ('pending', 'running', 'retrying') RETURNING 1)
+            INSERT INTO job_events (job_id, stage, status, detail) SELECT job_id, 'job', 'superseded', %(detail)s
+            FROM sup
+            """, {"user": user_id, "source": source_id, "job": job_id, "artifact": artifact_id,
+                  "detail": SUPERSEDED_DETAIL})
 
     def attach_artifact(self, artifact: ArtifactRecord, job_id: str) -> bool:
         """Record the artifact a URL job fetched and point the job at it (same user only)."""
@@ -130,6 +178,10 @@ class PostgresIntake(PgRole):
             with conn.transaction() as tx:
                 if guard_deleted and artifact is not None and self._left_over(conn, artifact, job_id):
                     raise psycopg.Rollback(tx)
+                if conn.execute("SELECT 1 FROM erased_users e WHERE e.user_id = %s AND NOT EXISTS "
+                                "(SELECT 1 FROM users u WHERE u.user_id = e.user_id) AND NOT EXISTS "
+                                "(SELECT 1 FROM jobs WHERE job_id = %s)", (owner, job_id)).fetchone():
+                    raise UnknownUser(f"user {owner!r} was erased")
                 self._ensure_user(conn, owner, None)
                 if artifact is not None:
                     self._insert_artifact(conn, artifact)
@@ -157,6 +209,7 @@ class PostgresIntake(PgRole):
                             [(m.topic, m.key, m.value, _encode_headers(m.headers), job_id) for m in outbox],
                         )
                 self._event(conn, job_id, "gateway", "queued", None, None)
+                self._supersede_older(conn, owner, job_source, job_id, artifact.artifact_id if artifact else None)
                 return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "",
                                     created=True)
             existing = conn.execute("SELECT artifact_id, request_hash FROM jobs WHERE job_id = %s",

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
 from psycopg.rows import dict_row
 
 from secondbrain.pipeline.topology import STAGES
-from secondbrain.ports import JobView, StageOutcome, StageView
+from secondbrain.ports import FINISHED_JOB_STATUSES, JobGone, JobView, StageOutcome, StageView
+from secondbrain.ports.metadata import JobState
 from secondbrain.stores.postgres.base import PgRole
 
-_UNFINISHED = "status NOT IN ('succeeded', 'failed', 'duplicate')"
+_UNFINISHED = "status IN ('queued', 'running')"
+# Progress writes move a stage forward only: a stage that has finished (succeeded, failed, skipped) is
+# never set back to running or retrying by a write that lands late (a progress task already on its way
+# when the stage finished, a retry notice of an attempt that was overtaken).
+_STAGE_OPEN = "status IN ('pending', 'running', 'retrying')"
 
 # Finishing a stage, in one statement: the stage succeeds (unless the job is finished, or the document
 # this work is about was replaced meanwhile), the job succeeds once no other stage is left, and the row
@@ -75,14 +82,30 @@ class PostgresJobs(PgRole):
         lock = "SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s FOR UPDATE"
         return self._one_trip([(lock, args), *((sql, args) for sql in statements)])[1:]
 
-    def deleted(self, user_id: str, job_id: str, source_id: str | None) -> bool:
-        """Whether the job is gone because its source was deleted (see the port)."""
+    def job_state(self, user_id: str, job_id: str) -> JobState:
+        """Live, ended or gone (see the port)."""
         with self._pool.connection() as conn:
-            row = conn.execute(
-                "SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s) "
-                "AND EXISTS (SELECT 1 FROM deleted_sources WHERE user_id = %(user)s AND source_id = %(source)s)",
-                {"job": job_id, "user": user_id, "source": source_id}).fetchone()
-        return bool(row and row[0])
+            row = conn.execute("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s",
+                               (job_id, user_id)).fetchone()
+        return "gone" if row is None else "ended" if row[0] in FINISHED_JOB_STATUSES else "live"
+
+    def hold(self, user_id: str, job_id: str) -> AbstractContextManager[None]:
+        """The job's fence (see :class:`~secondbrain.ports.JobFence`)."""
+        return self._hold(user_id, job_id)
+
+    @contextmanager
+    def _hold(self, user_id: str, job_id: str) -> Iterator[None]:
+        """The job's fence (see :class:`~secondbrain.ports.JobFence`): its row is share-locked for the
+        block, so the deletion, erasure or newer submission that would change it waits for the block.
+        The block must not write the job's own rows (from another connection it would wait for itself)."""
+        with self._pool.connection() as conn, conn.transaction():
+            row = conn.execute("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE",
+                               (job_id, user_id)).fetchone()
+            if row is None:
+                raise JobGone(job_id, "gone")
+            if row[0] in FINISHED_JOB_STATUSES:
+                raise JobGone(job_id, "ended")
+            yield
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:
@@ -94,7 +117,7 @@ class PostgresJobs(PgRole):
         status, superseded = row
         if superseded:
             return "superseded"
-        return "ended" if status in ("failed", "duplicate") else "done"
+        return "ended" if status in ("failed", "duplicate", "superseded") else "done"
 
     def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
         """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
@@ -102,12 +125,13 @@ class PostgresJobs(PgRole):
         self._locked(user_id, job_id, f"""
             WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
             st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s,
-                          started_at = coalesce(started_at, now()), finished_at = NULL
-                   WHERE job_id = %(job)s AND stage = %(stage)s AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+                          started_at = coalesce(started_at, now())
+                   WHERE job_id = %(job)s AND stage = %(stage)s AND {_STAGE_OPEN} AND EXISTS (SELECT 1 FROM live)
+                   RETURNING 1),
             j AS (UPDATE jobs SET status = 'running', updated_at = now()
-                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
+                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING 1)
             INSERT INTO job_events (job_id, stage, status, attempt)
-            SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM live""", stage=stage, attempt=attempt)
+            SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM st""", stage=stage, attempt=attempt)
 
     def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
         """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
@@ -120,11 +144,12 @@ class PostgresJobs(PgRole):
             WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
             st AS (UPDATE job_stages SET status = 'retrying', attempts = %(attempt)s, detail = %(reason)s,
                           started_at = coalesce(started_at, now())
-                   WHERE job_id = %(job)s AND stage = %(stage)s AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+                   WHERE job_id = %(job)s AND stage = %(stage)s AND {_STAGE_OPEN} AND EXISTS (SELECT 1 FROM live)
+                   RETURNING 1),
             j AS (UPDATE jobs SET status = 'running', updated_at = now()
-                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
+                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING 1)
             INSERT INTO job_events (job_id, stage, status, detail, attempt)
-            SELECT %(job)s, %(stage)s, 'retrying', %(reason)s, %(attempt)s FROM live""",
+            SELECT %(job)s, %(stage)s, 'retrying', %(reason)s, %(attempt)s FROM st""",
                      stage=stage, attempt=attempt, reason=reason)
 
     def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
@@ -196,6 +221,7 @@ class PostgresJobs(PgRole):
             updated_at=job["updated_at"], finished_at=job["finished_at"],
             stages=stages,
             title=job["title"], source_uri=job["source_uri"], duplicate_of=job["duplicate_of"],
+            superseded_by=job["superseded_by"],
             extracted_before=job["extracted_before"],
         )
 

@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 
 from secondbrain import ids
-from secondbrain.ports import SourceDeletion
+from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, SourceDeletion
 from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PgRole, _uniq
 
 
@@ -67,6 +67,7 @@ class PostgresLifecycle(PgRole):
                       "n": len(SUBMITTED_TOPIC_SUFFIXES[0]), "topic": SUBMITTED_TOPIC_SUFFIXES[0]}).fetchall())
             conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
             conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
+            self._redact_answers(conn, user_id, source_id)
             conn.execute("DELETE FROM documents WHERE user_id = %s AND document_id = ANY(%s)", (user_id, doc_ids))
             conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed))
             conn.execute(  # the job whose source holds the artifact's document first, else the oldest
@@ -103,6 +104,26 @@ class PostgresLifecycle(PgRole):
         return SourceDeletion(user_id=user_id, source_id=source_id, deleted_at=row[0], job_ids=_uniq(row[1]),
                               document_ids=_uniq(row[2]), artifact_ids=removed, object_keys=_uniq(row[3]),
                               kept_artifact_ids=kept, requeue_job_ids=_uniq(row[4]))
+
+    @staticmethod
+    def _redact_answers(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> None:
+        """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
+        in what was shown with them keeps only its number."""
+        conn.execute(
+            """
+            UPDATE conversation_turns t SET content = %(notice)s,
+                meta = (t.meta - 'extractive' - 'standalone') || jsonb_build_object(
+                    'source_deleted', true,
+                    'sources', (SELECT coalesce(jsonb_agg(CASE WHEN x.s->>'source_id' = %(source)s::text
+                                                               THEN jsonb_build_object('n', x.s->'n', 'deleted', true,
+                                                                                       'title', %(gone)s::text)
+                                                               ELSE x.s END ORDER BY x.ord), '[]'::jsonb)
+                                FROM jsonb_array_elements(t.meta->'sources') WITH ORDINALITY AS x(s, ord)))
+            FROM conversations c
+            WHERE c.conversation_id = t.conversation_id AND c.user_id = %(user)s AND t.role = 'assistant'
+              AND jsonb_typeof(t.meta->'sources') = 'array'
+              AND t.meta->'sources' @> jsonb_build_array(jsonb_build_object('source_id', %(source)s::text))
+            """, {"user": user_id, "source": source_id, "notice": DELETED_ANSWER, "gone": DELETED_SOURCE_TITLE})
 
     @staticmethod
     def _pending_deletion(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> SourceDeletion | None:
@@ -164,7 +185,12 @@ class PostgresLifecycle(PgRole):
         included), the user last."""
         removed: dict[str, int] = {}
         with self._tx() as conn:
-            job_ids = [r[0] for r in conn.execute("SELECT job_id FROM jobs WHERE user_id = %s", (user_id,))]
+            # The jobs first: a stage writing for one of them (holding its fence) finishes before the rows go,
+            # and none starts afterwards; the tombstone keeps work in flight from creating anything again.
+            job_ids = [r[0] for r in conn.execute("SELECT job_id FROM jobs WHERE user_id = %s FOR UPDATE",
+                                                  (user_id,))]
+            conn.execute("INSERT INTO erased_users (user_id) VALUES (%s) ON CONFLICT (user_id) "
+                         "DO UPDATE SET erased_at = clock_timestamp()", (user_id,))
             for table, sql in (
                 ("outbox", "DELETE FROM outbox WHERE job_id = ANY(%s)"),
                 ("job_events", "DELETE FROM job_events WHERE job_id = ANY(%s)"),
@@ -178,7 +204,8 @@ class PostgresLifecycle(PgRole):
                 "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t "
                 "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
                 "WHERE c.column_name = 'user_id' AND c.table_schema = current_schema() "
-                "AND t.table_type = 'BASE TABLE' AND c.table_name <> 'users' ORDER BY c.table_name")]
+                "AND t.table_type = 'BASE TABLE' AND c.table_name NOT IN ('users', 'erased_users') "
+                "ORDER BY c.table_name")]
             for table in tables:  # counted first: cascades would hide rows from the per-table report
                 row = conn.execute(f'SELECT count(*) FROM "{table}" WHERE user_id = %s', (user_id,)).fetchone()
                 removed[table] = int(row[0]) if row else 0

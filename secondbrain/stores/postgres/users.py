@@ -14,9 +14,11 @@ class PostgresUsers(PgRole):
     """Users, their API keys, the web page's sign-in links and sessions, and request windows."""
 
     def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
-        """Create the user when missing (a display name fills in a missing one, never overwrites)."""
-        with self._pool.connection() as conn:
+        """Create the user when missing (a display name fills in a missing one, never overwrites); an erased
+        user id created again starts empty."""
+        with self._tx() as conn:
             self._ensure_user(conn, user_id, display_name)
+            conn.execute("DELETE FROM erased_users WHERE user_id = %s", (user_id,))
 
     def user_exists(self, user_id: str) -> bool:
         """Whether the user is known."""

@@ -15,6 +15,7 @@ from secondbrain.ports import (
     DeadLetters,
     IndexVersions,
     Intake,
+    JobFence,
     JobLedger,
     Lifecycle,
     Outbox,
@@ -31,7 +32,7 @@ PORTS: dict[str, type] = {
     "database": Database, "users": Users, "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
     "server_settings": ServerSettings,
-    "dead_letters": DeadLetters,
+    "dead_letters": DeadLetters, "fence": JobFence,
 }
 
 

@@ -112,7 +112,7 @@ def test_a_signed_url_request_from_another_app_gets_its_own_job(store: PostgresM
     from secondbrain.stores.objects_fs import FileObjectStore
 
     stage = FetcherStage(FileObjectStore(tmp_path), users=store.users, intake=store.intake, jobs=store.jobs,
-                         catalog=store.catalog, lifecycle=store.lifecycle, policy=FetchPolicy())
+                         fence=store.fence, catalog=store.catalog, lifecycle=store.lifecycle, policy=FetchPolicy())
     _, key = store.users.create_api_key("alice", "reader app", "producer")
     job = ids.job_id("alice", str(uuid.uuid4()))
     ev = UrlRequested(event_id=str(uuid.uuid4()), job_id=job, user_id="alice", url="https://example.org/a#top",

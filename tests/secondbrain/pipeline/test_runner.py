@@ -30,6 +30,7 @@ from pydantic import SecretStr
 from secondbrain import ids
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, DeadLetter, DocumentExtracted, JobStatusChanged, Segment
+from secondbrain.events.sealing import Sealer, new_key
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.pipeline import topics, topology
 from secondbrain.pipeline.errors import PermanentError, RetryableError
@@ -44,6 +45,12 @@ PARTITIONS = 2
 MAX_ATTEMPTS = 3
 MODULE_PREFIX = f"trun{uuid.uuid4().hex[:8]}."
 CODEC = EventCodec()
+SEALER = Sealer.from_text(new_key())  # the pipeline key: the runner seals what it writes to documents.extracted
+
+
+def opened(m: Any) -> bytes:
+    """The Avro bytes of a sealed message read from an internal topic."""
+    return SEALER.open(m.topic, m.key, m.value, {k: v.decode() for k, v in m.headers})
 
 
 # --------------------------------------------------------------------------- the scripted stage
@@ -166,7 +173,7 @@ class Env:
 
     def new_runner(self) -> StageRunner:
         runner = StageRunner(self.stage, settings=self.settings, codec=CODEC, jobs=self.store.jobs,
-                             names=self.names)
+                             names=self.names, sealer=SEALER)
         self.runners.append(runner)
         return runner
 
@@ -204,7 +211,7 @@ class Env:
 
     # ---- what came out
     def outputs(self, job_id: str) -> list[DocumentExtracted]:
-        out = [CODEC.decode(m.value, expected=DocumentExtracted)
+        out = [CODEC.decode(opened(m), expected=DocumentExtracted)
                for m in self.collector.records[self.t(topics.DOCUMENTS_EXTRACTED)]]
         return [d for d in out if d.job_id == job_id]
 
@@ -508,7 +515,7 @@ async def test_a_blocked_artifact_delays_only_its_own_users_later_events(env: En
 
     env.stage.gate.set()
     await eventually(lambda: env.outputs(behind.job_id or ""), "carol's second output")
-    firsts = [d.job_id for d in (CODEC.decode(m.value, expected=DocumentExtracted)
+    firsts = [d.job_id for d in (CODEC.decode(opened(m), expected=DocumentExtracted)
                                  for m in env.collector.records[env.t(topics.DOCUMENTS_EXTRACTED)])
               if d.job_id in (slow.job_id, behind.job_id)]
     assert firsts == [slow.job_id, behind.job_id]

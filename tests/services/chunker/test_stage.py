@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from secondbrain.events.models import ChunksCreated, DocumentExtracted, Segment
+from secondbrain.stores.memory import MemoryMetadataStore
 from secondbrain.stores.objects_fs import FileObjectStore
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
@@ -38,7 +39,9 @@ def extracted(segments: list[tuple[str, str, float | None]], *, captured_at: dat
 
 
 def chunked(tmp_path: Path, ev: DocumentExtracted) -> ChunksCreated:
-    stage = ChunkerStage(FileObjectStore(tmp_path), ChunkingConfig(), zone=PARIS)
+    store = MemoryMetadataStore()  # the job the passages belong to is live: its fence lets the chunk list be written
+    store.intake.request_url(ev.user_id, ev.job_id, "https://example.org/page", None, [])
+    stage = ChunkerStage(FileObjectStore(tmp_path), ChunkingConfig(), fence=store.fence, zone=PARIS)
     (out,) = stage.process(ev)
     return out
 

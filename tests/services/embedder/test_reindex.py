@@ -155,10 +155,10 @@ def world(metadata: PostgresMetadataStore, data_dir: Path, pool: EmbedderPool, m
     yield World(
         metadata, objects, vectors, pool,
         ExtractorStage(objects, users=metadata.users, intake=metadata.intake, jobs=metadata.jobs,
-                       catalog=metadata.catalog, lifecycle=metadata.lifecycle,
+                       fence=metadata.fence, catalog=metadata.catalog, lifecycle=metadata.lifecycle,
                        extractors=ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20),
-        ChunkerStage(objects, ChunkingConfig()),
-        EmbedderStage(objects, catalog=metadata.catalog, indexes=metadata.indexes, users=metadata.users,
+        ChunkerStage(objects, ChunkingConfig(), fence=metadata.fence),
+        EmbedderStage(objects, catalog=metadata.catalog, indexes=metadata.indexes, fence=metadata.fence,
                       vectors=vectors, embedder=minilm, sparse=sparse, embedders=pool,
                       index_ttl_s=0),  # sees a re-index at once (the reconcile covers the real TTL's gap)
         QueryEngine(vectors, metadata, minilm, sparse, indexes=indexes),

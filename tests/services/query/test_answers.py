@@ -137,11 +137,12 @@ def llm_runtime(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactor
         rt.metadata.users.ensure_user("alice")
         assert rt.vectors and rt.embedder and rt.sparse
         m = rt.metadata
-        extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+        extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+                                 catalog=m.catalog,
                                  lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                  max_bytes=1 << 20)
-        chunk = ChunkerStage(rt.objects, ChunkingConfig())
-        embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, users=m.users, vectors=rt.vectors,
+        chunk = ChunkerStage(rt.objects, ChunkingConfig(), fence=m.fence)
+        embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence, vectors=rt.vectors,
                               embedder=rt.embedder, sparse=rt.sparse)
         for text in ["The new office on Harbour Street opens on 1 May.",
                      "The cello lessons are with Mr. Okafor on Thursdays at 17:00.",

@@ -163,11 +163,12 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
         runtime.metadata.users.ensure_user(USER)
         assert runtime.vectors and runtime.embedder and runtime.sparse
         m = runtime.metadata
-        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+                                 catalog=m.catalog,
                                  lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                  max_bytes=1 << 20)
-        chunk = ChunkerStage(runtime.objects, ChunkingConfig())
-        embed = EmbedderStage(runtime.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+        chunk = ChunkerStage(runtime.objects, ChunkingConfig(), fence=m.fence)
+        embed = EmbedderStage(runtime.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence,
                               vectors=runtime.vectors, embedder=runtime.embedder, sparse=runtime.sparse)
         for n, (at, text) in enumerate(SESSIONS, 1):
             raw = text.encode()

@@ -71,12 +71,13 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
         runtime = build_runtime(settings, vectors=True, models=True)
         m = runtime.metadata
         m.users.ensure_user(USER)
-        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, catalog=m.catalog,
+        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+                                 catalog=m.catalog,
                                  lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                  max_bytes=1 << 20)
-        chunk = ChunkerStage(runtime.objects, ChunkingConfig(), zone=TZ)
+        chunk = ChunkerStage(runtime.objects, ChunkingConfig(), fence=m.fence, zone=TZ)
         assert runtime.vectors and runtime.embedder and runtime.sparse
-        embed = EmbedderStage(runtime.objects, catalog=m.catalog, indexes=m.indexes, users=m.users,
+        embed = EmbedderStage(runtime.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence,
                               vectors=runtime.vectors, embedder=runtime.embedder, sparse=runtime.sparse)
         for key, title, ctype, text, when in RECORDS:
             raw = text.encode()
