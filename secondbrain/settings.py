@@ -243,6 +243,9 @@ class Settings(BaseSettings):
         4, ge=1, description="Events a stage worker processes at once (one user's events stay in order).")
     stage_buffer: int = Field(
         256, ge=1, description="Events a stage worker holds in memory while other users' lanes are busy.")
+    stage_progress_after_s: float = Field(
+        1.0, ge=0, description="A stage still working on an event after this long shows its job's stage as "
+                               "running (faster work records only its end).")
 
     # --- Pipeline error policy
     max_attempts: int = 4

@@ -61,7 +61,6 @@ from secondbrain.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-PROGRESS_AFTER_S = 1.0  # a stage still working after this long shows as running (fast ones skip the write)
 BATCH_MAX = 16  # events of one lane handed to a batching stage at once
 STOP_DRAIN_S = 4.0  # how long a stopping stage lets its events in flight finish, and then faust leave the group
 Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
@@ -392,7 +391,7 @@ class StageRunner:
         begun the write is never cancelled: the caller waits for it before finishing the stage, so the
         finish always comes after it (and the ledger ignores a progress write on a finished stage anyway)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(finished.wait(), PROGRESS_AFTER_S)
+            await asyncio.wait_for(finished.wait(), self.settings.stage_progress_after_s)
             return
         with contextlib.suppress(Exception):
             await self._bookkeeping(self.jobs.stage_started, ref, 1, best_effort=True)

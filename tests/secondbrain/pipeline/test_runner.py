@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import inspect
 import os
+import random
 import threading
 import time
 import uuid
@@ -62,7 +63,7 @@ class ScriptedStage:
     ``ok`` emits one DocumentExtracted; ``retry2`` raises RetryableError twice, then succeeds;
     ``retryforever`` always raises RetryableError; ``permanent`` raises PermanentError; ``bug``
     raises ValueError; ``badout`` returns an output that cannot be encoded; ``gate`` blocks until
-    :attr:`gate` is set, then succeeds.
+    :attr:`gate` is set, then succeeds; ``slow`` takes 30-70 ms.
     """
 
     step: ClassVar[topology.Step] = topology.EXTRACT
@@ -93,6 +94,8 @@ class ScriptedStage:
             return [dataclasses.replace(_document(event), text_length=1)]
         if script == "gate" and not self.gate.wait(30):
             raise RuntimeError("the test never opened the gate")
+        if script == "slow":  # about as long as the progress delay the race test sets: the two interleave
+            time.sleep(random.uniform(0.03, 0.07))
         return [_document(event)]
 
 
