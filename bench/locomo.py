@@ -310,7 +310,7 @@ def ingest(base: str, admin_key: str, convs: list[Conversation]) -> Ingested:
                 client = clients.setdefault(key, httpx.Client(base_url=base, timeout=60,
                                                               headers={"Authorization": f"Bearer {key}"}))
                 view = client.get(f"/v1/jobs/{job}").json()
-                if view["status"] in ("failed", "dead_lettered", "duplicate"):
+                if view["status"] in ("failed", "dead_lettered", "duplicate", "superseded"):
                     raise SystemExit(f"job {job} ended {view['status']}: {view.get('error')}")
                 if view["status"] == "succeeded":
                     del pending[i]

@@ -149,7 +149,7 @@ def run_batch(c: httpx.Client, batch: Batch, progress: Callable[[str], None]) ->
         for j in jobs:
             if j not in done:
                 view = c.get(f"/v1/jobs/{j}").json()
-                if view["status"] in ("succeeded", "failed", "duplicate"):
+                if view["status"] in ("succeeded", "failed", "duplicate", "superseded"):
                     done[j] = view
         progress(f"{batch.name}: {len(done)}/{len(jobs)} jobs done")
         if time.perf_counter() - t0 > 1800:

@@ -185,4 +185,4 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         print(progress_line(job.get("title") or job["job_id"], job))
         if job.get("error"):
             print(f"error: {job['error']}")
-    return EXIT_OK if job["status"] in ("succeeded", "duplicate", "queued", "running") else EXIT_FAILED
+    return EXIT_OK if job["status"] in ("succeeded", "duplicate", "superseded", "queued", "running") else EXIT_FAILED

@@ -83,7 +83,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout)
     except httpx.TransportError as exc:
         return unreachable(args, exc)
-    failed = [r for r in results.values() if r["status"] not in ("succeeded", "duplicate")]
+    # a job replaced by a newer upload of the same file is not a failure: the newer one is what counts
+    failed = [r for r in results.values() if r["status"] not in ("succeeded", "duplicate", "superseded")]
     if args.json:
         print(json.dumps({"jobs": list(results.values())}, default=str))
     for r in failed:

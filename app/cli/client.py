@@ -132,7 +132,7 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
                 lines.append(f"{label[:40]:<40}  lost ({resp.status_code})")
                 continue
             job = resp.json()
-            if job["status"] in ("succeeded", "failed", "duplicate"):
+            if job["status"] in ("succeeded", "failed", "duplicate", "superseded"):
                 final[job_id] = job
                 if many and job["status"] == "failed":
                     say(f"{label}: failed: {job.get('error') or 'no reason given'}")

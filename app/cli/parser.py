@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
     so.add_argument("source_id", nargs="?", help="the source to show or delete")
     so.add_argument("--modality", help="only this kind: note, markdown, pdf, web, audio, image...")
-    so.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "duplicate"])
+    so.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "duplicate", "superseded"])
     so.add_argument("--limit", type=int, default=100)
     client_opts(so)
     so.set_defaults(func=cmd_sources)

@@ -29,7 +29,7 @@ from secondbrain import ids, keys, telemetry
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.http_security import short
 from secondbrain.pipeline import topics
-from secondbrain.ports import ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
+from secondbrain.ports import FINISHED_JOB_STATUSES, ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text, text_problem
@@ -307,7 +307,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                 if body != last:
                     yield {"event": "job", "data": body}
                     last = body
-                if job.status in ("succeeded", "failed", "duplicate"):
+                if job.status in FINISHED_JOB_STATUSES:
                     return
                 await asyncio.sleep(interval)
                 job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)

@@ -25,7 +25,7 @@ __all__ = ["REPO", "Service", "Site", "readable_tmp", "run_cli", "wait_jobs"]
 
 
 def wait_jobs(client: httpx.Client, job_ids: list[str], *, timeout: float = 120.0,
-              done: tuple[str, ...] = ("succeeded", "failed", "duplicate")) -> dict[str, dict[str, Any]]:
+              done: tuple[str, ...] = ("succeeded", "failed", "duplicate", "superseded")) -> dict[str, dict[str, Any]]:
     """Poll ``GET /v1/jobs/{id}`` until every job is finished; return the final views."""
     deadline = time.monotonic() + timeout
     final: dict[str, dict[str, Any]] = {}

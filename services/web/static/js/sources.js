@@ -10,10 +10,10 @@ import {state} from "./state.js";
 import {rangeParams} from "./time.js";
 import {plainError, plural, sourceName} from "./words.js";
 
-const FINAL = new Set(["succeeded", "failed", "duplicate"]);
+const FINAL = new Set(["succeeded", "failed", "duplicate", "superseded"]);
 const MAX_STREAMS = 3; // browsers allow ~6 connections per host over HTTP/1.1: leave room for the rest
 const STATUS_LABEL = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Could not be added",
-                      duplicate: "Already added"};
+                      duplicate: "Already added", superseded: "Replaced by a newer upload"};
 const STAGE_LABEL = {fetch: "fetch page", extract: "read", chunk: "split", embed: "index"};
 const STAGE_STATE = {pending: "waiting", running: "working", retrying: "retrying", succeeded: "done",
                      failed: "failed", skipped: "skipped"};
@@ -123,6 +123,7 @@ function onJob(job) {
   }
   if (FINAL.has(job.status)) {
     const said = job.status === "succeeded" ? "is ready" : job.status === "duplicate" ? "was already added"
+      : job.status === "superseded" ? "was replaced by a newer upload of the same file"
       : `could not be added: ${plainError(job.error || "unknown error")}`;
     announce("job-status", `${name} ${said}.`);
     scheduleReload();
