@@ -1,9 +1,15 @@
-"""One lane per user: a user's events run in order, different users' side by side.
+"""Lanes per user: a user's events never wait on another user's, and a user's small captures do not wait
+behind their own huge document.
 
-The runner puts each consumed message in the lane of its key (the user id).  A lane is worked
-through by one task at a time, at most ``concurrency`` lanes at once; at most ``buffer`` events are
-held in memory (past that, putting waits, and so does reading the stream).  A batching stage gets
-up to ``batch_max`` events already waiting in a lane at once.
+The runner puts each consumed message in a lane of its key (the user id).  Each user has up to
+``per_user`` lanes; a new event goes to one of them that is idle, else to one whose current work started
+recently (``long_after_s``: a lane busy for longer holds a big document), fewest queued first.  A lane is
+worked through by one task at a time, at most ``concurrency`` lanes at once; at most ``buffer`` events are
+held in memory (past that, putting waits, and so does reading the stream).  A batching stage gets up to
+``batch_max`` events already waiting in a lane at once.
+
+A user's events are therefore not strictly in order: nothing depends on it (a newer submission of a source
+supersedes the older one's job whatever runs first, see the job ledger).
 """
 
 from __future__ import annotations
@@ -11,21 +17,32 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from secondbrain.pipeline.dead_letters import Message
 
 Batch = list[Message]
+LONG_AFTER_S = 5.0
+
+
+@dataclass(eq=False)
+class _Lane:
+    queue: asyncio.Queue[Message] = field(default_factory=asyncio.Queue)
+    busy_since: float | None = None  # when the batch in progress began
 
 
 class Lanes:
     """Per-key queues of messages (see the module doc)."""
 
     def __init__(self, work: Callable[[Batch], Awaitable[None]], done: Callable[[Message], Awaitable[None]], *,
-                 concurrency: int, buffer: int, batch_max: int) -> None:
+                 concurrency: int, buffer: int, batch_max: int, per_user: int = 2,
+                 long_after_s: float = LONG_AFTER_S) -> None:
         """``work`` handles a batch and never raises; ``done`` acknowledges one message afterwards."""
         self._work, self._done = work, done
         self._batch_max = batch_max
-        self._lanes: dict[bytes, asyncio.Queue[Message]] = {}
+        self._per_user = max(1, per_user)
+        self._long_after_s = long_after_s
+        self._lanes: dict[tuple[bytes, int], _Lane] = {}
         self.workers: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(max(1, concurrency))
         self._room = asyncio.Semaphore(max(1, buffer))
@@ -33,29 +50,43 @@ class Lanes:
         self.last_activity = time.monotonic()  # liveness: when an event was last put or done
 
     async def put(self, msg: Message) -> None:
-        """Queue ``msg`` in the lane of its key (waits while ``buffer`` events are held)."""
+        """Queue ``msg`` in a lane of its key (waits while ``buffer`` events are held)."""
         await self._room.acquire()
         self.held += 1
         self.last_activity = time.monotonic()
-        key = bytes(msg.key or b"")
-        lane = self._lanes.get(key)
+        slot = self._choose(bytes(msg.key or b""))
+        lane = self._lanes.get(slot)
         if lane is None:
-            lane = self._lanes[key] = asyncio.Queue()
-            self._spawn(key, lane)
-        lane.put_nowait(msg)
+            lane = self._lanes[slot] = _Lane()
+            self._spawn(slot, lane)
+        lane.queue.put_nowait(msg)
 
-    def _spawn(self, key: bytes, lane: asyncio.Queue[Message]) -> None:
-        worker = asyncio.create_task(self._run(key, lane))
+    def _choose(self, key: bytes) -> tuple[bytes, int]:
+        """The key's lane for a new event: an idle one, else the least held up (see the module doc)."""
+        now = time.monotonic()
+        candidates = []
+        for i in range(self._per_user):
+            lane = self._lanes.get((key, i))
+            if lane is None:
+                return key, i
+            stuck = lane.busy_since is not None and now - lane.busy_since > self._long_after_s
+            candidates.append((stuck, lane.queue.qsize(), i))
+        return key, min(candidates)[2]
+
+    def _spawn(self, slot: tuple[bytes, int], lane: _Lane) -> None:
+        worker = asyncio.create_task(self._run(slot, lane))
         self.workers.add(worker)
         worker.add_done_callback(self.workers.discard)
 
-    async def _run(self, key: bytes, lane: asyncio.Queue[Message]) -> None:
+    async def _run(self, slot: tuple[bytes, int], lane: _Lane) -> None:
         async with self._slots:
-            while not lane.empty():
-                batch = [lane.get_nowait()]
-                while len(batch) < self._batch_max and not lane.empty():
-                    batch.append(lane.get_nowait())
+            while not lane.queue.empty():
+                batch = [lane.queue.get_nowait()]
+                while len(batch) < self._batch_max and not lane.queue.empty():
+                    batch.append(lane.queue.get_nowait())
+                lane.busy_since = time.monotonic()
                 await self._work(batch)
+                lane.busy_since = None
                 for msg in batch:
                     try:
                         await self._done(msg)
@@ -63,8 +94,8 @@ class Lanes:
                         self.held -= 1
                         self.last_activity = time.monotonic()  # finishing an event is progress too
                         self._room.release()
-        if self._lanes.get(key) is lane:
-            del self._lanes[key]
-            if not lane.empty():  # an event arrived after the loop ended: keep the lane going
-                self._lanes[key] = lane
-                self._spawn(key, lane)
+        if self._lanes.get(slot) is lane:
+            del self._lanes[slot]
+            if not lane.queue.empty():  # an event arrived after the loop ended: keep the lane going
+                self._lanes[slot] = lane
+                self._spawn(slot, lane)

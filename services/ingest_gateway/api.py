@@ -77,7 +77,7 @@ def job_json(job: JobView) -> dict[str, Any]:
     return {
         "job_id": job.job_id, "artifact_id": job.artifact_id, "status": job.status, "error": job.error,
         "title": display_title(job.title, job.source_uri),
-        "source_uri": job.source_uri, "duplicate_of": job.duplicate_of,
+        "source_uri": job.source_uri, "duplicate_of": job.duplicate_of, "superseded_by": job.superseded_by,
         "created_at": job.created_at.isoformat(), "updated_at": job.updated_at.isoformat(),
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
         "stages": [

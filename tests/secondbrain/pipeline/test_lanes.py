@@ -1,0 +1,74 @@
+"""Lanes: a user's small captures pass their own huge document; other users are never held up; the buffer
+bounds what is held (no broker: the lanes alone, with events that block until told)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from secondbrain.pipeline.dead_letters import Message
+from secondbrain.pipeline.lanes import Lanes
+
+pytestmark = pytest.mark.fast
+
+
+def message(user: str, name: str) -> Message:
+    return Message("t", 0, 0, user.encode(), name.encode(), {}, None)
+
+
+async def test_small_captures_pass_their_own_users_long_work() -> None:
+    release = asyncio.Event()
+    finished: list[str] = []
+
+    async def work(batch: list[Message]) -> None:
+        for msg in batch:
+            if msg.value == b"huge":
+                await release.wait()
+            finished.append((msg.value or b"").decode())
+
+    async def done(_msg: Message) -> None:
+        return None
+
+    lanes = Lanes(work, done, concurrency=4, buffer=100, batch_max=1, long_after_s=0.05)
+    await lanes.put(message("alice", "huge"))
+    await asyncio.sleep(0.1)  # the huge one has been working for a while
+    for n in range(5):
+        await lanes.put(message("alice", f"note {n}"))
+    await lanes.put(message("bob", "bob's note"))
+    for _ in range(100):
+        if len(finished) == 6:
+            break
+        await asyncio.sleep(0.01)
+    assert sorted(finished) == ["bob's note", *(f"note {n}" for n in range(5))]  # the huge one still runs
+    release.set()
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    assert finished[-1] == "huge" and lanes.held == 0
+
+
+async def test_one_user_cannot_take_every_slot() -> None:
+    """A user's events use at most two lanes: with four slots, another user still gets one at once."""
+    release = asyncio.Event()
+    started: list[str] = []
+
+    async def work(batch: list[Message]) -> None:
+        for msg in batch:
+            started.append((msg.value or b"").decode())
+            if msg.key == b"alice":
+                await release.wait()
+
+    async def done(_msg: Message) -> None:
+        return None
+
+    lanes = Lanes(work, done, concurrency=4, buffer=100, batch_max=1)
+    for n in range(10):
+        await lanes.put(message("alice", f"a{n}"))
+    await lanes.put(message("bob", "b0"))
+    for _ in range(100):
+        if "b0" in started:
+            break
+        await asyncio.sleep(0.01)
+    assert "b0" in started and len([s for s in started if s.startswith("a")]) == 2
+    release.set()
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    assert lanes.held == 0
