@@ -66,9 +66,12 @@ def test_a_document_over_the_budget_fails_with_what_to_do(runtime: Any) -> None:
                                   "split it into smaller files, or ask the operator to raise "
                                   "SB_MAX_CHUNKS_PER_DOCUMENT")
     assert rt.objects.stat(keys.chunks_key("alice", "d-over")) is None  # nothing stored for it
-    # Within the budget (or with none), the same document is chunked.
+    # Within the budget (or with none), the same document is chunked (for a live job: its passages are kept).
     for limit in (n, 0):
-        (stage,) = build_stages(runtime(max_chunks_per_document=limit), ["chunk"])
+        within = runtime(max_chunks_per_document=limit)
+        within.metadata.users.ensure_user("alice")
+        within.metadata.intake.request_url("alice", f"j-d-{limit}", f"https://example.org/{limit}", None, [])
+        (stage,) = build_stages(within, ["chunk"])
         (out,) = stage.process(document(text, f"d-{limit}"))
         assert out.chunk_count == n
 
