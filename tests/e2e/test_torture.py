@@ -217,44 +217,51 @@ def drain(svc: Service, keys: dict[str, str], timeout: float = 600.0) -> None:
 def test_torture(root: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     log_dir = tmp_path_factory.mktemp("torture-logs")
     ledger = Ledger()
-    with Busy():
-        svc = start(root, log_dir)
-        admin = svc.client(timeout=120)
-        keys = {"local": svc.key, **{u: create_user(admin, u) for u in USERS}}
-        bootstrap = admin.get("/v1/status").json()["kafka"]["bootstrap"]
-        ask_citing(svc, keys["ann"], "ann", ledger)
-        for rnd, ending in enumerate(ROUNDS):
-            threads = [threading.Thread(target=user_round, args=(svc, keys[u], u, rnd, ledger)) for u in USERS]
-            for t in threads:
-                t.start()
-            if rnd == 1:  # erase a user while their work is in flight, and create them again at once
-                threads[USERS.index(ERASED)].join()  # their submissions answered: what they sent is known
-                assert admin.delete(f"/v1/admin/users/{ERASED}", params={"confirm": ERASED}).status_code == 200
-                with ledger.lock:
-                    ledger.gone |= {t for (u, _f), t in ledger.last.items() if u == ERASED}
-                    ledger.gone |= {t for t in ledger.older if t.startswith(token(ERASED))}
-                    ledger.last = {k: v for k, v in ledger.last.items() if k[0] != ERASED}
-                    ledger.jobs[ERASED] = []
-                keys[ERASED] = create_user(admin, ERASED)
-            for t in threads:
-                t.join()
-            forged = token("forged", rnd)
-            forge(bootstrap, "ben", forged)
-            ledger.gone.add(forged)
-            assert svc.proc is not None
-            if ending == "sigterm":
-                os.kill(svc.proc.pid, signal.SIGTERM)
-                assert svc.proc.wait(20) == 0, svc.tail()
-            elif ending == "kill -9":
-                os.kill(svc.proc.pid, signal.SIGKILL)
-                svc.proc.wait(10)
-            if ending != "none":
-                svc = start(root, log_dir)
-                admin = svc.client(timeout=120)
-                bootstrap = admin.get("/v1/status").json()["kafka"]["bootstrap"]
-        drain(svc, keys)
-        check_through_the_api(svc, keys, ledger)
-        svc.stop()
+    services: list[Service] = []  # every process started, stopped whatever happens
+    try:
+        with Busy():
+            svc = start(root, log_dir)
+            services.append(svc)
+            admin = svc.client(timeout=120)
+            keys = {"local": svc.key, **{u: create_user(admin, u) for u in USERS}}
+            bootstrap = admin.get("/v1/status").json()["kafka"]["bootstrap"]
+            ask_citing(svc, keys["ann"], "ann", ledger)
+            for rnd, ending in enumerate(ROUNDS):
+                threads = [threading.Thread(target=user_round, args=(svc, keys[u], u, rnd, ledger)) for u in USERS]
+                for t in threads:
+                    t.start()
+                if rnd == 1:  # erase a user while their work is in flight, and create them again at once
+                    threads[USERS.index(ERASED)].join()  # their submissions answered: what they sent is known
+                    assert admin.delete(f"/v1/admin/users/{ERASED}", params={"confirm": ERASED}).status_code == 200
+                    with ledger.lock:
+                        ledger.gone |= {t for (u, _f), t in ledger.last.items() if u == ERASED}
+                        ledger.gone |= {t for t in ledger.older if t.startswith(token(ERASED))}
+                        ledger.last = {k: v for k, v in ledger.last.items() if k[0] != ERASED}
+                        ledger.jobs[ERASED] = []
+                    keys[ERASED] = create_user(admin, ERASED)
+                for t in threads:
+                    t.join()
+                forged = token("forged", rnd)
+                forge(bootstrap, "ben", forged)
+                ledger.gone.add(forged)
+                assert svc.proc is not None
+                if ending == "sigterm":
+                    os.kill(svc.proc.pid, signal.SIGTERM)
+                    assert svc.proc.wait(20) == 0, svc.tail()
+                elif ending == "kill -9":
+                    os.kill(svc.proc.pid, signal.SIGKILL)
+                    svc.proc.wait(10)
+                if ending != "none":
+                    svc = start(root, log_dir)
+                    services.append(svc)
+                    admin = svc.client(timeout=120)
+                    bootstrap = admin.get("/v1/status").json()["kafka"]["bootstrap"]
+            drain(svc, keys)
+            check_through_the_api(svc, keys, ledger)
+            svc.stop()
+    finally:
+        for started in services:
+            started.stop()
     check_the_stores(root / "data", keys, ledger)
 
 
