@@ -100,10 +100,12 @@ def root() -> Iterator[Path]:
         yield path
 
 
-def start(root: Path, log_dir: Path) -> Service:
+def start(root: Path, log_dir: Path, services: list[Service]) -> Service:
     env = {"SB_STAGE_PROGRESS_AFTER_S": "0.05",  # "running" writes race the stages' finishes
            "SB_RATE_LIMIT_PER_MINUTE": "0"}
-    return Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], env, log_dir).start().wait_ready(240)
+    svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], env, log_dir).start()
+    services.append(svc)  # stopped at the end even if it never becomes ready
+    return svc.wait_ready(240)
 
 
 def keyed(svc: Service, key: str) -> httpx.Client:
@@ -220,8 +222,7 @@ def test_torture(root: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     services: list[Service] = []  # every process started, stopped whatever happens
     try:
         with Busy():
-            svc = start(root, log_dir)
-            services.append(svc)
+            svc = start(root, log_dir, services)
             admin = svc.client(timeout=120)
             keys = {"local": svc.key, **{u: create_user(admin, u) for u in USERS}}
             bootstrap = admin.get("/v1/status").json()["kafka"]["bootstrap"]
@@ -252,8 +253,7 @@ def test_torture(root: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
                     os.kill(svc.proc.pid, signal.SIGKILL)
                     svc.proc.wait(10)
                 if ending != "none":
-                    svc = start(root, log_dir)
-                    services.append(svc)
+                    svc = start(root, log_dir, services)
                     admin = svc.client(timeout=120)
                     bootstrap = admin.get("/v1/status").json()["kafka"]["bootstrap"]
             drain(svc, keys)
