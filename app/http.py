@@ -22,7 +22,7 @@ from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth, Unkno
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.ingest_gateway.admin_api import create_router as admin_router
-from services.web.session import SESSION_COOKIE
+from services.web.session import SESSION_COOKIE, key_advice
 
 # Reads that cost like writes (they embed, search and may call the model): the stricter limit.
 HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export")
@@ -98,7 +98,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
             found = await asyncio.to_thread(functools.partial(users.authenticate_request, key=key.strip(),
                                                               bucket=bucket, window_s=60))
             if found is None:
-                raise HTTPException(401, "unknown or revoked API key; create one with `secondbrain keys create`",
+                raise HTTPException(401, f"unknown or revoked API key; {key_advice(settings)}",
                                     headers={"WWW-Authenticate": "Bearer"})
             return found
         session = request.cookies.get(SESSION_COOKIE)

@@ -7,6 +7,9 @@ the admin API call them the same way.
   events, outbox rows), documents, artifacts, vector points and objects (raw bytes and claim
   checks).  A tombstone makes the pipeline drop work still in flight for it, so a deleted
   source cannot come back; submitting it again later is new work and runs normally.
+* :func:`remove_failed` removes a capture that failed (and the earlier failed tries of the same
+  file): its jobs and the raw bytes nothing else uses; a source of which nothing else is left goes
+  whole, as :func:`delete_source` removes it.
 * :func:`erase_user` removes a user completely: rows, objects, vector collections.
 * :func:`purge_expired_raw` applies ``SB_RAW_RETENTION_DAYS``: the raw bytes of finished jobs
   go, the index stays searchable, and the artifact remembers that its raw file expired.
@@ -33,6 +36,7 @@ from secondbrain.events import bodies
 from secondbrain.ports import (
     ArtifactRecord,
     DocumentRecord,
+    FailedRemoval,
     MetadataStore,
     ObjectNotFound,
     ObjectStore,
@@ -49,6 +53,10 @@ EXPORT_FORMAT_VERSION = 1
 
 class SourceNotFound(KeyError):
     """The user has no such source (another user's source is reported the same way)."""
+
+
+class JobNotFound(KeyError):
+    """The user has no such job (another user's job is reported the same way)."""
 
 
 # --------------------------------------------------------------------------- deleting a source
@@ -113,6 +121,31 @@ def delete_source(metadata: MetadataStore, objects: ObjectStore, vectors: Vector
                             requeued_jobs=requeued)
     log.info("source deleted", extra={"user_id": user_id, **report.to_json()})
     return report
+
+
+# --------------------------------------------------------------------------- removing a failed capture
+
+
+def remove_failed(metadata: MetadataStore, objects: ObjectStore, vectors: VectorStore, user_id: str,
+                  job_id: str) -> FailedRemoval:
+    """Remove the user's failed capture: its job and the other failed tries of the same source, the raw
+    files nothing else uses, and, when nothing of the source is left but what a failed try read (a
+    document, passages), the source itself (:func:`delete_source`).  A version that worked stays.
+    Raises :class:`JobNotFound` (unknown, or another user's) or :class:`~secondbrain.ports.JobNotFailed`."""
+    keys.check_user_id(user_id)
+    removal = metadata.lifecycle.remove_failed(user_id, job_id)
+    if removal is None:
+        raise JobNotFound(job_id)
+    for key in removal.object_keys:
+        if keys.owns_key(user_id, key) and objects.stat(key) is not None:
+            objects.delete(key)
+    source = removal.source_id
+    if source is not None and not metadata.catalog.list_sources(user_id, 1, 0, source_id=source):
+        with contextlib.suppress(SourceNotFound):
+            delete_source(metadata, objects, vectors, user_id, source)
+    log.info("failed capture removed", extra={"user_id": user_id, "job_ids": removal.job_ids,
+                                              "objects": len(removal.object_keys)})
+    return removal
 
 
 # --------------------------------------------------------------------------- erasing a user

@@ -48,7 +48,7 @@ from secondbrain.events.models import JobStatusChanged
 from secondbrain.events.sealing import Sealer, SealError
 from secondbrain.pipeline import dead_letters, event_telemetry, retry, topics
 from secondbrain.pipeline.dead_letters import Message
-from secondbrain.pipeline.errors import PermanentError, SourceGone, Unauthorized, classify
+from secondbrain.pipeline.errors import PermanentError, SourceGone, Unauthorized, classify, retry_may_help
 from secondbrain.pipeline.faust_app import build_app
 from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
@@ -514,7 +514,10 @@ class StageRunner:
         log.error("dead-lettered", extra={"stage": self.step.name, "job_id": ref.job_id, "kind": kind,
                                           "error": reason, "topic": msg.topic, "offset": msg.offset})
         if ref.job_id:
-            await self._bookkeeping(self.jobs.job_failed, ref, f"{self.step.name} failed: {reason}", attempts or None)
+            # Whether trying it again may help (retries ran out, or the server's set-up was missing): the
+            # web page offers Retry only then.
+            await self._bookkeeping(self.jobs.job_failed, ref, f"{self.step.name} failed: {reason}", attempts or None,
+                                    retryable=retry_may_help(exc))
             await self._status(ref, "failed", reason, attempts)
 
     async def _last_resort(self, msg: Message, exc: BaseException) -> None:

@@ -20,6 +20,7 @@ from secondbrain.ports.records import (
     ConversationInfo,
     DeadLetterRecord,
     DocumentRecord,
+    FailedRemoval,
     IndexStatus,
     JobView,
     KeyScope,
@@ -203,8 +204,10 @@ class JobLedger(Protocol):
         """Record a retryable failure of ``stage`` (not of a stage that has finished)."""
         ...
 
-    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
-        """Mark the stage and the job failed with a human-readable ``reason``."""
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None, *,
+                   retryable: bool = False) -> None:
+        """Mark the stage and the job failed with a human-readable ``reason``; ``retryable``: trying the
+        capture again may succeed (the failure was of the moment or of the server's set-up)."""
         ...
 
     def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
@@ -273,10 +276,12 @@ class Catalog(Protocol):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
-                     end: datetime | None = None) -> list[SourceView]:
+                     end: datetime | None = None, failed_once: bool = False) -> list[SourceView]:
         """The user's jobs with their artifact and document, newest first; optionally only one source's
         (every version), one modality, one job status, or a captured time in [start, end) (a job whose
-        captured time is not known yet counts as captured when it was submitted)."""
+        captured time is not known yet counts as captured when it was submitted).  ``failed_once``: a
+        failed job is left out when a newer job of the same source exists (its retry, or a later
+        upload), so each failed file is listed once."""
         ...
 
     def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
@@ -355,6 +360,13 @@ class Lifecycle(Protocol):
         table.  The same user id can be created again afterwards, as new."""
         ...
 
+    def remove_failed(self, user_id: str, job_id: str) -> FailedRemoval | None:
+        """In ONE transaction: remove the user's failed job and the other failed jobs of its source
+        (stages, events, outbox rows), and the artifacts of theirs that nothing else uses (no other job,
+        no document).  Returns the object keys left to remove; ``None`` when the user has no such job;
+        :class:`~secondbrain.ports.JobNotFailed` when the job has not failed."""
+        ...
+
 
 class Conversations(Protocol):
     """Conversations and their turns."""
@@ -373,8 +385,10 @@ class Conversations(Protocol):
         """The user's conversations, oldest first."""
         ...
 
-    def recent_conversations(self, user_id: str, limit: int = 100) -> list[ConversationInfo]:
-        """The user's last ``limit`` conversations, the one with the latest turn first."""
+    def recent_conversations(self, user_id: str, limit: int = 100, *, matching: str | None = None
+                             ) -> list[ConversationInfo]:
+        """The user's last ``limit`` conversations, the one with the latest turn first; ``matching``: only
+        those whose title or one of whose questions contains these words (case-insensitive, as typed)."""
         ...
 
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationInfo | None:

@@ -103,6 +103,7 @@ class JobView:
     # Another job of the user that already extracted the same bytes (what ``find_original_job``
     # answers), read with the job so the extractor's admission lookup answers both.
     extracted_before: str | None = None
+    retryable: bool = False  # failed: trying again may succeed (the failure was of the moment or the set-up)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,7 @@ class SourceView:
     superseded: bool = False
     error: str | None = None
     raw_purged_at: datetime | None = None  # the raw file expired (retention); the index stays
+    retryable: bool = False  # failed: trying again may succeed (the failure was of the moment or the set-up)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +248,14 @@ class ForeignConversation(PermissionError):
     """The conversation id belongs to another user."""
 
 
+class JobNotFailed(ValueError):
+    """Only a failed job can be removed on its own (a source is deleted whole)."""
+
+    def __init__(self, job_id: str, status: str) -> None:
+        super().__init__(f"job {job_id} is {status}, not failed")
+        self.status = status
+
+
 class ArtifactGone(LookupError):
     """The artifact a document belongs to no longer exists (deleted with its source meanwhile)."""
 
@@ -287,6 +297,18 @@ class SourceDeletion:
     object_keys: list[str]
     kept_artifact_ids: list[str] = field(default_factory=list)
     requeue_job_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class FailedRemoval:
+    """What removing a failed capture took from the metadata store: its job and the other failed jobs
+    of the same source, and the raw files nothing uses any more (``object_keys``, left to remove)."""
+
+    user_id: str
+    source_id: str | None
+    job_ids: list[str]
+    artifact_ids: list[str]
+    object_keys: list[str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,8 +231,8 @@ class TesseractOcr:
         try:
             proc = self._run([*args, "tsv"], stdin=buf.getvalue(), timeout=self.timeout_s)
         except FileNotFoundError as exc:
-            raise PermanentError("OCR is not available on this server: install tesseract-ocr "
-                                 "and upload the file again") from exc
+            raise PermanentError("OCR is not available on this server: install tesseract-ocr, "
+                                 "then try again", retry_helps=True) from exc
         except subprocess.TimeoutExpired as exc:  # subprocess.run has killed it already
             raise PermanentError(f"OCR took longer than {self.timeout_s:g} s and was stopped; the image is "
                                  "too large or too complex to read") from exc

@@ -37,7 +37,7 @@ class ExtractorSet:
         if found is not None:
             return found
         reason = self._disabled.get(family, f"no extractor for {family} is installed")
-        raise PermanentError(f"{family} files cannot be processed by this deployment: {reason}")
+        raise PermanentError(f"{family} files cannot be processed by this deployment: {reason}", retry_helps=True)
 
     @property
     def families(self) -> list[str]:

@@ -29,6 +29,7 @@ from secondbrain import ids, keys, telemetry
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.http_security import short
 from secondbrain.pipeline import topics
+from secondbrain.pipeline.errors import failure_sentence
 from secondbrain.ports import FINISHED_JOB_STATUSES, ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
@@ -76,6 +77,10 @@ def job_json(job: JobView) -> dict[str, Any]:
     """A job as JSON."""
     return {
         "job_id": job.job_id, "artifact_id": job.artifact_id, "status": job.status, "error": job.error,
+        # failed: the reason as a sentence for people (the page shows it as written), and whether trying
+        # again may help (the failure was of the moment or of the server's set-up, not of the file)
+        "reason": failure_sentence(job.error, retryable=job.retryable) if job.status == "failed" else None,
+        "retryable": job.retryable,
         "title": display_title(job.title, job.source_uri),
         "source_uri": job.source_uri, "duplicate_of": job.duplicate_of, "superseded_by": job.superseded_by,
         "created_at": job.created_at.isoformat(), "updated_at": job.updated_at.isoformat(),
@@ -96,6 +101,8 @@ def source_json(s: SourceView) -> dict[str, Any]:
         "job_id": s.job_id, "title": display_title(s.title, s.source_uri),
         "source_uri": s.source_uri, "content_type": s.content_type,
         "modality": s.modality, "size_bytes": s.size_bytes, "status": s.status, "error": s.error,
+        "reason": failure_sentence(s.error, retryable=s.retryable) if s.status == "failed" else None,
+        "retryable": s.retryable,
         "captured_at": s.captured_at.isoformat() if s.captured_at else None,
         "ingested_at": s.ingested_at.isoformat(), "chunk_count": s.chunk_count,
         "version": s.version, "superseded": s.superseded,
@@ -355,11 +362,14 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         """One row per submission (each version of a source), newest first; ``modality`` (pdf, web,
         audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
         time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
-        not known yet counts as captured when it was submitted)."""
+        not known yet counts as captured when it was submitted).  A failed submission is listed only
+        while it is its source's newest (its retries and later uploads replace it here; every try stays
+        in ``GET /v1/sources/{id}``); ``reason`` says why in a sentence, ``retryable`` whether trying
+        again may help."""
         limit = max(1, min(limit, 500))
         rows = await asyncio.to_thread(functools.partial(rt.metadata.catalog.list_sources, user, limit, max(0, offset),
                                                          modality=modality, status=status, start=aware(start),
-                                                         end=aware(end)))
+                                                         end=aware(end), failed_once=True))
         return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
     return router

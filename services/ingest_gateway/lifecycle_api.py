@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, HTTPException, Response
 from fastapi.responses import StreamingResponse
 
 from secondbrain import lifecycle
-from secondbrain.ports import SourceView, VectorStore
+from secondbrain.ports import JobNotFailed, SourceView, VectorStore
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from services.ingest_gateway.api import job_json
@@ -92,6 +92,22 @@ def create_router(rt: Runtime, current_user: Any) -> APIRouter:
             await asyncio.to_thread(lifecycle.delete_source, rt.metadata, rt.objects, store, user, source_id)
         except lifecycle.SourceNotFound:
             raise HTTPException(404, "no such source") from None
+        return Response(status_code=204)
+
+    @router.delete("/v1/jobs/{job_id}", status_code=204, summary="Remove a capture that failed")
+    async def remove_failed(job_id: str, user: str = auth) -> Response:
+        """Remove a failed capture from your list: its job, the earlier failed tries of the same file, and
+        the original file when nothing else uses it (a version of the source that worked stays).  Only a
+        failed capture can be removed this way (409 otherwise: delete its source instead); another
+        user's job is 404, like an unknown one."""
+        store = vectors()
+        try:
+            await asyncio.to_thread(lifecycle.remove_failed, rt.metadata, rt.objects, store, user, job_id)
+        except lifecycle.JobNotFound:
+            raise HTTPException(404, "no such job") from None
+        except JobNotFailed as exc:
+            raise HTTPException(409, f"only a capture that failed can be removed, and this one is {exc.status}; "
+                                     "delete its source instead") from None
         return Response(status_code=204)
 
     @router.get("/v1/export", summary="Download all your data as a ZIP archive",

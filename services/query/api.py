@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
 import logging
 import time
@@ -53,6 +54,7 @@ from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
 from services.query.followup import Followup, rewrite_followup
 from services.query.retrieval import SearchHit
+from services.query.revisions import Revision, turns_before
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,10 @@ class AskIn(BaseModel):
     date_order: DateOrderParam | None = Field(None, description=DATE_ORDER_HELP)
     fresh: bool = Field(False, description="Ask it as a new question: take nothing (subject, time) from the "
                                            "conversation's earlier turns, though it is kept in the conversation.")
+    keep: bool = Field(True, description="Keep the question and its answer as a conversation (listed, and "
+                                         "continued by follow-ups); false: a one-shot answer, kept nowhere.")
+    revises: Revision | None = Field(None, description="Regenerate an earlier question's answer, or send it "
+                                                       "edited: read with the turns before it, marked as such.")
 
     model_config = {"populate_by_name": True}
 
@@ -173,15 +179,36 @@ def source_json(n: int, s: Source, tz: ZoneInfo) -> dict[str, Any]:
     return out
 
 
-def listing_answer(plan: Plan, sources: list[Source]) -> str:
-    """The answer to a time-only question: what was captured then, newest first, each cited."""
+def listing_answer(plan: Plan, sources: list[Source], now: datetime | None = None) -> str:
+    """The answer to a time-only question: what the range holds, the latest first by the time it is
+    about (when it was saved, for "what did I save today?"; else when it happened), each with that time
+    and cited.  A date outside the current year says its year."""
     if not sources:
         return "Nothing in your data falls in that time."
-    lines = [f"You have {len(sources)} item{'s' if len(sources) != 1 else ''} from then, newest first:"]
+    saved = plan.time_field == "ingested_at"
+    this_year = (now or datetime.now(plan.tz)).astimezone(plan.tz).year
+    count = f"{len(sources)} item{'s' if len(sources) != 1 else ''}"
+    lines = [f"You saved {count} then, the latest first:" if saved else f"You have {count} from then, newest first:"]
     for n, s in enumerate(sources, 1):
-        when = datetime.fromisoformat(s.hit.captured_at.replace("Z", "+00:00")).astimezone(plan.tz)
-        lines.append(f"- {s.hit.title} ({s.hit.modality}, {when.strftime('%a %d %b %H:%M')}) [{n}]")
+        happened = _local(s.hit.captured_at, plan.tz)
+        if saved:
+            added = _local(s.hit.ingested_at, plan.tz)
+            when = f"saved {_day(added, this_year)} {added:%H:%M}"
+            if happened.date() != added.date():  # what it is about happened on another day: said too
+                when += f", dated {_day(happened, this_year)}"
+        else:
+            when = f"{_day(happened, this_year)} {happened:%H:%M}"
+        lines.append(f"- {s.hit.title} ({s.hit.modality}, {when}) [{n}]")
     return "\n".join(lines)
+
+
+def _local(iso: str, tz: ZoneInfo) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(tz)
+
+
+def _day(d: datetime, this_year: int) -> str:
+    """'Thu 20 Nov', with the year when it is not ``this_year`` ('Thu 20 Nov 2025')."""
+    return f"{d:%a} {d.day} {d:%b}" + (f" {d.year}" if d.year != this_year else "")
 
 
 def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
@@ -265,6 +292,9 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
         now = aware(body.now, zone_)
         try:  # refuse another user's conversation before the stream starts
             turns = await asyncio.to_thread(rt.metadata.conversations.get_turns, user, conversation_id, 12)
+            if body.revises is not None:  # asked again: read as it was then, from the turns before it
+                turns = await asyncio.to_thread(turns_before, rt.metadata.conversations, user, conversation_id,
+                                                body.revises.question)
             history: list[tuple[str, str]] = [(t.role, t.content) for t in turns]
             # the earlier questions as they were understood, so a third turn builds on the second's reading
             asked = [str(t.meta.get("standalone") or t.content) for t in turns if t.role == "user"]
@@ -304,6 +334,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                     "standalone_question": standalone if standalone != question else None,
                     "carried_over": followup.carried.to_json() if followup.carried else None,
                     "fresh": body.fresh, "model": llm.model_id if llm and mode == "llm" else None,
+                    "revises": body.revises.model_dump() if body.revises else None,
                     "note": None if mode != "extractive" else
                     "No language model is configured: the answer quotes your sources."}
                 yield {"event": "meta", "data": json.dumps(understood)}
@@ -361,8 +392,9 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                 done = {"answer": text, "citations": cited, "invalid_citations": invalid, "grounded": grounded,
                         "unsupported": unsupported, "extractive": extractive, "answer_mode": mode,
                         "conversation_id": conversation_id, "timings_ms": timings}
-                await asyncio.to_thread(_remember, rt, user, conversation_id, question, standalone, done,
-                                        understood, shown_sources)
+                if body.keep:  # a one-shot question (the CLI's, unless asked to keep it) is kept nowhere
+                    await asyncio.to_thread(_remember, rt, user, conversation_id, question, standalone, done,
+                                            understood, shown_sources)
                 yield {"event": "done", "data": json.dumps(done)}
             except (RetryableError, PermanentError) as exc:
                 yield {"event": "error", "data": json.dumps({"message": str(exc), "retryable":
@@ -382,8 +414,12 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
 
     @router.get("/v1/conversations", summary="Your conversations, the latest first")
     async def list_conversations(user: str = auth,
-                                 limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
-        listed = await asyncio.to_thread(convs.recent_conversations, user, limit)
+                                 limit: Annotated[int, Query(ge=1, le=500)] = 100,
+                                 q: Annotated[Text | None, Query(max_length=200, description=(
+                                     "Only conversations whose title or one of whose questions contains "
+                                     "this (case-insensitive)."))] = None) -> dict[str, Any]:
+        listed = await asyncio.to_thread(functools.partial(convs.recent_conversations, user, limit,
+                                                           matching=q.strip() if q and q.strip() else None))
         return {"conversations": [conversation_json(c) for c in listed]}
 
     @router.get("/v1/conversations/{conversation_id}",

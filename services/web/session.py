@@ -19,6 +19,7 @@ from secondbrain.http_security import split_host
 from secondbrain.infra.ports import is_loopback
 from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
 from secondbrain.validation import Text
 
 SESSION_COOKIE = "sb_session"
@@ -32,6 +33,15 @@ class SessionIn(BaseModel):
     token: Text | None = Field(None, max_length=200, description="The token of a sign-in link (?token=...).")
     remember: bool = Field(False, description="Stay signed in on this browser (SB_SESSION_DAYS) instead of "
                                               "until it closes.")
+
+
+def key_advice(settings: Settings) -> str:
+    """What to do about a key that was not accepted: where a good one is (``secondbrain keys create``
+    needs the database and ``--user``, so it is not the advice for a person at the page or the CLI)."""
+    if settings.mode == "embedded":
+        return (f"this computer's key is in {settings.data_dir / 'api-key'} (written by `secondbrain up`); the "
+                "web page also signs in with the link `secondbrain open` prints, and its Settings make new keys")
+    return ("ask the person who runs secondbrain for a key (signed in, the web page's Settings make new ones)")
 
 
 def secure_cookie(request: Request) -> bool:
@@ -60,7 +70,7 @@ def create_router(rt: Runtime, current_principal: Any) -> APIRouter:
                                          link_token=None if key else body.token, ttl_s=ttl)
         if opened is None:
             what = "key" if key else "sign-in link"
-            advice = ("create a new one with `secondbrain keys create`" if key else
+            advice = (key_advice(rt.settings) if key else
                       "links work once and for a day: run `secondbrain open` for a new one")
             raise HTTPException(401, f"that {what} was not accepted (unknown, used, expired or revoked); {advice}")
         secret, principal = opened

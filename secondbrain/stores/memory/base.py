@@ -128,6 +128,7 @@ class JobRow:
     duplicate_of: str | None = None
     superseded_by: str | None = None
     finished_at: datetime | None = None
+    error_retryable: bool = False
     stages: dict[str, StageRow] = field(default_factory=dict)
     events: list[EventRow] = field(default_factory=list)
 

@@ -83,7 +83,7 @@ class MemoryCatalog(MemoryRole):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
-                     end: datetime | None = None) -> list[SourceView]:
+                     end: datetime | None = None, failed_once: bool = False) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document;
         see :meth:`secondbrain.stores.postgres.catalog.PostgresCatalog.list_sources` for each field."""
         window = _window(limit, offset)
@@ -94,10 +94,16 @@ class MemoryCatalog(MemoryRole):
             jobs = sorted((j for j in t.jobs.values() if j.user_id == user_id),
                           key=lambda j: (j.created_at, j.job_id), reverse=True)
             views = []
+            newer: set[str] = set()  # sources with a job newer than the one at hand (jobs go newest first)
             for j in jobs:
                 a = t.artifact_of(user_id, j.artifact_id)
                 d = docs.get(j.artifact_id) if j.artifact_id is not None else None
                 source = j.source_id if j.source_id is not None else a.source_id if a else None
+                had_newer = source is not None and source in newer
+                if source is not None:
+                    newer.add(source)
+                if failed_once and j.status == "failed" and had_newer:
+                    continue
                 captured = d.captured_at if d else a.captured_at if a else None
                 when = captured or j.created_at
                 if (source_id is not None and source != source_id) \
@@ -116,6 +122,7 @@ class MemoryCatalog(MemoryRole):
                     ingested_at=d.ingested_at if d else j.created_at, chunk_count=d.chunk_count if d else None,
                     version=d.version if d else None, superseded=d is not None and d.superseded_at is not None,
                     error=j.error, raw_purged_at=a.raw_purged_at if a else None,
+                    retryable=j.status == "failed" and j.error_retryable,
                 ))
             return views[window]
 

@@ -46,10 +46,20 @@ class MemoryConversations(MemoryRole):
                            key=lambda c: (c.created_at, c.conversation_id))
             return [_info(c) for c in convs]
 
-    def recent_conversations(self, user_id: str, limit: int = 100) -> list[ConversationInfo]:
-        """The user's last ``limit`` conversations, the one with the latest turn first."""
+    def recent_conversations(self, user_id: str, limit: int = 100, *, matching: str | None = None
+                             ) -> list[ConversationInfo]:
+        """The user's last ``limit`` conversations, the one with the latest turn first; ``matching``: only
+        those whose title or one of whose questions contains it (case-insensitive)."""
+        needle = matching.casefold() if matching else None
+
+        def found(c: ConversationRow) -> bool:
+            if needle is None:
+                return True
+            return needle in (c.title or "").casefold() or any(
+                t.role == "user" and needle in t.content.casefold() for t in c.turns)
+
         with self._tx():
-            convs = sorted((c for c in self._t.conversations.values() if c.user_id == user_id),
+            convs = sorted((c for c in self._t.conversations.values() if c.user_id == user_id and found(c)),
                            key=lambda c: c.conversation_id)
             convs.sort(key=lambda c: c.updated_at, reverse=True)
             return [_info(c) for c in convs[:max(0, limit)]]

@@ -127,9 +127,11 @@ class MemoryJobs(MemoryRole):
 
         self._transition(user_id, job_id, apply)
 
-    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None, *,
+                   retryable: bool = False) -> None:
         """Mark the stage and the job failed with ``reason``; stages not yet run become skipped.
-        ``stage`` may also name a step outside :data:`STAGES` (then only the job and its log record it)."""
+        ``stage`` may also name a step outside :data:`STAGES` (then only the job and its log record it).
+        ``retryable``: trying the capture again may succeed."""
 
         def apply(job: JobRow, now: datetime) -> None:
             row = job.stages.get(stage)
@@ -140,6 +142,7 @@ class MemoryJobs(MemoryRole):
                 if other.status == "pending":
                     other.status = "skipped"
             job.status, job.error, job.finished_at, job.updated_at = "failed", reason, now, now
+            job.error_retryable = retryable
             self._event(job, stage, "failed", reason, row.attempts if row else None)
 
         self._transition(user_id, job_id, apply)
@@ -180,6 +183,7 @@ class MemoryJobs(MemoryRole):
                 source_uri=art.source_uri if art else job.source_uri, duplicate_of=job.duplicate_of,
                 superseded_by=job.superseded_by,
                 extracted_before=self._original(user_id, job.artifact_id, job.job_id),
+                retryable=job.status == "failed" and job.error_retryable,
             )
 
     def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:

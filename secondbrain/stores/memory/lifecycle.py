@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from secondbrain import ids
-from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, SourceDeletion
+from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, FailedRemoval, JobNotFailed, SourceDeletion
 from secondbrain.stores.memory.base import (
     SUBMITTED_TOPIC_SUFFIXES,
     JobRow,
@@ -91,6 +91,42 @@ class MemoryLifecycle(MemoryRole):
                                   artifact_ids=removed, object_keys=uniq(tomb.object_keys), kept_artifact_ids=kept,
                                   requeue_job_ids=uniq(tomb.requeue_job_ids))
 
+    def remove_failed(self, user_id: str, job_id: str) -> FailedRemoval | None:
+        """Remove the user's failed job and the other failed jobs of its source, with the artifacts of
+        theirs that no other job and no document uses; ``None`` for an unknown job (or another user's),
+        :class:`JobNotFailed` for a job that has not failed."""
+        t = self._t
+        with self._tx():
+            job = t.job_of(user_id, job_id)
+            if job is None:
+                return None
+            if job.status != "failed":
+                raise JobNotFailed(job_id, job.status)
+
+            def job_source(j: JobRow) -> str | None:
+                if j.source_id is not None:
+                    return j.source_id
+                art = t.artifact_of(user_id, j.artifact_id)
+                return art.source_id if art else None
+
+            source_id = job_source(job)
+            jobs = [job] if source_id is None else [
+                j for j in t.jobs.values()
+                if j.user_id == user_id and j.status == "failed" and job_source(j) == source_id]
+            job_ids = sorted(j.job_id for j in jobs)
+            gone = set(job_ids)
+            candidates = sorted({j.artifact_id for j in jobs if j.artifact_id})
+            used = {j.artifact_id for j in t.jobs.values() if j.user_id == user_id and j.job_id not in gone} \
+                | {aid for aid in candidates if any(d.user_id == user_id for d in t.artifact_documents(aid))}
+            unused = [a for a in candidates if a not in used]
+            keys = sorted(art.object_key for aid in unused if (art := t.artifact_of(user_id, aid)))
+            for entry_id in [o.id for o in t.outbox.values() if o.job_id in gone]:
+                del t.outbox[entry_id]
+            t.drop_jobs(job_ids)
+            t.drop_artifacts([a for a in unused if t.artifact_of(user_id, a)])
+            return FailedRemoval(user_id=user_id, source_id=source_id, job_ids=job_ids, artifact_ids=unused,
+                                 object_keys=keys)
+
     def _redact_answers(self, user_id: str, source_id: str) -> None:
         """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
         in what was shown with them keeps only its number."""
@@ -103,7 +139,8 @@ class MemoryLifecycle(MemoryRole):
                         isinstance(s, dict) and s.get("source_id") == source_id for s in shown):
                     continue
                 turn.content = DELETED_ANSWER
-                meta = {k: v for k, v in turn.meta.items() if k not in ("extractive", "standalone")}
+                meta = {k: v for k, v in turn.meta.items()
+                        if k not in ("extractive", "standalone", "answer_markdown", "quotes")}
                 meta["source_deleted"] = True
                 meta["sources"] = [{"n": s.get("n"), "deleted": True, "title": DELETED_SOURCE_TITLE}
                                    if isinstance(s, dict) and s.get("source_id") == source_id else s for s in shown]

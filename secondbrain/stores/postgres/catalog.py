@@ -96,7 +96,7 @@ class PostgresCatalog(PgRole):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
-                     end: datetime | None = None) -> list[SourceView]:
+                     end: datetime | None = None, failed_once: bool = False) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document.
 
         ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
@@ -105,6 +105,8 @@ class PostgresCatalog(PgRole):
         submitted as (a copy of another source's bytes keeps its own name); the filters restrict
         to one source (all its versions), one modality, one job status or a captured time in
         [start, end); until extraction tells the captured time, the job's creation time stands in.
+        ``failed_once``: a failed job with a newer job of the same source (its retry, a later upload)
+        is left out, so each failed file is listed once.
         """
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(
@@ -118,7 +120,8 @@ class PostgresCatalog(PgRole):
                        coalesce(a.size_bytes, 0) AS size_bytes, j.status,
                        coalesce(d.captured_at, a.captured_at) AS captured_at,
                        coalesce(d.ingested_at, j.created_at) AS ingested_at, d.chunk_count,
-                       d.version, d.superseded_at IS NOT NULL AS superseded, j.error, a.raw_purged_at
+                       d.version, d.superseded_at IS NOT NULL AS superseded, j.error, a.raw_purged_at,
+                       j.status = 'failed' AND j.error_retryable AS retryable
                 FROM jobs j
                 LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id
                 LEFT JOIN LATERAL (
@@ -134,11 +137,17 @@ class PostgresCatalog(PgRole):
                        OR coalesce(d.captured_at, a.captured_at, j.created_at) >= %(start)s)
                   AND (%(end)s::timestamptz IS NULL
                        OR coalesce(d.captured_at, a.captured_at, j.created_at) < %(end)s)
+                  AND NOT (%(failed_once)s AND j.status = 'failed' AND EXISTS (
+                      SELECT 1 FROM jobs n
+                      LEFT JOIN artifacts na ON na.artifact_id = n.artifact_id AND na.user_id = n.user_id
+                      WHERE n.user_id = j.user_id
+                        AND coalesce(n.source_id, na.source_id) = coalesce(j.source_id, a.source_id)
+                        AND (n.created_at, n.job_id) > (j.created_at, j.job_id)))
                 ORDER BY j.created_at DESC, j.job_id DESC
                 LIMIT %(limit)s OFFSET %(offset)s
                 """,
                 {"user": user_id, "source": source_id, "modality": modality, "status": status,
-                 "start": start, "end": end, "limit": limit, "offset": offset},
+                 "start": start, "end": end, "limit": limit, "offset": offset, "failed_once": failed_once},
             ).fetchall()
         for r in rows:
             r["superseded"] = bool(r["superseded"])

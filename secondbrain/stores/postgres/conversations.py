@@ -52,10 +52,18 @@ class PostgresConversations(PgRole):
         """The user's conversations with their number of turns, oldest first."""
         return self._listed("WHERE c.user_id = %s ORDER BY c.created_at, c.conversation_id", (user_id,))
 
-    def recent_conversations(self, user_id: str, limit: int = 100) -> list[ConversationInfo]:
-        """The user's last ``limit`` conversations, the one with the latest turn first."""
-        return self._listed("WHERE c.user_id = %s ORDER BY c.updated_at DESC, c.conversation_id LIMIT %s",
-                            (user_id, max(0, limit)))
+    def recent_conversations(self, user_id: str, limit: int = 100, *, matching: str | None = None
+                             ) -> list[ConversationInfo]:
+        """The user's last ``limit`` conversations, the one with the latest turn first; ``matching``: only
+        those whose title or one of whose questions contains it (case-insensitive, as typed)."""
+        if not matching:
+            return self._listed("WHERE c.user_id = %s ORDER BY c.updated_at DESC, c.conversation_id LIMIT %s",
+                                (user_id, max(0, limit)))
+        pattern = "%" + matching.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return self._listed(
+            "WHERE c.user_id = %s AND (c.title ILIKE %s OR EXISTS (SELECT 1 FROM conversation_turns t "
+            "WHERE t.conversation_id = c.conversation_id AND t.role = 'user' AND t.content ILIKE %s)) "
+            "ORDER BY c.updated_at DESC, c.conversation_id LIMIT %s", (user_id, pattern, pattern, max(0, limit)))
 
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationInfo | None:
         """One of the user's conversations (None for another user's, as for a missing one)."""

@@ -152,8 +152,10 @@ class PostgresJobs(PgRole):
             SELECT %(job)s, %(stage)s, 'retrying', %(reason)s, %(attempt)s FROM st""",
                      stage=stage, attempt=attempt, reason=reason)
 
-    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None) -> None:
+    def job_failed(self, user_id: str, job_id: str, stage: str, reason: str, attempt: int | None = None, *,
+                   retryable: bool = False) -> None:
         """Mark the stage and the job failed with ``reason``; stages not yet run become skipped.
+        ``retryable``: trying the capture again may succeed.
 
         ``stage`` may also name a step outside :data:`STAGES` (e.g. the gateway); then only
         the job and the event log record it.
@@ -165,11 +167,12 @@ class PostgresJobs(PgRole):
                    WHERE job_id = %(job)s AND stage = %(stage)s AND EXISTS (SELECT 1 FROM live) RETURNING attempts),
             skip AS (UPDATE job_stages SET status = 'skipped'
                      WHERE job_id = %(job)s AND status = 'pending' AND EXISTS (SELECT 1 FROM live) RETURNING 1),
-            j AS (UPDATE jobs SET status = 'failed', error = %(reason)s, finished_at = now(), updated_at = now()
+            j AS (UPDATE jobs SET status = 'failed', error = %(reason)s, error_retryable = %(retryable)s,
+                                  finished_at = now(), updated_at = now()
                   WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM live) RETURNING 1)
             INSERT INTO job_events (job_id, stage, status, detail, attempt)
             SELECT %(job)s, %(stage)s, 'failed', %(reason)s, (SELECT attempts FROM st) FROM live""",
-                     stage=stage, reason=reason, attempt=attempt)
+                     stage=stage, reason=reason, attempt=attempt, retryable=retryable)
 
     def job_duplicate(self, user_id: str, job_id: str, original_job_id: str) -> None:
         """End the job as a duplicate of ``original_job_id``.
@@ -223,6 +226,7 @@ class PostgresJobs(PgRole):
             title=job["title"], source_uri=job["source_uri"], duplicate_of=job["duplicate_of"],
             superseded_by=job["superseded_by"],
             extracted_before=job["extracted_before"],
+            retryable=job["status"] == "failed" and bool(job["error_retryable"]),
         )
 
     def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:

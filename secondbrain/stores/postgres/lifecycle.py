@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 
 from secondbrain import ids
-from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, SourceDeletion
+from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, FailedRemoval, JobNotFailed, SourceDeletion
 from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PgRole, _uniq
 
 
@@ -105,6 +105,51 @@ class PostgresLifecycle(PgRole):
                               document_ids=_uniq(row[2]), artifact_ids=removed, object_keys=_uniq(row[3]),
                               kept_artifact_ids=kept, requeue_job_ids=_uniq(row[4]))
 
+    def remove_failed(self, user_id: str, job_id: str) -> FailedRemoval | None:
+        """Remove the user's failed job and the other failed jobs of its source, with the artifacts of
+        theirs that no other job and no document uses; ``None`` for an unknown job (or another user's),
+        :class:`JobNotFailed` for a job that has not failed."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT j.job_id, coalesce(j.source_id, a.source_id) FROM jobs j "
+                "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "WHERE j.job_id = %s AND j.user_id = %s", (job_id, user_id)).fetchone()
+            if row is None:
+                return None
+            source_id = row[1]
+            if source_id is not None:  # the lock delete_source and registrations of the source take
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (user_id, source_id))
+            # Read again under the lock: a retry may have started meanwhile (a new job; this one stays failed).
+            jobs = conn.execute(
+                "SELECT j.job_id, j.artifact_id, j.status FROM jobs j "
+                "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
+                "WHERE j.user_id = %(user)s AND (j.job_id = %(job)s OR (%(source)s::text IS NOT NULL "
+                "AND j.status = 'failed' AND coalesce(j.source_id, a.source_id) = %(source)s)) FOR UPDATE OF j",
+                {"user": user_id, "job": job_id, "source": source_id}).fetchall()
+            mine = next((r for r in jobs if r[0] == job_id), None)
+            if mine is None:
+                return None
+            if mine[2] != "failed":
+                raise JobNotFailed(job_id, mine[2])
+            job_ids = sorted(r[0] for r in jobs)
+            candidates = sorted({r[1] for r in jobs if r[1]})
+            used = {r[0] for r in conn.execute(
+                """
+                SELECT artifact_id FROM jobs WHERE user_id = %(user)s AND artifact_id = ANY(%(arts)s)
+                                                  AND job_id <> ALL(%(jobs)s)
+                UNION
+                SELECT artifact_id FROM documents WHERE user_id = %(user)s AND artifact_id = ANY(%(arts)s)
+                """, {"user": user_id, "arts": candidates, "jobs": job_ids}).fetchall()}
+            unused = [a for a in candidates if a not in used]
+            keys = [r[0] for r in conn.execute(
+                "SELECT object_key FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)",
+                (user_id, unused)).fetchall()]
+            conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
+            conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
+            conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, unused))
+        return FailedRemoval(user_id=user_id, source_id=source_id, job_ids=job_ids, artifact_ids=unused,
+                             object_keys=sorted(keys))
+
     @staticmethod
     def _redact_answers(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> None:
         """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
@@ -112,7 +157,7 @@ class PostgresLifecycle(PgRole):
         conn.execute(
             """
             UPDATE conversation_turns t SET content = %(notice)s,
-                meta = (t.meta - 'extractive' - 'standalone') || jsonb_build_object(
+                meta = (t.meta - 'extractive' - 'standalone' - 'answer_markdown' - 'quotes') || jsonb_build_object(
                     'source_deleted', true,
                     'sources', (SELECT coalesce(jsonb_agg(CASE WHEN x.s->>'source_id' = %(source)s::text
                                                                THEN jsonb_build_object('n', x.s->'n', 'deleted', true,

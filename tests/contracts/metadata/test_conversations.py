@@ -109,3 +109,28 @@ def test_only_the_owner_renames_or_deletes_a_conversation(stores: Stores) -> Non
     # The id is free again: a new conversation under it starts empty.
     conversations.add_turn("alice", "c1", "user", "a new start")
     assert [t.content for t in conversations.get_turns("alice", "c1")] == ["a new start"]
+
+
+def test_conversations_are_found_by_their_title_or_any_question(stores: Stores) -> None:
+    conversations = stores.conversations
+    stores.users.ensure_user("alice")
+    stores.users.ensure_user("bob")
+    conversations.add_turn("alice", "garden", "user", "When did I plant the tulips?")
+    conversations.add_turn("alice", "garden", "assistant", "In October [1]; the dentist is unrelated.")
+    conversations.add_turn("alice", "garden", "user", "And the 100% organic compost?")
+    conversations.add_turn("alice", "trip", "user", "What is the ferry timetable?")
+    conversations.rename_conversation("alice", "trip", "Harbour_trip")
+    conversations.add_turn("bob", "bobs", "user", "Where are my tulips?")
+
+    def found(words: str, user: str = "alice") -> list[str]:
+        return [c.conversation_id for c in conversations.recent_conversations(user, matching=words)]
+
+    assert found("TULIPS") == ["garden"]  # a question, any case
+    assert found("compost") == ["garden"]  # a later question too
+    assert found("dentist") == []  # answers are not searched
+    assert found("harbour_") == ["trip"]  # the title the person gave; "_" is a character, not a wildcard
+    assert found("ferry") == ["trip"]  # and its questions still
+    assert found("100%") == ["garden"] and found("%") == ["garden"]  # "%" too
+    assert found("ha_bour") == []
+    assert found("tulips", "bob") == ["bobs"]  # each sees only their own
+    assert found("") == ["trip", "garden"]  # nothing typed: all of them

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from secondbrain import ids
-from secondbrain.ports import DeadLetterRecord
+from secondbrain.ports import DeadLetterRecord, JobNotFailed
 from tests.contracts.metadata.helpers import Stores, ingest, unpublished, version_of
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)
@@ -211,3 +213,50 @@ def test_erasing_a_user_removes_their_indexes(stores: Stores) -> None:
     assert stores.indexes.vector_indexes("alice") == []
     stores.users.ensure_user("alice")  # the same id starts over at v1
     assert stores.indexes.ensure_active_index("alice", *OTHER).version == 1
+
+
+def test_a_failed_capture_is_listed_once_says_whether_to_retry_and_can_be_removed(stores: Stores) -> None:
+    catalog, jobs, lifecycle = stores.catalog, stores.jobs, stores.lifecycle
+    good, bad = version_of("alice", "file:plan.md", "plan one"), version_of("alice", "file:plan.md", "plan two")
+    kept = ingest(stores, good)
+    failed = [ingest(stores, bad, extract=False) for _ in range(3)]  # uploaded, failed, retried twice
+    jobs.job_failed("alice", failed[0], "extract", "extract failed: the file is named 'plan.md' but its content is "
+                    "a PNG image")
+    jobs.job_failed("alice", failed[1], "embed", "embed failed: ConnectError: refused", retryable=True)
+    jobs.job_failed("alice", failed[2], "embed", "embed failed: ConnectError: refused", retryable=True)
+    other = ingest(stores, version_of("alice", "file:scan.pdf", "not a pdf"), extract=False)
+    jobs.job_failed("alice", other, "extract", "extract failed: not a PDF")
+    bobs = ingest(stores, version_of("bob", "file:plan.md", "plan two"), extract=False)
+    jobs.job_failed("bob", bobs, "extract", "extract failed: broken")
+
+    # Every job is in the history; the list shows each failed file once: its newest try.
+    assert len(catalog.list_sources("alice")) == 5
+    listed = catalog.list_sources("alice", failed_once=True)
+    assert [s.job_id for s in listed] == [other, failed[2], kept]
+    assert [s.retryable for s in listed] == [False, True, False]
+    assert [s.job_id for s in catalog.list_sources("alice", status="failed", failed_once=True)] == [other, failed[2]]
+    view = jobs.get_job("alice", failed[2])
+    assert view is not None and view.retryable and not jobs.get_job("alice", failed[0]).retryable  # type: ignore[union-attr]
+
+    # Removing one: not another user's, not a job that has not failed.
+    assert lifecycle.remove_failed("bob", failed[2]) is None
+    assert lifecycle.remove_failed("alice", "no-such-job") is None
+    with pytest.raises(JobNotFailed):
+        lifecycle.remove_failed("alice", kept)
+    removed = lifecycle.remove_failed("alice", failed[2])
+    assert removed is not None and removed.source_id == good.source_id
+    assert removed.job_ids == sorted(failed)  # the earlier tries of the same file go with it
+    assert removed.artifact_ids == [bad.artifact_id] and removed.object_keys == [bad.object_key]
+    assert catalog.get_artifact("alice", bad.artifact_id) is None
+    assert catalog.get_artifact("alice", good.artifact_id) is not None  # the version that worked stays
+    assert [s.job_id for s in catalog.list_sources("alice")] == [other, kept]
+    assert all(jobs.get_job("alice", j) is None for j in failed)
+    assert sorted(unpublished(stores)) == sorted(j.encode() for j in (kept, other, bobs))
+    # A failed file that shares its bytes with a good one keeps them.
+    twin = ingest(stores, replace(good, source_id=ids.source_id("alice", "file:copy.md"), source_uri="file:copy.md"),
+                  extract=False)
+    jobs.job_failed("alice", twin, "chunk", "chunk failed: boom")
+    again = lifecycle.remove_failed("alice", twin)
+    assert again is not None and again.job_ids == [twin] and again.object_keys == []
+    assert catalog.get_artifact("alice", good.artifact_id) is not None
+    assert [s.job_id for s in catalog.list_sources("bob")] == [bobs]
