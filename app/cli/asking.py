@@ -113,7 +113,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     sources: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
-    body: dict[str, Any] = {"question": args.question, "k": args.k}
+    # A one-shot question is answered and kept nowhere; -c continues a conversation and --keep starts one
+    # (listed on the web page beside the person's own).
+    keep = bool(args.conversation or getattr(args, "keep", False))
+    body: dict[str, Any] = {"question": args.question, "k": args.k, "keep": keep}
     if args.conversation:
         body["conversation_id"] = args.conversation
     if getattr(args, "fresh", False):
@@ -153,6 +156,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                         return EXIT_FAILED
     except httpx.TransportError as exc:
         return unreachable(args, exc)
+    if not keep:  # nothing was kept: no id to follow up with
+        done.pop("conversation_id", None)
     if args.json:
         print(json.dumps({**done, "sources": sources}))
     else:
@@ -162,7 +167,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 print(_cited_line(s))
         if done.get("unsupported"):
             _warn_unsupported(done, sources)
-        if done.get("conversation_id"):
+        if keep and done.get("conversation_id"):
             say(f"follow up with: secondbrain ask -c {done['conversation_id']} \"...\"")
     return EXIT_OK if done.get("grounded") else EXIT_FAILED
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, EXIT_USAGE, KEY_FILE, say, server_pointer, settings_for
+from app.cli.common import EXIT_FAILED, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
 
 
 def http_client(args: argparse.Namespace) -> Any:
@@ -41,9 +41,9 @@ def _find_key(args: argparse.Namespace) -> str | None:
         from secondbrain.infra.ports import is_loopback
 
         if url.hostname and is_loopback(url.hostname):
-            noted = server_pointer(url.port or 80)
-            if noted.is_file():
-                dirs.append(Path(noted.read_text().strip()))
+            noted = noted_data_dir(server_pointer(url.port or 80))
+            if noted is not None:
+                dirs.append(noted)
     except (OSError, ValueError):
         pass
     for d in dirs:

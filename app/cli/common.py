@@ -33,9 +33,69 @@ def say(msg: str) -> None:
 
 
 def server_pointer(port: int) -> Path:
-    """Where ``up`` notes its data directory for clients on this machine (a path, never the key)."""
+    """Where ``up`` notes its data directory (first line) and its address (second line) for clients on
+    this machine (never the key)."""
+    return _state_dir() / f"server-{port}"
+
+
+def _state_dir() -> Path:
     state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return state / "secondbrain" / f"server-{port}"
+    return state / "secondbrain"
+
+
+def noted_data_dir(pointer: Path) -> Path | None:
+    """The data directory a server pointer names (None when it cannot be read)."""
+    try:
+        first = pointer.read_text().splitlines()[0].strip()
+    except (OSError, IndexError):
+        return None
+    return Path(first) if first else None
+
+
+def server_url(args: argparse.Namespace) -> str:
+    """The address a client command talks to: ``SB_URL``, else the ``secondbrain up`` this machine runs
+    (the one keeping this data directory; without ``--data-dir``, else the only one running), else
+    :data:`DEFAULT_URL`."""
+    if os.environ.get("SB_URL"):
+        return os.environ["SB_URL"]
+    running = _running_servers()
+    if not running:
+        return DEFAULT_URL
+    named = getattr(args, "data_dir", None)
+    wanted = None
+    with contextlib.suppress(Exception):  # a broken .env is reported by the commands that need it
+        wanted = (Path(named) if named else settings_for(args).data_dir).resolve()
+    same = [url for data_dir, url in running if data_dir == wanted]
+    if same:
+        return same[0]
+    # A data directory given by name is that server's or none; otherwise the one server running here.
+    return running[0][1] if len(running) == 1 and not named else DEFAULT_URL
+
+
+def _running_servers() -> list[tuple[Path, str]]:
+    """(data directory, address) of each ``secondbrain up`` that noted itself and answers on its port."""
+    import socket
+    from urllib.parse import urlsplit
+
+    found = []
+    with contextlib.suppress(OSError):
+        for pointer in sorted(_state_dir().glob("server-*")):
+            try:
+                lines = pointer.read_text().splitlines()
+                port = int(pointer.name.removeprefix("server-"))
+            except (OSError, ValueError):
+                continue
+            if not lines or not lines[0].strip():
+                continue
+            url = lines[1].strip() if len(lines) > 1 and lines[1].strip() else f"http://127.0.0.1:{port}"
+            parts = urlsplit(url)
+            try:  # a pointer left by a server that was killed is not a running server
+                with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or port), timeout=0.3):
+                    pass
+            except OSError:
+                continue
+            found.append((Path(lines[0].strip()), url))
+    return found
 
 
 @contextlib.contextmanager

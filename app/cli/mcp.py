@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 from typing import Any
 
@@ -24,6 +25,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
               "data (--data-dir)", file=sys.stderr)
         return EXIT_USAGE
     headers = {"Authorization": f"Bearer {key}"}
+    # The server and the key are checked now: an assistant that starts this learns at once what is wrong
+    # (its log shows this sentence), rather than from every tool call failing later.
+    problem = _check_server(args.url, headers)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    # Requests are logged with their address, which carries the question (GET /v1/search?q=...): not at INFO.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
     @contextlib.asynccontextmanager
     async def client_for(_ctx: Any) -> Any:
@@ -31,5 +40,23 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                                      timeout=httpx.Timeout(300.0, connect=5.0)) as client:
             yield client
 
-    build(client_for).run("stdio")
+    build(client_for, log_level="WARNING").run("stdio")
     return EXIT_OK
+
+
+def _check_server(url: str, headers: dict[str, str]) -> str | None:
+    """Why the tools could not work (secondbrain not reachable, the key refused), or None."""
+    import httpx
+
+    try:
+        resp = httpx.get(f"{url.rstrip('/')}/v1/me", headers=headers, timeout=httpx.Timeout(10.0, connect=5.0))
+    except httpx.TransportError as exc:
+        return (f"cannot reach secondbrain at {url} ({exc}). Start it with `secondbrain up`, or give its "
+                "address with --url (or SB_URL).")
+    if resp.status_code in (401, 403):
+        return (f"secondbrain at {url} did not accept the API key (HTTP {resp.status_code}). Give a key it "
+                "knows with --api-key or SB_API_KEY (`secondbrain up` keeps this machine's in its data "
+                "directory; the web page's Settings makes new ones).")
+    if resp.status_code != 200:
+        return f"secondbrain at {url} answered HTTP {resp.status_code} to a check of the key; try again shortly."
+    return None

@@ -8,7 +8,7 @@ import os
 from app.cli.accounts import cmd_keys, cmd_users, cmd_users_list
 from app.cli.asking import cmd_ask, cmd_jobs, cmd_search
 from app.cli.capture import cmd_ingest, cmd_open
-from app.cli.common import DEFAULT_URL
+from app.cli.common import DEFAULT_URL, server_url
 from app.cli.data import cmd_export, cmd_retention, cmd_sources, cmd_users_erase
 from app.cli.deadletters import cmd_deadletters
 from app.cli.mcp import cmd_mcp
@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     ks.set_defaults(func=cmd_keys)
 
     def client_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--url", default=os.environ.get("SB_URL", DEFAULT_URL), help="secondbrain's address")
+        sp.add_argument("--url", default=None, help="secondbrain's address (default: SB_URL, else the `secondbrain "
+                                                    f"up` running on this machine, else {DEFAULT_URL})")
         sp.add_argument("--api-key", default=None, help="API key (default: SB_API_KEY, else the key `secondbrain "
                                                         "up` saved in its data directory)")
         sp.add_argument("--data-dir", default=None, help="where `secondbrain up` keeps its data (and key), if not "
@@ -131,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     ak.add_argument("question")
     ak.add_argument("-k", type=int, default=6, help="how many sources to ground the answer in")
     ak.add_argument("-c", "--conversation", help="continue this conversation (follow-up questions)")
+    ak.add_argument("--keep", action="store_true", help="keep the question and its answer as a conversation "
+                    "(listed on the web page; follow up with -c); without it a one-shot answer is kept nowhere")
     ak.add_argument("--fresh", action="store_true",
                     help="with -c: take nothing from the earlier questions (ask it as a new one)")
     ak.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
@@ -196,4 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``secondbrain`` command."""
     args = build_parser().parse_args(argv)
+    if hasattr(args, "url") and args.url is None:  # a client command: the server it talks to
+        args.url = server_url(args)
     return int(args.func(args))

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, say, server_pointer, settings_for
+from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -130,7 +130,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                  "other apps send it as 'Authorization: Bearer <key>'")
             with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
                 pointer.parent.mkdir(parents=True, exist_ok=True)
-                pointer.write_text(str(data_dir) + "\n")
+                here = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+                pointer.write_text(f"{data_dir}\nhttp://{here}:{settings.port}\n")
             # Point at the command as it can be typed here (the venv may not be on PATH).
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"
@@ -156,7 +157,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         if watcher is not None:
             watcher.stop()
         with contextlib.suppress(OSError):
-            if pointer.read_text().strip() == str(data_dir):
+            if noted_data_dir(pointer) == data_dir:
                 pointer.unlink()
         _stop_local_services(broker, pg)
     if _busy_threads():

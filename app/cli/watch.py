@@ -7,7 +7,9 @@ import contextlib
 import hashlib
 import signal
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from app.cli.client import _find_key, http_client, http_error, unreachable
 from app.cli.common import EXIT_OK, EXIT_USAGE, say
@@ -30,7 +32,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
             # The record is per server and key (a hash of the key, never the key itself).
             state = Path(args.state) if args.state else default_state_path(
                 args.url, hashlib.sha256(key.encode()).hexdigest()[:16], roots)
-            resp = client.get("/v1/me")
+            resp = _server_answers(client, args.url)
+            if resp is None:
+                return EXIT_USAGE
             if resp.status_code != 200:
                 return http_error(resp)
             syncer = FolderSync(client, roots, state, say=say)
@@ -50,3 +54,31 @@ def cmd_watch(args: argparse.Namespace) -> int:
     except httpx.TransportError as exc:
         return unreachable(args, exc)
     return EXIT_OK
+
+
+def _server_answers(client: Any, url: str) -> Any:
+    """``GET /v1/me``, waiting while secondbrain is down or restarting (as the sync waits at run time);
+    ``None`` when the person stops the wait (Ctrl-C)."""
+    import httpx
+
+    told = False
+    try:
+        while True:
+            try:
+                resp = client.get("/v1/me")
+            except httpx.TransportError as exc:
+                if not told:
+                    say(f"secondbrain is not reachable at {url} ({exc}); waiting for it (start it with "
+                        "`secondbrain up`; Ctrl-C stops)")
+                    told = True
+                time.sleep(2.0)
+                continue
+            if resp.status_code in (429, 502, 503, 504):
+                time.sleep(min(float(resp.headers.get("retry-after", "2") or 2), 30.0))
+                continue
+            if told:
+                say(f"secondbrain answers at {url}")
+            return resp
+    except KeyboardInterrupt:
+        say("stopped waiting; nothing was synced")
+        return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import httpx
@@ -23,9 +23,11 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
+from secondbrain import __version__
 from secondbrain.http_security import short
 
 ClientFor = Callable[[Context[Any, Any, Any]], AbstractAsyncContextManager[httpx.AsyncClient]]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 INSTRUCTIONS = (
     "secondbrain is the user's personal memory: their notes, documents, web pages, recordings and photos, "
@@ -100,13 +102,15 @@ def _sse(text: str) -> list[tuple[str, Any]]:
     return events
 
 
-def build(client_for: ClientFor) -> FastMCP[Any]:
-    """The MCP server; ``client_for(ctx)`` opens an HTTP client to the API acting for the caller."""
+def build(client_for: ClientFor, *, log_level: LogLevel = "INFO") -> FastMCP[Any]:
+    """The MCP server; ``client_for(ctx)`` opens an HTTP client to the API acting for the caller.
+    ``log_level``: the SDK's own logging (stdio: WARNING, so what people ask is not logged)."""
     mcp: FastMCP[Any] = FastMCP(
         "secondbrain", instructions=INSTRUCTIONS, stateless_http=True, json_response=True,
-        streamable_http_path="/mcp",
+        streamable_http_path="/mcp", log_level=log_level,
         # The HTTP services already check Host and Origin for every path (secondbrain.http_security).
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    mcp._mcp_server.version = __version__  # serverInfo.version: secondbrain's, not the SDK's
 
     @mcp.tool()
     async def search(
@@ -147,14 +151,18 @@ def build(client_for: ClientFor) -> FastMCP[Any]:
         end: TimeText = None,
         timezone: Zone = None,
         conversation_id: Annotated[str | None, Field(description="Continue this conversation (follow-ups)")] = None,
+        keep: Annotated[bool, Field(description="Start a conversation the user sees in their web page, to "
+                                                "follow up on (default: a one-shot answer, kept nowhere)")] = False,
     ) -> dict[str, Any]:
         """Answer a question from the user's memory, grounded in their data.
 
         Returns the answer with [n] citation marks, the cited sources (n, title, capture time, page or
-        time span, the quoted passage) and the conversation id for follow-ups. ``unsupported: true``
-        means the answer cites nothing: do not present it as fact (``extractive`` then holds what the
-        sources themselves say, when they say anything)."""
-        body: dict[str, Any] = {"question": question, "k": k}
+        time span, the quoted passage) and, when the question was kept (``keep``, or a conversation
+        continued), the conversation id for follow-ups. ``unsupported: true`` means the answer cites
+        nothing: do not present it as fact (``extractive`` then holds what the sources themselves say,
+        when they say anything)."""
+        kept = bool(keep or conversation_id)
+        body: dict[str, Any] = {"question": question, "k": k, "keep": kept}
         for name, value in (("modalities", modalities), ("from", start), ("to", end), ("tz", timezone),
                             ("conversation_id", conversation_id)):
             if value:
@@ -181,7 +189,7 @@ def build(client_for: ClientFor) -> FastMCP[Any]:
         return {
             "answer": done["answer"], "unsupported": done.get("unsupported", False), "extractive": extractive,
             "citations": [{"n": s["n"], "quote": s.get("snippet"), **_where(s)} for s in sources if s["n"] in cited],
-            "conversation_id": done.get("conversation_id"),
+            "conversation_id": done.get("conversation_id") if kept else None,
         }
 
     @mcp.tool()

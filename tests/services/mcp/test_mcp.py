@@ -149,3 +149,58 @@ def test_without_a_key_secondbrain_mcp_says_how_to_give_one(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "-m", "app.cli", "mcp", "--data-dir", str(tmp_path)], env=cli_env({}),
                           cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "SB_API_KEY" in done.stderr and done.stdout == ""
+
+
+async def test_serverinfo_is_secondbrains_and_stdio_logs_no_question(server: tuple[Service, dict[str, str]],
+                                                                     tmp_path: Path) -> None:
+    from secondbrain import __version__
+
+    svc, keys = server
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    ok = httpx.post(svc.url + "/mcp", json=hello, headers={"Accept": "application/json, text/event-stream",
+                                                           "Authorization": f"Bearer {keys['alice']}"})
+    assert ok.json()["result"]["serverInfo"] == {"name": "secondbrain", "version": __version__}
+    # Over stdio the same, and what is asked stays out of the log (an assistant keeps that log on disk).
+    log = tmp_path / "mcp-stderr.log"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "app.cli", "mcp", "--url", svc.url],
+                                   env=cli_env({"SB_API_KEY": keys["alice"]}), cwd=str(REPO))
+    with log.open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            started = await session.initialize()
+            assert (started.serverInfo.name, started.serverInfo.version) == ("secondbrain", __version__)
+            await call(session, "search", query="Zanzibar lighthouse keeper pension")
+            await call(session, "ask", question="Who keeps the Zanzibar lighthouse?")
+    assert "Zanzibar" not in log.read_text()
+
+
+def test_secondbrain_mcp_checks_the_server_and_the_key_before_it_serves(server: tuple[Service, dict[str, str]]
+                                                                        ) -> None:
+    import subprocess
+
+    from secondbrain.infra.ports import free_port
+
+    svc, _ = server
+
+    def start(url: str, key: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "app.cli", "mcp", "--url", url], env=cli_env({"SB_API_KEY": key}),
+                              cwd=REPO, input="", capture_output=True, text=True, timeout=60, check=False)
+
+    refused = start(svc.url, "sb_not_a_real_key")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert f"secondbrain at {svc.url} did not accept the API key" in refused.stderr
+    nobody = start(f"http://127.0.0.1:{free_port()}", "sb_whatever")
+    assert nobody.returncode == 2 and "cannot reach secondbrain" in nobody.stderr and "secondbrain up" in nobody.stderr
+
+
+async def test_an_assistants_one_shot_question_keeps_no_conversation(server: tuple[Service, dict[str, str]]) -> None:
+    svc, keys = server
+    with httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {keys['bob']}"}) as bob_api:
+        before = bob_api.get("/v1/conversations").json()["conversations"]
+        async with over_http(svc, keys["bob"]) as bob:
+            once = await call(bob, "ask", question="What did I note about the garden?")
+            assert once["conversation_id"] is None
+            assert bob_api.get("/v1/conversations").json()["conversations"] == before
+            kept = await call(bob, "ask", question="What did I note about the garden?", keep=True)
+            assert kept["conversation_id"] in [c["conversation_id"]
+                                               for c in bob_api.get("/v1/conversations").json()["conversations"]]
