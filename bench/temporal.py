@@ -5,9 +5,11 @@
 Runs every case of ``devtools/temporal_suite.py`` through ``secondbrain.temporal.understand``
 and prints the exact-range accuracy (start and end equal to the expected instants, in the
 expected zone, or correctly no time at all) overall and per expression family, the accuracy
-of the other fields (vague, time field, query class, pinned semantic queries), every
-failure, and the parsing speed; writes ``temporal.json`` and ``temporal.png`` (exact-range
-accuracy per family) under ``--out`` (default ``bench/results/``).
+of the other fields (vague, time field, query class, pinned semantic queries, partly read
+windows), how many of each family's cases are read as a filter, as a preference (partly read,
+or vague) or as no time, the confident misreads (a filter on a wrong range: the failure that
+hides what was asked for), every failure, and the parsing speed; writes ``temporal.json`` and
+``temporal.png`` (exact-range accuracy per family) under ``--out`` (default ``bench/results/``).
 """
 
 from __future__ import annotations
@@ -42,13 +44,20 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
     args = ap.parse_args()
     families: dict[str, list[bool]] = defaultdict(list)
-    exact = full = 0
+    whole: dict[str, list[bool]] = defaultdict(list)  # every field right
+    kinds: dict[str, dict[str, int]] = defaultdict(lambda: {"filter": 0, "preference": 0, "none": 0})
+    exact = full = misread = 0
     failures: list[tuple[Case, list[str]]] = []
     for case in CASES:
         got = run_case(case)
         r_err = range_errors(case, got)
         o_err = other_errors(case, got)
         families[case.family].append(not r_err)
+        whole[case.family].append(not (r_err or o_err))
+        window = got.time
+        kinds[case.family]["none" if window is None else "preference" if window.partial or window.vague
+                           else "filter"] += 1
+        misread += bool(r_err) and window is not None and not (window.partial or window.vague)
         exact += not r_err
         full += not (r_err or o_err)
         if r_err or o_err:
@@ -56,12 +65,14 @@ def main() -> int:
     n = len(CASES)
     print(f"temporal gold suite: {n} cases")
     print(f"exact-range accuracy: {exact}/{n} = {exact / n:.1%}")
-    print(f"all fields correct (range, vague, field, query class, semantic query, ambiguity): {full}/{n} = "
-          f"{full / n:.1%}")
-    print("\nper family (exact range):")
+    print(f"all fields correct (range, vague, field, query class, semantic query, ambiguity, partly read): "
+          f"{full}/{n} = {full / n:.1%}")
+    print(f"confident misreads (a filter on a wrong range): {misread}")
+    print("\nper family: exact range, all fields, and what the questions became (filter / preference / no time):")
     for family in sorted(families):
-        ok = families[family]
-        print(f"  {family:<12} {sum(ok):>3}/{len(ok):<3} {sum(ok) / len(ok):6.1%}")
+        ok, all_ok, k = families[family], whole[family], kinds[family]
+        print(f"  {family:<16} {sum(ok):>3}/{len(ok):<3} {sum(ok) / len(ok):6.1%}   {sum(all_ok):>3}/{len(all_ok):<3}"
+              f"   {k['filter']:>3} / {k['preference']:>2} / {k['none']:>2}")
     if failures:
         print(f"\nfailures ({len(failures)}):")
         for case, errors in failures:
@@ -91,8 +102,10 @@ def main() -> int:
     out = charts.out_dir(args.out)
     names = sorted(families)
     charts.save_json(out / "temporal.json", {
-        "cases": n, "exact_range": exact, "all_fields": full, "us_per_question": per * 1e6,
-        "families": {f: {"exact": sum(families[f]), "cases": len(families[f])} for f in names}})
+        "cases": n, "exact_range": exact, "all_fields": full, "confident_misreads": misread,
+        "us_per_question": per * 1e6,
+        "families": {f: {"exact": sum(families[f]), "all_fields": sum(whole[f]), "cases": len(families[f]),
+                         **kinds[f]} for f in names}})
     charts.bars(out / "temporal.png", f"Temporal parser: exact-range accuracy per family ({exact}/{n} overall)",
                 names, {"exact range": [sum(families[f]) / len(families[f]) for f in names]},
                 ylabel="accuracy", ylim=(0, 1.1), fmt="{:.2f}")

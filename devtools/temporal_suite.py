@@ -10,6 +10,14 @@ holiday (New York, London, Toronto, Sydney, Paris, Athens), locales that read "3
 and a southern-hemisphere calendar; ``locale`` (with ``country``/``hemisphere`` overrides) gives
 the person's conventions, and ``ambiguous`` pins the two readings of a numeric date.
 
+The families of counted weeks and weekends, weekdays and days of a month, quarters and halves, decades
+and recurring events add references just before and just after month, quarter and year ends (Monday 23
+November, 30 September and 1 October 2026 in Paris, 31 December 2026 in New York, 2 January 2027 in
+London, 1 March 2027 in Sydney).  ``partial`` marks a question whose time words the grammar reads only in
+part ("the last working day of September"): the expected range is what it did read, and it must come out
+as a preference (``TimeWindow.partial``), never a filter.  Each of those families has such cases, and
+cases where the words are no time at all ("the Monday standup").
+
 Each case is the spec for one question: the expected ``[start, end)`` as ISO 8601 with
 the zone's offset (``None`` = open end; both ``None`` = no time expression at all), and
 the expected ``vague`` flag, time ``field`` and ``query_class``.  ``semantic`` optionally
@@ -22,7 +30,7 @@ the module docstring, not copied from the parser's output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypedDict
 from zoneinfo import ZoneInfo
@@ -53,6 +61,7 @@ class Case:
     country: str | None = None  # ...unless these say otherwise
     hemisphere: str | None = None
     ambiguous: tuple[str, str] | None = None  # a numeric date read both ways: (the day chosen, the other day)
+    partial: bool = False  # read only in part: the window is a preference, never a filter
 
     @property
     def has_time(self) -> bool:
@@ -84,6 +93,16 @@ NYC: _Asker = {"now": NYC_NOW, "tz": NY}  # en_US: month first, US holidays, nor
 LDN: _Asker = {"now": "2026-11-18T15:30:00+00:00", "tz": "Europe/London", "locale": "en_GB"}  # day first, UK holidays
 # south (AEDT from 4 Oct)
 SYD: _Asker = {"now": "2026-11-18T15:30:00+11:00", "tz": "Australia/Sydney", "locale": "en_AU"}
+# Just before and after month, quarter and year ends (the families of counted weeks, days and weekdays of a
+# month, quarters and halves, decades and recurring events).
+MON_NOW = "2026-11-23T10:00:00+01:00"  # Monday 23 November 2026, Paris
+AT_MON: _Asker = {"now": MON_NOW}
+AT_SEP30: _Asker = {"now": "2026-09-30T18:00:00+02:00"}  # a Wednesday: the last day of September and of Q3
+AT_OCT1: _Asker = {"now": "2026-10-01T09:00:00+02:00"}  # a Thursday: the first day of October and of Q4
+AT_DEC31: _Asker = {"now": "2026-12-31T20:00:00-05:00", "tz": NY}  # a Thursday: the last day of the year
+AT_JAN2: _Asker = {"now": "2027-01-02T11:00:00+00:00", "tz": "Europe/London", "locale": "en_GB"}  # a Saturday
+AT_SYD: _Asker = {"now": "2027-03-01T09:00:00+11:00", "tz": "Australia/Sydney", "locale": "en_AU"}  # a Monday
+AEDT = "+11:00"  # Sydney's summer time, 4 October 2026 to 4 April 2027 (and to 5 April 2026)
 
 CASES: list[Case] = [
     # ------------------------------------------------------------------ named days and parts of days
@@ -560,6 +579,187 @@ CASES: list[Case] = [
     Case("in 3/4 of the cases", None, None, "numeric", query_class="semantic"),
     Case("the server at 10.0.0.12", None, None, "numeric", query_class="semantic"),
     Case("add 1/2 cup of sugar", None, None, "numeric", query_class="semantic"),
+    *[replace(c, family=f) for f, cases in (
+        ("weeks-back", [
+            # Monday 23 November 2026 (the week runs 23-30 Nov; the last weekend was 21-22 Nov)
+            Case("three weeks ago", _d("2026-11-02"), _d("2026-11-09"), "", **AT_MON),  # the week of Mon 2 Nov
+            Case("a fortnight ago", _d("2026-11-09"), _d("2026-11-16"), "", **AT_MON),
+            Case("two weekends ago", _d("2026-11-14"), _d("2026-11-16"), "", **AT_MON),
+            Case("the weekend before last", _d("2026-11-14"), _d("2026-11-16"), "", **AT_MON),
+            Case("what did I save two fortnights ago?", _d("2026-10-26"), _d("2026-11-02"), "", field="ingested_at",
+                 semantic="", **AT_MON),
+            Case("photos from three weekends ago", _d("2026-11-07"), _d("2026-11-09"), "", query_class=TS,
+                 semantic="photos", **AT_MON),
+            Case("in the past fortnight", _d("2026-11-09", clock="10:00"), MON_NOW, "", **AT_MON),
+            Case("last fortnight", _d("2026-11-09"), _d("2026-11-23"), "", **AT_MON),  # two calendar weeks
+            Case("Tuesday two weeks ago", _d("2026-11-10"), _d("2026-11-11"), "", **AT_MON),
+            Case("two weeks ago on Friday", _d("2026-11-13"), _d("2026-11-14"), "", **AT_MON),
+            Case("the Saturday before last", _d("2026-11-14"), _d("2026-11-15"), "", **AT_MON),
+            Case("three days before Christmas", _d("2025-12-22"), _d("2025-12-23"), "", **AT_MON),  # 2026's is ahead
+            Case("two weekends before Christmas", _d("2025-12-13"), _d("2025-12-15"), "", **AT_MON),
+            Case("two weeks after 3 March", _d("2026-03-16"), _d("2026-03-23"), "", **AT_MON),
+            Case("about three weeks ago", _d("2026-11-02"), _d("2026-11-09"), "", partial=True, **AT_MON),
+            Case("three weeks ago last Tuesday", _d("2026-11-02"), _d("2026-11-09"), "", partial=True, **AT_MON),
+            Case("I gave two weeks' notice", None, None, "", query_class="semantic", **AT_MON),
+            Case("a fortnight's holiday in Spain", None, None, "", query_class="semantic", **AT_MON),
+            # the last day of September and of Q3 (a Wednesday); the first of October
+            Case("a fortnight ago", _d("2026-09-14", S), _d("2026-09-21", S), "", **AT_SEP30),
+            Case("two weekends ago", _d("2026-09-19", S), _d("2026-09-21", S), "", **AT_SEP30),
+            Case("three weeks ago", _d("2026-09-07", S), _d("2026-09-14", S), "", **AT_SEP30),
+            Case("a fortnight ago on Monday", _d("2026-09-14", S), _d("2026-09-15", S), "", **AT_OCT1),
+            # Saturday 2 January 2027 in London (a weekend under way: the last one over is 26-27 Dec)
+            Case("two weekends ago", _d("2026-12-19", G), _d("2026-12-21", G), "", **AT_JAN2),
+            Case("three weeks ago", _d("2026-12-07", G), _d("2026-12-14", G), "", **AT_JAN2),
+            Case("a fortnight ago", _d("2026-12-13", G), _d("2026-12-20", G), "", week_start=6, **AT_JAN2),
+            Case("the weekend before last", _d("2026-12-19", G), _d("2026-12-21", G), "", **AT_JAN2),
+            # Thursday 31 December 2026 in New York
+            Case("the weekend before last", _d("2026-12-19", E), _d("2026-12-21", E), "", **AT_DEC31),
+            Case("a fortnight ago", _d("2026-12-14", E), _d("2026-12-21", E), "", **AT_DEC31),
+            Case("two weekends ago", _d("2026-12-19", E), _d("2026-12-21", E), "", **AT_DEC31),
+        ]),
+        ("weekday-of", [
+            Case("notes from the last Thursday of September", _d("2026-09-24", S), _d("2026-09-25", S), "",
+                 query_class=TS, semantic="notes", **AT_MON),
+            Case("the second Tuesday of March", _d("2026-03-10"), _d("2026-03-11"), "", **AT_MON),
+            Case("the last Friday of last month", _d("2026-10-30"), _d("2026-10-31"), "", **AT_MON),
+            Case("the first Monday of the year", _d("2026-01-05"), _d("2026-01-06"), "", **AT_MON),
+            Case("the third Wednesday of October 2025", _d("2025-10-15", S), _d("2025-10-16", S), "", **AT_MON),
+            Case("the first Monday in March", _d("2026-03-02"), _d("2026-03-03"), "", **AT_MON),
+            Case("the Friday of last week", _d("2026-11-20"), _d("2026-11-21"), "", **AT_MON),
+            Case("the second-to-last Friday of October", _d("2026-10-23", S), _d("2026-10-24", S), "", **AT_MON),
+            Case("the first day of last month", _d("2026-10-01", S), _d("2026-10-02", S), "", **AT_MON),
+            Case("the first Sunday of summer", _d("2026-06-07", S), _d("2026-06-08", S), "", **AT_MON),
+            Case("the last working day of September", _d("2026-09-01", S), _d("2026-10-01", S), "", partial=True,
+                 **AT_MON),
+            Case("on a Tuesday in March", _d("2026-03-01"), _d("2026-04-01", S), "", partial=True, **AT_MON),
+            Case("the last Friday of September", _d("2026-09-25", S), _d("2026-09-26", S), "", **AT_SEP30),
+            Case("the last Sunday of the month", _d("2026-09-27", S), _d("2026-09-28", S), "", **AT_SEP30),
+            Case("the first Monday of last month", _d("2026-09-07", S), _d("2026-09-08", S), "", **AT_OCT1),
+            Case("the last Friday of last quarter", _d("2026-09-25", S), _d("2026-09-26", S), "", **AT_OCT1),
+            Case("the last business day of last quarter", _d("2026-07-01", S), _d("2026-10-01", S), "",
+                 partial=True, **AT_OCT1),
+            Case("the last Monday of the year", _d("2026-12-28", E), _d("2026-12-29", E), "", **AT_DEC31),
+            Case("the first Friday of the year", _d("2027-01-01", G), _d("2027-01-02", G), "", **AT_JAN2),
+            Case("the second Tuesday of last month", _d("2026-12-08", G), _d("2026-12-09", G), "", **AT_JAN2),
+            Case("the last Thursday of November", _d("2026-11-26", G), _d("2026-11-27", G), "", **AT_JAN2),
+            # south: summer is December to February; a day still to come is last year's
+            Case("the first Sunday of summer", _d("2026-12-06", AEDT), _d("2026-12-07", AEDT), "", **AT_SYD),
+            Case("the first Monday in March", _d("2027-03-01", AEDT), _d("2027-03-02", AEDT), "", **AT_SYD),  # today
+            Case("the second Monday in March", _d("2026-03-09", AEDT), _d("2026-03-10", AEDT), "", **AT_SYD),
+        ]),
+        ("day-of-month", [
+            Case("what did I save on the 5th of last month?", _d("2026-10-05", S), _d("2026-10-06", S), "",
+                 field="ingested_at", semantic="", **AT_MON),
+            Case("the 20th of this month", _d("2026-11-20"), _d("2026-11-21"), "", **AT_MON),
+            Case("the 1st of next month", _d("2026-12-01"), _d("2026-12-02"), "", **AT_MON),
+            Case("the fifth of last month", _d("2026-10-05", S), _d("2026-10-06", S), "", **AT_MON),
+            Case("the 10th of the month before last", _d("2026-09-10", S), _d("2026-09-11", S), "", **AT_MON),
+            Case("the first of the month", _d("2026-11-01"), _d("2026-11-02"), "", **AT_MON),
+            Case("on the 3rd last month", _d("2026-10-03", S), _d("2026-10-04", S), "", **AT_MON),
+            Case("around the 15th of last month", _d("2026-10-15", S), _d("2026-10-16", S), "", partial=True,
+                 **AT_MON),
+            Case("the 15th or so of last month", _d("2026-10-01", S), _d("2026-11-01"), "", partial=True, **AT_MON),
+            Case("the third of the five books", None, None, "", query_class="semantic", **AT_MON),
+            Case("the 5th of last month", _d("2026-09-05", S), _d("2026-09-06", S), "", **AT_OCT1),
+            Case("the 31st of last month", _d("2026-09-01", S), _d("2026-10-01", S), "", partial=True,
+                 **AT_OCT1),  # September has 30 days
+            Case("the 30th of last month", _d("2026-09-30", S), _d("2026-10-01", S), "", **AT_OCT1),
+            Case("the 15th of this month", _d("2026-12-15", E), _d("2026-12-16", E), "", **AT_DEC31),
+            Case("the 3rd of next month", _d("2027-01-03", E), _d("2027-01-04", E), "", **AT_DEC31),
+            Case("the 20th of last month", _d("2026-12-20", G), _d("2026-12-21", G), "", **AT_JAN2),
+            Case("what did I write on the 24th of last month?", _d("2026-12-24", G), _d("2026-12-25", G), "",
+                 **AT_JAN2),
+            Case("the 30th of this month", _d("2026-09-30", S), _d("2026-10-01", S), "", **AT_SEP30),  # today
+            Case("the twenty-first of last month", _d("2026-08-21", S), _d("2026-08-22", S), "", **AT_SEP30),
+        ]),
+        ("quarter-half", [
+            Case("last quarter", _d("2026-04-01", S), _d("2026-07-01", S), "", **AT_SEP30),
+            Case("this quarter", _d("2026-07-01", S), _d("2026-10-01", S), "", **AT_SEP30),
+            Case("the end of the quarter", _d("2026-09-01", S), _d("2026-10-01", S), "", **AT_SEP30),  # its last month
+            Case("last quarter", _d("2026-07-01", S), _d("2026-10-01", S), "", **AT_OCT1),
+            Case("the quarter before last", _d("2026-04-01", S), _d("2026-07-01", S), "", **AT_OCT1),
+            Case("at the end of last quarter", _d("2026-09-01", S), _d("2026-10-01", S), "", **AT_OCT1),
+            Case("two quarters ago", _d("2026-04-01", S), _d("2026-07-01", S), "", **AT_MON),  # 23 May's quarter
+            Case("the first half of last year", _d("2025-01-01"), _d("2025-07-01", S), "", **AT_MON),
+            Case("H2 2024", _d("2024-07-01", S), _d("2025-01-01"), "", **AT_MON),
+            Case("the first half of the year", _d("2026-01-01"), _d("2026-07-01", S), "", **AT_MON),
+            Case("the last quarter of last year", _d("2025-10-01", S), _d("2026-01-01"), "", **AT_MON),
+            Case("last year's Q3", _d("2025-07-01", S), _d("2025-10-01", S), "", **AT_MON),
+            Case("early last quarter", _d("2026-07-01", S), _d("2026-08-01", S), "", **AT_MON),
+            Case("in the past quarter", _d("2026-07-01", S), _d("2026-10-01", S), "", **AT_MON),
+            Case("the last two quarters", _d("2026-04-01", S), _d("2026-10-01", S), "", **AT_MON),
+            Case("the first half of last quarter", _d("2026-07-01", S), _d("2026-10-01", S), "", partial=True,
+                 **AT_MON),
+            Case("the last quarter of the pizza", None, None, "", query_class="semantic", **AT_MON),
+            Case("the first half of the match", None, None, "", query_class="semantic", **AT_MON),
+            Case("last quarter", _d("2026-10-01", B), _d("2027-01-01", G), "", **AT_JAN2),
+            Case("the second half of last year", _d("2026-07-01", B), _d("2027-01-01", G), "", **AT_JAN2),
+            Case("this quarter", _d("2027-01-01", G), _d("2027-04-01", B), "", **AT_JAN2),
+            Case("the first half of last year", _d("2025-01-01", E), _d("2025-07-01", D), "", **AT_DEC31),
+            Case("the last half of the year", _d("2026-07-01", D), _d("2027-01-01", E), "", **AT_DEC31),
+        ]),
+        ("decade", [
+            Case("the 80s", _d("1980-01-01"), _d("1990-01-01"), "", **AT_MON),
+            Case("the 2010s", _d("2010-01-01"), _d("2020-01-01"), "", **AT_MON),
+            Case("photos from the eighties", _d("1980-01-01"), _d("1990-01-01"), "", query_class=TS,
+                 semantic="photos", **AT_MON),
+            Case("the late 90s", _d("1997-01-01"), _d("2000-01-01"), "", **AT_MON),  # years 7-9
+            Case("the early 2000s", _d("2000-01-01"), _d("2004-01-01"), "", **AT_MON),  # years 0-3
+            Case("in the mid-80s", _d("1984-01-01"), _d("1987-01-01"), "", **AT_MON),  # years 4-6
+            Case("the 1980's", _d("1980-01-01"), _d("1990-01-01"), "", **AT_MON),
+            Case("last decade", _d("2010-01-01"), _d("2020-01-01"), "", **AT_MON),
+            Case("this decade", _d("2020-01-01"), _d("2030-01-01"), "", **AT_MON),
+            Case("over the past decade", _d("2016-11-23", clock="10:00"), MON_NOW, "", **AT_MON),
+            Case("the first half of the 90s", _d("1990-01-01"), _d("2000-01-01"), "", partial=True, **AT_MON),
+            Case("the 80s playlist", None, None, "", query_class="semantic", **AT_MON),
+            Case("1990s fashion trends", None, None, "", query_class="semantic", **AT_MON),
+            Case("photos from my twenties", None, None, "", query_class="semantic", **AT_MON),
+            Case("a woman in her 40s", None, None, "", query_class="semantic", **AT_MON),
+            Case("the 20s", _d("2020-01-01", G), _d("2030-01-01", G), "", **AT_JAN2),
+            Case("last decade", _d("2010-01-01", G), _d("2020-01-01", G), "", **AT_JAN2),
+            Case("the nineties", _d("1990-01-01", E), _d("2000-01-01", E), "", **AT_DEC31),
+            Case("the 1900s", _d("1900-01-01", G), _d("2000-01-01", G), "", tz="UTC"),  # a century
+            Case("in the early 1900s", _d("1900-01-01", G), _d("2000-01-01", G), "", partial=True, tz="UTC"),
+        ]),
+        ("recurring-event", [
+            # a weekday or a time of day that names what recurs is a subject, not a window...
+            Case("what's the usual agenda of the Friday retro?", None, None, "", query_class="semantic",
+                 semantic="usual agenda Friday retro", **AT_MON),
+            Case("the Monday standup", None, None, "", query_class="semantic", semantic="Monday standup", **AT_MON),
+            Case("Friday drinks", None, None, "", query_class="semantic", **AT_MON),
+            Case("the morning run", None, None, "", query_class="semantic", **AT_MON),
+            Case("notes from the Monday standup", None, None, "", query_class="semantic", **AT_MON),
+            Case("what did I eat at Sunday lunch?", None, None, "", query_class="semantic", **AT_MON),
+            Case("my Saturday morning run", None, None, "", query_class="semantic", **AT_MON),
+            Case("Friday night drinks with the team", None, None, "", query_class="semantic", **AT_MON),
+            Case("what do I do every Monday?", None, None, "", query_class="semantic", **AT_MON),
+            Case("the weekly Tuesday sync", None, None, "", query_class="semantic", **AT_MON),
+            Case("what did we decide at the Thursday meeting?", None, None, "", query_class="semantic",
+                 semantic="decide Thursday meeting", **AT_MON),
+            # ...unless the question dates it
+            Case("at last Monday's standup", _d("2026-11-16"), _d("2026-11-17"), "", query_class=TS,
+                 semantic="standup", **AT_MON),
+            Case("the standup last Monday", _d("2026-11-16"), _d("2026-11-17"), "", query_class=TS,
+                 semantic="standup", **AT_MON),
+            Case("the Monday standup last week", _d("2026-11-16"), _d("2026-11-23"), "", query_class=TS,
+                 semantic="Monday standup", **AT_MON),
+            Case("Friday's retro", _d("2026-11-20"), _d("2026-11-21"), "", query_class=TS, semantic="retro",
+                 **AT_MON),
+            Case("this morning's run", _d("2026-11-23", clock="05:00"), _d("2026-11-23", clock="12:00"), "",
+                 query_class=TS, semantic="run", **AT_MON),
+            Case("the Friday retro on 3 March", _d("2026-03-03"), _d("2026-03-04"), "", query_class=TS,
+                 semantic="Friday retro", **AT_MON),
+            Case("the Friday retro around 3 March", _d("2026-03-03"), _d("2026-03-04"), "", query_class=TS,
+                 semantic="Friday retro", partial=True, **AT_MON),
+            Case("on Friday at the retro", _d("2026-11-20"), _d("2026-11-21"), "", query_class=TS, semantic="retro",
+                 **AT_MON),
+            Case("Tuesday morning", _d("2026-11-17", clock="05:00"), _d("2026-11-17", clock="12:00"), "", **AT_MON),
+            Case("the Monday standup two weeks ago", _d("2026-09-14", S), _d("2026-09-21", S), "", query_class=TS,
+                 semantic="Monday standup", **AT_SEP30),
+            Case("Sunday lunch last weekend", _d("2026-12-26", G), _d("2026-12-28", G), "", query_class=TS,
+                 semantic="Sunday lunch", **AT_JAN2),
+        ]),
+    ) for c in cases],
 ]
 
 
@@ -602,6 +802,12 @@ MENTION_CASES: list[MentionCase] = [
     MentionCase("Hier soir, rien. Last night the storm took the fence.", "2023-05-08T09:00:00+02:00",
                 (("Last night", "2023-05-07T18:00:00+02:00", "2023-05-08T05:00:00+02:00"),), "note",
                 tz="Europe/Paris"),
+    MentionCase("Two weekends ago we hiked the ridge.", MAY8,
+                (("Two weekends ago", _u("2023-04-29"), _u("2023-05-01")),), "note"),
+    MentionCase("A fortnight ago I started the pottery course.", MAY8,
+                (("A fortnight ago", _u("2023-04-24"), _u("2023-05-01")),), "note"),
+    MentionCase("On the 5th of last month we signed the lease.", MAY8,
+                (("On the 5th of last month", _u("2023-04-05"), _u("2023-04-06")),), "note"),
     # chat records: one turn a line, speaker first
     MentionCase("Caroline: I went to a LGBTQ support group yesterday and it was so powerful.", MAY8,
                 (("yesterday", _u("2023-05-07"), _u("2023-05-08")),), "chat"),
@@ -624,6 +830,8 @@ MENTION_CASES: list[MentionCase] = [
                 (("Next month", _u("2023-06-01"), _u("2023-07-01")),), "future"),
     MentionCase("The concert is scheduled for 20 May.", MAY8, (("20 May", _u("2023-05-20"), _u("2023-05-21")),),
                 "future"),
+    MentionCase("We'll meet again on the first Monday of June.", MAY8,
+                (("on the first Monday of June", _u("2023-06-05"), _u("2023-06-06")),), "future"),
     MentionCase("See you tomorrow. We met on Sunday though.", MAY8,
                 (("tomorrow", _u("2023-05-09"), _u("2023-05-10")), ("on Sunday", _u("2023-05-07"), _u("2023-05-08"))),
                 "future"),
@@ -641,6 +849,11 @@ MENTION_CASES: list[MentionCase] = [
     MentionCase("Last year was hard; in the 90s it was easier.", MAY8, (), "skipped"),
     MentionCase("[D3:7] Caroline: the score was 3-1 and I read 1/2 of it.", MAY8, (), "skipped"),
     MentionCase("We went away for the weekend.", MAY8, (), "skipped"),
+    # a weekday that names what recurs, and times read only in part
+    MentionCase("Notes from the Monday standup: the budget is final.", MAY8, (), "skipped"),
+    MentionCase("Caroline: Friday drinks were fun, and my Saturday morning run too!", MAY8, (), "skipped"),
+    MentionCase("The last working day of March we closed the books.", MAY8, (), "skipped"),
+    MentionCase("About three weeks ago the boiler broke.", MAY8, (), "skipped"),
 ]
 
 
@@ -712,6 +925,8 @@ def other_errors(case: Case, got: Understanding) -> list[str]:
     readings = None if reading is None else (reading.chosen.isoformat(), reading.other.isoformat())
     if readings != case.ambiguous:
         errors.append(f"ambiguous {readings} != {case.ambiguous}")
+    if window is not None and window.partial != case.partial:
+        errors.append(f"partial {window.partial} != {case.partial}")
     return errors
 
 

@@ -33,16 +33,27 @@ Supported (English, case-insensitive, whole words only):
 * weekdays: "on Tuesday"/"Tuesday"/"last Tuesday"/"past Tuesday" = the most recent Tuesday
   strictly before today (never today); "this Tuesday" = Tuesday of the current week;
   "next/coming Tuesday" = the first Tuesday strictly after today; "Tuesday last/this/next
-  week".  Abbreviations (Tue, Sat...) only after on/last/this/next; a bare capitalised
+  week", "the Saturday before last", "the Monday after next".  A weekday with its date:
+  "Friday, 1 March 2024", "Thursday the 12th", "Friday 13th" (the most recent 13th that was a
+  Friday).  Abbreviations (Tue, Sat...) only after on/last/this/next; a bare capitalised
   weekday before another capitalised word is a title ("the Sunday Times"), and "Black
   Friday"/"Good Friday" are not days.
+* recurring events and sets are subjects, not days: a weekday (perhaps with a part of the
+  day) before an event's name or, after a determiner, before any other noun ("the Monday
+  standup", "Friday drinks", "my Saturday morning run", "our Tuesday review"), or after
+  "every"/"each" ("every other Friday") is left in the semantic query; a possessive or a
+  qualifier dates it ("at last Monday's standup", "Friday's retro", "the standup last
+  Monday").  "The Monday I left", "the Friday before" name a day said elsewhere: no window.
 * weeks (first day is the ``week_start`` parameter, Monday by default): this/last/next/
   previous/the coming week, the week before last, the week after next, "the week of
-  3 March", "the first/second/third/fourth/last week of March" (days 1-7 ... / last 7).
+  3 March", "the first/second/third/fourth/last week of March" (days 1-7 ... / last 7; of a
+  quarter or a year too), "the Friday of last week".
 * weekends (Sat 00:00 - Mon 00:00): this weekend (the current one on Sat/Sun, else the
   coming one), last/this past weekend (the most recent one that has ended), next
   weekend, over/on/at/during the weekend (the most recent one that has started),
-  the weekend before last.
+  the weekend before last (= two weekends ago), the weekend after next.
+* fortnights: "a fortnight ago" (the week two weeks back, as "two weeks ago"), "last fortnight"
+  (the two calendar weeks before this one), "the past/next fortnight" (14 days rolling).
 * months: this/last/next month, the month before last, "in November"/"since Nov"
   (the most recent November that has started), "November 2024", "Nov 2024",
   "last/this/next November", "November of last year", ISO "2024-11".
@@ -55,17 +66,35 @@ Supported (English, case-insensitive, whole words only):
   "the week before/after 3 March" (the calendar week), "the day before/after 5 May", and
   "last Friday on 23 January" / "last week, as mentioned on 6 November" (as said that day).
   "The first/last N days/weeks of August 2023" (of a month, quarter or year); "the first/
-  second/last weekend of October" (counted by its Saturday).
+  second/last weekend of October" (counted by its Saturday).  Counted from a day: "three days
+  before Christmas", "two weeks after 3 March" (that calendar week), "two weekends before
+  Halloween", "two months before Christmas" (that calendar month); "the morning of 3 March".
+* counted in a period: "the second Tuesday of March", "the last Friday of last month", "the
+  second-to-last Friday in October", "the first day of last month", "the first Monday of the
+  year", "the first Sunday of summer" ("the week/month/quarter/year" is the current one); a
+  day of a month: "the 5th of last month", "the 20th of this month", "the first of the month",
+  "the 3rd last month", "the fifth of March".  In a recurring period (a month or season without
+  a year) the most recent such day that has begun, as a date without a year is.
+* side by side: two expressions with only a comma, "of", "on", "in" or "at" between them are
+  one time when one recurs inside the other once ("Tuesday two weeks ago", "two weeks ago on
+  Friday", "Monday, 2 March") or one holds the other ("last month, on 5 October").
 * quarters and halves: "Q3 2024", "2024 Q3", "Q3 of last year", "the third quarter of
-  2024", this/last/next quarter; H1/H2 2024, "the first/second half of 2024/last year".
+  2024", this/last/next quarter, "the quarter before last", "two quarters ago", "the past
+  quarter", "the last two quarters" (whole calendar quarters), "the last quarter of last year",
+  "last year's Q3", "early/late Q3", "the end of the quarter" (its last month); H1/H2 2024,
+  "the first/second/last half of 2024/last year/the year", "last year's second half".
   A bare "Q3"/"H2"/"the third quarter" counts only after a preposition ("in Q3",
   "during Q3", "since Q2"): "Q3 roadmap" is a topic, not a time.  Without a year it is
   the most recent one that has started (the current one included).
 * years and decades: this/last/next year, the year before last, "in 2023", "the year
-  2023", "the 1990s", "the 90s", "the '90s".  A bare year needs a preposition ("in",
+  2023", "the 1990s", "the 90s", "the '90s", "the 1980's", "the nineties", "the late 90s" (years
+  7-9; early 0-3, mid 4-6), "the 80s and 90s", "last/this decade" (the 2010s/2020s; "the past
+  decade" rolls).  "The 1900s" and "the 1800s" are centuries; a decade before a style word is a
+  topic ("the 80s playlist", "1990s fashion").  A bare year needs a preposition ("in",
   "since", "from"...) and is not a year before a unit ("in 2000 words").
-* N ago: "N hours/days/weeks/months/years ago" (N in digits or words up to twenty, "a",
-  "a couple of") = that clock hour / calendar day / week / month / year.
+* N ago: "N hours/days/weeks/fortnights/months/quarters/years ago" (N in digits or words up to
+  twenty, "a", "a couple of") = that clock hour / calendar day / week / month / quarter / year;
+  "N weekends ago" = the weekend N-1 before the last one over ("two weekends ago").
 * rolling windows: "in the last/past N minutes/hours/days/weeks/months/years", "the past
   week", "the last week", "last 3 days" = [now - N, now); "the next 3 days" = [now,
   now + N).  Days and longer move the wall clock (same time of day); hours and minutes
@@ -144,8 +173,20 @@ Supported (English, case-insensitive, whole words only):
   weeks ago); a few/several weeks/months/years ago (2-7 units ago); the past/next
   few (3) or several (5) days/weeks/....
 
-When a question holds several time expressions the earliest non-vague one is the window;
-all of them are removed from the semantic query.
+Read in part (``TimeWindow.partial``, a preference for the part read, never a filter): time
+words the grammar does not cover next to ones it reads.  "<time word> of X" with no rule for
+the whole ("the last working day of September": September; "the first half of last quarter";
+"the end of last week"; "the 31st of last month" when it had 30 days: the month), "<time words>
+before X" ("the days before Christmas"), a hedge ("about three weeks ago", "around 3 March",
+"the 15th or so of last month"), a weekday that is not the date's ("Monday, 3 March" when 3
+March is a Tuesday: the date), one of several ("on a Friday", "a Tuesday in March": March), two
+expressions side by side that do not combine ("three weeks ago last Tuesday": the one that
+says more, else the first), "the early 1900s" (the century).  A passage's partly read times are
+not stored as times it speaks of.
+
+When a question holds several time expressions the earliest precise one is the window (one
+read in part only when none is precise, a vague one only when nothing else is there); all of
+them are removed from the semantic query.
 
 The time field is ``ingested_at`` when the verb closest to the time words is about
 putting things into the engine (save, upload, add, import, ingest, store, bookmark, clip,
@@ -162,10 +203,10 @@ stop words removed: "what did I save about the budget last week?" -> "budget"), 
 documents, items, stuff) count as scaffolding; notes, photos, emails are topics.
 
 Unsupported on purpose (left out of the gold suite): clock times ("at 3pm", "from 10am
-to 2pm"); recurring sets ("on Mondays", "every week"); "in 3 days" / "in two weeks" as
+to 2pm"); recurring sets ("on Mondays", "every week": no window); "in 3 days" / "in two weeks" as
 future points; "N minutes ago"; "of late" (too often "a list of late payments"); bare
-years or quarters without a preposition ("the 2024 budget", "Q3 roadmap"); "end of" for
-weeks and quarters (falls back to the whole period); "latest" as a recency cue; a day and
+years or quarters without a preposition ("the 2024 budget", "Q3 roadmap"); the beginning,
+middle or end of a week (read in part: the week, as a preference); "latest" as a recency cue; a day and
 month without a year and without a preposition ("3/12 notes": a fraction as often), or
 with dots ("12.03.": a decimal or a clock time as often); bare holiday or season names
 without a preposition ("Christmas cards"); astronomical seasons and school holidays

@@ -22,6 +22,7 @@ Hemisphere = Literal["north", "south"]
 DateOrder = Literal["mdy", "dmy", "ymd"]
 
 PARTS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 29)}
+MONTHS_IN = {"month": 1, "quarter": 3, "year": 12, "decade": 120}
 
 
 def lt(a: datetime, b: datetime) -> bool:
@@ -65,6 +66,9 @@ class Span:
     shift: Callable[[int], Span | None] | None = dc_field(default=None, compare=False)
     first_day: date | None = None  # for calendar spans: the first local date covered
     last_day: date | None = None  # for calendar spans: the day after the last one covered
+    # Read only in part: time words next to it were not understood ("the last working day of March" gives
+    # March), so it may guide a search but must not filter one.
+    partial: bool = False
 
 
 class Ctx:
@@ -130,32 +134,34 @@ class Ctx:
         if unit in ("minute", "hour"):
             step = timedelta(minutes=n) if unit == "minute" else timedelta(hours=n)
             other = (self.now.astimezone(UTC) + sign * step).astimezone(self.tz)
-        elif unit in ("day", "week"):
-            other = self.wall(naive + sign * timedelta(days=n * (7 if unit == "week" else 1)))
+        elif unit in ("day", "week", "fortnight"):
+            other = self.wall(naive + sign * timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit]))
         else:
-            moved = add_months(naive.date(), sign * n * (12 if unit == "year" else 1))
+            moved = add_months(naive.date(), sign * n * MONTHS_IN[unit])
             other = self.wall(datetime.combine(moved, naive.time()))
         if forward:
             return Span(self.now, other, "rolling", vague=vague)
         return Span(other, self.now, "rolling", vague=vague)
 
     def unit_period(self, d: date, unit: str) -> Span:
-        """The calendar day/week/month/year containing ``d``."""
+        """The calendar day/week/month/quarter/year containing ``d`` (a fortnight's is its week)."""
         if unit == "day":
             return self.day(d)
-        if unit == "week":
+        if unit in ("week", "fortnight"):
             return self.week_of(d)
         if unit == "month":
             return self.month(d.year, d.month)
+        if unit == "quarter":
+            return self.quarter(d.year, (d.month - 1) // 3 + 1)
         return self.year(d.year)
 
     def back(self, n: int, unit: str) -> date:
         """Today moved back ``n`` calendar units."""
         if unit == "day":
             return self.today - timedelta(days=n)
-        if unit == "week":
-            return self.today - timedelta(weeks=n)
-        return add_months(self.today, -n * (12 if unit == "year" else 1))
+        if unit in ("week", "fortnight"):
+            return self.today - timedelta(weeks=n * (2 if unit == "fortnight" else 1))
+        return add_months(self.today, -n * MONTHS_IN[unit])
 
     def weekend_starting(self, sat: date) -> Span:
         return self.days(sat, sat + timedelta(days=2), "weekend")
@@ -240,8 +246,8 @@ def recurring(span: Span, f: Callable[[Span], Span | None]) -> Span | None:
 
 
 def sub_period(ctx: Ctx, span: Span, where: str) -> Span | None:
-    """The early/mid/late third of a month (days 1-10/11-20/21-end), a year (4 months each) or a
-    season (a month each)."""
+    """The early/mid/late third of a month (days 1-10/11-20/21-end), a year (4 months each), a quarter
+    or a season (a month each) or a decade (years 0-3/4-6/7-9: "the late 90s" is 1997-1999)."""
     first = span.first_day
     if first is None or span.last_day is None:
         return None
@@ -249,8 +255,10 @@ def sub_period(ctx: Ctx, span: Span, where: str) -> Span | None:
         cuts = [first, first.replace(day=11), first.replace(day=21), span.last_day]
     elif span.grain == "year":
         cuts = [first, first.replace(month=5), first.replace(month=9), span.last_day]
-    elif span.grain == "season":  # a month each: "early summer" is June in the north
+    elif span.grain in ("season", "quarter"):  # a month each: "early summer" is June in the north
         cuts = [first, add_months(first, 1), add_months(first, 2), span.last_day]
+    elif span.grain == "decade":
+        cuts = [first, first.replace(year=first.year + 4), first.replace(year=first.year + 7), span.last_day]
     else:
         return None
     i = {"early": 0, "mid": 1, "late": 2}[where]
@@ -328,6 +336,19 @@ def easter(y: int) -> date:
     m = (a + 11 * h + 22 * weekday_fix) // 451
     month, day = divmod(h + weekday_fix - 7 * m + 114, 31)
     return date(y, month, day + 1)
+
+
+def nth_in(first: date, after: date, weekday: int | None, n: int) -> date | None:
+    """The ``n``-th ``weekday`` (0 = Monday; None = any day) in ``[first, after)``; ``n < 0`` counts from the
+    end (-1 the last, -2 the one before it); None when the period has fewer."""
+    if n > 0:
+        d = first + timedelta(days=0 if weekday is None else (weekday - first.weekday()) % 7)
+        d += timedelta(days=(n - 1) * (1 if weekday is None else 7))
+    else:
+        last = after - timedelta(days=1)
+        d = last - timedelta(days=0 if weekday is None else (last.weekday() - weekday) % 7)
+        d -= timedelta(days=(-n - 1) * (1 if weekday is None else 7))
+    return d if first <= d < after else None
 
 
 def nth_weekday(y: int, month: int, weekday: int, n: int) -> date:

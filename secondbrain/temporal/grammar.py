@@ -6,14 +6,16 @@ the parser combines anchors with the wrappers around them ("since", "between ...
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
 from secondbrain.temporal.calendar import (
+    MONTHS_IN,
     PARTS,
     Conventions,
     Ctx,
@@ -21,6 +23,8 @@ from secondbrain.temporal.calendar import (
     add_months,
     feast_days,
     lt,
+    nth_in,
+    occurrence,
     pair,
     part_of,
     recurring,
@@ -44,6 +48,9 @@ class TimeWindow:
     vague: bool  # a soft recency hint ("recently"), not a hard filter
     field: TimeField = "captured_at"
     reading: DateReading | None = None  # a numeric date inside that reads as two days, and the one taken
+    # Read only in part: the words hold time words the grammar does not cover ("the last working day of
+    # March"), and ``start``/``end`` are what it did read (March).  A preference, never a filter.
+    partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +76,19 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
             "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
             "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 5}
-_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+             "fifth": 5, "5th": 5}
+# Counting from the end of a period: "the last Friday of March", "the second-to-last Friday".
+_FROM_END = {"last": -1, "final": -1, "penultimate": -2}
+_ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                  "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+                  "eighteenth", "nineteenth", "twentieth"]
+# Days of a month in words: "the fifth of last month", "the twenty-first of May".
+_DAY_WORDS = {w: i + 1 for i, w in enumerate(_ORDINAL_WORDS)} | {
+    f"twenty{sep}{w}": 20 + i + 1 for sep in ("-", " ") for i, w in enumerate(_ORDINAL_WORDS[:9])} | {
+    "thirtieth": 30, "thirty-first": 31, "thirty first": 31}
+# Weekday abbreviations that are also ordinary words: only after on/last/this/next.
+_WORD_ABBR = frozenset({"sun", "sat", "wed"})
 # Words that turn a weekday name into something else ("Black Friday", "Girl Friday").
 _WEEKDAY_BLOCKERS = {"black", "good", "cyber", "holy", "ash", "palm", "easter", "super", "giving", "maundy",
                      "shrove", "fat", "girl", "man", "tgi", "bloody"}
@@ -86,10 +105,11 @@ _MON = (rf"(?:{_alt(k for k in _MONTHS if len(k) > 4 or k in ('june', 'july'))}"
 _NUM = rf"(?:\d{{1,3}}|{_alt(_NUMBERS)})"
 _YEAR = r"(?:19|20)\d{2}"
 _DAYNUM = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
-_UNIT = r"(?:minute|min|hour|hr|day|week|month|year)s?"
+_UNIT = r"(?:minute|min|hour|hr|day|week|fortnight|month|year|decade)s?"
 # A year number followed by one of these is a quantity ("in 2000 words"), not a year.
 _NOT_YEAR = (r"(?!\s*(?:words?|characters?|chars?|pages?|lines?|tokens?|items?|times|rows?|people|users?|files?|"
              r"records?|points?|steps?|euros?|dollars?|usd|eur|gbp|km|kg|mb|gb|%|\$|€))")
+_AP = "['\u2019]"
 _CONNECT = "\\s*(?:to|until|till|til|through|thru|-|\u2013|\u2014)\\s*"
 
 
@@ -140,7 +160,9 @@ class _Parser:
     # -- entry points
 
     def scan(self) -> list[tuple[int, int, Span]]:
-        """Every time expression in the text, left to right, the longest one at each word start."""
+        """Every time expression in the text, left to right, the longest one at each word start; two that
+        stand side by side are read together ("Tuesday two weeks ago"), and one that sits among time words
+        the grammar does not cover is marked ``partial`` (see ``_unread``)."""
         found: list[tuple[int, int, Span]] = []
         pos = 0
         while pos < len(self.text):
@@ -154,7 +176,69 @@ class _Parser:
                         pos = end
                         continue
             pos += 1
-        return found
+        return self._unread(self._side_by_side(found))
+
+    def _side_by_side(self, found: list[tuple[int, int, Span]]) -> list[tuple[int, int, Span]]:
+        """Two expressions with nothing but a comma, "on", "in", "of" or "at" between them name one time:
+        a recurring one placed in the other ("Tuesday two weeks ago", "the Friday of last week", "Monday, 2
+        March") is the one occurrence inside it, one inside the other is the inner one ("last month, on 5
+        October").  Anything else ("three weeks ago last Tuesday", "a Tuesday in March") is read in part:
+        the containing one, else the one that says more, as a preference."""
+        out: list[tuple[int, int, Span]] = []
+        for a, b, span in found:
+            if out and _bounded(span) and _bounded(out[-1][2]) and _BETWEEN.fullmatch(self.text, out[-1][1], a):
+                pa, _, first = out[-1]
+                out[-1] = (pa, b, _together(first, span))
+                continue
+            out.append((a, b, span))
+        return out
+
+    def _unread(self, found: list[tuple[int, int, Span]]) -> list[tuple[int, int, Span]]:
+        """Mark what is read among time words the grammar does not cover, and take those words in.
+
+        * "<time word> of X" where the grammar has no rule for the whole: "the last working day of
+          September", "the first half of last quarter", "the 31st of last month" (September has 30 days).
+          X is read (even a bare month: "of" makes it a time here) and the whole is a preference for X.
+        * "<time words> before/after X" that no rule reads: "two months before Christmas".
+        * a hedge: "about three weeks ago", "around 3 March", "the 15th of last month or so".
+        """
+        text = self.text
+        out = list(found)
+        for m in _UNREAD_OF.finditer(text):
+            inside = next((i for i, (a, b, _) in enumerate(out) if a < m.end() < b), None)
+            if inside is not None:  # read as a whole ("the second Tuesday of March") or side by side
+                a, b, span = out[inside]
+                if span.partial and m.start() < a:
+                    out[inside] = (m.start(), b, span)
+                continue
+            at = next((f for f in out if f[0] == m.end()), None)
+            if at is None:
+                got = self.container(m.end())
+                if got is None or not (got[1].start is None or got[1].end is None or lt(got[1].start, got[1].end)):
+                    continue
+                end, span = got
+            else:
+                _, end, span = at
+            # Whatever the unread words swallow (the weekday of "the last working Thursday of ...") goes.
+            out = [f for f in out if f[1] <= m.start() or f[0] >= end]
+            out.append((m.start(), end, replace(span, partial=True)))
+            out.sort(key=lambda f: f[0])
+        marked = []
+        for a, b, span in out:
+            before = text[max(0, a - 80):a]  # the words just before it (a hedge, or "two months" of "... before X")
+            hedge = _HEDGE_BEFORE.search(before)
+            if hedge and (hedge.group("w").lower() == "about") and not _AGO_RX.match(text, a):
+                hedge = None  # "notes about last week": about is "concerning" unless it counts back
+            if hedge and hedge.group("w").lower() == "around" and _FEAST_START.match(text, a):
+                hedge = None  # "around Christmas" is a period the grammar knows
+            lead = _UNREAD_BEFORE.search(before) if _OPEN_WORD.match(text, a) else None
+            tail = _HEDGE_AFTER.match(text, b)
+            if hedge or lead or tail:
+                a = min(x.start() for x in (hedge, lead) if x is not None) if hedge or lead else a
+                b = tail.end() if tail else b
+                span = replace(span, partial=True)
+            marked.append((a, b, span))
+        return marked
 
     def expr(self, pos: int) -> _ParseResult | None:
         """The longest expression (wrapped or bare) starting exactly at ``pos``."""
@@ -172,6 +256,15 @@ class _Parser:
         if key not in self._anchors:
             self._anchors[key] = self._anchor(pos, weak)
         return self._anchors[key]
+
+    def container(self, pos: int) -> _ParseResult | None:
+        """A period something is placed in: an anchor ("March", "last month", "Q3 2024") or "the week/month/
+        quarter/year" (the current one: "the first Monday of the year")."""
+        got = self.anchor(pos, weak=True)
+        m = _THE_PERIOD.match(self.text, pos)
+        if m is not None and (got is None or got[0] < m.end()):
+            return m.end(), _current(self.ctx, m.group("u").lower())
+        return got
 
     def _anchor(self, pos: int, weak: bool) -> _ParseResult | None:
         best: _ParseResult | None = None
@@ -255,16 +348,20 @@ class _Parser:
             return None
         n_word = m.group("n")
         q, unit = m.group("q").lower(), _unit(m.group("u"))
-        if n_word is None and not ((m.group("the") and q in ("last", "past")) or q == "past"):
-            return None  # "last week"/"the previous week" are calendar weeks; "the last week"/"past week" roll
+        fortnight_ahead = unit == "fortnight" and q in ("next", "coming")
+        rolls = q == "past" or (bool(m.group("the")) and (q in ("last", "past") or fortnight_ahead))
+        if n_word is None and not rolls:
+            # "last week"/"the previous week" are calendar weeks; "the last week"/"past week" roll, and so does
+            # "the next fortnight" (a fortnight has no calendar)
+            return None
         if n_word is None and unit == "minute":
             return None  # "the last minute changes"
         if n_word is None and _OF.match(self.text, m.end()):
             return None  # "the last week of October" is a week of that month, not the past 7 days
         n = _number(n_word) if n_word else 1
         forward = q in ("next", "coming", "following")
-        if forward and n_word is None:
-            return None  # "next week" is the calendar week
+        if forward and n_word is None and unit != "fortnight":
+            return None  # "next week" is the calendar week (a fortnight has none: "the next fortnight" rolls)
         span = self.ctx.rolling(n, unit, vague=bool(n_word and _is_fuzzy(n_word)), forward=forward)
         return None if span is None else (m.end(), span)
 
@@ -327,6 +424,71 @@ def _longest(candidates: list[_ParseResult | None]) -> _ParseResult | None:
     return best
 
 
+def _bounded(span: Span) -> bool:
+    """A precise window closed at both ends (not "recently", not "since March", which runs up to now)."""
+    return (not span.vague and span.start is not None and span.end is not None
+            and span.grain not in ("since", "before", "after", "until"))
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    """``inner`` lies inside ``outer`` (an open end reaches as far as it goes)."""
+    if (inner.start is None and outer.start is not None) or (inner.end is None and outer.end is not None):
+        return False
+    return ((outer.start is None or inner.start is None or not lt(inner.start, outer.start))
+            and (outer.end is None or inner.end is None or not lt(outer.end, inner.end)))
+
+
+def _occurrences_within(span: Span, outer: Span, most: int = 40) -> list[Span]:
+    """The occurrences of a recurring ``span`` that lie inside the bounded ``outer`` (up to ``most``)."""
+    assert span.shift is not None and span.start is not None and outer.start is not None and outer.end is not None
+    period = 0.0
+    for k in (1, 2):  # the next occurrence may not exist (29 February): then the one after
+        later = span.shift(k)
+        if later is not None and later.start is not None:
+            period = (later.start.timestamp() - span.start.timestamp()) / k
+            break
+    if period <= 0:
+        return []
+    k0 = int((outer.start.timestamp() - span.start.timestamp()) // period) - 1
+    out: list[Span] = []
+    for k in range(k0, k0 + int((outer.end.timestamp() - outer.start.timestamp()) // period) + 3):
+        got = span.shift(k) if k else span
+        if got is not None and got.start is not None and got.end is not None and _within(got, outer):
+            out.append(replace(got, shift=None))
+            if len(out) >= most:
+                break
+    return out
+
+
+def _together(first: Span, second: Span) -> Span:
+    """One time from two expressions side by side (see ``_Parser._side_by_side``)."""
+    for inner, outer in ((first, second), (second, first)):
+        if inner.shift is not None and inner.start is not None and outer.start is not None and outer.end is not None:
+            inside = _occurrences_within(inner, outer)
+            if len(inside) == 1:  # "Tuesday two weeks ago", "on the 5th last month"
+                return inside[0]
+            if inside:  # "a Tuesday in March": one of several, so the container, as a preference
+                return replace(outer, shift=None, partial=True)
+    for inner, outer in ((first, second), (second, first)):
+        if inner.shift is None and outer.shift is None and _within(inner, outer):
+            return inner  # "last month, on 5 October"
+    # Unrelated ("three weeks ago last Tuesday", "Monday, 3 March" when 3 March is no Monday): the one that
+    # says more (a date over a weekday, a fixed time over a recurring one), else the first, as a preference.
+    chosen = second if _recurs_every(second) > _recurs_every(first) else first
+    return replace(chosen, shift=None, partial=True)
+
+
+def _recurs_every(span: Span) -> float:
+    """How far apart the occurrences of ``span`` are, in seconds (infinite for a time that does not recur)."""
+    if span.shift is None or span.start is None:
+        return float("inf")
+    for k in (1, 2):
+        later = span.shift(k)
+        if later is not None and later.start is not None:
+            return (later.start.timestamp() - span.start.timestamp()) / k
+    return float("inf")
+
+
 # --------------------------------------------------------------------------- anchor rules
 
 _Handler = Callable[[_Parser, re.Match[str], bool], "_ParseResult | None"]
@@ -348,6 +510,10 @@ _FIRST_WORD = re.compile(r"[A-Za-z]+")
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
+
+
+_WEEKDAY_WORDS = frozenset(_WEEKDAYS) | frozenset(_WEEKDAY_ABBR)
+_NUMBER_WORDS = frozenset({"#", *(w.split()[0] for w in _NUMBERS)})
 
 
 def _first_word(text: str, pos: int) -> str:
@@ -409,8 +575,13 @@ def _weekday(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
         if before and before[-1].lower() in _WEEKDAY_BLOCKERS:
             return None  # "Black Friday"
         after = _NEXT_WORD.match(p.text, m.end())
-        if token[0].isupper() and after and after.group(1)[0].isupper() and after.group(1).lower() not in PARTS:
-            return None  # a title: "the Sunday Times", "Monday Notes"
+        if (token[0].isupper() and after and after.group(1)[0].isupper() and after.group(1).lower() not in PARTS
+                and after.group(1) != "I"):
+            return None  # a title: "the Sunday Times", "Monday Notes" ("Friday I went" is a day)
+        if before and before[-1].lower() in ("the", "that") and after and after.group(1).lower() in _UNSAID_AFTER:
+            return None  # "the Monday I left", "the Friday before": which one is said elsewhere
+    if not q and not m.group("wk") and _names_a_recurring_thing(p.text, m.start(), m.end()):
+        return None  # "the Monday standup", "Friday drinks", "every Monday": what recurs, not a day
     if m.group("wk"):
         if q:
             return None
@@ -432,13 +603,124 @@ def _weekday(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     def make(day: date) -> Span:
         return ctx.day(day, lambda k: make(day + timedelta(weeks=k)))
 
+    if re.search(r"\ba\s+$", p.text[: m.start()], re.I):
+        return m.end(), replace(make(d), partial=True)  # "on a Friday": which one is unsaid
     return m.end(), make(d)
 
 
-@_rule(r"(?P<q>this|last|next|previous|the\s+previous|the\s+following|the\s+coming)\s+(?P<u>week|month|year|quarter)"
-       r"|the\s+(?P<u2>week|month|year)\s+(?P<ba>before\s+last|after\s+next)")
+@_rule(rf"(?P<wd>{_WD})\s*,?\s+(?:the\s+)?(?P<d>{_DAYNUM})(?!\s+(?:of\s+)?{_MON}|\s*[/.:-]?\d)", first=_WEEKDAY_WORDS)
+def _weekday_and_day(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"Thursday the 12th", "Friday 13th": the most recent such day of a month that fell on that weekday."""
+    if not re.search(r"(?:st|nd|rd|th)$", m.group("d"), re.I) and not re.match(r"the\b", p.text[m.end("wd"):].
+                                                                                  lstrip(" ,"), re.I):
+        return None  # "Monday 3 people came", "Monday 23 to Sunday 29 November": a day needs "the" or its suffix
+    token = m.group("wd").lower()
+    if token in _WORD_ABBR:
+        return None  # "sat 3rd in the race"
+    wd = _WEEKDAYS.get(token, _WEEKDAY_ABBR.get(token))
+    assert wd is not None
+    day = _day_number(m.group("d"))
+    ctx = p.ctx
+
+    def days_from(month: date, step: int) -> Iterator[date]:
+        """The months' ``day``s that fall on ``wd``, from ``month`` on, forwards or backwards."""
+        for _ in range(12 * 30):
+            d = safe_date(month.year, month.month, day)
+            if d is not None and d.weekday() == wd:
+                yield d
+            month = add_months(month, step)
+
+    def make(d: date) -> Span:
+        def shift(k: int) -> Span | None:
+            if k == 0:
+                return make(d)
+            found = list(itertools.islice(days_from(add_months(d.replace(day=1), 1 if k > 0 else -1),
+                                                    1 if k > 0 else -1), abs(k)))
+            return make(found[-1]) if len(found) == abs(k) else None
+        return ctx.day(d, shift)
+
+    latest = next((d for d in days_from(ctx.today.replace(day=1), -1) if d <= ctx.today), None)
+    return None if latest is None else (m.end(), make(latest))
+
+
+@_rule(rf"(?P<wd>{_WD})\s*,?\s+(?=\d|the\s|{_MON})", boundary=False, first=_WEEKDAY_WORDS)
+def _weekday_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"Friday, 1 March 2024", "Mon 2 March", "Tuesday the 3rd of March": a date with its weekday.  When the
+    weekday is not the date's, the date is read but only in part (one of the two is wrong)."""
+    inner = p.anchor(m.end(), weak=True)
+    if inner is None or inner[1].grain != "day" or inner[1].first_day is None:
+        return None
+    token = m.group("wd").lower()
+    if token in _WORD_ABBR and not (weak or token[0].isupper()):
+        return None
+    wd = _WEEKDAYS.get(token, _WEEKDAY_ABBR.get(token))
+    end, span = inner
+    return end, span if span.first_day is not None and span.first_day.weekday() == wd else replace(span, partial=True)
+
+
+# Words after a weekday (and perhaps a part of the day) that make it the name of something that recurs:
+# "the Monday standup", "Friday drinks", "my Saturday morning run".
+_EVENT_NOUNS = _words("""
+standup standups stand-up stand-ups retro retros retrospective retrospectives meeting meetings sync syncs call
+calls check-in check-ins checkin catch-up catchup huddle briefing review reviews planning demo demos session
+sessions class classes lesson lessons lecture lectures seminar workshop club group service mass market markets
+drinks drink lunch lunches dinner dinners breakfast brunch roast run runs ride rides walk walks hike swim workout
+workouts training practice game games match league quiz shift school show podcast paper newspaper newsletter
+digest report update updates roundup recap email mail sermon prayers choir rehearsal gig jam football soccer
+tennis golf yoga pilates gym chores cleaning shopping deploy deploys release releases sprint kickoff kick-off
+1:1 one-on-one office blues feeling vibes routine ritual tradition habit special specials crossword
+""")
+_EVENT_AFTER = re.compile(rf"(?:\s+(?:{_alt(PARTS)}))?\s+(?P<w>\d:\d|[^\W\d][\w-]*)", re.I)
+# Before a weekday, words that make it a kind of day rather than one day: "every Monday", "our Tuesday review".
+_RECURRING_BEFORE = frozenset({"every", "each", "alternate"})
+# After "the Monday", words that place it by something the grammar does not read: "the Monday I left".
+_UNSAID_AFTER = frozenset({"i", "we", "you", "he", "she", "they", "before", "after", "when"})
+_DETERMINERS = frozenset({"the", "our", "my", "your", "his", "her", "their", "a", "usual", "regular", "weekly",
+                          "fortnightly", "monthly", "standing"})
+# After "the Monday", words that keep it a day: "the Monday I left", "the Monday after", "the Monday morning".
+_DAY_CONTINUES = _words("""
+i we you he she they it that when where which who before after of in on at and or but to from for by with
+was is were are had has have did do does last this next morning afternoon evening night
+""")
+
+
+def _names_a_recurring_thing(text: str, start: int, end: int) -> bool:
+    """Whether the weekday at ``text[start:end]`` names a recurring event or set rather than a day: it comes
+    after "every"/"each" or before an event's name ("Friday drinks", "the Monday standup"), or it sits
+    between a determiner and another noun ("our Tuesday review")."""
+    before = re.findall(r"[A-Za-z]+", text[:start])
+    last = before[-1].lower() if before else ""
+    if last in _RECURRING_BEFORE or any(w.lower() in ("every", "each") for w in before[-2:]):
+        return True  # "every Monday", "every other Friday", "each second Tuesday"
+    after = _EVENT_AFTER.match(text, end)
+    if after is None:
+        return False
+    word = after.group("w").lower()
+    if word in _EVENT_NOUNS:
+        return True
+    return last in _DETERMINERS and word.isalpha() and word.islower() and word not in _DAY_CONTINUES \
+        and word not in _WEEKDAYS and word not in _MONTHS
+
+
+@_rule(rf"(?:the\s+)?(?P<wd>{_WD})\s+(?P<ba>before\s+last|after\s+next)", first=_WEEKDAY_WORDS | {"the"})
+def _weekday_before_last(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the Saturday before last" (the one before last Saturday), "the Monday after next"."""
+    token = m.group("wd").lower()
+    wd = _WEEKDAYS.get(token, _WEEKDAY_ABBR.get(token))
+    assert wd is not None
+    today = p.ctx.today
+    if m.group("ba").lower().startswith("before"):
+        return m.end(), p.ctx.day(today - timedelta(days=((today.weekday() - wd) % 7 or 7) + 7))
+    return m.end(), p.ctx.day(today + timedelta(days=((wd - today.weekday()) % 7 or 7) + 7))
+
+
+@_rule(r"(?P<q>this|last|next|previous|the\s+previous|the\s+following|the\s+coming)\s+"
+       r"(?P<u>week|month|year|quarter|decade)"
+       r"|the\s+(?P<u2>week|month|year|quarter|decade)\s+(?P<ba>before\s+last|after\s+next)")
 def _relative_period(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     ctx = p.ctx
+    if not m.group("u2") and _OF.match(p.text, m.end()):
+        return None  # "my last year of university", "the last quarter of the game": not the calendar's
     if m.group("u2"):
         unit = m.group("u2").lower()
         n = -2 if m.group("ba").lower().startswith("before") else 2
@@ -455,7 +737,38 @@ def _relative_period(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult |
     if unit == "quarter":
         idx = today.year * 4 + (today.month - 1) // 3 + n
         return m.end(), ctx.quarter(idx // 4, idx % 4 + 1)
+    if unit == "decade":  # "last decade" is the 2010s ("the last decade" rolls: the past ten years)
+        return m.end(), _decade_span(ctx, today.year // 10 * 10 + 10 * n)
     return m.end(), ctx.year(today.year + n)
+
+
+def _decade_span(ctx: Ctx, start: int) -> Span:
+    return replace(ctx.days(date(start, 1, 1), date(start + 10, 1, 1)), grain="decade")
+
+
+@_rule(rf"(?:the\s+)?(?P<q>last|past|previous)\s+(?:(?P<n>{_NUM})\s+)?quarters?",
+       first=_words("the last past previous"))
+def _quarters_back(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the past quarter", "the last two quarters": whole calendar quarters, up to the current one."""
+    if _OF.match(p.text, m.end()) or (m.group("n") and _is_fuzzy(m.group("n"))):
+        return None  # "the last quarter of the game"; "the past few quarters" is vague
+    n = _number(m.group("n")) if m.group("n") else 1
+    if not 0 < n <= 40:
+        return None
+    ctx = p.ctx
+    idx = ctx.today.year * 4 + (ctx.today.month - 1) // 3
+    first, current = ctx.quarter((idx - n) // 4, (idx - n) % 4 + 1), ctx.quarter(idx // 4, idx % 4 + 1)
+    assert first.first_day is not None and current.first_day is not None
+    return m.end(), ctx.days(first.first_day, current.first_day, "quarter" if n == 1 else "days")
+
+
+@_rule(r"last\s+fortnight", first=_words("last"))
+def _last_fortnight(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"last fortnight": the two calendar weeks before this one (as "last week" is the one before it)."""
+    ctx = p.ctx
+    this_week = ctx.week_of(ctx.today)
+    assert this_week.first_day is not None
+    return m.end(), ctx.days(this_week.first_day - timedelta(weeks=2), this_week.first_day, "days")
 
 
 @_rule(rf"(?:(?P<q>last|this|next)\s+)?(?P<mon>{_MON})"
@@ -601,27 +914,58 @@ def _day_range(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return m.end(), ctx.days(a, b + timedelta(days=1))
 
 
-_QUARTER_WORDS = r"(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)"
+_QUARTER_WORDS = r"(?P<ord>first|second|third|fourth|last|final|1st|2nd|3rd|4th)"
 
 
-@_rule(rf"q(?P<q>[1-4])(?:\s*(?:of\s+)?(?P<yr>{_YEAR})|\s*'(?P<y2>\d{{2}})|\s+(?:of\s+)?{_REL_YEAR})?"
+def _possessive_year(name: str) -> str:
+    """"last year's " (as in "last year's Q3"), captured as group ``name``."""
+    return rf"(?P<{name}>last|this|next)\s+year{_AP}s\s+"
+
+
+_OF_YEAR = rf"\s+of\s+(?:(?P<yr3>{_YEAR})|(?P<ry3>last|this|next)\s+year|(?P<this3>the\s+year))"
+
+
+def _named_year(m: re.Match[str], ctx: Ctx) -> tuple[int | None, bool]:
+    """The year of "the third quarter of 2024 / of last year / of the year" or "last year's Q3", and whether
+    two years were named at once ("last year's Q3 2024": nothing)."""
+    gd = m.groupdict()
+    years = []
+    for name in ("ry0", "ry1"):
+        if gd.get(name):
+            years.append(ctx.today.year + {"last": -1, "this": 0, "next": 1}[gd[name].lower()])
+    if gd.get("yr3"):
+        years.append(int(gd["yr3"]))
+    if gd.get("ry3"):
+        years.append(ctx.today.year + {"last": -1, "this": 0, "next": 1}[gd["ry3"].lower()])
+    if gd.get("this3"):
+        years.append(ctx.today.year)
+    named = _year_from(m, ctx)
+    if named is not None:
+        years.append(named)
+    return (years[0] if len(years) == 1 else None), len(years) > 1
+
+
+@_rule(rf"(?:{_possessive_year('ry0')})?q(?P<q>[1-4])(?:\s*(?:of\s+)?(?P<yr>{_YEAR})|\s*'(?P<y2>\d{{2}})"
+       rf"|\s+(?:of\s+)?{_REL_YEAR})?"
        rf"|(?P<yr_first>{_YEAR})\s*-?\s*q(?P<q2>[1-4])"
-       rf"|(?:the\s+)?{_QUARTER_WORDS}\s+quarter(?:\s+of\s+(?:(?P<yr3>{_YEAR})|(?P<ry3>last|this|next)\s+year))?")
+       rf"|(?:{_possessive_year('ry1')}|the\s+)?{_QUARTER_WORDS}\s+quarter(?:{_OF_YEAR})?",
+       first=_words("q # the first second third fourth last final this next"))
 def _quarter(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     ctx = p.ctx
     if m.group("q2"):
         return m.end(), ctx.quarter(int(m.group("yr_first")), int(m.group("q2")))
+    year, clash = _named_year(m, ctx)
+    if clash:
+        return None
     if m.group("ord"):
-        q = _ORDINALS[m.group("ord").lower()]
-        if m.group("yr3"):
-            return m.end(), ctx.quarter(int(m.group("yr3")), q)
-        if m.group("ry3"):
-            return m.end(), ctx.quarter(ctx.today.year + {"last": -1, "this": 0, "next": 1}[m.group("ry3").lower()], q)
+        word = m.group("ord").lower()
+        q = 4 if word in _FROM_END else _ORDINALS[word]
+        if year is None and word in _FROM_END:
+            return None  # "the last quarter" is the one before this (``_quarters_back``), not a Q4
     else:
         q = int(m.group("q"))
-        year = _year_from(m, ctx)
-        if year is not None:
-            return m.end(), ctx.quarter(year, q)
+    if year is not None:
+        return m.end(), ctx.quarter(year, q)
     if not weak:
         return None  # "Q3 roadmap": a bare quarter is a topic unless a preposition makes it time
     cur_q = (ctx.today.month - 1) // 3 + 1
@@ -632,20 +976,21 @@ def _quarter(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return m.end(), make(ctx.today.year if q <= cur_q else ctx.today.year - 1)
 
 
-@_rule(rf"h(?P<h>[12])(?:\s*(?:of\s+)?(?P<yr>{_YEAR})|\s*'(?P<y2>\d{{2}})|\s+(?:of\s+)?{_REL_YEAR})?"
+@_rule(rf"(?:{_possessive_year('ry0')})?h(?P<h>[12])(?:\s*(?:of\s+)?(?P<yr>{_YEAR})|\s*'(?P<y2>\d{{2}})"
+       rf"|\s+(?:of\s+)?{_REL_YEAR})?"
        rf"|(?P<yr_first>{_YEAR})\s*-?\s*h(?P<h2>[12])"
-       rf"|(?:the\s+)?(?P<ord>first|second|1st|2nd)\s+half\s+of\s+(?:(?P<yr3>{_YEAR})|(?P<ry3>last|this|next)\s+year)")
+       rf"|(?:the\s+)?(?P<ord>first|second|last|1st|2nd)\s+half{_OF_YEAR}"
+       rf"|{_possessive_year('ry1')}(?:the\s+)?(?P<ord1>first|second|last|1st|2nd)\s+half",
+       first=_words("h # the first second last this next"))
 def _half(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     ctx = p.ctx
     if m.group("h2"):
         return m.end(), ctx.half(int(m.group("yr_first")), int(m.group("h2")))
-    if m.group("ord"):
-        h = _ORDINALS[m.group("ord").lower()]
-        if m.group("yr3"):
-            return m.end(), ctx.half(int(m.group("yr3")), h)
-        return m.end(), ctx.half(ctx.today.year + {"last": -1, "this": 0, "next": 1}[m.group("ry3").lower()], h)
-    h = int(m.group("h"))
-    year = _year_from(m, ctx)
+    year, clash = _named_year(m, ctx)
+    if clash:
+        return None
+    word = (m.group("ord") or m.group("ord1") or "").lower()
+    h = (2 if word == "last" else _ORDINALS[word]) if word else int(m.group("h"))
     if year is not None:
         return m.end(), ctx.half(year, h)
     if not weak:
@@ -663,20 +1008,66 @@ def _year_number(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | Non
     return m.end(), p.ctx.year(int(m.group("yr")))
 
 
-@_rule(r"(?:the\s+)?(?P<dec>(?:19|20)\d0)'?s|the\s+'?(?P<d2>\d0)'?s")
+_DECADE_WORDS = {"twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
+                 "eighties": 80, "nineties": 90, "noughties": 0, "aughts": 0}
+_DECADE_POSITION = r"(?:(?P<pos>early|mid|late)(?:\s+|-|\s*-\s*))?"
+_DECADE_TAIL = re.compile(
+    rf"\s*(?:-|\u2013|to|and|&|or)\s*(?:the\s+)?{_DECADE_POSITION}(?:{_AP}?(?P<d>\d0){_AP}?s|(?P<full>(?:1[89]|20)\d0)"
+    rf"{_AP}?s|(?P<word>{_alt(_DECADE_WORDS)}))(?!\w)", re.I)
+# A decade before one of these is a style, not a time: "the 80s playlist", "1990s fashion".
+_DECADE_STYLE = re.compile(
+    r"\s+(?:music|playlists?|hits|songs?|tunes|albums?|bands?|rock|pop|disco|fashion|style|clothes|outfits?|"
+    r"hair(?:styles?)?|looks?|movies?|films?|tv|shows?|sitcoms?|cartoons?|games?|toys?|cars?|party|parties|night|"
+    r"theme[d]?|vibes?|nostalgia|aesthetic|revival|kids?|trends?|classics?|icons?|anthems?|remix(?:es)?)\b", re.I)
+
+
+@_rule(rf"(?:the\s+)?{_DECADE_POSITION}(?P<dec>(?:1[89]|20)\d0){_AP}?s"
+       rf"|the\s+{_DECADE_POSITION.replace('pos', 'pos2')}{_AP}?(?P<d2>\d0){_AP}?s"
+       rf"|the\s+{_DECADE_POSITION.replace('pos', 'pos3')}(?P<word>{_alt(_DECADE_WORDS)})",
+       first=_words("the early mid late #"))
 def _decade(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the 1990s", "the 90s", "the '90s", "the nineties", "the late 90s" (years 7-9; early 0-3, mid 4-6);
+    "the 1900s" and "the 1800s" are centuries."""
     ctx = p.ctx
+    if _DECADE_STYLE.match(p.text, m.end()):
+        return None
     if m.group("dec"):
         start = int(m.group("dec"))
     else:
-        start = ctx.today.year // 100 * 100 + int(m.group("d2"))
+        two = int(m.group("d2")) if m.group("d2") else _DECADE_WORDS[re.sub(r"\s+", " ", m.group("word").lower())]
+        start = ctx.today.year // 100 * 100 + two
         if start > ctx.today.year:
             start -= 100
-    return m.end(), replace(ctx.days(date(start, 1, 1), date(start + 10, 1, 1)), grain="decade")
+    where = m.group("pos") or m.group("pos2") or m.group("pos3")
+    if m.group("dec") and start % 100 == 0 and start < 2000:  # "the 1900s": the twentieth century
+        century = replace(ctx.days(date(start, 1, 1), date(start + 100, 1, 1)), grain="century")
+        return m.end(), replace(century, partial=bool(where))  # "the early 1900s": which years is unsaid
+    span = _decade_at(ctx, start, where)
+    if span is None:
+        return None
+    tail = _DECADE_TAIL.match(p.text, m.end())
+    if tail is not None:  # "the 80s and 90s", "the late 70s or early 80s": from the first to the second
+        if tail.group("full"):
+            second = int(tail.group("full"))
+        else:
+            two = int(tail.group("d")) if tail.group("d") else _DECADE_WORDS[tail.group("word").lower()]
+            second = start // 100 * 100 + two
+            second += 100 if second <= start else 0
+        last = _decade_at(ctx, second, tail.group("pos"))
+        if last is not None and second > start and last.end is not None and not (second % 100 == 0 and second < 2000):
+            return tail.end(), Span(span.start, last.end, "range")
+    return m.end(), span
 
 
-@_rule(rf"(?P<n>{_NUM})\s+(?P<u>hour|day|week|month|year)s?\s+(?:ago|back|before\s+today)")
+def _decade_at(ctx: Ctx, start: int, where: str | None) -> Span | None:
+    span = _decade_span(ctx, start)
+    return span if not where else sub_period(ctx, span, where.lower())
+
+
+@_rule(rf"(?P<n>{_NUM})\s+(?P<u>hour|day|weekend|week|fortnight|month|quarter|year)s?\s+(?:ago|back|before\s+today)")
 def _ago(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"3 weeks ago" (that calendar week), "a fortnight ago" (the week two weeks back), "two weekends ago"
+    (the weekend before last weekend), "two quarters ago"."""
     if _is_fuzzy(m.group("n")):
         return None  # "a few days ago" is vague: handled with the vague expressions
     n = _number(m.group("n"))
@@ -688,21 +1079,32 @@ def _ago(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
         then = (ctx.now.astimezone(UTC) - timedelta(hours=n)).astimezone(ctx.tz)
         start = then.replace(minute=0, second=0, microsecond=0)
         return m.end(), Span(start, (start.astimezone(UTC) + timedelta(hours=1)).astimezone(ctx.tz), "hour")
+    if unit == "weekend":
+        return m.end(), ctx.weekend_starting(_weekend_saturdays(ctx)[1] - timedelta(weeks=n - 1))
     return m.end(), ctx.unit_period(ctx.back(n, unit), unit)
 
 
-@_rule(r"(?P<q>this\s+past|last|past|previous|this|next|the\s+previous)\s+weekend"
-       r"|(?P<over>over|on|at|during)\s+the\s+weekend|the\s+weekend\s+(?P<ba>before\s+last)")
-def _weekend(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
-    ctx = p.ctx
+def _weekend_saturdays(ctx: Ctx) -> tuple[date, date, date]:
+    """The Saturdays of the latest weekend begun, of the latest one over and of "this weekend" (the current
+    one on a Saturday or Sunday, else the coming one)."""
     today = ctx.today
     on_weekend = today.weekday() in (5, 6)
-    started = today - timedelta(days=(today.weekday() - 5) % 7)  # Saturday of the latest weekend begun
-    ended = started - timedelta(days=7) if on_weekend else started  # Saturday of the latest weekend over
-    coming = started if on_weekend else started + timedelta(days=7)  # "this weekend"
+    started = today - timedelta(days=(today.weekday() - 5) % 7)
+    ended = started - timedelta(days=7) if on_weekend else started
+    coming = started if on_weekend else started + timedelta(days=7)
+    return started, ended, coming
+
+
+@_rule(r"(?P<q>this\s+past|last|past|previous|this|next|the\s+previous)\s+weekend"
+       r"|(?P<over>over|on|at|during)\s+the\s+weekend|the\s+weekend\s+(?P<ba>before\s+last|after\s+next)")
+def _weekend(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    ctx = p.ctx
+    started, ended, coming = _weekend_saturdays(ctx)
     if m.group("over"):
         return m.end(), ctx.weekend_starting(started)
     if m.group("ba"):
+        if m.group("ba").lower().startswith("after"):
+            return m.end(), ctx.weekend_starting(coming + timedelta(days=7))
         return m.end(), ctx.weekend_starting(ended - timedelta(days=7))
     q = re.sub(r"\s+", " ", m.group("q").lower())
     if q == "this":
@@ -713,33 +1115,30 @@ def _weekend(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
 
 
 _POSITION = {"early": "early", "beginning": "early", "start": "early", "mid": "mid", "middle": "mid",
-             "late": "late", "end": "late"}
+             "midway": "mid", "halfway": "mid", "half-way": "mid", "late": "late", "end": "late"}
 
 
-@_rule(r"(?P<pos>early|mid|late)(?:\s+|-)|(?:(?:at|in|by|towards?)\s+)?(?:the\s+)?(?P<pos2>beginning|start|middle|end)\s+of\s+",
-       boundary=False)
+@_rule(r"(?P<pos>early|mid|late)(?:\s+|-)|(?:(?:at|in|by|towards?)\s+)?(?:the\s+)?(?P<pos2>beginning|start|middle|end)\s+of\s+"
+       r"|(?P<pos3>midway|halfway|half-way)\s+through\s+", boundary=False)
 def _period_position(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     ctx = p.ctx
-    current = _THE_PERIOD.match(p.text, m.end())
-    inner: _ParseResult | None
-    if current is not None:  # "the beginning of the year": the current one
-        unit = current.group("u").lower()
-        inner = current.end(), (ctx.year(ctx.today.year) if unit == "year"
-                                else ctx.month(ctx.today.year, ctx.today.month))
-    else:
-        inner = p.anchor(m.end(), weak=True)
+    inner = p.container(m.end())  # "the beginning of the year": the current one
     if inner is None:
         return None
     end, span = inner
-    where = _POSITION[(m.group("pos") or m.group("pos2")).lower()]
+    where = _POSITION[(m.group("pos") or m.group("pos2") or m.group("pos3")).lower()]
     got = recurring(span, lambda s: sub_period(ctx, s, where))
     return None if got is None else (end, got)
 
 
-@_rule(r"(?:the\s+)?(?:(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+)?week\s+of\s+", boundary=False)
+@_rule(r"(?:the\s+)?(?:(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+)?week\s+(?P<of>of|in)\s+",
+       boundary=False)
 def _week_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
-    """"the week of 3 March" (the week containing that day), "the first/last week of March" (days 1-7 / last 7)."""
-    inner = p.anchor(m.end(), weak=True)
+    """"the week of 3 March" (the week containing that day), "the first/last week of March" (days 1-7 / last 7;
+    of a quarter or a year too: "the last week of the year" is 25-31 December)."""
+    if m.group("of").lower() == "in" and not m.group("ord"):
+        return None  # "the week in Paris"
+    inner = p.container(m.end())
     if inner is None:
         return None
     end, span = inner
@@ -751,44 +1150,42 @@ def _week_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
             return None
         if not ordinal:
             return ctx.week_of(s.first_day) if s.grain == "day" else None
-        if s.grain != "month":
+        if s.grain not in ("month", "quarter", "half", "year", "season"):
             return None
         if ordinal == "last":
             return ctx.days(s.last_day - timedelta(days=7), s.last_day, "days")
         first = s.first_day + timedelta(days=7 * (_ORDINALS[ordinal] - 1))
         return ctx.days(first, first + timedelta(days=7), "days")
 
-    got = recurring(span, week_part)
+    got = recurring(span, week_part) if not ordinal else _latest_begun(ctx, recurring(span, week_part))
     return None if got is None else (end, got)
 
 
-@_rule(r"(?:the\s+)?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+weekend\s+of\s+", boundary=False)
+@_rule(r"(?:the\s+)?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+weekend\s+(?:of|in)\s+",
+       boundary=False)
 def _weekend_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
-    """"the first weekend of October 2023": the weekend whose Saturday is the month's first (second,
-    ..., last) Saturday."""
-    inner = p.anchor(m.end(), weak=True)
+    """"the first weekend of October 2023": the weekend whose Saturday is the month's (quarter's, year's...)
+    first (second, ..., last) Saturday."""
+    inner = p.container(m.end())
     if inner is None:
         return None
     end, span = inner
     ordinal = m.group("ord").lower()
 
     def weekend(s: Span) -> Span | None:
-        if s.grain != "month" or s.first_day is None or s.last_day is None:
+        if s.grain not in ("month", "quarter", "half", "year", "season") or s.first_day is None or s.last_day is None:
             return None
-        first_sat = s.first_day + timedelta(days=(5 - s.first_day.weekday()) % 7)
-        if ordinal == "last":
-            last = s.last_day - timedelta(days=1)
-            return p.ctx.weekend_starting(last - timedelta(days=(last.weekday() - 5) % 7))
-        return p.ctx.weekend_starting(first_sat + timedelta(days=7 * (_ORDINALS[ordinal] - 1)))
+        sat = nth_in(s.first_day, s.last_day, 5, -1 if ordinal == "last" else _ORDINALS[ordinal])
+        return None if sat is None else p.ctx.weekend_starting(sat)
 
-    got = recurring(span, weekend)
+    got = _latest_begun(p.ctx, recurring(span, weekend))
     return None if got is None else (end, got)
 
 
 @_rule(r"(?:the\s+)?(?P<side>first|last)\s+(?P<n>" + _NUM + r")\s+(?P<u>days|weeks)\s+of\s+", boundary=False)
 def _days_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     """"the last two weeks of August 2023", "the first 3 days of May": the start or end of a month or year."""
-    inner = p.anchor(m.end(), weak=True)
+    inner = p.container(m.end())
     if inner is None:
         return None
     end, span = inner
@@ -835,10 +1232,7 @@ def _relative_to_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult 
     if what == "week":
         return end, ctx.week_of(d + timedelta(days=7 * step))
     if what == "weekend":
-        if direction == "after":
-            return end, ctx.weekend_starting(d + timedelta(days=(5 - d.weekday()) % 7 or 7))
-        last_sat = d - timedelta(days=2)  # the weekend must be over by the start of ``d``
-        return end, ctx.weekend_starting(last_sat - timedelta(days=(last_sat.weekday() - 5) % 7))
+        return end, ctx.weekend_starting(_weekend_near(d, direction == "after"))
     wd = _WEEKDAYS.get(what, _WEEKDAY_ABBR.get(what))
     if wd is None:
         return None
@@ -847,9 +1241,141 @@ def _relative_to_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult 
     return end, ctx.day(d - timedelta(days=(d.weekday() - wd) % 7 or 7))
 
 
+def _weekend_near(d: date, after: bool) -> date:
+    """The Saturday of the first weekend after ``d``, or of the last one over by the start of ``d``."""
+    if after:
+        return d + timedelta(days=(5 - d.weekday()) % 7 or 7)
+    last_sat = d - timedelta(days=2)
+    return last_sat - timedelta(days=(last_sat.weekday() - 5) % 7)
+
+
+def _current(ctx: Ctx, unit: str) -> Span:
+    """The week, month, quarter or year under way ("the first Monday of the year")."""
+    today = ctx.today
+    if unit == "week":
+        return ctx.week_of(today)
+    if unit == "month":
+        return ctx.month(today.year, today.month)
+    if unit == "quarter":
+        return ctx.quarter(today.year, (today.month - 1) // 3 + 1)
+    return ctx.year(today.year)
+
+
+def _latest_begun(ctx: Ctx, span: Span | None) -> Span | None:
+    """A day placed in a recurring period ("the last Friday of September", "three days before Christmas") at
+    its most recent occurrence that has begun (today's included), as a date without a year is; a day in a
+    named period ("of last month", "of 2024") as it is, even ahead."""
+    if span is None or span.shift is None:
+        return span
+    return occurrence(span, lambda s: s.start is not None and not lt(ctx.now, s.start), "latest")
+
+
+_NTH = (r"(?P<nth>first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th|last|final|penultimate"
+        r"|(?:second|next)[\s-]+to[\s-]+last)")
+
+
+@_rule(rf"(?:the\s+)?{_NTH}\s+(?P<what>{_WD}|day)\s+(?:of|in)\s+", boundary=False,
+       first=_words("the first second third fourth fifth last final penultimate next #"))
+def _nth_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the second Tuesday of March", "the last Friday of last month", "the first Monday of the year",
+    "the second-to-last Friday in October", "the first day of last month": a day counted in a period."""
+    inner = p.container(m.end())
+    if inner is None:
+        return None
+    end, span = inner
+    word = re.sub(r"[\s-]+", " ", m.group("nth").lower())
+    n = _FROM_END.get(word) or (-2 if word.endswith("to last") else _ORDINALS[word])
+    what = m.group("what").lower()
+    if what in _WORD_ABBR:
+        return None  # "the first sun of spring"
+    wd = None if what == "day" else _WEEKDAYS.get(what, _WEEKDAY_ABBR.get(what))
+    ctx = p.ctx
+
+    def nth(s: Span) -> Span | None:
+        if s.first_day is None or s.last_day is None or s.grain in ("day", "part"):
+            return None
+        d = nth_in(s.first_day, s.last_day, wd, n)
+        return None if d is None else ctx.day(d)
+
+    got = _latest_begun(ctx, recurring(span, nth))
+    return None if got is None else (end, got)
+
+
+@_rule(rf"(?:the\s+)?(?:(?P<d>(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th))|(?P<w>{_alt(_DAY_WORDS)}))\s+(?P<of>of\s+)?",
+       boundary=False, first=frozenset({"the", "#", "twenty", "thirty", *_ORDINAL_WORDS, "thirtieth"}))
+def _day_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the 5th of last month", "the 20th of this month", "the first of the month", "the fifth of March",
+    "the 3rd last month": a day of a month, most often one named from today."""
+    if m.group("w") and not m.group("of"):
+        return None  # "the fifth last month" may count months back
+    inner = p.container(m.end())
+    if inner is None:
+        return None
+    end, span = inner
+    if not m.group("of") and (span.shift is not None or span.grain != "month"):
+        return None  # without "of" only after a month named from today: "the 3rd last month"
+    day = _DAY_WORDS[re.sub(r"\s+", " ", m.group("w").lower())] if m.group("w") else _day_number(m.group("d"))
+    ctx = p.ctx
+
+    def pick(s: Span) -> Span | None:
+        if s.grain != "month" or s.first_day is None:
+            return None
+        d = safe_date(s.first_day.year, s.first_day.month, day)
+        return None if d is None else ctx.day(d)
+
+    got = _latest_begun(ctx, recurring(span, pick))
+    return None if got is None else (end, got)
+
+
+@_rule(rf"(?P<n>{_NUM})\s+(?P<u>day|weekend|week|fortnight|month|year)s?\s+(?P<dir>before|after)\s+", boundary=False,
+       first=_NUMBER_WORDS)
+def _counted_from_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"three days before Christmas", "two weeks after 3 March" (the calendar week, as "the week after 3
+    March" is), "two weekends before Halloween" (counted from the last weekend over by that day), "two
+    months before Christmas" (that calendar month)."""
+    if _is_fuzzy(m.group("n")):
+        return None
+    n = _number(m.group("n"))
+    if not 0 < n <= 500:
+        return None
+    inner = p.anchor(m.end(), weak=True)
+    if inner is None:
+        return None
+    end, span = inner
+    unit = m.group("u").lower()
+    sign = 1 if m.group("dir").lower() == "after" else -1
+    ctx = p.ctx
+
+    def move(s: Span) -> Span | None:
+        if s.grain != "day" or s.first_day is None:
+            return None  # only a day anchors: "two weeks before March" is not one week
+        d = s.first_day
+        if unit == "day":
+            return ctx.day(d + timedelta(days=sign * n))
+        if unit in ("week", "fortnight"):
+            return ctx.week_of(d + timedelta(weeks=sign * n * (2 if unit == "fortnight" else 1)))
+        if unit in ("month", "year"):
+            return ctx.unit_period(add_months(d, sign * n * MONTHS_IN[unit]), unit)
+        return ctx.weekend_starting(_weekend_near(d, sign > 0) + timedelta(weeks=sign * (n - 1)))
+
+    got = _latest_begun(ctx, recurring(span, move))
+    return None if got is None else (end, got)
+
+
+@_rule(r"(?:the\s+)?(?P<part>morning|afternoon|evening|night)\s+of\s+", boundary=False,
+       first=_words("the morning afternoon evening night"))
+def _part_of_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"the morning of 3 March", "the evening of Christmas Day": a part of a day."""
+    inner = p.anchor(m.end(), weak=True)
+    if inner is None or inner[1].grain != "day":
+        return None
+    name = m.group("part").lower()
+    got = recurring(inner[1], lambda s: part_of(p.ctx, s, name))
+    return None if got is None else (inner[0], got)
+
+
 # --------------------------------------------------------------------------- holidays, seasons, numeric dates
 
-_AP = "['\u2019]"
 # The names of every feast in ``FEASTS``; within a family the longer names first ("Christmas Eve" before
 # "Christmas").  The plain names ("christmas", "easter", "thanksgiving", "new_year") stand for one day and,
 # after "over"/"during"/"around", for the few days around it (_AROUND).
@@ -1152,12 +1678,31 @@ def _numeric_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | No
 
 # --------------------------------------------------------------------------- wrapper patterns
 
-_THE_PERIOD = _rx(r"the\s+(?P<u>year|month)")
+_THE_PERIOD = _rx(r"the\s+(?P<u>year|month|quarter|week)")
 _PART_SUFFIX = re.compile(r"\s+(?:in\s+the\s+|at\s+)?(?P<part>morning|afternoon|evening|night)(?!\w)", re.I)
 _WRAPPER = re.compile(r"(?P<w>between|from|since|ever\s+since|before|prior\s+to|earlier\s+than|after|until|till|til|"
                       r"up\s+to|up\s+until|through|thru|as\s+of|in|during|on|at|over|within|throughout)\s+", re.I)
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
 _OF = re.compile(r"\s+of\b", re.I)
+# What may stand between two expressions that name one time ("Tuesday two weeks ago", "Friday of last week").
+_BETWEEN = re.compile(r"\s*,?\s*(?:(?:of|on|in|at|during)\s+)?", re.I)
+# Time words the grammar does not read on their own, and the words that qualify them: "the last working day
+# of", "the first half of", "two months before", "the 31st of".
+_TIME_NOUN = (rf"(?:(?:day|week|weekend|fortnight|month|quarter|year|decade|morning|afternoon|evening|night|"
+              rf"weekday|{_alt(_WEEKDAYS)})s?|half|halves|beginning|start|middle|end|rest|remainder)")
+_QUALIFIER_WORD = (rf"(?:{_alt(_ORDINAL_WORDS)}|last|final|penultimate|next|previous|following|same|whole|entire|"
+                   r"very|early|late|working|business|school|bank|public|calendar|full|to|one|two|three|four|five|"
+                   r"six|seven|eight|nine|ten|few|couple|several|\d{1,3}(?:st|nd|rd|th)?)")
+_UNREAD_HEAD = (rf"\b(?:(?:the|a|an)\s+)?(?:{_QUALIFIER_WORD}[\s-]+){{0,3}}"
+                rf"(?:{_TIME_NOUN}|{_alt(_DAY_WORDS)}|\d{{1,2}}(?:st|nd|rd|th))")
+_UNREAD_OF = re.compile(rf"{_UNREAD_HEAD}(?:\s*,?\s*or\s+so\b)?\s+of\s+", re.I)
+_UNREAD_BEFORE = re.compile(rf"{_UNREAD_HEAD}\s+$", re.I)
+_OPEN_WORD = re.compile(r"(?:before|after|prior\s+to)\b", re.I)
+_HEDGE_BEFORE = re.compile(r"\b(?P<w>about|around|roughly|approximately|approx\.|circa|some\s*time\s+around)\s+$",
+                           re.I)
+_HEDGE_AFTER = re.compile(r"\s*,?\s*or\s+so\b", re.I)
+_AGO_RX = re.compile(rf"{_NUM}\s+(?:hour|day|weekend|week|fortnight|month|quarter|year)s?\s+(?:ago|back)\b", re.I)
+_FEAST_START = re.compile(rf"(?:{_FEAST_RX})", re.I)
 _AND = re.compile(r"\s+(?:and|&)\s+", re.I)
 _CONNECT_RX = re.compile(_CONNECT, re.I)
 _ROLLING = _rx(r"(?:(?:in|over|during|within|for|from)\s+)?(?P<the>the\s+)?"
@@ -1191,11 +1736,13 @@ def parse_all(text: str, now: datetime, tz: ZoneInfo, week_start: int,
     found = parser.scan()
     if not found:
         return None, text
-    # The earliest precise expression wins; a vague one only when nothing else is there.
-    start, end, span = next((f for f in found if not f[2].vague), found[0])
+    # The earliest precise expression wins, one read in part only when no other is precise, a vague one only
+    # when nothing else is there.
+    start, end, span = next((f for f in found if not f[2].vague and not f[2].partial),
+                            next((f for f in found if not f[2].vague), found[0]))
     reading = next((r for (a, b), r in sorted(parser.readings.items()) if start <= a and b <= end), None)
     window = TimeWindow(start=span.start, end=span.end, expression=text[start:end], span=(start, end),
-                        vague=span.vague, field="captured_at", reading=reading)
+                        vague=span.vague, field="captured_at", reading=reading, partial=span.partial)
     rest, last = [], 0
     for a, b, _ in found:
         rest.append(text[last:a])

@@ -144,7 +144,8 @@ def _fmt(dt: datetime, tz: ZoneInfo) -> str:
 
 
 def describe(window: TimeWindow, tz: ZoneInfo) -> str:
-    """Human text for a window, e.g. ``Tue 17 Nov 2026, 00:00 \u2013 Wed 18 Nov 2026, 00:00 (Europe/Paris)``."""
+    """Human text for a window, e.g. ``Tue 17 Nov 2026, 00:00 \u2013 Wed 18 Nov 2026, 00:00 (Europe/Paris)``
+    ("roughly ..." for a vague one, "partly understood: ..." for one read only in part)."""
     zone = f"({tz.key})"
     if window.start is not None and window.end is not None:
         text = f"{_fmt(window.start, tz)} \u2013 {_fmt(window.end, tz)} {zone}"
@@ -154,4 +155,6 @@ def describe(window: TimeWindow, tz: ZoneInfo) -> str:
         text = f"before {_fmt(window.end, tz)} {zone}"
     else:
         text = f"any time {zone}"
+    if window.partial:
+        return f"partly understood: {text}"
     return f"roughly {text}" if window.vague else text

@@ -74,8 +74,8 @@ def mentioned_times(text: str, said_at: datetime, tz: ZoneInfo, *, conventions: 
             coming = scan("this weekend", ctx)
             found += [(m.start(), m.end(), coming[0][2])] if coming else []
     for a, b, span in sorted(found, key=lambda f: f[0]):
-        if span.vague or span.start is None or span.end is None:
-            continue
+        if span.vague or span.partial or span.start is None or span.end is None:
+            continue  # a vague or partly read time says too little to file the passage under it
         if any(lo <= a < hi for lo, hi in future):
             span = _ahead(span, ctx)
         elif _DAY_AND_MONTH.search(text[a:b]):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from devtools.temporal_suite import CASES, case_errors
 from secondbrain.temporal import Conventions, TimeWindow, describe, parse_time, understand
-from secondbrain.temporal.calendar import easter, feast_days, nth_weekday, orthodox_easter, season_days
+from secondbrain.temporal.calendar import easter, feast_days, nth_in, nth_weekday, orthodox_easter, season_days
 from services.query.engine import QueryEngine
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -37,6 +37,47 @@ def test_gold_suite_is_large_and_varied():
     assert len(new) >= 80 and all(sum(not c.has_time for c in new if c.family == f) >= 5
                                   for f in ("holiday", "season", "numeric"))
     assert {c.locale for c in new} >= {"en_US", "en_GB", "en_AU", "de_DE"}  # both date orders, both hemispheres
+
+
+# The families where a new user's past-leaning questions were read wrongly with confidence.
+FAMILIES = ("weeks-back", "weekday-of", "day-of-month", "quarter-half", "decade", "recurring-event")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_is_read_whole_in_part_and_as_no_time_at_several_moments(family):
+    cases = [c for c in CASES if c.family == family]
+    assert len(cases) >= 19
+    # read whole (a filter), read in part (a preference), and, where the words can be no time, no time
+    assert sum(c.has_time and not c.partial for c in cases) >= 10 and sum(c.partial for c in cases) >= 1
+    assert family in ("weekday-of",) or sum(not c.has_time for c in cases) >= 1
+    # just before and after month, quarter and year ends, in more than one zone and date order
+    assert len({c.now for c in cases}) >= 3 and len({c.tz for c in cases}) >= 2
+    assert {c.locale for c in cases} >= {"en_US", "en_GB"}
+
+
+def test_the_misreads_reported_are_read_as_asked():
+    monday = datetime(2026, 11, 23, 10, tzinfo=PARIS)
+    thursday = understand("notes from the last Thursday of September", monday, PARIS).time
+    assert thursday is not None and (thursday.start, thursday.partial) == (datetime(2026, 9, 24, tzinfo=PARIS), False)
+    fifth = understand("what did I save on the 5th of last month?", monday, PARIS).time
+    assert fifth is not None and fifth.start == datetime(2026, 10, 5, tzinfo=PARIS)
+    retro = understand("what's the usual agenda of the Friday retro?", monday, PARIS)
+    assert retro.time is None and retro.semantic_query == "usual agenda Friday retro"
+    for question in ("a fortnight ago", "two weekends ago"):
+        assert understand(question, monday, PARIS).time is not None, question
+
+
+def test_nth_in_counts_weekdays_of_a_month_as_the_holiday_rules_do():
+    for y in (2024, 2025, 2026):
+        for month in range(1, 13):
+            first, after = date(y, month, 1), date(y + (month == 12), month % 12 + 1, 1)
+            for wd in range(7):
+                for n in (1, 2, 3, 4, -1):
+                    assert nth_in(first, after, wd, n) == nth_weekday(y, month, wd, n)
+                assert nth_in(first, after, wd, -2) == nth_weekday(y, month, wd, -1) - timedelta(weeks=1)
+                fifth = nth_weekday(y, month, wd, 1) + timedelta(weeks=4)
+                assert nth_in(first, after, wd, 5) == (fifth if fifth < after else None)
+            assert nth_in(first, after, None, -1) == after - timedelta(days=1)
 
 
 # --------------------------------------------------------------------------- API details
@@ -303,6 +344,11 @@ DAY_GRAIN = [
     "the other day", "the week of March 3", "3-5 March", "the last week of October",
     "on Christmas Eve", "over the holidays", "on Good Friday", "over Easter", "at Thanksgiving", "on Mother's Day",
     "last summer", "this winter", "in spring 2024", "winter 2023-24", "on 3/12", "on 12/03/2025", "on 13/3",
+    "a fortnight ago", "two weekends ago", "Tuesday two weeks ago", "the Saturday before last", "last fortnight",
+    "the second Tuesday of March", "the last Friday of last month", "the first Monday of the year",
+    "the first day of last month", "the 5th of last month", "the 20th of this month", "the first of the month",
+    "two quarters ago", "the quarter before last", "the first half of the year", "last year's Q3",
+    "at the end of last quarter", "the late 90s", "last decade", "Friday 13th", "three days before Christmas",
 ]
 WEEK_STARTS = st.integers(min_value=0, max_value=6)
 
