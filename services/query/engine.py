@@ -4,7 +4,8 @@
    ``semantic``, ``temporal`` (only a time: list what was captured then, by metadata, newest
    first, complete) or ``temporal+semantic``.  An explicit window is a hard filter on event
    time (ingestion time when the question says saved/uploaded/added); a vague one
-   ("recently") only boosts recent passages.
+   ("recently") only boosts recent passages, and one read only in part ("the last working day
+   of March": March) only ranks the passages inside it first.
 2. **Retrieve** (semantic classes): dense and BM25 candidates fused by RRF inside Qdrant, in
    the asking user's collection only, with the filters applied in the engine; an optional
    cross-encoder reranks them; a recency boost is fused in for vague times.
@@ -74,6 +75,7 @@ QueryClass = Literal["semantic", "temporal", "temporal+semantic"]
 TimeField = Literal["captured_at", "ingested_at"]
 RRF_K = 60
 RECENCY_WEIGHT = 0.5  # a vague time nudges, it does not decide
+PARTIAL_WINDOW_WEIGHT = 0.5  # so does a time read only in part
 REPORT_LAG = timedelta(days=1)  # records made the day after a window still report on it
 # Later reports on a window (see the module doc) are fused in at this weight with a top-heavy RRF
 # constant: the best of them comes after about the fourth passage inside the window.
@@ -151,6 +153,12 @@ class Plan:
                 and self.start is not None and self.end is not None)
 
     @property
+    def prefers_window(self) -> bool:
+        """Whether the question's time words were read only in part: the window read ranks the hits inside
+        it first and filters nothing."""
+        return self.window is not None and self.window.partial and self.start is None and self.end is None
+
+    @property
     def matches_mentions(self) -> bool:
         """Whether passages that speak of a time in the window match it too ("yesterday I ran", said the
         day after): for the same windows as ``soft_window``."""
@@ -182,7 +190,7 @@ class Plan:
         understood: dict[str, object] | None = None
         if self.window is not None:
             understood = {"expression": self.window.expression, "vague": self.window.vague,
-                          "description": describe(self.window, self.tz)}
+                          "partial": self.window.partial, "description": describe(self.window, self.tz)}
             reading = self.window.reading
             if reading is not None:  # "3/12": say which day was taken and which was not
                 understood["ambiguous"] = {"text": reading.text, "chosen": reading.chosen.isoformat(),
@@ -197,7 +205,8 @@ class Plan:
             "understood": understood, "recency_boost": self.recency_boost, "timezone": str(self.tz),
             "calendar": {"country": calendar.country, "hemisphere": calendar.hemisphere,
                          "date_order": calendar.date_order},
-            "time_filter": "soft" if self.soft_window else ("hard" if self.start or self.end else None),
+            "time_filter": "soft" if self.soft_window else ("hard" if self.start or self.end else
+                                                            "preference" if self.prefers_window else None),
             "mentioned_times": self.matches_mentions,
             **({"report_lag_hours": self.report_lag.total_seconds() / 3600} if self.report_lag else {}),
         }
@@ -274,6 +283,11 @@ class QueryEngine:
                             filters)
             return Plan(question, cls, semantic or question, window, None, None, filters.time_field or window.field,
                         True, tz, filters)
+        if window.partial:
+            # Time words read only in part ("the last working day of March"): never a filter that could hide
+            # what was asked for; the part read (March) ranks the passages inside it first.
+            return Plan(question, "semantic", semantic or question, window, None, None,
+                        filters.time_field or window.field, False, tz, filters)
         field_ = filters.time_field or window.field
         # Passages about a subject may report on the window a little after it ended; a time-only
         # question lists exactly the window.
@@ -303,6 +317,8 @@ class QueryEngine:
             hits = [replace(h, score=s) for s, h in sorted(zip(scores, hits, strict=True), key=lambda p: -p[0])]
         if plan.recency_boost and hits:
             hits = _boost_recent(hits, plan.time_field)
+        if plan.prefers_window and plan.window is not None and hits:
+            hits = _toward_window(hits, plan.window, plan.time_field)
         return _diversify(hits, self.per_document)[:k]
 
     def _on_subject(self, user_id: str, query: str, hits: list[SearchHit], flt: VectorFilter) -> list[SearchHit]:
@@ -541,6 +557,34 @@ def _toward_speakers(question: str, hits: list[SearchHit]) -> list[SearchHit]:
 
     scored = [((1 + SPEAKER_WEIGHT * share(h)) / (RRF_K + rank), h) for rank, h in enumerate(hits)]
     return [h for _s, h in sorted(scored, key=lambda p: -p[0])]
+
+
+def _toward_window(hits: list[SearchHit], window: TimeWindow, time_field: TimeField) -> list[SearchHit]:
+    """Fuse the relevance order with the order of the hits inside a partly read window (lower weight): those
+    from it, or speaking of a time in it, rise; the others stay, after them."""
+    def at(value: str | None) -> datetime | None:
+        try:
+            d = datetime.fromisoformat(value) if value else None
+        except ValueError:
+            return None
+        return d.replace(tzinfo=UTC) if d is not None and d.tzinfo is None else d
+
+    def overlaps(a: datetime | None, b: datetime | None) -> bool:
+        return (a is not None and b is not None and (window.start is None or b > window.start)
+                and (window.end is None or a < window.end))
+
+    def inside(h: SearchHit) -> bool:
+        own = at(h.ingested_at if time_field == "ingested_at" else h.captured_at)
+        if own is not None and (window.start is None or own >= window.start) and (window.end is None
+                                                                                 or own < window.end):
+            return True
+        return time_field == "captured_at" and any(overlaps(at(m.get("start")), at(m.get("end")))
+                                                   for m in h.mentions)
+
+    by_window = {id(h): r for r, h in enumerate(h for h in hits if inside(h))}
+    fused = [(1 / (RRF_K + r) + (PARTIAL_WINDOW_WEIGHT / (RRF_K + by_window[id(h)]) if id(h) in by_window else 0.0),
+              h) for r, h in enumerate(hits)]
+    return [replace(h, score=s) for s, h in sorted(fused, key=lambda p: -p[0])]
 
 
 def _boost_recent(hits: list[SearchHit], time_field: TimeField) -> list[SearchHit]:

@@ -80,6 +80,23 @@ def test_nth_in_counts_weekdays_of_a_month_as_the_holiday_rules_do():
             assert nth_in(first, after, None, -1) == after - timedelta(days=1)
 
 
+def test_a_window_read_in_part_is_a_preference_and_says_so():
+    engine = QueryEngine(None, None, None, None)  # type: ignore[arg-type]  # planning touches no store
+    monday = datetime(2026, 11, 23, 10, tzinfo=PARIS)
+    partly = engine.plan("the budget on the last working day of September", tz=PARIS, now=monday)
+    meta = partly.meta()
+    assert (meta["time_range"], meta["time_filter"], meta["query_class"]) == (None, "preference", "semantic")
+    assert meta["understood"] == {
+        "expression": "the last working day of September", "vague": False, "partial": True,
+        "description": "partly understood: Tue 1 Sep 2026, 00:00 \u2013 Thu 1 Oct 2026, 00:00 (Europe/Paris)"}
+    whole = engine.plan("the budget on the last Friday of September", tz=PARIS, now=monday).meta()
+    assert whole["time_filter"] == "soft" and whole["time_range"] is not None  # a filter, open to later reports
+    assert isinstance(whole["understood"], dict) and whole["understood"]["partial"] is False
+    # A question with nothing but partly read time words is searched, not listed as a window.
+    alone = engine.plan("what happened the first half of last quarter?", tz=PARIS, now=monday)
+    assert alone.query_class == "semantic" and alone.start is None and alone.end is None
+
+
 # --------------------------------------------------------------------------- API details
 
 
