@@ -632,6 +632,9 @@ CASES: list[Case] = [
             Case("the last working day of September", _d("2026-09-01", S), _d("2026-10-01", S), "", partial=True,
                  **AT_MON),
             Case("on a Tuesday in March", _d("2026-03-01"), _d("2026-04-01", S), "", partial=True, **AT_MON),
+            Case("the fifth Friday of October", _d("2026-10-30"), _d("2026-10-31"), "", **AT_MON),
+            Case("Thursday the 12th", _d("2026-11-12"), _d("2026-11-13"), "", **AT_MON),  # the latest that was one
+            Case("the first sun of spring", None, None, "", query_class="semantic", **AT_MON),
             Case("the last Friday of September", _d("2026-09-25", S), _d("2026-09-26", S), "", **AT_SEP30),
             Case("the last Sunday of the month", _d("2026-09-27", S), _d("2026-09-28", S), "", **AT_SEP30),
             Case("the first Monday of last month", _d("2026-09-07", S), _d("2026-09-08", S), "", **AT_OCT1),
@@ -659,6 +662,7 @@ CASES: list[Case] = [
             Case("around the 15th of last month", _d("2026-10-15", S), _d("2026-10-16", S), "", partial=True,
                  **AT_MON),
             Case("the 15th or so of last month", _d("2026-10-01", S), _d("2026-11-01"), "", partial=True, **AT_MON),
+            Case("the 5th or 6th of last month", _d("2026-10-05", S), _d("2026-10-07", S), "", **AT_MON),  # both
             Case("the third of the five books", None, None, "", query_class="semantic", **AT_MON),
             Case("the 5th of last month", _d("2026-09-05", S), _d("2026-09-06", S), "", **AT_OCT1),
             Case("the 31st of last month", _d("2026-09-01", S), _d("2026-10-01", S), "", partial=True,
@@ -733,6 +737,8 @@ CASES: list[Case] = [
             Case("my Saturday morning run", None, None, "", query_class="semantic", **AT_MON),
             Case("Friday night drinks with the team", None, None, "", query_class="semantic", **AT_MON),
             Case("what do I do every Monday?", None, None, "", query_class="semantic", **AT_MON),
+            Case("every other Friday", None, None, "", query_class="semantic", **AT_MON),
+            Case("the last Friday retro of the year", None, None, "", query_class="semantic", **AT_MON),
             Case("the weekly Tuesday sync", None, None, "", query_class="semantic", **AT_MON),
             Case("what did we decide at the Thursday meeting?", None, None, "", query_class="semantic",
                  semantic="decide Thursday meeting", **AT_MON),

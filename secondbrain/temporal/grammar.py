@@ -582,6 +582,8 @@ def _weekday(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
             return None  # "the Monday I left", "the Friday before": which one is said elsewhere
     if not q and not m.group("wk") and _names_a_recurring_thing(p.text, m.start(), m.end()):
         return None  # "the Monday standup", "Friday drinks", "every Monday": what recurs, not a day
+    if q in ("last", "this past", "past") and _COUNTED_EVENT.match(p.text, m.end()):
+        return None  # "the last Friday retro of the year": the year's last, not the most recent
     if m.group("wk"):
         if q:
             return None
@@ -670,6 +672,7 @@ digest report update updates roundup recap email mail sermon prayers choir rehea
 tennis golf yoga pilates gym chores cleaning shopping deploy deploys release releases sprint kickoff kick-off
 1:1 one-on-one office blues feeling vibes routine ritual tradition habit special specials crossword
 """)
+_COUNTED_EVENT = re.compile(r"\s+[^\W\d][\w-]*\s+(?:of|in)\s+(?:the\s+)?(?:year|month|quarter|week|season)\b", re.I)
 _EVENT_AFTER = re.compile(rf"(?:\s+(?:{_alt(PARTS)}))?\s+(?P<w>\d:\d|[^\W\d][\w-]*)", re.I)
 # Before a weekday, words that make it a kind of day rather than one day: "every Monday", "our Tuesday review".
 _RECURRING_BEFORE = frozenset({"every", "each", "alternate"})
@@ -823,6 +826,12 @@ def _day_span(ctx: Ctx, year: int | None, mon: int, day: int) -> Span | None:
         return None if moved is None else ctx.day(moved, lambda k: make(y + k))
 
     return ctx.day(d, lambda k: make(d.year + k))
+
+
+def _ordinal_day(token: str) -> int:
+    """The day of "5th", "fifth", "twenty-first"."""
+    return int(re.match(r"\d+", token).group(0)) if token[0].isdigit() else _DAY_WORDS[  # type: ignore[union-attr]
+        re.sub(r"\s+", " ", token.lower())]
 
 
 def _day_number(token: str) -> int:
@@ -1301,12 +1310,17 @@ def _nth_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return None if got is None else (end, got)
 
 
-@_rule(rf"(?:the\s+)?(?:(?P<d>(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th))|(?P<w>{_alt(_DAY_WORDS)}))\s+(?P<of>of\s+)?",
-       boundary=False, first=frozenset({"the", "#", "twenty", "thirty", *_ORDINAL_WORDS, "thirtieth"}))
+_DAY_ORDINAL = rf"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)|{_alt(_DAY_WORDS)}"
+
+
+@_rule(rf"(?:the\s+)?(?P<d>{_DAY_ORDINAL})(?:\s*(?:or|and|to|through|-|\u2013)\s*(?:the\s+)?(?P<d2>{_DAY_ORDINAL}))?"
+       r"\s+(?P<of>of\s+)?", boundary=False,
+       first=frozenset({"the", "#", "twenty", "thirty", *_ORDINAL_WORDS, "thirtieth"}))
 def _day_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     """"the 5th of last month", "the 20th of this month", "the first of the month", "the fifth of March",
-    "the 3rd last month": a day of a month, most often one named from today."""
-    if m.group("w") and not m.group("of"):
+    "the 3rd last month", "the 5th or 6th of last month" (both days): a day of a month, most often one named
+    from today."""
+    if not m.group("d")[0].isdigit() and not m.group("of"):
         return None  # "the fifth last month" may count months back
     inner = p.container(m.end())
     if inner is None:
@@ -1314,14 +1328,19 @@ def _day_of(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     end, span = inner
     if not m.group("of") and (span.shift is not None or span.grain != "month"):
         return None  # without "of" only after a month named from today: "the 3rd last month"
-    day = _DAY_WORDS[re.sub(r"\s+", " ", m.group("w").lower())] if m.group("w") else _day_number(m.group("d"))
+    day, last = (_ordinal_day(m.group(g)) if m.group(g) else None for g in ("d", "d2"))
+    if day is None or (last is not None and last <= day):
+        return None
     ctx = p.ctx
 
     def pick(s: Span) -> Span | None:
         if s.grain != "month" or s.first_day is None:
             return None
         d = safe_date(s.first_day.year, s.first_day.month, day)
-        return None if d is None else ctx.day(d)
+        if d is None or last is None:
+            return None if d is None else ctx.day(d)
+        e = safe_date(s.first_day.year, s.first_day.month, last)
+        return None if e is None else ctx.days(d, e + timedelta(days=1))
 
     got = _latest_begun(ctx, recurring(span, pick))
     return None if got is None else (end, got)
