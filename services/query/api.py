@@ -43,16 +43,12 @@ from secondbrain.temporal import Conventions
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from secondbrain.vector_indexes import ActiveIndexes
-from services.query.answer import (
-    NOT_FOUND,
-    CitationFilter,
-    build_messages,
-    clock,
-    extractive_answer,
-)
+from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
+from services.query.extractive import NOT_FOUND, Answer, extractive_answer
 from services.query.followup import Followup, rewrite_followup
+from services.query.reading import plain
 from services.query.retrieval import SearchHit
 from services.query.revisions import Revision, turns_before
 
@@ -177,6 +173,19 @@ def source_json(n: int, s: Source, tz: ZoneInfo) -> dict[str, Any]:
     if s.t_start is not None:
         out["position"] = f"{clock(s.t_start)}-{clock(s.t_end or s.t_start)}"
     return out
+
+
+def quoted_json(ans: Answer, sources: list[Source]) -> dict[str, Any]:
+    """What the page needs beside the plain answer: the answer with its quoted Markdown, whether anything was
+    found, and where each quote is in its source (the page of the quoted words, the second they are said at)."""
+    quotes = []
+    for q in ans.quotes:
+        h = sources[q.n - 1].hit
+        link = f"/v1/artifacts/{h.artifact_id}/raw" + (f"#page={q.page}" if q.page is not None else
+                                                       f"#t={int(q.t_start)}" if q.t_start is not None else "")
+        quotes.append({"n": q.n, "page": q.page, "t_start": q.t_start, "link": link,
+                       **({"position": clock(q.t_start)} if q.t_start is not None else {})})
+    return {"answer_markdown": ans.markdown or ans.text, "found": ans.found, "quotes": quotes}
 
 
 def listing_answer(plan: Plan, sources: list[Source], now: datetime | None = None) -> str:
@@ -347,6 +356,7 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                 yield {"event": "sources", "data": json.dumps(shown_sources)}
                 invalid: list[str] = []
                 unsupported, extractive = False, None
+                answered: dict[str, Any] = {}  # the answer with its quoted Markdown, and where each quote points
                 if mode == "listing":
                     text, cited, grounded = listing_answer(plan, sources), list(range(1, len(sources) + 1)), \
                         bool(sources)
@@ -356,8 +366,9 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                     text, cited, grounded = NOT_FOUND, [], False
                     yield {"event": "token", "data": json.dumps({"text": text})}
                 elif mode == "extractive":
-                    ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_)
+                    ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_, conventions=calendar)
                     text, cited, grounded = ans.text, ans.citations, ans.grounded
+                    answered = quoted_json(ans, sources)
                     for word in text.split(" "):
                         yield {"event": "token", "data": json.dumps({"text": word + " "})}
                 else:
@@ -379,17 +390,22 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
                         yield {"event": "token", "data": json.dumps({"text": tail})}
                     text, cited, invalid = "".join(parts).strip(), list(checker.used), checker.invalid
                     grounded = bool(cited)
+                    # the model writes Markdown: the page renders it safely, the CLI and MCP read it plain
+                    text, answered = plain(text), {"answer_markdown": text}
                     if invalid:
                         log.warning("invalid citations removed", extra={"invalid": invalid, "sources": len(sources)})
                     if not grounded:
                         # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
                         # it go the best quoted passages, which are (the extractive answer).
                         unsupported = True
-                        quoted = extractive_answer(standalone, sources, encoder=encoder, tz=zone_)
+                        quoted = extractive_answer(standalone, sources, encoder=encoder, tz=zone_,
+                                                   conventions=calendar)
                         if quoted.grounded:
                             extractive = {"answer": quoted.text, "citations": quoted.citations}
                 mark("total")
-                done = {"answer": text, "citations": cited, "invalid_citations": invalid, "grounded": grounded,
+                done = {"answer": text, "answer_markdown": answered.get("answer_markdown", text), "citations": cited,
+                        "found": answered.get("found", grounded), "quotes": answered.get("quotes", []),
+                        "invalid_citations": invalid, "grounded": grounded,
                         "unsupported": unsupported, "extractive": extractive, "answer_mode": mode,
                         "conversation_id": conversation_id, "timings_ms": timings}
                 if body.keep:  # a one-shot question (the CLI's, unless asked to keep it) is kept nowhere
@@ -545,7 +561,7 @@ def _remember(rt: Runtime, user: str, conversation_id: str, question: str, stand
     turns = rt.metadata.conversations.get_turns(user, conversation_id, 1)
     if not (turns and turns[-1].role == "user" and turns[-1].content == question):
         rt.metadata.conversations.add_turn(user, conversation_id, "user", question, {"standalone": standalone})
-    kept = ("citations", "grounded", "unsupported", "extractive", "answer_mode")
+    kept = ("citations", "grounded", "unsupported", "extractive", "answer_mode", "answer_markdown", "found", "quotes")
     rt.metadata.conversations.add_turn(user, conversation_id, "assistant", done["answer"], {
         **{k: done[k] for k in kept}, "standalone": standalone, "meta": understood, "sources": sources})
 
@@ -568,7 +584,8 @@ def exchanges(turns: list[Turn]) -> list[dict[str, Any]]:
                 "answer": t.content, "answered_at": t.created_at.isoformat(), "citations": m.get("citations", []),
                 "grounded": m.get("grounded", bool(m.get("citations"))), "unsupported": m.get("unsupported", False),
                 "extractive": m.get("extractive"), "answer_mode": m.get("answer_mode"),
-                "sources": m.get("sources", []), "meta": m.get("meta")})
+                "answer_markdown": m.get("answer_markdown", t.content), "found": m.get("found", True),
+                "quotes": m.get("quotes", []), "sources": m.get("sources", []), "meta": m.get("meta")})
     return out
 
 

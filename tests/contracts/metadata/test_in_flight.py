@@ -206,6 +206,7 @@ def test_deleting_a_source_removes_its_text_from_the_answers_that_quoted_it(stor
     stores.conversations.add_turn("alice", "c1", "user", "what is the alarm code?")
     stores.conversations.add_turn("alice", "c1", "assistant", "The alarm code is 4711 [1].", {
         "citations": [1], "extractive": {"answer": "The alarm code is 4711", "citations": [1]},
+        "answer_markdown": "The alarm code is **4711** [1].", "quotes": [{"n": 1, "link": "/v1/artifacts/a/raw"}],
         "standalone": "alarm code 4711?",
         "sources": [{"n": 1, "source_id": secret.source_id, "title": "secret.md", "snippet": "alarm code is 4711"},
                     {"n": 2, "source_id": kept.source_id, "title": "other.md", "snippet": "the garden"}]})

