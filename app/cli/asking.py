@@ -189,5 +189,9 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     else:
         print(progress_line(job.get("title") or job["job_id"], job))
         if job.get("error"):
-            print(f"error: {job['error']}")
+            print(f"error: {job.get('reason') or job['error']}")
+            if job["status"] == "failed":
+                print("trying again may help: Retry on the web page, or POST /v1/jobs/<id>/retry"
+                      if job.get("retryable") else "trying again would fail the same way: fix the file and add it "
+                      "again")
     return EXIT_OK if job["status"] in ("succeeded", "duplicate", "superseded", "queued", "running") else EXIT_FAILED

@@ -234,13 +234,14 @@ def build(client_for: ClientFor, *, log_level: LogLevel = "INFO") -> FastMCP[Any
 
         Returns one row per version of a source: source id, title, kind, where it came from (file or web
         address), capture and ingest times, status (succeeded, failed, queued...), version and passage
-        count."""
+        count; a failed capture (listed once, its newest try) says why (``reason``) and whether trying
+        again may help (``retryable``)."""
         params = {k: v for k, v in (("limit", limit), ("offset", offset), ("modality", modality), ("from", start),
                                     ("to", end)) if v is not None}
         async with client_for(ctx) as api:
             out = await _json(await api.get("/v1/sources", params=params))
         keep = ("source_id", "title", "modality", "source_uri", "captured_at", "ingested_at", "status", "error",
-                "version", "superseded", "chunk_count")
+                "reason", "retryable", "version", "superseded", "chunk_count")
         return {"sources": [{k: s.get(k) for k in keep} for s in out["sources"]], "limit": limit, "offset": offset}
 
     @mcp.tool()

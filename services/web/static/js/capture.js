@@ -1,5 +1,6 @@
-// Capturing: files (chosen or dropped, several at once, with upload progress), notes, web page
-// addresses, and voice notes recorded in the browser.
+// Capturing: files (chosen, dropped or pasted anywhere on the page, several at once, with upload
+// progress), notes, web page addresses (typed, pasted or dropped), and voice notes recorded in the
+// browser.
 
 import {$, announce, el} from "./dom.js";
 import {clock, dateValue, isoLocal, pad} from "./format.js";
@@ -58,6 +59,66 @@ async function addFiles(files) {
   announce("capture-status", message);
 }
 
+// A pasted picture has no name of its own ("image.png"): it is named by when it was pasted.
+function named(file) {
+  if (file.name && !/^image\.\w+$/i.test(file.name)) return file;
+  const now = new Date();
+  const ext = (file.type.split("/")[1] || "png").replace("jpeg", "jpg").replace(/\W.*$/, "");
+  const stamp = `${dateValue(now)} ${pad(now.getHours())}-${pad(now.getMinutes())}-${pad(now.getSeconds())}`;
+  return new File([file], `Pasted picture ${stamp}.${ext}`, {type: file.type, lastModified: now.getTime()});
+}
+
+const LINK = /^https?:\/\/[^\s<>"]+$/i;
+
+async function addLink(url) {
+  try {
+    const res = await api("/v1/urls", {method: "POST", json: {url}});
+    trackCapture((await res.json()).job_id, url);
+    announce("capture-status", `Fetching ${url}; progress shows under Add.`);
+    scheduleReload(0);
+  } catch (err) {
+    announce("capture-status", `The page was not added. ${err.message}`);
+  }
+}
+
+function isTextField(target) {
+  return target instanceof HTMLElement && (target.isContentEditable || target.tagName === "TEXTAREA"
+    || (target.tagName === "INPUT" && !["checkbox", "radio", "button", "submit", "file"].includes(target.type)));
+}
+
+// Pasting: files and pictures are added wherever they are pasted (a text box cannot hold them); a link
+// pasted outside a text box is added as a web page, other text opens "Paste a note" with it.
+function onPaste(event) {
+  if ($("#main").hidden || document.querySelector("dialog[open]")) return;
+  const data = event.clipboardData;
+  if (!data) return;
+  const files = [...data.files].map(named);
+  if (files.length) {
+    event.preventDefault();
+    addFiles(files);
+    return;
+  }
+  if (isTextField(event.target)) return;
+  const text = (data.getData("text/plain") || "").trim();
+  if (!text) return;
+  event.preventDefault();
+  if (LINK.test(text)) {
+    addLink(text);
+    return;
+  }
+  const details = $("#note-form").closest("details");
+  details.open = true;
+  $("#note-text").value = text;
+  $("#note-text").focus();
+  announce("capture-status", "The pasted text is in “Paste a note”: add a title if you like, then Save note.");
+}
+
+function droppedLink(dt) {
+  const uris = (dt.getData("text/uri-list") || "").split(/\r?\n/).filter((l) => l && !l.startsWith("#"));
+  const candidate = (uris[0] || dt.getData("text/plain") || "").trim();
+  return LINK.test(candidate) ? candidate : null;
+}
+
 async function addNote(event) {
   event.preventDefault();
   const text = $("#note-text").value;
@@ -92,7 +153,7 @@ async function addUrl(event) {
     announce("capture-status", `Fetching ${url}; progress shows below.`);
     scheduleReload(0);
   } catch (err) {
-    announce("capture-status", `The page was not added. ${err.message}`);
+    announce("capture-status", `The page was not added. ${err.message}`);  // the address stays in the box
   }
 }
 
@@ -163,22 +224,38 @@ async function toggleRecording() {
   announce("capture-status", "Recording started.");
 }
 
+// Files and links can be dropped anywhere on the page (the drop zone under Add says so too); a file
+// dropped must never replace the page.
 function setUpDropZone() {
   const zone = $("#dropzone");
-  const over = (on) => (e) => {
-    e.preventDefault();
+  let depth = 0; // dragenter/dragleave pairs of the elements crossed
+  const carries = (e) => e.dataTransfer && [...e.dataTransfer.types].some((t) => t === "Files" || t === "text/uri-list");
+  const show = (on) => {
+    document.body.classList.toggle("drag-over", on && !$("#main").hidden);
     zone.classList.toggle("over", on);
   };
-  zone.addEventListener("dragenter", over(true));
-  zone.addEventListener("dragover", over(true));
-  zone.addEventListener("dragleave", over(false));
-  zone.addEventListener("drop", (e) => {
-    over(false)(e);
-    addFiles(e.dataTransfer ? e.dataTransfer.files : []);
+  window.addEventListener("dragenter", (e) => {
+    if (!carries(e)) return;
+    depth += 1;
+    show(true);
   });
-  // A file dropped beside the zone must not replace the page.
+  window.addEventListener("dragleave", () => {
+    depth = Math.max(0, depth - 1);
+    if (!depth) show(false);
+  });
   window.addEventListener("dragover", (e) => e.preventDefault());
-  window.addEventListener("drop", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => {
+    e.preventDefault();
+    depth = 0;
+    show(false);
+    if ($("#main").hidden || !e.dataTransfer) return;
+    if (e.dataTransfer.files && e.dataTransfer.files.length) {
+      addFiles(e.dataTransfer.files);
+      return;
+    }
+    const link = droppedLink(e.dataTransfer);
+    if (link) addLink(link);
+  });
 }
 
 export function wireCapture() {
@@ -191,4 +268,5 @@ export function wireCapture() {
   $("#note-form").addEventListener("submit", addNote);
   $("#url-form").addEventListener("submit", addUrl);
   $("#record").addEventListener("click", toggleRecording);
+  document.addEventListener("paste", onPaste);
 }

@@ -1,6 +1,6 @@
-// The conversations panel: past conversations, the latest first; open one, rename it, delete it.
-// The open conversation's id is kept in localStorage (an id, nothing secret), so a reload opens it
-// again through the API.
+// The conversations panel: past conversations, the latest first; search them by title and by what
+// was asked, as you type; open one, rename it, delete it.  The open conversation's id is kept in
+// localStorage (an id, nothing secret), so a reload opens it again through the API.
 
 import {$, announce, confirmed, el} from "./dom.js";
 import {formatWhen} from "./format.js";
@@ -9,6 +9,9 @@ import {state} from "./state.js";
 
 const OPEN_KEY = "secondbrain.conversation";
 const PHONE = window.matchMedia("(max-width: 860px)");
+const SEARCH_DELAY_MS = 300;
+let searchTimer = null;
+let listing = null; // the AbortController of the list being fetched
 
 // Set by the asking part: how to show an opened conversation, and how to start a new one.
 let show = () => {};
@@ -37,7 +40,7 @@ function row(c) {
   const title = c.title || "Untitled";
   const item = el("li", {class: "conversation", dataset: {id: c.conversation_id}},
     el("button", {type: "button", class: "conversation-open", onclick: () => openConversation(c.conversation_id)},
-       el("span", {class: "conversation-title"}, title),
+       el("span", {class: "conversation-title", title}, title),
        el("span", {class: "conversation-when"}, formatWhen(c.updated_at))),
     el("div", {class: "conversation-actions"},
        el("button", {type: "button", class: "link", "aria-label": `Rename conversation “${title}”`,
@@ -48,16 +51,27 @@ function row(c) {
 }
 
 export async function loadConversations() {
+  const q = $("#conversation-search").value.trim();
+  if (listing) listing.abort();
+  const controller = new AbortController();
+  listing = controller;
   let listed;
   try {
-    listed = (await (await api("/v1/conversations")).json()).conversations;
+    const params = q ? `?${new URLSearchParams({q})}` : "";
+    listed = (await (await api(`/v1/conversations${params}`, {signal: controller.signal})).json()).conversations;
   } catch (err) {
-    $("#conversations-summary").textContent = `Could not load your conversations: ${err.message}`;
+    if (err.name !== "AbortError") {
+      $("#conversations-summary").textContent = `Could not load your conversations: ${err.message}`;
+    }
     return;
+  } finally {
+    if (listing === controller) listing = null;
   }
   $("#conversation-list").replaceChildren(...listed.map(row));
-  $("#conversations-summary").textContent = listed.length ? ""
-    : "None yet: ask a question and it is kept here.";
+  $("#conversations-summary").textContent = q
+    ? (listed.length ? `${listed.length} conversation${listed.length === 1 ? "" : "s"} with “${q}”.`
+      : `No conversation has “${q}” in its title or questions.`)
+    : listed.length ? "" : "None yet: ask a question and it is kept here.";
   setOpenConversation(state.conversationId);
 }
 
@@ -130,4 +144,17 @@ async function remove(c, title, button) {
 export function wireConversations() {
   // On a phone the list starts folded away, above the question.
   $("#conversations-box").open = !PHONE.matches;
+  const search = $("#conversation-search");
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(loadConversations, SEARCH_DELAY_MS);
+  });
+  search.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && search.value) {
+      e.preventDefault();
+      e.stopPropagation();
+      search.value = "";
+      loadConversations();
+    }
+  });
 }

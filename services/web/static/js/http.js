@@ -72,3 +72,13 @@ export async function* readEvents(res) {
     }
   }
 }
+
+// Whether a file of the API is there, without downloading it: the answer's status is read and the
+// body left unread.  {ok, status, message}.
+export async function probe(path) {
+  const controller = new AbortController();
+  const res = await fetch(path, {signal: controller.signal});
+  const message = res.ok ? "" : await errorText(res);
+  controller.abort();
+  return {ok: res.ok, status: res.status, message};
+}

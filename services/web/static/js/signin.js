@@ -24,7 +24,7 @@ export async function whoAmI() {
 // The server's answer names where this machine's key is (it differs with --data-dir): the help
 // says that place rather than a general one.
 function showKeyPath(message) {
-  const found = /key in (\S+api-key)\b/.exec(message);
+  const found = /key (?:is )?in (\S+api-key)\b/.exec(message);
   if (found) $("#key-path").textContent = found[1];
 }
 
@@ -79,7 +79,10 @@ async function signIn(event) {
   try {
     const opened = await openSession({key, remember: $("#remember").checked});
     if (!opened.ok) {
-      $("#signin-error").textContent = `That key was not accepted. ${opened.message}`;
+      // The server's sentence says it already ("That key was not accepted (...); ..."): said once.
+      $("#signin-error").textContent = /^that key was not accepted\b/i.test(opened.message) ? opened.message
+        : `That key was not accepted. ${opened.message}`;
+      showKeyPath(opened.message);
       $("#key").select();
       return;
     }

@@ -1,17 +1,19 @@
-// A source's own page: its preview (PDF, picture, recording or the text), its passages, versions,
-// jobs with their stages, download and delete.  Raw files are fetched with the session and shown
-// from blob: URLs, as the citation viewer does.
+// A source's own page: its preview (PDF, picture, recording or the text, its Markdown shown safely),
+// its passages, versions, jobs with their stages, download and delete.  A PDF is shown from its own
+// address (so the viewer's title is the file's name); other raw files are fetched with the session
+// and shown from blob: URLs, as the citation viewer does.
 
 import {$, announce, confirmed, el} from "./dom.js";
 import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
 import {ApiError, api, errorText} from "./http.js";
+import {renderMarkdown} from "./markdown.js";
 import {plural, sourceName} from "./words.js";
 
 const STAGE = {fetch: "fetch the page", extract: "read", chunk: "split", embed: "index"};
 const STAGE_STATE = {pending: "waiting", running: "working", retrying: "retrying", succeeded: "done",
                      failed: "failed", skipped: "skipped"};
 const STATUS = {queued: "Waiting", running: "Processing", succeeded: "Ready", failed: "Could not be added",
-                duplicate: "Already added"};
+                duplicate: "Already added", superseded: "Replaced by a newer upload"};
 let urls = [];
 let opener = null;
 let current = null; // the source shown
@@ -42,6 +44,13 @@ function where(p) {
   if (p.t_start !== undefined && p.t_start !== null) return `At ${clock(p.t_start)}`;
   if (p.heading_path && p.heading_path.length) return p.heading_path.join(" › ");
   return `Passage ${Number(p.chunk_index || 0) + 1}`;
+}
+
+// A passage's text as it reads: Markdown shown safely; a recording's transcript, which the transcriber
+// cuts into short blocks (one per pause), flows as one paragraph instead of a block per line.
+function passageText(p, modality) {
+  const text = p.text || "";
+  return renderMarkdown(modality === "audio" ? text.replace(/\s*\n\s*/g, " ") : text);
 }
 
 function jobLine(job) {
@@ -77,10 +86,10 @@ export async function openSourcePage(sourceId, openedBy) {
   const preview = el("div", {class: "media preview"});
   const passages = el("ol", {class: "passages"});
   const actions = el("div", {class: "row"});
-  body.replaceChildren(
+  const web = /^https?:\/\//i.test(src.source_uri || "");
+  body.replaceChildren(...[  // (replaceChildren would show a null as the word "null")
     el("p", {class: "muted small facts-line"}, facts.join(" · ")),
-    /^https?:\/\//i.test(src.source_uri || "")
-      ? el("p", {}, el("a", {href: src.source_uri, target: "_blank", rel: "noopener noreferrer"}, "Open the original page"))
+    web ? el("p", {}, el("a", {href: src.source_uri, target: "_blank", rel: "noopener noreferrer"}, "Open the original page"))
       : null,
     el("h3", {class: "small-title"}, "Preview"), preview,
     actions,
@@ -90,7 +99,7 @@ export async function openSourcePage(sourceId, openedBy) {
       el("span", {}, v.version ? `Version ${v.version}${v.superseded ? "" : " (current)"}` : "Not read yet"), " ",
       el("span", {class: "muted small"}, [v.ingested_at ? `added ${formatWhen(v.ingested_at)}` : "",
         v.raw === "expired" ? "original file no longer kept" : ""].filter(Boolean).join(" · ")),
-      el("ul", {class: "jobs", "aria-label": "Processing"}, ...v.jobs.map(jobLine))))));
+      el("ul", {class: "jobs", "aria-label": "Processing"}, ...v.jobs.map(jobLine)))))].filter(Boolean));
   const remove = el("button", {type: "button", class: "danger", onclick: (e) => deleteSource(name, e.currentTarget)},
                     "Delete");
   actions.append(remove);
@@ -103,14 +112,15 @@ export async function openSourcePage(sourceId, openedBy) {
     passages.replaceWith(el("p", {class: "error"}, `The passages could not be loaded. ${err.message}`));
   }
   passages.replaceChildren(...rows.map((p) => el("li", {class: "passage-item"},
-    el("span", {class: "where muted small"}, where(p)), el("p", {}, p.text || ""))));
+    el("span", {class: "where muted small"}, where(p)), el("div", {class: "passage-text"}, passageText(p, src.modality)))));
   if (!rows.length) passages.replaceChildren(el("li", {class: "muted"}, "No passages yet."));
 
   const raw = version.raw_url;
   try {
     if (raw && src.modality === "pdf") {
-      const url = await blobOf(raw, "application/pdf");
-      preview.replaceChildren(el("iframe", {src: url, title: `${name}, the PDF`}));
+      // From its own address: Chromium's viewer then names it by the file, not by a blob's number (the
+      // server sends it in a sandbox of its own, with the file's name).
+      preview.replaceChildren(el("iframe", {src: raw, title: `${name}, the PDF`}));
     } else if (raw && src.modality === "image") {
       preview.replaceChildren(el("img", {src: await blobOf(raw), alt: `${name}; its text is under Passages`}));
     } else if (raw && src.modality === "audio") {
@@ -119,11 +129,11 @@ export async function openSourcePage(sourceId, openedBy) {
     } else {
       const text = rows.map((p) => p.text || "").join("\n\n");
       preview.replaceChildren(text ? el("div", {class: "page-text", tabindex: "0", role: "region",
-                                                "aria-label": `The text of ${name}`}, text)
+                                                "aria-label": `The text of ${name}`}, renderMarkdown(text))
         : el("p", {class: "muted"}, "Nothing to show yet."));
     }
     if (raw) {
-      const url = urls.length ? urls[urls.length - 1] : await blobOf(raw);
+      const url = src.modality === "pdf" ? raw : urls.length ? urls[urls.length - 1] : await blobOf(raw);
       actions.prepend(el("a", {class: "button", href: url, download: name}, "Download the original"));
     }
   } catch (err) {

@@ -1,10 +1,12 @@
 // The source list: kind, captured time and status, each stage's progress live from the job's
-// event stream, the type filter, and deleting after a confirmation.
+// event stream, the type filter, deleting after a confirmation, and search as you type (the same
+// hybrid search the questions use, over the sources' passages).
 
 import {$, announce, el} from "./dom.js";
-import {MODALITY_LABEL, formatWhen} from "./format.js";
+import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
 import {api, readEvents} from "./http.js";
 import {renderFailed} from "./failed.js";
+import {renderMarkdown} from "./markdown.js";
 import {confirmSourceDelete, openSourcePage} from "./source-page.js";
 import {state} from "./state.js";
 import {rangeParams} from "./time.js";
@@ -18,7 +20,13 @@ const STAGE_LABEL = {fetch: "fetch page", extract: "read", chunk: "split", embed
 const STAGE_STATE = {pending: "waiting", running: "working", retrying: "retrying", succeeded: "done",
                      failed: "failed", skipped: "skipped"};
 
+const SEARCH_DELAY_MS = 300; // typing pauses this long before the search is sent
+const SNIPPET_CHARS = 240;
+
 const streams = new Map(); // job id -> the AbortController of its open event stream
+let searchTimer = null;
+let loads = 0; // numbers each load of the list: an older answer arriving late is not shown over a newer one
+let searching = null; // the AbortController of the search under way
 let waiting = []; // job ids to watch once a stream closes (at most MAX_STREAMS open)
 let reloadTimer = null;
 
@@ -66,20 +74,22 @@ export async function loadSources() {
   if (type) params.set("modality", type);
   const status = $("#status-filter").value;
   if (status) params.set("status", status);
+  const load = ++loads;
   try {
     const res = await api(`/v1/sources?${params}`);
     const {sources} = await res.json();
-    // One row per source: the newest submission of each (earlier versions stay in its history).
+    if (load !== loads) return;
+    // One row per source: the newest submission of each that did not fail (earlier versions stay in its
+    // history).  Captures that failed are listed apart (js/failed.js); the server lists each failed file
+    // once, and only while it is the newest try of its source.
     const seen = new Set();
-    const newest = sources.filter((s) => {
+    const rows = sources.filter((s) => {
       const key = s.source_id || s.job_id;
-      if (seen.has(key)) return false;
+      if (s.status === "failed" || seen.has(key)) return false;
       seen.add(key);
       return true;
     });
-    // Captures that could not be added are listed apart, with a retry (js/failed.js).
-    const rows = newest.filter((s) => s.status !== "failed");
-    renderFailed(newest.filter((s) => s.status === "failed"));
+    renderFailed(sources.filter((s) => s.status === "failed"));
     // Keep the keyboard focus on the same row's button across the refresh.
     const focused = document.activeElement && document.activeElement.closest(".source .actions");
     const focusedJob = focused ? focused.closest(".source").dataset.jobId : null;
@@ -90,7 +100,7 @@ export async function loadSources() {
     }
     const filtered = type || status || state.range.from;
     const more = sources.length >= 100 ? " Showing the newest; narrow the time or type to see older ones." : "";
-    $("#sources-summary").textContent = rows.length
+    if (!searchText()) $("#sources-summary").textContent = rows.length
       ? `${plural(rows.length, "source", "sources")}${filtered ? (rows.length === 1 ? " matches" : " match") + " the filters" : ""}.${more}`
       : filtered ? "Nothing matches these filters." : "Nothing yet: add a file, a note, a page or a voice note.";
     for (const s of rows) if (!FINAL.has(s.status) && s.job_id) watchJob(s.job_id);
@@ -124,7 +134,7 @@ function onJob(job) {
   if (FINAL.has(job.status)) {
     const said = job.status === "succeeded" ? "is ready" : job.status === "duplicate" ? "was already added"
       : job.status === "superseded" ? "was replaced by a newer upload of the same file"
-      : `could not be added: ${plainError(job.error || "unknown error")}`;
+      : `could not be added: ${plainError(job.reason || job.error || "unknown error")}`;
     announce("job-status", `${name} ${said}.`);
     scheduleReload();
   }
@@ -176,8 +186,95 @@ async function confirmDelete(source, title, button) {
   }
 }
 
+// ---------------------------------------------------------------- search as you type
+
+function searchText() {
+  return $("#source-search").value.trim();
+}
+
+function hitWhere(h) {
+  const parts = [MODALITY_LABEL[h.modality] || h.modality];
+  if (h.page !== null && h.page !== undefined) parts.push(`page ${h.page}`);
+  if (h.t_start !== null && h.t_start !== undefined) parts.push(`at ${clock(h.t_start)}`);
+  if (h.heading_path && h.heading_path.length) parts.push(h.heading_path.join(" › "));
+  if (h.captured_at) parts.push(`captured ${formatWhen(h.captured_at)}`);
+  return parts.join(" · ");
+}
+
+function resultRow(h) {
+  const title = sourceName(h);
+  const text = (h.text || "").replace(/\s+/g, " ").trim();
+  const snippet = text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS - 1)}…` : text;
+  return el("li", {class: "source-result", dataset: {sourceId: h.source_id || ""}},
+    el("button", {type: "button", class: "link title", "aria-label": `Open ${title}`,
+                  onclick: (e) => openSourcePage(h.source_id, e.currentTarget)}, title),
+    el("span", {class: "where"}, hitWhere(h)),
+    el("p", {class: "snippet"}, renderMarkdown(snippet, {inline: true})));
+}
+
+// The list while a search is typed: each source once, in the order of its best passage.
+function showResults(q, hits) {
+  const best = new Map();
+  for (const h of hits) if (h.source_id && !best.has(h.source_id)) best.set(h.source_id, h);
+  const list = $("#source-results");
+  list.replaceChildren(...[...best.values()].map(resultRow));
+  list.hidden = false;
+  $("#source-list").hidden = true;
+  $("#failed").classList.add("searching");
+  $("#sources-summary").textContent = best.size
+    ? `${plural(best.size, "source", "sources")} for “${q}”, the closest first.`
+    : `Nothing matches “${q}”.`;
+}
+
+function endSearch() {
+  if (searching) searching.abort();
+  searching = null;
+  $("#source-results").hidden = true;
+  $("#source-results").replaceChildren();
+  $("#source-list").hidden = false;
+  $("#failed").classList.remove("searching");
+  loadSources();
+}
+
+async function search() {
+  const q = searchText();
+  if (q.length < 2) {
+    endSearch();
+    return;
+  }
+  if (searching) searching.abort();
+  const controller = new AbortController();
+  searching = controller;
+  const params = new URLSearchParams({q, k: "30", ...rangeParams()});
+  const type = $("#type-filter").value;
+  if (type) params.set("modality", type);
+  params.set("tz", Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC");
+  try {
+    const {hits} = await (await api(`/v1/search?${params}`, {signal: controller.signal})).json();
+    if (searching === controller && searchText() === q) showResults(q, hits);
+  } catch (err) {
+    if (err.name !== "AbortError" && searching === controller) {
+      $("#sources-summary").textContent = `The search did not work. ${err.message}`;
+    }
+  }
+}
+
+function onSearchInput() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(search, SEARCH_DELAY_MS);
+}
+
 export function wireSources() {
-  $("#type-filter").addEventListener("change", () => loadSources());
+  $("#type-filter").addEventListener("change", () => (searchText() ? search() : loadSources()));
   $("#status-filter").addEventListener("change", () => loadSources());
-  $("#refresh-sources").addEventListener("click", () => loadSources());
+  $("#refresh-sources").addEventListener("click", () => (searchText() ? search() : loadSources()));
+  $("#source-search").addEventListener("input", onSearchInput);
+  $("#source-search").addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && e.currentTarget.value) {
+      e.preventDefault();
+      e.stopPropagation();
+      e.currentTarget.value = "";
+      endSearch();
+    }
+  });
 }

@@ -1,10 +1,15 @@
 // Opening a citation: the cited passage in a dialog beside its original (a PDF at the cited page,
-// a recording at the cited second, a photo, a link to a web page's passage).  Raw files are
-// fetched with the session and shown from blob: URLs.
+// a recording at the cited second, a photo, a link to a web page's passage).  A PDF is shown from its
+// own address (the viewer's title is then the file's name); other raw files are fetched with the
+// session and shown from blob: URLs.  A source deleted since the answer says so.
 
 import {$, el} from "./dom.js";
 import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
-import {ApiError, errorText} from "./http.js";
+import {ApiError, errorText, probe} from "./http.js";
+import {renderMarkdown} from "./markdown.js";
+
+const GONE = "This source has been deleted since this answer was given: the passage above is what was quoted "
+  + "from it then.";
 
 let blobUrls = []; // the open dialog's blob: URLs, revoked when it closes or shows another source
 let opener = null; // the control that opened the dialog, focused again when it closes
@@ -88,7 +93,8 @@ export async function openSource(src, openedBy) {
   const media = el("div", {class: "media"}, el("p", {class: "muted"}, "Loading the original…"));
   const passageLabel = src.modality === "image" ? "Text in the image" : src.modality === "audio" ? "What is said"
     : src.modality === "pdf" && page !== null ? `Cited text on page ${page}` : "Cited passage";
-  const passage = [el("h3", {class: "small-title"}, passageLabel), el("blockquote", {class: "passage"}, src.snippet || "")];
+  const passage = [el("h3", {class: "small-title"}, passageLabel),
+                   el("blockquote", {class: "passage"}, renderMarkdown(src.snippet || "", {inline: true}))];
   // Pictures, pages and recordings first; for text the passage itself matters most.
   const shown = ["pdf", "audio", "image"].includes(src.modality) ? [media, ...passage] : [...passage, media];
   body.replaceChildren(
@@ -102,18 +108,27 @@ export async function openSource(src, openedBy) {
   }
   if (!dialog.open) dialog.showModal();
 
+  if (src.deleted) {  // a conversation opened again after the source was deleted
+    media.replaceChildren(el("p", {class: "error"}, GONE));
+    return;
+  }
   if (src.modality === "web" || !src.link) {
     media.replaceChildren();
     return;
   }
   try {
-    const url = await fetchRaw(src.link, src.modality);
     if (src.modality === "pdf") {
-      const target = page !== null ? `${url}#page=${page}` : url;
+      const path = src.link.split("#")[0];
+      const found = await probe(path);
+      if (!found.ok) throw new ApiError(found.status, found.message);
+      const target = page !== null ? `${path}#page=${page}` : path;
       media.replaceChildren(
         el("iframe", {src: target, title: `${src.title || "PDF"}${page !== null ? `, page ${page}` : ""}`}),
         el("p", {class: "small"}, el("a", {href: target, target: "_blank", rel: "noopener"}, "Open the PDF in a new tab")));
-    } else if (src.modality === "audio") {
+      return;
+    }
+    const url = await fetchRaw(src.link, src.modality);
+    if (src.modality === "audio") {
       const audio = el("audio", {controls: true, preload: "auto", dataset: {citedSecond: String(second ?? 0)},
                                  "aria-label": `${src.title || "Recording"}, from ${clock(second ?? 0)}`});
       audio.addEventListener("loadedmetadata", () => seekAudio(audio, second ?? 0), {once: true});
@@ -129,7 +144,9 @@ export async function openSource(src, openedBy) {
       media.replaceChildren(el("p", {}, el("a", {href: url, download: src.title || "source"}, "Download the original file")));
     }
   } catch (err) {
-    media.replaceChildren(el("p", {class: "error"}, `The original could not be shown: ${err.message}`));
+    const said = err.status === 404 ? GONE : err.status === 410 ? `The original file is no longer kept: ${err.message}`
+      : `The original could not be shown: ${err.message}`;
+    media.replaceChildren(el("p", {class: "error"}, said));
   }
 }
 

@@ -35,7 +35,11 @@ export function plainError(message) {
     text = kept.join(" ").replace(/[;,]\s*$/, "");
   }
   if (!text) text = "Something went wrong";
-  text = text[0].toUpperCase() + text.slice(1);
+  // A sentence starts with a capital, unless it starts with an address, a path or an identifier, which
+  // stay as written ("http://127.0.0.1:8766/v1 answers...", "/data/api-key is...", "SB_LLM_MODEL...").
+  if (/^[a-z][a-z']*(?=[\s,;:]|$)/.test(text) && !/^[a-z][\w+.-]*:\/\//.test(text)) {
+    text = text[0].toUpperCase() + text.slice(1);
+  }
   if (!/[.!?]$/.test(text)) text += ".";
   if (hidden) text += " The person who runs secondbrain can change this setting.";
   return text;
