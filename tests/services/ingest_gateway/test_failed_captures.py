@@ -79,7 +79,8 @@ def test_a_failed_file_is_listed_once_with_its_reason_and_can_be_removed(api: tu
     assert client.delete(f"/v1/jobs/{tries[-1]}").status_code == 204
     assert [s["job_id"] for s in listed(client)][:2] == [good["job_id"], note["job_id"]]
     assert not [r for r in listed(client) if r["title"] == "broken.pdf"]
-    assert rt.objects.stat(art.object_key) is None and rt.metadata.catalog.get_artifact("local", art.artifact_id) is None
+    assert rt.objects.stat(art.object_key) is None
+    assert rt.metadata.catalog.get_artifact("local", art.artifact_id) is None
     assert client.get(f"/v1/sources/{row['source_id']}").status_code == 404  # nothing of it was ever read: gone
     assert all(client.get(f"/v1/jobs/{j}").status_code == 404 for j in tries)
     assert client.delete(f"/v1/jobs/{tries[-1]}").status_code == 404
