@@ -13,6 +13,7 @@ Offsets always point into the document's full text, so a chunk's text is an exac
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,7 +45,8 @@ class ChunkDraft:
     page: int | None
     t_start: float | None
     t_end: float | None
-    attributes: Mapping[str, str] = field(default_factory=dict)  # chat chunks: turn_ids, speakers
+    # chat chunks: turn_ids, speakers; speech chunks: word_times (see ``word_times_attribute``)
+    attributes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +205,78 @@ def chunk_speech(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfi
         else:
             pieces = [replace(c, kind="speech") for c in _pack(segs, full_text, cfg)]
         base = len(chunks)
-        chunks.extend([replace(c, index=base + k) for k, c in enumerate(pieces)])
+        marks = _speech_marks(segs, full_text)
+        for k, c in enumerate(pieces):
+            times = word_times_attribute(marks, c.char_start, c.char_end)
+            attrs = {**c.attributes, WORD_TIMES: times} if times else c.attributes
+            chunks.append(replace(c, index=base + k, attributes=attrs))
     return chunks
+
+
+WORD_TIMES = "word_times"
+WORD_TIMES_MAX = 600  # entries per chunk; a 90 s window of fast talk is about 300 words
+_WORD_SEARCH_CHARS = 200  # a word not found this close after the previous one is skipped, not guessed
+
+
+def _speech_marks(segments: Sequence[Segment], full_text: str) -> list[tuple[int, float]]:
+    """(offset in the full text, second) of each word start of the speech segments, in order; the
+    segment's start for a segment without words (or whose ``words`` attribute cannot be read).
+
+    Words are found in the segment's text one after the other (the recogniser's words, stripped, are
+    the pieces of its text); a word that is not there is skipped."""
+    marks: list[tuple[int, float]] = []
+    for seg in segments:
+        if seg.t_start is None or seg.char_end <= seg.char_start:
+            continue
+        text = full_text[seg.char_start:seg.char_end]
+        found: list[tuple[int, float]] = []
+        cursor = 0
+        for word, start in _words(seg.attributes.get("words", "")):
+            at = text.find(word, cursor, cursor + len(word) + _WORD_SEARCH_CHARS)
+            if at < 0:
+                continue
+            found.append((at, start))
+            cursor = at + len(word)
+        if not found or found[0][0] > 0:
+            found.insert(0, (0, seg.t_start))  # the segment begins before its first word found
+        marks.extend((seg.char_start + at, start) for at, start in found)
+    return marks
+
+
+def _words(raw: str) -> list[tuple[str, float]]:
+    """(word, start second) from a speech block's ``words`` attribute (``[[word, start, end], ...]``);
+    empty when it is missing or cannot be read."""
+    if not raw:
+        return []
+    try:
+        rows = json.loads(raw)
+        out = [(str(r[0]).strip(), float(r[1])) for r in rows]
+    except (ValueError, TypeError, IndexError, KeyError):
+        return []
+    return [(w, t) for w, t in out if w and math.isfinite(t)]
+
+
+def word_times_attribute(marks: Sequence[tuple[int, float]], char_start: int, char_end: int) -> str:
+    """A speech chunk's ``word_times``: compact JSON ``[[offset, second], ...]``, the offset of each word's
+    start in the chunk's text and the second (0.1 s) it is said at, so a citation can name the second of
+    a quoted sentence rather than one spread over the chunk's span.  A chunk starting inside a segment
+    begins with the word said at its first character.  At most ``WORD_TIMES_MAX`` entries (evenly
+    thinned, the first kept); empty when there is less than two to tell (the chunk's start says it)."""
+    rows: list[list[float]] = []
+    before: float | None = None
+    for at, second in marks:
+        if at <= char_start:
+            before = second
+        if char_start <= at < char_end:
+            rows.append([at - char_start, round(second, 1)])
+    if before is not None and (not rows or rows[0][0] > 0):
+        rows.insert(0, [0, round(before, 1)])
+    if len(rows) > WORD_TIMES_MAX:
+        step = (len(rows) - 1) / (WORD_TIMES_MAX - 1)
+        rows = [rows[round(i * step)] for i in range(WORD_TIMES_MAX)]
+    if len(rows) < 2:
+        return ""
+    return json.dumps([[int(a), s] for a, s in rows], separators=(",", ":"))
 
 
 def chunk_turns(turns: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from devtools import gen_audio, gen_office, gen_pdf_image, gen_web
+from services.query.timing import WORD_TIMES, quoted_second
 from tests.e2e.harness import Service, Site, readable_tmp, run_cli, wait_jobs
 
 pytestmark = pytest.mark.e2e
@@ -115,6 +116,12 @@ def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site
     assert hit["t_start"] <= rec.starts[2] + 1.0 and hit["t_end"] >= rec.ends[2] - 1.0
     assert 0 <= hit["t_start"] < hit["t_end"] <= rec.duration_s + 0.5
     assert at(hit["at_start"]) == spoken_at + timedelta(seconds=hit["t_start"])
+    # ... and its words' times: a word of sentence 3 is cited at a second inside the sentence (spreading the
+    # passage's span over its text can land in the pause before it)
+    assert WORD_TIMES in hit["attributes"], hit["attributes"]
+    words = hit["text"].casefold()
+    said = quoted_second(hit["attributes"], hit["t_start"], hit["t_end"], len(words), words.index("quarterly"))
+    assert said is not None and rec.starts[2] < said < rec.ends[2], (said, rec.starts, rec.ends)
     assert at(hit["captured_at"]) == spoken_at and hit["captured_at_source"] == "user"
 
     # Photo: found by the text in it, dated by EXIF DateTimeOriginal with its offset.
