@@ -35,7 +35,8 @@ MAX_MENTIONS = 8  # per passage: a long list of dates is a table, not a story ab
 _FUTURE = re.compile(
     r"\b(?:will|shall|won['\u2019]t|gonna|going\s+to|plan(?:s|ned|ning)?\s+(?:to|on)|"
     r"can['\u2019]?t\s+wait|cannot\s+wait|looking\s+forward|look\s+forward|hop(?:e|es|ing)\s+to|about\s+to|"
-    r"intend(?:s|ing)?\s+to|upcoming|coming\s+up|scheduled|booked|due)\b|['\u2019]ll\b", re.I)
+    r"intend(?:s|ing)?\s+to|upcoming|coming\s+up|scheduled|booked|due|starting|moves?\s+to|"
+    r"from\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day(?!\s+(?:to|till|until|through)\b))\b|['\u2019]ll\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 # Month names as a regex alternation (English, full or abbreviated); the answerer reads dates with it too.
 MONTH_NAMES = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
@@ -59,9 +60,10 @@ class Mention:
 
 
 def mentioned_times(text: str, said_at: datetime, tz: ZoneInfo, *, conventions: Conventions | None = None,
-                    week_start: int = 0) -> list[Mention]:
+                    week_start: int = 0, max_span: timedelta = MAX_SPAN) -> list[Mention]:
     """The times ``text`` speaks of, resolved against ``said_at`` (its own time) in ``tz``; at most
-    ``MAX_MENTIONS``, each at most ``MAX_SPAN`` long, in the order they are written."""
+    ``MAX_MENTIONS``, each at most ``max_span`` long, in the order they are written.  (An answer that
+    glosses "last year" asks for longer spans than a search filing passages under times does.)"""
     if said_at.tzinfo is None:
         raise ValueError("said_at must be timezone-aware")
     ctx = Ctx(said_at, tz, week_start, conventions)
@@ -82,7 +84,7 @@ def mentioned_times(text: str, said_at: datetime, tz: ZoneInfo, *, conventions: 
             span = _nearest(span, ctx)
         start, end = span.start, span.end
         assert start is not None and end is not None
-        if start <= said_at < end or end - start > MAX_SPAN or (start, end) in seen:
+        if start <= said_at < end or end - start > max_span or (start, end) in seen:
             continue
         seen.add((start, end))
         out.append(Mention(start, end, text[a:b], (a, b)))

@@ -35,18 +35,25 @@ from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import MONTH_NAMES, Mention, mentioned_times
 from services.query.engine import Source
-from services.query.question import Asked, FactKind, understand
+from services.query.question import Asked, FactKind, Phrase, understand
 from services.query.reading import Statement, read
 from services.query.retrieval import SearchHit
+from services.query.timing import quoted_second
 
 NOT_FOUND = "I could not find anything about that in your data."
 MAX_WORDS = 60  # of quotation in one answer
 LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching clauses
 RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to the best
+UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
 QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
 DISCOURSE = 8  # statements before one, in its source, whose words count as its context
+GLOSS_SPAN = timedelta(days=3700)  # "last year", "the 90s": an answer glosses them (a search filter does not)
 
 _DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
+# Capitalised words that are not names: weekdays and months, whole or short.
+_CALENDAR_WORDS = (r"(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun|January|"
+                   r"February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|"
+                   r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b")
 _SHAPES: dict[FactKind, re.Pattern[str]] = {
     "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
                        rf"(?:{_DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
@@ -60,9 +67,12 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                         r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
     "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
-    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|(?<!^)(?<![.!?:]\s)\b[A-Z][a-z]+"),
-    "place": re.compile(r"\b(?:at|in|on|near|behind|under|inside|next to|room|street|st\.|road|avenue|floor|"
-                        r"building|drawer|shelf|box|office|cafe|restaurant|hotel)\b|\b[A-Z][a-z]+", re.I),
+    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|(?<!^)(?<![.!?:]\s)\b"
+                         rf"(?!{_CALENDAR_WORDS})"
+                         r"[A-Z][a-z]+|^[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}$"),  # or a name alone ("- Ana")
+    "place": re.compile(r"(?i:\b(?:at|in|on|near|behind|under|inside|next to|room|street|st\.|road|avenue|"
+                        r"floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
+                        r"(?<!^)\b[A-Z][a-z]+"),
 }
 # A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
 _LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|there|he|she|then|so|also|and|but)\b", re.I)
@@ -137,16 +147,17 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     ctx = _Asking(asked, hits, tz, conventions, _Calendar(conventions.date_order if conventions else "mdy"))
     candidates, source_terms = _candidates(asked, hits, enc)
     scored = [c for c in candidates if c.overlap > 0 or c.subjects]
-    other = _about_something_else(asked, candidates, source_terms)
+    other = _about_something_else(asked, candidates, source_terms, hits)
     if other is not None:
         return _closest(ctx, other, scored, max_words)
-    if not scored:
-        return _opening(hits, candidates)
     ranked = sorted(scored, key=lambda c: -c.score)
     stated = [c for c in ranked if not c.asks and c.said][:4]
     if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated):
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
-    chosen = _gather(asked, ranked, hits) if asked.gathers else _single(asked, ranked, candidates, max_sentences)
+    gathered = _gather(asked, sorted(candidates, key=lambda c: -c.score), hits) if asked.gathers else []
+    if not gathered and not scored:
+        return _opening(hits, candidates)
+    chosen = gathered or _single(asked, ranked, candidates, max_sentences)
     quotes = _quotes(ctx, chosen)
     return _compose(_fit(quotes, max_words), found=True)
 
@@ -173,7 +184,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         statements = read(text, tuple(hit.heading_path), speakers)
         title_terms = set(enc.tokenize(hit.title))
         whole = set(enc.tokenize(text)) | title_terms | set(enc.tokenize(" ".join(hit.heading_path)))
-        sources.append((whole, f"{hit.title}\n{text}".casefold()))
+        sources.append((whole, f"{hit.title}\n{text}"))
         modality = 0.5 if asked.modalities and hit.modality in asked.modalities else 0.0
         before: list[Statement] = []
         for st in statements:
@@ -185,7 +196,8 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                 if prior.speaker == st.speaker or prior.text.rstrip(" \"')]").endswith("?"):
                     context |= set(enc.tokenize(prior.text))
             before.append(st)
-            overlap = len(asked.terms & own) + QA_CONTEXT * len((asked.terms & context) - own)
+            mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
+            overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
             bare = _without(st.text, asked.text)
             fact = bool(wanted) and any(shape.search(bare) for shape in wanted)
             covered = sum(1 for t in asked.subjects if t in own or t in context)
@@ -201,6 +213,16 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                        - (0.7 if about_other else 0.0) - (1.5 if asks else 0.0) - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
     return out, sources
+
+
+def _shared(asked: frozenset[str], terms: set[str]) -> set[str]:
+    """The question's terms a statement has: the same stem, or one a longer form of the other ("attend" and
+    "attende" for "attended" and "Attendees": the stemmer leaves them apart)."""
+    out = set(asked & terms)
+    for t in asked - out:
+        if len(t) >= 5 and any(len(u) >= 5 and (u.startswith(t) or t.startswith(u)) for u in terms):
+            out.add(t)
+    return out
 
 
 _SPEECH = re.compile(r"\b(?:say|says|said|suggest\w*|advi[cs]\w*|recommend\w*|tell|tells|told|ask|asks|asked|"
@@ -247,38 +269,97 @@ _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
     "code codes number numbers time times date dates day days price cost amount total password pin place name"))
 
 
+# Nouns too general to tell one thing from another on their own ("the hiring plan": the hiring tells).
+_GENERIC = frozenset(Bm25Encoder().tokenize("plan plans idea ideas thing things stuff information details part "
+                                            "way reason note notes list"))
+
+
+def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
+    """Whether ``text`` narrows the thing a prepositional phrase of the question narrows to something else:
+    "codes for the garden" for "the gate code for the garage", "appointment for Mia" for "... for Leo"."""
+    if any(_narrowed_otherwise(t, asked, text) for t in narrower.governed | {narrower.governor}):
+        return True
+    enc = Bm25Encoder()
+    if narrower.preposition == "'s":  # "Mia's swimming lesson" for "Leo's"
+        for m in re.finditer(r"\b([A-Z][\w-]*)['\u2019]s\s+((?:[\w-]+\s+){0,2}[\w-]+)", text):
+            if not narrower.modifiers & set(enc.tokenize(m.group(1))) and narrower.governor in enc.tokenize(m.group(2)):
+                return True
+        return False
+    words = re.findall(r"[\w'-]+", text)
+    for i, w in enumerate(words[:-2]):
+        if enc.tokenize(w)[:1] != [narrower.governor] or words[i + 1].casefold() != narrower.preposition:
+            continue
+        rest = [x for x in words[i + 2:i + 5] if x.casefold() not in _DETERMINERS]
+        if rest and not narrower.modifiers & set(enc.tokenize(" ".join(rest[:2]))):
+            return True
+    return False
+
+
+# Words before a noun that say which or what state, not what kind ("the new number" is still the number).
+_QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
+                        "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
+                        "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
+_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
+
+
 def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
     """Whether ``text`` names the phrase's head narrowed by a word the question does not have ("gym locker
     code" for a "bike lock code"), rather than plainly ("the code")."""
     enc = Bm25Encoder()
-    words = re.findall(r"[\w'-]+", text)
-    for i, w in enumerate(words[1:], 1):
-        if enc.tokenize(w)[:1] == [head]:
-            before = enc.tokenize(words[i - 1])
-            if before and before[0] not in asked:
-                return True
+    for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
+        words = re.findall(r"[\w'-]+", part)
+        for i, w in enumerate(words[1:], 1):
+            if enc.tokenize(w)[:1] == [head] and words[i - 1].isalpha() and words[i - 1].casefold() not in _QUALITIES:
+                before = enc.tokenize(words[i - 1])
+                if before and before[0] not in asked:
+                    return True
     return False
 
 
-def _about_something_else(asked: Asked, candidates: list[_Candidate],
-                          sources: list[tuple[set[str], str]]) -> str | None:
+def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: list[tuple[set[str], str]],
+                          hits: Sequence[SearchHit | Source]) -> str | None:
     """What the question is about that no source covers, when that makes every source an answer to something
     else: a source naming the same kind of thing narrowed otherwise ("Gym locker code" for "bike lock code"),
     or sources sharing no word of substance with the question and holding no fact of the kind asked."""
     def covered(term: str) -> bool:
-        return any(_covers(term, terms, set(re.findall(r"[\w'-]+", text)), asked.terms) for terms, text in sources)
+        return any(_covers(term, terms, set(re.findall(r"[\w'-]+", text.casefold())), asked.terms)
+                   for terms, text in sources)
 
+    for narrower in asked.narrowers:
+        # "the wifi password at the office" over a note of the cabin's: the office is what it asks about
+        rest = narrower.modifiers - {narrower.head}
+        if covered(narrower.head) and not (narrower.head in _GENERIC and rest and not any(map(covered, rest))):
+            continue
+        # a topic ("about the hiring plan") must be there; a thing narrowed ("the total on the receipt") only
+        # counts as missing when a source narrows the same thing to another ("the wifi password at the cabin")
+        if not narrower.governor or any(_rival(narrower, asked.terms, text) for _terms, text in sources):
+            return f"\u201c{narrower.words}\u201d"
     for phrase in asked.phrases:
         if any(covered(m) for m in phrase.modifiers):
             continue
         if any(_narrowed_otherwise(phrase.head, asked.terms, text) for _terms, text in sources):
             return f"\u201c{phrase.words}\u201d"  # the same kind of thing, but another one
+    named = asked.subjects - asked.answer_kind
+    rest = asked.terms - asked.subjects
+    if named and not asked.persons and not any(map(covered, asked.subjects)) and any(
+            _narrowed_otherwise(t, asked.terms, text) for t in rest for _terms, text in sources):
+        # "How much did the bicycle cost?" over the car service's cost: nothing is about the thing it asks of.
+        # (Not for a question about someone: what people say of their lives is paraphrased, "my grandma"
+        # for "her grandmother", and their name already ties the sources to it.)
+        missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(named)]
+        return f"\u201c{missing[0]}\u201d"
     substance = asked.terms - _KIND_TERMS
     shared = any(substance & terms for terms, _text in sources)
     if asked.facts and not shared and not any(c.fact for c in candidates):
-        missing = [p.words for p in asked.phrases] or sorted(asked.subjects)
+        missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(asked.subjects)]
         return f"\u201c{missing[0]}\u201d" if missing else "that"
     return None
+
+
+def _written(asked: Asked, term: str) -> str:
+    """A term as the question wrote it ("wine", not the stem "win")."""
+    enc = Bm25Encoder()
+    return next((w for w in re.findall(r"[\w'-]+", asked.text) if enc.tokenize(w)[:1] == [term]), term)
 
 
 def _without(sentence: str, question: str) -> str:
@@ -323,19 +404,40 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
             (asked.facts and not best.fact and after.fact) or _LEANS_BACK.match(after.st.text)
             or len(best.st.text) < 30 or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
         chosen.append(after)
+    newest = _moment(_hit(best.source))
     for c in ranked[1:]:
         if len(chosen) >= max_sentences:
             break
-        if c in chosen or c.score < RUNNER_UP * best.score or c.about_other or c.asks:
+        # a newer source giving the fact of the same thing may be a change ("Dentist moved to Thursday 10
+        # December") though it words it less like the question than the first booking did
+        said_at = _moment(_hit(c.source))
+        shares = c.said > 0 or c.overlap >= 1 or (not asked.subjects and c.overlap > 0)
+        update = (asked.facts and c.fact and shares and c.n != best.n and c.score >= UPDATE * best.score
+                  and said_at is not None and newest is not None and said_at > newest)
+        if c in chosen or (c.score < RUNNER_UP * best.score and not update) or c.about_other or c.asks:
             continue
-        if asked.subjects and not c.subjects:
+        if asked.subjects and not c.subjects and not update:
             continue  # another statement must be about the same thing, not merely share a word
         if asked.facts and not c.fact:
             continue
         if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:
             continue
         chosen.append(c)
+        more = _completion(asked, c, everything)
+        if more is not None and more not in chosen:
+            chosen.append(more)
     return chosen
+
+
+def _completion(asked: Asked, c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
+    """The statement after ``c`` when it completes it: it leans back ("It is on..."), ``c`` is too short to
+    stand alone ("Anna moved!"), or it holds the fact ``c`` lacks."""
+    after = next((x for x in everything if x.n == c.n and x.st.index == c.st.index + 1), None)
+    if after is None or after.asks or after.st.headings != c.st.headings or after.st.speaker != c.st.speaker:
+        return None
+    if (asked.facts and not c.fact and after.fact) or _LEANS_BACK.match(after.st.text) or len(c.st.text) < 30:
+        return after
+    return None
 
 
 def _opens_turn(c: _Candidate) -> bool:
@@ -344,15 +446,22 @@ def _opens_turn(c: _Candidate) -> bool:
 
 
 def _gather(asked: Asked, ranked: list[_Candidate], hits: Sequence[SearchHit | Source]) -> list[_Candidate]:
-    """One statement per source that bears on the question, deduplicated, in time order."""
-    best = ranked[0].score
+    """One statement per source that bears on the question, deduplicated, in time order.  A list of named
+    things ("which places", "which books") takes a source's statement that names one ("Two days in Lyon")
+    even when it shares no word with the question, if the source ranked near the best."""
+    named = _NAMED_THINGS.search(asked.category) is not None
+    best = max((c.score for c in ranked if c.overlap > 0 or c.subjects), default=0.0)
+    top = max((_hit(h).score for h in hits), default=0.0)
     per_source: dict[int, _Candidate] = {}
     for c in ranked:
-        if c.n in per_source or c.about_other or c.score < 0.5 * best:
+        if c.n in per_source or c.about_other or c.asks:
             continue
+        shares = (c.overlap > 0 or c.subjects > 0) and c.score >= 0.4 * best
         if asked.facts and not c.fact and c.overlap < 1:
-            continue
-        per_source[c.n] = c
+            shares = False
+        names = named and _NAMES.search(c.st.text) is not None and _hit(hits[c.n - 1]).score >= 0.5 * top
+        if shares or names:
+            per_source[c.n] = c
     seen: set[str] = set()
     out = []
     for c in per_source.values():
@@ -362,6 +471,13 @@ def _gather(asked: Asked, ranked: list[_Candidate], hits: Sequence[SearchHit | S
         seen.add(key)
         out.append(c)
     return sorted(out, key=lambda c: (_time(_hit(hits[c.n - 1])), c.n, c.st.index))
+
+
+# Lists of things a name stands for, and a name in a statement (not its first word, a month or a weekday).
+_NAMED_THINGS = re.compile(r"^(?:places|cities|countries|towns|destinations|restaurants|cafes|hotels|people|friends|"
+                           r"guests|books|novels|movies|films|shows|series|songs|bands|artists|authors|games|"
+                           r"museums|parks|beaches|lakes|mountains|islands|trips)$")
+_NAMES = re.compile(rf"(?<!^)(?<![.!?:]\s)\b(?!{_CALENDAR_WORDS})[A-Z][a-z]{{2,}}")
 
 
 def _time(hit: SearchHit) -> str:
@@ -419,17 +535,19 @@ def _clip(text: str, terms: frozenset[str]) -> str:
 
 
 def _where(source: SearchHit | Source, st: Statement) -> tuple[int | None, float | None]:
-    """The page of a quoted statement, and the second of a recording its words begin at (read from where
-    the statement lies in the passage: the passage's span of the recording, spread over its text)."""
+    """The page of a quoted statement, and the second of a recording its words begin at: from the times of
+    the words its passage carries, else spread over the passage's span of the recording."""
     hit = _hit(source)
-    text = source.text
-    start = source.t_start if isinstance(source, Source) else hit.t_start
-    end = source.t_end if isinstance(source, Source) else hit.t_end
+    if isinstance(source, Source):  # possibly widened with its neighbours: the hit's text lies inside it
+        start, end, text, shift = source.t_start, source.t_end, source.text, hit.char_start - source.char_start
+    else:
+        start, end, text, shift = hit.t_start, hit.t_end, hit.text, 0
     if start is None:
         return hit.page, None
-    if end is None or end <= start or not text:
-        return hit.page, start
-    return hit.page, round(start + (end - start) * (st.start / max(1, len(text))), 1)
+    offset = st.start - shift
+    if 0 <= offset < len(hit.text):
+        return hit.page, quoted_second(hit.attributes, hit.t_start, hit.t_end, len(hit.text), offset)
+    return hit.page, quoted_second({}, start, end, len(text), st.start)
 
 
 def _newest_first(ctx: _Asking, quotes: list[Quote], chosen: list[_Candidate]) -> list[Quote]:
@@ -440,7 +558,7 @@ def _newest_first(ctx: _Asking, quotes: list[Quote], chosen: list[_Candidate]) -
     newest = when.get(out[0].n)
     for i, q in enumerate(out[1:], 1):
         said = when.get(q.n)
-        if said is not None and newest is not None and said < newest and q.n != out[0].n:
+        if said is not None and newest is not None and said < newest and q.n != out[0].n and q.n != out[i - 1].n:
             out[i] = Quote(q.n, q.text, q.markdown, q.label, q.note, _day(said, ctx.tz, ctx.cal), q.page, q.t_start)
     return out
 
@@ -499,7 +617,7 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     said_at, tz, cal = _moment(hit), ctx.tz, ctx.cal
     if said_at is None or tz is None:
         return ""
-    mentions = mentioned_times(sentence, said_at, tz, conventions=ctx.conventions)
+    mentions = mentioned_times(sentence, said_at, tz, conventions=ctx.conventions, max_span=GLOSS_SPAN)
     shown = []
     for m in mentions:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
@@ -623,7 +741,7 @@ def _fit(quotes: list[Quote], max_words: int) -> list[Quote]:
     out: list[Quote] = []
     used = 0
     for q in quotes:
-        extra = len(q.label.split()) + len(q.note.split()) + len(q.earlier.split()) + 1
+        extra = len(q.label.split()) + len(q.note.split()) + (len(q.earlier.split()) + 1 if q.earlier else 0) + 1
         n = len(q.text.split()) + extra
         if out and used + n > max_words:
             continue

@@ -76,6 +76,9 @@ class Phrase:
     words: str  # as the question wrote it
     head: str
     modifiers: frozenset[str]
+    governor: str = ""  # of a prepositional phrase: the term of the noun it narrows ("password" ... "at the office")
+    preposition: str = ""  # or "'s" for a possessor ("Leo's swimming lesson")
+    governed: frozenset[str] = frozenset()  # terms of the whole thing narrowed ("cancellation fee")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,9 @@ class Asked:
     gathers: bool = False
     yes_no: bool = False
     phrases: tuple[Phrase, ...] = ()  # noun phrases with something narrowing their head
+    narrowers: tuple[Phrase, ...] = ()  # what a prepositional phrase narrows it to ("... at the office")
+    category: str = ""  # what a gathering question lists ("places", "books"), as written
+    answer_kind: frozenset[str] = frozenset()  # terms of the noun naming the kind of answer ("which city")
 
     def wants(self, kind: FactKind) -> bool:
         """Whether a fact of ``kind`` answers it."""
@@ -121,10 +127,11 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
             modalities.extend(k for k in kinds if k not in modalities)
             content = words.sub(" ", content)
     doc = _tagger()(question)
+    verbs = _verbs_tagged_as_nouns(doc)
     persons = tuple(dict.fromkeys(
         t.text for t in doc if t.pos_ == "PROPN" and t.text[:1].isupper() and t.text.lower() not in _MONTHS_DAYS))
     nouns = [t.text for t in doc if t.pos_ in ("NOUN", "PROPN") and t.text.lower() not in _NOT_SUBJECTS
-             and t.text not in persons]
+             and t.text not in persons and t.i not in verbs and t.text.lower() not in _MONTHS_DAYS]
     kind_words = {w for words, _k in _KINDS for w in re.findall(r"[\w-]+", " ".join(words.findall(question)))}
     subject_terms = set(encoder.tokenize(" ".join(n for n in nouns if n not in kind_words)))
     # "which places", "what kinds of books", "what activities": the plural right after the question word
@@ -139,10 +146,114 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         re.search(r"\bwho (?:came|attended|was there|joined|were)\b", question, re.I))
     if gathers and category is not None:  # "which places": the kind of answer, not what it is about
         subject_terms -= set(encoder.tokenize(category.text))
+    # "which city", "what event", "what kind of dish": the kind of answer (a source names the city, not "city")
+    kind = None
+    if wh is not None and doc[wh].lower_ in ("which", "what"):
+        for t in doc[wh + 1:wh + 6]:
+            if t.pos_ == "NOUN" and t.lower_ not in _NOT_NARROWED:
+                kind = t
+                while kind.i + 1 < len(doc) and doc[kind.i + 1].pos_ == "NOUN":  # "which train station"
+                    kind = doc[kind.i + 1]
+                break
+            if not (t.pos_ in ("ADJ", "PROPN") or t.lower_ in _NOT_NARROWED or t.lower_ == "of"):
+                break
+    answer_kind = frozenset(encoder.tokenize(kind.text)) if kind is not None else frozenset()
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
                  gathers=gathers, yes_no=bool(_YES_NO.match(question)),
-                 phrases=_phrases(doc, encoder, persons, kind_words))
+                 phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}),
+                 narrowers=_narrowers(doc, encoder, verbs, kind_words),
+                 category=category.text.lower() if gathers and category is not None else "",
+                 answer_kind=answer_kind)
+
+
+def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
+    """The small tagger reads "does the train leave from" as three nouns: after "do/does/did" and the
+    subject, a question with no verb left has its verb in the last noun."""
+    out: set[int] = set()
+    for t in doc:
+        if t.lower_ not in ("do", "does", "did") or any(u.pos_ == "VERB" for u in doc[t.i + 1:]):
+            continue
+        run = []
+        for u in doc[t.i + 1:]:
+            if u.pos_ not in ("DET", "PRON", "ADJ", "NOUN", "PROPN", "PART"):
+                break
+            run.append(u)
+        named = [u for u in run if u.pos_ in ("NOUN", "PROPN", "PRON")]
+        if len(named) >= 2 and named[-1].pos_ == "NOUN":
+            out.add(named[-1].i)
+    return out
+
+
+_NARROWING = {"at", "for", "of", "in", "on", "from", "with", "by", "near", "about"}
+# Nouns a prepositional phrase does not narrow ("the kind of car" is about a car), and times ("in May").
+_NOT_NARROWED = {"kind", "kinds", "type", "types", "sort", "sorts", "lot", "lots", "bit", "part", "way", "ways", "one",
+                 "ones", "thing", "things", "something", "anything", "stuff", "some", "any", "all", "most", "much",
+                 "name", "names", "reason", "reasons", "person", "people", "other", "others", "regard", "regards"}
+_TIMES = {"time", "times", "date", "day", "days", "year", "years", "month", "months", "week", "weeks", "hour",
+          "hours", "minute", "minutes", "today", "yesterday", "tomorrow", "morning", "evening", "night",
+          "afternoon", "weekend", "weekends", "summer", "winter", "spring", "autumn", "fall", "holidays"}
+
+
+def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: set[str]) -> tuple[Phrase, ...]:
+    """Prepositional phrases that narrow a thing the question names to one of its kind ("the wifi password
+    at the office", "the appointment for Leo", "the notice period of the gym membership"), or name what
+    was said about ("about the hiring plan"): a source must speak of them to answer it.  Times ("on Friday",
+    "in May") and what names the kind of fact ("the name of ...") narrow nothing."""
+    out: list[Phrase] = []
+    tokens = list(doc)
+    for t in tokens:
+        if t.lower_ not in _NARROWING or t.pos_ != "ADP" or t.i == 0:
+            continue
+        before = tokens[t.i - 1]
+        if t.lower_ != "about" and (before.pos_ not in ("NOUN", "PROPN") or before.i in verbs
+                                    or before.lower_ in _NOT_NARROWED or before.lower_ in _TIMES):
+            continue
+        run: list[Any] = []
+        for u in tokens[t.i + 1:]:
+            if u.pos_ in ("DET", "PART") or (u.pos_ == "PRON" and u.tag_ == "PRP$"):
+                continue
+            if u.pos_ not in ("ADJ", "NOUN", "PROPN") and not (u.tag_ == "VBG" and not run):
+                break
+            run.append(u)
+        while run and run[-1].pos_ not in ("NOUN", "PROPN"):
+            run.pop()
+        if not run or run[-1].lower_ in _NOT_NARROWED or run[-1].lower_ in _TIMES \
+                or run[-1].lower_ in _MONTHS_DAYS or run[-1].lower_ in kind_words:
+            continue
+        head = encoder.tokenize(run[-1].text)
+        if not head:
+            continue
+        start = t.i if t.lower_ == "about" else before.i
+        while t.lower_ != "about" and start > 0 and tokens[start - 1].pos_ in ("NOUN", "PROPN", "ADJ"):
+            start -= 1
+        words = " ".join(u.text for u in tokens[start + (1 if t.lower_ == "about" else 0):run[-1].i + 1])
+        governor = encoder.tokenize(before.text)[:1] if t.lower_ != "about" else []
+        governed = frozenset(m for u in tokens[start:t.i] for m in encoder.tokenize(u.text)) if governor \
+            else frozenset()
+        narrowed = frozenset(m for u in run for m in encoder.tokenize(u.text))
+        out.append(Phrase(words.replace(" 's", "'s"), head[0], narrowed, governor[0] if governor else "", t.lower_,
+                          governed))
+    for t in tokens:  # "Leo's swimming lesson": the lesson of Leo's
+        if t.tag_ != "POS" or t.i == 0 or tokens[t.i - 1].pos_ != "PROPN":
+            continue
+        owner = tokens[t.i - 1]
+        run = []
+        for u in tokens[t.i + 1:]:
+            if u.pos_ not in ("ADJ", "NOUN"):
+                break
+            run.append(u)
+        while run and run[-1].pos_ != "NOUN":
+            run.pop()
+        head = encoder.tokenize(owner.text)
+        if not run or not head or run[-1].i in verbs:
+            continue
+        governed = frozenset(m for u in run for m in encoder.tokenize(u.text))
+        governor = encoder.tokenize(run[-1].text)
+        if governor:
+            out.append(Phrase(f"{owner.text}'s {' '.join(u.text for u in run)}", head[0], frozenset(head), governor[0],
+                              "'s", governed))
+    return tuple(out)
 
 
 def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_words: set[str]) -> tuple[Phrase, ...]:

@@ -1,23 +1,36 @@
-"""Gold cases for extractive answers: passages as the sources would hold them, a question, and the
-fact the answer must quote.
+"""Gold cases for extractive answers: passages as the sources would hold them, a question, and what the
+answer must (and must not) say.
 
-The passages are what each kind of capture really gives the answerer: notes as typed, PDF text
-with its reflowed (sometimes still hard-wrapped) lines, OCR text whose short lines stay apart,
-and transcripts (speech windows cut between sentences, chat turns with speakers).  The relevant
-passage is not always the first, and most cases have a distractor that shares the question's words.
+The passages are what each kind of capture really gives the answerer: notes as typed, Markdown files
+through the real extractor and chunker (headings become context), PDF text with its reflowed (sometimes
+still hard-wrapped) lines, OCR text whose short lines stay apart, and transcripts (speech windows cut
+between sentences, chat turns with speakers).  The relevant passage is not always the first, and most
+cases have a distractor that shares the question's words.
+
+Families beyond "quote the fact": ``none`` (nothing covers the question: the answer says so), ``gather``
+(several items, one per source, in time order), ``update`` (the newest of a changed fact first, the older
+as earlier), ``gloss`` (the date a relative time word stood for, and none for a date the text pins).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+# When each passage was captured, unless a case says: a Tuesday.
+DEFAULT_TIME = "2026-11-17T08:00:00.000000Z"
+
 
 @dataclass(frozen=True, slots=True)
 class Gold:
-    kind: str  # note, pdf, ocr, transcript
+    kind: str  # note, markdown, pdf, ocr, transcript
     passages: tuple[str, ...]
     question: str
-    fact: str
+    fact: str  # must be quoted (with the citation of its source); "" for a case with nothing to find
+    absent: tuple[str, ...] = ()  # must not be in the answer (Markdown marks, a heading, a wrong date...)
+    found: bool = True  # False: the answer must say it found nothing about the question
+    order: tuple[str, ...] = ()  # must appear in this order (lists in time order, the newest fact first)
+    times: tuple[str, ...] = ()  # capture time of each passage (ISO, UTC); DEFAULT_TIME when empty
+    family: str = "fact"  # fact, none, gather, update, gloss, structure, modality
 
     @property
     def id(self) -> str:
@@ -205,4 +218,377 @@ TRANSCRIPTS = [
       "contract renewal comes up."),
 ]
 
-GOLD: list[Gold] = NOTES + PDFS + OCR + TRANSCRIPTS
+# --------------------------------------------------------------------------- Markdown, through the extractor
+
+
+def md(question: str, fact: str, *files: str, absent: tuple[str, ...] = (), found: bool = True,
+       family: str = "structure") -> Gold:
+    return Gold("markdown", files, question, fact, absent, found, family=family)
+
+
+TRIP = """# Lisbon trip plan
+
+## Flights
+
+- Outbound: TP 1235 on **12 December**, departs 10:45 from Gate B12.
+- Return: TP 1240 on 19 December at 18:10.
+
+## Hotel
+
+Staying at *Casa do Alfama*, booking ref `CA-7731`, check-in from 15:00.
+
+## Day plans
+
+1. Tram 28 to the castle on the first morning.
+2. Dinner at [Taberna da Rua](https://example.org/taberna) on Saturday.
+"""
+
+SOURDOUGH = """Sourdough starter guide
+Feed the starter every morning with 50 g flour and 50 g water.
+Keep it at about 24 degrees; it doubles in 6 hours when it is ready to bake with.
+"""
+
+KITCHEN = """---
+title: Kitchen renovation
+tags: [home, budget]
+---
+
+# Kitchen renovation
+
+## Budget
+
+| Item | Cost |
+|---|---|
+| Cabinets | EUR 9,400 |
+| Worktop | EUR 2,150 |
+| Appliances | EUR 6,450 |
+
+## Schedule
+
+Demolition starts on **3 February**; the fitters need __two weeks__.
+"""
+
+PROJECT = """# Atlas migration
+
+## Owners
+
+- Database: Ingrid
+- Frontend: Kofi
+
+## Risks
+
+The biggest risk is the **payment gateway** cut-over on 14 March.
+
+## Decisions
+
+We keep `PostgreSQL 16` and drop the old read replica.
+"""
+
+RECIPE = """# Grandma's plum cake
+
+## Ingredients
+
+- 500 g plums, halved
+- 200 g flour
+- 150 g butter
+- 3 eggs
+
+## Method
+
+Bake at **180 °C** for 45 minutes, then let it rest for ten minutes.
+"""
+
+GARDEN_MD = """# Garden plan
+
+## Spring
+
+Sow the tomatoes indoors in *March*.
+
+## Summer
+
+Water the beds at dawn; mulch with straw.
+
+## Tools
+
+The spare hose is in the **blue shed**.
+"""
+
+MARKDOWN = [
+    md("What did I plan for the trip?", "TP 1235 on 12 December", TRIP, absent=("**", "Lisbon trip plan Flights")),
+    md("What is the hotel booking reference?", "CA-7731", TRIP, absent=("`",)),
+    md("Where am I staying in Lisbon?", "Casa do Alfama", TRIP, absent=("*Casa",)),
+    md("When does the return flight leave?", "18:10", TRIP),
+    md("Where is dinner on Saturday?", "Taberna da Rua", TRIP, absent=("](", "https://")),
+    md("How often do I feed the sourdough starter?", "every morning", SOURDOUGH,
+       absent=("Sourdough starter guide Feed",)),
+    md("How long does the starter take to double?", "6 hours", SOURDOUGH),
+    md("How much do the cabinets cost?", "9,400", KITCHEN, absent=("|",)),
+    md("How much is the worktop?", "2,150", KITCHEN),
+    md("When does the kitchen demolition start?", "3 February", KITCHEN, absent=("**", "tags:")),
+    md("How long do the kitchen fitters need?", "two weeks", KITCHEN, absent=("__",)),
+    md("Who owns the database part of the Atlas migration?", "Ingrid", PROJECT),
+    md("What is the biggest risk of the Atlas migration?", "payment gateway", PROJECT, absent=("**",)),
+    md("Which PostgreSQL version do we keep?", "PostgreSQL 16", PROJECT, absent=("`",)),
+    md("How many eggs go into the plum cake?", "3 eggs", RECIPE),
+    md("At what temperature is the plum cake baked?", "180 °C", RECIPE, absent=("**",)),
+    md("Where is the spare hose?", "blue shed", GARDEN_MD, absent=("**",)),
+    md("When do I sow the tomatoes?", "March", GARDEN_MD, absent=("*March*",)),
+]
+
+# --------------------------------------------------------------------------- nothing to find
+
+
+def none(kind: str, question: str, *passages: str, absent: tuple[str, ...] = ()) -> Gold:
+    return Gold(kind, passages, question, "", absent, found=False, family="none")
+
+
+NOTHING = [
+    none("note", "What is my bike lock code?", "Gym locker code is 5521."),
+    none("note", "When is my physiotherapy session?", "Gym locker code is 5521."),
+    none("note", "What is the wifi password at the office?",
+         "The wifi password at the cabin is birch-lake-42. Firewood is in the shed."),
+    none("note", "When is the dentist appointment for Leo?",
+         "Dentist appointment for Mia on Thursday 10 December at 09:40."),
+    none("note", "What is the passport number of my husband?", "Dog's microchip number: 276098106543210."),
+    none("note", "How much did the bicycle cost?", "The car service cost EUR 320 at St. James Garage."),
+    none("pdf", "What is the notice period of the gym membership?",
+         "§ 7 Termination. Either party may terminate this tenancy with a notice period of three months."),
+    none("ocr", "What is the price of the espresso machine?", "CITY PHARMACY\nOpening hours\nSat 9:00 - 13:00"),
+    none("transcript", "What did Mei say about the hiring plan?",
+         "Mei: the grant application is due on 30 April.\nJon: okay, I'll draft the budget part."),
+    none("transcript", "How did Jon's son handle the accident?",
+         "Jon: How did the kids take it?\nMei: My son got into an accident last week; I was so scared.\n"
+         "Mei: He was brave though, and we all hugged him."),
+    none("transcript", "Where did Jon go camping?",
+         "Mei: We went camping at Lake Bled last weekend, it was so peaceful.\nJon: That sounds lovely!"),
+    none("note", "What is the gate code for the garage?", "Gate codes for the garden: 4471."),
+]
+
+# The other side: questions that look unanswered but are answered, never "not found".
+ANSWERED = [
+    Gold("note", ("Weekend trip to Basel with Anna: the art museum and the Rhine swim.",
+                  "Hiking at Lake Bled in June, the water was freezing.",
+                  "Two days in Lyon for the food market; bought cheese for everyone."),
+         "Which places did I travel to this year?", "Basel", order=("Basel", "Lake Bled", "Lyon"),
+         times=("2026-03-14T09:00:00Z", "2026-06-20T09:00:00Z", "2026-09-05T09:00:00Z"), family="gather"),
+    g("note", "What is the dosage on the medicine box?", "2 tablets",
+      "IBUPROFEN 200 mg\nAdults: take 1 or\n2 tablets every 4 to\n6 hours."),
+    g("note", "What did the doctor say about the knee?", "physiotherapy",
+      "Saw Dr. Patel about the knee. She said physiotherapy twice a week for six weeks."),
+    g("note", "When is the team standup?", "10:00", "From Monday the standup moves to 10:00 in room Vega."),
+    g("note", "What is the road trip budget?", "600",
+      "Roadtrip to Cornwall: budget GBP 600 for fuel, food and the B&B."),
+]
+
+# --------------------------------------------------------------------------- several things
+
+
+def gather(kind: str, question: str, items: tuple[str, ...], *passages: str, times: tuple[str, ...]) -> Gold:
+    return Gold(kind, passages, question, items[0], order=items, times=times, family="gather")
+
+
+GATHERED = [
+    gather("note", "Who came to the party?", ("Grandpa Joe", "Aunt Rosa", "The Lindqvists"),
+           "Party: Grandpa Joe came early and brought the cake.",
+           "Aunt Rosa came to the party after her shift.",
+           "The Lindqvists came to the party with their new puppy.",
+           times=("2026-05-02T18:00:00Z", "2026-05-02T19:00:00Z", "2026-05-02T20:00:00Z")),
+    gather("note", "Which books did I read this year?", ("The Overstory", "Piranesi", "Middlemarch"),
+           "Finished reading The Overstory by Richard Powers; the chestnut chapter stays with me.",
+           "Read Piranesi in two evenings, a strange and lovely book.",
+           "Finally read Middlemarch on the train to Porto.",
+           times=("2026-02-10T20:00:00Z", "2026-05-18T21:00:00Z", "2026-08-30T10:00:00Z")),
+    gather("transcript", "What instruments does Mei play?", ("clarinet", "violin"),
+           "Mei: I've played the clarinet since school, it calms me down.",
+           "Mei: I started violin lessons last month, my neighbours are very patient.",
+           times=("2026-01-12T18:00:00Z", "2026-04-03T18:00:00Z")),
+    gather("note", "Which restaurants did we try in Porto?", ("Cantinho do Avillez", "Taberna Santo António"),
+           "Porto day 1: dinner at Cantinho do Avillez, the octopus was superb.",
+           "Porto day 2: lunch at Taberna Santo António, tiny place, huge portions.",
+           times=("2026-09-01T20:00:00Z", "2026-09-02T13:00:00Z")),
+    gather("note", "What activities did the kids do this summer?", ("swimming", "Pottery", "football camp"),
+           "The kids did swimming lessons at the lido all July.",
+           "Pottery class with the kids: they made bowls with dog faces.",
+           "The kids loved the football camp in August.",
+           times=("2026-07-05T10:00:00Z", "2026-07-20T10:00:00Z", "2026-08-10T10:00:00Z")),
+    gather("note", "Which cities did I work from this year?", ("Berlin", "Warsaw", "Madrid"),
+           "Worked from Berlin for the first week of March, the co-working space was great.",
+           "Worked from Warsaw in May while visiting the team.",
+           "Worked remotely from Madrid in October, mostly from the flat.",
+           times=("2026-03-02T09:00:00Z", "2026-05-11T09:00:00Z", "2026-10-05T09:00:00Z")),
+]
+
+# --------------------------------------------------------------------------- a fact that changed
+
+
+def update(kind: str, question: str, newest: str, older: str, *passages: str, times: tuple[str, ...]) -> Gold:
+    return Gold(kind, passages, question, newest, order=(newest, older), times=times, family="update")
+
+
+UPDATES = [
+    update("note", "When is the standup?", "10:00", "9:15",
+           "The team standup is at 9:15 in room Orion.",
+           "From Monday the standup moves to 10:00 in room Vega.",
+           times=("2026-06-03T08:00:00Z", "2026-10-16T08:00:00Z")),
+    update("note", "How much is the rent?", "1,520", "1,450",
+           "The monthly rent is EUR 1,450.",
+           "Letter from the landlord: the rent goes up to EUR 1,520 from January.",
+           times=("2025-01-10T08:00:00Z", "2026-11-02T08:00:00Z")),
+    update("note", "When is the dentist appointment?", "Thursday 10 December at 09:40", "8 December",
+           "Dentist appointment booked for 8 December at 14:00.",
+           "Dentist moved to Thursday 10 December at 09:40.",
+           times=("2026-11-01T08:00:00Z", "2026-11-20T08:00:00Z")),
+    update("note", "Where does Anna live?", "Rue Vieille du Temple", "Kreuzberg",
+           "Anna's address: Oranienstrasse 12, Kreuzberg, Berlin.",
+           "Anna moved! New address: 44 Rue Vieille du Temple, Paris.",
+           times=("2025-03-01T08:00:00Z", "2026-09-15T08:00:00Z")),
+    update("note", "What's the wifi password at the cabin?", "pine-ridge-77", "birch-lake-42",
+           "The wifi password at the cabin is birch-lake-42.",
+           "Changed the wifi password at the cabin to pine-ridge-77.",
+           times=("2026-02-01T08:00:00Z", "2026-08-01T08:00:00Z")),
+    update("transcript", "What time does the swimming lesson start?", "17:30", "17:00",
+           "Coach: swimming lessons start at 17:00 on Wednesdays.",
+           "Coach: from next week the swimming lesson starts at 17:30 because of the pool works.",
+           times=("2026-09-02T18:00:00Z", "2026-10-07T18:00:00Z")),
+]
+
+# --------------------------------------------------------------------------- dates a time word stood for
+
+
+def gloss(kind: str, question: str, fact: str, passage: str, at: str, *, absent: tuple[str, ...] = ()) -> Gold:
+    return Gold(kind, (passage,), question, fact, absent, times=(at,), family="gloss")
+
+
+GLOSSES = [
+    # "yesterday", said on Monday 8 May 2023: Sunday 7 May
+    gloss("transcript", "When did Caroline go to the support group?", "May 7, 2023",
+          "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.", "2023-05-08T13:56:00Z"),
+    # a weekday followed by its date: the date says it, nothing is added
+    gloss("note", "When is the dentist?", "Tuesday 1 December at 9:30",
+          "Dentist on Tuesday 1 December at 9:30 with Dr. Okafor.", "2026-11-24T08:00:00Z",
+          absent=("= Tue", "Nov 24")),
+    # written on Friday 16 October: "from Monday" is the Monday after
+    gloss("note", "When does the standup move?", "Mon, October 19, 2026",
+          "From Monday the standup moves to 10:00.", "2026-10-16T08:00:00Z", absent=("October 12",)),
+    # a weekday that does not fit its date is flagged, not corrected
+    gloss("note", "When is the school play?", "is a Friday",
+          "The school play is on Thursday 4 December at 18:00.", "2026-11-20T08:00:00Z"),
+    gloss("note", "When did I fix the bike?", "the week before",
+          "Fixed the bike last week, new chain and brake pads.", "2026-11-12T08:00:00Z"),
+    gloss("note", "When did I last call grandma?", "Sat, November 7, 2026",
+          "Called grandma on Saturday, she sounded well.", "2026-11-09T08:00:00Z"),
+    gloss("note", "When did we paint the fence?", "2025",
+          "We painted the fence last year, it already needs another coat.", "2026-06-01T08:00:00Z"),
+    gloss("note", "When is the car inspection due?", "31 March 2027",
+          "The car inspection is due on 31 March 2027.", "2026-11-17T08:00:00Z", absent=("=",)),
+    gloss("note", "When was the cheese bought?", "recorded",
+          "Bought cheese for the party at the market.", "2026-11-17T08:00:00Z"),
+    gloss("transcript", "When did Jon lose his job?", "On 3 May I lost my job",
+          "Jon: On 3 May I lost my job, it was a shock.", "2023-05-08T13:56:00Z", absent=("=",)),
+]
+
+# --------------------------------------------------------------------------- the kind of capture asked about
+
+
+def kind_of(question: str, fact: str, *passages: str, absent: tuple[str, ...] = ()) -> Gold:
+    return Gold("transcript", passages, question, fact, absent, family="modality")
+
+
+MODALITIES = [
+    kind_of("What did I say in the voice memo about the plumber?", "plumber comes on Thursday at 8",
+            "Voice memo. Reminder to myself about the garden. Buy tomato plants on Saturday. Also the plumber "
+            "comes on Thursday at 8 to fix the boiler.", absent=("Voice memo.",)),
+    kind_of("What did I record about the boiler?", "boiler pressure is too low",
+            "Recording. Quick note on the house. The boiler pressure is too low, call the installer.",
+            absent=("Recording.",)),
+]
+
+
+# --------------------------------------------------------------------------- more of each kind
+
+BOARD = """# Board meeting
+
+## Attendees
+
+- Ana
+- Ben
+
+## Decisions
+
+- Budget approved: **EUR 40,000**
+- Next meeting on 9 April, in the *small room*
+"""
+
+BOARDING = "BOARDING PASS\nLISBON LIS\nBooking ref: QX7P2L\nSeat 14C\nBoarding 10:05"
+INVOICE = ("Invoice no. 2026-118\nDate: 3 November 2026\nNet 1,000.00 EUR, VAT 19% 190.00 EUR.\n"
+           "Total due 1,190.00 EUR by 17 November 2026.")
+LEASE = ("§ 2 Term. The lease term begins on 1 February 2025 and ends on\n31 January 2027. "
+         "§ 3 Deposit. The tenant pays a deposit of three monthly rents (EUR 4,350) before moving in.")
+
+MORE = [
+    # an unrelated sentence of another source is not appended
+    g("note", "Where is the meeting place for the Saturday hike?", "bakery on Kastanienallee",
+      "Meeting place for the Saturday hike: the bakery on Kastanienallee at 8:00.",
+      "Hotel Casa do Alfama, check-in from 15:00."),
+    Gold("note", ("Garden plan: buy straw, compost and two tomato plants.", "Tram card top-up: EUR 30 on the 1st."),
+         "What do I need to buy for the garden?", "straw", absent=("Tram card",)),
+    g("note", "Who is the landlord?", "Ferreira", "Landlord: Mrs. Ferreira, phone 555-0199. Rent is due on the 1st."),
+    g("note", "How many tiles do we need for the bathroom?", "42 tiles",
+      "Bathroom: 42 tiles needed, plus 10% spare.", "Kitchen: the tiles are already ordered."),
+    g("note", "How long is the warranty on the dishwasher?", "2 years",
+      "Dishwasher bought at MediaMarkt, warranty 2 years, receipt in the blue folder."),
+    g("note", "Where is the spare key?", "under the blue flowerpot",
+      "Spare key is under the blue flowerpot by the back door.", "The car key is in the drawer."),
+    Gold("note", ("Debit card PIN: 4410. Credit card PIN: 9923.",), "What is the PIN of my debit card?", "4410"),
+    Gold("note", ("The parent-teacher meeting is on Tuesday 1 December at 18:00.",),
+         "When is the parent-teacher meeting?", "Tuesday 1 December at 18:00", absent=("=",)),
+    g("pdf", "When does the lease end?", "31 January 2027", LEASE),
+    g("pdf", "How much is the deposit?", "EUR 4,350", LEASE),
+    g("pdf", "What is the invoice total?", "1,190.00", INVOICE),
+    g("pdf", "When is the invoice due?", "17 November 2026", INVOICE),
+    g("ocr", "When does the pharmacy open on Saturday?", "Sat 9:00 - 13:00",
+      "CITY PHARMACY\nOpening hours\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"),
+    g("ocr", "What is the booking reference?", "QX7P2L", BOARDING),
+    g("ocr", "Which seat do I have?", "14C", BOARDING),
+    g("transcript", "What did Priya say about the launch?", "14 March",
+      "Priya: the launch moves to 14 March because QA needs another week.\nTom: fine by me."),
+    g("transcript", "Who will book the venue?", "Tom",
+      "Priya: someone has to sort out the venue.\nTom: I'll book the venue tomorrow.\n"
+      "Priya: great, I'll do the invitations."),
+    md("What budget was approved at the board meeting?", "EUR 40,000", BOARD, absent=("**",)),
+    md("When is the next board meeting?", "9 April", BOARD, absent=("*small",)),
+    md("Who attended the board meeting?", "Ana", BOARD),
+    none("note", "When is Leo's swimming lesson?", "Mia's swimming lesson is on Wednesdays at 17:00."),
+    none("pdf", "What is the cancellation fee for the flight?",
+         "Hotel cancellation: free until 48 hours before arrival, then one night is charged."),
+    none("ocr", "What is the wifi password?", "MENU\nEspresso 2.20\nCappuccino 3.10"),
+    none("note", "What is the alarm code for the shop?", "Alarm code for the house: 7781."),
+    gather("note", "Which museums did we visit in Vienna?", ("Albertina", "Belvedere", "Leopold"),
+           "Vienna day 1: the Albertina, then cake at Demel.",
+           "Vienna day 2: Klimt at the Belvedere.",
+           "Vienna day 3: the Leopold Museum before the train home.",
+           times=("2026-04-10T17:00:00Z", "2026-04-11T17:00:00Z", "2026-04-12T12:00:00Z")),
+    gather("note", "Which friends did I meet for coffee this month?", ("Lena", "Marco", "Sofia"),
+           "Coffee with Lena at Café Sperl, she is moving to Graz.",
+           "Coffee with Marco, he starts the new job in January.",
+           "Met Sofia for coffee near the office.",
+           times=("2026-11-03T10:00:00Z", "2026-11-09T10:00:00Z", "2026-11-14T10:00:00Z")),
+    update("note", "What is Tom's phone number?", "555-0177", "555-0101",
+           "Tom's number: 555-0101.", "Tom has a new number: 555-0177.",
+           times=("2025-05-01T08:00:00Z", "2026-10-01T08:00:00Z")),
+    update("note", "Where is the team offsite?", "Porto", "Lisbon",
+           "The team offsite will be in Lisbon in May.",
+           "The offsite moved to Porto because of the conference dates.",
+           times=("2026-01-15T08:00:00Z", "2026-02-20T08:00:00Z")),
+    gloss("note", "When is the plumber coming?", "Wed, November 18, 2026",
+          "The plumber comes tomorrow at 8 to fix the boiler.", "2026-11-17T08:00:00Z"),
+    gloss("note", "When is the school concert?", "is a Wednesday",
+          "The school concert is on Tuesday 2 December at 18:00.", "2026-11-17T08:00:00Z", absent=("= Tue",)),
+    Gold("pdf", ("Rental agreement. The deposit is EUR 4,350, due before moving in.",),
+         "What does the PDF say about the deposit?", "EUR 4,350", family="modality"),
+    Gold("ocr", ("Your train ICE 578 leaves at 14:05 from platform 7.",),
+         "What does the screenshot say about the train?", "platform 7", family="modality"),
+]
+
+GOLD: list[Gold] = (NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED + UPDATES
+                    + GLOSSES + MODALITIES + MORE)
