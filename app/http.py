@@ -176,7 +176,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         app.include_router(deadletters_router(rt, current_principal))
     if query:
         from services.query.api import create_router as query_router
+        from services.query.question import warm_up
 
+        warm_up()  # the question tagger loads now, so no first question waits for it
         app.include_router(query_router(rt, current_user, llm=rt.llm, answer_model=answer_model))
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router

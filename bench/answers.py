@@ -9,10 +9,14 @@ every question (categories 1-5) through ``POST /v1/ask`` as of the day after the
 reads the streamed answer.  Scored per category, the way the LoCoMo paper normalises answers
 (lowercase, no punctuation, no articles):
 
-* **contains**: the gold answer appears in the answer;
+* **contains**: the gold answer appears in the answer, and the answer is at most 60 words (a longer one
+  counts as a miss: quoting everything is not answering);
+* **dates either way**: the same, with every written date read as a date first ("7 May 2023",
+  "May 7, 2023" and "Sun, May 7, 2023" are one date; LoCoMo's gold answers write some conversations
+  day first and others month first, while an answer writes dates the person's way);
 * **F1**: token F1 between the answer and the gold answer;
 * **abstains** (category 5, whose questions have no answer in the conversation): the answer says
-  nothing was found;
+  nothing was found; **false abstention** (categories 1-4, which have an answer): it says so wrongly;
 * **lost**: the question's evidence turns were all among the sources given to the answerer, yet the
   answer does not contain the gold answer (the answerer's own loss, not retrieval's);
 * **unsupported**: answers without a valid citation (``grounded: false``) that are not abstentions.
@@ -21,7 +25,8 @@ Side by side: the service's answer (extractive without a model; the model's with
 ``--llama``, which starts the local llama.cpp server with the small SmolLM2-135M model the tests
 use: far too small to judge answer quality, it shows the protocol and the citation checks) and a
 naive baseline, the first sentence of the top source.  ``--service-repo`` runs the service of
-another checkout (an earlier commit) with this same scoring, for before/after figures.
+another checkout (an earlier commit) with this same scoring; ``--before FILE`` (the JSON such a run
+wrote) prints its figures beside this run's.
 """
 
 from __future__ import annotations
@@ -68,9 +73,32 @@ def f1(answer: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+MAX_WORDS = 60  # an answer longer than this does not count as containing the gold answer
+
+
 def contains(answer: str, gold: str) -> bool:
     truth = " ".join(normalise(gold))
     return bool(truth) and truth in " ".join(normalise(answer))
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
+         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+(\d{{4}})\b", re.I)
+_MDY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+_WEEKDAY = re.compile(r"\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+(?=\d|[a-z]+\s+\d)", re.I)
+
+
+def _month(name: str) -> int:
+    return next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(name.lower()[:3]))
+
+
+def dates_read(text: str) -> str:
+    """Every written date as year-month-day, whichever order it was written in."""
+    text = _WEEKDAY.sub("", text)
+    text = _DMY.sub(lambda m: f"{m.group(3)}-{_month(m.group(2)):02d}-{int(m.group(1)):02d}", text)
+    return _MDY.sub(lambda m: f"{m.group(3)}-{_month(m.group(1)):02d}-{int(m.group(2)):02d}", text)
 
 
 def abstains(answer: str) -> bool:
@@ -117,6 +145,16 @@ class Scores:
     def count(self, system: str, category: int) -> int:
         return len(self.rows.get((system, category), []))
 
+    @classmethod
+    def load(cls, path: Path) -> Scores:
+        """The scores another run saved (``--out``), its answers scored again the same way."""
+        saved = json.loads(path.read_text())
+        out = cls()
+        for key, rows in saved["rows"].items():
+            name, cat = key.split("|")
+            out.rows[(name, int(cat))] = rows
+        return out
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,6 +166,7 @@ def main() -> None:
     ap.add_argument("--llama", action="store_true", help="start the local llama.cpp server with SmolLM2-135M")
     ap.add_argument("--service-repo", type=Path, default=REPO, help="run the service of this checkout")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--before", type=Path, default=None, help="answers-*.json of an earlier run, shown beside")
     args = ap.parse_args()
     convs = load(args.data, args.conversations, args.limit)
     at_start = charts.machine()
@@ -172,11 +211,15 @@ def main() -> None:
                     scores.add(system, 5, abstains=float(abstains(answer)))
                     scores.add("naive first sentence", 5, abstains=float(not sources))
                 else:
-                    ok = contains(answer, gold)
-                    scores.add(system, q.category, contains=float(ok), f1=f1(answer, gold),
+                    short = len(answer.split()) <= MAX_WORDS
+                    ok = contains(answer, gold) and short
+                    either = contains(dates_read(answer), dates_read(gold)) and short
+                    scores.add(system, q.category, contains=float(ok), dates=float(either), f1=f1(answer, gold),
+                               false_abstains=float(abstains(answer)), words=float(len(answer.split())),
                                **({"lost": float(not ok)} if in_sources else {}))
                     scores.add("naive first sentence", q.category, contains=float(contains(naive, gold)),
-                               f1=f1(naive, gold))
+                               dates=float(contains(dates_read(naive), dates_read(gold))), f1=f1(naive, gold),
+                               false_abstains=0.0, words=float(len(naive.split())))
                 if i % 20 == 0 or i == len(work):
                     print(f"\r  questions: {i}/{len(work)} ({i / (time.perf_counter() - t0):.1f}/s)", end="",
                           file=sys.stderr, flush=True)
@@ -190,18 +233,24 @@ def main() -> None:
     print(f"LoCoMo answers through POST /v1/ask: {len(convs)} conversations, {asked} questions; "
           f"service: {system}{' (' + args.llm_model + ')' if args.llm_url else ''}; "
           f"checkout: {'this one' if args.service_repo.resolve() == REPO else args.service_repo}")
-    for name in (system, "naive first sentence"):
+    before = Scores.load(args.before) if args.before else None
+    for name, source in ((system, scores), *(((f"{system}, before", before),) if before else ()),
+                         ("naive first sentence", scores)):
+        key = system if name.endswith(", before") else name
         print(f"\n{name}")
-        print(f"{'category':<14}{'n':>5}{'contains':>10}{'F1':>7}{'lost':>7}{'abstains':>10}")
+        print(f"{'category':<14}{'n':>5}{'contains':>10}{'dates':>7}{'F1':>7}{'lost':>7}{'words':>7}"
+              f"{'false abst.':>12}{'abstains':>10}")
         for cat in (1, 2, 3, 4, None, 5):
             label = CATEGORIES[cat] if cat is not None else "1-4"
-            n = scores.count(name, cat) if cat is not None else sum(scores.count(name, c) for c in (1, 2, 3, 4))
+            n = source.count(key, cat) if cat is not None else sum(source.count(key, c) for c in (1, 2, 3, 4))
             if cat == 5:
-                print(f"{label:<14}{n:>5}{'':>10}{'':>7}{'':>7}{scores.mean(name, 5, 'abstains'):>10.3f}")
+                print(f"{label:<14}{n:>5}{'':>52}{source.mean(key, 5, 'abstains'):>10.3f}")
             else:
-                lost = scores.mean(name, cat, "lost") if name == system else float("nan")
-                got, tf1 = scores.mean(name, cat, "contains"), scores.mean(name, cat, "f1")
-                print(f"{label:<14}{n:>5}{got:>10.3f}{tf1:>7.3f}{lost:>7.3f}")
+                lost = source.mean(key, cat, "lost") if key == system else float("nan")
+                got, either = source.mean(key, cat, "contains"), source.mean(key, cat, "dates")
+                tf1, words = source.mean(key, cat, "f1"), source.mean(key, cat, "words")
+                print(f"{label:<14}{n:>5}{got:>10.3f}{either:>7.3f}{tf1:>7.3f}{lost:>7.3f}{words:>7.1f}"
+                      f"{source.mean(key, cat, 'false_abstains'):>12.3f}")
     print(f"\nanswers without a valid citation that do not abstain: {unsupported}/{asked}")
     print("lost: of the questions whose evidence turns were all in the sources, the share whose answer "
           "missed the gold answer")

@@ -379,7 +379,8 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     if asked.facts and not best.fact:
         # the best statement lacks the fact: one nearly as good that has it comes first
         holder = next((c for c in ranked[1:6]
-                       if c.fact and c.score >= 0.6 * best.score and c.subjects >= best.subjects), None)
+                       if c.fact and c.score >= 0.6 * best.score and c.subjects >= best.subjects
+                       and c.said >= best.said), None)
         if holder is not None:
             best = holder
     chosen = [best]
@@ -416,8 +417,12 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
                   and said_at is not None and newest is not None and said_at > newest)
         if c in chosen or (c.score < RUNNER_UP * best.score and not update) or c.about_other or c.asks:
             continue
-        if asked.subjects and not c.subjects and not update:
-            continue  # another statement must be about the same thing, not merely share a word
+        # another statement must be about the same thing, not merely share a word: by its own words, or
+        # going on about it (in a conversation's turn, leaning back on the one before, or right after it)
+        goes_on = c.subjects and (c.st.speaker is not None or _LEANS_BACK.match(c.st.text) is not None
+                                  or any(x.n == c.n and x.st.index == c.st.index - 1 for x in chosen))
+        if asked.subjects and not update and not (c.said or goes_on):
+            continue
         if asked.facts and not c.fact:
             continue
         if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:

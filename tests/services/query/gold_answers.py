@@ -586,6 +586,11 @@ MORE = [
           "The school concert is on Tuesday 2 December at 18:00.", "2026-11-17T08:00:00Z", absent=("= Tue",)),
     Gold("pdf", ("Rental agreement. The deposit is EUR 4,350, due before moving in.",),
          "What does the PDF say about the deposit?", "EUR 4,350", family="modality"),
+    # a recording's other sentences state nothing about the cake, though they follow it
+    Gold("transcript", ("The lighthouse keeper counted purple boats in the harbor. My grandmother baked a chocolate "
+                        "cake for the volcano festival. Please send the quarterly budget report to the finance "
+                        "department. The orchestra rehearsed a beautiful symphony in the old cathedral.",),
+         "Where did the chocolate cake go?", "volcano festival", absent=("orchestra",)),
     Gold("ocr", ("Your train ICE 578 leaves at 14:05 from platform 7.",),
          "What does the screenshot say about the train?", "platform 7", family="modality"),
 ]

@@ -4,6 +4,7 @@ through the real extractor and chunker first), and the sentence cutting it relie
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from zoneinfo import ZoneInfo
@@ -139,3 +140,20 @@ def test_the_dentist_note_is_answered_with_the_date_and_time() -> None:
 ])
 def test_sentences_are_cut_where_a_reader_would(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
+
+
+def test_an_audio_citation_opens_at_the_second_the_quoted_sentence_is_said() -> None:
+    """The reproduction: the player opened at the passage's start though the sentence is said 15 s in."""
+    text = ("Voice memo. Reminder to myself about the garden. Buy tomato plants on Saturday. "
+            "Also the plumber comes on Thursday at 8 to fix the boiler.")
+    said = text.index("Also the plumber")
+    # the words' times as the chunker keeps them: [offset in the passage, second]
+    marks = [[m.start(), round(2.0 + 13.0 * m.start() / said, 1)] for m in re.finditer(r"\S+", text[:said])]
+    marks += [[said + m.start(), round(17.0 + 0.3 * i, 1)] for i, m in enumerate(re.finditer(r"\S+", text[said:]))]
+    hit = SearchHit(chunk_id="c0", score=1.0, text=text, title="Voice memo", document_id="d0", artifact_id="a0",
+                    source_id="s0", modality="audio", captured_at=DEFAULT_TIME, ingested_at=DEFAULT_TIME,
+                    char_start=0, char_end=len(text), heading_path=[], page=None, t_start=2.0, t_end=22.0,
+                    chunk_index=0, attributes={"word_times": json.dumps(marks)})
+    ans = extractive_answer("What did I say in the voice memo about the plumber?", [hit], tz=UTC)
+    assert ans.quotes[0].text.startswith("Also the plumber"), ans.text
+    assert ans.quotes[0].t_start == 17.0  # not 2.0 (the passage's start), nor a guess spread over its text

@@ -180,9 +180,22 @@ function unsupportedState(turn, done) {
   }
 }
 
+// A cited source opens where its quoted words are (the second they are said, their page), not where its
+// passage starts: the first quote of each source says where.
+function pointAtQuotes(sources, quotes) {
+  const first = new Map();
+  for (const q of quotes) if (!first.has(q.n)) first.set(q.n, q);
+  return sources.map((src) => {
+    const q = first.get(src.n);
+    if (!q || !q.link) return src;
+    return {...src, link: q.link, page: q.page ?? src.page};
+  });
+}
+
 // How an answer ends: an honest empty state, an unsupported answer flagged, or the cited answer; then
 // what can be done with it (copy, regenerate, edit the question).
 function finish(turn, done, {followUpHint = true} = {}) {
+  turn.sources = pointAtQuotes(turn.sources, done.quotes || []);
   if (done.unsupported) {
     turn.el.dataset.state = "unsupported";
     unsupportedState(turn, done);
