@@ -368,6 +368,13 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
     expect(turn.locator(".empty-state")).to_contain_text("could not find anything about that in your data")
     shot(page, "08-empty-state")
 
+    # Time words read only in part rank what they name first and hide nothing: the page says so.
+    page.get_by_role("button", name="New conversation").click()
+    ask(page, "What did I note on the last working day of March about the lighthouse?")
+    turn = page.locator("#thread .turn").last
+    expect(turn.locator(".understood-range")).to_contain_text("Time read in part")
+    expect(turn.locator(".understood-range")).to_contain_text("nothing else is left out")
+
     # The time range the question was understood with, shown and editable.
     page.get_by_role("button", name="New conversation").click()
     ask(page, "What did I add today?")

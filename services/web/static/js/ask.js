@@ -136,6 +136,12 @@ function renderMeta(turn, meta) {
                              "aria-label": `Change the time range (${described}) and ask again`,
                              onclick: () => editRange(range.start, range.end, turn.question)},
                   "Change range"));
+  } else if (meta.time_filter === "preference" && meta.understood) {
+    // time words read only in part: what was read ranks first, nothing is hidden
+    const expr = meta.understood.expression;
+    box.append(el("span", {class: "understood-range"},
+                  `Time read in part${expr ? ` from “${expr}”` : ""}: ${meta.understood.description}; `
+                  + "passages then come first, nothing else is left out"));
   } else if (meta.recency_boost) {
     const expr = meta.understood && meta.understood.expression;
     box.append(el("span", {}, `Recent items first${expr ? ` (“${expr}”)` : ""}`));
