@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import IO, Annotated, Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
@@ -25,17 +25,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from secondbrain import ids, keys, telemetry
-from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.http_security import short
-from secondbrain.pipeline import topics
 from secondbrain.pipeline.errors import failure_sentence
-from secondbrain.ports import FINISHED_JOB_STATUSES, ArtifactRecord, JobStatus, JobView, OutboxMessage, SourceView
+from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceView
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text, text_problem
 from services.fetcher.fetch import Networks, address_problem, literal_address, parse_networks
 from services.ingest_gateway.relay import OutboxRelay
+from services.ingest_gateway.submission import Submissions, Submitted
 from services.ingest_gateway.upload import read_multipart, read_raw
 
 COPY_BLOCK = 1024 * 1024
@@ -113,64 +111,12 @@ def source_json(s: SourceView) -> dict[str, Any]:
 
 def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> APIRouter:
     """The gateway's routes, bound to a runtime; ``current_user`` is the auth dependency."""
-    lease_s = relay.LEASE_S if relay is not None else None  # no relay here: rows wait for one to claim them
     router = APIRouter(tags=["ingest"])
     s = rt.settings
     networks = parse_networks(s.fetch_allow_networks)
     auth = Depends(current_user)
 
-    def submit(user: str, *, data: bytes | IO[bytes], size: int, sha256: str, content_type: str,
-               filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
-               idempotency_key: str | None, attributes: dict[str, str]) -> Accepted:
-        artifact_id = ids.artifact_id(user, sha256)
-        object_key = keys.artifact_key(user, artifact_id)
-        stored_now = rt.objects.stat(object_key) is None  # same bytes already stored: keep one copy
-        if stored_now:
-            rt.objects.put(object_key, data, size=size, content_type=content_type)
-        try:
-            return _register(user, artifact_id, object_key, size=size, sha256=sha256, content_type=content_type,
-                             filename=filename, title=title, captured_at=captured_at, source_uri=source_uri,
-                             idempotency_key=idempotency_key, attributes=attributes)
-        except BaseException:
-            # Nothing refused or failed may leave bytes behind without their row (unless another
-            # submission of the same bytes registered them meanwhile).
-            if stored_now and rt.metadata.catalog.get_artifact(user, artifact_id) is None:
-                rt.objects.delete(object_key)
-            raise
-
-    def _register(user: str, artifact_id: str, object_key: str, *, size: int, sha256: str, content_type: str,
-                  filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
-                  idempotency_key: str | None, attributes: dict[str, str]) -> Accepted:
-        job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
-        request_hash = fingerprint(sha256, content_type, filename, title, captured_at, attributes.get("kind")) \
-            if idempotency_key else None
-        now = datetime.now(UTC)
-        event = ArtifactSubmitted(
-            event_id=ids.event_id(job_id, "submitted"), job_id=job_id, user_id=user, source_uri=source_uri,
-            source_id=ids.source_id(user, source_uri), artifact_id=artifact_id, content_type=content_type,
-            filename=filename, title=title, object_key=object_key, content=None, size_bytes=size,
-            sha256=sha256, captured_at=captured_at, submitted_at=now, producer="gateway", attributes=attributes,
-        )
-        record = ArtifactRecord(
-            artifact_id=artifact_id, user_id=user, source_id=event.source_id or "", source_uri=source_uri,
-            object_key=object_key, content_type=content_type, size_bytes=size, sha256=sha256,
-            filename=filename, title=title, captured_at=captured_at, submitted_at=now, producer="gateway",
-            attributes=attributes,
-        )
-        with telemetry.tracer().start_as_current_span("ingest submit", attributes={
-                "sb.job.id": job_id, "sb.content_type": content_type, "sb.size_bytes": size}) as span:
-            telemetry.set_user(user, span)
-            # The trace goes with the message: the relay publishes it later, the stages continue it.
-            message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
-                                    value=rt.codec.encode(event),
-                                    headers=telemetry.with_trace_headers(rt.codec.headers(event)))
-            # Queued leased to this process's relay, which publishes it without claiming it first.
-            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash,
-                                               lease_s=lease_s)
-            if relay is not None:
-                relay.hand_over(result.leased, [message])
-        return Accepted(job_id=result.job_id, artifact_id=artifact_id, status="queued",
-                        status_url=f"/v1/jobs/{result.job_id}")
+    submissions = Submissions(rt, relay)
 
     async def check_backlog(request: Request) -> None:
         """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going
@@ -183,7 +129,8 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                                  "`secondbrain jobs`) and send the rest then. Operators can raise "
                                  "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
 
-    def accepted(body: Accepted) -> JSONResponse:
+    def accepted(done: Submitted | Accepted) -> JSONResponse:
+        body = done if isinstance(done, Accepted) else _accepted_body(done)
         if relay is not None:
             relay.wake()
         return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.status_url})
@@ -200,7 +147,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         raw = note.text.encode("utf-8")
         sha = hashlib.sha256(raw).hexdigest()
         body = await asyncio.to_thread(
-            submit, user, data=raw, size=len(raw), sha256=sha, content_type="text/markdown", filename=None,
+            submissions.file, user, data=raw, size=len(raw), sha256=sha, content_type="text/markdown", filename=None,
             title=note.title, captured_at=aware(note.captured_at), source_uri=f"note:{uuid.uuid4()}",
             idempotency_key=idempotency_key, attributes={"kind": "note"},
         )
@@ -242,7 +189,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             # Parameters stay (a declared charset matters for text); the extractor trusts the bytes.
             content_type = (upload.content_type or "application/octet-stream").strip().lower()[:200]
             body = await asyncio.to_thread(
-                submit, user, data=upload.file, size=upload.size, sha256=upload.sha256,
+                submissions.file, user, data=upload.file, size=upload.size, sha256=upload.sha256,
                 content_type=content_type, filename=filename, title=title, captured_at=captured_at,
                 source_uri=source_uri or f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
                 attributes={},
@@ -267,21 +214,8 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
 
     async def queue_url(user: str, url: str, title: str | None, captured_at: datetime | None,
                         idempotency_key: str | None) -> Accepted:
-        job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
-        event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
-                             title=title, captured_at=captured_at, requested_at=datetime.now(UTC),
-                             producer="gateway")
-        message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
-                                value=rt.codec.encode(event),
-                                headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
-        result = await asyncio.to_thread(functools.partial(
-            rt.metadata.intake.request_url, user, job_id, url, title, [message],
-            request_hash=fingerprint(url, title, captured_at) if idempotency_key else None,
-            lease_s=lease_s))
-        if relay is not None:
-            relay.hand_over(result.leased, [message])
-        return Accepted(job_id=result.job_id, artifact_id=None, status="queued",
-                        status_url=f"/v1/jobs/{result.job_id}")
+        return _accepted_body(await asyncio.to_thread(submissions.url, user, url, title, captured_at,
+                                                      idempotency_key))
 
     @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
     async def get_job(job_id: str, user: str = auth) -> dict[str, Any]:
@@ -348,7 +282,8 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             raise HTTPException(410, "the original file of this capture is no longer kept, so it cannot be "
                                      "tried again; add the file again instead")
         body = await asyncio.to_thread(
-            _register, user, record.artifact_id, record.object_key, size=record.size_bytes, sha256=record.sha256,
+            submissions.register, user, record.artifact_id, record.object_key, size=record.size_bytes,
+            sha256=record.sha256,
             content_type=record.content_type, filename=record.filename, title=record.title,
             captured_at=record.captured_at, source_uri=record.source_uri, idempotency_key=None,
             attributes=dict(record.attributes))
@@ -394,9 +329,9 @@ def _private_target(url: str, networks: Networks) -> str | None:
             "public web pages")
 
 
-def fingerprint(*parts: object) -> str:
-    """What a submission asked for, as a hash: an Idempotency-Key may only be repeated with the same."""
-    return hashlib.sha256(json.dumps([str(p) if p is not None else None for p in parts]).encode()).hexdigest()
+def _accepted_body(done: Submitted) -> Accepted:
+    return Accepted(job_id=done.job_id, artifact_id=done.artifact_id, status="queued",
+                    status_url=f"/v1/jobs/{done.job_id}")
 
 
 SOURCE_URI_HELP = ("Where the file lives for good, e.g. file:///home/me/notes/a.md: the same one again is a new "

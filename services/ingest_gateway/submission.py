@@ -1,0 +1,122 @@
+"""One submission of a capture: the raw bytes stored once, then the artifact (or URL), its job and the
+outgoing message written in one Postgres transaction, and the message handed to this process's relay.
+
+The HTTP routes (``POST /v1/notes``, ``/v1/artifacts``, ``/v1/urls``, a retry) and the importers
+(``services/importers``) all submit through here, so a capture is deduplicated, versioned and traced the
+same way whoever sends it.  Blocking: call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO
+
+from secondbrain import ids, keys, telemetry
+from secondbrain.events.models import ArtifactSubmitted, UrlRequested
+from secondbrain.pipeline import topics
+from secondbrain.ports import ArtifactRecord, OutboxMessage
+from secondbrain.runtime import Runtime
+from services.ingest_gateway.relay import OutboxRelay
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """What a submission became: its job, its artifact (none for a URL until it is fetched), and whether the
+    job is new (``False``: the same idempotency key was submitted before, and nothing was written)."""
+
+    job_id: str
+    artifact_id: str | None
+    created: bool
+
+
+def fingerprint(*parts: object) -> str:
+    """What a submission asked for, as a hash: an Idempotency-Key may only be repeated with the same."""
+    return hashlib.sha256(json.dumps([str(p) if p is not None else None for p in parts]).encode()).hexdigest()
+
+
+class Submissions:
+    """Submits captures for a runtime; ``relay`` (this process's outbox relay, if any) publishes them at once."""
+
+    def __init__(self, rt: Runtime, relay: OutboxRelay | None) -> None:
+        self.rt = rt
+        self.relay = relay
+        # No relay here: the rows wait for one (another process's) to claim them.
+        self.lease_s = relay.LEASE_S if relay is not None else None
+
+    def file(self, user: str, *, data: bytes | IO[bytes], size: int, sha256: str, content_type: str,
+             filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
+             idempotency_key: str | None, attributes: dict[str, str]) -> Submitted:
+        """Store the bytes (once per content) and register them with a new job."""
+        rt = self.rt
+        artifact_id = ids.artifact_id(user, sha256)
+        object_key = keys.artifact_key(user, artifact_id)
+        stored_now = rt.objects.stat(object_key) is None  # same bytes already stored: keep one copy
+        if stored_now:
+            rt.objects.put(object_key, data, size=size, content_type=content_type)
+        try:
+            return self.register(user, artifact_id, object_key, size=size, sha256=sha256, content_type=content_type,
+                                 filename=filename, title=title, captured_at=captured_at, source_uri=source_uri,
+                                 idempotency_key=idempotency_key, attributes=attributes)
+        except BaseException:
+            # Nothing refused or failed may leave bytes behind without their row (unless another
+            # submission of the same bytes registered them meanwhile).
+            if stored_now and rt.metadata.catalog.get_artifact(user, artifact_id) is None:
+                rt.objects.delete(object_key)
+            raise
+
+    def register(self, user: str, artifact_id: str, object_key: str, *, size: int, sha256: str, content_type: str,
+                 filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
+                 idempotency_key: str | None, attributes: dict[str, str]) -> Submitted:
+        """Register bytes already stored under ``object_key`` with a new job (a retry reuses them)."""
+        rt = self.rt
+        job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
+        request_hash = fingerprint(sha256, content_type, filename, title, captured_at, attributes.get("kind")) \
+            if idempotency_key else None
+        now = datetime.now(UTC)
+        event = ArtifactSubmitted(
+            event_id=ids.event_id(job_id, "submitted"), job_id=job_id, user_id=user, source_uri=source_uri,
+            source_id=ids.source_id(user, source_uri), artifact_id=artifact_id, content_type=content_type,
+            filename=filename, title=title, object_key=object_key, content=None, size_bytes=size,
+            sha256=sha256, captured_at=captured_at, submitted_at=now, producer="gateway", attributes=attributes,
+        )
+        record = ArtifactRecord(
+            artifact_id=artifact_id, user_id=user, source_id=event.source_id or "", source_uri=source_uri,
+            object_key=object_key, content_type=content_type, size_bytes=size, sha256=sha256,
+            filename=filename, title=title, captured_at=captured_at, submitted_at=now, producer="gateway",
+            attributes=attributes,
+        )
+        with telemetry.tracer().start_as_current_span("ingest submit", attributes={
+                "sb.job.id": job_id, "sb.content_type": content_type, "sb.size_bytes": size}) as span:
+            telemetry.set_user(user, span)
+            # The trace goes with the message: the relay publishes it later, the stages continue it.
+            message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
+                                    value=rt.codec.encode(event),
+                                    headers=telemetry.with_trace_headers(rt.codec.headers(event)))
+            # Queued leased to this process's relay, which publishes it without claiming it first.
+            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash,
+                                               lease_s=self.lease_s)
+            if self.relay is not None:
+                self.relay.hand_over(result.leased, [message])
+        return Submitted(result.job_id, artifact_id, result.created)
+
+    def url(self, user: str, url: str, title: str | None, captured_at: datetime | None,
+            idempotency_key: str | None, attributes: dict[str, str] | None = None) -> Submitted:
+        """Queue a web page for the fetcher (which applies robots.txt, timeouts and size limits)."""
+        rt = self.rt
+        job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
+        event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
+                             title=title, captured_at=captured_at, requested_at=datetime.now(UTC),
+                             producer="gateway", attributes=dict(attributes or {}))
+        message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
+                                value=rt.codec.encode(event),
+                                headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
+        result = rt.metadata.intake.request_url(
+            user, job_id, url, title, [message],
+            request_hash=fingerprint(url, title, captured_at) if idempotency_key else None, lease_s=self.lease_s)
+        if self.relay is not None:
+            self.relay.hand_over(result.leased, [message])
+        return Submitted(result.job_id, None, result.created)
