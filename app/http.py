@@ -25,7 +25,7 @@ from services.ingest_gateway.admin_api import create_router as admin_router
 from services.web.session import SESSION_COOKIE, key_advice
 
 # Reads that cost like writes (they embed, search and may call the model): the stricter limit.
-HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export")
+HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
 
 
 def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
@@ -180,6 +180,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
         warm_up()  # the question tagger loads now, so no first question waits for it
         app.include_router(query_router(rt, current_user, llm=rt.llm, answer_model=answer_model))
+        from services.agenda.api import create_router as agenda_router
+
+        app.include_router(agenda_router(rt, current_user))
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router
         from services.web.session import create_router as session_router

@@ -33,7 +33,8 @@ INSTRUCTIONS = (
     "secondbrain is the user's personal memory: their notes, documents, web pages, recordings and photos, "
     "each with the time it was captured. Use `search` to find passages (time words such as 'last week' "
     "work in the query), `ask` for an answer grounded in numbered citations, `timeline` for what was captured "
-    "when, and `capture_note` / `capture_url` to remember something new. Cite what you use: every result "
+    "when, `agenda` for what the user's own sources say is coming up (or happened), and `capture_note` / "
+    "`capture_url` to remember something new. Cite what you use: every result "
     "carries its source's title, capture time, and page or time span."
 )
 
@@ -276,5 +277,30 @@ def build(client_for: ClientFor, *, log_level: LogLevel = "INFO") -> FastMCP[Any
         params += [(n, v) for n, v in (("from", start), ("to", end), ("tz", timezone)) if v]
         async with client_for(ctx) as api:
             return dict(await _json(await api.get("/v1/timeline", params=params)))
+
+    @mcp.tool()
+    async def agenda(
+        ctx: Context[Any, Any, Any],
+        start: TimeText = None,
+        end: TimeText = None,
+        days: Annotated[int, Field(ge=1, le=731, description="Without end: how many days from start")] = 14,
+        timezone: Zone = None,
+        habits: Annotated[bool, Field(description="Also habits ('yoga every Tuesday'), each day they fall on")] = False,
+    ) -> dict[str, Any]:
+        """What the user's own sources say is coming up (default: the next 14 days from today), or, for a past
+        range, what happened.
+
+        Returns the days in the user's zone, each event with its local time, the sentence that says it and its
+        source (title, page or second, section, link). An event that was moved appears once, at its new time,
+        with ``moved_from``; dates of birth, publication dates and habits are left out."""
+        params: list[tuple[str, Any]] = [("days", days), ("habits", str(habits).lower())]
+        params += [(n, v) for n, v in (("from", start), ("to", end), ("tz", timezone)) if v]
+        async with client_for(ctx) as api:
+            out = await _json(await api.get("/v1/agenda", params=params))
+        return {"from": out["from"], "to": out["to"], "timezone": out["timezone"], "view": out["view"],
+                "days": [{"date": d["date"], "label": d["label"], "events": [
+                    {k: e.get(k) for k in ("when", "time", "quote", "kind", "status", "moved_from", "stated")
+                     if e.get(k) is not None} | {"source": _where(e["source"])} for e in d["events"]]}
+                    for d in out["days"]]}
 
     return mcp

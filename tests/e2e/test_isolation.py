@@ -91,14 +91,20 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     note = alice.post("/v1/notes", json={"text": NOTE, "title": "Safe"}).json()["job_id"]
     upload = alice.post("/v1/artifacts", files={"file": ("attic.md", f"# Attic\n\nSafe code {SECRET}.".encode(),
                                                           "text/markdown")}).json()
-    wait_jobs(alice, [note, upload["job_id"]])
+    # A dated note: on Alice's agenda and in her calendar feed, never on Bob's.
+    dated = alice.post("/v1/notes", json={"text": f"Locksmith appointment tomorrow at 10:00 to reset the safe code "
+                                                  f"{SECRET}.", "title": "Locksmith"}).json()["job_id"]
+    wait_jobs(alice, [note, upload["job_id"], dated])
+    feed = alice.post("/v1/feeds", json={"name": "Alice's phone"}).json()
+    assert any(SECRET in e["quote"] for d in alice.get("/v1/agenda").json()["days"] for e in d["events"])
+    assert SECRET in httpx.get(svc.url + feed["path"]).text
     asked = alice.post("/v1/ask", json={"question": "What is the safe combination?"})
     done = [json.loads(line[6:]) for line in asked.text.splitlines() if line.startswith("data: ")][-1]
     conversation = done["conversation_id"]
     source = next(s for s in alice.get("/v1/sources").json()["sources"] if s["job_id"] == note)
     alice_key_id = alice.get("/v1/me").json()["key_id"]
     ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
-           "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation}
+           "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation, "feed_id": feed["feed_id"]}
     alice_link = alice.post("/v1/login-links").json()["token"]
     assert alice_link
     # A refusal of Alice's: an unsigned event naming her, from an app called after her.
@@ -126,6 +132,14 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                               {"json": {"question": "and the code?", "conversation_id": conversation}},
                               {"json": {"question": "safe code", "source_ids": [ids["source_id"]]}}],
         ("get", "/v1/timeline"): [{}],
+        ("get", "/v1/agenda"): [{}, {"params": {"from": "2020-01-01T00:00:00Z", "to": "2021-12-31T00:00:00Z"}}],
+        ("get", "/v1/agenda/on-this-day"): [{}, {"params": {"years": 50}}],
+        ("get", "/v1/digest"): [{}],
+        # The feed opens by its token alone; Bob has no token of Alice's, and a key does not open it.
+        ("get", "/v1/agenda.ics"): [{}, {"params": {"token": "sbf_000000000000_guess"}}],
+        ("get", "/v1/feeds"): [{}],
+        ("post", "/v1/feeds"): [{"json": {"name": "Bob's calendar"}}],
+        ("delete", "/v1/feeds/{feed_id}"): [{}],
         ("get", "/v1/conversations"): [{}, {"params": {"q": "safe combination"}}],
         ("get", "/v1/conversations/{conversation_id}"): [{}],
         ("patch", "/v1/conversations/{conversation_id}"): [{"json": {"title": "Bob's now"}}],
@@ -220,6 +234,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     hits = alice.get("/v1/search", params={"q": "safe combination"}).json()["hits"]
     assert any(SECRET in h["text"] for h in hits)
     assert alice.get(f"/v1/artifacts/{ids['artifact_id']}/raw").status_code == 200
+    assert SECRET in httpx.get(svc.url + feed["path"]).text  # Bob could not revoke Alice's feed
+    assert alice.delete(f"/v1/feeds/{feed['feed_id']}").status_code == 204
+    assert httpx.get(svc.url + feed["path"]).status_code == 401  # revoked: refused
     kept = alice.get(f"/v1/conversations/{conversation}").json()
     assert kept["title"] == "What is the safe combination?" and kept["turns"][0]["answer"]
     assert conversation not in [c["conversation_id"] for c in bob.get("/v1/conversations").json()["conversations"]]

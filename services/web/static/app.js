@@ -14,6 +14,7 @@ import {loadSources, wireSources} from "./js/sources.js";
 import {onRangeChange, setRange, wireTime} from "./js/time.js";
 import {wireViewer} from "./js/viewer.js";
 import {loadAccount, wireAccount} from "./js/account.js";
+import {loadAgenda, loadFeeds, wireAgenda} from "./js/agenda.js";
 import {wireProgress} from "./js/progress.js";
 import {wireSourcePage} from "./js/source-page.js";
 import {wireTheme} from "./js/theme.js";
@@ -35,6 +36,7 @@ function wire() {
   wireProgress();
   wireSourcePage();
   wireAccount();
+  wireAgenda();
 }
 
 async function start() {
@@ -60,6 +62,8 @@ async function start() {
       showApp(result.me);
       loadSettings();
       loadAccount();
+      loadAgenda();
+      loadFeeds();
     }
     else showSignIn(message);
   } catch (err) {

@@ -21,7 +21,7 @@ from tests.e2e.harness import Service, readable_tmp, wait_jobs
 
 pytestmark = pytest.mark.e2e
 
-TOOLS = {"search", "ask", "capture_note", "capture_url", "list_sources", "get_source", "timeline"}
+TOOLS = {"search", "ask", "capture_note", "capture_url", "list_sources", "get_source", "timeline", "agenda"}
 SECRET = "Marrowbone-5521"
 
 
@@ -101,6 +101,14 @@ async def test_the_tools_over_streamable_http_give_cited_answers(server: tuple[S
         days = await call(alice, "timeline", start="2026-04-01", end="2026-05-01", timezone="UTC")
         assert days["days"][0]["date"] == "2026-04-12" and days["days"][0]["items"][0]["title"] == "Boathouse"
 
+        inspection = await call(alice, "capture_note", text="The boathouse inspection is on 20 April 2026 at 10:00.",
+                                captured_at="2026-04-12T18:30:00Z")
+        with httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {keys['alice']}"}) as c:
+            wait_jobs(c, [inspection["job_id"]])
+        coming = await call(alice, "agenda", start="2026-04-13", days=14, timezone="UTC")
+        (event,) = [e for d in coming["days"] for e in d["events"]]
+        assert event["time"] == "10:00" and "inspection" in event["quote"] and event["source"]["source_id"]
+
         refused = await alice.call_tool("capture_url", {"url": "http://127.0.0.1/private"})
         assert refused.isError and "not allowed" in json.dumps([c.model_dump() for c in refused.content])
 
@@ -115,6 +123,7 @@ async def test_the_tools_over_streamable_http_give_cited_answers(server: tuple[S
             theirs = await bob.call_tool("get_source", {"source_id": top["source_id"]})
             assert theirs.isError and SECRET not in json.dumps([c.model_dump() for c in theirs.content])
             assert (await call(bob, "timeline", start="2026-04-01", end="2026-05-01"))["total"] == 0
+            assert (await call(bob, "agenda", start="2026-04-13", days=14))["days"] == []
 
 
 async def test_the_same_tools_over_stdio(server: tuple[Service, dict[str, str]]) -> None:

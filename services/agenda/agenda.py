@@ -1,0 +1,256 @@
+"""An agenda from what several sources say (pure, no I/O): one line per event, at its newest time.
+
+Each source's items come from ``services.agenda.happenings``, read with the source's own time.  Read in the
+order they were said, an item is the same event as one read before when they share what they are about
+(a word beyond the scheduling ones: "dentist", "accountant", "BA117") and the newer one moves it ("moved
+to", "pushed", "now"), names the time it moved from, or keeps its day with another time.  The event then
+stands at the newer time with "moved from" the older; saying it again at the same time only adds a
+source; a cancellation takes it off (kept, marked, for a calendar feed to cancel it).  A birthday or an
+anniversary without a year comes back every year.  Habits ("yoga every Tuesday at 6.30pm") are shown only
+when asked for, each day they fall on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from secondbrain.temporal.mentions import Mention
+from services.agenda.happenings import Habit, Happening
+from services.query.extractive import written_span
+from services.query.retrieval import SearchHit
+from services.query.timing import quoted_second
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """An item as one source says it: the item, the passage it is in and when that passage was said."""
+
+    happening: Happening
+    hit: SearchHit
+    said_at: datetime
+
+    @property
+    def key(self) -> tuple[str, str, date, datetime | None]:
+        """Equal for the same statement of the same document read twice (overlapping chunks, chat windows)."""
+        return self.hit.document_id, " ".join(self.happening.quote.split()), self.happening.day, self.happening.start
+
+
+@dataclass(slots=True)
+class Event:
+    """One line of the agenda: what is said last about an event, and what was said before."""
+
+    now: Said  # the newest source's item: the time shown
+    moved_from: list[Said] = field(default_factory=list)  # earlier times, oldest first
+    also: list[Said] = field(default_factory=list)  # other sources that say the same
+    cancelled: Said | None = None
+    occurrence: date | None = None  # a birthday's or a habit's day in the window
+
+    @property
+    def happening(self) -> Happening:
+        return self.now.happening
+
+
+def merge(said: list[Said]) -> list[Event]:
+    """One event per thing said, at its newest time (see the module doc)."""
+    events: list[Event] = []
+    seen: set[tuple[str, str, date, datetime | None]] = set()
+    for s in sorted(said, key=lambda x: (x.said_at, x.hit.document_id, x.happening.statement_start)):
+        if s.key in seen:
+            continue
+        seen.add(s.key)
+        h = s.happening
+        match = _same_event(events, s)
+        if h.change == "cancelled":
+            if match is not None:
+                match.cancelled = s
+            continue
+        if match is None:
+            event = Event(s)
+            if h.moved_from is not None:  # the statement names the old time itself
+                old_day, old_start = h.moved_from
+                event.moved_from.append(replace(s, happening=replace(h, day=old_day, last_day=old_day +
+                                                                     timedelta(days=1), start=old_start,
+                                                                     end=None, moved_from=None)))
+            events.append(event)
+            continue
+        if _same_time(match.happening, h):
+            match.also.append(match.now)
+            match.now = s
+        else:
+            match.moved_from.append(match.now)
+            match.now = s
+            match.cancelled = None  # moved again after a cancellation: it is on
+    return events
+
+
+def _same_event(events: list[Event], s: Said) -> Event | None:
+    """The event read before that ``s`` speaks of, if any (the latest such)."""
+    h = s.happening
+    for event in reversed(events):
+        e = event.happening
+        if not (h.subject & e.subject) or h.yearly != e.yearly:
+            continue
+        if _same_time(e, h) or h.day == e.day or h.change is not None:
+            return event
+        if h.moved_from is not None and h.moved_from[0] == e.day:
+            return event
+    return None
+
+
+def _same_time(a: Happening, b: Happening) -> bool:
+    return a.day == b.day and a.start == b.start
+
+
+def in_window(events: list[Event], start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
+    """The events that fall in ``[start, end)`` (a birthday each year it comes back), earliest first."""
+    out: list[Event] = []
+    for event in events:
+        h = event.happening
+        if h.yearly:
+            out.extend(_yearly(event, start, end, tz))
+            continue
+        lo, hi = bounds(h, tz)
+        if lo < end and hi > start:
+            out.append(event)
+    return sorted(out, key=lambda e: (bounds_of(e, tz)[0], e.happening.quote))
+
+
+def bounds(h: Happening, tz: tzinfo, day: date | None = None) -> tuple[datetime, datetime]:
+    """When an item starts and ends: its instants, or its days in the person's zone."""
+    if h.start is not None and day is None:
+        return h.start, h.end or h.start + timedelta(minutes=1)
+    first = day or h.day
+    last = first + (h.last_day - h.day)
+    return (datetime.combine(first, time(0)).replace(tzinfo=tz), datetime.combine(last, time(0)).replace(tzinfo=tz))
+
+
+def bounds_of(event: Event, tz: tzinfo) -> tuple[datetime, datetime]:
+    return bounds(event.happening, tz, event.occurrence)
+
+
+def _yearly(event: Event, start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
+    h = event.happening
+    out = []
+    for year in range(start.astimezone(tz).year, end.astimezone(tz).year + 1):
+        try:
+            day = h.day.replace(year=year)
+        except ValueError:  # 29 February in a common year
+            day = date(year, 3, 1)
+        lo, hi = bounds(h, tz, day)
+        if lo < end and hi > start:
+            out.append(Event(event.now, event.moved_from, event.also, event.cancelled, day))
+    return out
+
+
+def habit_events(habits: list[tuple[Habit, SearchHit, datetime]], start: datetime, end: datetime,
+                 tz: tzinfo) -> list[Event]:
+    """Each day in ``[start, end)`` a habit falls on, as an event (only when habits are asked for)."""
+    out: list[Event] = []
+    first, last = start.astimezone(tz).date(), end.astimezone(tz).date()
+    for habit, hit, said_at in habits:
+        day = first
+        while day <= last:
+            if (habit.weekdays and day.weekday() in habit.weekdays) or habit.month_day == day.day:
+                at = datetime.combine(day, habit.at).replace(tzinfo=tz) if habit.at else None
+                h = Happening(day, day + timedelta(days=1), at, None, "time" if at else "day", "habit", habit.quote,
+                              habit.quote, "", habit.statement_start, habit.statement_end, habit.headings,
+                              habit.speaker)
+                lo, hi = bounds(h, tz)
+                if lo < end and hi > start:
+                    out.append(Event(Said(h, hit, said_at)))
+            day += timedelta(days=1)
+    return out
+
+
+# --------------------------------------------------------------------------- as the person reads it
+
+
+def written(h: Happening, tz: tzinfo, order: str, day: date | None = None) -> str:
+    """When an item is, the person's way: "Thu 10 December 2026, 09:40" (their zone, their date order);
+    a stretch of days, a week or a month as such."""
+    if h.start is not None and day is None:
+        local = h.start.astimezone(tz)
+        text = written_span(Mention(local, local + timedelta(minutes=1), "", (0, 0)), _zone(tz), local, order)
+        clock = f"{local:%H:%M}"
+        if h.end is not None:
+            clock += f"\u2013{h.end.astimezone(tz):%H:%M}"
+        return f"{text}, {clock}"
+    first = day or h.day
+    lo = datetime.combine(first, time(0)).replace(tzinfo=tz)
+    hi = datetime.combine(first + (h.last_day - h.day), time(0)).replace(tzinfo=tz)
+    if h.precision == "week":
+        return f"the week of {written_span(Mention(lo, lo + timedelta(days=1), '', (0, 0)), _zone(tz), lo, order)}"
+    return written_span(Mention(lo, hi, "", (0, 0)), _zone(tz), lo, order)
+
+
+def _zone(tz: tzinfo) -> Any:
+    return tz  # written_span reads any tzinfo; it is typed for ZoneInfo
+
+
+def event_id(event: Event) -> str:
+    """Stable across requests and moves: the first source's statement of it (and a birthday's year)."""
+    first = event.moved_from[0] if event.moved_from else (event.also[0] if event.also else event.now)
+    raw = f"{first.hit.document_id}|{first.happening.statement_start}|{event.occurrence or ''}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def citation(s: Said, tz: tzinfo) -> dict[str, Any]:
+    """Where an item is said: the source, its page, the second of a recording, the section; a link that
+    opens the original there, in the shape the web page's citation viewer takes."""
+    hit, h = s.hit, s.happening
+    second = None
+    if hit.t_start is not None:
+        second = quoted_second(hit.attributes, hit.t_start, hit.t_end, len(hit.text), h.statement_start)
+    link = f"/v1/artifacts/{hit.artifact_id}/raw"
+    if hit.page is not None:
+        link += f"#page={hit.page}"
+    elif second is not None:
+        link += f"#t={int(second)}"
+    try:
+        captured = datetime.fromisoformat(hit.captured_at.replace("Z", "+00:00")).astimezone(tz).isoformat()
+    except ValueError:
+        captured = hit.captured_at
+    out: dict[str, Any] = {
+        "title": hit.title, "modality": hit.modality, "source_id": hit.source_id, "document_id": hit.document_id,
+        "artifact_id": hit.artifact_id, "source_uri": hit.source_uri, "captured_at": hit.captured_at,
+        "captured_at_local": captured, "page": hit.page, "t_start": second, "heading_path": list(h.headings),
+        "section": " \u203a ".join(h.headings), "speaker": h.speaker, "link": link, "snippet": h.quote,
+        "said_at": s.said_at.astimezone(tz).isoformat(),
+    }
+    if second is not None:
+        out["position"] = f"{int(second) // 60}:{int(second) % 60:02d}"
+    return out
+
+
+def event_json(event: Event, tz: tzinfo, order: str) -> dict[str, Any]:
+    """One agenda line as the API gives it."""
+    h = event.happening
+    lo, hi = bounds_of(event, tz)
+    local_lo, local_hi = lo.astimezone(tz), hi.astimezone(tz)
+    out: dict[str, Any] = {
+        "id": event_id(event), "date": (event.occurrence or (local_lo.date() if h.start else h.day)).isoformat(),
+        "start": local_lo.isoformat(), "end": local_hi.isoformat(), "all_day": h.start is None or
+        event.occurrence is not None, "time": f"{local_lo:%H:%M}" if h.start is not None and not event.occurrence
+        else None, "when": written(h, tz, order, event.occurrence), "precision": h.precision, "kind": h.kind,
+        "quote": h.quote, "words": h.expression, "status": "cancelled" if event.cancelled else "confirmed",
+        "source": citation(event.now, tz),
+    }
+    if h.zone_words and h.start is not None:
+        written_at = h.start.astimezone(h.start.tzinfo)
+        out["stated"] = f"{written_at:%H:%M} {h.zone_words}"  # as the source wrote it, before conversion
+    if event.moved_from:
+        old = event.moved_from[-1]
+        out["moved_from"] = {"when": written(old.happening, tz, order), "quote": old.happening.quote,
+                             "source": citation(old, tz)}
+    if event.also:
+        out["also_in"] = [citation(s, tz) for s in event.also]
+    if event.cancelled is not None:
+        out["cancelled_by"] = {"quote": event.cancelled.happening.quote, "source": citation(event.cancelled, tz)}
+    if h.yearly:
+        out["recurs"] = "yearly"
+    if h.kind == "habit":
+        out["recurs"] = "habit"
+    return out

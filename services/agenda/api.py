@@ -1,0 +1,275 @@
+"""The agenda over HTTP: what is coming up and what happened (``/v1/agenda``), on this day in earlier years
+(``/v1/agenda/on-this-day``), the week's digest (``/v1/digest``), calendar feeds (``/v1/feeds``) and the
+feed itself (``/v1/agenda.ics``, opened by its token alone: calendar apps send no header).
+
+The routes are module-level functions; ``create_router`` binds them to a runtime and to the app's sign-in
+(every route but the feed acts for the signed-in user; the feed for its token's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time as clock
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from pydantic import BaseModel, Field
+
+from secondbrain.ports import MetadataStore
+from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+from secondbrain.temporal import Conventions
+from secondbrain.validation import Text
+from services.agenda.agenda import Event, event_json
+from services.agenda.feeds import Feed, FeedTokens, feed_tokens_for
+from services.agenda.ics import calendar
+from services.agenda.service import Agenda, Window, day_bounds
+
+DEFAULT_DAYS = 14
+FEED_PAST = timedelta(days=30)  # a subscribed calendar shows the last month too
+FEED_AHEAD = timedelta(days=365)
+NO_FEED = ("this calendar feed's address is not valid or was revoked; make a new one in Settings "
+           "(POST /v1/feeds) and subscribe to its address")
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """What the routes need of the running process."""
+
+    agenda: Agenda
+    feeds: FeedTokens
+    settings: Settings
+    metadata: MetadataStore
+
+
+class FeedIn(BaseModel):
+    """A calendar feed to make."""
+
+    name: Text = Field("calendar", min_length=1, max_length=100, description="What it is for (shown in lists).")
+    tz: Text | None = Field(None, max_length=64, description="The IANA zone the feed's times are read in "
+                                                             "(default: the server's).")
+
+
+def bound(request: Request) -> Bound:
+    agenda: Bound = request.state.agenda
+    return agenda
+
+
+def caller(request: Request) -> str:
+    user: str = request.state.agenda_user
+    return user
+
+
+Ctx = Annotated[Bound, Depends(bound)]
+User = Annotated[str, Depends(caller)]
+Tz = Annotated[str | None, Query(max_length=64, description="Your IANA time zone (default: the server's).")]
+Locale = Annotated[str | None, Query(max_length=40, description="How you write dates, e.g. en_GB (default: "
+                                                                "the server's).")]
+DateOrder = Annotated[str | None, Query(pattern="^(mdy|dmy|ymd)$", description="Date order of numeric dates.")]
+
+
+def zone(name: str | None, default: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name or default)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
+
+
+def conventions(s: Settings, locale: str | None, date_order: str | None) -> Conventions:
+    try:
+        return Conventions.for_locale(locale or s.locale, country=s.country, hemisphere=s.hemisphere,
+                                      date_order=date_order or s.date_order)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+def _aware(value: datetime | None, tz: ZoneInfo) -> datetime | None:
+    if value is None:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=tz)
+
+
+def days_json(events: list[Event], tz: ZoneInfo, order: str) -> list[dict[str, Any]]:
+    """The events grouped by day in the person's zone, each day with its name written their way."""
+    by_day: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in events:
+        line = event_json(e, tz, order)
+        by_day[line["date"]].append(line)
+    out = []
+    for day in sorted(by_day):
+        d = date.fromisoformat(day)
+        label = d.strftime("%a %-d %B %Y") if order == "dmy" else d.strftime("%a, %B %-d, %Y") \
+            if order == "mdy" else d.strftime("%Y-%m-%d (%a)")
+        out.append({"date": day, "label": label, "events": by_day[day]})
+    return out
+
+
+# --------------------------------------------------------------------------- routes
+
+
+async def get_agenda(
+    ctx: Ctx, user: User, tz: Tz = None,
+    start: Annotated[datetime | None, Query(alias="from", description="From (ISO 8601; default: the start of "
+                                                                      "today in your zone).")] = None,
+    end: Annotated[datetime | None, Query(alias="to", description="Until, exclusive (default: `days` on).")] = None,
+    days: Annotated[int, Query(ge=1, le=731, description="Without 'to': how many days from 'from'.")] = DEFAULT_DAYS,
+    now: Annotated[datetime | None, Query(description="Read the agenda as of this time (ISO 8601).")] = None,
+    habits: Annotated[bool, Query(description="Also habits ('yoga every Tuesday'), each day they fall on.")] = False,
+    locale: Locale = None, date_order: DateOrder = None,
+) -> dict[str, Any]:
+    """The dated things your sources speak of in a window, by day in your zone: what is coming up, or, for a
+    past window, what happened.  Each with its time, the sentence that says it and its citation; an event
+    several sources date differently (booked, then moved) once, at its newest time, with ``moved_from``."""
+    z = zone(tz, ctx.settings.timezone)
+    cal = conventions(ctx.settings, locale, date_order)
+    at = _aware(now, z) or datetime.now(z)
+    lo = _aware(start, z) or day_bounds(at.astimezone(z).date(), z)[0]
+    hi = _aware(end, z) or lo + timedelta(days=days)
+    if hi <= lo:
+        raise HTTPException(422, "'to' must come after 'from'")
+    if hi - lo > timedelta(days=731):
+        raise HTTPException(422, "ask for two years at most at a time")
+    events = await asyncio.to_thread(ctx.agenda.events, user, Window(lo, hi, z, cal, habits))
+    return {"from": lo.isoformat(), "to": hi.isoformat(), "timezone": str(z), "now": at.isoformat(),
+            "view": "upcoming" if hi > at else "what happened", "total": len(events),
+            "days": days_json(events, z, cal.date_order)}
+
+
+async def on_this_day(
+    ctx: Ctx, user: User, tz: Tz = None,
+    day: Annotated[date | None, Query(alias="date", description="The day (default: today in your zone).")] = None,
+    years: Annotated[int, Query(ge=1, le=50, description="How many earlier years to look at.")] = 10,
+    locale: Locale = None, date_order: DateOrder = None,
+) -> dict[str, Any]:
+    """What you saved, and what your sources say happened, on this date in earlier years."""
+    z = zone(tz, ctx.settings.timezone)
+    cal = conventions(ctx.settings, locale, date_order)
+    today = day or datetime.now(z).date()
+    out = []
+    for back in range(1, years + 1):
+        try:
+            then = today.replace(year=today.year - back)
+        except ValueError:  # 29 February
+            continue
+        lo, hi = day_bounds(then, z)
+        saved = await asyncio.to_thread(ctx.agenda.saved_between, user, lo, hi, limit=50)
+        happened = await asyncio.to_thread(ctx.agenda.events, user, Window(lo, hi, z, cal,
+                                                                            lookback=timedelta(days=2)))
+        if saved or happened:
+            lines = [line for d in days_json(happened, z, cal.date_order) for line in d["events"]]
+            out.append({"year": then.year, "date": then.isoformat(), "years_ago": back, "saved": saved,
+                        "happened": lines})
+    return {"date": today.isoformat(), "timezone": str(z), "years": out}
+
+
+async def digest(
+    ctx: Ctx, user: User, tz: Tz = None,
+    days: Annotated[int, Query(ge=1, le=31, description="How many days back and ahead.")] = 7,
+    now: Annotated[datetime | None, Query(description="As of this time (ISO 8601).")] = None,
+    locale: Locale = None, date_order: DateOrder = None,
+) -> dict[str, Any]:
+    """The week in one answer: what you saved, by kind, and what is coming up."""
+    z = zone(tz, ctx.settings.timezone)
+    cal = conventions(ctx.settings, locale, date_order)
+    at = _aware(now, z) or datetime.now(z)
+    since = at - timedelta(days=days)
+    saved = await asyncio.to_thread(functools.partial(ctx.agenda.saved_between, user, since, at,
+                                                      field="ingested_at", limit=1000))
+    kinds: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in saved:
+        kinds[item["modality"]].append(item)
+    today = day_bounds(at.astimezone(z).date(), z)[0]
+    coming = await asyncio.to_thread(ctx.agenda.events, user, Window(today, today + timedelta(days=days + 1), z,
+                                                                       cal))
+    return {"from": since.isoformat(), "to": at.isoformat(), "timezone": str(z),
+            "saved": {"total": len(saved), "kinds": [{"modality": k, "count": len(v), "items": v[:20]}
+                                                      for k, v in sorted(kinds.items(), key=lambda kv: -len(kv[1]))]},
+            "coming": {"from": today.isoformat(), "to": (today + timedelta(days=days + 1)).isoformat(),
+                       "total": len(coming), "days": days_json(coming, z, cal.date_order)}}
+
+
+def feed_json(f: Feed) -> dict[str, Any]:
+    return {"feed_id": f.feed_id, "name": f.name, "timezone": f.timezone, "created_at": f.created_at.isoformat(),
+            "last_used_at": f.last_used_at.isoformat() if f.last_used_at else None, "revoked": f.revoked_at is not None}
+
+
+async def list_feeds(ctx: Ctx, user: User) -> dict[str, Any]:
+    """Your calendar feeds (never their addresses: those are shown once)."""
+    return {"feeds": [feed_json(f) for f in await asyncio.to_thread(ctx.feeds.list, user)]}
+
+
+async def new_feed(ctx: Ctx, user: User, body: FeedIn, request: Request) -> dict[str, Any]:
+    """A read-only calendar address for your agenda, to subscribe to in any calendar app; shown once."""
+    z = zone(body.tz, ctx.settings.timezone)
+    feed, token = await asyncio.to_thread(ctx.feeds.create, user, body.name, str(z))
+    path = f"/v1/agenda.ics?token={token}"
+    return {**feed_json(feed), "token": token, "path": path, "url": str(request.base_url).rstrip("/") + path,
+            "note": "shown once: subscribe to this address in your calendar app; anyone with it can read your "
+                    "agenda (and nothing else) until you revoke it"}
+
+
+async def revoke_feed(ctx: Ctx, user: User, feed_id: str) -> Response:
+    """Revoke a calendar feed: its address stops working at once."""
+    if not await asyncio.to_thread(ctx.feeds.revoke, user, feed_id):
+        raise HTTPException(404, "no such calendar feed")
+    return Response(status_code=204)
+
+
+async def agenda_ics(
+    ctx: Ctx, request: Request,
+    token: Annotated[str | None, Query(max_length=200, description="The feed's token (from POST /v1/feeds).")] = None,
+) -> Response:
+    """Your agenda as iCalendar, for a calendar app to subscribe to: the last 30 days and the next year."""
+    feed = await asyncio.to_thread(ctx.feeds.authenticate, token.strip()) if token else None
+    if feed is None:
+        raise HTTPException(401, NO_FEED)
+    limit = ctx.settings.read_rate_limit_per_minute
+    hits = await asyncio.to_thread(ctx.metadata.users.count_request, feed.user_id, "read", 60)
+    if 0 < limit < hits:
+        wait = max(1, 60 - int(clock.time()) % 60)
+        raise HTTPException(429, f"too many requests; try again in {wait} s", headers={"Retry-After": str(wait)})
+    z = zone(feed.timezone, ctx.settings.timezone)
+    cal = conventions(ctx.settings, None, None)
+    now = datetime.now(UTC)
+    events = await asyncio.to_thread(ctx.agenda.events, feed.user_id,
+                                     Window(now - FEED_PAST, now + FEED_AHEAD, z, cal))
+    lines = [line for d in days_json(events, z, cal.date_order) for line in d["events"]]
+    body = calendar(lines, name=f"secondbrain: {feed.name}", base_url=str(request.base_url), now=now)
+    return Response(body, media_type="text/calendar; charset=utf-8",
+                    headers={"Cache-Control": "private, max-age=300",
+                             "Content-Disposition": 'inline; filename="agenda.ics"'})
+
+
+def create_router(rt: Runtime, current_user: Any) -> APIRouter:
+    """The agenda routes bound to ``rt``; ``current_user`` is the app's sign-in dependency."""
+    if rt.vectors is None:
+        raise RuntimeError("the agenda needs the vector store")
+    ctx = Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata)
+
+    async def signed_in(request: Request, user: str = Depends(current_user)) -> None:
+        request.state.agenda, request.state.agenda_user = ctx, user
+
+    async def by_token(request: Request) -> None:
+        request.state.agenda = ctx
+
+    mine = APIRouter(tags=["agenda"], dependencies=[Depends(signed_in)])
+    mine.add_api_route("/v1/agenda", get_agenda, methods=["GET"], summary="What is coming up, or what happened")
+    mine.add_api_route("/v1/agenda/on-this-day", on_this_day, methods=["GET"],
+                       summary="What you saved and what happened on this date in earlier years")
+    mine.add_api_route("/v1/digest", digest, methods=["GET"], summary="The week: what you saved, what is coming")
+    mine.add_api_route("/v1/feeds", list_feeds, methods=["GET"], summary="Your calendar feeds")
+    mine.add_api_route("/v1/feeds", new_feed, methods=["POST"], status_code=201, summary="Make a calendar feed")
+    mine.add_api_route("/v1/feeds/{feed_id}", revoke_feed, methods=["DELETE"], status_code=204,
+                       summary="Revoke a calendar feed")
+    feed = APIRouter(tags=["agenda"], dependencies=[Depends(by_token)])
+    feed.add_api_route("/v1/agenda.ics", agenda_ics, methods=["GET"], summary="Your agenda as an iCalendar feed",
+                       response_class=Response)
+    router = APIRouter()
+    router.include_router(mine)
+    router.include_router(feed)
+    return router

@@ -1,0 +1,126 @@
+"""The agenda on the web page, in headless Chromium against real stores: the Upcoming panel lists an
+appointment booked then moved once, at its new time, with "moved from", and opens its citation; a trip weeks
+away is under Later; On this day shows last year's entry; Settings makes a calendar address whose feed holds
+the event, and revoking it there shuts the address (401).  Screenshots go to test-artifacts/web/."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from playwright.sync_api import expect, sync_playwright
+from pydantic import SecretStr
+
+from app.assembly import build_runtime
+from app.http import create_app
+from secondbrain.events.models import ArtifactSubmitted
+from secondbrain.pipeline import local
+from secondbrain.settings import Settings
+from services.chunker.logic import ChunkingConfig
+from services.chunker.stage import ChunkerStage
+from services.embedder.stage import EmbedderStage
+from services.extractors.registry import ExtractorSet
+from services.extractors.stage import ExtractorStage
+from services.extractors.text import TextExtractor
+from tests.paths import REPO
+from tests.serving import serve_in_thread
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = REPO / "test-artifacts" / "web"
+TZ = ZoneInfo("Europe/London")
+
+
+def day_words(d: date) -> str:
+    return f"{d:%A} {d.day} {d:%B}"
+
+
+@pytest.fixture(scope="module")
+def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    today = datetime.now(TZ).date()
+    booked, moved, trip = today + timedelta(days=5), today + timedelta(days=6), today + timedelta(days=40)
+    noon = datetime.combine(today, datetime.min.time()).replace(tzinfo=TZ) + timedelta(hours=12)
+    try:
+        last_year = noon.replace(year=noon.year - 1)
+    except ValueError:  # 29 February
+        last_year = noon - timedelta(days=365)
+    records = [("Dentist booked", f"Dentist appointment on {day_words(booked)} at 10:00.", noon - timedelta(days=7)),
+               ("Dentist moved", f"Dentist moved to {day_words(moved)} at 09:40.", noon - timedelta(days=2)),
+               ("Rome trip", f"Flight to Rome on {trip.day} {trip:%B} {trip.year} at 07:25.", noon - timedelta(days=1)),
+               ("Bath", "We went to the Christmas fair in Bath today.", last_year)]
+    settings = Settings(data_dir=tmp_path_factory.mktemp("web-agenda"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
+                        kafka_bootstrap="127.0.0.1:9", auth="off", timezone="Europe/London")
+    rt = build_runtime(settings, vectors=True, models=True)
+    m = rt.metadata
+    m.users.ensure_user("local")
+    extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence, catalog=m.catalog,
+                             lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
+                             max_bytes=1 << 20)
+    chunk = ChunkerStage(rt.objects, ChunkingConfig(), fence=m.fence, zone=TZ)
+    assert rt.vectors and rt.embedder and rt.sparse
+    embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence, vectors=rt.vectors,
+                          embedder=rt.embedder, sparse=rt.sparse)
+    for title, text, when in records:
+        raw = text.encode()
+        ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id="local", source_uri=f"note:{title}",
+                               content_type="text/markdown", size_bytes=len(raw), submitted_at=datetime.now(UTC),
+                               producer="test", content=raw, title=title, captured_at=when.astimezone(UTC),
+                               attributes={"kind": "note"})
+        (doc,) = local.run(extract, ev, m.jobs, trusted=True)
+        (chunks,) = local.run(chunk, doc, m.jobs)
+        local.run(embed, chunks, m.jobs)
+    with serve_in_thread(create_app(rt, gateway=True, query=True), access_log=False) as (url, _port):
+        yield url
+    rt.close()
+
+
+@pytest.mark.parametrize("width", [1366, 390], ids=["desktop", "phone"])
+def test_upcoming_on_this_day_and_the_calendar_feed(site: str, width: int) -> None:
+    assert CHROMIUM.exists(), "the browser tests need Chromium: scripts/install.sh --dev installs it"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        context = browser.new_context(viewport={"width": width, "height": 900}, timezone_id="Europe/London")
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(site + "/")
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        soon = page.locator("#agenda-soon .agenda-line")
+        expect(soon).to_have_count(1)
+        line = soon.first
+        expect(line).to_contain_text("09:40")
+        expect(line).to_contain_text("Dentist moved to")
+        expect(line).to_contain_text("moved from")
+        expect(page.locator("#agenda-later .agenda-line")).to_contain_text("Flight to Rome")
+        expect(page.locator("#onthisday")).to_contain_text("We went to the Christmas fair in Bath today.")
+        page.locator("#agenda").scroll_into_view_if_needed()
+        page.locator("#agenda").screenshot(path=str(SHOTS / f"agenda-upcoming-{width}.png"))
+        line.locator("button").click()
+        expect(page.locator("#viewer")).to_be_visible()
+        expect(page.locator("#viewer-title")).to_contain_text("Dentist moved")
+        expect(page.locator("#viewer-body")).to_contain_text("Dentist moved to")
+        page.locator("#viewer-close").click()
+
+        page.get_by_label("Name of a new calendar address (e.g. phone)").fill("phone")
+        page.get_by_role("button", name="Make a calendar address").click()
+        address = page.locator("#new-feed-value")
+        expect(page.locator("#new-feed")).to_be_visible()
+        url = address.input_value()
+        assert "/v1/agenda.ics?token=sbf_" in url
+        feed = httpx.get(url, timeout=30)
+        assert feed.status_code == 200 and "Dentist moved to" in feed.text and "STATUS:CONFIRMED" in feed.text
+        page.locator("#settings").scroll_into_view_if_needed()
+        page.locator("#settings").screenshot(path=str(SHOTS / f"agenda-feed-{width}.png"))
+        page.get_by_role("button", name="Revoke the calendar feed phone").click()
+        expect(page.locator("#feeds-status")).to_contain_text("Revoked phone")
+        assert httpx.get(url, timeout=30).status_code == 401
+        assert errors == []
+        browser.close()
