@@ -174,6 +174,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         from services.ingest_gateway.deadletters_api import create_router as deadletters_router
 
         app.include_router(deadletters_router(rt, current_principal))
+        from services.importers.api import create_router as imports_router
+
+        app.include_router(imports_router(rt, relay, current_user))
     if query:
         from services.query.api import create_router as query_router
         from services.query.question import warm_up
@@ -321,7 +324,7 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
                       "send less, or upload long text as a file (POST /v1/artifacts).")
 
     def limit(method: str, path: str) -> BodyLimit:
-        if path == "/v1/artifacts":
+        if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch"):  # streamed files
             return upload
         if path in ("/v1/notes", "/mcp"):
             return note

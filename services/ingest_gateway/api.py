@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import ipaddress
 import json
 import re
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
@@ -31,9 +29,10 @@ from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceV
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text, text_problem
-from services.fetcher.fetch import Networks, address_problem, literal_address, parse_networks
+from services.fetcher.fetch import parse_networks
 from services.ingest_gateway.relay import OutboxRelay
 from services.ingest_gateway.submission import Submissions, Submitted
+from services.ingest_gateway.submission import private_target as _private_target
 from services.ingest_gateway.upload import read_multipart, read_raw
 
 COPY_BLOCK = 1024 * 1024
@@ -308,25 +307,6 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
     return router
-
-
-def _private_target(url: str, networks: Networks) -> str | None:
-    """Why a URL written with an address this server must not fetch from is refused at once (names are
-    resolved and checked by the fetcher, which is the guard; this only answers the obvious early)."""
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
-        return "that is not a valid URL"
-    address = literal_address(host)
-    if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
-        address = ipaddress.ip_address("127.0.0.1")
-    if address is None:
-        return None
-    problem = address_problem(address, networks)
-    if problem is None:
-        return None
-    return (f"fetching {short(host)} is not allowed: it is {problem} ({address}), and this server only fetches "
-            "public web pages")
 
 
 def _accepted_body(done: Submitted) -> Accepted:

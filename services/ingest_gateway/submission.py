@@ -9,17 +9,21 @@ same way whoever sends it.  Blocking: call it from a worker thread.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO
+from urllib.parse import urlsplit
 
 from secondbrain import ids, keys, telemetry
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
+from secondbrain.http_security import short
 from secondbrain.pipeline import topics
 from secondbrain.ports import ArtifactRecord, OutboxMessage
 from secondbrain.runtime import Runtime
+from services.fetcher.fetch import Networks, address_problem, literal_address
 from services.ingest_gateway.relay import OutboxRelay
 
 
@@ -120,3 +124,22 @@ class Submissions:
         if self.relay is not None:
             self.relay.hand_over(result.leased, [message])
         return Submitted(result.job_id, None, result.created)
+
+
+def private_target(url: str, networks: Networks) -> str | None:
+    """Why a URL written with an address this server must not fetch from is refused at once (names are
+    resolved and checked by the fetcher, which is the guard; this only answers the obvious early)."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return "that is not a valid URL"
+    address = literal_address(host)
+    if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
+        address = ipaddress.ip_address("127.0.0.1")
+    if address is None:
+        return None
+    problem = address_problem(address, networks)
+    if problem is None:
+        return None
+    return (f"fetching {short(host)} is not allowed: it is {problem} ({address}), and this server only fetches "
+            "public web pages")

@@ -64,6 +64,10 @@ def refused_event(bootstrap: str, user_id: str, *, producer: str) -> str:
     return event.event_id
 
 
+BOB_ENEX = (b'<?xml version="1.0" encoding="UTF-8"?>\n<en-export><note><title>Bob\'s list</title><created>'
+            b'20240101T100000Z</created><content><![CDATA[<en-note><div>Bob buys rope.</div></en-note>]]></content>'
+            b'</note></en-export>\n')
+
 # Routes outside the OpenAPI document: MCP's streamable HTTP transport (services/mcp).
 MOUNTED = {("get", "/mcp"), ("post", "/mcp"), ("delete", "/mcp")}
 MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -153,6 +157,12 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/v1/notes"): [{"json": {"text": "Bob's own note"}}],
         ("post", "/v1/artifacts"): [{"files": {"file": ("b.txt", b"Bob's file", "text/plain")}}],
         ("post", "/v1/urls"): [{"json": {"url": "https://example.invalid/bob"}}],
+        # Bob's imports land in Bob's memory, whatever sources they name.
+        ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}}],
+        ("post", "/v1/imports/batch"): [{"data": {"manifest": json.dumps({"format": "notes", "captures": [
+            {"source_uri": "import:notes:attic.md", "kind": "note", "title": "Attic", "part": "p0",
+             "content_type": "text/markdown", "attributes": {"kind": "note"}}]})},
+            "files": {"p0": ("attic.md", b"# Attic\n\nBob's attic holds bicycles.", "text/markdown")}}],
         ("get", "/v1/admin/users"): [{}],
         ("post", "/v1/admin/users"): [{"json": {"user_id": "mallory"}}],
         ("delete", "/v1/admin/users/{user_id}"): [{"params": {"confirm": "alice"}}],

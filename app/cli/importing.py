@@ -1,0 +1,457 @@
+"""``secondbrain import PATH``: bring another tool's export (see ``services/importers``).
+
+The export is read here, on the person's machine (a folder, a zip or a file of any size), and its captures
+go to the server in batches (``POST /v1/imports/batch``): one request per batch against the per-minute
+limit, waiting, like any capture, while the person has ``SB_MAX_PENDING_JOBS`` captures in the pipeline.
+Each item is submitted with an idempotency key of the item and its content, so running the import again,
+or again after Ctrl-C, sends what is missing and adds nothing twice.  Progress shows each item sent, how many
+are searchable, the rate and the time left; the end sums up what was imported, what was already there, the
+duplicates and what was skipped or failed, with the reasons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.cli.client import http_client, http_error, unreachable
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+
+BATCH_ITEMS = 100
+BATCH_BYTES = 16 * 1024 * 1024
+POLL_WINDOW = 16  # unfinished jobs asked about per round (one person's captures go through in order)
+FINAL = ("succeeded", "failed", "duplicate", "superseded")
+
+
+@dataclass
+class Item:
+    """One capture sent, and what became of it."""
+
+    label: str
+    kind: str
+    job_id: str | None = None
+    status: str = "sending"  # imported -> queued/running -> succeeded | failed | duplicate | superseded; unchanged
+    reason: str | None = None
+    earlier: bool = False  # imported by an earlier run
+
+
+@dataclass
+class Tally:
+    """Everything an import did, for the progress line and the summary."""
+
+    total: int
+    started: float = field(default_factory=time.monotonic)
+    items: list[Item] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (label, reason)
+    repeats: list[tuple[str, str]] = field(default_factory=list)  # items the export holds twice
+    waiting: str | None = None
+
+    def count(self, *statuses: str, earlier: bool | None = None) -> int:
+        return sum(1 for i in self.items if i.status in statuses and (earlier is None or i.earlier == earlier))
+
+    @property
+    def seen(self) -> int:
+        return len(self.items) + len(self.skipped) + len(self.repeats)
+
+    @property
+    def finished(self) -> int:
+        return self.count(*FINAL, "refused") + self.seen - len(self.items)
+
+    def line(self, current: str = "") -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        done = self.finished
+        rate = done / elapsed
+        total = max(self.total, self.seen)
+        parts = [f"{self.seen}/{total} read", f"{self.count('succeeded')} searchable"]
+        if self.count("duplicate"):
+            parts.append(f"{self.count('duplicate')} duplicates")
+        bad = self.count("failed", "refused")
+        if bad:
+            parts.append(f"{bad} failed")
+        if done and elapsed > 2:
+            left = max(total - done, 0) / rate if rate > 0 else 0
+            parts.append(f"{rate:.1f} items/s, {clock(left)} left" if left else f"{rate:.1f} items/s")
+        if self.waiting:
+            parts.append(self.waiting)
+        elif current:
+            parts.append(current[:50])
+        return " · ".join(parts)
+
+
+def clock(seconds: float) -> str:
+    """A duration as people say it: 45 s, 3 min 20 s, 1 h 05 min."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+class Progress:
+    """One line redrawn on a terminal; a line every few seconds otherwise (a log)."""
+
+    def __init__(self, tally: Tally, *, quiet: bool) -> None:
+        self.tally = tally
+        self.tty = sys.stderr.isatty() and not quiet
+        self.quiet = quiet
+        self.shown = 0.0
+
+    def show(self, current: str = "", *, force: bool = False) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self.shown > 0.1:
+                sys.stderr.write("\r\x1b[K" + self.tally.line(current))
+                sys.stderr.flush()
+                self.shown = now
+        elif force or now - self.shown > 10:
+            say(self.tally.line(current))
+            self.shown = now
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+class Sender:
+    """Sends captures in batches, waits for their jobs, and keeps the tally."""
+
+    def __init__(self, client: Any, tally: Tally, progress: Progress, fmt: str, *, batch_items: int) -> None:
+        self.client = client
+        self.tally = tally
+        self.progress = progress
+        self.fmt = fmt
+        self.batch_items = max(1, min(batch_items, 500))
+        self.batch: list[Any] = []
+        self.batch_bytes = 0
+        self.polled = 0  # items before this index are all finished
+
+    # --- sending
+    def add(self, capture: Any) -> None:
+        data = b"" if capture.kind == "url" else capture.data()
+        self.batch.append((capture, data))
+        self.batch_bytes += len(data)
+        self.progress.show(capture.label)
+        if len(self.batch) >= self.batch_items or self.batch_bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.batch, self.batch_bytes = self.batch, [], 0
+        if batch:
+            self._send(batch)
+
+    def _send(self, batch: list[Any]) -> None:
+        manifest = {"format": self.fmt, "captures": [c.json(None if c.kind == "url" else f"p{i}")
+                                                       for i, (c, _d) in enumerate(batch)]}
+        files = [(f"p{i}", (c.filename or "item", data, c.content_type or "application/octet-stream"))
+                 for i, (c, data) in enumerate(batch) if c.kind != "url"]
+        told = False
+        while True:
+            try:
+                resp = self.client.post("/v1/imports/batch", data={"manifest": json.dumps(manifest)}, files=files,
+                                        timeout=300)
+            except _transport_errors() as exc:
+                if not told:
+                    self.progress.done()
+                    say(f"secondbrain is not reachable ({exc}); trying again until it is (Ctrl-C stops)")
+                    told = True
+                time.sleep(3)
+                continue
+            if resp.status_code == 429:  # the pipeline is full of this person's captures, or the minute's limit
+                wait = min(float(resp.headers.get("retry-after", "5") or 5), 30.0)
+                self.tally.waiting = "waiting for the pipeline"
+                deadline = time.monotonic() + wait
+                while time.monotonic() < deadline:
+                    self.poll()
+                    self.progress.show()
+                    time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+                self.tally.waiting = None
+                continue
+            break
+        if resp.status_code != 200:
+            if len(batch) > 1 and resp.status_code in (400, 413, 422):
+                for one in batch:  # one capture spoils the batch: send each alone to find it
+                    self._send([one])
+                return
+            reason = _detail(resp)
+            for c, _d in batch:
+                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason))
+            return
+        for (c, _d), r in zip(batch, resp.json()["results"], strict=True):
+            item = Item(c.label, c.kind, r.get("job_id"), reason=r.get("reason"))
+            if r["status"] == "imported":
+                item.status = "queued"
+            elif r["status"] == "unchanged":
+                item.earlier = True
+                item.status = r.get("job_status") or "queued"
+                item.reason = r.get("error")
+            else:
+                item.status = "refused"
+            self.tally.items.append(item)
+        self.poll()
+
+    # --- waiting
+    def poll(self, window: int = POLL_WINDOW) -> None:
+        """Ask about the first unfinished jobs, in the order they were sent."""
+        asked = 0
+        for i in range(self.polled, len(self.tally.items)):
+            item = self.tally.items[i]
+            if item.status in (*FINAL, "refused") or item.job_id is None:
+                if i == self.polled:
+                    self.polled += 1
+                continue
+            if asked >= window:
+                break
+            asked += 1
+            try:
+                resp = self.client.get(f"/v1/jobs/{item.job_id}")
+            except _transport_errors():
+                return
+            if resp.status_code == 429:
+                time.sleep(min(float(resp.headers.get("retry-after", "1") or 1), 10.0))
+                return
+            if resp.status_code == 404:  # deleted meanwhile (the person removed it)
+                item.status, item.reason = "failed", "the capture was deleted while the import ran"
+                continue
+            if resp.status_code != 200:
+                continue
+            job = resp.json()
+            item.status = job["status"]
+            if job["status"] == "failed":
+                item.reason = job.get("reason") or job.get("error") or "no reason given"
+            if item.status in FINAL and i == self.polled:
+                self.polled += 1
+
+    def wait(self, timeout_s: float | None) -> bool:
+        """Until every job has finished (True), or ``timeout_s`` passed (False)."""
+        deadline = None if not timeout_s else time.monotonic() + timeout_s
+        while any(i.status not in (*FINAL, "refused") for i in self.tally.items if i.job_id):
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            self.poll()
+            self.progress.show()
+            time.sleep(0.5)
+        return True
+
+    def retry_failed(self) -> int:
+        """Try again the items an earlier run left failed (``POST /v1/jobs/{id}/retry``)."""
+        again = 0
+        for item in self.tally.items:
+            if item.earlier and item.status == "failed" and item.job_id:
+                resp = self.client.post(f"/v1/jobs/{item.job_id}/retry")
+                if resp.status_code == 202:
+                    item.job_id, item.status, item.reason, item.earlier = resp.json()["job_id"], "queued", None, False
+                    again += 1
+        self.polled = 0
+        return again
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    import httpx
+
+    return (httpx.TransportError,)
+
+
+def _detail(resp: Any) -> str:
+    try:
+        detail = resp.json().get("detail")
+    except ValueError:
+        detail = None
+    return f"HTTP {resp.status_code}: {detail or resp.text[:200]}"
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from zoneinfo import ZoneInfo
+
+    from app.cli.asking import _local_locale, _local_tz
+    from secondbrain.temporal.calendar import Conventions
+    from services.importers.model import Options
+
+    zone = args.tz or _local_tz() or "UTC"
+    try:
+        tz = ZoneInfo(zone)
+    except (KeyError, ValueError) as exc:
+        raise SystemExit(f"error: --tz {zone!r} is not a time zone name, e.g. Europe/Paris ({exc})") from None
+    order = args.date_order or Conventions.for_locale(_local_locale()).date_order
+    return Options(tz=tz, date_order=order)
+
+
+def _results(fmt: Any, export: Any, options: Any) -> Iterator[Any]:
+    """The format's results; a failure of the export as a whole, past the first items, ends it as a skip."""
+    from services.importers.model import ExportError, Skipped
+
+    try:
+        yield from fmt.read(export, options)
+    except (ExportError, OSError, ValueError) as exc:
+        yield Skipped("the rest of the export", str(exc), export.name)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import an export: read it here, send it in batches, wait until it is searchable, sum up."""
+    from services.importers import registry
+    from services.importers.archive import Export
+    from services.importers.model import ExportError, Skipped
+
+    path = Path(args.path).expanduser()
+    options = _options(args)
+    try:
+        export = Export.open(path)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with export:
+        try:
+            detected = registry.detect(export, args.format)
+            total = detected.format.count(export, options)
+        except ExportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        fmt = detected.format
+        if not args.json:
+            say(f"{fmt.label}: {detected.found} in {path.name}")
+            for other, found in detected.also:
+                say(f"  also in it: {other.label} ({found}); import that with --from {other.name}")
+        tally = Tally(total)
+        if args.dry_run:
+            return _dry_run(fmt, export, options, tally, args)
+        import httpx
+
+        progress = Progress(tally, quiet=args.json)
+        try:
+            with http_client(args) as client:
+                me = client.get("/v1/me")
+                if me.status_code != 200:
+                    return http_error(me)
+                sender = Sender(client, tally, progress, fmt.name, batch_items=args.batch)
+                for result in _results(fmt, export, options):
+                    if isinstance(result, Skipped):
+                        (tally.repeats if result.duplicate else tally.skipped).append((result.label, result.reason))
+                        progress.show(result.label)
+                        continue
+                    sender.add(result)
+                sender.flush()
+                if args.retry_failed:
+                    sender.retry_failed()
+                finished = True if args.no_wait else sender.wait(args.timeout)
+                progress.show(force=True)
+        except httpx.TransportError as exc:
+            progress.done()
+            return unreachable(args, exc)
+        except KeyboardInterrupt:
+            progress.done()
+            sent = sum(1 for i in tally.items if i.job_id)
+            say(f"stopped. {sent} items were sent and go on being processed; run the same command again to "
+                "go on: nothing sent is sent twice.")
+            return 130
+        progress.done()
+    return _summary(fmt, tally, args, finished=finished)
+
+
+def _dry_run(fmt: Any, export: Any, options: Any, tally: Tally, args: argparse.Namespace) -> int:
+    from services.importers.model import Skipped
+
+    rows = []
+    for result in _results(fmt, export, options):
+        if isinstance(result, Skipped):
+            (tally.repeats if result.duplicate else tally.skipped).append((result.label, result.reason))
+            rows.append({"skipped": result.label, "reason": result.reason})
+            continue
+        when = result.captured_at.isoformat(timespec="minutes") if result.captured_at else "-"
+        rows.append({"kind": result.kind, "title": result.title or result.label, "captured_at": when,
+                     "source_uri": result.source_uri})
+        tally.items.append(Item(result.label, result.kind, status="would import"))
+        if not args.json:
+            print(f"{result.kind:<5} {when:<22} {(result.title or result.label)[:70]}")
+    if args.json:
+        print(json.dumps({"format": fmt.name, "items": rows}))
+        return EXIT_OK
+    print(f"\nWould import {len(tally.items)} items; {len(tally.repeats)} repeated in the export; "
+          f"{len(tally.skipped)} skipped.")
+    _print_reasons("Skipped", tally.skipped)
+    return EXIT_OK
+
+
+def _print_reasons(head: str, pairs: list[tuple[str, str]], limit: int = 5) -> None:
+    """``pairs`` of (label, reason) grouped by reason, a few labels each."""
+    if not pairs:
+        return
+    print(f"  {head}:")
+    groups: dict[str, list[str]] = {}
+    for label, reason in pairs:
+        groups.setdefault(reason, []).append(label)
+    for reason, labels in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        shown = ", ".join(labels[:limit]) + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+        print(f"    {len(labels)}: {reason}: {shown}")
+
+
+def _summary(fmt: Any, tally: Tally, args: argparse.Namespace, *, finished: bool) -> int:
+    elapsed = time.monotonic() - tally.started
+    new_ok = tally.count("succeeded", earlier=False)
+    before = tally.count("succeeded", "duplicate", earlier=True)
+    dups = tally.count("duplicate", earlier=False)
+    superseded = tally.count("superseded")
+    failed = [(i.label, i.reason or "no reason given") for i in tally.items if i.status in ("failed", "refused")]
+    pending = [i for i in tally.items if i.status not in (*FINAL, "refused")]
+    rate = len(tally.items) / elapsed if elapsed > 0 else 0.0
+    if args.json:
+        print(json.dumps({
+            "format": fmt.name, "items": tally.seen, "imported": new_ok, "already_imported": before,
+            "duplicates": dups + len(tally.repeats), "superseded": superseded, "pending": len(pending),
+            "skipped": [{"label": lb, "reason": r} for lb, r in tally.skipped],
+            "repeated_in_export": [{"label": lb, "reason": r} for lb, r in tally.repeats],
+            "failed": [{"label": lb, "reason": r} for lb, r in failed],
+            "seconds": round(elapsed, 1), "items_per_s": round(rate, 2)}))
+    else:
+        print(f"{fmt.label}: {tally.seen} items in {clock(elapsed)} ({rate:.1f} items/s)")
+        print(f"  {new_ok} imported and searchable")
+        if before:
+            print(f"  {before} already imported by an earlier run (nothing added)")
+        if dups or tally.repeats:
+            print(f"  {dups + len(tally.repeats)} duplicates (nothing added): {dups} already in your memory, "
+                  f"{len(tally.repeats)} repeated in the export")
+        if superseded:
+            print(f"  {superseded} replaced by a newer version of the same item")
+        if pending:
+            state = "still being processed" if args.no_wait or not finished else "not finished"
+            print(f"  {len(pending)} {state} (they go on; `secondbrain sources` shows them)")
+        _print_reasons(f"{len(tally.skipped)} skipped", tally.skipped)
+        _print_reasons(f"{len(failed)} failed", failed)
+        if any(i.earlier and i.status == "failed" for i in tally.items) and not args.retry_failed:
+            print("  (items that failed in an earlier run are tried again with --retry-failed)")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """The ``import`` command's arguments."""
+    from services.importers.registry import formats
+
+    names = [f.name for f in formats()]
+    im = sub.add_parser("import", help="bring notes, chats, highlights and bookmarks from other tools' exports",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description="Import another tool's export; its format is found from its content.\n\n"
+                                    "What to export, per --from FORMAT:\n"
+                                    + "\n".join(f"  {f.name:<10} {f.label}: {f.what}" for f in formats()))
+    im.add_argument("path", metavar="PATH", help="the export: a file, a folder or a zip")
+    im.add_argument("--from", dest="format", choices=names, metavar="FORMAT",
+                    help=f"the export's format, when it should not be found from its content ({', '.join(names)})")
+    im.add_argument("--tz", help="the time zone of times the export writes without one (WhatsApp, Kindle, Notion, "
+                                 "Khoj); default: this machine's")
+    im.add_argument("--date-order", choices=("dmy", "mdy", "ymd"),
+                    help="WhatsApp's numeric dates, when the chat does not settle it (default: this machine's locale)")
+    im.add_argument("--dry-run", action="store_true", help="read the export and list what would be imported")
+    im.add_argument("--no-wait", action="store_true", help="return once everything is sent")
+    im.add_argument("--retry-failed", action="store_true", help="try again what failed in an earlier run")
+    im.add_argument("--timeout", type=float, default=None, help="stop waiting after this many seconds")
+    im.add_argument("--batch", type=int, default=BATCH_ITEMS, help=f"items per request (default {BATCH_ITEMS})")
+    client_opts(im)
+    im.set_defaults(func=cmd_import)
+

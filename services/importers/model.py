@@ -1,0 +1,100 @@
+"""What an importer turns an export into: captures (ready for the gateway) and items skipped with a reason.
+
+A :class:`Capture` is one source in secondbrain: a note (Markdown with its title, dates and tags in front
+matter), a chat record (a ``text/x-chat`` transcript of one day of a conversation), a file (an attachment
+the extractors read: a photo, a PDF, a recording) or a web page to fetch.  Its ``source_uri`` names the
+item for good (``import:keep:Groceries.json``): importing the same item again is the same source, so a
+changed note becomes its next version and an unchanged one adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from typing import Any, Literal
+
+CaptureKind = Literal["note", "chat", "file", "url"]
+DateOrder = Literal["dmy", "mdy", "ymd"]
+KINDS: tuple[CaptureKind, ...] = ("note", "chat", "file", "url")
+
+
+class ExportError(Exception):
+    """The export as a whole cannot be read (not this format, a broken archive): the message is a sentence
+    for the person importing it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How to read what an export leaves unsaid."""
+
+    # Exports that write local times without a zone (WhatsApp, Kindle, Notion, Khoj) are read in this zone.
+    tz: tzinfo = UTC
+    # WhatsApp writes numeric dates in the phone's order; when no date in the chat settles it (a day over 12),
+    # this decides (from the locale), else month first.
+    date_order: DateOrder | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """One item of an export, as the gateway will take it."""
+
+    source_uri: str  # import:<format>:<the item's own id>: the same item again is the same source
+    kind: CaptureKind
+    label: str  # how progress and the summary name it
+    title: str | None
+    captured_at: datetime | None  # when it was written, said or saved: the event time
+    content: bytes | Callable[[], bytes] = b""  # a note's Markdown, a chat's transcript, a file's bytes (read late)
+    content_type: str = "text/markdown"
+    filename: str | None = None
+    url: str | None = None
+    attributes: Mapping[str, str] = field(default_factory=dict)  # provenance: import.format, import.file, ...
+
+    def data(self) -> bytes:
+        """The bytes to send (a file's are read only now, so a large export is never held whole)."""
+        return self.content() if callable(self.content) else self.content
+
+    def json(self, part: str | None) -> dict[str, Any]:
+        """The capture as a batch sends it (its bytes go in the multipart part named ``part``)."""
+        return {"source_uri": self.source_uri, "kind": self.kind, "label": self.label, "title": self.title,
+                "captured_at": self.captured_at.isoformat() if self.captured_at else None,
+                "content_type": self.content_type, "filename": self.filename, "url": self.url,
+                "attributes": dict(self.attributes), "part": part}
+
+    def submission_key(self, data: bytes | None = None) -> str:
+        """The idempotency key of this item with this content: importing it again changes nothing, and a
+        changed item (other text, other time, other title) is a new submission of the same source."""
+        body = self.url.encode() if self.kind == "url" and self.url else (self.data() if data is None else data)
+        parts = [self.source_uri, self.kind, hashlib.sha256(body).hexdigest(),
+                 self.captured_at.isoformat() if self.captured_at else None, self.title, self.content_type,
+                 self.filename]
+        return "import:" + hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An item left out, and why (a sentence); ``origin`` is where it is in the export.  ``duplicate``: it
+    repeats another item of the same export (counted with the duplicates, not as a problem)."""
+
+    label: str
+    reason: str
+    origin: str = ""
+    duplicate: bool = False
+
+
+Result = Capture | Skipped
+
+
+def guarded(label: str, origin: str, work: Callable[..., Result | Iterable[Result]], *args: Any) -> Iterator[Result]:
+    """What ``work(*args)`` reads, with an error in reading it turned into a skip that says so: one bad item (a
+    note that is not what its format says) never stops the rest of an import."""
+    try:
+        out = work(*args)
+        if isinstance(out, Capture | Skipped):
+            yield out
+        else:
+            yield from out
+    except Exception as exc:  # whatever a damaged item raises, the next one is read
+        yield Skipped(label, f"it could not be read ({type(exc).__name__}: {str(exc)[:300]})", origin)

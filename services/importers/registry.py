@@ -1,0 +1,90 @@
+"""The formats secondbrain imports, and which one an export is, decided from its content.
+
+Each format module declares a :class:`Format`: how to recognise an export of it (``detect`` looks at the
+files and their first bytes, never only at names), how many items it holds (for progress), and how to read
+it into captures.  Detection tries the specific formats first and the generic notes folder last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from services.importers.archive import Export
+from services.importers.model import ExportError, Options, Result
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One kind of export."""
+
+    name: str  # what --from takes
+    label: str  # what people call it
+    what: str  # what to export in the tool, for the README and the error sentences
+    detect: Callable[[Export], str | None]  # what was found ("412 notes in Takeout/Keep"), or None
+    count: Callable[[Export, Options], int]  # how many items (captures or skips) reading it yields, about
+    read: Callable[[Export, Options], Iterator[Result]]
+    aliases: tuple[str, ...] = ()
+
+
+def formats() -> list[Format]:
+    """Every format, in the order detection tries them."""
+    from services.importers import (
+        bookmarks,
+        evernote,
+        keep,
+        khoj,
+        kindle,
+        mem0,
+        notes_folder,
+        notion,
+        readwise,
+        telegram,
+        whatsapp,
+    )
+
+    return [evernote.FORMAT, bookmarks.FORMAT, keep.FORMAT, notion.FORMAT, telegram.FORMAT, mem0.FORMAT,
+            khoj.FORMAT, kindle.FORMAT, readwise.FORMAT, whatsapp.FORMAT, notes_folder.FORMAT]
+
+
+def by_name(name: str) -> Format:
+    """The format ``--from NAME`` asks for (its name or an alias, any case)."""
+    wanted = name.strip().lower()
+    for f in formats():
+        if wanted == f.name or wanted in f.aliases:
+            return f
+    raise ExportError(f"there is no import format called {name!r}; the formats are {names()}")
+
+
+def names() -> str:
+    return ", ".join(f.name for f in formats())
+
+
+@dataclass(frozen=True, slots=True)
+class Detected:
+    """The format an export is, what was found, and other formats also present (e.g. a Takeout with
+    Keep notes and Chrome bookmarks)."""
+
+    format: Format
+    found: str
+    also: tuple[tuple[Format, str], ...] = ()
+
+
+def detect(export: Export, forced: str | None = None) -> Detected:
+    """Which format ``export`` is (``forced``: this one, checked all the same)."""
+    if forced:
+        fmt = by_name(forced)
+        found = fmt.detect(export)
+        if found is None:
+            raise ExportError(f"{export.name} does not look like {fmt.label} ({fmt.what})")
+        return Detected(fmt, found)
+    hits = [(f, found) for f in formats() if (found := f.detect(export)) is not None]
+    if not hits:
+        raise ExportError(
+            f"{export.name} is not an export secondbrain recognises. It reads: "
+            + "; ".join(f"{f.label} ({f.what})" for f in formats())
+            + ". Name the format with --from FORMAT if it is one of them.")
+    (fmt, found), *rest = hits
+    # The generic notes folder also matches the Markdown inside other exports: it is no second format there.
+    also = tuple((f, s) for f, s in rest if f.name != "notes")
+    return Detected(fmt, found, also)

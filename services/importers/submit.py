@@ -1,0 +1,152 @@
+"""Captures into the gateway: each one checked, then submitted through the gateway's own submission with an
+idempotency key made of the item and its content, so an item imported again writes nothing.
+
+Blocking (object store and Postgres): call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from secondbrain.http_security import short
+from secondbrain.ports import JobView
+from secondbrain.runtime import Runtime
+from secondbrain.validation import text_problem
+from services.fetcher.fetch import parse_networks
+from services.importers.model import KINDS, Capture
+from services.ingest_gateway.relay import OutboxRelay
+from services.ingest_gateway.submission import Submissions, private_target
+
+Status = Literal["imported", "unchanged", "refused"]
+MAX_ATTRIBUTES = 24
+MAX_ATTRIBUTE_CHARS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one capture: ``imported`` (a new job), ``unchanged`` (imported before with the same
+    content: nothing written) or ``refused`` (``reason`` says why; nothing written)."""
+
+    label: str
+    source_uri: str
+    status: Status
+    job_id: str | None = None
+    reason: str | None = None
+
+    def json(self) -> dict[str, Any]:
+        return {"label": self.label, "source_uri": self.source_uri, "status": self.status, "job_id": self.job_id,
+                "reason": self.reason}
+
+
+class CaptureSubmitter:
+    """Submits captures for one runtime (and this process's relay, which publishes them at once)."""
+
+    def __init__(self, rt: Runtime, relay: OutboxRelay | None) -> None:
+        self.rt = rt
+        self.settings = rt.settings
+        self.submissions = Submissions(rt, relay)
+        self.networks = parse_networks(rt.settings.fetch_allow_networks)
+
+    def submit(self, user: str, capture: Capture, data: bytes | None = None) -> Outcome:
+        """Submit one capture (``data``: its bytes, when already read)."""
+        problem = self.problem(capture)
+        if problem:
+            return Outcome(capture.label, capture.source_uri, "refused", reason=problem)
+        if capture.kind == "url":
+            assert capture.url is not None
+            refusal = None if self.settings.fetch_allow_private else private_target(capture.url, self.networks)
+            if refusal:
+                return Outcome(capture.label, capture.source_uri, "refused", reason=refusal)
+            done = self.submissions.url(user, capture.url, capture.title, capture.captured_at,
+                                        capture.submission_key(), dict(capture.attributes))
+        else:
+            body = capture.data() if data is None else data
+            if not body:
+                return Outcome(capture.label, capture.source_uri, "refused", reason="it is empty")
+            if len(body) > self.settings.max_upload_bytes:
+                return Outcome(capture.label, capture.source_uri, "refused",
+                               reason=f"it is {len(body)} bytes, over the {self.settings.max_upload_bytes}-byte "
+                                      "limit for one file (SB_MAX_UPLOAD_BYTES)")
+            done = self.submissions.file(
+                user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
+                content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
+                title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri,
+                idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes))
+        return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
+
+    def job(self, user: str, job_id: str) -> JobView | None:
+        return self.rt.metadata.jobs.get_job(user, job_id)
+
+    @staticmethod
+    def problem(capture: Capture) -> str | None:
+        """What makes a capture unacceptable (it may come from any client), as a sentence, or None."""
+        if capture.kind not in KINDS:
+            return f"unknown kind {short(capture.kind)!r} (note, chat, file or url)"
+        if capture.kind == "url":
+            url = capture.url or ""
+            if not url.lower().startswith(("http://", "https://")) or len(url) > 8192 or not url.split("://", 1)[1]:
+                return "only http and https pages of at most 8192 characters can be fetched"
+            if capture.source_uri != url:
+                return "a web page's source is its address"
+        elif not capture.source_uri.startswith("import:") or len(capture.source_uri) > 2000:
+            return "an imported item's source must be an import: URI of at most 2000 characters"
+        for name, value in (("title", capture.title), ("file name", capture.filename), ("source", capture.source_uri),
+                            ("address", capture.url), ("label", capture.label)):
+            if value is not None and text_problem(value):
+                return f"its {name} {text_problem(value)}"
+        if capture.title is not None and len(capture.title) > 500:
+            return "its title is over 500 characters"
+        if capture.filename is not None and ("/" in capture.filename or "\\" in capture.filename
+                                             or len(capture.filename) > 255):
+            return "its file name must be a plain name of at most 255 characters"
+        return _attributes_problem(capture.attributes)
+
+
+def _attributes_problem(attributes: Mapping[str, str]) -> str | None:
+    if len(attributes) > MAX_ATTRIBUTES:
+        return f"it has more than {MAX_ATTRIBUTES} attributes"
+    for key, value in attributes.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return "its attributes must be text"
+        if key != "kind" and not key.startswith("import."):
+            return f"attribute {short(key)!r} is not an import's (import.*)"
+        if key == "kind" and value != "note":
+            return "the only kind an attribute may name is note"
+        if len(key) > 100 or len(value) > MAX_ATTRIBUTE_CHARS or text_problem(key) or text_problem(value):
+            return f"attribute {short(key)!r} is too long or not text"
+    return None
+
+
+def capture_from_json(item: Mapping[str, Any], content: bytes) -> Capture:
+    """A capture sent in a batch (its bytes came in their own part); raises ValueError with a sentence."""
+    def text(name: str, *, required: bool = False) -> str | None:
+        value = item.get(name)
+        if value is None or value == "":
+            if required:
+                raise ValueError(f"{name} is missing")
+            return None
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be text")
+        return value
+
+    captured = text("captured_at")
+    when = None
+    if captured is not None:
+        try:
+            when = datetime.fromisoformat(captured.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"captured_at {short(captured)!r} is not an ISO 8601 time") from None
+        if when.tzinfo is None:
+            raise ValueError("captured_at must say its zone (an offset or Z)")
+    attributes = item.get("attributes") or {}
+    if not isinstance(attributes, dict):
+        raise ValueError("attributes must be an object")
+    kind = text("kind", required=True) or ""
+    return Capture(source_uri=text("source_uri", required=True) or "", kind=kind,  # type: ignore[arg-type]
+                   label=(text("label") or text("title") or text("source_uri") or "")[:300], title=text("title"),
+                   captured_at=when, content=content, content_type=(text("content_type") or "")[:200].lower(),
+                   filename=text("filename"), url=text("url"), attributes=attributes)

@@ -1,0 +1,210 @@
+"""The import routes on real stores (Postgres, files): what an upload or a batch writes, what a second one
+writes (nothing), and how bad input is refused without losing the rest.  The pipeline is not running here:
+the jobs wait in the outbox, which is what is checked (the end-to-end tests run the pipeline)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from app.assembly import build_runtime
+from app.http import create_app
+from devtools import gen_exports as gen
+from secondbrain.events.codec import EventCodec
+from secondbrain.events.models import ArtifactSubmitted, UrlRequested
+from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+
+
+@pytest.fixture()
+def gateway(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), max_upload_bytes=2 * 1024 * 1024,
+        kafka_bootstrap="127.0.0.1:9", topic_prefix=f"im{tmp_path.name[-6:]}.", auth="off", max_pending_jobs=0,
+    )
+    rt = build_runtime(settings, vectors=False, models=False)
+    app = create_app(rt, gateway=True, query=False, relay=None)
+    with TestClient(app, base_url="http://localhost") as client:
+        yield client, rt
+    rt.close()
+
+
+def zipped(folder: Path) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, f.relative_to(folder.parent).as_posix())
+    return out.getvalue()
+
+
+def outbox_events(rt: Runtime) -> list[Any]:
+    codec = EventCodec()
+    rows = rt.metadata.outbox.claim_outbox(1000)
+    rt.metadata.outbox.release_outbox([r.id for r in rows], "read by the test")
+    out = []
+    for r in rows:
+        kind = UrlRequested if r.message.topic.endswith("urls.requested") else ArtifactSubmitted
+        out.append(codec.decode(r.message.value, expected=kind))
+    return out
+
+
+def test_an_uploaded_takeout_becomes_dated_notes_and_a_second_upload_adds_nothing(
+        gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, rt = gateway
+    body = zipped(gen.write_keep(tmp_path / "export"))
+    r = client.post("/v1/imports", files={"file": ("takeout-001.zip", body, "application/zip")})
+    assert r.status_code == 202, r.text
+    out = r.json()
+    assert (out["format"], out["found"], out["imported"], out["unchanged"]) == ("keep", "6 notes in Takeout/Keep", 5, 0)
+    assert {(s["label"], s["reason"]) for s in out["skipped"]} == {
+        ("Old idea", "in Keep's trash"),
+        ("Broken", "not a readable Keep note: Unterminated string starting at: line 1 column 36 (char 35)")}
+    events = {e.title: e for e in outbox_events(rt) if isinstance(e, ArtifactSubmitted)}
+    bike = events["Bike lock"]
+    assert bike.captured_at == gen.KEEP_CREATED["bike"] and bike.source_uri.startswith("import:keep:created:")
+    assert bike.attributes == {"kind": "note", "import.format": "keep", "import.file": "Takeout/Keep/Bike lock.json",
+                               "import.item": bike.source_uri.removeprefix("import:keep:")}
+    assert b"3-9-1-7" in rt.objects.get(bike.object_key)
+    photo = events["Whiteboard (1b7a9c0d2e.jpg)"]
+    assert photo.content_type == "image/png" and photo.filename == "1b7a9c0d2e.jpg"
+    jobs_before = len(client.get("/v1/sources", params={"limit": 500}).json()["sources"])
+    queued_before = len(outbox_events(rt))
+
+    again = client.post("/v1/imports", files={"file": ("takeout-002.zip", body, "application/zip")}).json()
+    assert (again["imported"], again["unchanged"]) == (0, 5)
+    assert len(client.get("/v1/sources", params={"limit": 500}).json()["sources"]) == jobs_before
+    assert len(outbox_events(rt)) == queued_before  # nothing new was queued
+    assert {j["job_id"] for j in again["jobs"]} == {j["job_id"] for j in out["jobs"]}
+
+
+def test_an_edited_note_imported_again_is_the_next_version_of_its_source(
+        gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, _rt = gateway
+    note = gen.keep_note(title="Plumber", created=datetime(2024, 4, 1, tzinfo=UTC),
+                         edited=datetime(2024, 4, 1, tzinfo=UTC), text="The plumber comes on Tuesday.")
+    first = client.post("/v1/imports", data={"format": "keep"},
+                        files={"file": ("Plumber.json", json.dumps(note).encode(), "application/json")}).json()
+    note["textContent"] = "The plumber comes on Wednesday instead."
+    second = client.post("/v1/imports", files={"file": ("Plumber.json", json.dumps(note).encode(), "")}).json()
+    assert (first["imported"], second["imported"]) == (1, 1)
+    rows = [s for s in client.get("/v1/sources").json()["sources"] if s["title"] == "Plumber"]
+    assert len(rows) == 2 and len({s["source_id"] for s in rows}) == 1  # one source, two versions
+
+
+def test_bad_uploads_are_refused_with_a_sentence(gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, _rt = gateway
+    r = client.post("/v1/imports", files={"file": ("random.bin", bytes(range(256)) * 8, "application/octet-stream")})
+    assert r.status_code == 422 and "is not an export secondbrain recognises" in r.json()["detail"]
+    r = client.post("/v1/imports", data={"format": "evernote"},
+                    files={"file": ("clips.txt", gen.write_kindle(tmp_path).read_bytes(), "text/plain")})
+    assert r.status_code == 422 and r.json()["detail"].startswith("clips.txt does not look like Evernote")
+    r = client.post("/v1/imports", data={"tz": "Mars/Olympus"}, files={"file": ("a.enex", b"<en-export/>", "")})
+    assert r.status_code == 422 and "is not a time zone name" in r.json()["detail"]
+    r = client.post("/v1/imports", files={"file": ("empty.enex", b"", "")})
+    assert r.status_code == 422 and r.json()["detail"] == "the file is empty: there is nothing to import"
+    r = client.post("/v1/imports", files={"file": ("big.zip", b"x" * (3 * 1024 * 1024), "application/zip")})
+    assert r.status_code == 413
+
+
+def test_a_whatsapp_upload_reads_times_in_the_zone_it_is_given(gateway: tuple[TestClient, Runtime],
+                                                               tmp_path: Path) -> None:
+    client, rt = gateway
+    chat = gen.write_whatsapp_android(tmp_path)
+    r = client.post("/v1/imports", data={"tz": "America/Sao_Paulo"},
+                    files={"file": (chat.name, chat.read_bytes(), "text/plain")})
+    assert r.status_code == 202 and r.json()["imported"] == 2
+    first = next(e for e in outbox_events(rt) if e.source_uri == "import:whatsapp:Priya#2024-03-12")
+    assert first.captured_at == datetime(2024, 3, 12, 11, 56, tzinfo=UTC)  # 08:56 in Sao Paulo
+    assert first.content_type == "text/x-chat"
+
+
+def batch(captures: list[dict[str, Any]], parts: dict[str, bytes]) -> dict[str, Any]:
+    return {"data": {"manifest": json.dumps({"format": "notes", "captures": captures})},
+            "files": [(name, (name, data, "application/octet-stream")) for name, data in parts.items()]}
+
+
+def note(uri: str, part: str | None, **more: Any) -> dict[str, Any]:
+    return {"source_uri": uri, "kind": "note", "title": uri.rsplit(":", 1)[-1], "part": part,
+            "content_type": "text/markdown", "captured_at": "2023-02-03T04:05:06+00:00",
+            "attributes": {"kind": "note", "import.format": "notes"}, **more}
+
+
+def test_a_batch_refuses_bad_captures_one_by_one_and_takes_the_rest(gateway: tuple[TestClient, Runtime]) -> None:
+    client, rt = gateway
+    captures = [
+        note("import:notes:ok.md", "p0"),
+        note("note:1234", "p1"),  # would graft onto a note of the gateway's
+        note("import:notes:missing.md", "p9"),
+        note("import:notes:badtime.md", "p2", captured_at="yesterday"),
+        note("import:notes:naive.md", "p2", captured_at="2023-02-03T04:05:06"),
+        note("import:notes:attrs.md", "p2", attributes={"kind": "note", "secret.flag": "1"}),
+        {"source_uri": "https://example.org/page", "kind": "url", "url": "https://example.org/page",
+         "title": "A page", "captured_at": "2019-08-14T12:00:00+00:00", "attributes": {"import.folder": "Sea"}},
+        {"source_uri": "http://127.0.0.1:22/", "kind": "url", "url": "http://127.0.0.1:22/"},
+        {"source_uri": "import:x", "kind": "poem"},
+        "not an object",
+    ]
+    r = client.post("/v1/imports/batch", **batch(captures, {"p0": b"# ok\n\nKept.", "p1": b"graft", "p2": b"x"}))
+    assert r.status_code == 200, r.text
+    results = r.json()["results"]
+    assert [x["status"] for x in results] == ["imported", "refused", "refused", "refused", "refused", "refused",
+                                              "imported", "refused", "refused", "refused"]
+    reasons = [x.get("reason") for x in results]
+    assert reasons[1] == "an imported item's source must be an import: URI of at most 2000 characters"
+    assert reasons[2] == "its part 'p9' is not in the batch"
+    assert reasons[3] == "captured_at 'yesterday' is not an ISO 8601 time"
+    assert reasons[4] == "captured_at must say its zone (an offset or Z)"
+    assert reasons[5] == "attribute 'secret.flag' is not an import's (import.*)"
+    assert reasons[7].startswith("fetching 127.0.0.1 is not allowed: it is")
+    assert reasons[8] == "unknown kind 'poem' (note, chat, file or url)"
+    assert reasons[9] == "capture 10 is not an object"
+    events = outbox_events(rt)
+    page = next(e for e in events if isinstance(e, UrlRequested) and e.url == "https://example.org/page")
+    assert page.captured_at == datetime(2019, 8, 14, 12, tzinfo=UTC) and page.attributes == {"import.folder": "Sea"}
+    kept = next(e for e in events if isinstance(e, ArtifactSubmitted) and e.source_uri == "import:notes:ok.md")
+    assert kept.source_uri == "import:notes:ok.md" and rt.objects.get(kept.object_key) == b"# ok\n\nKept."
+
+    # The same batch again: nothing new; each item imported before says how its job stands.
+    again = client.post("/v1/imports/batch", **batch(captures[:1], {"p0": b"# ok\n\nKept."})).json()["results"]
+    assert again == [{"label": "ok.md", "source_uri": "import:notes:ok.md", "status": "unchanged",
+                      "job_id": results[0]["job_id"], "reason": None, "job_status": "queued", "error": None}]
+
+
+def test_a_batch_waits_while_the_pipeline_is_full(dsn: str, tmp_path: Path) -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", auth="off",
+        topic_prefix="full.", max_pending_jobs=2, default_user="full")  # alone in the pipeline
+    rt = build_runtime(settings, vectors=False, models=False)
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            parts = {f"p{i}": f"# n{i}\n\nnote {i} of the full pipeline".encode() for i in range(3)}
+            first = client.post("/v1/imports/batch", **batch([note(f"import:notes:full{i}.md", f"p{i}")
+                                                              for i in range(3)], parts))
+            assert first.status_code == 200  # a batch is let in whole...
+            second = client.post("/v1/imports/batch", **batch([note("import:notes:more.md", "p0")], parts))
+            assert second.status_code == 429 and second.headers["retry-after"] == "5"  # ...the next one waits
+            assert "you have 3 captures still being processed (the limit is 2)" in second.json()["detail"]
+    finally:
+        rt.close()
+
+
+def test_a_batch_that_is_not_one_is_refused(gateway: tuple[TestClient, Runtime]) -> None:
+    client, _rt = gateway
+    r = client.post("/v1/imports/batch", json={"captures": []})
+    assert r.status_code == 415 and "multipart/form-data" in r.json()["detail"]
+    r = client.post("/v1/imports/batch", files={"p0": ("a", b"x", "text/plain")})
+    assert r.status_code == 422 and r.json()["detail"] == "the batch has no 'manifest' part"
+    r = client.post("/v1/imports/batch", files={"manifest": (None, "{not json")})
+    assert r.status_code == 422 and r.json()["detail"].startswith("the manifest is not JSON")
+    r = client.post("/v1/imports/batch", files={"manifest": (None, json.dumps({"items": []}))})
+    assert r.status_code == 422 and r.json()["detail"] == "the manifest must be an object with a 'captures' list"
