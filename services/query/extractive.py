@@ -183,19 +183,23 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         speakers = frozenset(s.strip() for s in re.split(r"[,|]", hit.attributes.get("speakers", "")) if s.strip())
         statements = read(text, tuple(hit.heading_path), speakers)
         title_terms = set(enc.tokenize(hit.title))
+        # each statement's terms once (a statement is also the context of the ones after it)
+        terms = [set(enc.tokenize(st.text)) for st in statements]
+        headings: dict[tuple[str, ...], set[str]] = {}
         whole = set(enc.tokenize(text)) | title_terms | set(enc.tokenize(" ".join(hit.heading_path)))
         sources.append((whole, f"{hit.title}\n{text}"))
         modality = 0.5 if asked.modalities and hit.modality in asked.modalities else 0.0
-        before: list[Statement] = []
-        for st in statements:
-            own = set(enc.tokenize(st.text))
-            context = set(enc.tokenize(" ".join(st.headings))) | title_terms
-            for prior in before[max(0, len(before) - DISCOURSE):]:
+        for i, st in enumerate(statements):
+            own = terms[i]
+            if st.headings not in headings:
+                headings[st.headings] = set(enc.tokenize(" ".join(st.headings)))
+            context = headings[st.headings] | title_terms
+            for j in range(max(0, i - DISCOURSE), i):
                 # what was just said sets the topic a statement goes on about ("They eat insects." after "my
                 # turtles"), and a question someone just asked is what it answers
+                prior = statements[j]
                 if prior.speaker == st.speaker or prior.text.rstrip(" \"')]").endswith("?"):
-                    context |= set(enc.tokenize(prior.text))
-            before.append(st)
+                    context |= terms[j]
             mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
             overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
             bare = _without(st.text, asked.text)
