@@ -158,6 +158,10 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if not gathered and not scored:
         return _opening(hits, candidates)
     chosen = gathered or _single(asked, ranked, candidates, max_sentences)
+    if len(asked.persons) == 1 and not gathered and max(chosen, key=lambda c: c.score).about_other:
+        # the best statement is someone else speaking of themselves ("Melanie: I'm a fan of Ed Sheeran" for
+        # "who is Caroline a fan of?"): that is not about the person asked about
+        return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     quotes = _quotes(ctx, chosen)
     return _compose(_fit(quotes, max_words), found=True)
 
@@ -303,6 +307,9 @@ def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
+# A word shaped like an adjective or a participle ("a frustrating issue", "a shiny finish") says what the
+# thing is like, not which thing it is.
+_DESCRIBES = re.compile(r"\w{3,}(?:ing|ed|ful|ous|ive|able|ible|ic|ish|less|ly|y)$", re.I)
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -313,7 +320,9 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
     for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
-            if enc.tokenize(w)[:1] == [head] and words[i - 1].isalpha() and words[i - 1].casefold() not in _QUALITIES:
+            prev = words[i - 1]
+            if enc.tokenize(w)[:1] == [head] and prev.isalpha() and prev.casefold() not in _QUALITIES \
+                    and not _DESCRIBES.search(prev):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True

@@ -185,14 +185,17 @@ def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
     return out
 
 
+_SPANS = {"period", "periods", "spell", "stretch"}  # "for a period of time" narrows nothing
 _NARROWING = {"at", "for", "of", "in", "on", "from", "with", "by", "near", "about"}
 # Nouns a prepositional phrase does not narrow ("the kind of car" is about a car), and times ("in May").
 _NOT_NARROWED = {"kind", "kinds", "type", "types", "sort", "sorts", "lot", "lots", "bit", "part", "way", "ways", "one",
                  "ones", "thing", "things", "something", "anything", "stuff", "some", "any", "all", "most", "much",
-                 "name", "names", "reason", "reasons", "person", "people", "other", "others", "regard", "regards"}
+                 "name", "names", "reason", "reasons", "person", "people", "other", "others", "regard", "regards",
+                 "relation", "relations", "terms", "respect", "reminder", "area", "areas", "photo", "picture"}
 _TIMES = {"time", "times", "date", "day", "days", "year", "years", "month", "months", "week", "weeks", "hour",
           "hours", "minute", "minutes", "today", "yesterday", "tomorrow", "morning", "evening", "night",
-          "afternoon", "weekend", "weekends", "summer", "winter", "spring", "autumn", "fall", "holidays"}
+          "afternoon", "weekend", "weekends", "summer", "winter", "spring", "autumn", "fall", "holidays",
+          "adulthood", "childhood", "life", "lifetime", "past", "future", "while"}
 
 
 def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: set[str]) -> tuple[Phrase, ...]:
@@ -218,7 +221,7 @@ def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: se
             run.append(u)
         while run and run[-1].pos_ not in ("NOUN", "PROPN"):
             run.pop()
-        if not run or run[-1].lower_ in _NOT_NARROWED or run[-1].lower_ in _TIMES \
+        if not run or run[-1].lower_ in _NOT_NARROWED or run[-1].lower_ in _TIMES or run[-1].lower_ in _SPANS \
                 or run[-1].lower_ in _MONTHS_DAYS or run[-1].lower_ in kind_words:
             continue
         head = encoder.tokenize(run[-1].text)
