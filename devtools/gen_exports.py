@@ -341,7 +341,7 @@ Bring the printed tickets,
 Note: the app keeps crashing on my phone.
 12/03/2024, 09:01 - Priya: <Media omitted>
 12/03/2024, 09:02 - Priya: That was the hostel confirmation
-13/03/2024, 19:20 - Sam: The hostel in Naxos wants our passport numbers by Friday
+13/03/2024, 19:20 - Sam: We'll send the hostel in Naxos our passport numbers on Friday
 13/03/2024, 19:21 - Priya: This message was deleted
 """
 

@@ -152,13 +152,15 @@ class Sender:
     def _send(self, batch: list[Any]) -> None:
         manifest = {"format": self.fmt, "captures": [c.json(None if c.kind == "url" else f"p{i}")
                                                        for i, (c, _d) in enumerate(batch)]}
-        files = [(f"p{i}", (c.filename or "item", data, c.content_type or "application/octet-stream"))
-                 for i, (c, data) in enumerate(batch) if c.kind != "url"]
+        # Always multipart, even for a batch of web pages only (no bytes): the manifest is a part of its own.
+        files: list[tuple[str, tuple[str | None, Any, str]]] = [
+            ("manifest", (None, json.dumps(manifest), "application/json"))]
+        files += [(f"p{i}", (c.filename or "item", data, c.content_type or "application/octet-stream"))
+                  for i, (c, data) in enumerate(batch) if c.kind != "url"]
         told = False
         while True:
             try:
-                resp = self.client.post("/v1/imports/batch", data={"manifest": json.dumps(manifest)}, files=files,
-                                        timeout=300)
+                resp = self.client.post("/v1/imports/batch", files=files, timeout=300)
             except _transport_errors() as exc:
                 if not told:
                     self.progress.done()
@@ -381,7 +383,7 @@ def _dry_run(fmt: Any, export: Any, options: Any, tally: Tally, args: argparse.N
 
 
 def _print_reasons(head: str, pairs: list[tuple[str, str]], limit: int = 5) -> None:
-    """``pairs`` of (label, reason) grouped by reason, a few labels each."""
+    """``pairs`` of (label, reason) grouped by reason, the most frequent first, a few labels each."""
     if not pairs:
         return
     print(f"  {head}:")
@@ -390,7 +392,11 @@ def _print_reasons(head: str, pairs: list[tuple[str, str]], limit: int = 5) -> N
         groups.setdefault(reason, []).append(label)
     for reason, labels in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         shown = ", ".join(labels[:limit]) + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
-        print(f"    {len(labels)}: {reason}: {shown}")
+        print(f"    {reason}" + (f" ({len(labels)})" if len(labels) > 1 else "") + f": {shown}")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _summary(fmt: Any, tally: Tally, args: argparse.Namespace, *, finished: bool) -> int:
@@ -411,12 +417,12 @@ def _summary(fmt: Any, tally: Tally, args: argparse.Namespace, *, finished: bool
             "failed": [{"label": lb, "reason": r} for lb, r in failed],
             "seconds": round(elapsed, 1), "items_per_s": round(rate, 2)}))
     else:
-        print(f"{fmt.label}: {tally.seen} items in {clock(elapsed)} ({rate:.1f} items/s)")
+        print(f"{fmt.label}: {_n(tally.seen, 'item')} in {clock(elapsed)} ({rate:.1f} items/s)")
         print(f"  {new_ok} imported and searchable")
         if before:
             print(f"  {before} already imported by an earlier run (nothing added)")
         if dups or tally.repeats:
-            print(f"  {dups + len(tally.repeats)} duplicates (nothing added): {dups} already in your memory, "
+            print(f"  {_n(dups + len(tally.repeats), 'duplicate')} (nothing added): {dups} already in your memory, "
                   f"{len(tally.repeats)} repeated in the export")
         if superseded:
             print(f"  {superseded} replaced by a newer version of the same item")

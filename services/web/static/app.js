@@ -6,6 +6,7 @@
 
 import {wireAsking} from "./js/ask.js";
 import {wireCapture} from "./js/capture.js";
+import {wireImports} from "./js/imports.js";
 import {wireConversations} from "./js/conversations.js";
 import {onUnauthorized} from "./js/http.js";
 import {loadSettings, wireSettings} from "./js/settings.js";
@@ -29,6 +30,7 @@ function wire() {
   wireAsking();
   wireConversations();
   wireCapture();
+  wireImports();
   wireSources();
   wireViewer();
   wireSettings();

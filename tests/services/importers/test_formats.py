@@ -236,7 +236,7 @@ def test_whatsapp_android_day_first_24_hours_in_another_zone(tmp_path: Path) -> 
     assert turns[2][2] == "Priya: [media not included in the export]"
     assert WHATSAPP_NOTICE_WORD not in text(day1)  # the app's own notice is not a message
     assert [t for _, _, t in speakers_and_turns(day2)] == [
-        "Sam: The hostel in Naxos wants our passport numbers by Friday"]  # the deleted message is gone
+        "Sam: We'll send the hostel in Naxos our passport numbers on Friday"]  # the deleted message is gone
 
 
 WHATSAPP_NOTICE_WORD = "end-to-end encrypted"

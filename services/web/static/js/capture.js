@@ -5,6 +5,7 @@
 import {$, announce, el} from "./dom.js";
 import {clock, dateValue, isoLocal, pad} from "./format.js";
 import {ApiError, api} from "./http.js";
+import {importFile, isExport} from "./imports.js";
 import {trackCapture} from "./progress.js";
 import {scheduleReload} from "./sources.js";
 
@@ -40,7 +41,9 @@ function uploadFile(file, {title = null, capturedAt = null} = {}) {
 }
 
 async function addFiles(files) {
-  const list = [...files];
+  const all = [...files];
+  for (const file of all.filter(isExport)) await importFile(file); // another app's export: read as one
+  const list = all.filter((file) => !isExport(file));
   if (!list.length) return;
   let added = 0;
   const failures = [];

@@ -1,0 +1,115 @@
+// Importing another app's export (Evernote, Google Takeout, Notion, bookmarks, WhatsApp, Telegram, Kindle,
+// Readwise, OpenMemory, Khoj): the file goes to POST /v1/imports, which finds its format from its content,
+// and the page says what was imported, what was there already and what was skipped, with the reasons.
+// Exports the extractors could not read as one file (.enex, .zip) are imported when dropped, too.
+
+import {$, announce, el} from "./dom.js";
+import {ApiError} from "./http.js";
+import {scheduleReload} from "./sources.js";
+import {plural} from "./words.js";
+
+// Files that are exports whatever else is dropped with them: no extractor reads them as one document.
+export function isExport(file) {
+  return /\.(enex|zip)$/i.test(file.name);
+}
+
+function zone() {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  } catch {
+    return "";
+  }
+}
+
+// XMLHttpRequest for the upload's progress, as for files (js/capture.js).
+function upload(file, format) {
+  const progress = el("progress", {max: "1", value: "0", "aria-label": `Uploading ${file.name}`});
+  const item = el("li", {}, el("span", {}, `Importing ${file.name}`), progress);
+  $("#uploads").append(item);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/v1/imports");
+    xhr.responseType = "json";
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) progress.value = e.loaded / e.total;
+    });
+    xhr.upload.addEventListener("load", () => progress.removeAttribute("value")); // now it is read there
+    xhr.addEventListener("load", () => {
+      item.remove();
+      if (xhr.status === 202) resolve(xhr.response);
+      else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
+    });
+    xhr.addEventListener("error", () => {
+      item.remove();
+      reject(new ApiError(0, "the connection failed"));
+    });
+    const form = new FormData();
+    const tz = zone();
+    if (tz) form.append("tz", tz);
+    if (format) form.append("format", format);
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+}
+
+// What an import did, in words, with the skipped items grouped by reason.
+function report(file, result) {
+  const parts = [`${result.label}, ${result.found}: ${plural(result.imported, "item", "items")} imported`];
+  if (result.unchanged) parts.push(`${result.unchanged} already imported before`);
+  if (result.duplicates) parts.push(`${plural(result.duplicates, "duplicate", "duplicates")} left out`);
+  const skipped = result.skipped.length + result.refused;
+  if (skipped) parts.push(`${skipped} skipped`);
+  const box = el("div", {class: "import-report"}, el("p", {}, `${file.name}: ${parts.join(", ")}.`));
+  const reasons = new Map();
+  for (const s of [...result.skipped, ...result.refused_items]) {
+    const list = reasons.get(s.reason) || [];
+    list.push(s.label);
+    reasons.set(s.reason, list);
+  }
+  if (reasons.size) {
+    const ul = el("ul", {class: "small"});
+    for (const [reason, labels] of reasons) {
+      const shown = labels.slice(0, 3).join(", ") + (labels.length > 3 ? ` and ${labels.length - 3} more` : "");
+      ul.append(el("li", {}, `${reason}: ${shown}`));
+    }
+    box.append(ul);
+  }
+  for (const other of result.also) {
+    box.append(el("p", {class: "muted small"},
+      `It also holds ${other.label} (${other.found}): choose “${other.label}” below and import it again.`));
+  }
+  if (result.imported) box.append(el("p", {class: "muted small"}, "They appear under Sources as they become searchable."));
+  return box;
+}
+
+export async function importFile(file, format = "") {
+  const out = $("#import-result");
+  try {
+    const result = await upload(file, format);
+    out.replaceChildren(report(file, result));
+    announce("capture-status", `${file.name} imported: ${plural(result.imported, "item", "items")} added.`);
+    scheduleReload(0);
+  } catch (err) {
+    out.replaceChildren(el("p", {class: "error"}, `${file.name} was not imported. ${err.message}`));
+    announce("capture-status", `${file.name} was not imported. ${err.message}`);
+  }
+}
+
+export function wireImports() {
+  $("#import-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = $("#import-file");
+    if (!input.files.length) {
+      input.focus();
+      return;
+    }
+    const button = $("button[type=submit]", $("#import-form"));
+    button.disabled = true;
+    try {
+      for (const file of [...input.files]) await importFile(file, $("#import-format").value);
+    } finally {
+      button.disabled = false;
+      input.value = "";
+    }
+  });
+}

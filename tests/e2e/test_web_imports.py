@@ -1,0 +1,107 @@
+"""Importing from the web page, in headless Chromium against real stores: "Import from another app" takes an
+Evernote export and says what it imported and what it skipped and why; a Google Takeout zip dropped on the
+page is imported (not uploaded as one file); a file that is no export gets the server's sentence.  The
+captures are checked through the API.  Screenshots go to test-artifacts/web/."""
+
+from __future__ import annotations
+
+import base64
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+from pydantic import SecretStr
+
+from app.assembly import build_runtime
+from app.http import create_app
+from devtools import gen_exports as gen
+from secondbrain.settings import Settings
+from tests.paths import REPO
+from tests.serving import serve_in_thread
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = REPO / "test-artifacts" / "web"
+
+
+@pytest.fixture(scope="module")
+def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    settings = Settings(data_dir=tmp_path_factory.mktemp("web-imports"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
+                        kafka_bootstrap="127.0.0.1:9", auth="off")
+    rt = build_runtime(settings, vectors=True, models=True)
+    rt.metadata.users.ensure_user("local")
+    with serve_in_thread(create_app(rt, gateway=True, query=True), access_log=False) as (url, _port):
+        yield url
+    rt.close()
+
+
+def drop(page: Page, path: Path, mime: str) -> None:
+    """Drag a file from the desktop onto the page: the events a real drop fires."""
+    payload = {"name": path.name, "type": mime, "b64": base64.b64encode(path.read_bytes()).decode()}
+    transfer = page.evaluate_handle("""(f) => {
+        const dt = new DataTransfer();
+        const bytes = Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0));
+        dt.items.add(new File([bytes], f.name, {type: f.type}));
+        return dt;
+    }""", payload)
+    for event in ("dragenter", "dragover", "drop"):
+        page.dispatch_event("#dropzone", event, {"dataTransfer": transfer})
+
+
+def test_an_export_imported_from_the_page(site: str, tmp_path: Path) -> None:
+    assert CHROMIUM.exists(), "the browser tests need Chromium: scripts/install.sh --dev installs it"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    enex = gen.write_evernote(tmp_path / "evernote")
+    takeout = tmp_path / "takeout-20240601T101500Z-001.zip"
+    folder = gen.write_keep(tmp_path / "keep")
+    with zipfile.ZipFile(takeout, "w") as z:
+        for f in folder.rglob("*"):
+            z.write(f, f.relative_to(folder.parent).as_posix())
+    stray = tmp_path / "holiday.zip"
+    with zipfile.ZipFile(stray, "w") as z:
+        z.writestr("photo.bin", bytes(range(256)))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        context = browser.new_context(viewport={"width": 1366, "height": 900}, timezone_id="Europe/Lisbon")
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(site + "/")
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+
+        page.get_by_text("Import from another app").click()
+        page.get_by_label("Export file").set_input_files(str(enex))
+        page.get_by_role("button", name="Import", exact=True).click()
+        result = page.locator("#import-result")
+        expect(result).to_contain_text("Travel.enex: Evernote, 4 notes in 1 notebook: 6 items imported, 1 skipped.")
+        expect(result).to_contain_text("secondbrain cannot read this attachment: unsupported content type "
+                                       "application/zip (photos.zip)")
+        page.locator("#add").scroll_into_view_if_needed()
+        page.locator("#add").screenshot(path=str(SHOTS / "import-evernote-1366.png"))
+
+        drop(page, takeout, "application/zip")  # dropped anywhere: an export is imported, not uploaded
+        expect(result).to_contain_text(f"{takeout.name}: Google Keep, 6 notes in Takeout/Keep: 5 items imported")
+        expect(result).to_contain_text("in Keep's trash: Old idea")
+
+        drop(page, stray, "application/zip")
+        expect(result).to_contain_text("holiday.zip was not imported. holiday.zip is not an export secondbrain "
+                                       "recognises")
+        # On a phone, the same export again: nothing is added, and the page says so.
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.get_by_label("Export file").set_input_files(str(enex))
+        page.get_by_role("button", name="Import", exact=True).click()
+        expect(result).to_contain_text("Travel.enex: Evernote, 4 notes in 1 notebook: 0 items imported, 6 already "
+                                       "imported before, 1 skipped.")
+        page.locator("#add").screenshot(path=str(SHOTS / "import-evernote-390.png"))
+        assert errors == []
+        browser.close()
+    sources = httpx.get(site + "/v1/sources", params={"limit": 100}, timeout=30).json()["sources"]
+    titles = {s["title"]: s for s in sources}
+    assert {"Lisbon trip", "Pastry receipt", "Bike lock", "Groceries"} <= set(titles)
+    assert titles["Lisbon trip"]["captured_at"].startswith("2023-05-14T08:30:00")
+    assert titles["Bike lock"]["source_uri"].startswith("import:keep:created:")
