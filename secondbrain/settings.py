@@ -44,6 +44,18 @@ class Settings(BaseSettings):
     watch_dirs: str = Field(
         "", description="Folders `secondbrain up` keeps in sync, separated by the system's path separator "
                         "(':' on Linux and macOS): new, changed, moved and deleted files follow.")
+    # --- mail (`secondbrain mail`, and `up` in the background when a host or a Maildir is set)
+    mail_host: str = Field("", description="IMAP server `up` takes mail from (with SB_MAIL_USER and "
+                                           "SB_MAIL_PASSWORD); empty: none.")
+    mail_port: int | None = Field(None, ge=1, le=65535, description="IMAP port (993 for imaps, 143 for starttls).")
+    mail_security: Literal["imaps", "starttls"] = "imaps"
+    mail_user: str = ""
+    mail_password: SecretStr | None = None
+    mail_ca_file: str = Field("", description="PEM file of the CA (or the self-signed certificate) the IMAP "
+                                              "server's certificate is checked against; empty: the system's.")
+    mail_folders: str = Field("secondbrain", description="Comma-separated IMAP folders to take mail from.")
+    mail_maildir: str = Field("", description="A local Maildir `up` takes mail from (instead of, or besides, IMAP).")
+    mail_interval_s: float = Field(300.0, ge=5, description="How often `up` looks for new mail.")
     session_days: int = Field(30, ge=1, le=365, description="How long the web page stays signed in with "
                                                               "'remember me' (otherwise until the browser closes, "
                                                               "at most a day).")

@@ -13,6 +13,7 @@ from app.cli.common import DEFAULT_URL, server_url
 from app.cli.data import cmd_export, cmd_retention, cmd_sources, cmd_users_erase
 from app.cli.deadletters import cmd_deadletters
 from app.cli.importing import add_parser as add_import_parser
+from app.cli.mail import add_parser as add_mail_parser
 from app.cli.mcp import cmd_mcp
 from app.cli.reindex import cmd_reindex
 from app.cli.servers import cmd_gateway, cmd_migrate, cmd_query, cmd_topics, cmd_up, cmd_worker
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     client_opts(ing)
     ing.set_defaults(func=cmd_ingest)
     add_import_parser(sub, client_opts)
+    add_mail_parser(sub, client_opts)
 
     wa = sub.add_parser("watch", help="keep folders in sync: new, changed, moved and deleted files follow")
     wa.add_argument("dirs", nargs="+", metavar="DIR", help="folders to keep in sync (an Obsidian vault, Documents...)")

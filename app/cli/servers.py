@@ -98,6 +98,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                          log_path=data_dir / "logs" / "broker.log").start()
     pg = None
     watcher: _Watcher | None = None
+    mailer: _Mailer | None = None
     pointer = server_pointer(settings.port)
     try:
         update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
@@ -117,6 +118,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={**update, **llm_update})
         key_file, new_key, link = local_key(settings)
         watcher = _Watcher()
+        mailer = _Mailer()
 
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
@@ -141,6 +143,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             say("  stop with Ctrl-C; data stays in " + str(data_dir))
             if settings.watch_paths:
                 watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
+            if settings.mail_host or settings.mail_maildir:
+                mailer.start(url, key_file, settings, data_dir / "mail-state.json")
 
         stopping = _StopDeadline(lambda: _stop_local_services(broker, pg))
         # uvicorn stops the server on SIGINT/SIGTERM, then raises the signal again: with Python's default
@@ -156,6 +160,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     finally:
         if watcher is not None:
             watcher.stop()
+        if mailer is not None:
+            mailer.stop()
         with contextlib.suppress(OSError):
             if noted_data_dir(pointer) == data_dir:
                 pointer.unlink()
@@ -195,6 +201,52 @@ class _Watcher:
 
         say(f"  keeping in sync: {', '.join(map(str, roots))} (SB_WATCH_DIRS)")
         self.thread = threading.Thread(target=run, name="folder-sync", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.event.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+
+class _Mailer:
+    """SB_MAIL_*: new mail taken every SB_MAIL_INTERVAL_S, on a thread of its own, as a client of this server."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
+        def run() -> None:
+            from app.cli.mail import background_pass
+            from app.mail import MailError
+
+            told = ""  # a lasting problem (the server down) is said once, and when it is over
+            while not self.event.is_set():
+                try:
+                    messages, notes = background_pass(url, key_file, settings, state)
+                    if told:
+                        say("mail: reading mail again")
+                    told = ""
+                    for note in notes:
+                        say(f"mail: {note}")
+                    if messages:
+                        say(f"mail: took {messages} message{'s' if messages != 1 else ''}")
+                except MailError as exc:
+                    if str(exc) != told:
+                        say(f"mail: {exc}; trying again every {settings.mail_interval_s:g} s")
+                    told = str(exc)
+                except Exception as exc:  # the server keeps serving; the person sees why no mail comes
+                    if repr(exc) != told:
+                        say(f"mail: {type(exc).__name__}: {exc}")
+                    told = repr(exc)
+                self.event.wait(settings.mail_interval_s)
+
+        where = ", ".join(x for x in (
+            f"{settings.mail_user}@{settings.mail_host} ({settings.mail_folders})" if settings.mail_host else "",
+            settings.mail_maildir) if x)
+        say(f"  taking mail from {where} every {settings.mail_interval_s:g} s (SB_MAIL_*)")
+        self.thread = threading.Thread(target=run, name="mail", daemon=True)
         self.thread.start()
 
     def stop(self) -> None:

@@ -1,0 +1,222 @@
+"""``secondbrain mail``: take the mail of IMAP folders (over TLS) or of a Maildir (see :mod:`app.mail`)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import hashlib
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.cli.client import _find_key, http_client, http_error, unreachable
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
+
+
+def account_from(args: argparse.Namespace, settings: Any) -> Any:
+    """The IMAP account the options and SB_MAIL_* name, or None for Maildir only; ValueError says what is
+    missing."""
+    from app.mail import Account
+
+    host = args.host or settings.mail_host
+    if not host:
+        return None
+    user = args.user or settings.mail_user
+    if not user:
+        raise ValueError("name the mail account's user with --user (SB_MAIL_USER)")
+    password = None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).expanduser().read_text().strip()
+        except OSError as exc:
+            raise ValueError(f"the password file cannot be read: {exc}") from None
+    elif settings.mail_password is not None:
+        password = settings.mail_password.get_secret_value()
+    elif sys.stdin.isatty():
+        password = getpass.getpass(f"password of {user} at {host}: ")
+    if not password:
+        raise ValueError("give the mail password in SB_MAIL_PASSWORD or a file with --password-file (never on the "
+                         "command line, where other users see it)")
+    folders = tuple(args.folder) if args.folder else tuple(
+        f.strip() for f in settings.mail_folders.split(",") if f.strip())
+    return Account(host=host, user=user, password=password, port=args.port or settings.mail_port,
+                   security=args.security or settings.mail_security, ca_file=args.ca_file or settings.mail_ca_file
+                   or None, folders=folders or ("secondbrain",))
+
+
+def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None, *, tally: Tally,
+              progress: Progress, say_line: Any = say) -> tuple[list[str], list[tuple[str, str]], int, Sender]:
+    """One pass over the account's folders and the Maildir; (notes, skipped, messages read, the sender).
+    Raises MailError with a sentence."""
+    from app.mail import MailSync, State
+
+    sender = Sender(client, tally, progress, "mail", batch_items=100)
+
+    def send(captures: list[Any]) -> None:
+        for capture in captures:
+            sender.add(capture)
+        sender.flush()  # the state moves on only once the gateway answered for these
+
+    syncer = MailSync(State(state_path), send, say=say_line)
+    notes: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    messages = 0
+    for run in ((lambda: syncer.imap(account)) if account else None,
+                (lambda: syncer.maildir(maildir)) if maildir else None):
+        if run is None:
+            continue
+        report = run()
+        notes += report.notes
+        skipped += report.skipped
+        messages += report.messages
+    return notes, skipped, messages, sender
+
+
+def cmd_mail(args: argparse.Namespace) -> int:
+    """Take the new mail once (or every ``--every`` seconds), wait until it is searchable, sum up."""
+    import httpx
+
+    from app.mail import MailError, default_state_path
+    from secondbrain.settings import Settings
+
+    settings = Settings()  # type: ignore[call-arg]  # SB_MAIL_* come from the environment
+    try:
+        account = account_from(args, settings)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    maildir_arg = args.maildir or settings.mail_maildir
+    maildir = Path(maildir_arg).expanduser() if maildir_arg else None
+    if account is None and maildir is None:
+        print("error: name an IMAP server with --host (SB_MAIL_HOST) or a Maildir with --maildir (SB_MAIL_MAILDIR)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    tally = Tally(0)
+    progress = Progress(tally, quiet=args.json)
+    try:
+        with http_client(args) as client:
+            me = client.get("/v1/me")
+            if me.status_code != 200:
+                return http_error(me)
+            key = _find_key(args) or ""
+            state = Path(args.state) if args.state else default_state_path(
+                args.url, hashlib.sha256(key.encode()).hexdigest()[:16])
+            stop = threading.Event()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.default_int_handler)
+            while True:
+                try:
+                    notes, skipped, messages, sender = take_mail(client, state, account, maildir, tally=tally,
+                                                                 progress=progress)
+                except MailError as exc:
+                    progress.done()
+                    if args.json:
+                        print(json.dumps({"error": str(exc), **_counts(tally)}))
+                    print(f"error: {exc}", file=sys.stderr)
+                    if not args.every:
+                        return EXIT_USAGE
+                    notes, skipped, messages, sender = [], [], 0, None
+                if not args.every:
+                    break
+                for note in notes:
+                    say(note)
+                if messages:
+                    say(f"took {_n(messages, 'message')}")
+                if stop.wait(args.every):
+                    break
+            finished = True if args.no_wait or sender is None else sender.wait(args.timeout)
+            progress.show(force=True)
+    except httpx.TransportError as exc:
+        progress.done()
+        return unreachable(args, exc)
+    except KeyboardInterrupt:
+        progress.done()
+        say("stopped; the next run goes on from there (nothing taken is sent twice)")
+        return 130
+    progress.done()
+    return _summary(tally, notes, skipped, messages, args, finished=finished)
+
+
+def _counts(tally: Tally) -> dict[str, Any]:
+    return {"imported": tally.count("succeeded", "queued", "running", earlier=False),
+            "already_imported": tally.count(*FINAL, "queued", "running", earlier=True),
+            "duplicates": tally.count("duplicate", earlier=False),
+            "failed": [{"label": i.label, "reason": i.reason or "no reason given"} for i in tally.items
+                       if i.status in ("failed", "refused")]}
+
+
+def _summary(tally: Tally, notes: list[str], skipped: list[tuple[str, str]], messages: int,
+             args: argparse.Namespace, *, finished: bool) -> int:
+    counts = _counts(tally)
+    pending = [i for i in tally.items if i.status not in (*FINAL, "refused")]
+    if args.json:
+        print(json.dumps({"messages": messages, **counts, "pending": len(pending), "notes": notes,
+                          "skipped": [{"label": lb, "reason": r} for lb, r in skipped]}))
+    else:
+        for note in notes:
+            print(note)
+        print(f"{_n(messages, 'new message')}: {_n(counts['imported'], 'capture')} added (texts and attachments)")
+        if counts["already_imported"] or counts["duplicates"]:
+            print(f"  {counts['already_imported'] + counts['duplicates']} already in your memory (nothing added)")
+        if pending:
+            state = "still being processed" if args.no_wait or not finished else "not finished"
+            print(f"  {len(pending)} {state} (they go on; `secondbrain sources` shows them)")
+        _print_reasons(f"{len(skipped)} skipped", skipped)
+        _print_reasons(f"{len(counts['failed'])} failed",
+                       [(f["label"], f["reason"]) for f in counts["failed"]])
+    return EXIT_FAILED if counts["failed"] else EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """The ``mail`` command's arguments (each defaults to its SB_MAIL_* setting)."""
+    ma = sub.add_parser("mail", help="take mail from IMAP folders (over TLS) or a Maildir: each message once",
+                        description="Take the new messages of IMAP folders or of a local Maildir: the text, the "
+                                    "attachments (through the extractors), dated by their Date header, grouped by "
+                                    "thread.  What was taken is remembered; run it again (or let `secondbrain up` "
+                                    "do it with SB_MAIL_HOST) to take what came since.")
+    ma.add_argument("--host", help="the IMAP server (SB_MAIL_HOST)")
+    ma.add_argument("--port", type=int, help="its port (SB_MAIL_PORT; default 993, or 143 with starttls)")
+    ma.add_argument("--security", choices=("imaps", "starttls"), help="TLS from the start (imaps, default) or "
+                                                                      "upgraded with STARTTLS (SB_MAIL_SECURITY)")
+    ma.add_argument("--ca-file", help="trust this CA or self-signed certificate (PEM) for the server "
+                                      "(SB_MAIL_CA_FILE; default: the system's CAs)")
+    ma.add_argument("--user", help="the account's user (SB_MAIL_USER)")
+    ma.add_argument("--password-file", help="a file holding the password (else SB_MAIL_PASSWORD, else asked)")
+    ma.add_argument("--folder", action="append", help="an IMAP folder to take mail from (repeat for several; "
+                                                      "SB_MAIL_FOLDERS; default: secondbrain)")
+    ma.add_argument("--maildir", help="a local Maildir to take mail from (SB_MAIL_MAILDIR)")
+    ma.add_argument("--state", metavar="FILE", help="where to keep what was taken (default: under "
+                                                    "~/.local/state/secondbrain)")
+    ma.add_argument("--every", type=float, default=None, metavar="SECONDS",
+                    help="keep going: look for new mail every SECONDS until Ctrl-C")
+    ma.add_argument("--no-wait", action="store_true", help="return once everything is sent")
+    ma.add_argument("--timeout", type=float, default=None, help="stop waiting after this many seconds")
+    client_opts(ma)
+    ma.set_defaults(func=cmd_mail)
+
+
+def background_pass(url: str, key_file: Path, settings: Any, state: Path) -> tuple[int, list[str]]:
+    """One pass for ``up`` (SB_MAIL_*): (messages taken, notes).  Raises MailError or OSError."""
+    import httpx
+
+    from app.mail import Account
+
+    account = None
+    if settings.mail_host:
+        account = Account(host=settings.mail_host, user=settings.mail_user,
+                          password=settings.mail_password.get_secret_value() if settings.mail_password else "",
+                          port=settings.mail_port, security=settings.mail_security,
+                          ca_file=settings.mail_ca_file or None,
+                          folders=tuple(f.strip() for f in settings.mail_folders.split(",") if f.strip()))
+    maildir = Path(settings.mail_maildir).expanduser() if settings.mail_maildir else None
+    headers = {"Authorization": f"Bearer {key_file.read_text().strip()}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(60.0, connect=5.0)) as client:
+        tally = Tally(0)
+        notes, _skipped, messages, _sender = take_mail(client, state, account, maildir, tally=tally,
+                                                       progress=Progress(tally, quiet=True))
+    return messages, notes
+

@@ -1,0 +1,311 @@
+"""Mail into secondbrain: the messages of IMAP folders (over TLS) or of a local Maildir, each sent once.
+
+Each message becomes captures (:mod:`services.importers.mail`) sent through the import batch route, like
+``secondbrain import``: keys, limits and provenance are the gateway's, and every capture carries a key of
+the message and its content, so a message sent again adds nothing.  What was taken is kept in a small state
+file: per IMAP folder its UIDVALIDITY and the last UID sent (a changed UIDVALIDITY means the server
+renumbered the folder: it is read again and the keys keep it from being added twice), per Maildir the names
+of the messages sent.  The state moves on only once the gateway has answered for a message, so a run stopped
+by a lost server, a lost connection or Ctrl-C goes on from there the next time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import imaplib
+import json
+import mailbox
+import os
+import re
+import socket
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from services.importers import mail as mail_format
+from services.importers.model import Skipped
+
+MESSAGES_PER_BATCH = 20  # the state is saved after each batch the gateway answered
+MAX_THREADS_KEPT = 20_000
+TIMEOUT_S = 30.0
+
+
+class MailError(Exception):
+    """The mail could not be read (server unreachable, login refused, no such folder): a sentence."""
+
+
+@dataclass(frozen=True)
+class Account:
+    """An IMAP account reached over TLS: ``imaps`` (TLS from the first byte) or ``starttls``."""
+
+    host: str
+    user: str
+    password: str
+    port: int | None = None
+    security: str = "imaps"
+    ca_file: str | None = None  # trust this CA (or self-signed certificate) instead of the system's
+    folders: tuple[str, ...] = ("secondbrain",)
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port or (993 if self.security == 'imaps' else 143)}"
+
+    def folder_key(self, folder: str) -> str:
+        return f"{self.security}://{self.user}@{self.address}/{folder}"
+
+
+@dataclass
+class Report:
+    """What one run took."""
+
+    messages: int = 0  # read from the folders this run
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the person should know (a renumbered folder)
+
+
+class State:
+    """The state file: per folder what was taken, and the threads' names for later replies."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {"version": 1, "folders": {}, "maildirs": {}, "threads": {}}
+        if path.exists():
+            try:
+                loaded = json.loads(path.read_text())
+            except (OSError, ValueError) as exc:
+                raise MailError(f"the mail state file {path} cannot be read ({exc}); move it away to start "
+                                "again (messages already taken are not added twice)") from None
+            if isinstance(loaded, dict):
+                for key in ("folders", "maildirs", "threads"):
+                    if isinstance(loaded.get(key), dict):
+                        self.data[key] = loaded[key]
+
+    @property
+    def folders(self) -> dict[str, Any]:
+        return self.data["folders"]
+
+    @property
+    def maildirs(self) -> dict[str, Any]:
+        return self.data["maildirs"]
+
+    @property
+    def threads(self) -> dict[str, str]:
+        return self.data["threads"]
+
+    def remember_thread(self, message_id: str, name: str) -> None:
+        threads = self.threads
+        threads.pop(message_id, None)
+        threads[message_id] = name
+        while len(threads) > MAX_THREADS_KEPT:
+            threads.pop(next(iter(threads)))
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(self.data, fh)
+        os.replace(tmp, self.path)
+
+
+def default_state_path(url: str, user_hint: str) -> Path:
+    """Where ``secondbrain mail`` keeps its record: one file per server and key."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    tag = hashlib.sha256(f"{url}\n{user_hint}".encode()).hexdigest()[:16]
+    return base / "secondbrain" / f"mail-{tag}.json"
+
+
+# Sends a batch of captures and returns once the gateway answered for each (the import's Sender).
+Send = Callable[[list[Any]], None]
+
+
+class MailSync:
+    """Takes the mail not taken yet and sends it with ``send``."""
+
+    def __init__(self, state: State, send: Send, *, say: Callable[[str], None]) -> None:
+        self.state = state
+        self.send = send
+        self.say = say
+
+    # --- IMAP
+    def imap(self, account: Account) -> Report:
+        report = Report()
+        conn = connect(account)
+        try:
+            for folder in account.folders:
+                self._folder(conn, account, folder, report)
+        except (imaplib.IMAP4.abort, OSError) as exc:
+            raise MailError(f"the connection to the mail server {account.address} was lost ({_why(exc)}); what "
+                            "was taken so far is kept, and the next run goes on from there") from None
+        finally:
+            with contextlib.suppress(Exception):
+                conn.logout()
+        return report
+
+    def _folder(self, conn: imaplib.IMAP4, account: Account, folder: str, report: Report) -> None:
+        typ, data = conn.select(_quote(folder), readonly=True)
+        if typ != "OK":
+            raise MailError(f"there is no folder {folder!r} on {account.address} ({_text(data)}); create it (and a "
+                            "rule that files or forwards mail there), or name another with --folder")
+        validity = _number(conn.response("UIDVALIDITY")[1])
+        key = account.folder_key(folder)
+        mark = self.state.folders.get(key) or {}
+        last = int(mark.get("last_uid") or 0)
+        if mark and validity is not None and mark.get("uidvalidity") != validity:
+            report.notes.append(f"{folder}: the server renumbered this folder (its UIDVALIDITY changed); it is read "
+                                "again, and messages already taken are not added twice")
+            last = 0
+        typ, data = conn.uid("SEARCH", f"UID {last + 1}:*")
+        if typ != "OK":
+            raise MailError(f"the server did not list the messages of {folder!r}: {_text(data)}")
+        # "n:*" names the last message even when its UID is below n: keep only the new ones.
+        uids = sorted(u for u in (int(x) for x in b" ".join(d for d in data if d).split()) if u > last)
+        for start in range(0, len(uids), MESSAGES_PER_BATCH):
+            chunk = uids[start:start + MESSAGES_PER_BATCH]
+            messages: list[tuple[bytes, datetime | None]] = []
+            for uid in chunk:
+                raw, received = _fetch(conn, uid)
+                if raw is not None:
+                    messages.append((raw, received))
+            self._send(messages, origin=f"{key} ", report=report, tags=[str(u) for u in chunk])
+            self.state.folders[key] = {"uidvalidity": validity, "last_uid": chunk[-1]}
+            self.state.save()
+        if not uids and validity is not None:
+            self.state.folders[key] = {"uidvalidity": validity, "last_uid": last}
+            self.state.save()
+
+    # --- Maildir
+    def maildir(self, path: Path) -> Report:
+        report = Report()
+        if not (path / "cur").is_dir() or not (path / "new").is_dir():
+            raise MailError(f"{path} is not a Maildir (it has no cur and new folders)")
+        box = mailbox.Maildir(path, factory=None, create=False)
+        key = str(path.absolute())
+        seen = set(self.state.maildirs.get(key, {}).get("seen") or [])
+        names = sorted(k for k in box.iterkeys() if k not in seen)
+        for start in range(0, len(names), MESSAGES_PER_BATCH):
+            chunk = names[start:start + MESSAGES_PER_BATCH]
+            messages: list[tuple[bytes, datetime | None]] = []
+            for name in chunk:
+                try:
+                    raw = box.get_bytes(name)
+                    received = datetime.fromtimestamp(box.get_message(name).get_date(), UTC)
+                except (KeyError, OSError):  # taken away meanwhile (another mail program)
+                    continue
+                messages.append((raw, received))
+            self._send(messages, origin=f"maildir:{key} ", report=report, tags=chunk)
+            seen.update(chunk)
+            self.state.maildirs[key] = {"seen": sorted(seen)}
+            self.state.save()
+        return report
+
+    # --- both
+    def _send(self, messages: list[tuple[bytes, datetime | None]], *, origin: str, report: Report,
+              tags: list[str]) -> None:
+        captures = []
+        for (raw, received), tag in zip(messages, tags, strict=False):
+            parsed = mail_format.parse(raw, origin=(origin + tag).strip(), threads=self.state.threads,
+                                       received=received)
+            self.state.remember_thread(parsed.message_id, _thread_of(parsed))
+            report.messages += 1
+            for result in parsed.results:
+                if isinstance(result, Skipped):
+                    report.skipped.append((result.label, result.reason))
+                else:
+                    captures.append(result)
+        if captures:
+            self.send(captures)
+
+
+def _thread_of(parsed: mail_format.Parsed) -> str:
+    for result in parsed.results:
+        thread = getattr(result, "attributes", {}).get("import.thread")
+        if thread:
+            return str(thread)
+    return mail_format.thread_subject(parsed.subject)
+
+
+def connect(account: Account) -> imaplib.IMAP4:
+    """Log in over TLS, the certificate checked (against ``ca_file`` when given); MailError says why not."""
+    try:
+        context = ssl.create_default_context(cafile=account.ca_file or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise MailError(f"the CA file {account.ca_file} cannot be read ({_why(exc)})") from None
+    host, port = account.host, account.port
+    conn: imaplib.IMAP4
+    try:
+        if account.security == "imaps":
+            conn = imaplib.IMAP4_SSL(host, port or 993, ssl_context=context, timeout=TIMEOUT_S)
+        else:
+            conn = imaplib.IMAP4(host, port or 143, timeout=TIMEOUT_S)
+            try:
+                conn.starttls(ssl_context=context)
+            except imaplib.IMAP4.error as exc:
+                conn.shutdown()
+                raise MailError(f"the mail server {account.address} does not offer STARTTLS ({_why(exc)}); mail is "
+                                "only read over TLS: try --security imaps (port 993)") from None
+    except ssl.SSLCertVerificationError as exc:
+        raise MailError(f"the mail server {account.address} showed a certificate that is not trusted "
+                        f"({exc.verify_message}); if it is your own server with its own CA or a self-signed "
+                        "certificate, give that certificate with --ca-file (SB_MAIL_CA_FILE)") from None
+    except ssl.SSLError as exc:
+        raise MailError(f"no TLS connection with the mail server {account.address} ({_why(exc)}); check the port "
+                        "and --security (imaps: 993, starttls: 143)") from None
+    except (OSError, imaplib.IMAP4.error) as exc:
+        raise MailError(f"the mail server {account.address} is not reachable ({_why(exc)}); nothing was "
+                        "taken, and the next run goes on from where the last one stopped") from None
+    try:
+        conn.login(account.user, account.password)
+    except imaplib.IMAP4.error as exc:
+        with contextlib.suppress(Exception):
+            conn.shutdown()
+        raise MailError(f"the mail server {account.address} refused the login of {account.user!r} ({_why(exc)}); "
+                        "check the user and password (SB_MAIL_USER, SB_MAIL_PASSWORD)") from None
+    except (imaplib.IMAP4.abort, OSError) as exc:
+        raise MailError(f"the mail server {account.address} closed the connection at login ({_why(exc)})") from None
+    return conn
+
+
+def _fetch(conn: imaplib.IMAP4, uid: int) -> tuple[bytes | None, datetime | None]:
+    """A message's bytes (``BODY.PEEK[]``: read without marking it read) and when the server received it."""
+    typ, data = conn.uid("FETCH", str(uid), "(INTERNALDATE BODY.PEEK[])")
+    if typ != "OK":
+        raise MailError(f"the server did not give message {uid}: {_text(data)}")
+    for item in data:
+        if isinstance(item, tuple) and len(item) == 2:
+            head, raw = item
+            received = None
+            stamp = imaplib.Internaldate2tuple(head)
+            if stamp is not None:
+                received = datetime.fromtimestamp(time.mktime(stamp), UTC)
+            return bytes(raw), received
+    return None, None  # expunged meanwhile
+
+
+def _quote(folder: str) -> str:
+    return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _number(data: list[Any] | None) -> int | None:
+    for item in data or []:
+        if isinstance(item, bytes) and item.strip().isdigit():
+            return int(item)
+    return None
+
+
+def _text(data: Any) -> str:
+    parts = [d.decode("utf-8", "replace") if isinstance(d, bytes) else str(d) for d in (data or []) if d]
+    return " ".join(parts)[:200] or "no reason given"
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, socket.timeout | TimeoutError):
+        text = "no answer in time"
+    return re.sub(r"\s+", " ", text)[:200]
+

@@ -1,0 +1,286 @@
+"""Mail into a running ``secondbrain up`` from a real IMAP server (Dovecot on loopback, TLS with a certificate
+made by the test) and from a Maildir, with the real CLI: each message searchable and dated by its Date header,
+grouped by thread, its PDF read by the extractors; the same message twice is one source; a stopped server is
+reported and the next run takes only what is new; a renumbered folder adds nothing; ``up`` takes mail itself
+with SB_MAIL_*."""
+
+from __future__ import annotations
+
+import json
+import mailbox
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fpdf import FPDF
+
+from tests.e2e.harness import Service, readable_tmp, run_cli
+from tests.e2e.mailserver import USER, Dovecot
+
+pytestmark = pytest.mark.e2e
+
+LEASE_DATE = datetime(2024, 2, 12, 8, 30, tzinfo=UTC)
+REPLY_DATE = datetime(2024, 2, 13, 17, 5, tzinfo=UTC)
+HIKE_DATE = datetime(2023, 8, 3, 6, 15, tzinfo=UTC)
+DUPLICATE_DATE = datetime(2024, 1, 9, 12, 0, tzinfo=UTC)
+LATE_DATE = datetime(2024, 3, 1, 10, 0, tzinfo=UTC)
+MAILDIR_DATE = datetime(2022, 11, 20, 19, 45, tzinfo=UTC)
+BACKGROUND_DATE = datetime(2024, 4, 2, 7, 0, tzinfo=UTC)
+
+
+def deposit_pdf() -> bytes:
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.multi_cell(0, 6, "Tenancy deposit certificate. The deposit of 2480 euros for the Harbour Street flat is "
+                         "protected by the Coastal Deposit Scheme under reference CDS-77120.")
+    return bytes(pdf.output())
+
+
+def message(subject: str, when: datetime, mid: str, *, text: str | None = None, html: str | None = None,
+            reply_to: str | None = None, attachments: tuple[tuple[str, bytes, str], ...] = ()) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = "Maria Lopez <maria@example.org>"
+    msg["To"] = "me@example.org"
+    msg["Subject"] = subject
+    msg["Date"] = format_datetime(when)
+    msg["Message-ID"] = mid
+    if reply_to:
+        msg["In-Reply-To"] = reply_to
+        msg["References"] = reply_to
+    if text is not None:
+        msg.set_content(text)
+    if html is not None:
+        if text is None:
+            msg.set_content(html, subtype="html")
+        else:
+            msg.add_alternative(html, subtype="html")
+    for name, data, ctype in attachments:
+        main, sub = ctype.split("/")
+        msg.add_attachment(data, maintype=main, subtype=sub, filename=name)
+    return bytes(msg)
+
+
+LEASE = message("Lease renewal for the Harbour Street flat", LEASE_DATE, "<lease-1@example.org>",
+                text="The landlord agrees to renew the lease for another year at a monthly rent of 1240 euros.\n",
+                attachments=(("deposit.pdf", deposit_pdf(), "application/pdf"),
+                             ("photos.zip", b"PK\x05\x06" + b"\x00" * 18, "application/zip")))
+REPLY = message("Re: Lease renewal for the Harbour Street flat", REPLY_DATE, "<lease-2@example.org>",
+                text="Signed copy attached tomorrow; the key handover is at the notary office on Thursday.\n",
+                reply_to="<lease-1@example.org>")
+HIKE = message("Glacier walk", HIKE_DATE, "<hike@example.org>",
+               html="<html><body><p>The <b>glacier hike</b> meets at the Solheimajokull car park at "
+                    "07:45; bring crampons and a thermos.</p></body></html>")
+DUPLICATE = message("Dentist appointment", DUPLICATE_DATE, "<dentist@example.org>",
+                    text="The dentist moved the cleaning appointment to the morning of the fourteenth.\n")
+LATE = message("Bicycle repair", LATE_DATE, "<bike@example.org>",
+               text="The bicycle shop replaced the rear derailleur cable; the bill was 38 euros.\n")
+MAILDIR_MSG = message("Choir rehearsal", MAILDIR_DATE, "<choir@example.org>",
+                      text="Choir rehearsal of the Faure requiem moves to the crypt of Saint Anne.\n")
+BACKGROUND = message("Boiler service", BACKGROUND_DATE, "<boiler@example.org>",
+                     text="The boiler service engineer comes between eight and noon; the pressure valve is due.\n")
+
+
+@pytest.fixture(scope="module")
+def dovecot() -> Iterator[Dovecot]:
+    with readable_tmp("sb-mail-") as root:
+        server = Dovecot(root).start()
+        yield server
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, dovecot: Dovecot) -> Iterator[Service]:
+    # `up` takes mail from its own folder of the same account in the background (SB_MAIL_*).
+    env = {"SB_MAIL_HOST": "127.0.0.1", "SB_MAIL_PORT": str(dovecot.imaps_port), "SB_MAIL_USER": USER,
+           "SB_MAIL_PASSWORD": dovecot.password, "SB_MAIL_CA_FILE": str(dovecot.ca_file),
+           "SB_MAIL_FOLDERS": "background", "SB_MAIL_INTERVAL_S": "5"}
+    with readable_tmp("sb-mail-up-") as root:
+        svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], env,
+                      tmp_path_factory.mktemp("logs"))
+        svc.start().wait_ready(timeout=180)
+        yield svc
+        svc.stop()
+
+
+@pytest.fixture(scope="module")
+def client(service: Service) -> Iterator[httpx.Client]:
+    with service.client(timeout=120) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mailstate") / "mail.json"
+
+
+def run_mail(service: Service, dovecot: Dovecot | None, state: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    server = [] if dovecot is None else [
+        "--host", "127.0.0.1", "--port", str(dovecot.imaps_port), "--user", USER,
+        "--password-file", str(dovecot.password_file), "--ca-file", str(dovecot.ca_file), "--folder", "secondbrain"]
+    done = run_cli(["mail", *server, "--state", str(state), "--json", *args], {"SB_URL": service.url}, timeout=300)
+    lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
+    return done.returncode, (json.loads(lines[-1]) if lines else {}), done.stderr
+
+
+def hits(client: httpx.Client, query: str) -> list[dict[str, Any]]:
+    r = client.get("/v1/search", params={"q": query, "k": 5})
+    assert r.status_code == 200, r.text
+    return list(r.json()["hits"])
+
+
+def top(client: httpx.Client, query: str) -> dict[str, Any]:
+    found = hits(client, query)
+    assert found, query
+    return found[0]
+
+
+def at(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def mail_sources(client: httpx.Client) -> list[dict[str, Any]]:
+    rows = client.get("/v1/sources", params={"limit": 500}).json()["sources"]
+    return [r for r in rows if str(r.get("source_uri", "")).startswith("import:mail:")]
+
+
+@pytest.fixture(scope="module")
+def first_run(service: Service, dovecot: Dovecot, state: Path) -> dict[str, Any]:
+    for raw in (LEASE, REPLY, HIKE, DUPLICATE, DUPLICATE):  # the dentist's message arrives twice
+        dovecot.append("secondbrain", raw)
+    rc, summary, err = run_mail(service, dovecot, state)
+    assert rc == 0, (summary, err)
+    return summary
+
+
+def test_each_message_is_searchable_dated_by_its_date_header_with_its_thread(client: httpx.Client,
+                                                                            first_run: dict[str, Any]) -> None:
+    assert first_run["messages"] == 5 and first_run["pending"] == 0, first_run
+    lease = top(client, "monthly rent of 1240 euros lease renewal")
+    assert lease["title"] == "Lease renewal for the Harbour Street flat"
+    assert at(lease["captured_at"]) == LEASE_DATE
+    assert "maria@example.org" in lease["text"] or "1240 euros" in lease["text"]
+    reply = top(client, "key handover at the notary office")
+    # The reply is filed under its thread: the thread's name, then its own subject.
+    assert reply["title"] == "Lease renewal for the Harbour Street flat"
+    assert reply["heading_path"][:2] == ["Lease renewal for the Harbour Street flat",
+                                         "Re: Lease renewal for the Harbour Street flat"]
+    assert at(reply["captured_at"]) == REPLY_DATE
+
+
+def test_the_pdf_attachment_goes_through_the_extractors(client: httpx.Client, first_run: dict[str, Any]) -> None:
+    deposit = top(client, "Coastal Deposit Scheme reference CDS-77120")
+    assert deposit["modality"] == "pdf", deposit
+    assert deposit["title"] == "Lease renewal for the Harbour Street flat (deposit.pdf)"
+    assert at(deposit["captured_at"]) == LEASE_DATE
+    # An attachment no extractor reads is left out with the reason.
+    assert [s["label"] for s in first_run["skipped"]] == [
+        "Lease renewal for the Harbour Street flat (Maria Lopez <maria@example.org>): photos.zip"]
+    assert "cannot read this attachment" in first_run["skipped"][0]["reason"]
+
+
+def test_an_html_only_message_is_read_as_text(client: httpx.Client, first_run: dict[str, Any]) -> None:
+    hike = top(client, "where does the glacier hike meet")
+    assert hike["title"] == "Glacier walk" and "crampons" in hike["text"] and "<b>" not in hike["text"]
+    assert at(hike["captured_at"]) == HIKE_DATE
+
+
+def test_the_same_message_twice_is_one_source(client: httpx.Client, first_run: dict[str, Any]) -> None:
+    dentist = [s for s in mail_sources(client) if s["source_uri"] == "import:mail:<dentist@example.org>"]
+    assert len({s["source_uri"] for s in dentist}) == 1 and len(dentist) == 1, dentist
+    assert first_run["already_imported"] + first_run["duplicates"] >= 1, first_run
+    found = [h for h in hits(client, "dentist moved the cleaning appointment") if h["title"] == "Dentist appointment"]
+    assert len(found) == 1
+
+
+def test_a_stopped_server_is_reported_and_the_next_run_takes_only_what_is_new(
+        service: Service, client: httpx.Client, dovecot: Dovecot, state: Path, first_run: dict[str, Any]) -> None:
+    before = len(mail_sources(client))
+    dovecot.stop()
+    rc, summary, err = run_mail(service, dovecot, state)
+    assert rc == 2, (summary, err)
+    assert f"the mail server 127.0.0.1:{dovecot.imaps_port} is not reachable" in err, err
+    assert "the next run goes on from where the last one stopped" in err
+    dovecot.start()
+    dovecot.append("secondbrain", LATE)
+    rc, summary, err = run_mail(service, dovecot, state)
+    assert rc == 0, (summary, err)
+    assert (summary["messages"], summary["imported"], summary["already_imported"]) == (1, 1, 0), summary
+    assert len(mail_sources(client)) == before + 1
+    bike = top(client, "rear derailleur cable bill")
+    assert bike["title"] == "Bicycle repair" and at(bike["captured_at"]) == LATE_DATE
+    rc, summary, _err = run_mail(service, dovecot, state)
+    assert (rc, summary["messages"]) == (0, 0), summary
+
+
+def test_a_renumbered_folder_is_read_again_without_adding_anything(
+        service: Service, client: httpx.Client, dovecot: Dovecot, state: Path, first_run: dict[str, Any]) -> None:
+    before = len(mail_sources(client))
+    record = json.loads(state.read_text())
+    for mark in record["folders"].values():  # as after the server rebuilt its index: other UIDVALIDITY
+        mark["uidvalidity"] = int(mark["uidvalidity"]) + 1
+    state.write_text(json.dumps(record))
+    rc, summary, err = run_mail(service, dovecot, state)
+    assert rc == 0, (summary, err)
+    assert summary["messages"] >= 5 and summary["imported"] == 0, summary
+    assert any("renumbered" in n for n in summary["notes"]), summary
+    assert len(mail_sources(client)) == before
+
+
+def test_refusals_say_what_to_do(service: Service, dovecot: Dovecot, tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not the password\n")
+    done = run_cli(["mail", "--host", "127.0.0.1", "--port", str(dovecot.imaps_port), "--user", USER,
+                    "--password-file", str(wrong), "--ca-file", str(dovecot.ca_file), "--state",
+                    str(tmp_path / "s.json")], {"SB_URL": service.url})
+    assert done.returncode == 2 and f"refused the login of {USER!r}" in done.stderr, done.stderr
+    done = run_cli(["mail", "--host", "127.0.0.1", "--port", str(dovecot.imaps_port), "--user", USER,
+                    "--password-file", str(dovecot.password_file), "--state", str(tmp_path / "s.json")],
+                   {"SB_URL": service.url})
+    assert done.returncode == 2 and "not trusted" in done.stderr and "--ca-file" in done.stderr, done.stderr
+    done = run_cli(["mail", "--host", "127.0.0.1", "--port", str(dovecot.imaps_port), "--user", USER,
+                    "--password-file", str(dovecot.password_file), "--ca-file", str(dovecot.ca_file),
+                    "--folder", "no-such-folder", "--state", str(tmp_path / "s.json")], {"SB_URL": service.url})
+    assert done.returncode == 2 and "there is no folder 'no-such-folder'" in done.stderr, done.stderr
+
+
+def test_starttls_reads_the_same_folder(service: Service, dovecot: Dovecot, tmp_path: Path,
+                                        first_run: dict[str, Any]) -> None:
+    done = run_cli(["mail", "--host", "127.0.0.1", "--port", str(dovecot.imap_port), "--security", "starttls",
+                    "--user", USER, "--password-file", str(dovecot.password_file), "--ca-file", str(dovecot.ca_file),
+                    "--folder", "secondbrain", "--state", str(tmp_path / "s.json"), "--json"],
+                   {"SB_URL": service.url}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[-1])
+    assert summary["messages"] >= 5 and summary["imported"] == 0, summary  # all there already: nothing added
+
+
+def test_a_maildir_is_read_once(service: Service, client: httpx.Client, tmp_path: Path) -> None:
+    box = mailbox.Maildir(tmp_path / "Maildir", create=True)
+    box.add(MAILDIR_MSG)
+    box.close()
+    state = tmp_path / "maildir-state.json"
+    rc, summary, err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
+    assert rc == 0 and (summary["messages"], summary["imported"]) == (1, 1), (summary, err)
+    choir = top(client, "rehearsal of the Faure requiem")
+    assert choir["title"] == "Choir rehearsal" and at(choir["captured_at"]) == MAILDIR_DATE
+    rc, summary, _err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
+    assert (rc, summary["messages"]) == (0, 0), summary
+
+
+def test_up_takes_mail_in_the_background(client: httpx.Client, dovecot: Dovecot) -> None:
+    dovecot.append("background", BACKGROUND)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = [h for h in hits(client, "boiler service engineer pressure valve") if h["title"] == "Boiler service"]
+        if found:
+            assert at(found[0]["captured_at"]) == BACKGROUND_DATE
+            return
+        time.sleep(1)
+    raise AssertionError("the message in the background folder did not become searchable within 120 s")
