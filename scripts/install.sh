@@ -22,7 +22,8 @@ dev=""
 if [ "${1:-}" = "--dev" ]; then dev="yes"; fi
 
 # Programs secondbrain calls: tesseract (OCR of scans and photos); the tests also synthesise
-# speech with espeak-ng and sox.  Installed from the system's packages when missing.
+# speech with espeak-ng and sox, drive Chromium and run Dovecot (an IMAP server).  Installed from
+# the system's packages when missing.
 packages=()
 command -v tesseract >/dev/null 2>&1 || packages+=(tesseract-ocr tesseract-ocr-eng)
 if [ -n "$dev" ]; then
@@ -30,6 +31,8 @@ if [ -n "$dev" ]; then
   command -v sox >/dev/null 2>&1 || packages+=(sox libsox-fmt-all)
   # The web app's browser tests drive the system's Chromium with Playwright (no browser download).
   command -v chromium >/dev/null 2>&1 || packages+=(chromium)
+  # The mail tests run a real IMAP server on loopback.
+  { command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } || packages+=(dovecot-imapd)
 fi
 if [ "${#packages[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then
@@ -39,7 +42,7 @@ if [ "${#packages[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   else
     echo "warning: please install ${packages[*]} with your system's package manager" \
-         "(OCR${dev:+, the audio tests and the browser tests} need them)." >&2
+         "(OCR${dev:+, the audio, browser and mail tests} need them)." >&2
   fi
 fi
 stamp=".venv/.installed${dev:+-dev}"
