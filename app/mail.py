@@ -50,6 +50,8 @@ class Account:
     security: str = "imaps"
     ca_file: str | None = None  # trust this CA (or self-signed certificate) instead of the system's
     folders: tuple[str, ...] = ("secondbrain",)
+    move_to: str | None = None  # once taken, a message is moved to this folder...
+    delete_after: bool = False  # ...or deleted (forward and forget)
 
     @property
     def address(self) -> str:
@@ -65,6 +67,7 @@ class Report:
 
     messages: int = 0  # read from the folders this run
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    kept: int = 0  # not moved or deleted: some of it was skipped or refused
     notes: list[str] = field(default_factory=list)  # what the person should know (a renumbered folder)
 
 
@@ -120,8 +123,10 @@ def default_state_path(url: str, user_hint: str) -> Path:
     return base / "secondbrain" / f"mail-{tag}.json"
 
 
-# Sends a batch of captures and returns once the gateway answered for each (the import's Sender).
-Send = Callable[[list[Any]], None]
+# Sends a batch of captures and returns once the gateway answered for each (the import's Sender): the status of
+# each, in order ("refused" when the gateway refused it).
+Send = Callable[[list[Any]], list[str]]
+Message = tuple[str, bytes, datetime | None]  # where it is (a UID, a Maildir name), its bytes, when it came
 
 
 class MailSync:
@@ -148,7 +153,8 @@ class MailSync:
         return report
 
     def _folder(self, conn: imaplib.IMAP4, account: Account, folder: str, report: Report) -> None:
-        typ, data = conn.select(_quote(folder), readonly=True)
+        tidy = bool(account.move_to or account.delete_after)
+        typ, data = conn.select(_quote(folder), readonly=not tidy)
         if typ != "OK":
             raise MailError(f"there is no folder {folder!r} on {account.address} ({_text(data)}); create it (and a "
                             "rule that files or forwards mail there), or name another with --folder")
@@ -167,12 +173,14 @@ class MailSync:
         uids = sorted(u for u in (int(x) for x in b" ".join(d for d in data if d).split()) if u > last)
         for start in range(0, len(uids), MESSAGES_PER_BATCH):
             chunk = uids[start:start + MESSAGES_PER_BATCH]
-            messages: list[tuple[bytes, datetime | None]] = []
+            messages: list[Message] = []
             for uid in chunk:
                 raw, received = _fetch(conn, uid)
                 if raw is not None:
-                    messages.append((raw, received))
-            self._send(messages, origin=f"{key} ", report=report, tags=[str(u) for u in chunk])
+                    messages.append((str(uid), raw, received))
+            taken = self._send(messages, origin=f"{key} ", report=report)
+            if tidy and taken:
+                _tidy(conn, account, taken)
             self.state.folders[key] = {"uidvalidity": validity, "last_uid": chunk[-1]}
             self.state.save()
         if not uids and validity is not None:
@@ -190,36 +198,44 @@ class MailSync:
         names = sorted(k for k in box.iterkeys() if k not in seen)
         for start in range(0, len(names), MESSAGES_PER_BATCH):
             chunk = names[start:start + MESSAGES_PER_BATCH]
-            messages: list[tuple[bytes, datetime | None]] = []
+            messages: list[Message] = []
             for name in chunk:
                 try:
                     raw = box.get_bytes(name)
                     received = datetime.fromtimestamp(box.get_message(name).get_date(), UTC)
                 except (KeyError, OSError):  # taken away meanwhile (another mail program)
                     continue
-                messages.append((raw, received))
-            self._send(messages, origin=f"maildir:{key} ", report=report, tags=chunk)
+                messages.append((name, raw, received))
+            self._send(messages, origin=f"maildir:{key} ", report=report)
             seen.update(chunk)
             self.state.maildirs[key] = {"seen": sorted(seen)}
             self.state.save()
         return report
 
     # --- both
-    def _send(self, messages: list[tuple[bytes, datetime | None]], *, origin: str, report: Report,
-              tags: list[str]) -> None:
-        captures = []
-        for (raw, received), tag in zip(messages, tags, strict=False):
-            parsed = mail_format.parse(raw, origin=(origin + tag).strip(), threads=self.state.threads,
+    def _send(self, messages: list[Message], *, origin: str, report: Report) -> list[str]:
+        """Send the messages' captures; the places of the messages taken whole (nothing skipped or refused)."""
+        captures: list[Any] = []
+        owner: list[int] = []  # the message each capture comes from
+        whole = [True] * len(messages)
+        for n, (place, raw, received) in enumerate(messages):
+            parsed = mail_format.parse(raw, origin=(origin + place).strip(), threads=self.state.threads,
                                        received=received)
             self.state.remember_thread(parsed.message_id, _thread_of(parsed))
             report.messages += 1
             for result in parsed.results:
                 if isinstance(result, Skipped):
                     report.skipped.append((result.label, result.reason))
+                    whole[n] = False
                 else:
                     captures.append(result)
-        if captures:
-            self.send(captures)
+                    owner.append(n)
+        statuses = self.send(captures) if captures else []
+        for n, status in zip(owner, statuses, strict=False):
+            if status == "refused":
+                whole[n] = False
+        report.kept += whole.count(False)
+        return [place for (place, _raw, _when), ok in zip(messages, whole, strict=True) if ok]
 
 
 def _thread_of(parsed: mail_format.Parsed) -> str:
@@ -228,6 +244,28 @@ def _thread_of(parsed: mail_format.Parsed) -> str:
         if thread:
             return str(thread)
     return mail_format.thread_subject(parsed.subject)
+
+
+def _tidy(conn: imaplib.IMAP4, account: Account, uids: list[str]) -> None:
+    """Move (or delete) the messages taken whole: the folder holds only what is still to take."""
+    uid_set = ",".join(uids)
+    caps = {c.upper() for c in (conn.capabilities or ())}
+    if account.move_to:
+        conn.create(_quote(account.move_to))  # NO when it exists already
+        if "MOVE" in caps:
+            typ, data = conn.uid("MOVE", uid_set, _quote(account.move_to))
+            if typ != "OK":
+                raise MailError(f"the server did not move the messages to {account.move_to!r}: {_text(data)}")
+            return
+        typ, data = conn.uid("COPY", uid_set, _quote(account.move_to))
+        if typ != "OK":
+            raise MailError(f"the server did not copy the messages to {account.move_to!r}: {_text(data)}")
+    conn.uid("STORE", uid_set, "+FLAGS.SILENT", r"(\Deleted)")
+    # UID EXPUNGE removes only these; a plain EXPUNGE would also remove what the person marked deleted.
+    if "UIDPLUS" in caps:
+        conn.uid("EXPUNGE", uid_set)
+    else:
+        conn.expunge()
 
 
 def connect(account: Account) -> imaplib.IMAP4:

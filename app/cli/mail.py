@@ -43,23 +43,28 @@ def account_from(args: argparse.Namespace, settings: Any) -> Any:
                          "command line, where other users see it)")
     folders = tuple(args.folder) if args.folder else tuple(
         f.strip() for f in settings.mail_folders.split(",") if f.strip())
+    if args.move_to and args.delete_after:
+        raise ValueError("choose --move-to or --delete-after, not both")
     return Account(host=host, user=user, password=password, port=args.port or settings.mail_port,
                    security=args.security or settings.mail_security, ca_file=args.ca_file or settings.mail_ca_file
-                   or None, folders=folders or ("secondbrain",))
+                   or None, folders=folders or ("secondbrain",), move_to=args.move_to or None,
+                   delete_after=bool(args.delete_after))
 
 
 def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None, *, tally: Tally,
               progress: Progress, say_line: Any = say) -> tuple[list[str], list[tuple[str, str]], int, Sender]:
     """One pass over the account's folders and the Maildir; (notes, skipped, messages read, the sender).
-    Raises MailError with a sentence."""
+    Raises MailError with a sentence; what was sent before stays sent and recorded."""
     from app.mail import MailSync, State
 
     sender = Sender(client, tally, progress, "mail", batch_items=100)
 
-    def send(captures: list[Any]) -> None:
+    def send(captures: list[Any]) -> list[str]:
+        before = len(tally.items)
         for capture in captures:
             sender.add(capture)
         sender.flush()  # the state moves on only once the gateway answered for these
+        return [item.status for item in tally.items[before:]]
 
     syncer = MailSync(State(state_path), send, say=say_line)
     notes: list[str] = []
@@ -71,6 +76,9 @@ def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None,
             continue
         report = run()
         notes += report.notes
+        if report.kept and account is not None and (account.move_to or account.delete_after):
+            notes.append(f"{_n(report.kept, 'message')} stayed in the folder: some of it was skipped or refused "
+                         "(see below)")
         skipped += report.skipped
         messages += report.messages
     return notes, skipped, messages, sender
@@ -188,6 +196,10 @@ def add_parser(sub: Any, client_opts: Any) -> None:
     ma.add_argument("--password-file", help="a file holding the password (else SB_MAIL_PASSWORD, else asked)")
     ma.add_argument("--folder", action="append", help="an IMAP folder to take mail from (repeat for several; "
                                                       "SB_MAIL_FOLDERS; default: secondbrain)")
+    ma.add_argument("--move-to", metavar="FOLDER", help="once a message is taken, move it to this IMAP folder "
+                                                        "(made when missing)")
+    ma.add_argument("--delete-after", action="store_true", help="once a message is taken, delete it from the "
+                                                                "server (forward and forget)")
     ma.add_argument("--maildir", help="a local Maildir to take mail from (SB_MAIL_MAILDIR)")
     ma.add_argument("--state", metavar="FILE", help="where to keep what was taken (default: under "
                                                     "~/.local/state/secondbrain)")

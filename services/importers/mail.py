@@ -73,7 +73,8 @@ def parse(raw: bytes, *, origin: str, threads: Mapping[str, str] | None = None,
     mid = message_id(msg, raw)
     subject = " ".join(_header(msg, "subject").split())
     root = thread_root(msg)
-    thread = (threads or {}).get(root or mid) or thread_subject(subject) or "(no subject)"
+    # The gateway takes titles of up to 500 characters: a subject longer than any person writes is cut.
+    thread = ((threads or {}).get(root or mid) or thread_subject(subject) or "(no subject)")[:300]
     when = _date(_header(msg, "date")) or received
     label = f"{subject or '(no subject)'} ({_header(msg, 'from') or 'unknown sender'})"[:300]
     results: list[Result] = []
@@ -87,9 +88,10 @@ def parse(raw: bytes, *, origin: str, threads: Mapping[str, str] | None = None,
             data = part.get_payload(decode=True) or b""
         except (ValueError, TypeError, LookupError):
             data = b""
+        title = f"{(subject or thread)[:280]} ({filename[:200]})"
         files.append(render.file(NAME, f"{mid}/{n}/{filename}", origin=origin, data=bytes(data), filename=filename,
-                                 content_type=part.get_content_type(), title=f"{subject or thread} ({filename})",
-                                 captured_at=when, label=f"{label}: {filename}", message_id=mid, thread=thread))
+                                 content_type=part.get_content_type(), title=title, captured_at=when,
+                                 label=f"{label}: {filename}", message_id=mid, thread=thread))
     if not body.strip() and not files:
         results.append(Skipped(label, "the message has no text and no attachments", origin))
         return Parsed(mid, root or mid, subject, results)

@@ -83,6 +83,13 @@ LATE = message("Bicycle repair", LATE_DATE, "<bike@example.org>",
                text="The bicycle shop replaced the rear derailleur cable; the bill was 38 euros.\n")
 MAILDIR_MSG = message("Choir rehearsal", MAILDIR_DATE, "<choir@example.org>",
                       text="Choir rehearsal of the Faure requiem moves to the crypt of Saint Anne.\n")
+MOVING = message("Moving boxes", datetime(2024, 5, 6, 9, 0, tzinfo=UTC), "<boxes@example.org>",
+                 text="The removal company delivers forty flat-packed moving boxes on Saturday morning.\n")
+SCANNER = message("Scanner drivers", datetime(2024, 5, 7, 9, 0, tzinfo=UTC), "<scanner@example.org>",
+                  text="The scanner drivers are in the attached archive.\n",
+                  attachments=(("drivers.zip", b"PK\x05\x06" + b"\x00" * 18, "application/zip"),))
+RECEIPT = message("Plumber receipt", datetime(2024, 5, 8, 9, 0, tzinfo=UTC), "<plumber@example.org>",
+                  text="The plumber fixed the leaking kitchen siphon for 95 euros.\n")
 BACKGROUND = message("Boiler service", BACKGROUND_DATE, "<boiler@example.org>",
                      text="The boiler service engineer comes between eight and noon; the pressure valve is due.\n")
 
@@ -120,10 +127,11 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mailstate") / "mail.json"
 
 
-def run_mail(service: Service, dovecot: Dovecot | None, state: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+def run_mail(service: Service, dovecot: Dovecot | None, state: Path, *args: str,
+             folder: str = "secondbrain") -> tuple[int, dict[str, Any], str]:
     server = [] if dovecot is None else [
         "--host", "127.0.0.1", "--port", str(dovecot.imaps_port), "--user", USER,
-        "--password-file", str(dovecot.password_file), "--ca-file", str(dovecot.ca_file), "--folder", "secondbrain"]
+        "--password-file", str(dovecot.password_file), "--ca-file", str(dovecot.ca_file), "--folder", folder]
     done = run_cli(["mail", *server, "--state", str(state), "--json", *args], {"SB_URL": service.url}, timeout=300)
     lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
     return done.returncode, (json.loads(lines[-1]) if lines else {}), done.stderr
@@ -259,6 +267,42 @@ def test_starttls_reads_the_same_folder(service: Service, dovecot: Dovecot, tmp_
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["messages"] >= 5 and summary["imported"] == 0, summary  # all there already: nothing added
+
+
+def folder_ids(dovecot: Dovecot, folder: str) -> list[str]:
+    """The Message-IDs in a folder, as a mail program sees it."""
+    conn = dovecot.connect()
+    try:
+        typ, _data = conn.select(f'"{folder}"', readonly=True)
+        if typ != "OK":
+            return []
+        _typ, data = conn.search(None, "ALL")
+        ids = []
+        for num in (data[0] or b"").split():
+            _typ, got = conn.fetch(num.decode(), "(BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
+            ids.append(got[0][1].decode().split(":", 1)[1].strip())  # type: ignore[index,union-attr]
+        return ids
+    finally:
+        conn.logout()
+
+
+def test_taken_messages_are_moved_or_deleted_and_the_rest_stays(service: Service, client: httpx.Client,
+                                                                dovecot: Dovecot, tmp_path: Path) -> None:
+    dovecot.append("forward", MOVING)
+    dovecot.append("forward", SCANNER)
+    rc, summary, err = run_mail(service, dovecot, tmp_path / "s.json", "--move-to", "archive",
+                                folder="forward")
+    assert rc == 0, (summary, err)
+    assert summary["messages"] == 2 and summary["imported"] == 2, summary  # the scanner text; its zip is skipped
+    assert "1 message stayed in the folder: some of it was skipped or refused (see below)" in summary["notes"]
+    assert folder_ids(dovecot, "forward") == ["<scanner@example.org>"]
+    assert folder_ids(dovecot, "archive") == ["<boxes@example.org>"]
+    assert top(client, "flat-packed moving boxes")["title"] == "Moving boxes"
+    dovecot.append("forget", RECEIPT)
+    rc, summary, err = run_mail(service, dovecot, tmp_path / "s.json", "--delete-after", folder="forget")
+    assert rc == 0 and summary["imported"] == 1, (summary, err)
+    assert folder_ids(dovecot, "forget") == []
+    assert top(client, "leaking kitchen siphon")["title"] == "Plumber receipt"
 
 
 def test_a_maildir_is_read_once(service: Service, client: httpx.Client, tmp_path: Path) -> None:

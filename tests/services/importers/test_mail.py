@@ -94,3 +94,9 @@ def test_without_message_id_or_date_the_bytes_name_it_and_the_server_dates_it() 
 def test_an_empty_message_is_skipped_with_the_reason() -> None:
     (skip,) = mail.parse(raw("Nothing", text=""), origin="o").results
     assert isinstance(skip, Skipped) and skip.reason == "the message has no text and no attachments"
+
+
+def test_a_subject_longer_than_a_title_may_be_is_cut() -> None:
+    note = mail.parse(raw("Re: " + "very " * 200 + "long"), origin="o").results[0]
+    assert isinstance(note, Capture) and note.title is not None and len(note.title) == 300
+    assert note.title.startswith("very very")
