@@ -167,7 +167,8 @@ def _summary(tally: Tally, notes: list[str], skipped: list[tuple[str, str]], mes
     else:
         for note in notes:
             print(note)
-        print(f"{_n(messages, 'new message')}: {_n(counts['imported'], 'capture')} added (texts and attachments)")
+        print(f"{_n(messages, 'message')} read: {_n(counts['imported'], 'capture')} added (messages' texts and "
+              "attachments)")
         if counts["already_imported"] or counts["duplicates"]:
             print(f"  {counts['already_imported'] + counts['duplicates']} already in your memory (nothing added)")
         if pending:
