@@ -147,6 +147,9 @@ class MailSync:
         except (imaplib.IMAP4.abort, OSError) as exc:
             raise MailError(f"the connection to the mail server {account.address} was lost ({_why(exc)}); what "
                             "was taken so far is kept, and the next run goes on from there") from None
+        except imaplib.IMAP4.error as exc:  # a command the server refused (after an abort, which is one too)
+            raise MailError(f"the mail server {account.address} refused a command ({_why(exc)}); what was taken so "
+                            "far is kept, and the next run goes on from there") from None
         finally:
             with contextlib.suppress(Exception):
                 conn.logout()

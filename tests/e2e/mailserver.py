@@ -105,8 +105,9 @@ service anvil {{
 """)
 
     def start(self) -> Dovecot:
+        # A session of its own: stopping it stops its children too (they outlive the master for a while).
         self.proc = subprocess.Popen([self.binary, "-F", "-c", str(self.root / "dovecot.conf")],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.monotonic() + 20
         while not port_accepts(self.imaps_port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -117,17 +118,22 @@ service anvil {{
         return self
 
     def stop(self) -> None:
+        """Stop the server and every process it started: open connections are cut, as when a server goes down."""
         if self.proc is None:
             return
-        self.proc.send_signal(signal.SIGTERM)
+        group = self.proc.pid
+        _signal_group(group, signal.SIGTERM)
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
-        deadline = time.monotonic() + 10  # its children close the listeners last
-        while port_accepts(self.imaps_port) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 10
+        while _signal_group(group, 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _signal_group(group, signal.SIGKILL)
+        while port_accepts(self.imaps_port) and time.monotonic() < deadline + 5:
             time.sleep(0.05)
 
     def connect(self) -> imaplib.IMAP4_SSL:
@@ -145,3 +151,12 @@ service anvil {{
             assert typ == "OK", data
         finally:
             conn.logout()
+
+
+def _signal_group(group: int, sig: int) -> bool:
+    """Send ``sig`` to the process group; whether any process was left in it."""
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    return True
