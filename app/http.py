@@ -326,7 +326,7 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
     def limit(method: str, path: str) -> BodyLimit:
         if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch"):  # streamed files
             return upload
-        if path in ("/v1/notes", "/mcp"):
+        if path in ("/v1/notes", "/v1/pages", "/mcp"):
             return note
         return other
 
