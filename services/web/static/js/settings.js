@@ -15,6 +15,26 @@ export function wireSettings() {
   // What the person is typing is never overwritten by a refresh of the view.
   $("#answers-form").addEventListener("input", (event) => { event.currentTarget.dataset.edited = "true"; });
   $("#answers-reset").addEventListener("click", resetAnswers);
+  showBrowserCapture();
+}
+
+// The bookmarklet runs on whatever site the person is on, so it carries no key: it opens this
+// server's /save page in a window of its own, with the page's address, title, selection and text in
+// the fragment, and that page saves with the session cookie once the person presses Save.
+export function bookmarklet(origin) {
+  const code = "(()=>{const d=document,b=d.body;"
+    + "const p=new URLSearchParams({url:location.href,title:d.title,"
+    + "selection:String(getSelection()).slice(0,20000),text:(b&&b.innerText||'').slice(0,100000)});"
+    + `window.open(${JSON.stringify(`${origin}/save#`)}+p,'_blank','popup,width=560,height=680,noopener')})()`;
+  return `javascript:${encodeURIComponent(code)}`;
+}
+
+function showBrowserCapture() {
+  const link = $("#bookmarklet");
+  link.href = bookmarklet(location.origin);
+  // Pressed here it would only open the save window for this page: it is meant for the bookmarks bar.
+  link.addEventListener("click", (event) => event.preventDefault());
+  $("#server-address").textContent = location.origin;
 }
 
 export async function loadSettings() {
