@@ -310,8 +310,8 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
 
 def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
     """Each route's request body limit (checked before a route reads or parses anything): uploads stream
-    up to ``SB_MAX_UPLOAD_BYTES``; a note (and an MCP call, which may carry one) up to what
-    ``SB_MAX_NOTE_CHARS`` characters can take in JSON; every other body up to ``SB_MAX_JSON_BYTES``."""
+    up to ``SB_MAX_UPLOAD_BYTES``; a note or a page's text (and an MCP call, which may carry a note) up
+    to what ``SB_MAX_NOTE_CHARS`` characters can take in JSON; every other body up to ``SB_MAX_JSON_BYTES``."""
     upload = BodyLimit(settings.max_upload_bytes + UPLOAD_FRAMING_BYTES,
                        f"the upload is over the {settings.max_upload_bytes}-byte limit (SB_MAX_UPLOAD_BYTES); "
                        "split the file or raise the limit.", streamed=True)
@@ -319,6 +319,10 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
                      f"the request body is over the {settings.max_note_body_bytes}-byte limit for notes (room for "
                      f"{settings.max_note_chars} characters, SB_MAX_NOTE_CHARS); upload long text as a file "
                      "(POST /v1/artifacts) instead.")
+    page = BodyLimit(settings.max_note_body_bytes,
+                     f"the request body is over the {settings.max_note_body_bytes}-byte limit for a page's text "
+                     f"(room for {settings.max_note_chars} characters, SB_MAX_NOTE_CHARS); save a selection of it "
+                     "instead.")
     other = BodyLimit(settings.max_json_bytes,
                       f"the request body is over the {settings.max_json_bytes}-byte limit (SB_MAX_JSON_BYTES); "
                       "send less, or upload long text as a file (POST /v1/artifacts).")
@@ -326,8 +330,10 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
     def limit(method: str, path: str) -> BodyLimit:
         if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch"):  # streamed files
             return upload
-        if path in ("/v1/notes", "/v1/pages", "/mcp"):
+        if path in ("/v1/notes", "/mcp"):
             return note
+        if path == "/v1/pages":  # a page's whole text, as long as a note may be
+            return page
         return other
 
     return limit

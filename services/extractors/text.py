@@ -314,5 +314,5 @@ class TextExtractor:
         # Text whose source is an http(s) address is a web page (a page's text the browser sent, a plain
         # text page fetched): listed and asked about as one ("the article I saved").
         web = not ctx.is_note and ctx.source_uri.lower().startswith(("http://", "https://"))
-        return Extracted(title=doc.title, modality="web" if web else doc.modality, blocks=blocks, metadata=dict(doc.metadata),
-                         stated_time=doc.stated_time, stated_time_source="file_metadata")
+        return Extracted(title=doc.title, modality="web" if web else doc.modality, blocks=blocks,
+                         metadata=dict(doc.metadata), stated_time=doc.stated_time, stated_time_source="file_metadata")

@@ -246,7 +246,8 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             content_type="text/plain; charset=utf-8", filename=None, title=title,
             # No time: the extractor dates it when it is taken in, i.e. now (and a retry with the same
             # Idempotency-Key still asks for the same thing).
-            captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key, attributes={"kind": "page"},
+            captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key,
+            attributes={"kind": "page"},
         )
         return accepted(body)
 

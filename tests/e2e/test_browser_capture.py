@@ -55,11 +55,10 @@ harbour master closed the outer gate.</p></article></body></html>"""
 
 class Wiki:
     """The site: ``/wiki/kiln`` needs the ``wiki`` cookie (otherwise it is a sign-in page), ``/article``
-    does not; ``/links`` links to the article."""
+    does not."""
 
     def __init__(self) -> None:
         pages = {"/app.js": ("text/javascript", WIKI_SCRIPT), "/article": ("text/html", ARTICLE),
-                 "/links": ("text/html", '<html><body><a id="to-article" href="/article">Harbour log</a></body></html>'),
                  "/robots.txt": ("text/plain", "User-agent: *\nAllow: /\n")}
 
         class Handler(BaseHTTPRequestHandler):
