@@ -55,7 +55,9 @@ async function connect(event) {
   $("key").value = "";
   $("key").placeholder = "a key is stored (paste another to replace it)";
   $("key").required = false;
-  say(`Connected to ${server} as ${me.user_id}.`);
+  say(`Connected to ${server} as ${me.user_id}. ` + (me.scope === "capture"
+    ? "This key can only add to your memory."
+    : "This key can also read your memory: one made with “Create a key for the browser extension” can only add."));
 }
 
 async function forget() {

@@ -265,6 +265,34 @@ def test_a_browser_extension_writes_with_a_key_in_a_header_only(served: tuple[Te
     assert r.status_code == 401
 
 
+def test_a_capture_key_adds_and_reads_nothing(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    rt.metadata.users.ensure_user("cora")
+    _, user_key = rt.metadata.users.create_api_key("cora", "laptop")
+    made = client.post("/v1/keys", json={"name": "browser extension", "scope": "capture"}, headers=bearer(user_key))
+    assert made.status_code == 201 and made.json()["scope"] == "capture"
+    capture = bearer(made.json()["api_key"])
+    assert client.get("/v1/me", headers=capture).json()["scope"] == "capture"
+    # It adds a page, a note, a link and a file, and follows each job it started.
+    added = [client.post("/v1/pages", json={"url": "https://wiki.example/a", "text": "Page text"}, headers=capture),
+             client.post("/v1/notes", json={"text": "A quote"}, headers=capture),
+             client.post("/v1/urls", json={"url": "https://example.org/"}, headers=capture),
+             client.post("/v1/artifacts", files={"file": ("a.txt", b"a file", "text/plain")}, headers=capture)]
+    assert [r.status_code for r in added] == [202] * 4
+    assert client.get(added[0].json()["status_url"], headers=capture).status_code == 200
+    # Nothing else: not the memory, not the keys, not a web session.
+    for method, path in (("GET", "/v1/sources"), ("GET", f"/v1/sources/{added[0].json()['artifact_id']}"),
+                         ("GET", "/v1/export"), ("GET", "/v1/keys"), ("POST", "/v1/keys"),
+                         ("DELETE", f"/v1/jobs/{added[0].json()['job_id']}"), ("POST", "/v1/login-links"),
+                         ("GET", "/v1/status"), ("POST", "/mcp"), ("GET", "/v1/jobs")):
+        r = client.request(method, path, headers=capture)
+        assert r.status_code in (403, 404, 405), (method, path, r.status_code)
+        if r.status_code == 403:
+            assert "capture key" in r.json()["detail"], (method, path)
+    assert client.post("/v1/session", json={}, headers=capture).status_code == 401
+    assert len(client.get("/v1/sources", headers=bearer(user_key)).json()["sources"]) == 4
+
+
 def test_a_page_the_browser_rendered_is_one_source_with_its_url(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
     _, key = rt.metadata.users.create_api_key("alice", "t")

@@ -3,8 +3,9 @@ loaded into headless Chromium, and the bookmarklet from the settings page.
 
 A small site on loopback has a wiki page that shows its text only to a signed-in browser (the server's
 fetcher gets the sign-in page) and writes it with a script, and an article that anyone may fetch.  The
-extension is connected through its options page (a wrong key is refused there with the server's
-sentence); then the page, a selection and a link are saved through the functions its toolbar button and
+extension is connected through its options page with a key made by the settings page's "Create a key for
+the browser extension" (a capture key, which reads nothing back; a wrong key is refused there with the
+server's sentence); then the page, a selection and a link are saved through the functions its toolbar button and
 right-click menu call (native menus cannot be clicked headless), and each is found by search with the
 page's address kept.  The bookmarklet is taken from the settings page and run on the wiki page: its
 window saves nothing until Save is pressed, then the quote and the page are searchable too.
@@ -181,13 +182,20 @@ def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wi
     options.get_by_label("API key").fill("sb_0_not-a-key")
     options.get_by_role("button", name="Connect").click()
     expect(options.locator("#status")).to_contain_text("That key was not accepted: unknown or revoked API key")
+    # The key comes from the settings page, signed in: one that can only add.
+    settings = browser.context.new_page()
     with api(server) as client:
-        made = client.post("/v1/keys", json={"name": "browser extension"})
-        assert made.status_code == 201, made.text
-        key = made.json()["api_key"]
+        settings.goto(server.url + client.post("/v1/login-links").json()["path"])
+    settings.get_by_role("link", name="Settings").click()
+    settings.get_by_role("button", name="Create a key for the browser extension").click()
+    made = settings.get_by_label("The extension's key: paste it in its options now, it is shown only once")
+    expect(made).to_have_value(re.compile(r"^sb_"))
+    key = made.input_value()
+    expect(settings.locator("#key-list")).to_contain_text("adds only")
     options.get_by_label("API key").fill(key)
     options.get_by_role("button", name="Connect").click()
-    expect(options.locator("#status")).to_have_text(f"Connected to {server.url} as local.")
+    expect(options.locator("#status")).to_have_text(
+        f"Connected to {server.url} as local. This key can only add to your memory.")
     options.screenshot(path=str(SHOTS / "extension-options.png"))
     stored = browser.call("return await chrome.storage.local.get(['server', 'key']);")
     assert stored == {"server": server.url, "key": key}
@@ -210,6 +218,10 @@ def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wi
                                   again["job_id"]], timeout=180)
         assert [done[j["job_id"]]["status"] for j in (saved_page, saved_quote, saved_link)] == ["succeeded"] * 3, done
         assert done[again["job_id"]]["status"] == "duplicate"
+
+    # The extension's key reads nothing back.
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}) as extension:
+        assert extension.get("/v1/search", params={"q": "kiln"}).status_code == 403
 
     # The page as the signed-in browser showed it (the fetcher would have had the sign-in page), under its URL.
     hit = hits_for(server, "who fires the pottery kiln in the east shed")[0]

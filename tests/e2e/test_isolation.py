@@ -244,6 +244,20 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                                         **kwargs)
                 assert forged.status_code == 403, (method, path, forged.status_code)
 
+    # Alice's own capture key (the kind a browser extension keeps) adds to her memory and reads none of it.
+    made = alice.post("/v1/keys", json={"name": "browser extension", "scope": "capture"})
+    assert made.status_code == 201, made.text
+    extension = client(svc, made.json()["api_key"])
+    adds = {("post", "/v1/notes"), ("post", "/v1/artifacts"), ("post", "/v1/urls"), ("post", "/v1/pages")}
+    follows = {("get", "/v1/me"), ("get", "/v1/jobs/{job_id}"), ("get", "/v1/jobs/{job_id}/stream")}
+    for (method, path), variants in tries.items():
+        r = extension.request(method.upper(), path.format(**ids), **variants[0])
+        assert SECRET not in r.text, (method, path)
+        if (method, path) in adds:
+            assert r.status_code == 202, (method, path, r.status_code)
+        elif (method, path) not in public | follows | {("delete", "/v1/session")}:
+            assert r.status_code in (401, 403), (method, path, r.status_code)
+
     # Alice still has everything.
     assert alice.get("/v1/me").status_code == 200
     assert alice.get(f"/v1/sources/{ids['source_id']}").status_code == 200
