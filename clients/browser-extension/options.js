@@ -57,7 +57,7 @@ async function connect(event) {
   $("key").required = false;
   say(`Connected to ${server} as ${me.user_id}. ` + (me.scope === "capture"
     ? "This key can only add to your memory."
-    : "This key can also read your memory: one made with “Create a key for the browser extension” can only add."));
+    : "This key can also read your memory: one made with “Make a key for the browser extension” can only add."));
 }
 
 async function forget() {

@@ -3,12 +3,13 @@ loaded into headless Chromium, and the bookmarklet from the settings page.
 
 A small site on loopback has a wiki page that shows its text only to a signed-in browser (the server's
 fetcher gets the sign-in page) and writes it with a script, and an article that anyone may fetch.  The
-extension is connected through its options page with a key made by the settings page's "Create a key for
-the browser extension" (a capture key, which reads nothing back; a wrong key is refused there with the
-server's sentence); then the page, a selection and a link are saved through the functions its toolbar button and
-right-click menu call (native menus cannot be clicked headless), and each is found by search with the
-page's address kept.  The bookmarklet is taken from the settings page and run on the wiki page: its
-window saves nothing until Save is pressed, then the quote and the page are searchable too.
+extension is connected through its options page with the key the settings page's "Make a key for the
+browser extension" makes (a capture key, which reads nothing back; a wrong key is refused there with the
+server's sentence).  Then the page, a selection and a link are saved through the functions its toolbar
+button and right-click menu call (native menus cannot be clicked headless); its requests come from its
+chrome-extension:// origin, with the key in a header.  Each is found by search with the page's address
+kept.  The bookmarklet is taken from the settings page and run on the wiki page: its window saves nothing
+until Save is pressed, then the quote and the page are searchable too.
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wi
     with api(server) as client:
         settings.goto(server.url + client.post("/v1/login-links").json()["path"])
     settings.get_by_role("link", name="Settings").click()
-    settings.get_by_role("button", name="Create a key for the browser extension").click()
+    settings.get_by_role("button", name="Make a key for the browser extension").click()
     made = settings.get_by_label("The extension's key: paste it in its options now, it is shown only once")
     expect(made).to_have_value(re.compile(r"^sb_"))
     key = made.input_value()
