@@ -307,6 +307,17 @@ def test_the_bookmarklet_saves_after_the_person_presses_save(server: Service, wi
     hit = hits_for(server, "where are cones nine and ten kept")[0]
     assert BOOKMARKLET_QUOTE in hit["text"] and f"[Studio wiki: kiln]({wiki.base}/wiki/kiln)" in hit["text"]
 
+    # A page that tampers with the bookmarklet to claim another site's address is pointed out.
+    with browser.context.expect_page() as opened:
+        wiki_page.evaluate("(u) => window.open(u, '_blank', 'popup,noopener')",
+                           f"{server.url}/save#url=https%3A%2F%2Fbank.example%2Fstatement&title=Bank&text=Paid")
+    forged = opened.value
+    expect(forged.locator("#save-elsewhere")).to_have_text(
+        f"This window was opened from {wiki.base}, not from the address above. Save only if you trust that page.")
+    expect(forged.locator("#save-url")).to_have_text("https://bank.example/statement")
+    forged.close()
+    expect(window2.locator("#save-elsewhere")).to_be_hidden()  # the real bookmarklet: same site
+
     # The window cannot be framed by the site, and a GET of it saves nothing by itself.
     r = httpx.get(f"{server.url}/save")
     assert r.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in r.headers["content-security-policy"]

@@ -49,11 +49,30 @@ async function save(event) {
   }
 }
 
+// A bookmarklet runs inside the page, which can tamper with what it sends: a page could claim another
+// site's address, and saving would make a new version of that site's saved copy.  The browser itself
+// says where the window was opened from (unless that page hides it): a different site is shown.
+function openedElsewhere() {
+  try {
+    const from = new URL(document.referrer).origin;
+    const claimed = new URL(url).origin;
+    return from !== claimed && from !== location.origin ? from : null;
+  } catch {
+    return null; // no referrer, or no valid address: nothing to compare
+  }
+}
+
 function start() {
   $("#save-page-title").value = given.get("title") || "";
   $("#save-url").textContent = url || "(no address was given)";
   $("#save-quote").textContent = selection;
   $("#save-quote-choice").hidden = !selection;
+  const from = openedElsewhere();
+  if (from) {
+    $("#save-elsewhere").textContent = `This window was opened from ${from}, not from the address above. `
+      + "Save only if you trust that page.";
+    $("#save-elsewhere").hidden = false;
+  }
   $(selection ? "#save-as-quote" : "#save-as-page").checked = true;
   if (!/^https?:\/\//i.test(url)) {
     $("#save-button").disabled = true;
