@@ -2,4 +2,5 @@
 -- jobs, and read nothing else (a browser extension keeps one; see app/http.py).
 
 ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_scope_check;
-ALTER TABLE api_keys ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('user', 'admin', 'producer', 'capture'));
+ALTER TABLE api_keys ADD CONSTRAINT api_keys_scope_check
+    CHECK (scope IN ('user', 'admin', 'producer', 'capture'));
