@@ -258,7 +258,8 @@ def test_the_bookmarklet_saves_after_the_person_presses_save(server: Service, wi
     code = unquote(href.removeprefix("javascript:"))
     assert f"{server.url}/save#" in code and "noopener" in code
     expect(page.locator("#server-address")).to_have_text(server.url)
-    page.screenshot(path=str(SHOTS / "settings-browser.png"), full_page=True)
+    bookmarklet.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "settings-browser.png"))
 
     def sources() -> int:
         with api(server) as client:
