@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +24,18 @@ from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.ingest_gateway.admin_api import create_router as admin_router
 from services.web.session import SESSION_COOKIE, key_advice
+
+# What a capture key may do: add, and follow what it added (a job's id is known only to whoever submitted it).
+CAPTURE_WRITES = frozenset({"/v1/notes", "/v1/artifacts", "/v1/urls", "/v1/pages"})
+CAPTURE_READS = re.compile(r"/v1/me|/v1/jobs/[^/]+(?:/stream)?")
+
+
+def capture_allowed(method: str, path: str) -> bool:
+    """Whether a capture key may make this request."""
+    if method == "POST":
+        return path in CAPTURE_WRITES
+    return method == "GET" and CAPTURE_READS.fullmatch(path) is not None
+
 
 # Reads that cost like writes (they embed, search and may call the model): the stricter limit.
 HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
@@ -76,6 +89,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         if principal.scope == "producer":
             raise HTTPException(403, "this is a producer key: it can only sign events published to Kafka; "
                                      "use a user key for the HTTP API")
+        if principal.scope == "capture" and not capture_allowed(request.method, request.url.path):
+            raise HTTPException(403, "this is a capture key (a browser extension's): it can only add notes, "
+                                     "files, pages and links and follow their progress; use a user key to read")
         telemetry.set_user(principal.user_id)  # on the request's span, hashed
         request.state.pending = checked.pending
         limit = settings.rate_limit_per_minute if heavy else settings.read_rate_limit_per_minute
@@ -310,8 +326,8 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
 
 def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
     """Each route's request body limit (checked before a route reads or parses anything): uploads stream
-    up to ``SB_MAX_UPLOAD_BYTES``; a note (and an MCP call, which may carry one) up to what
-    ``SB_MAX_NOTE_CHARS`` characters can take in JSON; every other body up to ``SB_MAX_JSON_BYTES``."""
+    up to ``SB_MAX_UPLOAD_BYTES``; a note or a page's text (and an MCP call, which may carry a note) up
+    to what ``SB_MAX_NOTE_CHARS`` characters can take in JSON; every other body up to ``SB_MAX_JSON_BYTES``."""
     upload = BodyLimit(settings.max_upload_bytes + UPLOAD_FRAMING_BYTES,
                        f"the upload is over the {settings.max_upload_bytes}-byte limit (SB_MAX_UPLOAD_BYTES); "
                        "split the file or raise the limit.", streamed=True)
@@ -319,6 +335,10 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
                      f"the request body is over the {settings.max_note_body_bytes}-byte limit for notes (room for "
                      f"{settings.max_note_chars} characters, SB_MAX_NOTE_CHARS); upload long text as a file "
                      "(POST /v1/artifacts) instead.")
+    page = BodyLimit(settings.max_note_body_bytes,
+                     f"the request body is over the {settings.max_note_body_bytes}-byte limit for a page's text "
+                     f"(room for {settings.max_note_chars} characters, SB_MAX_NOTE_CHARS); save a selection of it "
+                     "instead.")
     other = BodyLimit(settings.max_json_bytes,
                       f"the request body is over the {settings.max_json_bytes}-byte limit (SB_MAX_JSON_BYTES); "
                       "send less, or upload long text as a file (POST /v1/artifacts).")
@@ -328,6 +348,8 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
             return upload
         if path in ("/v1/notes", "/mcp"):
             return note
+        if path == "/v1/pages":  # a page's whole text, as long as a note may be
+            return page
         return other
 
     return limit

@@ -9,7 +9,10 @@ plain cross-site form.  So, on every service:
   needs a name, and probes and direct access by address keep working).  Others get 400.
 * **Cross-site writes refused.**  A POST/PUT/PATCH/DELETE whose ``Origin`` (or, without one,
   ``Referer``) is not the server's own origin or one of ``SB_ALLOWED_ORIGINS`` gets 403.
-  Requests without either (scripts, the CLI) are judged by their credentials alone.
+  Requests without either (scripts, the CLI) are judged by their credentials alone.  A browser
+  extension's origin (``chrome-extension://``, ``moz-extension://``...) passes only with an
+  ``Authorization`` header: no web page can send that origin, and a key in a header, unlike a
+  cookie, is never added by the browser on anyone's behalf.
 * **Bounded head.**  The request line and headers together over ``SB_MAX_HEADER_BYTES``
   get 431; a NUL in the path or query (never valid, and not storable) gets 400.
 * **Bounded body.**  Every route has a body limit (:class:`BodyLimit`: JSON routes a few MB, uploads
@@ -39,6 +42,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Origins only a browser extension can have (a web page cannot claim them).
+EXTENSION_SCHEMES = frozenset({"chrome-extension", "moz-extension", "safari-web-extension"})
 ECHO_LIMIT = 64  # characters of a client's input repeated in an error message, at most
 
 
@@ -179,7 +184,7 @@ class SecurityMiddleware:
             return 400, "the address contains a NUL character, which is never valid; remove it"
         found: dict[bytes, bytes] = {}
         for k, v in headers:
-            if k in (b"host", b"origin", b"referer") and k not in found:
+            if k in (b"host", b"origin", b"referer", b"authorization") and k not in found:
                 found[k] = v
         host_header = found.get(b"host", b"").decode("latin-1")
         host, _port = split_host(host_header)
@@ -200,6 +205,11 @@ class SecurityMiddleware:
         claimed = origin_of(origin) if origin != "null" else None
         if claimed is not None and (claimed == own or claimed in self.allowed_origins):
             return None
+        if claimed is not None and claimed.split("://", 1)[0] in EXTENSION_SCHEMES:
+            if found.get(b"authorization", b"").strip().lower().startswith(b"bearer "):
+                return None  # the key decides, as for a script
+            return 403, ("a browser extension must send its API key in an 'Authorization: Bearer <key>' header; "
+                         "requests from an extension that rely on the page's sign-in cookie are refused")
         return 403, (f"cross-site request refused: it comes from {short(origin)!r} ({source} header), not from "
                      "this server's own pages. Use the API from a script or the CLI, or ask the operator to list "
                      "that origin in SB_ALLOWED_ORIGINS.")

@@ -77,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     ks.add_argument("key_id", nargs="?", help="the key to revoke")
     ks.add_argument("--user", required=True, help="whose keys")
     ks.add_argument("--name", default="cli", help="a label for a new key")
-    ks.add_argument("--scope", choices=["user", "admin", "producer"], default="user",
-                    help="user: the HTTP API; admin: also manage users and keys; producer: only sign Kafka events")
+    ks.add_argument("--scope", choices=["user", "admin", "producer", "capture"], default="user",
+                    help="user: the HTTP API; admin: also manage users and keys; producer: only sign Kafka events; "
+                         "capture: only add notes, files, pages and links (e.g. a browser extension's)")
     ks.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
     ks.add_argument("--json", action="store_true", help="print JSON for scripts")
     ks.set_defaults(func=cmd_keys)

@@ -161,8 +161,10 @@ class Turn:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
-KeyScope = Literal["user", "admin", "producer"]
-KEY_SCOPES: tuple[str, ...] = ("user", "admin", "producer")
+# capture: only adds to its user's memory (notes, files, pages, links) and follows those jobs; it reads
+# nothing else, so a key kept in a browser extension gives away nothing if it leaks.
+KeyScope = Literal["user", "admin", "producer", "capture"]
+KEY_SCOPES: tuple[str, ...] = ("user", "admin", "producer", "capture")
 
 
 @dataclass(frozen=True, slots=True)

@@ -311,5 +311,8 @@ class TextExtractor:
         """Extract text or Markdown (notes are Markdown) into blocks with heading paths."""
         doc = extract_text(raw, content_type=ctx.content_type, filename=ctx.filename, is_note=ctx.is_note)
         blocks = [Block(s.kind, s.text, tuple(s.heading_path), attributes=s.attributes) for s in doc.segments]
-        return Extracted(title=doc.title, modality=doc.modality, blocks=blocks, metadata=dict(doc.metadata),
-                         stated_time=doc.stated_time, stated_time_source="file_metadata")
+        # Text whose source is an http(s) address is a web page (a page's text the browser sent, a plain
+        # text page fetched): listed and asked about as one ("the article I saved").
+        web = not ctx.is_note and ctx.source_uri.lower().startswith(("http://", "https://"))
+        return Extracted(title=doc.title, modality="web" if web else doc.modality, blocks=blocks,
+                         metadata=dict(doc.metadata), stated_time=doc.stated_time, stated_time_source="file_metadata")

@@ -23,8 +23,9 @@ class KeyIn(BaseModel):
     """A key to create."""
 
     name: Text = Field("api", min_length=1, max_length=100, description="What the key is for (shown in lists).")
-    scope: KeyScope = Field("user", description="'user' (HTTP API), 'producer' (signs Kafka events only) "
-                                                "or 'admin' (admins only).")
+    scope: KeyScope = Field("user", description="'user' (HTTP API), 'capture' (only adds notes, files, pages "
+                                                "and links, and follows their jobs: for a browser extension), "
+                                                "'producer' (signs Kafka events only) or 'admin' (admins only).")
 
 
 class UserIn(BaseModel):

@@ -30,6 +30,7 @@ from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text, text_problem
 from services.fetcher.fetch import parse_networks
+from services.fetcher.stage import normalise_url
 from services.ingest_gateway.relay import OutboxRelay
 from services.ingest_gateway.submission import Submissions, Submitted
 from services.ingest_gateway.submission import private_target as _private_target
@@ -52,6 +53,15 @@ class UrlIn(BaseModel):
     url: Text = Field(min_length=8, max_length=8192, description="An http(s) URL.")
     title: Text | None = Field(None, max_length=500)
     captured_at: datetime | None = Field(None, description="When the content happened (ISO 8601).")
+
+
+class PageIn(BaseModel):
+    """A web page as the browser showed it: its address, title and rendered text (a page behind a
+    sign-in, which the fetcher cannot reach, is saved this way by the browser extension)."""
+
+    url: Text = Field(min_length=8, max_length=8192, description="The page's http(s) URL (kept as its source).")
+    title: Text | None = Field(None, max_length=500)
+    text: Text = Field(min_length=1, description="The page's text as rendered (e.g. document.body.innerText).")
 
 
 class Accepted(BaseModel):
@@ -210,6 +220,36 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             raise HTTPException(422, refusal)
         await check_backlog(request)
         return accepted(await queue_url(user, url, page.title, aware(page.captured_at), idempotency_key))
+
+    @router.post("/v1/pages", status_code=202, response_model=Accepted,
+                 summary="Remember a web page's rendered text (sent by the browser)")
+    async def post_page(page: PageIn, request: Request, user: str = auth,
+                        idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+        """The text of a page as the browser rendered it, for pages the fetcher cannot see (behind a
+        sign-in).  Nothing is fetched.  The URL without its fragment is the source, as for ``POST
+        /v1/urls``: the same page saved again, or fetched, is a new version of one source, and the same
+        text again is a duplicate.  Dated now: when the person saw it."""
+        url = page.url.strip()
+        if not url.lower().startswith(("http://", "https://")) or not url.split("://", 1)[1].strip("/"):
+            raise HTTPException(422, "only pages with an http or https address can be saved, e.g. "
+                                     "https://example.org/post (not a browser's own or a file: page)")
+        if len(page.text) > s.max_note_chars:
+            raise HTTPException(413, f"the page's text has {len(page.text)} characters; the limit is "
+                                     f"{s.max_note_chars} (SB_MAX_NOTE_CHARS). Save a selection instead.")
+        if not page.text.strip():
+            raise HTTPException(422, "the page has no text to save")
+        await check_backlog(request)
+        raw = page.text.encode("utf-8")
+        title = (page.title or "").strip() or None
+        body = await asyncio.to_thread(
+            submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
+            content_type="text/plain; charset=utf-8", filename=None, title=title,
+            # No time: the extractor dates it when it is taken in, i.e. now (and a retry with the same
+            # Idempotency-Key still asks for the same thing).
+            captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key,
+            attributes={"kind": "page"},
+        )
+        return accepted(body)
 
     async def queue_url(user: str, url: str, title: str | None, captured_at: datetime | None,
                         idempotency_key: str | None) -> Accepted:

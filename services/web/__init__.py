@@ -31,8 +31,8 @@ def _modules() -> dict[str, str]:
 
 # Everything served under /web/, by its path there: an allowlist, so no other file (and no "..")
 # can be asked for.  Every module in static/js/ is listed as the package holds them.
-ASSETS = {"app.js": JAVASCRIPT, "app.css": "text/css; charset=utf-8", "icon.svg": "image/svg+xml",
-          **_modules()}
+ASSETS = {"app.js": JAVASCRIPT, "save.js": JAVASCRIPT, "app.css": "text/css; charset=utf-8",
+          "icon.svg": "image/svg+xml", **_modules()}
 
 # Everything the page loads comes from this origin; raw files are shown from blob: URLs (the page
 # fetches them with the user's key), so frames, media and images may also come from blob:.
@@ -66,14 +66,21 @@ def _answer(request: Request, asset: Asset) -> Response:
 
 
 def create_router() -> APIRouter:
-    """``GET /`` (the page) and ``GET /web/<path>`` (its modules, stylesheet and icon)."""
+    """``GET /`` (the page), ``GET /save`` (what the bookmarklet opens) and ``GET /web/<path>`` (their
+    modules, stylesheet and icon)."""
     page = _load("index.html", "text/html; charset=utf-8")
+    save_page = _load("save.html", "text/html; charset=utf-8")
     assets = {name: _load(name, media_type) for name, media_type in ASSETS.items()}
     router = APIRouter(include_in_schema=False)
 
     @router.get("/")
     async def index(request: Request) -> Response:
         return _answer(request, page)
+
+    @router.get("/save")
+    async def save(request: Request) -> Response:
+        # Static: what to save is in the address's fragment, and only a press of Save there saves it.
+        return _answer(request, save_page)
 
     @router.get("/web/{path:path}")
     async def asset(path: str, request: Request) -> Response:

@@ -55,7 +55,7 @@ def bearer(key: str) -> dict[str, str]:
 def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
     for method, path in [("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys"), ("GET", "/v1/sources"),
-                         ("GET", "/v1/jobs/x"), ("POST", "/v1/notes"), ("POST", "/v1/urls"),
+                         ("GET", "/v1/jobs/x"), ("POST", "/v1/notes"), ("POST", "/v1/urls"), ("POST", "/v1/pages"),
                          ("POST", "/v1/jobs/x/retry"), ("POST", "/v1/artifacts"), ("DELETE", "/v1/sources/x"),
                          ("GET", "/v1/sources/x/passages"),
                          ("POST", "/v1/login-links"),
@@ -236,6 +236,88 @@ def test_writes_from_another_site_are_refused(served: tuple[TestClient, Runtime]
     # Reads are not refused by origin (a page cannot read the answer without CORS), and no CORS is sent.
     r = client.get("/v1/me", headers={"Origin": "http://attacker.example", **bearer(key)})
     assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+
+
+def test_a_browser_extension_writes_with_a_key_in_a_header_only(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, key = rt.metadata.users.create_api_key("alice", "browser extension")
+    session = client.post("/v1/session", json={}, headers=bearer(key)).cookies.get(SESSION_COOKIE)
+    client.cookies.clear()
+    assert session
+    page = {"url": "https://intranet.example/wiki/Plans", "title": "Plans", "text": "The kiln is fired on Sunday."}
+    extension = {"Origin": "chrome-extension://abcdefghijklmnopabcdefghijklmnop"}
+    for origin in ("chrome-extension://abcdefghijklmnopabcdefghijklmnop", "moz-extension://0b6a-4f1c-9e1d"):
+        r = client.post("/v1/pages", json=page, headers={"Origin": origin, **bearer(key)})
+        assert r.status_code == 202, (origin, r.text)
+    # The same extension riding on the page's sign-in cookie is refused: only a key it holds counts.
+    client.cookies.set(SESSION_COOKIE, session)
+    try:
+        r = client.post("/v1/pages", json=page, headers=extension)
+        assert r.status_code == 403 and "Authorization: Bearer" in r.json()["detail"]
+        # A web page cannot claim an extension's origin, and its own is still refused, cookie or key.
+        for origin in ("http://attacker.example", "https://chrome-extension.example"):
+            r = client.post("/v1/pages", json=page, headers={"Origin": origin, **bearer(key)})
+            assert r.status_code == 403 and "cross-site request refused" in r.json()["detail"], origin
+    finally:
+        client.cookies.clear()
+    # A wrong key from an extension is a 401 like anyone's.
+    r = client.post("/v1/pages", json=page, headers={**extension, "Authorization": "Bearer sb_1_nope"})
+    assert r.status_code == 401
+
+
+def test_a_capture_key_adds_and_reads_nothing(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    rt.metadata.users.ensure_user("cora")
+    _, user_key = rt.metadata.users.create_api_key("cora", "laptop")
+    made = client.post("/v1/keys", json={"name": "browser extension", "scope": "capture"}, headers=bearer(user_key))
+    assert made.status_code == 201 and made.json()["scope"] == "capture"
+    capture = bearer(made.json()["api_key"])
+    assert client.get("/v1/me", headers=capture).json()["scope"] == "capture"
+    # It adds a page, a note, a link and a file, and follows each job it started.
+    added = [client.post("/v1/pages", json={"url": "https://wiki.example/a", "text": "Page text"}, headers=capture),
+             client.post("/v1/notes", json={"text": "A quote"}, headers=capture),
+             client.post("/v1/urls", json={"url": "https://example.org/"}, headers=capture),
+             client.post("/v1/artifacts", files={"file": ("a.txt", b"a file", "text/plain")}, headers=capture)]
+    assert [r.status_code for r in added] == [202] * 4
+    assert client.get(added[0].json()["status_url"], headers=capture).status_code == 200
+    # Nothing else: not the memory, not the keys, not a web session.
+    for method, path in (("GET", "/v1/sources"), ("GET", f"/v1/sources/{added[0].json()['artifact_id']}"),
+                         ("GET", "/v1/export"), ("GET", "/v1/keys"), ("POST", "/v1/keys"),
+                         ("DELETE", f"/v1/jobs/{added[0].json()['job_id']}"), ("POST", "/v1/login-links"),
+                         ("GET", "/v1/status"), ("POST", "/mcp"), ("GET", "/v1/jobs")):
+        r = client.request(method, path, headers=capture)
+        assert r.status_code in (403, 404, 405), (method, path, r.status_code)
+        if r.status_code == 403:
+            assert "capture key" in r.json()["detail"], (method, path)
+    assert client.post("/v1/session", json={}, headers=capture).status_code == 401
+    assert len(client.get("/v1/sources", headers=bearer(user_key)).json()["sources"]) == 4
+
+
+def test_a_page_the_browser_rendered_is_one_source_with_its_url(served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    _, key = rt.metadata.users.create_api_key("alice", "t")
+    auth = bearer(key)
+    page = {"url": "https://intranet.example/wiki/Kiln#budget", "title": "Plans", "text": "The kiln is fired."}
+    first = client.post("/v1/pages", json=page, headers=auth)
+    assert first.status_code == 202
+    job = client.get(first.json()["status_url"], headers=auth).json()
+    # The URL without its fragment is the source, as for a page fetched with POST /v1/urls.
+    assert job["source_uri"] == "https://intranet.example/wiki/Kiln" and job["title"] == "Plans"
+    again = client.post("/v1/pages", json={**page, "text": "The kiln is fired on Sunday."}, headers=auth)
+    fetched = client.post("/v1/urls", json={"url": "https://intranet.example/wiki/Kiln"}, headers=auth)
+    assert again.status_code == fetched.status_code == 202
+    listed = [s for s in client.get("/v1/sources", headers=auth).json()["sources"]
+              if s["source_uri"] == "https://intranet.example/wiki/Kiln"]
+    # Three captures of one page: tries of one source (the newest supersedes those still queued).
+    assert len(listed) == 3 and len({s["source_id"] for s in listed}) == 1
+    for bad, why in (({**page, "url": "file:///home/me/a.html"}, "http or https"),
+                     ({**page, "url": "chrome://settings/"}, "http or https"),
+                     ({**page, "text": "   \n "}, "no text"),
+                     ({**page, "text": "nul \x00 here"}, "NUL")):
+        r = client.post("/v1/pages", json=bad, headers=auth)
+        assert r.status_code == 422 and why in json.dumps(r.json()), (bad, r.text)
+    r = client.post("/v1/pages", json={"url": page["url"]}, headers=auth)
+    assert r.status_code == 422 and "text" in json.dumps(r.json())
 
 
 def test_configured_origins_may_call_and_get_cors(dsn: str, tmp_path: Path) -> None:

@@ -73,6 +73,11 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(rt: Runtime)
                                   f"{NOTE_CHARS} characters, SB_MAX_NOTE_CHARS); upload long text as a file "
                                   "(POST /v1/artifacts) instead.")
     body = Body(HUGE)
+    r = post(rt, "/v1/pages", body, {"Content-Length": str(HUGE)})
+    assert r.status_code == 413 and body.pulled == 0
+    assert r.json()["detail"] == (f"the request body is over the {NOTE_LIMIT}-byte limit for a page's text (room "
+                                  f"for {NOTE_CHARS} characters, SB_MAX_NOTE_CHARS); save a selection of it instead.")
+    body = Body(HUGE)
     r = post(rt, "/v1/urls", body, {"Content-Length": str(HUGE)})
     assert r.status_code == 413 and body.pulled == 0 and "SB_MAX_JSON_BYTES" in r.json()["detail"]
     body = Body(HUGE, head=b"", fill=b"\0")

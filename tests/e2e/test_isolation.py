@@ -98,7 +98,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     # A dated note: on Alice's agenda and in her calendar feed, never on Bob's.
     dated = alice.post("/v1/notes", json={"text": f"Locksmith appointment tomorrow at 10:00 to reset the safe code "
                                                   f"{SECRET}.", "title": "Locksmith"}).json()["job_id"]
-    wait_jobs(alice, [note, upload["job_id"], dated])
+    # A page Alice's browser rendered (behind her sign-in somewhere); Bob saves one at the same address.
+    page = alice.post("/v1/pages", json={"url": "https://example.invalid/wiki/safe", "title": "Wiki",
+                                         "text": f"The safe's code is {SECRET}."}).json()["job_id"]
+    wait_jobs(alice, [note, upload["job_id"], dated, page])
     feed = alice.post("/v1/feeds", json={"name": "Alice's phone"}).json()
     assert any(SECRET in e["quote"] for d in alice.get("/v1/agenda").json()["days"] for e in d["events"])
     assert SECRET in httpx.get(svc.url + feed["path"]).text
@@ -157,6 +160,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/v1/notes"): [{"json": {"text": "Bob's own note"}}],
         ("post", "/v1/artifacts"): [{"files": {"file": ("b.txt", b"Bob's file", "text/plain")}}],
         ("post", "/v1/urls"): [{"json": {"url": "https://example.invalid/bob"}}],
+        # A page Bob's browser rendered, at the address of a page Alice saved: his own source, not hers.
+        ("post", "/v1/pages"): [{"json": {"url": "https://example.invalid/wiki/safe", "title": "Bob's page",
+                                          "text": "Bob's rendered page"}}],
         # Bob's imports land in Bob's memory, whatever sources they name.
         ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}}],
         ("post", "/v1/imports/batch"): [{"data": {"manifest": json.dumps({"format": "notes", "captures": [
@@ -238,11 +244,29 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                                         **kwargs)
                 assert forged.status_code == 403, (method, path, forged.status_code)
 
+    # Alice's own capture key (the kind a browser extension keeps) adds to her memory and reads none of it.
+    made = alice.post("/v1/keys", json={"name": "browser extension", "scope": "capture"})
+    assert made.status_code == 201, made.text
+    extension = client(svc, made.json()["api_key"])
+    adds = {("post", "/v1/notes"), ("post", "/v1/artifacts"), ("post", "/v1/urls"), ("post", "/v1/pages")}
+    follows = {("get", "/v1/me"), ("get", "/v1/jobs/{job_id}"), ("get", "/v1/jobs/{job_id}/stream")}
+    for (method, path), variants in tries.items():
+        r = extension.request(method.upper(), path.format(**ids), **variants[0])
+        assert SECRET not in r.text, (method, path)
+        if (method, path) in adds:
+            assert r.status_code == 202, (method, path, r.status_code)
+        elif (method, path) not in public | follows | {("delete", "/v1/session")}:
+            assert r.status_code in (401, 403), (method, path, r.status_code)
+
     # Alice still has everything.
     assert alice.get("/v1/me").status_code == 200
     assert alice.get(f"/v1/sources/{ids['source_id']}").status_code == 200
     hits = alice.get("/v1/search", params={"q": "safe combination"}).json()["hits"]
     assert any(SECRET in h["text"] for h in hits)
+    # Bob's page at the same address is his own source: Alice's is still hers, not a version of his.
+    pages = [h for h in alice.get("/v1/search", params={"q": "safe code wiki"}).json()["hits"]
+             if h["source_uri"] == "https://example.invalid/wiki/safe"]
+    assert pages and all(SECRET in h["text"] for h in pages)
     assert alice.get(f"/v1/artifacts/{ids['artifact_id']}/raw").status_code == 200
     assert SECRET in httpx.get(svc.url + feed["path"]).text  # Bob could not revoke Alice's feed
     assert alice.delete(f"/v1/feeds/{feed['feed_id']}").status_code == 204

@@ -332,6 +332,17 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
         r = anyone.put("/v1/settings/answers", json={"base_url": "http://attacker.example/v1"},
                        headers={"Origin": "http://attacker.example", "Authorization": f"Bearer {key}"})
         assert r.status_code == 403 and "cross-site" in r.json()["detail"]
+        # A browser extension's origin writes with a key in a header; riding on the page's session it is refused.
+        cookie = anyone.post("/v1/session", json={}, headers={"Authorization": f"Bearer {key}"}).cookies
+        assert cookie
+        planted = {"url": "https://bank.example/statement", "text": "planted page"}
+        r = anyone.post("/v1/pages", json=planted, headers={"Origin": "chrome-extension://abcdefghijklmnop"})
+        assert r.status_code == 403 and "Authorization: Bearer" in r.json()["detail"]
+        r = anyone.post("/v1/pages", json=planted, headers={"Origin": "http://attacker.example"})
+        assert r.status_code == 403 and "cross-site" in r.json()["detail"]
+        anyone.cookies.clear()
     with running.client() as client:
         assert not any("planted" in h["text"] for h in client.get("/v1/search", params={"q": "planted"}).json()["hits"])
+        sources = client.get("/v1/sources", params={"limit": 500}).json()["sources"]
+        assert all(s["source_uri"] != "https://bank.example/statement" for s in sources)
 

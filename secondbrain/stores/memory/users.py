@@ -136,7 +136,7 @@ class MemoryUsers(MemoryRole):
                         key = found
             else:
                 return None
-            if key is None or key.scope == "producer":
+            if key is None or key.scope in ("producer", "capture"):  # keys for other programs, not for the page
                 return None
             secret = secrets.token_urlsafe(32)
             for expired in [h for h, s in self._t.web_sessions.items() if s.expires_at < now]:

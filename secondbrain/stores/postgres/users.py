@@ -151,7 +151,7 @@ class PostgresUsers(PgRole):
                     (_key_hash(link_token),)).fetchone()
             else:
                 return None
-            if row is None or row[2] == "producer":
+            if row is None or row[2] in ("producer", "capture"):  # keys for other programs, not for the page
                 return None
             secret = secrets.token_urlsafe(32)
             conn.execute("DELETE FROM web_sessions WHERE expires_at < now()")

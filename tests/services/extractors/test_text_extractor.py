@@ -395,3 +395,18 @@ def test_a_notes_front_matter_tags_become_its_metadata(front: str, tags: str | N
     doc = extract_text(f"---\n{front}\n---\n# Beds\n\nDig the beds.\n".encode(), content_type="text/markdown",
                        filename="beds.md", is_note=False)
     assert doc.metadata.get("tags") == tags
+
+
+def test_text_from_a_web_address_is_a_web_page() -> None:
+    from services.extractors.document import ExtractionContext
+    from services.extractors.text import TextExtractor
+
+    rendered = b"Kiln schedule\n\nThe kiln is fired every second Sunday."
+    page = TextExtractor().extract(rendered, ExtractionContext("text/plain; charset=utf-8",
+                                                               source_uri="https://wiki.example/kiln"))
+    assert page.modality == "web" and page.title == "Kiln schedule"
+    # The same text from a file, or a note that quotes a page, keeps its own kind.
+    assert TextExtractor().extract(rendered, ExtractionContext("text/plain", filename="kiln.txt",
+                                                               source_uri="file:kiln.txt")).modality == "text"
+    assert TextExtractor().extract(rendered, ExtractionContext("text/markdown", source_uri="note:1",
+                                                               is_note=True)).modality == "note"

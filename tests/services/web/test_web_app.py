@@ -89,6 +89,21 @@ def test_every_module_the_page_imports_is_served_like_the_page(client: TestClien
     assert len(seen) > 5  # the page is split into modules, not one file
 
 
+def test_the_bookmarklet_window_is_a_static_page_that_cannot_be_framed(client: TestClient) -> None:
+    before = client.get("/v1/sources").json()["sources"]
+    # What to save travels in the fragment; even a query asking to save something saves nothing.
+    r = client.get("/save", params={"url": "https://example.org/", "selection": "a quote", "text": "t"})
+    assert r.status_code == 200 and "<title>Save to secondbrain</title>" in r.text
+    assert r.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert "unsafe" not in r.headers["content-security-policy"]
+    assert '<script type="module" src="/web/save.js">' in r.text
+    assert client.post("/save").status_code == 405
+    assert client.get("/v1/sources").json()["sources"] == before
+    script = client.get("/web/save.js")
+    assert script.status_code == 200 and script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert '"/v1/pages"' in script.text and "preventDefault" in script.text  # saves on the form's submit only
+
+
 def test_nothing_but_the_listed_files_is_served_under_web(client: TestClient) -> None:
     assert client.get("/web/js/ask.js").status_code == 200
     for path in ("/web/js/nothing.js", "/web/nothing.js", "/web/index.html", "/web/js/", "/web/js",

@@ -24,7 +24,7 @@ export async function loadAccount() {
   await loadKeys();
 }
 
-async function loadKeys() {
+export async function loadKeys() {
   const list = $("#key-list");
   try {
     const {keys} = await (await api("/v1/keys")).json();
@@ -36,7 +36,7 @@ async function loadKeys() {
         el("span", {class: "key-name"}, k.name || "unnamed"),
         el("span", {class: "muted small"}, [`created ${formatWhen(k.created_at)}`,
           k.last_used_at ? `last used ${formatWhen(k.last_used_at)}` : "never used",
-          k.scope === "admin" ? "admin" : null, current ? "this sign-in" : null].filter(Boolean).join(" · ")),
+          k.scope === "admin" ? "admin" : null, k.scope === "capture" ? "adds only" : null, current ? "this sign-in" : null].filter(Boolean).join(" · ")),
         el("button", {type: "button", class: "revoke", "aria-label": `Revoke ${k.name || "unnamed"}`,
                       disabled: current, onclick: (e) => revoke(k, e.currentTarget)}, "Revoke"));
     }));

@@ -2,7 +2,8 @@
 // (admins) the endpoint answers come from.  The server never sends the answer endpoint's API key
 // back: the form only says whether one is set.
 
-import {$, el} from "./dom.js";
+import {loadKeys} from "./account.js";
+import {$, announce, el} from "./dom.js";
 import {api} from "./http.js";
 
 const STATES = {"working": "Working", "not configured": "Not configured", "error": "Error"};
@@ -15,6 +16,48 @@ export function wireSettings() {
   // What the person is typing is never overwritten by a refresh of the view.
   $("#answers-form").addEventListener("input", (event) => { event.currentTarget.dataset.edited = "true"; });
   $("#answers-reset").addEventListener("click", resetAnswers);
+  showBrowserCapture();
+}
+
+// The bookmarklet runs on whatever site the person is on, so it carries no key: it opens this
+// server's /save page in a window of its own, with the page's address, title, selection and text in
+// the fragment, and that page saves with the session cookie once the person presses Save.
+export function bookmarklet(origin) {
+  const code = "(()=>{const d=document,b=d.body;"
+    + "const p=new URLSearchParams({url:location.href,title:d.title,"
+    + "selection:String(getSelection()).slice(0,20000),text:(b&&b.innerText||'').slice(0,100000)});"
+    + `window.open(${JSON.stringify(`${origin}/save#`)}+p,'_blank','popup,width=560,height=680,noopener')})()`;
+  return `javascript:${encodeURIComponent(code)}`;
+}
+
+function showBrowserCapture() {
+  const link = $("#bookmarklet");
+  link.href = bookmarklet(location.origin);
+  // Pressed here it would only open the save window for this page: it is meant for the bookmarks bar.
+  link.addEventListener("click", (event) => event.preventDefault());
+  $("#server-address").textContent = location.origin;
+  $("#extension-key-button").addEventListener("click", extensionKey);
+}
+
+// A capture key: it adds pages, quotes and links and reads nothing, so one kept in a browser's
+// extension storage gives nothing away if it leaks.
+async function extensionKey() {
+  const button = $("#extension-key-button");
+  button.disabled = true;
+  $("#extension-key").hidden = true;
+  try {
+    const made = await (await api("/v1/keys", {method: "POST",
+                                              json: {name: "browser extension", scope: "capture"}})).json();
+    $("#extension-key-value").value = made.api_key;
+    $("#extension-key").hidden = false;
+    $("#extension-key-value").focus();
+    $("#extension-key-value").select();
+    await loadKeys();
+  } catch (err) {
+    announce("extension-key-status", `The key was not created. ${err.message}`);
+  } finally {
+    button.disabled = false;
+  }
 }
 
 export async function loadSettings() {
