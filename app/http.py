@@ -239,7 +239,8 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                            allow_credentials=False)
     # Outermost: refused requests never reach a route (or CORS, or telemetry).
     app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_names, allowed_origins=settings.origins,
-                       max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings))
+                       max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings),
+                       navigation_paths=("/share",))
     telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
     return app
 
@@ -324,7 +325,7 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
                       "send less, or upload long text as a file (POST /v1/artifacts).")
 
     def limit(method: str, path: str) -> BodyLimit:
-        if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch"):  # streamed files
+        if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch", "/share"):  # streamed files
             return upload
         if path in ("/v1/notes", "/mcp"):
             return note

@@ -9,7 +9,11 @@ plain cross-site form.  So, on every service:
   needs a name, and probes and direct access by address keep working).  Others get 400.
 * **Cross-site writes refused.**  A POST/PUT/PATCH/DELETE whose ``Origin`` (or, without one,
   ``Referer``) is not the server's own origin or one of ``SB_ALLOWED_ORIGINS`` gets 403.
-  Requests without either (scripts, the CLI) are judged by their credentials alone.
+  Requests without either (scripts, the CLI) are judged by their credentials alone.  A route the
+  browser or the phone opens as a page (``navigation_paths``: a share to the installed app) may come
+  with ``Origin: null`` (the system started it, or a page sending no referrer did): it passes only
+  when ``Sec-Fetch-Site``, which no page can set, says the browser itself (``none``) or this origin
+  (``same-origin``) started it.
 * **Bounded head.**  The request line and headers together over ``SB_MAX_HEADER_BYTES``
   get 431; a NUL in the path or query (never valid, and not storable) gets 400.
 * **Bounded body.**  Every route has a body limit (:class:`BodyLimit`: JSON routes a few MB, uploads
@@ -123,12 +127,15 @@ DEFAULT_BODY_LIMIT = BodyLimit(2 * 1024 * 1024, "the request body is over the 20
 class SecurityMiddleware:
     """Host allowlist, cross-site write refusal, head and body limits (see the module doc).
 
-    ``body_limit(method, path)`` says how large a request's body may be."""
+    ``body_limit(method, path)`` says how large a request's body may be; ``navigation_paths`` are the
+    routes that take ``Origin: null`` from a navigation the browser itself or this origin started."""
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
                  max_head_bytes: int = 32 * 1024,
-                 body_limit: Callable[[str, str], BodyLimit] | None = None) -> None:
+                 body_limit: Callable[[str, str], BodyLimit] | None = None,
+                 navigation_paths: Iterable[str] = ()) -> None:
         self.app = app
+        self.navigation_paths = frozenset(navigation_paths)
         self.allowed_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
         self.allowed_origins = frozenset(o for o in (origin_of(x) for x in allowed_origins) if o)
         self.max_head_bytes = max_head_bytes
@@ -179,7 +186,7 @@ class SecurityMiddleware:
             return 400, "the address contains a NUL character, which is never valid; remove it"
         found: dict[bytes, bytes] = {}
         for k, v in headers:
-            if k in (b"host", b"origin", b"referer") and k not in found:
+            if k in (b"host", b"origin", b"referer", b"sec-fetch-site") and k not in found:
                 found[k] = v
         host_header = found.get(b"host", b"").decode("latin-1")
         host, _port = split_host(host_header)
@@ -200,6 +207,9 @@ class SecurityMiddleware:
         claimed = origin_of(origin) if origin != "null" else None
         if claimed is not None and (claimed == own or claimed in self.allowed_origins):
             return None
+        if origin == "null" and source == "Origin" and scope.get("path", "") in self.navigation_paths \
+                and found.get(b"sec-fetch-site", b"").strip().lower() in (b"none", b"same-origin"):
+            return None  # a share from the phone's share sheet, or this origin's own form
         return 403, (f"cross-site request refused: it comes from {short(origin)!r} ({source} header), not from "
                      "this server's own pages. Use the API from a script or the CLI, or ask the operator to list "
                      "that origin in SB_ALLOWED_ORIGINS.")

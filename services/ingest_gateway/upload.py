@@ -162,7 +162,7 @@ class _FormReader:
 async def read_multipart(stream: AsyncIterator[bytes], content_type_header: str, *, limit: int,
                          file_field: str = "file") -> Upload:
     """Parse multipart/form-data as it streams in; the part named ``file_field`` is the file."""
-    fields, uploads = await read_form(stream, content_type_header, limit=limit, file_field=file_field)
+    _fields, uploads = await read_form(stream, content_type_header, limit=limit, file_field=file_field)
     if not uploads:
         raise HTTPException(422, f"no file in the upload: send it as the multipart field '{file_field}'")
     return uploads[0]
