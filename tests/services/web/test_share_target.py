@@ -73,7 +73,7 @@ def test_the_service_worker_keeps_only_the_page_s_own_files(client: TestClient) 
 
 
 def share(client: TestClient, fields: dict[str, str], files: Sequence[tuple[str, bytes, str]] = (),
-          **headers: str) -> list[str]:
+          headers: dict[str, str] | None = None) -> list[str]:
     r = client.post("/share", data=fields, files=[("files", f) for f in files], headers=headers,
                     follow_redirects=False)
     assert r.status_code == 303, r.text
@@ -124,8 +124,9 @@ def test_a_share_is_refused_from_another_site_and_taken_from_the_share_sheet(cli
                     follow_redirects=False)
     assert r.status_code == 403
     # The phone's share sheet (the browser itself started it) and this page's own form (no referrer sent).
-    assert len(share(client, note, Origin="null", **{"Sec-Fetch-Site": "none"})) == 1
-    assert len(share(client, {"text": "From the page"}, Origin="null", **{"Sec-Fetch-Site": "same-origin"})) == 1
+    assert len(share(client, note, headers={"Origin": "null", "Sec-Fetch-Site": "none"})) == 1
+    own = {"Origin": "null", "Sec-Fetch-Site": "same-origin"}
+    assert len(share(client, {"text": "From the page"}, headers=own)) == 1
     # Only the share target takes a null origin: the API's writes do not.
     r = client.post("/v1/notes", json=note, headers={"Origin": "null", "Sec-Fetch-Site": "none"})
     assert r.status_code == 403
