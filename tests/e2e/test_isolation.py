@@ -157,6 +157,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/v1/notes"): [{"json": {"text": "Bob's own note"}}],
         ("post", "/v1/artifacts"): [{"files": {"file": ("b.txt", b"Bob's file", "text/plain")}}],
         ("post", "/v1/urls"): [{"json": {"url": "https://example.invalid/bob"}}],
+        # What Bob shares from his phone lands in Bob's memory.
+        ("post", "/share"): [{"data": {"title": "Safe", "text": "Bob's shared note about his shed"},
+                              "files": {"files": ("safe.txt", b"Bob's shed list", "text/plain")}}],
         # Bob's imports land in Bob's memory, whatever sources they name.
         ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}}],
         ("post", "/v1/imports/batch"): [{"data": {"manifest": json.dumps({"format": "notes", "captures": [
