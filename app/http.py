@@ -13,7 +13,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from secondbrain import __version__, telemetry
@@ -151,6 +151,11 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+        if exc.status_code == 401 and request.url.path == "/share" \
+                and request.headers.get("sec-fetch-mode") == "navigate":
+            # The share sheet opened the app signed out: to the page (not a JSON error), which says to sign
+            # in and share again.  Nothing of the share was read or kept.
+            return RedirectResponse("/?share=signed-out", status_code=303)
         if isinstance(exc.__cause__, RecursionError):
             # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
             return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)

@@ -107,12 +107,19 @@ def _calendar(cal: icalendar.Calendar, entry: Entry, options: Options, seen: set
     if not series:
         return
     now = (options.now or datetime.now(UTC)).astimezone(info.zone)
-    start = now.replace(year=now.year - YEARS_BACK, day=min(now.day, 28))
-    end = now.replace(year=now.year + YEARS_AHEAD, day=min(now.day, 28))
+    start, end = _years(now, -YEARS_BACK), _years(now, YEARS_AHEAD)
     query = recurring_ical_events.of(cal, skip_bad_series=True)
     for occurrence in query.between(start, end):
         if str(occurrence.get("UID")) in series:
             yield _guard(occurrence, entry, info, seen, recurring=True)
+
+
+def _years(when: datetime, years: int) -> datetime:
+    """The same moment ``years`` later (29 February: the 28th)."""
+    try:
+        return when.replace(year=when.year + years)
+    except ValueError:
+        return when.replace(year=when.year + years, day=28)
 
 
 def _guard(event: Any, entry: Entry, info: _Calendar, seen: set[str], *, recurring: bool) -> Result:

@@ -73,6 +73,9 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
     assert client.get("/healthz").status_code == 200
     assert client.get("/readyz").status_code in (200, 503)  # open, whatever the dependencies say
     assert client.get("/").status_code == 200  # the page itself holds no data
+    # The phone's share sheet opening the app signed out: to the page, which asks to sign in (nothing kept).
+    r = client.post("/share", data={"text": "x"}, headers={"Sec-Fetch-Mode": "navigate"}, follow_redirects=False)
+    assert (r.status_code, r.headers["location"]) == (303, "/?share=signed-out")
 
 
 def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None:

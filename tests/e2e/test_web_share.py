@@ -195,12 +195,17 @@ def test_a_share_from_another_site_or_without_a_session_is_refused(server: Servi
         page.evaluate(SHARE_FORM, share)
     refused = posted.value
     assert refused.status == 403 and "cross-site request refused" in refused.text()
-    # No session (a fresh phone): 401, whatever is shared.
-    stranger, _ = phone(browser)
+    # Signed out (a fresh phone): nothing is kept, and the app opens on the sign-in form saying so.
+    stranger, errors = phone(browser)
     stranger.goto(server.url + "/")
     with stranger.expect_response(lambda r: r.url.endswith("/share")) as posted:
         stranger.evaluate(SHARE_FORM, shared("/share", {"text": planted}, []))
-    assert posted.value.status == 401
+    assert posted.value.status == 303 and posted.value.headers["location"] == "/?share=signed-out"
+    expect(stranger.locator("#signin-error")).to_have_text(
+        "Sign in, then share again: what you shared was not kept, as this phone was not signed in.")
+    assert stranger.url == server.url + "/" and errors == []
+    # Outside a browser's navigation (a script), the same request is a plain 401.
+    assert httpx.post(server.url + "/share", data={"text": planted}).status_code == 401
     sources = api.get("/v1/sources", params={"limit": 500}).json()["sources"]
     texts = [h["text"] for h in api.get("/v1/search", params={"q": planted}).json()["hits"]]
     assert not any("Planted by another site" in t for t in texts)

@@ -25,6 +25,16 @@ export function takeShared() {
   return ids;
 }
 
+// A share that came while signed out (the server kept nothing of it): the sentence for the sign-in form.
+export function sharedSignedOut() {
+  const params = new URLSearchParams(location.search);
+  if (params.get("share") !== "signed-out") return "";
+  params.delete("share");
+  const rest = params.toString();
+  history.replaceState(null, "", location.pathname + (rest ? `?${rest}` : "") + location.hash);
+  return "Sign in, then share again: what you shared was not kept, as this phone was not signed in.";
+}
+
 export async function showShared(ids) {
   if (!ids.length) {
     announce("capture-status", "Nothing came with the share: no link, text or file to keep.");
