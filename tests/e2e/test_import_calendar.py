@@ -5,6 +5,7 @@ occurrence with the moved one moved and the cancelled ones absent, and a second 
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -101,3 +102,15 @@ def test_a_second_run_adds_nothing(service: Service, client: httpx.Client, expor
     again = run_import(service, export)
     assert (again["imported"], again["already_imported"]) == (0, 13), again
     assert len(client.get("/v1/sources", params={"limit": 500}).json()["sources"]) == before
+
+
+def test_the_web_page_s_upload_reads_the_same_calendar(client: httpx.Client, export: Path,
+                                                         first_run: dict[str, Any]) -> None:
+    """An .ics dropped on the page goes to POST /v1/imports: the same events, nothing new."""
+    with zipfile.ZipFile(export) as z:
+        ics = z.read("sam.rivera@example.org.ics")
+    r = client.post("/v1/imports", data={"tz": "Europe/London"},
+                    files={"file": ("sam.rivera@example.org.ics", ics, "text/calendar")})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert (body["format"], body["imported"], body["unchanged"]) == ("ics", 0, 13), body
