@@ -70,7 +70,7 @@ class Tally:
         total = max(self.total, self.seen)
         parts = [f"{self.seen}/{total} read", f"{self.count('succeeded')} searchable"]
         if self.count("duplicate"):
-            parts.append(f"{self.count('duplicate')} duplicates")
+            parts.append(_n(self.count("duplicate"), "duplicate"))
         bad = self.count("failed", "refused")
         if bad:
             parts.append(f"{bad} failed")
@@ -281,8 +281,8 @@ def _options(args: argparse.Namespace) -> Any:
     zone = args.tz or _local_tz() or "UTC"
     try:
         tz = ZoneInfo(zone)
-    except (KeyError, ValueError) as exc:
-        raise SystemExit(f"error: --tz {zone!r} is not a time zone name, e.g. Europe/Paris ({exc})") from None
+    except (KeyError, ValueError):
+        raise ValueError(f"--tz {zone!r} is not a time zone name, e.g. Europe/Paris") from None
     order = args.date_order or Conventions.for_locale(_local_locale()).date_order
     return Options(tz=tz, date_order=order)
 
@@ -304,10 +304,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     from services.importers.model import ExportError, Skipped
 
     path = Path(args.path).expanduser()
-    options = _options(args)
     try:
+        options = _options(args)
         export = Export.open(path)
-    except ExportError as exc:
+    except (ExportError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     with export:

@@ -102,11 +102,13 @@ class PostgresFeedTokens:
 
 
 class MemoryFeedTokens:
-    """The same in memory."""
+    """The same in memory: on the in-memory metadata store's tables when given its database (so erasing
+    the user removes their feeds, as Postgres's cascade does), else on a table of its own."""
 
-    def __init__(self) -> None:
-        self._rows: dict[bytes, Feed] = {}
-        self._lock = threading.Lock()
+    def __init__(self, database: Any = None) -> None:
+        tables = getattr(database, "tables", None)
+        self._rows: dict[bytes, Feed] = tables.feed_tokens if tables is not None else {}
+        self._lock = getattr(database, "_lock", None) or threading.RLock()
 
     def create(self, user_id: str, name: str, timezone: str) -> tuple[Feed, str]:
         feed_id, token = _new_token()
@@ -141,4 +143,4 @@ class MemoryFeedTokens:
 
 def feed_tokens_for(database: Any) -> FeedTokens:
     """Postgres feeds on a Postgres database, else the in-memory twin."""
-    return PostgresFeedTokens(database) if hasattr(database, "_pool") else MemoryFeedTokens()
+    return PostgresFeedTokens(database) if hasattr(database, "_pool") else MemoryFeedTokens(database)

@@ -31,6 +31,7 @@ from services.ingest_gateway.relay import OutboxRelay
 from services.ingest_gateway.upload import read_multipart, read_raw
 
 MAX_ITEMS_PER_UPLOAD = 20_000
+UNPACK_FACTOR = 20
 
 
 def backlog_refusal(settings: Settings, pending: int) -> HTTPException | None:
@@ -58,7 +59,10 @@ def options_from(fields: dict[str, str], settings: Settings) -> Options:
 def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[bytes], forced: str | None,
                   options: Options) -> dict[str, Any]:
     """Read an uploaded export and submit every item; the summary as JSON.  Blocking."""
-    with Export.from_file(name, fh) as export:
+    limit = submitter.settings.max_upload_bytes
+    # An uploaded zip may not unpack without bound (a zip bomb): a file at most an upload's size, the whole at most
+    # UNPACK_FACTOR uploads.
+    with Export.from_file(name, fh, entry_limit=limit, total_limit=UNPACK_FACTOR * limit) as export:
         detected = registry.detect(export, forced)
         outcomes: list[Outcome] = []
         skipped: list[Skipped] = []

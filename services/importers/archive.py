@@ -63,6 +63,11 @@ class Export:
 
     def __init__(self, name: str) -> None:
         self.name = name  # the file or folder name the person gave: some formats take a title from it
+        # A server reading an uploaded zip bounds what it unpacks (a zip bomb); on the person's own machine
+        # nothing is bounded but each file.
+        self.entry_limit = MAX_ENTRY_BYTES
+        self.total_limit: int | None = None
+        self.unpacked = 0
         self._entries: dict[str, Entry] = {}
         self._where: dict[str, _Where] = {}  # where each file's bytes are
         self._zips: list[zipfile.ZipFile] = []
@@ -89,9 +94,12 @@ class Export:
         return export
 
     @classmethod
-    def from_file(cls, name: str, fh: IO[bytes]) -> Export:
-        """An uploaded export (a seekable file object): a zip, or one file named ``name``."""
+    def from_file(cls, name: str, fh: IO[bytes], *, entry_limit: int = MAX_ENTRY_BYTES,
+                  total_limit: int | None = None) -> Export:
+        """An uploaded export (a seekable file object): a zip, or one file named ``name``; each file in it at
+        most ``entry_limit`` bytes, and all of them ``total_limit`` (a zip bomb is refused as it unpacks)."""
         export = cls(name)
+        export.entry_limit, export.total_limit = entry_limit, total_limit
         try:
             fh.seek(0)
             if zipfile.is_zipfile(fh):
@@ -141,7 +149,7 @@ class Export:
                 stamp: datetime | None = datetime(*info.date_time)
             except ValueError:
                 stamp = None
-            if name.lower().endswith(".zip") and depth == 0 and info.file_size <= MAX_ENTRY_BYTES:
+            if name.lower().endswith(".zip") and depth == 0 and info.file_size <= self.entry_limit:
                 inner = self._spool(archive, info)
                 if inner is not None and zipfile.is_zipfile(inner):
                     inner.seek(0)
@@ -153,7 +161,8 @@ class Export:
         tmp = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the export
         self._temps.append(tmp)
         with archive.open(info) as src:
-            shutil.copyfileobj(src, tmp, 1024 * 1024)
+            source = src if self.total_limit is None else _Counted(src, self)
+            shutil.copyfileobj(source, tmp, 1024 * 1024)
         tmp.seek(0)
         return tmp
 
@@ -174,11 +183,12 @@ class Export:
         return self._entries.get(path)
 
     def read(self, entry: Entry | str, limit: int = MAX_ENTRY_BYTES) -> bytes:
-        """The whole file (refused past ``limit``)."""
+        """The whole file (refused past ``limit`` or the export's own limits)."""
+        limit = min(limit, self.entry_limit)
         with self.open_entry(entry, limit) as fh:
             data = fh.read(limit + 1)
         if len(data) > limit:
-            raise ExportError(f"{_path(entry)} is larger than {limit // (1024 * 1024)} MB")
+            raise ExportError(f"{_path(entry)} is larger than {_mb(limit)}")
         return data
 
     @contextlib.contextmanager
@@ -187,15 +197,16 @@ class Export:
         path = _path(entry)
         where = self._where[path]
         size = self._entries[path].size
+        limit = min(limit, self.entry_limit)
         if size > limit:
-            raise ExportError(f"{path} is larger than {limit // (1024 * 1024)} MB")
+            raise ExportError(f"{path} is larger than {_mb(limit)}")
         if isinstance(where, Path):
             with where.open("rb") as fh:
                 yield fh
         elif isinstance(where, tuple):
             archive, info = where
             with archive.open(info) as member:
-                yield member
+                yield member if self.total_limit is None else _Counted(member, self)  # type: ignore[misc]
         else:
             where.seek(0)
             yield where
@@ -228,3 +239,24 @@ class Export:
 
 def _path(entry: Entry | str) -> str:
     return entry if isinstance(entry, str) else entry.path
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size} bytes"
+
+
+class _Counted:
+    """A zip member whose bytes count against its export's unpacking budget (``total_limit``)."""
+
+    def __init__(self, member: IO[bytes], export: Export) -> None:
+        self.member = member
+        self.export = export
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.member.read(size)
+        self.export.unpacked += len(data)
+        limit = self.export.total_limit
+        if limit is not None and self.export.unpacked > limit:
+            raise ExportError(f"the export unpacks to more than {_mb(limit)}; import it from your own machine with "
+                              "`secondbrain import`, which reads it there")
+        return data

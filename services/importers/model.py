@@ -99,4 +99,11 @@ def guarded(label: str, origin: str, work: Callable[..., Result | Iterable[Resul
         else:
             yield from out
     except Exception as exc:  # whatever a damaged item raises, the next one is read
-        yield Skipped(label, f"it could not be read ({type(exc).__name__}: {str(exc)[:300]})", origin)
+        yield Skipped(label, failure(exc), origin)
+
+
+def failure(exc: Exception) -> str:
+    """Why an item could not be read, as a sentence (an ExportError is one already)."""
+    if isinstance(exc, ExportError):
+        return str(exc)
+    return f"it could not be read ({type(exc).__name__}: {str(exc)[:300]})"

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from services.importers import render
 from services.importers.archive import Entry, Export
 from services.importers.html_markdown import html_to_markdown
-from services.importers.model import Options, Result, Skipped, guarded
+from services.importers.model import Options, Result, Skipped, failure, guarded
 from services.importers.registry import Format
 from services.importers.times import iso
 
@@ -60,7 +60,7 @@ def read(export: Export, options: Options) -> Iterator[Result]:
         try:
             result, when = _note(export, entry, root, options)
         except Exception as exc:  # one damaged note never stops the rest
-            result, when = Skipped(entry.name, f"it could not be read ({type(exc).__name__}: {exc})", entry.path), None
+            result, when = Skipped(entry.name, failure(exc), entry.path), None
         times[entry.path.rsplit(".", 1)[0]] = when
         yield result
     for entry in export.entries():

@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 
 from services.importers import render
 from services.importers.archive import Entry, Export
-from services.importers.model import Options, Result, Skipped, guarded
+from services.importers.model import Options, Result, Skipped, failure, guarded
 from services.importers.registry import Format
 from services.importers.times import iso, local
 
@@ -101,7 +101,7 @@ def read(export: Export, options: Options) -> Iterator[Result]:
         try:
             result, when = _page(export, entry, options)
         except Exception as exc:  # one damaged page never stops the rest
-            result, when = Skipped(entry.name, f"it could not be read ({type(exc).__name__}: {exc})", entry.path), None
+            result, when = Skipped(entry.name, failure(exc), entry.path), None
         folder = entry.path[: -len(".md")]
         page_times[folder] = when
         page_titles[folder] = " > ".join(_path_titles(entry.path))

@@ -99,9 +99,15 @@ def test_watch_started_while_the_server_is_down_waits_for_it(tmp_path_factory: p
             _, err = watch.communicate(timeout=180)
             assert watch.returncode == 0, err
             assert "not reachable" in err and "waiting for it" in err and "in sync: 1 new" in err
-            found = run_cli(["search", "when does the plumber come", "--url", svc.url,
-                             "--data-dir", str(svc.data_dir)], {})
-            assert "Thursday" in found.stdout
+            # --once returns when the note is sent; it is searchable once the pipeline has embedded it.
+            deadline = time.monotonic() + 90
+            while True:
+                found = run_cli(["search", "when does the plumber come", "--url", svc.url,
+                                 "--data-dir", str(svc.data_dir)], {})
+                if "Thursday" in found.stdout or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
+            assert "Thursday" in found.stdout, found
         finally:
             if watch.poll() is None:
                 watch.kill()

@@ -22,11 +22,20 @@ from tests.pgturns import TurnCountingProxy
 
 pytestmark = pytest.mark.e2e
 WINDOW_S = 6.0  # long enough for a note to be searchable on a loaded 2-core machine
-# Where the ten go: gateway 2 (key check, intake with the outbox row leased to its relay), relay 1 (marks
-# the batch with its next claim), extract 3 (admission's job lookup, which also says whether the bytes were
-# extracted before; the document; finishing the stage), chunk 1 (finishing), embed 3 (the index version,
-# the chunk count, finishing).
-ROUND_TRIP_BUDGET = 10
+# Where the twenty go: gateway 2 (key check, intake with the outbox row leased to its relay), relay 1 (marks
+# the batch with its next claim), the job read once with its stages (1), extract 5 (admission's job lookup,
+# which also says whether the bytes were extracted before; the job fence; the document; finishing the stage),
+# chunk 4 (admission, the fence, finishing), embed 7 (admission, the index version, the fence, the index
+# version again under it, the chunk count, finishing).  The fence (BEGIN with the share lock in one trip, then
+# COMMIT) keeps a deletion or an erasure from racing a stage's writes; admission on the internal topics keeps
+# a deleted job's backlog from costing model time.
+ROUND_TRIP_BUDGET = 20
+# Housekeeping that runs by chance (one request in 64 prunes old rate-limit windows) is nobody's note.
+HOUSEKEEPING = (b"DELETE FROM request_windows",)
+
+
+def ours(turns: list[bytes]) -> list[bytes]:
+    return [t for t in turns if not any(h in t for h in HOUSEKEEPING)]
 
 
 @pytest.fixture(scope="module")
@@ -54,25 +63,26 @@ def note(client: httpx.Client, text: str) -> str:
     return str(r.json()["job_id"])
 
 
-def test_one_note_costs_at_most_ten_round_trips(counted: tuple[Service, TurnCountingProxy]) -> None:
+def test_one_note_costs_at_most_twenty_round_trips(counted: tuple[Service, TurnCountingProxy]) -> None:
     svc, proxy = counted
     with svc.client() as client:
         # The user's first capture creates their index; the one measured is an ordinary one.
         first = note(client, "Warm-up: the boiler was serviced in October.")
         assert wait_jobs(client, [first])[first]["status"] == "succeeded"
         time.sleep(1.0)
-        with proxy.counting() as idle:
-            time.sleep(WINDOW_S)
+        start = len(proxy.log)
+        time.sleep(WINDOW_S)
+        idle = proxy.log[start:]
         mark = len(proxy.log)
-        with proxy.counting() as busy:
-            job = note(client, "The spare bike key hangs on the hook behind the kitchen door.")
-            time.sleep(WINDOW_S)
+        job = note(client, "The spare bike key hangs on the hook behind the kitchen door.")
+        time.sleep(WINDOW_S)
+        busy = proxy.log[mark:len(proxy.log)]
         view = client.get(f"/v1/jobs/{job}").json()
         assert view["status"] == "succeeded", view
         hits = client.get("/v1/search", params={"q": "spare bike key", "mode": "sparse"}).json()["hits"]
         assert any("kitchen door" in h["text"] for h in hits)
-    per_note = busy[0] - idle[0]
-    turns = [re.sub(rb"[^ -~]+", b" ", turn).decode()[:160] for turn in proxy.log[mark:]]
+    per_note = len(ours(busy)) - len(ours(idle))
+    turns = [re.sub(rb"[^ -~]+", b" ", turn).decode()[:160] for turn in busy]
     Path("test-artifacts").mkdir(exist_ok=True)
     Path("test-artifacts/roundtrips.txt").write_text(f"{per_note}\n" + "\n".join(turns) + "\n")
     # The statements are in the message so that a regression says where the new round trips go.

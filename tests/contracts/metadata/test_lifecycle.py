@@ -10,6 +10,7 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.ports import DeadLetterRecord, JobNotFailed
+from services.agenda.feeds import feed_tokens_for
 from tests.contracts.metadata.helpers import Stores, ingest, unpublished, version_of
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)
@@ -166,6 +167,9 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     opened = users.open_session(key_secret=alice_secret, ttl_s=600)
     assert opened is not None
     users.count_request("alice", "act", 60)
+    feeds = feed_tokens_for(stores.database)
+    feeds.create("alice", "phone", "Europe/Lisbon")
+    feeds.create("bob", "phone", "Europe/Lisbon")
     stores.indexes.ensure_active_index("alice", *MINILM)
     stores.indexes.ensure_active_index("bob", *MINILM)
     for n, who in enumerate(("alice", "bob")):
@@ -178,20 +182,22 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
         return (stores.catalog.list_sources("bob"), stores.catalog.list_documents("bob"),
                 stores.catalog.list_artifacts("bob"), stores.jobs.job_events("bob", bob_job),
                 conversations.get_turns("bob", "c-bob"), users.list_api_keys("bob"),
-                stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"))
+                stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"),
+                [f.feed_id for f in feeds.list("bob")])
 
     bob_before = bobs()
     removed = stores.lifecycle.erase_user("alice")
     assert removed == {
         "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "dead_letters": 1,
         "deleted_sources": 1,
-        "documents": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1, "request_windows": 1,
-        "users": 1, "vector_indexes": 1}
+        "documents": 1, "feed_tokens": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1,
+        "request_windows": 1, "users": 1, "vector_indexes": 1}
     assert list(removed) == sorted(removed)
     assert bobs() == bob_before
     assert [s.user_id for s in users.list_users()] == ["bob"]
     assert users.authenticate(alice_secret) is None and not users.user_exists("alice")
     assert users.authenticate_session(opened[0]) is None
+    assert feeds.list("alice") == []
     assert users.open_session(link_token=link, ttl_s=600) is None
     assert users.signing_key(alice_key.key_id) is None
     assert all(stores.jobs.job_events("alice", j) == [] for j in alice_jobs)

@@ -116,6 +116,25 @@ def test_bad_uploads_are_refused_with_a_sentence(gateway: tuple[TestClient, Runt
     assert r.status_code == 413
 
 
+def test_an_uploaded_zip_is_not_unpacked_past_its_limits(gateway: tuple[TestClient, Runtime]) -> None:
+    client, _rt = gateway
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("Notes/Big.md", "# Big\n\n" + " " * (3 * 1024 * 1024))  # 3 MB that packs into a few KB
+        for i in range(25):
+            z.writestr(f"Notes/Filler {i:02d}.md", f"# Filler {i}\n\n" + "x" * (1900 * 1024))
+        z.writestr("Notes/Small.md", "# Small\n\nA note that fits.")
+    assert len(out.getvalue()) < 200_000
+    r = client.post("/v1/imports", files={"file": ("notes.zip", out.getvalue(), "application/zip")})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    reasons = {s["label"]: s["reason"] for s in body["skipped"]}
+    assert reasons["Big.md"] == "Notes/Big.md is larger than 2 MB"  # one file past an upload's size
+    # 40 MB in all: the files past it are left out, each saying why (the others were imported).
+    assert any("the export unpacks to more than 40 MB" in r for r in reasons.values())
+    assert 0 < body["imported"] < 26
+
+
 def test_a_whatsapp_upload_reads_times_in_the_zone_it_is_given(gateway: tuple[TestClient, Runtime],
                                                                tmp_path: Path) -> None:
     client, rt = gateway

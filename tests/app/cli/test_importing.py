@@ -1,0 +1,89 @@
+"""``secondbrain import``'s side: its progress line and summary say what a person needs (how far, how fast,
+how long still, what was left out and why), and its sender gets a batch in even when one capture spoils it
+(against the real gateway on real Postgres)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from app.assembly import build_runtime
+from app.cli.importing import Item, Progress, Sender, Tally, _summary, clock, cmd_import
+from app.http import create_app
+from secondbrain.settings import Settings
+from services.importers import render
+from services.importers.registry import by_name
+
+
+@pytest.mark.fast
+def test_durations_read_as_people_say_them() -> None:
+    assert [clock(s) for s in (4.4, 59.6, 200, 3 * 3600 + 300)] == ["4 s", "1 min 00 s", "3 min 20 s", "3 h 05 min"]
+
+
+@pytest.mark.fast
+def test_the_progress_line_says_how_far_how_fast_and_how_long_still() -> None:
+    tally = Tally(total=100, started=time.monotonic() - 20)
+    tally.items = [Item(f"n{i}", "note", f"j{i}", status="succeeded") for i in range(38)]
+    tally.items += [Item("dup", "note", "jd", status="duplicate"), Item("bad", "file", "jb", status="failed")]
+    tally.items += [Item(f"q{i}", "note", f"k{i}", status="queued") for i in range(8)]
+    tally.skipped = [("Old idea", "in Keep's trash")] * 2
+    line = tally.line("Groceries")
+    assert line == "50/100 read · 38 searchable · 1 duplicate · 1 failed · 2.1 items/s, 28 s left · Groceries"
+
+
+@pytest.mark.fast
+def test_the_summary_groups_what_was_left_out_by_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    tally = Tally(total=6)
+    tally.items = [Item("Bike lock", "note", "j1", status="succeeded"),
+                   Item("Groceries", "note", "j2", status="succeeded", earlier=True),
+                   Item("Photo", "file", "j3", status="failed", reason="No text found in the image.")]
+    tally.skipped = [("Old idea", "in Keep's trash"), ("Older idea", "in Keep's trash"), ("Broken", "not JSON")]
+    args = argparse.Namespace(json=False, no_wait=False, retry_failed=False)
+    assert _summary(by_name("keep"), tally, args, finished=True) == 1  # something failed
+    out = capsys.readouterr().out
+    assert "  1 imported and searchable\n  1 already imported by an earlier run (nothing added)\n" in out
+    assert "  3 skipped:\n    in Keep's trash (2): Old idea, Older idea\n    not JSON: Broken\n" in out
+    assert "  1 failed:\n    No text found in the image.: Photo\n" in out
+
+
+@pytest.mark.fast
+def test_a_bad_zone_or_a_missing_export_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(path=str(tmp_path / "missing.zip"), tz="Mars/Olympus", date_order=None, format=None)
+    assert cmd_import(args) == 2
+    assert "--tz 'Mars/Olympus' is not a time zone name" in capsys.readouterr().err
+    args.tz = "UTC"
+    assert cmd_import(args) == 2
+    assert "missing.zip does not exist" in capsys.readouterr().err
+
+
+@pytest.fixture()
+def gateway(dsn: str, tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), max_upload_bytes=64 * 1024, kafka_bootstrap="127.0.0.1:9",
+        topic_prefix="cli.", auth="off", max_pending_jobs=0)
+    rt = build_runtime(settings, vectors=False, models=False)
+    with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+        yield client
+    rt.close()
+
+
+def test_a_capture_that_spoils_its_batch_is_found_and_the_others_go_in(gateway: TestClient) -> None:
+    tally = Tally(total=3)
+    sender = Sender(gateway, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+    for name in ("one", "two"):
+        sender.add(render.note("notes", f"{name}.md", origin=f"{name}.md", title=name, body=f"Note {name}.",
+                               created=None))
+    huge = render.file("notes", "scan.pdf", origin="scan.pdf", data=b"%PDF-1.4\n" + b"0" * (100 * 1024),
+                       filename="scan.pdf", content_type="application/pdf", title="Scan", captured_at=None,
+                       label="scan.pdf")
+    sender.add(huge)
+    sender.flush()  # the whole batch is over the upload limit (413): each capture goes alone
+    states = {i.label: (i.status, i.reason) for i in tally.items}
+    assert states["one"][0] == states["two"][0] == "queued"
+    assert states["scan.pdf"][0] == "refused" and states["scan.pdf"][1].startswith("HTTP 413: the upload is over")
