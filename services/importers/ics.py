@@ -27,7 +27,7 @@ import recurring_ical_events
 from services.importers import render
 from services.importers.archive import Entry, Export
 from services.importers.html_markdown import html_to_markdown
-from services.importers.model import Capture, ExportError, Options, Result, Skipped, guarded
+from services.importers.model import Capture, ExportError, Options, Result, Skipped, failure, guarded
 from services.importers.registry import Format
 
 NAME = "ics"
@@ -127,7 +127,7 @@ def _guard(event: Any, entry: Entry, info: _Calendar, seen: set[str], *, recurri
     try:
         return _event(event, entry, info, seen, recurring=recurring)
     except Exception as exc:  # one damaged event never stops the rest of the calendar
-        return Skipped(label, f"it could not be read ({type(exc).__name__}: {str(exc)[:300]})", entry.path)
+        return Skipped(label, failure(exc), entry.path)
 
 
 def _aware(value: date | datetime, zone: tzinfo) -> datetime:
