@@ -14,7 +14,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from secondbrain import __version__, telemetry
@@ -167,6 +167,11 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+        if exc.status_code == 401 and request.url.path == "/share" \
+                and request.headers.get("sec-fetch-mode") == "navigate":
+            # The share sheet opened the app signed out: to the page (not a JSON error), which says to sign
+            # in and share again.  Nothing of the share was read or kept.
+            return RedirectResponse("/?share=signed-out", status_code=303)
         if isinstance(exc.__cause__, RecursionError):
             # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
             return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
@@ -255,7 +260,8 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                            allow_credentials=False)
     # Outermost: refused requests never reach a route (or CORS, or telemetry).
     app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_names, allowed_origins=settings.origins,
-                       max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings))
+                       max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings),
+                       navigation_paths=("/share",))
     telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
     return app
 
@@ -344,7 +350,7 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
                       "send less, or upload long text as a file (POST /v1/artifacts).")
 
     def limit(method: str, path: str) -> BodyLimit:
-        if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch"):  # streamed files
+        if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch", "/share"):  # streamed files
             return upload
         if path in ("/v1/notes", "/mcp"):
             return note

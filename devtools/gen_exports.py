@@ -15,9 +15,10 @@ import json
 import os
 import zipfile
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from devtools import gen_pdf_image
 
@@ -481,4 +482,173 @@ def write_khoj(root: Path) -> Path:
     path = root / "khoj-conversations.zip"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("conversations.json", json.dumps(convs, indent=2))
+    return path
+
+
+# ------------------------------------------------------------------------------------------ Calendar (iCalendar)
+_LONDON_TZ = """BEGIN:VTIMEZONE
+TZID:Europe/London
+X-LIC-LOCATION:Europe/London
+BEGIN:DAYLIGHT
+TZOFFSETFROM:+0000
+TZOFFSETTO:+0100
+TZNAME:BST
+DTSTART:19700329T010000
+RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU
+END:DAYLIGHT
+BEGIN:STANDARD
+TZOFFSETFROM:+0100
+TZOFFSETTO:+0000
+TZNAME:GMT
+DTSTART:19701025T020000
+RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU
+END:STANDARD
+END:VTIMEZONE"""
+_TOKYO_TZ = """BEGIN:VTIMEZONE
+TZID:Asia/Tokyo
+X-LIC-LOCATION:Asia/Tokyo
+BEGIN:STANDARD
+TZOFFSETFROM:+0900
+TZOFFSETTO:+0900
+TZNAME:JST
+DTSTART:19700101T000000
+END:STANDARD
+END:VTIMEZONE"""
+
+
+def calendar_anchor(now: datetime) -> date:
+    """The Monday about ten weeks before ``now``: the sample calendar's events sit around it, so they stay
+    inside the import's window whenever the tests run."""
+    day = (now - timedelta(weeks=10)).date()
+    return day - timedelta(days=day.weekday())
+
+
+def calendar_times(anchor: date) -> dict[str, datetime]:
+    """When each sample event starts (aware), as a calendar app shows it."""
+    london, tokyo = ZoneInfo("Europe/London"), ZoneInfo("Asia/Tokyo")
+    return {
+        "osei": datetime.combine(anchor + timedelta(days=3), time(9, 30), london),
+        "picnic": datetime.combine(anchor + timedelta(days=12), time(0), london),  # all day: the day in London
+        "kenji": datetime.combine(anchor + timedelta(days=8), time(8, 0), tokyo),
+        "physio": datetime.combine(anchor + timedelta(days=1), time(18, 0), london),  # the first Tuesday
+        "physio_moved": datetime.combine(anchor + timedelta(days=16), time(19, 0), london),
+        "graduation": datetime(2015, 7, 10, 14, 0, tzinfo=london),
+    }
+
+
+def _fold(line: str) -> str:
+    """RFC 5545 folding: lines of at most 75 octets, continued with a space (as every calendar app writes)."""
+    data, out = line.encode("utf-8"), list[bytes]()
+    while len(data) > 75:
+        cut = 75 if not out else 74
+        while cut and (data[cut] & 0xC0) == 0x80:  # never inside a UTF-8 character
+            cut -= 1
+        out.append(data[:cut])
+        data = data[cut:]
+    out.append(data)
+    return "\r\n ".join(part.decode("utf-8") for part in out)
+
+
+def _ics_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+
+
+def _stamp(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _local(dt: datetime) -> str:
+    return dt.strftime("%Y%m%dT%H%M%S")
+
+
+def _vevent(uid: str, summary: str, lines: Sequence[str], *, location: str = "", description: str = "",
+            status: str = "CONFIRMED") -> list[str]:
+    out = ["BEGIN:VEVENT", *lines, "DTSTAMP:20251201T090000Z", f"UID:{uid}", "CREATED:20240101T090000Z"]
+    if description:
+        out.append(f"DESCRIPTION:{_ics_escape(description)}")
+    out += ["LAST-MODIFIED:20240102T090000Z", f"LOCATION:{_ics_escape(location)}", "SEQUENCE:0",
+            f"STATUS:{status}", f"SUMMARY:{_ics_escape(summary)}", "TRANSP:OPAQUE", "END:VEVENT"]
+    return out
+
+
+def calendar_ics(anchor: date) -> str:
+    """One calendar as Google Calendar exports it (Settings > Import & export > Export): CRLF, folded lines,
+    the calendar's zone in X-WR-TIMEZONE and a VTIMEZONE for each zone used, one-off events in UTC, a weekly
+    series in local time with one occurrence moved and two cancelled (an EXDATE, and a cancelled instance),
+    an all-day event, an event set in Tokyo, a yearly birthday since 1990, a cancelled dinner and an event
+    from 2015."""
+    t = calendar_times(anchor)
+    sam = "ORGANIZER;CN=Sam Rivera:mailto:sam.rivera@example.org"
+    physio, moved = t["physio"], t["physio_moved"]
+    week = timedelta(weeks=1)
+    events: list[str] = []
+    events += _vevent(
+        "5q1m0osei7c2r9k3j4h8g6f2d1@google.com", "Check-up with Dr. Osei",
+        [f"DTSTART:{_stamp(t['osei'])}", f"DTEND:{_stamp(t['osei'] + timedelta(minutes=45))}", sam,
+         "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=Dr. Ama Osei;X-NUM-GUESTS=0:"
+         "mailto:ama.osei@marylebone-dental.example",
+         "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=Sam Rivera;X-NUM-GUESTS=0:"
+         "mailto:sam.rivera@example.org"],
+        location="Marylebone Dental Practice, 14 Harley Street, London W1G 9PQ, UK",
+        description="Check-up and the crown on the lower left molar.<br>Bring the X-ray from March; ask "
+                    "about a <b>night guard</b>.")
+    events += _vevent(
+        "2b7d4picnic0a1e5f9c3@google.com", "Lena's birthday picnic",
+        [f"DTSTART;VALUE=DATE:{t['picnic']:%Y%m%d}", f"DTEND;VALUE=DATE:{t['picnic'] + timedelta(days=1):%Y%m%d}"],
+        location="Primrose Hill, London", description="Bring the lemon cake and the blue blanket.")
+    events += _vevent(
+        "8c3e1kenji5d7f2a9b4@google.com", "Call with Kenji about the Kyoto print run",
+        [f"DTSTART;TZID=Asia/Tokyo:{_local(t['kenji'])}",
+         f"DTEND;TZID=Asia/Tokyo:{_local(t['kenji'] + timedelta(minutes=30))}", sam,
+         "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;CN=Kenji Watanabe:"
+         "mailto:kenji@kyoto-press.example"],
+        location="https://meet.example.org/kyoto-print", description="Paper stock for the 300 copies: washi or "
+                                                                     "recycled cotton.")
+    series = "4f6a2physio8e1c7d3b5@google.com"
+    events += _vevent(
+        series, "Physio with Marta",
+        [f"DTSTART;TZID=Europe/London:{_local(physio)}",
+         f"DTEND;TZID=Europe/London:{_local(physio + timedelta(minutes=45))}",
+         "RRULE:FREQ=WEEKLY;WKST=MO;COUNT=8;BYDAY=TU",
+         f"EXDATE;TZID=Europe/London:{_local(physio + 4 * week)}"],
+        location="Islington Physio Hub, 3 Upper Street, London", description="Knee exercises: ten squats "
+                                                                            "against the wall.")
+    events += _vevent(
+        series, "Physio with Marta",
+        [f"DTSTART;TZID=Europe/London:{_local(moved)}",
+         f"DTEND;TZID=Europe/London:{_local(moved + timedelta(minutes=45))}",
+         f"RECURRENCE-ID;TZID=Europe/London:{_local(physio + 2 * week)}"],
+        location="Camden Physio Hub, 12 Parkway, London", description="Moved to Wednesday: Marta is at a course "
+                                                                    "on Tuesday.")
+    events += _vevent(
+        series, "Physio with Marta",
+        [f"DTSTART;TZID=Europe/London:{_local(physio + 5 * week)}",
+         f"DTEND;TZID=Europe/London:{_local(physio + 5 * week + timedelta(minutes=45))}",
+         f"RECURRENCE-ID;TZID=Europe/London:{_local(physio + 5 * week)}"],
+        location="Islington Physio Hub, 3 Upper Street, London", status="CANCELLED")
+    events += _vevent(
+        "1a9mumbirthday3c5e7@google.com", "Mum's birthday",
+        ["DTSTART;VALUE=DATE:19900417", "DTEND;VALUE=DATE:19900418", "RRULE:FREQ=YEARLY"],
+        description="Call her in the morning; she likes freesias.")
+    events += _vevent(
+        "6d2dinner4b8a1c0e@google.com", "Dinner at Ottolenghi",
+        [f"DTSTART:{_stamp(t['osei'] + timedelta(days=2, hours=10))}",
+         f"DTEND:{_stamp(t['osei'] + timedelta(days=2, hours=12))}", sam],
+        location="Ottolenghi Islington", status="CANCELLED")
+    events += _vevent(
+        "0e5graduation9f3b2a7@google.com", "Graduation ceremony",
+        [f"DTSTART:{_stamp(t['graduation'])}", f"DTEND:{_stamp(t['graduation'] + timedelta(hours=3))}"],
+        location="Senate House, Malet Street, London", description="Gown collected at 12:30 from the Crush Hall.")
+    head = ["BEGIN:VCALENDAR", "PRODID:-//Google Inc//Google Calendar 70.9054//EN", "VERSION:2.0",
+            "CALSCALE:GREGORIAN", "METHOD:PUBLISH", "X-WR-CALNAME:sam.rivera@example.org",
+            "X-WR-TIMEZONE:Europe/London", *_LONDON_TZ.split("\n"), *_TOKYO_TZ.split("\n")]
+    return "".join(_fold(line) + "\r\n" for line in [*head, *events, "END:VCALENDAR"])
+
+
+def write_calendar(root: Path, now: datetime) -> Path:
+    """Google Calendar's export: a zip holding one ``.ics`` per calendar (here one)."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "calendar-sam.rivera@example.org.ical.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("sam.rivera@example.org.ics", calendar_ics(calendar_anchor(now)))
     return path

@@ -12,7 +12,11 @@ plain cross-site form.  So, on every service:
   Requests without either (scripts, the CLI) are judged by their credentials alone.  A browser
   extension's origin (``chrome-extension://``, ``moz-extension://``...) passes only with an
   ``Authorization`` header: no web page can send that origin, and a key in a header, unlike a
-  cookie, is never added by the browser on anyone's behalf.
+  cookie, is never added by the browser on anyone's behalf.  A route the
+  browser or the phone opens as a page (``navigation_paths``: a share to the installed app) may come
+  with ``Origin: null`` (the system started it, or a page sending no referrer did): it passes only
+  when ``Sec-Fetch-Site``, which no page can set, says the browser itself (``none``) or this origin
+  (``same-origin``) started it.
 * **Bounded head.**  The request line and headers together over ``SB_MAX_HEADER_BYTES``
   get 431; a NUL in the path or query (never valid, and not storable) gets 400.
 * **Bounded body.**  Every route has a body limit (:class:`BodyLimit`: JSON routes a few MB, uploads
@@ -128,12 +132,15 @@ DEFAULT_BODY_LIMIT = BodyLimit(2 * 1024 * 1024, "the request body is over the 20
 class SecurityMiddleware:
     """Host allowlist, cross-site write refusal, head and body limits (see the module doc).
 
-    ``body_limit(method, path)`` says how large a request's body may be."""
+    ``body_limit(method, path)`` says how large a request's body may be; ``navigation_paths`` are the
+    routes that take ``Origin: null`` from a navigation the browser itself or this origin started."""
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
                  max_head_bytes: int = 32 * 1024,
-                 body_limit: Callable[[str, str], BodyLimit] | None = None) -> None:
+                 body_limit: Callable[[str, str], BodyLimit] | None = None,
+                 navigation_paths: Iterable[str] = ()) -> None:
         self.app = app
+        self.navigation_paths = frozenset(navigation_paths)
         self.allowed_hosts = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
         self.allowed_origins = frozenset(o for o in (origin_of(x) for x in allowed_origins) if o)
         self.max_head_bytes = max_head_bytes
@@ -184,7 +191,7 @@ class SecurityMiddleware:
             return 400, "the address contains a NUL character, which is never valid; remove it"
         found: dict[bytes, bytes] = {}
         for k, v in headers:
-            if k in (b"host", b"origin", b"referer", b"authorization") and k not in found:
+            if k in (b"host", b"origin", b"referer", b"authorization", b"sec-fetch-site") and k not in found:
                 found[k] = v
         host_header = found.get(b"host", b"").decode("latin-1")
         host, _port = split_host(host_header)
@@ -210,6 +217,9 @@ class SecurityMiddleware:
                 return None  # the key decides, as for a script
             return 403, ("a browser extension must send its API key in an 'Authorization: Bearer <key>' header; "
                          "requests from an extension that rely on the page's sign-in cookie are refused")
+        if origin == "null" and source == "Origin" and scope.get("path", "") in self.navigation_paths \
+                and found.get(b"sec-fetch-site", b"").strip().lower() in (b"none", b"same-origin"):
+            return None  # a share from the phone's share sheet, or this origin's own form
         return 403, (f"cross-site request refused: it comes from {short(origin)!r} ({source} header), not from "
                      "this server's own pages. Use the API from a script or the CLI, or ask the operator to list "
                      "that origin in SB_ALLOWED_ORIGINS.")

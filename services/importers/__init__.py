@@ -1,5 +1,6 @@
 """Importers: the exports people already have (Evernote, Google Keep, Notion, Bear and Apple Notes folders,
-browser bookmarks, Kindle and Readwise highlights, WhatsApp and Telegram chats, Mem0/OpenMemory and Khoj)
+browser bookmarks, Kindle and Readwise highlights, WhatsApp and Telegram chats, Mem0/OpenMemory and Khoj,
+calendars in iCalendar)
 read into captures that go through the gateway like any other, each with its own event time, title, tags,
 links and provenance back to the original file and item.
 

@@ -35,6 +35,8 @@ class Options:
     # WhatsApp writes numeric dates in the phone's order; when no date in the chat settles it (a day over 12),
     # this decides (from the locale), else month first.
     date_order: DateOrder | None = None
+    # When the import runs (aware; None: the clock): a calendar's recurring events are expanded around it.
+    now: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ def formats() -> list[Format]:
     from services.importers import (
         bookmarks,
         evernote,
+        ics,
         keep,
         khoj,
         kindle,
@@ -44,7 +45,8 @@ def formats() -> list[Format]:
     )
 
     return [evernote.FORMAT, bookmarks.FORMAT, keep.FORMAT, notion.FORMAT, telegram.FORMAT, mem0.FORMAT,
-            khoj.FORMAT, kindle.FORMAT, readwise.FORMAT, whatsapp.FORMAT, notes_folder.FORMAT]
+            khoj.FORMAT, kindle.FORMAT, readwise.FORMAT, whatsapp.FORMAT, ics.FORMAT,
+            notes_folder.FORMAT]
 
 
 def by_name(name: str) -> Format:

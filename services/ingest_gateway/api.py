@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
@@ -32,9 +32,10 @@ from secondbrain.validation import Text, text_problem
 from services.fetcher.fetch import parse_networks
 from services.fetcher.stage import normalise_url
 from services.ingest_gateway.relay import OutboxRelay
+from services.ingest_gateway.share import MAX_SHARED_FILES, read_small_form, split_share
 from services.ingest_gateway.submission import Submissions, Submitted
 from services.ingest_gateway.submission import private_target as _private_target
-from services.ingest_gateway.upload import read_multipart, read_raw
+from services.ingest_gateway.upload import read_form, read_multipart, read_raw
 
 COPY_BLOCK = 1024 * 1024
 
@@ -255,6 +256,67 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                         idempotency_key: str | None) -> Accepted:
         return _accepted_body(await asyncio.to_thread(submissions.url, user, url, title, captured_at,
                                                       idempotency_key))
+
+    @router.post("/share", status_code=303, response_class=RedirectResponse,
+                 summary="What another app shares to the installed web app (Web Share Target)",
+                 responses={303: {"description": "to the page, which shows the captures' progress"}},
+                 openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
+                     "type": "object", "properties": {
+                         "title": {"type": "string"}, "text": {"type": "string"}, "url": {"type": "string"},
+                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}}}}}}}})
+    async def post_share(request: Request, user: str = auth) -> RedirectResponse:
+        """The manifest's ``share_target``: the phone's share sheet posts ``title``, ``text``, ``url`` and
+        ``files`` here as multipart/form-data.  The link is fetched as a web page (Android often sends it in
+        ``text``), the words become a note, each file is uploaded; each through the same submission as
+        ``/v1/urls``, ``/v1/notes`` and ``/v1/artifacts`` (limits, backlog, the same bytes kept once).  The
+        answer is a redirect to the page with the new job ids, where their progress shows."""
+        await check_backlog(request)
+        header = request.headers.get("content-type", "")
+        if header.lower().startswith("multipart/form-data"):
+            fields, uploads = await read_form(request.stream(), header, limit=s.max_upload_bytes,
+                                              file_field="files", max_files=MAX_SHARED_FILES)
+        elif header.lower().startswith("application/x-www-form-urlencoded"):  # a share without files
+            fields, uploads = await read_small_form(request.stream()), []
+        else:
+            raise HTTPException(415, "a share is sent as multipart/form-data (the web app's share target)")
+        try:
+            for name in ("title", "text", "url"):
+                problem = text_problem(fields.get(name) or "")
+                if problem:
+                    raise HTTPException(422, f"the shared {name} {problem}")
+            shared = split_share(fields.get("title"), fields.get("text"), fields.get("url"))
+            if shared.url and not s.fetch_allow_private and _private_target(shared.url, networks):
+                shared = split_share(shared.title, shared.text, shared.url, fetch=False)
+            files = [u for u in uploads if u.size > 0]
+            jobs: list[str] = []
+            if shared.url:
+                key = "share:" + hashlib.sha256(f"{shared.url}\x1f{shared.title}".encode()).hexdigest()
+                jobs.append((await queue_url(user, shared.url, shared.title, None, key)).job_id)
+            if shared.text:
+                raw = shared.text.encode("utf-8")
+                note = await asyncio.to_thread(
+                    submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
+                    content_type="text/markdown", filename=None, title=shared.title if not shared.url else None,
+                    captured_at=None, source_uri=f"note:{uuid.uuid4()}", idempotency_key=None,
+                    attributes={"kind": "note"})
+                jobs.append(note.job_id)
+            for upload in files:
+                filename = _safe_filename(upload.filename)
+                alone = len(files) == 1 and not shared.url and not shared.text
+                done = await asyncio.to_thread(
+                    submissions.file, user, data=upload.file, size=upload.size, sha256=upload.sha256,
+                    content_type=(upload.content_type or "application/octet-stream").strip().lower()[:200],
+                    filename=filename, title=(shared.title if alone else None) or filename, captured_at=None,
+                    # Named by its content: phones give many files the same name (image.jpg), and a name
+                    # would make each new one the next version of the last.
+                    source_uri=f"share:{upload.sha256[:32]}", idempotency_key=None, attributes={})
+                jobs.append(done.job_id)
+        finally:
+            for upload in uploads:
+                upload.close()
+        if jobs and relay is not None:
+            relay.wake()
+        return RedirectResponse("/?shared=" + ",".join(jobs), status_code=303)
 
     @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
     async def get_job(job_id: str, user: str = auth) -> dict[str, Any]:

@@ -76,15 +76,14 @@ async def read_raw(stream: AsyncIterator[bytes], *, limit: int, filename: str | 
 
 
 class _FormReader:
-    """Callbacks for python-multipart's push parser: one file part to the spool, small fields kept."""
+    """Callbacks for python-multipart's push parser: file parts to their spools, small fields kept."""
 
-    def __init__(self, spool: _Spool, file_field: str) -> None:
-        self.spool = spool
+    def __init__(self, limit: int, file_field: str, max_files: int = 1) -> None:
+        self.limit = limit
         self.file_field = file_field
+        self.max_files = max_files
         self.fields: dict[str, str] = {}
-        self.filename: str | None = None
-        self.content_type: str | None = None
-        self.files = 0
+        self.files: list[tuple[_Spool, str | None, str | None]] = []  # spool, file name, declared type
         self.ended = False
         self.error: HTTPException | None = None
         self._headers: dict[bytes, bytes] = {}
@@ -106,6 +105,10 @@ class _FormReader:
         if self.error is None:
             self.error = HTTPException(status, message)
 
+    def close(self) -> None:
+        for spool, _name, _type in self.files:
+            spool.file.close()
+
     def on_part_begin(self) -> None:
         self._headers, self._name, self._is_file, self._buf = {}, None, False, bytearray()
 
@@ -126,14 +129,15 @@ class _FormReader:
             return
         self._name = opts[b"name"].decode("utf-8", "replace")
         if self._name == self.file_field:
+            if len(self.files) >= self.max_files:
+                self.fail(400, f"send exactly one '{self.file_field}' part per upload" if self.max_files == 1
+                          else f"send at most {self.max_files} '{self.file_field}' parts at once")
+                return
             self._is_file = True
-            self.files += 1
-            if self.files > 1:
-                self.fail(400, f"send exactly one '{self.file_field}' part per upload")
             raw_name = opts.get(b"filename")
-            self.filename = raw_name.decode("utf-8", "replace") if raw_name is not None else None
             ctype = self._headers.get(b"content-type")
-            self.content_type = ctype.decode("latin-1").strip() if ctype else None
+            self.files.append((_Spool(self.limit), raw_name.decode("utf-8", "replace") if raw_name is not None
+                               else None, ctype.decode("latin-1").strip() if ctype else None))
         elif len(self.fields) >= MAX_FIELDS:
             self.fail(400, "too many form fields")
 
@@ -141,7 +145,7 @@ class _FormReader:
         if self.error is not None:
             return
         if self._is_file:
-            self.spool.write(data[start:end])  # raises 413 past the limit, mid-stream
+            self.files[-1][0].write(data[start:end])  # raises 413 past the limit, mid-stream
             return
         self._buf.extend(data[start:end])
         if len(self._buf) > FIELD_LIMIT:
@@ -158,12 +162,21 @@ class _FormReader:
 async def read_multipart(stream: AsyncIterator[bytes], content_type_header: str, *, limit: int,
                          file_field: str = "file") -> Upload:
     """Parse multipart/form-data as it streams in; the part named ``file_field`` is the file."""
+    _fields, uploads = await read_form(stream, content_type_header, limit=limit, file_field=file_field)
+    if not uploads:
+        raise HTTPException(422, f"no file in the upload: send it as the multipart field '{file_field}'")
+    return uploads[0]
+
+
+async def read_form(stream: AsyncIterator[bytes], content_type_header: str, *, limit: int, file_field: str,
+                    max_files: int = 1) -> tuple[dict[str, str], list[Upload]]:
+    """The fields and up to ``max_files`` files (parts named ``file_field``, each spooled and hashed, each
+    refused with 413 past ``limit``) of a multipart/form-data body, parsed as it streams in."""
     _, params = parse_options_header(content_type_header)
     boundary = params.get(b"boundary")
     if not boundary:
         raise HTTPException(400, "malformed multipart body: the Content-Type has no boundary")
-    spool = _Spool(limit)
-    form = _FormReader(spool, file_field)
+    form = _FormReader(limit, file_field, max_files)
     try:
         try:
             parser = MultipartParser(boundary, form.callbacks())  # type: ignore[arg-type]
@@ -183,10 +196,11 @@ async def read_multipart(stream: AsyncIterator[bytes], content_type_header: str,
             raise form.error
         if not form.ended:
             raise HTTPException(400, "malformed multipart body: it ended before its closing boundary")
-        if form.files == 0:
-            raise HTTPException(422, f"no file in the upload: send it as the multipart field '{file_field}'")
     except BaseException:
-        spool.file.close()
+        form.close()
         raise
-    spool.file.seek(0)
-    return Upload(spool.file, spool.size, spool.hash.hexdigest(), form.filename, form.content_type, form.fields)
+    uploads = []
+    for spool, filename, content_type in form.files:
+        spool.file.seek(0)
+        uploads.append(Upload(spool.file, spool.size, spool.hash.hexdigest(), filename, content_type, form.fields))
+    return form.fields, uploads

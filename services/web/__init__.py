@@ -11,6 +11,7 @@ API call it makes carries the user's key.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -32,7 +33,9 @@ def _modules() -> dict[str, str]:
 # Everything served under /web/, by its path there: an allowlist, so no other file (and no "..")
 # can be asked for.  Every module in static/js/ is listed as the package holds them.
 ASSETS = {"app.js": JAVASCRIPT, "save.js": JAVASCRIPT, "app.css": "text/css; charset=utf-8",
-          "icon.svg": "image/svg+xml", **_modules()}
+          "icon.svg": "image/svg+xml",
+          "icon-192.png": "image/png", "icon-512.png": "image/png", "icon-maskable-512.png": "image/png",
+          "manifest.webmanifest": "application/manifest+json", **_modules()}
 
 # Everything the page loads comes from this origin; raw files are shown from blob: URLs (the page
 # fetches them with the user's key), so frames, media and images may also come from blob:.
@@ -65,12 +68,23 @@ def _answer(request: Request, asset: Asset) -> Response:
     return Response(asset.body, media_type=asset.media_type, headers=headers)
 
 
+def _service_worker(page: Asset, assets: dict[str, Asset]) -> Asset:
+    """``static/sw.js`` after the list of the shell's files and a version that changes with any of them."""
+    shell = ["/", *(f"/web/{name}" for name in sorted(assets))]
+    version = hashlib.sha256("".join([page.etag, *(assets[n].etag for n in sorted(assets))]).encode()).hexdigest()[:16]
+    head = f"const VERSION = {json.dumps(version)};\nconst SHELL = {json.dumps(shell)};\n"
+    body = head.encode() + resources.files(__package__).joinpath("static", "sw.js").read_bytes()
+    return Asset(body, JAVASCRIPT, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+
+
 def create_router() -> APIRouter:
-    """``GET /`` (the page), ``GET /save`` (what the bookmarklet opens) and ``GET /web/<path>`` (their
-    modules, stylesheet and icon)."""
+    """``GET /`` (the page), ``GET /save`` (what the bookmarklet opens), ``GET /web/<path>`` (their modules,
+    stylesheet, icons and manifest) and ``GET /sw.js`` (the installed app's service worker: served at the
+    root so it may serve the page)."""
     page = _load("index.html", "text/html; charset=utf-8")
     save_page = _load("save.html", "text/html; charset=utf-8")
     assets = {name: _load(name, media_type) for name, media_type in ASSETS.items()}
+    worker = _service_worker(page, assets)
     router = APIRouter(include_in_schema=False)
 
     @router.get("/")
@@ -81,6 +95,10 @@ def create_router() -> APIRouter:
     async def save(request: Request) -> Response:
         # Static: what to save is in the address's fragment, and only a press of Save there saves it.
         return _answer(request, save_page)
+
+    @router.get("/sw.js")
+    async def service_worker(request: Request) -> Response:
+        return _answer(request, worker)
 
     @router.get("/web/{path:path}")
     async def asset(path: str, request: Request) -> Response:

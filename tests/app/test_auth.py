@@ -61,7 +61,7 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
                          ("POST", "/v1/login-links"),
                          ("GET", "/v1/status"), ("GET", "/v1/settings/answers"), ("PUT", "/v1/settings/answers"),
                          ("DELETE", "/v1/settings/answers"), ("GET", "/v1/deadletters"), ("POST", "/mcp"),
-                         ("GET", "/mcp")]:
+                         ("GET", "/mcp"), ("POST", "/share")]:
         r = client.request(method, path)
         assert r.status_code == 401, (method, path, r.status_code)
         detail = r.json()["detail"]
@@ -73,6 +73,9 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
     assert client.get("/healthz").status_code == 200
     assert client.get("/readyz").status_code in (200, 503)  # open, whatever the dependencies say
     assert client.get("/").status_code == 200  # the page itself holds no data
+    # The phone's share sheet opening the app signed out: to the page, which asks to sign in (nothing kept).
+    r = client.post("/share", data={"text": "x"}, headers={"Sec-Fetch-Mode": "navigate"}, follow_redirects=False)
+    assert (r.status_code, r.headers["location"]) == (303, "/?share=signed-out")
 
 
 def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None:
@@ -229,6 +232,10 @@ def test_writes_from_another_site_are_refused(served: tuple[TestClient, Runtime]
         assert client.delete("/v1/sources/x", headers={**headers, **bearer(key)}).status_code == 403
         assert client.put("/v1/settings/answers", json={"base_url": "http://127.0.0.1:9/v1"},
                           headers={**headers, **bearer(key)}).status_code == 403
+        # The share target too: a null Origin passes there only when the browser says it started the share.
+        shared = client.post("/share", data={"text": "planted"}, files={"files": ("x.txt", b"planted", "text/plain")},
+                             headers={**headers, "Sec-Fetch-Site": "cross-site", **bearer(key)})
+        assert shared.status_code == 403 and "cross-site request refused" in shared.json()["detail"], headers
     # The page's own origin, and requests that are not from a page at all, go on to the key check.
     assert client.post("/v1/notes", json=note, headers={"Origin": "http://127.0.0.1:8000", **bearer(key)}) \
         .status_code == 202

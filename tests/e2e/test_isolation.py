@@ -163,6 +163,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         # A page Bob's browser rendered, at the address of a page Alice saved: his own source, not hers.
         ("post", "/v1/pages"): [{"json": {"url": "https://example.invalid/wiki/safe", "title": "Bob's page",
                                           "text": "Bob's rendered page"}}],
+        # What Bob shares from his phone lands in Bob's memory.
+        ("post", "/share"): [{"data": {"title": "Safe", "text": "Bob's shared note about his shed"},
+                              "files": {"files": ("safe.txt", b"Bob's shed list", "text/plain")}}],
         # Bob's imports land in Bob's memory, whatever sources they name.
         ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}}],
         ("post", "/v1/imports/batch"): [{"data": {"manifest": json.dumps({"format": "notes", "captures": [

@@ -312,7 +312,7 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
         for method, path in (("GET", "/v1/me"), ("GET", "/v1/export"), ("POST", "/v1/keys"),
                              ("POST", "/v1/jobs/x/retry"), ("DELETE", "/v1/jobs/x"), ("GET", "/v1/status"),
                              ("GET", "/v1/settings/answers"), ("GET", "/v1/conversations?q=safe"),
-                             ("GET", "/v1/deadletters")):
+                             ("GET", "/v1/deadletters"), ("POST", "/share")):
             r = anyone.request(method, path, json={"name": "e", "scope": "admin"} if method == "POST" else None)
             assert r.status_code == 401 and str(running.data / "api-key") in r.json()["detail"]
         # A cross-site form (the browser adds Origin), even when a key would be there.
@@ -321,6 +321,11 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
         assert r.status_code == 403 and "cross-site" in r.json()["detail"]
         r = anyone.post("/v1/jobs/anything/retry", headers={"Origin": "http://attacker.example",
                                                             "Authorization": f"Bearer {key}"})
+        assert r.status_code == 403 and "cross-site" in r.json()["detail"]
+        # A share posted from another site to the installed app's share target.
+        r = anyone.post("/share", data={"text": "planted"}, files={"files": ("x.txt", b"planted", "text/plain")},
+                        headers={"Origin": "http://attacker.example", "Sec-Fetch-Site": "cross-site",
+                                 "Authorization": f"Bearer {key}"})
         assert r.status_code == 403 and "cross-site" in r.json()["detail"]
         r = anyone.delete("/v1/sources/anything", headers={"Referer": "http://attacker.example/page",
                                                           "Authorization": f"Bearer {key}"})

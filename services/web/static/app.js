@@ -19,6 +19,7 @@ import {loadAgenda, loadFeeds, wireAgenda} from "./js/agenda.js";
 import {wireProgress} from "./js/progress.js";
 import {wireSourcePage} from "./js/source-page.js";
 import {wireTheme} from "./js/theme.js";
+import {registerWorker, sharedSignedOut, showShared, takeShared} from "./js/pwa.js";
 
 const OLD_KEY_NAME = "secondbrain.key"; // where earlier versions kept the key: removed at start
 
@@ -44,9 +45,11 @@ function wire() {
 async function start() {
   wire();
   setRange("all");
+  registerWorker();
+  const shared = takeShared();
   sessionStorage.removeItem(OLD_KEY_NAME);
   localStorage.removeItem(OLD_KEY_NAME);
-  let message = "";
+  let message = sharedSignedOut();
   const token = new URLSearchParams(location.search).get("token");
   if (token) {
     // The one-time link: exchange its token, then take it out of the address bar and the history.
@@ -66,6 +69,7 @@ async function start() {
       loadAccount();
       loadAgenda();
       loadFeeds();
+      if (shared) showShared(shared);
     }
     else showSignIn(message);
   } catch (err) {

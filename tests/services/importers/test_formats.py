@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -395,3 +395,83 @@ def test_a_zip_that_climbs_out_or_bombs_is_not_read_past_its_limits(tmp_path: Pa
         assert export.read("notes/ok.md", limit=1024) == b"# Fine\n\nA fine note."
         with pytest.raises(ExportError, match=r"notes/ok\.md is larger than 5 bytes"):
             export.read("notes/ok.md", limit=5)
+
+
+CALENDAR_NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+
+
+def test_calendar_events_at_their_own_time_with_place_people_and_provenance(tmp_path: Path) -> None:
+    """Google Calendar's export: a one-off event written in UTC is shown at its London time, an all-day event
+    is that day in the calendar's zone, an event set in Tokyo keeps Tokyo's time; cancelled ones are left out."""
+    name, results = read(gen.write_calendar(tmp_path, CALENDAR_NOW), Options(now=CALENDAR_NOW))
+    assert name == "ics"
+    t = gen.calendar_times(gen.calendar_anchor(CALENDAR_NOW))
+    notes = by_title(results)
+    osei = notes["Check-up with Dr. Osei"]
+    assert osei.captured_at == t["osei"]
+    body = text(osei)
+    assert f"When: {t['osei']:%A} {t['osei'].day} {t['osei']:%B %Y}, 09:30-10:15 (Europe/London)" in body
+    assert "Where: Marylebone Dental Practice, 14 Harley Street, London W1G 9PQ, UK" in body
+    assert "Organizer: Sam Rivera" in body and "Attendees: Dr. Ama Osei\n" in body
+    assert "Bring the X-ray from March; ask about a **night guard**." in body  # Google's HTML description
+    assert dict(osei.attributes) == {
+        "kind": "note", "import.format": "ics", "import.file": "sam.rivera@example.org.ics",
+        "import.item": "5q1m0osei7c2r9k3j4h8g6f2d1@google.com", "import.uid": "5q1m0osei7c2r9k3j4h8g6f2d1@google.com"}
+    assert osei.source_uri == "import:ics:5q1m0osei7c2r9k3j4h8g6f2d1@google.com"
+    picnic = notes["Lena's birthday picnic"]
+    assert picnic.captured_at == t["picnic"] and picnic.captured_at.utcoffset() is not None
+    assert f"When: All day, {t['picnic']:%A} {t['picnic'].day} {t['picnic']:%B %Y}\n" in text(picnic)
+    kenji = notes["Call with Kenji about the Kyoto print run"]
+    assert kenji.captured_at == t["kenji"]  # 08:00 in Tokyo is the evening before in London
+    assert "08:00-08:30 (Asia/Tokyo)" in text(kenji) and "Attendees: Kenji Watanabe" in text(kenji)
+    # A one-off event is imported however long ago it was; the window is for recurring ones.
+    assert notes["Graduation ceremony"].captured_at == t["graduation"]
+    assert front(osei)["tags"] == "calendar"
+    assert "Dinner at Ottolenghi" not in notes
+    assert {r.label.split(",")[0]: r.reason for r in results if isinstance(r, Skipped)} == {
+        "Dinner at Ottolenghi": "cancelled in the calendar", "Physio with Marta": "cancelled in the calendar"}
+
+
+def test_a_weekly_series_with_a_moved_and_cancelled_occurrences_and_the_window(tmp_path: Path) -> None:
+    _, results = read(gen.write_calendar(tmp_path, CALENDAR_NOW), Options(now=CALENDAR_NOW))
+    t = gen.calendar_times(gen.calendar_anchor(CALENDAR_NOW))
+    physio = sorted((c for c in captures(results) if c.title == "Physio with Marta"),
+                    key=lambda c: c.captured_at or CALENDAR_NOW)
+    week = timedelta(weeks=1)
+    # Eight Tuesdays: the third moved to a Wednesday, the fifth taken out (EXDATE), the sixth cancelled.
+    assert [c.captured_at for c in physio] == [t["physio"], t["physio"] + week, t["physio_moved"],
+                                               t["physio"] + 3 * week, t["physio"] + 6 * week, t["physio"] + 7 * week]
+    assert all((c.captured_at or CALENDAR_NOW).astimezone(ZoneInfo("Europe/London")).hour in (18, 19) for c in physio)
+    moved = physio[2]
+    assert "Where: Camden Physio Hub, 12 Parkway, London" in text(moved) and "Moved to Wednesday" in text(moved)
+    # Each occurrence is its own item, named by the series' UID and the occurrence it replaces.
+    original = (t["physio"] + 2 * week).astimezone(UTC).isoformat()
+    assert moved.attributes["import.occurrence"] == original
+    assert moved.source_uri == f"import:ics:4f6a2physio8e1c7d3b5@google.com/{original}"
+    assert len({c.source_uri for c in physio}) == 6
+    # A yearly birthday since 1990 is taken from two years before the import to one year after.
+    birthdays = sorted(c.captured_at or CALENDAR_NOW for c in captures(results) if c.title == "Mum's birthday")
+    assert [d.date().isoformat() for d in birthdays] == ["2025-04-17", "2026-04-17", "2027-04-17"]
+    later = datetime(2029, 1, 10, tzinfo=UTC)
+    _, after = read(gen.write_calendar(tmp_path / "later", CALENDAR_NOW), Options(now=later))
+    assert sorted((c.captured_at or later).year for c in captures(after) if c.title == "Mum's birthday") == [
+        2027, 2028, 2029]
+    assert not [c for c in captures(after) if c.title == "Physio with Marta"]  # over two years ago by then
+
+
+def test_a_calendar_file_is_found_by_its_content_and_read_the_same_again(tmp_path: Path) -> None:
+    zipped = gen.write_calendar(tmp_path, CALENDAR_NOW)
+    with zipfile.ZipFile(zipped) as z:
+        data = z.read("sam.rivera@example.org.ics")
+    renamed = tmp_path / "agenda-backup.dat"
+    renamed.write_bytes(data)
+    name, first = read(renamed, Options(now=CALENDAR_NOW))
+    assert name == "ics"
+    _, again = read(renamed, Options(now=CALENDAR_NOW))
+    assert [c.submission_key() for c in captures(first)] == [c.submission_key() for c in captures(again)]
+    assert len(captures(first)) == 13
+    with Export.open(renamed) as export:
+        assert registry.detect(export).found == "15 events in 1 calendar"
+    # An export of notes is no calendar.
+    with pytest.raises(ExportError, match="does not look like Calendar"):
+        read(gen.write_readwise(tmp_path / "r"), forced="calendar")

@@ -1,7 +1,7 @@
 // Importing another app's export (Evernote, Google Takeout, Notion, bookmarks, WhatsApp, Telegram, Kindle,
-// Readwise, OpenMemory, Khoj): the file goes to POST /v1/imports, which finds its format from its content,
+// Readwise, OpenMemory, Khoj, a calendar's .ics): the file goes to POST /v1/imports, which finds its format from its content,
 // and the page says what was imported, what was there already and what was skipped, with the reasons.
-// Exports the extractors could not read as one file (.enex, .zip) are imported when dropped, too.
+// Exports the extractors could not read as one file (.enex, .ics, .zip) are imported when dropped, too.
 
 import {$, announce, el} from "./dom.js";
 import {ApiError} from "./http.js";
@@ -10,7 +10,7 @@ import {plural} from "./words.js";
 
 // Files that are exports whatever else is dropped with them: no extractor reads them as one document.
 export function isExport(file) {
-  return /\.(enex|zip)$/i.test(file.name);
+  return /\.(enex|ics|zip)$/i.test(file.name);
 }
 
 function zone() {
