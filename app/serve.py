@@ -12,8 +12,9 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -225,37 +226,69 @@ class _Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def http_config(app: Any, settings: Settings) -> uvicorn.Config:
+def http_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Config:
     """How a process serves HTTP: h11 bounds the request head it buffers (httptools does not; the app
     answers 431 below twice that, with a sentence, and h11 drops anything larger), and a head must be
     complete within SB_HEADER_TIMEOUT_S (:mod:`app.http_protocol`), so slow or silent connections
-    do not pile up."""
+    do not pile up.  ``overrides``: other uvicorn options (the LAN listener's address and certificate)."""
     from app.http_protocol import head_timeout_protocol
 
-    return uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False,
+    options: dict[str, Any] = {"host": settings.host, "port": settings.port, **overrides}
+    return uvicorn.Config(app, log_config=None, access_log=False,
                           lifespan="off", http=head_timeout_protocol(settings.header_timeout_s),
-                          h11_max_incomplete_event_size=2 * settings.max_header_bytes)
+                          h11_max_incomplete_event_size=2 * settings.max_header_bytes, **options)
+
+
+@dataclass(frozen=True)
+class LanListener:
+    """``up --lan``: HTTPS on this address and port of the local network, besides plain HTTP on loopback."""
+
+    host: str
+    port: int
+    cert_file: Path
+    key_file: Path
+
+
+class _Listener(uvicorn.Server):
+    """A second server of the same process: the first one owns the signals and stops this one after it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+def lan_config(app: Any, settings: Settings, lan: LanListener) -> uvicorn.Config:
+    """The LAN listener: the same app behind the exact Host rule, TLS with the kept certificate, and no
+    X-Forwarded-* taken from anyone (no proxy stands between the phone and this listener)."""
+    from secondbrain.http_security import OnlyAuthority
+
+    return http_config(OnlyAuthority(app, lan.host, lan.port), settings, host=lan.host, port=lan.port,
+                       ssl_certfile=str(lan.cert_file), ssl_keyfile=str(lan.key_file), proxy_headers=False)
 
 
 async def serve(settings: Settings, *, gateway: bool, query: bool, stages: list[str], embedded: bool = False,
                 on_ready: Callable[[Process, float], None] | None = None,
-                on_stop: Callable[[], None] | None = None) -> None:
-    """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port.
-    ``on_stop`` is called (on the signal) the moment a stop is asked for."""
+                on_stop: Callable[[], None] | None = None, lan: LanListener | None = None) -> None:
+    """Run a process until SIGINT/SIGTERM: stages, relay and the HTTP server on settings.host:port (and
+    HTTPS on ``lan``'s address too, when given).  ``on_stop`` is called (on the signal) the moment a stop
+    is asked for."""
     t0 = time.perf_counter()
     # Before anything connects: the database instrumentation wraps connections as they are made.
     telemetry.setup_telemetry(settings, telemetry.service_name_for(gateway=gateway, query=query, stages=stages,
                                                                    embedded=embedded))
     try:
         await _serve(settings, t0, gateway=gateway, query=query, stages=stages, embedded=embedded,
-                     on_ready=on_ready, on_stop=on_stop)
+                     on_ready=on_ready, on_stop=on_stop, lan=lan)
     finally:
         await asyncio.to_thread(telemetry.shutdown_telemetry)  # flush what is still buffered
 
 
 async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, stages: list[str], embedded: bool,
-                 on_ready: Callable[[Process, float], None] | None, on_stop: Callable[[], None] | None) -> None:
+                 on_ready: Callable[[Process, float], None] | None, on_stop: Callable[[], None] | None,
+                 lan: LanListener | None) -> None:
     proc = await start_process(settings, gateway=gateway, query=query, stages=stages, embedded=embedded)
+    second: _Listener | None = None
+    second_serving: asyncio.Task[None] | None = None
     try:
         app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
         config = http_config(app, settings)
@@ -264,13 +297,28 @@ async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, s
         config.timeout_graceful_shutdown = GRACEFUL_HTTP_S
         proc.server = _Server(config, on_stop)
         serving = asyncio.create_task(proc.server.serve())
-        while not proc.server.started and not serving.done():
+        if lan is not None:
+            lan_cfg = lan_config(app, settings, lan)
+            lan_cfg.timeout_graceful_shutdown = GRACEFUL_HTTP_S
+            second = _Listener(lan_cfg)
+            second_serving = asyncio.create_task(second.serve())
+        servers: list[tuple[uvicorn.Server, asyncio.Task[None], str]] = [
+            (proc.server, serving, f"{settings.host}:{settings.port}")]
+        if lan is not None and second is not None and second_serving is not None:
+            servers.append((second, second_serving, f"{lan.host}:{lan.port}"))
+        while not all(srv.started for srv, _, _ in servers) and not any(task.done() for _, task, _ in servers):
             await asyncio.sleep(0.05)
-        if serving.done():
-            await serving  # re-raise a bind error
-            raise RuntimeError(f"the HTTP server stopped at start-up (is port {settings.port} free?)")
+        for _, task, where in servers:
+            if task.done():
+                proc.server.should_exit = True  # the other one, when only one failed
+                await task  # re-raise a bind error
+                raise RuntimeError(f"the HTTP server on {where} stopped at start-up (is the port free?)")
         if on_ready:
             on_ready(proc, time.perf_counter() - t0)
         await serving
     finally:
+        if second is not None and second_serving is not None:
+            second.should_exit = True  # the loopback server stopped (a signal): the LAN one follows
+            with contextlib.suppress(Exception):
+                await second_serving
         await stop_process(proc)

@@ -225,6 +225,30 @@ class SecurityMiddleware:
                      "that origin in SB_ALLOWED_ORIGINS.")
 
 
+class OnlyAuthority:
+    """A listener that answers to one ``host:port`` only (``up --lan``'s address on the local network).
+
+    Every device on the network reaches that listener, so the Host rule there is exact rather than
+    "any IP address": a request naming anything else (another address, a name, the loopback one) gets
+    421 before any route runs.  The Origin rule needs no change: the page's own origin there is
+    ``https://<address>:<port>``, and any other is refused by :class:`SecurityMiddleware` as usual."""
+
+    def __init__(self, app: ASGIApp, host: str, port: int) -> None:
+        self.app = app
+        self.host = host.lower()
+        self.port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            value = next((v for k, v in scope.get("headers") or [] if k == b"host"), b"").decode("latin-1")
+            host, port = split_host(value)
+            if host != self.host or (port or 443) != self.port:  # browsers leave out the default port
+                await refuse(send, 421, f"this address answers only to {self.host}:{self.port}, not to "
+                                        f"{short(value)!r}; open https://{self.host}:{self.port}/")
+                return
+        await self.app(scope, receive, send)
+
+
 async def refuse(send: Send, status: int, message: str) -> None:
     """Answer ``status`` with ``{"detail": message}`` and close the connection (what was not read of
     the request is never read)."""

@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         "", description="Comma-separated origins (https://app.example.org) allowed to make cross-site requests; "
                         "CORS headers are sent for them only.")
+    lan_address: str | None = Field(
+        None, description="`up --lan`: the IPv4 address on the local network to serve HTTPS on (default: the "
+                          "private address of the interface this machine's traffic leaves by).")
     watch_dirs: str = Field(
         "", description="Folders `secondbrain up` keeps in sync, separated by the system's path separator "
                         "(':' on Linux and macOS): new, changed, moved and deleted files follow.")

@@ -45,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--kafka-port", type=int, default=None,
                     help="port of the local Kafka broker other apps publish to, on 127.0.0.1 "
                          "(default 9092 when free, else any free port; SB_KAFKA_PORT)")
+    up.add_argument("--lan", action="store_true",
+                    help="also serve HTTPS on this machine's local network address, for a phone (a self-signed "
+                         "certificate kept in the data directory; see the README's 'On your phone')")
+    up.add_argument("--lan-address", metavar="IP", default=None,
+                    help="the IPv4 address to serve --lan on (implies --lan; SB_LAN_ADDRESS; default: the "
+                         "private address of the interface traffic leaves by)")
     up.set_defaults(func=cmd_up)
 
     for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),

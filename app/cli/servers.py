@@ -81,6 +81,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if settings.kafka_port is not None and not _kafka_port_free(settings.kafka_port):
         return EXIT_USAGE
+    lan_address = None
+    if getattr(args, "lan", False) or getattr(args, "lan_address", None):
+        lan_address = _lan_address(args, settings)
+        if lan_address is None:
+            return EXIT_USAGE
     data_dir = settings.data_dir.resolve()
     settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
@@ -89,6 +94,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     opened = make_private(data_dir, others_may_pass=pg_passes)  # a data directory from an earlier version
     if opened:
         say(f"secondbrain: made {opened} files and folders in {data_dir} readable by you only")
+    lan = None
+    if lan_address is not None:
+        from app.serve import LanListener
+        from secondbrain.infra.lan import ensure_certificate
+
+        cert = ensure_certificate(data_dir, lan_address)  # made once, then reused: the phone trusts it once
+        lan = LanListener(lan_address, settings.port, cert.cert_file, cert.key_file)
     t0 = time.perf_counter()
     say(f"secondbrain: starting in {data_dir}")
     # Looking for a model server runs while the broker and Postgres start, so it delays nothing.
@@ -116,7 +128,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             update["pipeline_key"] = SecretStr(local_pipeline_key(data_dir))
         llm_update, answers_line = answers.result()
         settings = settings.model_copy(update={**update, **llm_update})
-        key_file, new_key, link = local_key(settings)
+        key_file, new_key, links = local_key(settings, links=2 if lan else 1)
+        link = links[0]
         watcher = _Watcher()
         mailer = _Mailer()
 
@@ -126,6 +139,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             say(f"  {answers_line}")
             say(f"  web app: open {url}/?token={link}")
             say("    (signs this browser in once; run `secondbrain open` for a new link)")
+            if lan is not None:
+                _say_lan(lan.host, lan.port, links[1], cert)
             if new_key:  # never printed: output ends up in logs; the sign-in link above is enough
                 say(f"  created an admin API key for user {settings.default_user!r}")
             say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
@@ -154,7 +169,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
         asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGES), embedded=True,
-                          on_ready=ready, on_stop=stopping.arm))
+                          on_ready=ready, on_stop=stopping.arm, lan=lan))
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
@@ -171,6 +186,64 @@ def cmd_up(args: argparse.Namespace) -> int:
         # for it (as the interpreter would at exit) could take minutes.
         _exit_now(EXIT_OK)
     return EXIT_OK
+
+
+def _lan_address(args: argparse.Namespace, settings: Any) -> str | None:
+    """The address ``--lan`` serves on, checked, or None after saying why there is none."""
+    from secondbrain.infra.lan import LanError, choose_address
+
+    if settings.auth == "off":
+        print("error: refusing --lan with SB_AUTH=off: every device on the network could read your memory "
+              "without a key. Remove SB_AUTH.", file=sys.stderr)
+        return None
+    try:
+        address = choose_address(getattr(args, "lan_address", None) or settings.lan_address)
+    except LanError as exc:
+        print(f"error: refusing to start with --lan: {exc}.", file=sys.stderr)
+        return None
+    if address == settings.host:
+        print(f"error: refusing --lan on {address}: plain http listens there already. Name the address of "
+              "this machine on the local network with --lan-address IP.", file=sys.stderr)
+        return None
+    # The same port on both addresses: one number to remember, and the phone's link says it anyway.
+    return address if _port_free(address, settings.port) else None
+
+
+def _say_lan(host: str, port: int, token: str, cert: Any) -> None:
+    """How the phone signs in: the link and its QR code, and the certificate's fingerprint to compare."""
+    url = f"https://{host}:{port}/?token={token}"
+    say(f"  on your phone (same network): open {url}")
+    say("    or scan this code with the phone's camera:")
+    say("\n".join(_qr_lines(url, sys.stderr)))  # one write: no log line from another thread cuts it
+    if cert.made and cert.why:
+        say(f"    made a new certificate ({cert.why}): a phone that trusted the old one must trust this one")
+    say(f"    certificate fingerprint (SHA-256): {cert.fingerprint}")
+    say("    the phone warns that the certificate is not trusted: go on only if the SHA-256 fingerprint it shows "
+        "is this one. Anyone on this network can reach the sign-in page (your key and sessions still guard "
+        "your data): use it on a network you trust, and stop with Ctrl-C when you are done")
+
+
+def _qr_lines(text: str, stream: Any) -> list[str]:
+    """``text`` as a QR code in block characters, two rows of modules a line.  On a terminal it is drawn
+    in explicit colours (light modules white on black), so it scans on dark and light themes alike."""
+    import io
+
+    import qrcode
+
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    qr = qrcode.QRCode(border=4)
+    qr.add_data(text)
+    qr.make(fit=True)
+    out = io.StringIO()
+    qr.print_ascii(out=out, invert=tty)
+    lines = out.getvalue().splitlines()
+    try:
+        "".join(lines).encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):  # a terminal without these characters: the link is enough
+        return ["    (the QR code needs a UTF-8 terminal)"]
+    if tty:
+        return [f"\x1b[48;5;232m\x1b[38;5;255m{line}\x1b[0m" for line in lines]
+    return lines
 
 
 class _Watcher:
@@ -361,10 +434,10 @@ def local_pipeline_key(data_dir: Path) -> str:
     return text
 
 
-def local_key(settings: Any) -> tuple[Path, str | None, str]:
+def local_key(settings: Any, links: int = 1) -> tuple[Path, str | None, list[str]]:
     """Embedded mode's start: the local user and its admin key, saved (0600) under the data directory
-    on the first start, and a one-time sign-in link for the web page.  Returns the key file, the new
-    key (``None`` when one exists) and the link's token."""
+    on the first start, and one-time sign-in links for the web page (one per browser: the computer's,
+    the phone's).  Returns the key file, the new key (``None`` when one exists) and the links' tokens."""
     from app.assembly import build_metadata
     from services.web.session import LINK_TTL_S
 
@@ -382,7 +455,7 @@ def local_key(settings: Any) -> tuple[Path, str | None, str]:
             key_id = info.key_id
         else:
             key_id = principal.key_id
-        link = store.users.create_login_link(key_id, LINK_TTL_S)
+        tokens = [store.users.create_login_link(key_id, LINK_TTL_S) for _ in range(links)]
     finally:
         store.database.close()
     if secret is not None:
@@ -390,7 +463,7 @@ def local_key(settings: Any) -> tuple[Path, str | None, str]:
         with os.fdopen(fd, "w") as fh:
             fh.write(secret + "\n")
         key_file.chmod(0o600)  # also when the file was there before (with a revoked key)
-    return key_file, secret, link
+    return key_file, secret, tokens
 
 
 def _serve_piece(args: argparse.Namespace, *, gateway: bool, query: bool, stages: list[str]) -> int:
