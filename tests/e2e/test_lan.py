@@ -211,8 +211,11 @@ def test_a_second_start_serves_the_same_certificate(server: Service, root: Path,
         again.stop()
 
 
-def test_no_such_address_is_refused_with_a_sentence(root: Path) -> None:
+def test_no_such_address_or_no_keys_is_refused_with_a_sentence(root: Path) -> None:
     done = run_cli(["up", "--data-dir", str(root / "other"), "--no-llm", "--lan-address", "203.0.113.77"], {},
                    timeout=60)
     assert done.returncode == 2
     assert "refusing to start with --lan: --lan-address 203.0.113.77 is not an address of this machine" in done.stderr
+    keyless = run_cli(["up", "--data-dir", str(root / "other"), "--no-llm", "--lan-address", ADDRESS],
+                      {"SB_AUTH": "off"}, timeout=60)
+    assert keyless.returncode == 2 and "refusing --lan with SB_AUTH=off" in keyless.stderr

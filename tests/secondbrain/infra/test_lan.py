@@ -89,3 +89,11 @@ def test_the_lan_listener_answers_to_its_own_address_and_port_only() -> None:
         assert status(on_8000, other) == 421, other
     on_443 = OnlyAuthority(app, "192.168.1.20", 443)  # type: ignore[arg-type]
     assert status(on_443, "192.168.1.20") == 200  # browsers leave the default port out
+
+
+def test_no_address_found_is_a_sentence_that_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    import secondbrain.infra.lan as lan
+
+    monkeypatch.setattr(lan, "detect_address", lambda: None)  # a machine with loopback only
+    with pytest.raises(LanError, match=r"no local network address found .* --lan-address IP \(or SB_LAN_ADDRESS\)"):
+        choose_address(None)
