@@ -16,11 +16,14 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
+
+if TYPE_CHECKING:
+    from secondbrain.infra.lan import LanCertificate
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -209,7 +212,7 @@ def _lan_address(args: argparse.Namespace, settings: Any) -> str | None:
     return address if _port_free(address, settings.port) else None
 
 
-def _say_lan(host: str, port: int, token: str, cert: Any) -> None:
+def _say_lan(host: str, port: int, token: str, cert: LanCertificate) -> None:
     """How the phone signs in: the link and its QR code, and the certificate's fingerprint to compare."""
     url = f"https://{host}:{port}/?token={token}"
     say(f"  on your phone (same network): open {url}")
