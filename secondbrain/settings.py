@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     mail_folders: str = Field("secondbrain", description="Comma-separated IMAP folders to take mail from.")
     mail_maildir: str = Field("", description="A local Maildir `up` takes mail from (instead of, or besides, IMAP).")
     mail_interval_s: float = Field(300.0, ge=5, description="How often `up` looks for new mail.")
+    calendar_urls: SecretStr | None = Field(None, description="Secret iCal addresses (https:// or webcal://, "
+                                             "comma-separated) of calendars `up` keeps in step.")
+    calendar_interval_s: float = Field(1800.0, ge=5, description="How often `up` refreshes SB_CALENDAR_URLS.")
     session_days: int = Field(30, ge=1, le=365, description="How long the web page stays signed in with "
                                                               "'remember me' (otherwise until the browser closes, "
                                                               "at most a day).")

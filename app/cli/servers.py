@@ -114,6 +114,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     pg = None
     watcher: _Watcher | None = None
     mailer: _Mailer | None = None
+    calendars: _Calendars | None = None
     pointer = server_pointer(settings.port)
     try:
         update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
@@ -135,6 +136,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         link = links[0]
         watcher = _Watcher()
         mailer = _Mailer()
+        calendars = _Calendars()
 
         def ready(proc: Any, _elapsed: float) -> None:
             url = f"http://{settings.host}:{settings.port}"
@@ -163,6 +165,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
             if settings.mail_host or settings.mail_maildir:
                 mailer.start(url, key_file, settings, data_dir / "mail-state.json")
+            if settings.calendar_urls is not None and settings.calendar_urls.get_secret_value().strip():
+                calendars.start(url, key_file, settings, data_dir / "calendar-state.json")
 
         stopping = _StopDeadline(lambda: _stop_local_services(broker, pg))
         # uvicorn stops the server on SIGINT/SIGTERM, then raises the signal again: with Python's default
@@ -180,6 +184,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             watcher.stop()
         if mailer is not None:
             mailer.stop()
+        if calendars is not None:
+            calendars.stop()
         with contextlib.suppress(OSError):
             if noted_data_dir(pointer) == data_dir:
                 pointer.unlink()
@@ -323,6 +329,44 @@ class _Mailer:
             settings.mail_maildir) if x)
         say(f"  taking mail from {where} every {settings.mail_interval_s:g} s (SB_MAIL_*)")
         self.thread = threading.Thread(target=run, name="mail", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.event.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+
+class _Calendars:
+    """SB_CALENDAR_URLS: each calendar refreshed every SB_CALENDAR_INTERVAL_S, on a thread of its own, as a client
+    of this server."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
+        from app.calendars import shown
+        from app.cli.calendar import split_urls
+
+        def run() -> None:
+            from app.cli.calendar import background_pass
+
+            told: set[str] = set()  # a lasting failure (a feed gone) is said once, and again when it changes
+            while not self.event.is_set():
+                try:
+                    changes, errors = background_pass(url, key_file, settings, state)
+                except Exception as exc:  # the server keeps serving; the person sees why calendars do not come
+                    changes, errors = [], [f"{type(exc).__name__}: {exc}"]
+                for line in changes + [e for e in errors if e not in told]:
+                    say(f"calendar: {line}")
+                told = set(errors)
+                self.event.wait(settings.calendar_interval_s)
+
+        feeds = split_urls(settings.calendar_urls.get_secret_value())
+        say(f"  refreshing {len(feeds)} calendar{'s' if len(feeds) != 1 else ''} "
+            f"({', '.join(shown(u) for u in feeds)}) every {settings.calendar_interval_s:g} s (SB_CALENDAR_URLS)")
+        self.thread = threading.Thread(target=run, name="calendar", daemon=True)
         self.thread.start()
 
     def stop(self) -> None:

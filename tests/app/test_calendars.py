@@ -1,0 +1,139 @@
+"""Refreshing a subscribed calendar from a real HTTP server on loopback, the gateway replaced by a record of
+what was sent and deleted: an unchanged feed costs one 304, what the calendar no longer has is deleted, an
+occurrence that only fell out of the window is kept, a failing feed changes nothing, and the secret address is
+never shown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.calendars import FeedError, State, normalize, refresh, shown
+from secondbrain import ids
+from tests.e2e.feedserver import Event, Feed, ics, serving
+
+pytestmark = pytest.mark.fast
+
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+USER = "user-1"
+DENTIST = Event("dentist@test", "Dentist", NOW + timedelta(days=3))
+DINNER = Event("dinner@test", "Dinner with Ana", NOW - timedelta(days=5))
+YOGA_START = NOW - timedelta(weeks=2)
+YOGA = Event("yoga@test", "Yoga", YOGA_START, weekly=4)
+
+
+class Gateway:
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+        self.deleted: list[str] = []
+        self.refuse_deletes = False
+
+    def send(self, captures: list[Any]) -> list[str]:
+        self.sent += captures
+        return ["imported"] * len(captures)
+
+    def delete(self, source_id: str) -> bool:
+        if self.refuse_deletes:
+            return False
+        self.deleted.append(source_id)
+        return True
+
+
+@pytest.fixture
+def feed() -> Iterator[Feed]:
+    with serving(Feed()) as f:
+        yield f
+
+
+def run(feed: Feed, state: State, gw: Gateway, now: datetime = NOW) -> Any:
+    return refresh(feed.url, state, USER, gw.send, gw.delete, tz=UTC, now=now)
+
+
+def sid(uri: str) -> str:
+    return ids.source_id(USER, uri)
+
+
+def test_an_unchanged_feed_costs_one_304_and_sends_nothing(feed: Feed, tmp_path: Path) -> None:
+    feed.serve(ics([DENTIST, DINNER, YOGA]))
+    state, gw = State(tmp_path / "s.json"), Gateway()
+    first = run(feed, state, gw)
+    assert (first.events, first.removed, len(gw.sent)) == (6, 0, 6)  # two events and four occurrences
+    again = run(feed, State(tmp_path / "s.json"), gw)  # read back from the file
+    assert again.unchanged and len(gw.sent) == 6 and feed.not_modified == 1
+
+
+def test_what_the_calendar_no_longer_has_is_deleted(feed: Feed, tmp_path: Path) -> None:
+    feed.serve(ics([DENTIST, DINNER, YOGA]))
+    state, gw = State(tmp_path / "s.json"), Gateway()
+    run(feed, state, gw)
+    third = YOGA_START + timedelta(weeks=2)
+    feed.serve(ics([Event(DENTIST.uid, DENTIST.summary, DENTIST.start, status="CANCELLED"),
+                    Event(YOGA.uid, YOGA.summary, YOGA.start, weekly=4, exdates=(third,))]))  # dinner deleted
+    second = run(feed, state, gw)
+    assert second.removed == 3
+    assert sorted(gw.deleted) == sorted([sid("import:ics:dentist@test"), sid("import:ics:dinner@test"),
+                                         sid(f"import:ics:yoga@test/{third.isoformat()}")])
+
+
+def test_an_occurrence_that_fell_out_of_the_window_is_kept(feed: Feed, tmp_path: Path) -> None:
+    feed.serve(ics([YOGA]))
+    state, gw = State(tmp_path / "s.json"), Gateway()
+    run(feed, state, gw)
+    feed.serve(ics([YOGA]) + b"\r\n")  # a new ETag: read again, two years and three weeks later
+    later = run(feed, state, gw, now=NOW.replace(year=NOW.year + 2) + timedelta(weeks=3))
+    assert later.removed == 0 and not gw.deleted
+
+
+def test_a_refused_delete_is_tried_again_next_time(feed: Feed, tmp_path: Path) -> None:
+    feed.serve(ics([DENTIST, DINNER]))
+    state, gw = State(tmp_path / "s.json"), Gateway()
+    run(feed, state, gw)
+    feed.serve(ics([DINNER]))
+    gw.refuse_deletes = True
+    assert run(feed, state, gw).failed
+    gw.refuse_deletes = False
+    assert run(feed, state, gw).removed == 1  # read again (no 304): the validators were not kept
+    assert gw.deleted == [sid("import:ics:dentist@test")]
+
+
+@pytest.mark.parametrize(("status", "body", "said"), [
+    (404, b"", r"answered HTTP 404 \(the address may have been reset"),
+    (200, b"<html>Sign in</html>", "did not send a calendar"),
+    (500, b"", "answered HTTP 500"),
+])
+def test_a_failing_feed_changes_nothing(feed: Feed, tmp_path: Path, status: int, body: bytes, said: str) -> None:
+    feed.serve(ics([DENTIST, DINNER]))
+    state, gw = State(tmp_path / "s.json"), Gateway()
+    run(feed, state, gw)
+    feed.serve(body)
+    feed.status = status
+    with pytest.raises(FeedError, match=said) as err:
+        run(feed, state, gw)
+    assert "secret-8c1f" not in str(err.value) and not gw.deleted and len(gw.sent) == 2
+
+
+def test_addresses(tmp_path: Path) -> None:
+    assert normalize("webcal://p01-caldav.icloud.com/published/2/abc") == "https://p01-caldav.icloud.com/published/2/abc"
+    assert normalize("http://192.168.1.20/cal.ics").startswith("http://")
+    for bad in ("http://calendar.google.com/calendar/ical/x/private-abc/basic.ics", "ftp://x/y", "file:///etc/x"):
+        with pytest.raises(ValueError) as err:
+            normalize(bad)
+        assert "private-abc" not in str(err.value)
+    assert shown("https://calendar.google.com/calendar/ical/me/private-abc/basic.ics") == "https://calendar.google.com/…"
+
+
+def test_a_server_that_does_not_answer_is_reported(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as quiet:  # accepts the connection, never answers
+        quiet.bind(("127.0.0.1", 0))
+        quiet.listen()
+        url = f"http://127.0.0.1:{quiet.getsockname()[1]}/secret.ics"
+        from app.calendars import fetch
+
+        with pytest.raises(FeedError, match="did not answer within 1 s"):
+            fetch(url, etag=None, last_modified=None, timeout_s=1)
