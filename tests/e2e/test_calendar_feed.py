@@ -160,6 +160,19 @@ def test_a_changed_calendar_is_followed(service: Service, client: httpx.Client, 
     assert again["feeds"][0]["unchanged"], again
 
 
+def test_an_event_cancelled_then_restored_comes_back(service: Service, client: httpx.Client, feed: Feed,
+                                                    state: Path, first_run: dict[str, Any]) -> None:
+    moved = Event(DENTIST.uid, DENTIST.summary, DENTIST_MOVED, DENTIST.description)
+    feed.serve(ics([moved, BOOK_CLUB, POTTERY]))  # the book club on again, the class back, as they were first
+    rc, out, _ = refresh(service, feed, state)
+    (row,) = out["feeds"]
+    assert (rc, row["added"], row["removed"]) == (0, 2, 0), out
+    assert times(client, "book club discussing The Overstory", BOOK_CLUB.summary) == [BOOK_CLUB.start]
+    assert times(client, "pottery wheel throwing at the Clay Barn", POTTERY.summary) == [
+        POTTERY.start + timedelta(weeks=n) for n in range(4)]
+    assert times(client, "dentist check-up at Harbour Dental", DENTIST.summary) == [DENTIST_MOVED]
+
+
 def test_up_refreshes_its_calendars_in_the_background(service: Service, client: httpx.Client,
                                                        background_feed: Feed) -> None:
     deadline = time.monotonic() + 120
