@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,12 @@ def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally,
         return [item.status for item in tally.items[before:]]
 
     def delete(source_id: str) -> bool:
-        return client.delete(f"/v1/sources/{source_id}").status_code in (204, 404)  # 404: already gone
+        for _ in range(5):  # a calendar cleared at once is many deletions: the per-minute limit may answer 429
+            resp = client.delete(f"/v1/sources/{source_id}")
+            if resp.status_code != 429:
+                return resp.status_code in (204, 404)  # 404: already gone (deleted by hand, say)
+            time.sleep(min(float(resp.headers.get("retry-after", "5") or 5), 30.0))
+        return False
 
     rows: list[dict[str, Any]] = []
     for url in urls:
