@@ -103,7 +103,7 @@ def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally,
 
 def _line(row: dict[str, Any]) -> str:
     if "error" in row:
-        return f"{row['feed']}: {row['error']}; nothing was changed"
+        return f"{row['error']}; nothing was changed"  # each error names the feed (as shown) already
     if row["unchanged"]:
         return f"{row['feed']}: not changed since the last refresh"
     text = f"{row['feed']}: {_n(row['events'], 'event')}, {row['added']} new or changed, {row['removed']} removed"
