@@ -1,10 +1,12 @@
 """The faust app a stage runs in: one consumer group per stage, raw bytes in and out, manual acks.
 
-Only the runner builds one; everything here is broker configuration from the process's Settings.
+Only the runner builds one: broker configuration from the process's Settings, on faust's aiokafka
+consumer with two corrections (the broker-side fetch wait, and records a paused flow dropped).
 """
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
@@ -16,6 +18,8 @@ from faust.types import TP
 
 from secondbrain.pipeline.kafka_security import faust_credentials
 from secondbrain.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def faust_brokers(bootstrap: str) -> list[str]:
@@ -44,15 +48,19 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         """Move each assigned partition whose position is past its target back to it (on the consumer's
         own loop); the partitions moved."""
         consumer = self._ensure_consumer()
-        assigned = consumer.assignment()
         moved = {}
-        for tp, offset in targets.items():
-            if tp not in assigned:
-                continue  # revoked meanwhile: its next owner starts from the committed offset
-            state = consumer._fetcher._subscriptions.subscription.assignment.state_value(tp)
-            if state.has_valid_position and state.position > offset:
-                consumer.seek(tp, offset)
-                moved[tp] = offset
+        try:
+            assigned = consumer.assignment()
+            for tp, offset in targets.items():
+                if tp not in assigned:
+                    continue  # revoked meanwhile: its next owner starts from the committed offset
+                state = consumer._fetcher._subscriptions.subscription.assignment.state_value(tp)
+                if state.has_valid_position and state.position > offset:
+                    consumer.seek(tp, offset)
+                    moved[tp] = offset
+        except Exception as exc:  # a rebalance took the assignment away meanwhile: it resets the positions
+            log.warning("could not move partitions back after a pause",
+                        extra={"partitions": {str(tp): o for tp, o in targets.items()}, "error": repr(exc)})
         return moved
 
 

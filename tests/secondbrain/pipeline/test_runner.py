@@ -537,6 +537,41 @@ async def test_events_that_arrive_while_the_consumer_is_paused_are_read_once_it_
         assert all(len(e.outputs(ev.job_id or "")) == 1 and e.stage.calls[ev.job_id or ""] == 1 for ev in waiting)
 
 
+async def test_events_sent_while_the_group_rebalances_twice_are_all_processed(
+        broker: TansuBroker, store: PostgresMetadataStore, dsn: str) -> None:
+    """A second member joins the stage's group, then the first one leaves, while events keep coming: each
+    rebalance pauses the members with their fetches in flight.  Every event is processed."""
+    async with open_env(broker, store, dsn, f"{MODULE_PREFIX}rb.") as e:
+        first = e.new_runner()
+        await first.start()
+        users = ["alice", "bob", "carol", "dave"]
+        sent: list[ArtifactSubmitted] = []
+        sending = True
+
+        async def keep_sending() -> None:
+            while sending:
+                ev = e.job("ok", users[len(sent) % len(users)])
+                await e.send(ev)
+                sent.append(ev)
+                await asyncio.sleep(0.05)  # a steady trickle through both rebalances
+
+        sender = asyncio.create_task(keep_sending())
+        try:
+            await eventually(lambda: sent and e.outputs(sent[0].job_id or ""), "the first member at work")
+            second = e.new_runner()
+            await second.start()
+            await eventually(lambda: second.app.consumer.assignment() and second.stats.processed > 0,
+                             "the second member taking partitions and processing")
+            await first.stop()
+            done_before = second.stats.processed
+            await eventually(lambda: second.stats.processed >= done_before + 8, "the second member alone at work")
+        finally:
+            sending = False
+            await sender
+        for ev in sent:
+            await eventually(lambda: e.outputs(ev.job_id or ""), f"the output of {ev.title}")  # noqa: B023
+
+
 async def test_a_blocked_artifact_holds_up_neither_other_users_nor_its_own_users_small_captures(env: Env) -> None:
     slow = env.job("gate", user="carol")
     behind = env.job("ok", user="carol")
