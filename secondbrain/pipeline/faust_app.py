@@ -67,12 +67,12 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 class _Consumer(faust_aiokafka.Consumer):
     """faust's consumer, made not to lose the records a paused flow drops.
 
-    While the flow is stopped (a rebalance, or a stage told to stop reading), faust throws away what an
+    While the flow is stopped (faust stops it for a rebalance), faust throws away what an
     in-flight fetch returns, or the rest of a batch, and counts on seeking every partition back to its
     committed offset to read them again.  That seek does nothing where nothing was committed yet (nor at
     offset 0), so those records were skipped for good.  A short fetch wait makes an in-flight fetch far more
     likely to return during a pause.  Here each partition goes back to its first record not handed on (a
-record handed on counts as read, as faust counts it).
+    record handed on counts as read, as faust counts it).
     """
 
     _thread: _ConsumerThread
