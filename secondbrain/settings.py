@@ -94,6 +94,11 @@ class Settings(BaseSettings):
     consumer_group_prefix: str = "secondbrain"
     kafka_session_timeout_ms: int = 6000
     kafka_heartbeat_interval_ms: int = 1500
+    kafka_fetch_max_wait_ms: int = Field(
+        1500, ge=1, le=30000,
+        description="How long a stage's consumer lets the broker hold a fetch with nothing to return. Kafka "
+                    "answers as soon as a record arrives; the embedded broker answers a fetch over several "
+                    "partitions only when this runs out, so `secondbrain up` uses 100 ms.")
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
         "PLAINTEXT", description="How services talk to Kafka; production clusters use SASL_SSL.")
     kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "SCRAM-SHA-512"

@@ -124,6 +124,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             update["kafka_session_timeout_ms"] = 3000
         if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
             update["kafka_heartbeat_interval_ms"] = 750
+        # The local broker holds a fetch over several partitions for the whole wait even when a record
+        # arrives meanwhile: each hop between stages would cost up to that wait.
+        if "SB_KAFKA_FETCH_MAX_WAIT_MS" not in os.environ:
+            update["kafka_fetch_max_wait_ms"] = 100
         if settings.postgres_dsn is None:
             pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
