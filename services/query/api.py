@@ -15,113 +15,49 @@ user's conversation answers 404, as a missing one does.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import json
-import logging
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import Response, StreamingResponse
-from opentelemetry import trace
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
 from secondbrain import keys, telemetry
 from secondbrain.llm import ChatLLM
 from secondbrain.pipeline.errors import PermanentError, RetryableError
-from secondbrain.ports import ConversationInfo, ForeignConversation, ObjectNotFound, Turn
+from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
 from secondbrain.runtime import Runtime
-from secondbrain.settings import Settings
-from secondbrain.temporal import Conventions
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from secondbrain.vector_indexes import ActiveIndexes
-from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
-from services.query.engine import Filters, Plan, QueryEngine, Source
-from services.query.extractive import NOT_FOUND, Answer, extractive_answer
-from services.query.followup import Followup, rewrite_followup
-from services.query.reading import plain
-from services.query.retrieval import SearchHit
-from services.query.revisions import Revision, turns_before
-
-log = logging.getLogger(__name__)
-
-TimeFieldParam = Literal["captured_at", "ingested_at"]
-HemisphereParam = Literal["north", "south"]
-DateOrderParam = Literal["mdy", "dmy", "ymd"]
-LOCALE_HELP = ("The user's locale, e.g. en_GB or de-DE: how '3/12' is read, the holidays and seasons "
-               "(default: server's).")
-COUNTRY_HELP = "ISO 3166 country whose holidays 'Thanksgiving', 'Mother's Day'... are (default: the locale's)."
-HEMISPHERE_HELP = "For 'last summer', 'this winter' (default: from the country)."
-DATE_ORDER_HELP = "Numeric dates such as '3/12': month first (mdy), day first (dmy) or ymd (default: the locale's)."
-
-
-class AskIn(BaseModel):
-    """A question about the user's data."""
-
-    question: Text = Field(min_length=1, max_length=2000)
-    conversation_id: Text | None = Field(None, max_length=100, description="Continue a conversation (follow-ups).")
-    k: int = Field(6, ge=1, le=20, description="How many passages to ground the answer in.")
-    modalities: list[Text] | None = Field(None, description="Only these kinds: pdf, web, audio, image, note...")
-    source_ids: list[Text] | None = None
-    start: datetime | None = Field(None, alias="from", description="Only what happened from then (ISO 8601).")
-    end: datetime | None = Field(None, alias="to", description="...until then (exclusive).")
-    time_field: TimeFieldParam | None = None
-    tz: Text | None = Field(None, description="IANA time zone for 'yesterday', 'last week'... (default: server's).")
-    now: datetime | None = Field(None, description="Read 'yesterday', 'last year'... as of this time instead of "
-                                                   "the current one (ISO 8601).")
-    locale: Text | None = Field(None, max_length=40, description=LOCALE_HELP)
-    country: Text | None = Field(None, max_length=2, description=COUNTRY_HELP)
-    hemisphere: HemisphereParam | None = Field(None, description=HEMISPHERE_HELP)
-    date_order: DateOrderParam | None = Field(None, description=DATE_ORDER_HELP)
-    fresh: bool = Field(False, description="Ask it as a new question: take nothing (subject, time) from the "
-                                           "conversation's earlier turns, though it is kept in the conversation.")
-    keep: bool = Field(True, description="Keep the question and its answer as a conversation (listed, and "
-                                         "continued by follow-ups); false: a one-shot answer, kept nowhere.")
-    revises: Revision | None = Field(None, description="Regenerate an earlier question's answer, or send it "
-                                                       "edited: read with the turns before it, marked as such.")
-
-    model_config = {"populate_by_name": True}
+from services.query.answerer import Answerer, AnswerEvent
+from services.query.engine import Filters, QueryEngine
+from services.query.params import (
+    COUNTRY_HELP,
+    DATE_ORDER_HELP,
+    HEMISPHERE_HELP,
+    LOCALE_HELP,
+    AskIn,
+    DateOrderParam,
+    HemisphereParam,
+    TimeFieldParam,
+    aware,
+    conventions,
+    zone,
+)
 
 
 class RenameIn(BaseModel):
     """A conversation's new title; null gives it back its first question as title."""
 
     title: Text | None = Field(None, max_length=200)
-
-
-def zone(name: str | None, default: str) -> ZoneInfo:
-    """A time zone by IANA name; 422 with an example when unknown."""
-    try:
-        return ZoneInfo(name or default)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
-
-
-def conventions(s: Settings, locale: str | None = None, country: str | None = None, hemisphere: str | None = None,
-                date_order: str | None = None) -> Conventions:
-    """How the user's calendar reads: what the request says, else the settings, else what the locale implies;
-    422 when a value is unreadable."""
-    try:
-        return Conventions.for_locale(locale or s.locale, country=country or s.country,
-                                      hemisphere=hemisphere or s.hemisphere, date_order=date_order or s.date_order)
-    except ValueError as exc:
-        raise HTTPException(422, str(exc)) from None
-
-
-def aware(dt: datetime | None, tz: ZoneInfo) -> datetime | None:
-    """A client's time; without a zone it is read in the user's zone."""
-    if dt is None:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=tz)
 
 
 # Types a browser shows without running anything: served inline.  Everything else (HTML, XHTML, SVG,
@@ -148,76 +84,9 @@ def raw_file_headers(content_type: str, filename: str | None) -> dict[str, str]:
             "Content-Disposition": disposition}
 
 
-def raw_link(h: SearchHit) -> str:
-    """Where the original file is served, pointing at the page or second when there is one."""
-    url = f"/v1/artifacts/{h.artifact_id}/raw"
-    if h.page is not None:
-        return f"{url}#page={h.page}"
-    if h.t_start is not None:
-        return f"{url}#t={int(h.t_start)}"
-    return url
-
-
-def source_json(n: int, s: Source, tz: ZoneInfo) -> dict[str, Any]:
-    """A numbered source as sent to the client."""
-    h = s.hit
-    snippet = " ".join(s.text.split())
-    fields = {k: v for k, v in h.to_json().items() if k not in ("text", "score")}
-    try:
-        local = datetime.fromisoformat(h.captured_at.replace("Z", "+00:00")).astimezone(tz).isoformat()
-    except ValueError:
-        local = h.captured_at
-    out = {"n": n, **fields, "captured_at_local": local, "t_start": s.t_start, "t_end": s.t_end,
-           "snippet": snippet[:300] + ("…" if len(snippet) > 300 else ""), "link": raw_link(h),
-           "neighbours": s.neighbours}
-    if s.t_start is not None:
-        out["position"] = f"{clock(s.t_start)}-{clock(s.t_end or s.t_start)}"
-    return out
-
-
-def quoted_json(ans: Answer, sources: list[Source]) -> dict[str, Any]:
-    """What the page needs beside the plain answer: the answer with its quoted Markdown, whether anything was
-    found, and where each quote is in its source (the page of the quoted words, the second they are said at)."""
-    quotes = []
-    for q in ans.quotes:
-        h = sources[q.n - 1].hit
-        link = f"/v1/artifacts/{h.artifact_id}/raw" + (f"#page={q.page}" if q.page is not None else
-                                                       f"#t={int(q.t_start)}" if q.t_start is not None else "")
-        quotes.append({"n": q.n, "page": q.page, "t_start": q.t_start, "link": link,
-                       **({"position": clock(q.t_start)} if q.t_start is not None else {})})
-    return {"answer_markdown": ans.markdown or ans.text, "found": ans.found, "quotes": quotes}
-
-
-def listing_answer(plan: Plan, sources: list[Source], now: datetime | None = None) -> str:
-    """The answer to a time-only question: what the range holds, the latest first by the time it is
-    about (when it was saved, for "what did I save today?"; else when it happened), each with that time
-    and cited.  A date outside the current year says its year."""
-    if not sources:
-        return "Nothing in your data falls in that time."
-    saved = plan.time_field == "ingested_at"
-    this_year = (now or datetime.now(plan.tz)).astimezone(plan.tz).year
-    count = f"{len(sources)} item{'s' if len(sources) != 1 else ''}"
-    lines = [f"You saved {count} then, the latest first:" if saved else f"You have {count} from then, newest first:"]
-    for n, s in enumerate(sources, 1):
-        happened = _local(s.hit.captured_at, plan.tz)
-        if saved:
-            added = _local(s.hit.ingested_at, plan.tz)
-            when = f"saved {_day(added, this_year)} {added:%H:%M}"
-            if happened.date() != added.date():  # what it is about happened on another day: said too
-                when += f", dated {_day(happened, this_year)}"
-        else:
-            when = f"{_day(happened, this_year)} {happened:%H:%M}"
-        lines.append(f"- {s.hit.title} ({s.hit.modality}, {when}) [{n}]")
-    return "\n".join(lines)
-
-
-def _local(iso: str, tz: ZoneInfo) -> datetime:
-    return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(tz)
-
-
-def _day(d: datetime, this_year: int) -> str:
-    """'Thu 20 Nov', with the year when it is not ``this_year`` ('Thu 20 Nov 2025')."""
-    return f"{d:%a} {d.day} {d:%b}" + (f" {d.year}" if d.year != this_year else "")
+def sse(event: AnswerEvent) -> dict[str, str]:
+    """An answer's event as the server-sent event ``POST /v1/ask`` streams: its name and its JSON data."""
+    return {"event": event.name, "data": json.dumps(event.data())}
 
 
 def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
@@ -227,12 +96,11 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
     if rt.vectors is None or rt.embedder is None or rt.sparse is None:
         raise RuntimeError("the query service needs a vector store and models")
     s = rt.settings
-    default_llm = llm
     indexes = ActiveIndexes(rt.metadata, rt.embedders, rt.embedder) if rt.embedders is not None else None
     engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
                          budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
                          reranker=_load_reranker(s.reranker_model_dir), indexes=indexes)
-    encoder = rt.sparse
+    answerer = Answerer(rt, engine, rt.sparse, llm=llm, answer_model=answer_model)
     router = APIRouter(tags=["query"])
     auth = Depends(current_user)
 
@@ -288,142 +156,8 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
 
     @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
     async def ask(body: AskIn, user: str = auth) -> EventSourceResponse:
-        llm = await asyncio.to_thread(answer_model.current) if answer_model is not None else default_llm
-        question = body.question.strip()
-        if not question:
-            raise HTTPException(422, "the question is empty")
-        zone_ = zone(body.tz, s.timezone)
-        calendar = conventions(s, body.locale, body.country, body.hemisphere, body.date_order)
-        filters = Filters(tuple(body.modalities) if body.modalities else None,
-                          tuple(body.source_ids) if body.source_ids else None,
-                          aware(body.start, zone_), aware(body.end, zone_), body.time_field)
-        conversation_id = body.conversation_id or str(uuid.uuid4())
-        now = aware(body.now, zone_)
-        try:  # refuse another user's conversation before the stream starts
-            turns = await asyncio.to_thread(rt.metadata.conversations.get_turns, user, conversation_id, 12)
-            if body.revises is not None:  # asked again: read as it was then, from the turns before it
-                turns = await asyncio.to_thread(turns_before, rt.metadata.conversations, user, conversation_id,
-                                                body.revises.question)
-            history: list[tuple[str, str]] = [(t.role, t.content) for t in turns]
-            # the earlier questions as they were understood, so a third turn builds on the second's reading
-            asked = [str(t.meta.get("standalone") or t.content) for t in turns if t.role == "user"]
-            # asked afresh (the person undid what a follow-up took over): nothing from before is used
-            context = [] if body.fresh else history
-            if body.conversation_id and not history:
-                await asyncio.to_thread(rt.metadata.conversations.add_turn, user, conversation_id, "user", question,
-                                        {"pending": True})
-                history = []
-        except ForeignConversation as exc:
-            raise HTTPException(403, str(exc)) from None
-
-        async def events() -> AsyncIterator[dict[str, str]]:
-            t0 = time.perf_counter()
-            timings: dict[str, float] = {}
-            tracer = telemetry.tracer()
-            request_span = trace.get_current_span()  # the HTTP request's span: the stream runs inside it
-            query_class = "unknown"
-
-            def mark(name: str) -> None:
-                timings[name] = round((time.perf_counter() - t0) * 1000, 1)
-
-            try:
-                with tracer.start_as_current_span("query plan"):  # no yield inside a span's block
-                    followup = await asyncio.to_thread(rewrite_followup, question, asked, llm,
-                                                       now or datetime.now(UTC), zone_, calendar, history=history) \
-                        if asked and not body.fresh else Followup(question, None)
-                    standalone = followup.standalone
-                    plan = engine.plan(standalone, tz=zone_, filters=filters, now=now, conventions=calendar)
-                query_class = plan.query_class
-                mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
-                request_span.set_attribute("sb.query.class", plan.query_class)
-                request_span.set_attribute("sb.answer.mode", mode)
-                mark("understand")
-                understood = {
-                    **plan.meta(), "answer_mode": mode, "conversation_id": conversation_id,
-                    "standalone_question": standalone if standalone != question else None,
-                    "carried_over": followup.carried.to_json() if followup.carried else None,
-                    "fresh": body.fresh, "model": llm.model_id if llm and mode == "llm" else None,
-                    "revises": body.revises.model_dump() if body.revises else None,
-                    "note": None if mode != "extractive" else
-                    "No language model is configured: the answer quotes your sources."}
-                yield {"event": "meta", "data": json.dumps(understood)}
-                with tracer.start_as_current_span("query retrieve", attributes={
-                        "sb.query.class": plan.query_class, "sb.k": body.k}) as span:
-                    sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
-                    span.set_attribute("sb.sources", len(sources))
-                mark("retrieval")
-                shown_sources = [source_json(n, x, zone_) for n, x in enumerate(sources, 1)]
-                yield {"event": "sources", "data": json.dumps(shown_sources)}
-                invalid: list[str] = []
-                unsupported, extractive = False, None
-                answered: dict[str, Any] = {}  # the answer with its quoted Markdown, and where each quote points
-                if mode == "listing":
-                    text, cited, grounded = listing_answer(plan, sources), list(range(1, len(sources) + 1)), \
-                        bool(sources)
-                    for line in text.splitlines(keepends=True):
-                        yield {"event": "token", "data": json.dumps({"text": line})}
-                elif not await asyncio.to_thread(engine.supported, user, standalone, sources):
-                    text, cited, grounded = NOT_FOUND, [], False
-                    yield {"event": "token", "data": json.dumps({"text": text})}
-                elif mode == "extractive":
-                    ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_, conventions=calendar)
-                    text, cited, grounded = ans.text, ans.citations, ans.grounded
-                    answered = quoted_json(ans, sources)
-                    for word in text.split(" "):
-                        yield {"event": "token", "data": json.dumps({"text": word + " "})}
-                else:
-                    assert llm is not None
-                    messages = build_messages(question if not context else standalone, sources, zone_,
-                                              now or datetime.now(UTC), context)
-                    checker = CitationFilter(len(sources))
-                    parts: list[str] = []
-                    async for delta in _stream(llm, messages, s.llm_max_tokens, s.llm_temperature):
-                        if "first_token" not in timings:
-                            mark("first_token")
-                        shown = checker.feed(delta)
-                        if shown:
-                            parts.append(shown)
-                            yield {"event": "token", "data": json.dumps({"text": shown})}
-                    tail = checker.finish()
-                    if tail:
-                        parts.append(tail)
-                        yield {"event": "token", "data": json.dumps({"text": tail})}
-                    text, cited, invalid = "".join(parts).strip(), list(checker.used), checker.invalid
-                    grounded = bool(cited)
-                    # the model writes Markdown: the page renders it safely, the CLI and MCP read it plain
-                    text, answered = plain(text), {"answer_markdown": text}
-                    if invalid:
-                        log.warning("invalid citations removed", extra={"invalid": invalid, "sources": len(sources)})
-                    if not grounded:
-                        # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
-                        # it go the best quoted passages, which are (the extractive answer).
-                        unsupported = True
-                        quoted = extractive_answer(standalone, sources, encoder=encoder, tz=zone_,
-                                                   conventions=calendar)
-                        if quoted.grounded:
-                            extractive = {"answer": quoted.text, "citations": quoted.citations}
-                mark("total")
-                done = {"answer": text, "answer_markdown": answered.get("answer_markdown", text), "citations": cited,
-                        "found": answered.get("found", grounded), "quotes": answered.get("quotes", []),
-                        "invalid_citations": invalid, "grounded": grounded,
-                        "unsupported": unsupported, "extractive": extractive, "answer_mode": mode,
-                        "conversation_id": conversation_id, "timings_ms": timings}
-                if body.keep:  # a one-shot question (the CLI's, unless asked to keep it) is kept nowhere
-                    await asyncio.to_thread(_remember, rt, user, conversation_id, question, standalone, done,
-                                            understood, shown_sources)
-                yield {"event": "done", "data": json.dumps(done)}
-            except (RetryableError, PermanentError) as exc:
-                yield {"event": "error", "data": json.dumps({"message": str(exc), "retryable":
-                                                             isinstance(exc, RetryableError)})}
-            except Exception:  # the stream has started: report the error in-band, without its details
-                error_id = uuid.uuid4().hex[:12]
-                log.exception("answering failed", extra={"error_id": error_id})
-                yield {"event": "error", "data": json.dumps({
-                    "message": f"the answer failed; try again (error id {error_id})", "error_id": error_id})}
-            finally:
-                telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
-
-        return EventSourceResponse(events(), ping=10)
+        events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
+        return EventSourceResponse((sse(event) async for event in events), ping=10)
 
     convs = rt.metadata.conversations
     no_such_conversation = "no such conversation (it was deleted, or it is not yours)"
@@ -524,46 +258,6 @@ def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
         return StreamingResponse(body(), media_type=media_type, headers=headers)
 
     return router
-
-
-async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
-                  temperature: float) -> AsyncIterator[str]:
-    """The model's blocking token stream, consumed on a worker thread."""
-    queue: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
-    loop = asyncio.get_running_loop()
-
-    def produce() -> None:
-        try:
-            for delta in llm.stream_chat(messages, max_tokens=max_tokens, temperature=temperature):
-                loop.call_soon_threadsafe(queue.put_nowait, ("delta", delta))
-            loop.call_soon_threadsafe(queue.put_nowait, ("end", None))
-        except BaseException as exc:
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-
-    # The model's span is made in the worker: it must see this request's trace context.
-    worker = loop.run_in_executor(None, contextvars.copy_context().run, produce)
-    while True:
-        kind, value = await queue.get()
-        if kind == "delta":
-            yield str(value)
-        elif kind == "error":
-            await worker
-            raise value  # type: ignore[misc]
-        else:
-            await worker
-            return
-
-
-def _remember(rt: Runtime, user: str, conversation_id: str, question: str, standalone: str, done: dict[str, Any],
-              understood: dict[str, Any], sources: list[dict[str, Any]]) -> None:
-    """Keep the exchange, and the question as understood, so a follow-up can be understood; the answer keeps
-    what the person saw with it (sources, what was understood), so the conversation can be shown again."""
-    turns = rt.metadata.conversations.get_turns(user, conversation_id, 1)
-    if not (turns and turns[-1].role == "user" and turns[-1].content == question):
-        rt.metadata.conversations.add_turn(user, conversation_id, "user", question, {"standalone": standalone})
-    kept = ("citations", "grounded", "unsupported", "extractive", "answer_mode", "answer_markdown", "found", "quotes")
-    rt.metadata.conversations.add_turn(user, conversation_id, "assistant", done["answer"], {
-        **{k: done[k] for k in kept}, "standalone": standalone, "meta": understood, "sources": sources})
 
 
 def conversation_json(c: ConversationInfo) -> dict[str, Any]:
