@@ -8,7 +8,7 @@ import re
 import socket
 import time
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -25,6 +25,9 @@ from secondbrain.settings import Settings
 from services.ingest_gateway.admin_api import create_router as admin_router
 from services.web.session import SESSION_COOKIE, key_advice
 
+if TYPE_CHECKING:
+    from services.query.answerer import Answerer
+
 # What a capture key may do: add, and follow what it added (a job's id is known only to whoever submitted it).
 CAPTURE_WRITES = frozenset({"/v1/notes", "/v1/artifacts", "/v1/urls", "/v1/pages"})
 CAPTURE_READS = re.compile(r"/v1/me|/v1/jobs/[^/]+(?:/stream)?")
@@ -36,6 +39,9 @@ def capture_allowed(method: str, path: str) -> bool:
         return path in CAPTURE_WRITES
     return method == "GET" and CAPTURE_READS.fullmatch(path) is not None
 
+
+ERASED_MEANWHILE = ("this account was erased while the request was under way; nothing was kept. An administrator "
+                    "can create the user again.")
 
 # Reads that cost like writes (they embed, search and may call the model): the stricter limit.
 HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
@@ -162,8 +168,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     @app.exception_handler(UnknownUser)
     async def user_erased(_request: Request, _exc: UnknownUser) -> JSONResponse:
         # A request that was under way while its account was erased: nothing of it was kept.
-        return JSONResponse({"detail": "this account was erased while the request was under way; nothing was "
-                                       "kept. An administrator can create the user again."}, status_code=410)
+        return JSONResponse({"detail": ERASED_MEANWHILE}, status_code=410)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
@@ -198,12 +203,15 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         from services.importers.api import create_router as imports_router
 
         app.include_router(imports_router(rt, relay, current_user))
+    answerer = None
     if query:
+        from services.query.answerer import Answerer
         from services.query.api import create_router as query_router
         from services.query.question import warm_up
 
         warm_up()  # the question tagger loads now, so no first question waits for it
-        app.include_router(query_router(rt, current_user, llm=rt.llm, answer_model=answer_model))
+        answerer = Answerer.for_runtime(rt, llm=rt.llm, answer_model=answer_model)
+        app.include_router(query_router(rt, current_user, answerer=answerer))
         from services.agenda.api import create_router as agenda_router
 
         app.include_router(agenda_router(rt, current_user))
@@ -216,8 +224,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
     if gateway or query:
         # The memory as MCP tools (services/mcp), for AI assistants.  The tools call this process's own
-        # routes: all of them under `up`; in distributed mode, those of the service behind /mcp.
-        _mount_mcp(app, current_principal)
+        # routes: all of them under `up`; in distributed mode, those of the service behind /mcp.  Where this
+        # process answers questions, `ask` calls its answerer directly.
+        _mount_mcp(app, current_principal, answerer)
 
     @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
     async def healthz() -> JSONResponse:
@@ -266,10 +275,11 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     return app
 
 
-def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
+def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: Answerer | None = None) -> None:
     """``/mcp``: MCP's streamable HTTP transport.  A request is authenticated like any other (key, limits)
     before the MCP server sees it; each tool then calls this same app in-process with the request's own
-    credentials, so it sees exactly what the caller's key sees."""
+    credentials, so it sees exactly what the caller's key sees.  ``ask`` calls ``answerer`` (when this
+    process has one) for the user the request's credentials name, counted and limited as ``POST /v1/ask``."""
     import contextlib
 
     import httpx
@@ -285,7 +295,29 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any]) -> None:
                                      headers=passed, timeout=httpx.Timeout(300.0)) as client:
             yield client
 
-    server = build(client_for)
+    ask_here = None
+    if answerer is not None:
+        from pydantic import ValidationError
+
+        from secondbrain.ports import UnknownUser
+        from services.query.params import AskIn
+
+        async def ask_here(ctx: Any, body: dict[str, Any]) -> Any:
+            request = ctx.request_context.request
+            # As `POST /v1/ask` with the same credentials: authenticated, counted and limited (a heavy
+            # request), then the body read, refused the same way (422, 403, 410) before anything streams.
+            principal = await current_principal(request, request.headers.get("authorization"))
+            try:
+                asked = AskIn.model_validate(body)
+            except ValidationError as exc:
+                raise HTTPException(422, [_error_json({**e, "loc": ("body", *e["loc"])}) for e in exc.errors()]
+                                    ) from None
+            try:
+                return await answerer.start(principal.user_id, asked)
+            except UnknownUser:
+                raise HTTPException(410, ERASED_MEANWHILE) from None
+
+    server = build(client_for, ask_here=ask_here)
     server.streamable_http_app()  # creates the session manager the route hands requests to
     manager = server.session_manager
     started: dict[str, Any] = {}

@@ -6,27 +6,34 @@ request.  The same tools are served two ways:
 
 * over stdio by ``secondbrain mcp`` (the assistant starts it; it talks to a running server), and
 * over MCP's streamable HTTP transport at ``/mcp`` of the HTTP services, where the request's own
-  ``Authorization`` header is passed on to the API inside the same process.
+  ``Authorization`` header is passed on to the API inside the same process; where that process
+  answers questions, ``ask`` calls its answerer (:mod:`services.query.answerer`) directly, for the
+  same caller, rather than reading back ``/v1/ask``'s server-sent events.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import quote
 
 import httpx
+from httpx_sse import aconnect_sse
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
+from starlette.exceptions import HTTPException
 
 from secondbrain import __version__
 from secondbrain.http_security import short
 
+if TYPE_CHECKING:
+    from services.query.answerer import AnswerEvent
+
 ClientFor = Callable[[Context[Any, Any, Any]], AbstractAsyncContextManager[httpx.AsyncClient]]
+AskHere = Callable[[Context[Any, Any, Any], dict[str, Any]], Awaitable[AsyncIterator["AnswerEvent"]]]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 INSTRUCTIONS = (
@@ -85,27 +92,12 @@ async def _json(resp: httpx.Response) -> Any:
     return resp.json()
 
 
-def _sse(text: str) -> list[tuple[str, Any]]:
-    """Server-sent events as (event, decoded data) pairs."""
-    events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        name, data = "message", []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].lstrip())
-        if data:
-            try:
-                events.append((name, json.loads("\n".join(data))))
-            except ValueError:
-                continue
-    return events
-
-
-def build(client_for: ClientFor, *, log_level: LogLevel = "INFO") -> FastMCP[Any]:
+def build(client_for: ClientFor, *, ask_here: AskHere | None = None, log_level: LogLevel = "INFO") -> FastMCP[Any]:
     """The MCP server; ``client_for(ctx)`` opens an HTTP client to the API acting for the caller.
-    ``log_level``: the SDK's own logging (stdio: WARNING, so what people ask is not logged)."""
+    ``ask_here(ctx, body)``, where this process answers questions itself, gives the answer's events for
+    ``POST /v1/ask``'s body, acting for the caller (raising ``HTTPException`` where the route would refuse),
+    so ``ask`` needs no HTTP round trip.  ``log_level``: the SDK's own logging (stdio: WARNING, so what
+    people ask is not logged)."""
     mcp: FastMCP[Any] = FastMCP(
         "secondbrain", instructions=INSTRUCTIONS, stateless_http=True, json_response=True,
         streamable_http_path="/mcp", log_level=log_level,
@@ -168,19 +160,39 @@ def build(client_for: ClientFor, *, log_level: LogLevel = "INFO") -> FastMCP[Any
                             ("conversation_id", conversation_id)):
             if value:
                 body[name] = value
-        async with client_for(ctx) as api:
-            resp = await api.post("/v1/ask", json=body, timeout=httpx.Timeout(300.0, connect=10.0))
-            if resp.status_code >= 400:
-                await _json(resp)
         sources: list[dict[str, Any]] = []
         done: dict[str, Any] | None = None
-        for name, data in _sse(resp.text):
-            if name == "sources":
-                sources = data
-            elif name == "done":
-                done = data
-            elif name == "error":
-                raise ToolError(f"the answer failed: {data.get('message', 'unknown error')}")
+        if ask_here is not None:  # this process answers: the answerer's events, in-process
+            try:
+                events = await ask_here(ctx, body)
+            except HTTPException as exc:  # refused before answering, as the route would answer it
+                raise ToolError(f"secondbrain answered HTTP {exc.status_code}: {exc.detail}") from None
+            from services.query.answerer import Done, Error, Sources  # loaded already where it answers
+
+            async for event in events:
+                if isinstance(event, Sources):
+                    sources = event.sources
+                elif isinstance(event, Done):
+                    done = event.data()
+                elif isinstance(event, Error):
+                    raise ToolError(f"the answer failed: {event.message}")
+        else:  # a running secondbrain answers over HTTP: its server-sent events
+            async with client_for(ctx) as api, aconnect_sse(api, "POST", "/v1/ask", json=body,
+                                                            timeout=httpx.Timeout(300.0, connect=10.0)) as stream:
+                if stream.response.status_code >= 400:
+                    await stream.response.aread()
+                    await _json(stream.response)
+                async for sse in stream.aiter_sse():
+                    try:
+                        data = sse.json()
+                    except ValueError:
+                        continue
+                    if sse.event == "sources":
+                        sources = data
+                    elif sse.event == "done":
+                        done = data
+                    elif sse.event == "error":
+                        raise ToolError(f"the answer failed: {data.get('message', 'unknown error')}")
         if done is None:
             raise ToolError("the answer stream ended without an answer; try again")
         cited = set(done.get("citations") or [])

@@ -30,6 +30,7 @@ from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ForeignConversation, SparseEncoder
 from secondbrain.runtime import Runtime
 from secondbrain.temporal import Conventions
+from secondbrain.vector_indexes import ActiveIndexes
 from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
@@ -169,6 +170,19 @@ class Answerer:
         self.encoder = encoder
         self.default_llm = llm
         self.answer_model = answer_model
+
+    @classmethod
+    def for_runtime(cls, rt: Runtime, *, llm: ChatLLM | None = None,
+                    answer_model: AnswerModel | None = None) -> Answerer:
+        """An answerer over the runtime's stores and models, with the query engine the settings describe."""
+        if rt.vectors is None or rt.embedder is None or rt.sparse is None:
+            raise RuntimeError("the query service needs a vector store and models")
+        s = rt.settings
+        indexes = ActiveIndexes(rt.metadata, rt.embedders, rt.embedder) if rt.embedders is not None else None
+        engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
+                             budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
+                             reranker=_load_reranker(s.reranker_model_dir), indexes=indexes)
+        return cls(rt, engine, rt.sparse, llm=llm, answer_model=answer_model)
 
     async def start(self, user: str, body: AskIn) -> AsyncIterator[AnswerEvent]:
         """Check the question and return the events that answer it.  Raises :class:`HTTPException` before
@@ -428,3 +442,12 @@ def _remember(rt: Runtime, user: str, conversation_id: str, question: str, stand
     kept = ("citations", "grounded", "unsupported", "extractive", "answer_mode", "answer_markdown", "found", "quotes")
     rt.metadata.conversations.add_turn(user, conversation_id, "assistant", done["answer"], {
         **{k: done[k] for k in kept}, "standalone": standalone, "meta": understood, "sources": sources})
+
+
+def _load_reranker(model_dir: Any) -> Any:
+    """A cross-encoder from a local directory, when one is configured."""
+    if model_dir is None:
+        return None
+    from services.query.rerank import OnnxCrossEncoder
+
+    return OnnxCrossEncoder(model_dir)

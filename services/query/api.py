@@ -35,10 +35,9 @@ from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
-from secondbrain.vector_indexes import ActiveIndexes
 from services.query.answer_model import AnswerModel
 from services.query.answerer import Answerer, AnswerEvent
-from services.query.engine import Filters, QueryEngine
+from services.query.engine import Filters
 from services.query.params import (
     COUNTRY_HELP,
     DATE_ORDER_HELP,
@@ -90,17 +89,14 @@ def sse(event: AnswerEvent) -> dict[str, str]:
 
 
 def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
-                  answer_model: AnswerModel | None = None) -> APIRouter:
+                  answer_model: AnswerModel | None = None, answerer: Answerer | None = None) -> APIRouter:
     """Query routes bound to a runtime (and a language model, when one is configured; ``answer_model``
-    picks it per question instead, following what an admin sets at run time)."""
-    if rt.vectors is None or rt.embedder is None or rt.sparse is None:
-        raise RuntimeError("the query service needs a vector store and models")
+    picks it per question instead, following what an admin sets at run time), or to an ``answerer`` made
+    with :meth:`Answerer.for_runtime` (which then holds the runtime, the model and the query engine)."""
+    if answerer is None:
+        answerer = Answerer.for_runtime(rt, llm=llm, answer_model=answer_model)
     s = rt.settings
-    indexes = ActiveIndexes(rt.metadata, rt.embedders, rt.embedder) if rt.embedders is not None else None
-    engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
-                         budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
-                         reranker=_load_reranker(s.reranker_model_dir), indexes=indexes)
-    answerer = Answerer(rt, engine, rt.sparse, llm=llm, answer_model=answer_model)
+    engine = answerer.engine
     router = APIRouter(tags=["query"])
     auth = Depends(current_user)
 
@@ -281,12 +277,3 @@ def exchanges(turns: list[Turn]) -> list[dict[str, Any]]:
                 "answer_markdown": m.get("answer_markdown", t.content), "found": m.get("found", True),
                 "quotes": m.get("quotes", []), "sources": m.get("sources", []), "meta": m.get("meta")})
     return out
-
-
-def _load_reranker(model_dir: Any) -> Any:
-    """A cross-encoder from a local directory, when one is configured."""
-    if model_dir is None:
-        return None
-    from services.query.rerank import OnnxCrossEncoder
-
-    return OnnxCrossEncoder(model_dir)

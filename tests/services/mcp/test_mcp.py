@@ -135,6 +135,13 @@ async def test_the_same_tools_over_stdio(server: tuple[Service, dict[str, str]])
             wait_jobs(c, [captured["job_id"]])
         found = await call(alice, "search", query="spare bicycle key")
         assert "pantry door" in found["results"][0]["text"]
+        # `ask` over stdio reads /v1/ask's server-sent events; over /mcp the process's answerer answers
+        # in-process: the same tool output either way.
+        over_sse = await call(alice, "ask", question="Where does the spare bicycle key hang?")
+    async with over_http(svc, keys["alice"]) as alice_here:
+        in_process = await call(alice_here, "ask", question="Where does the spare bicycle key hang?")
+    assert "pantry door" in over_sse["answer"] and over_sse["citations"]
+    assert in_process == over_sse
 
 
 def test_mcp_over_http_needs_a_key_and_a_same_site_origin(server: tuple[Service, dict[str, str]]) -> None:
