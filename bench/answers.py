@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from httpx_sse import connect_sse
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -114,19 +115,15 @@ def first_sentence(text: str) -> str:
 def ask(client: httpx.Client, conv: Conversation, q: Question) -> dict[str, Any]:
     """One question through the SSE endpoint: the answer, its sources and the ``done`` event."""
     events: dict[str, Any] = {}
-    with client.stream("POST", "/v1/ask", json={"question": q.text, "tz": "UTC", "now": conv.asked_at.isoformat(),
-                                                 "k": 6}, timeout=600) as r:
-        r.raise_for_status()
-        name = None
-        for line in r.iter_lines():
-            if line.startswith("event:"):
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("data:") and name:
-                data = json.loads(line.split(":", 1)[1])
-                if name == "token":
-                    events["text"] = events.get("text", "") + data["text"]
-                else:
-                    events[name] = data
+    with connect_sse(client, "POST", "/v1/ask", json={"question": q.text, "tz": "UTC",
+                                                      "now": conv.asked_at.isoformat(), "k": 6}, timeout=600) as stream:
+        stream.response.raise_for_status()
+        for sse in stream.iter_sse():
+            data = sse.json()
+            if sse.event == "token":
+                events["text"] = events.get("text", "") + data["text"]
+            else:
+                events[sse.event] = data
     return events
 
 

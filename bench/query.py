@@ -72,6 +72,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import numpy as np
+from httpx_sse import connect_sse
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -803,20 +804,18 @@ def ask(client: httpx.Client, question: str) -> AskTiming:
     at: dict[str, float] = {}
     done: dict[str, Any] = {}
     error = None
-    event = ""
     t0 = time.perf_counter()
-    with client.stream("POST", "/v1/ask", json={"question": question, "tz": "UTC"}) as resp:
+    with connect_sse(client, "POST", "/v1/ask", json={"question": question, "tz": "UTC"}) as stream:
+        resp = stream.response
         if resp.status_code != 200:
             return AskTiming(at, done, f"HTTP {resp.status_code}: {resp.read()[:200]!r}")
-        for line in resp.iter_lines():
-            if line.startswith("event:"):
-                event = line[6:].strip()
-                at.setdefault(event, time.perf_counter() - t0)
-            elif line.startswith("data:") and event == "done":
-                done = json.loads(line[5:])
+        for sse in stream.iter_sse():
+            at.setdefault(sse.event, time.perf_counter() - t0)
+            if sse.event == "done":
+                done = sse.json()
                 break
-            elif line.startswith("data:") and event == "error":
-                error = line[5:].strip()
+            if sse.event == "error":
+                error = sse.data
                 break
     return AskTiming(at, done, error)
 

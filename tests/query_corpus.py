@@ -6,7 +6,6 @@ mean what they say whatever day the tests run on.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from httpx_sse import connect_sse
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, Chunk, ChunksCreated
@@ -155,14 +155,11 @@ def ask(base: str, question: str, *, headers: dict[str, str] | None = None,
         **extra: Any) -> list[tuple[str, Any]]:
     """POST /v1/ask and read the event stream as it arrives."""
     events: list[tuple[str, Any]] = []
-    with httpx.stream("POST", f"{base}/v1/ask", json={"question": question, "tz": "Europe/Paris", **extra},
-                      headers=headers, timeout=60) as r:
+    with httpx.Client(timeout=60) as client, connect_sse(client, "POST", f"{base}/v1/ask", headers=dict(headers or {}),
+                                                         json={"question": question, "tz": "Europe/Paris",
+                                                               **extra}) as stream:
+        r = stream.response
         assert r.status_code == 200, r.read()
         assert r.headers["content-type"].startswith("text/event-stream")
-        event = ""
-        for line in r.iter_lines():
-            if line.startswith("event:"):
-                event = line[6:].strip()
-            elif line.startswith("data:"):
-                events.append((event, json.loads(line[5:].strip())))
+        events.extend((sse.event, sse.json()) for sse in stream.iter_sse())
     return events

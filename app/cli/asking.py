@@ -110,6 +110,7 @@ def _warn_unsupported(done: dict[str, Any], sources: list[dict[str, Any]]) -> No
 def cmd_ask(args: argparse.Namespace) -> int:
     """Ask a question and show the streamed answer, then the sources it cites."""
     import httpx
+    from httpx_sse import connect_sse
 
     sources: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
@@ -123,37 +124,34 @@ def cmd_ask(args: argparse.Namespace) -> int:
         body["fresh"] = True
     body.update(_time_context(args))
     try:
-        with http_client(args) as client, client.stream("POST", "/v1/ask", json=body,
-                                                     timeout=httpx.Timeout(180.0, connect=5.0)) as resp:
+        with http_client(args) as client, connect_sse(client, "POST", "/v1/ask", json=body,
+                                                      timeout=httpx.Timeout(180.0, connect=5.0)) as stream:
+            resp = stream.response
             if resp.status_code != 200:
                 resp.read()
                 return http_error(resp)
-            event = ""
-            for line in resp.iter_lines():
-                if line.startswith("event:"):
-                    event = line[6:].strip()
-                elif line.startswith("data:"):
-                    data = json.loads(line[5:].strip())
-                    if event == "meta" and not args.json:
-                        if data.get("understood"):
-                            say(f"time: {data['understood']['description']}"
-                                 + (" (a hint, not a filter)" if data["understood"].get("vague") else ""))
-                        if data.get("standalone_question"):
-                            say(f"understood as: {data['standalone_question']}")
-                        if data.get("carried_over"):
-                            say(f"took {_carried(data['carried_over'])} from your earlier question "
-                                "(add --fresh to ask without it)")
-                        if data.get("note"):
-                            say(data["note"])
-                    elif event == "sources":
-                        sources = data
-                    elif event == "token" and not args.json:
-                        print(data["text"], end="", flush=True)
-                    elif event == "done":
-                        done = data
-                    elif event == "error":
-                        print(f"\nerror: {data['message']}", file=sys.stderr)
-                        return EXIT_FAILED
+            for sse in stream.iter_sse():
+                event, data = sse.event, sse.json()
+                if event == "meta" and not args.json:
+                    if data.get("understood"):
+                        say(f"time: {data['understood']['description']}"
+                             + (" (a hint, not a filter)" if data["understood"].get("vague") else ""))
+                    if data.get("standalone_question"):
+                        say(f"understood as: {data['standalone_question']}")
+                    if data.get("carried_over"):
+                        say(f"took {_carried(data['carried_over'])} from your earlier question "
+                            "(add --fresh to ask without it)")
+                    if data.get("note"):
+                        say(data["note"])
+                elif event == "sources":
+                    sources = data
+                elif event == "token" and not args.json:
+                    print(data["text"], end="", flush=True)
+                elif event == "done":
+                    done = data
+                elif event == "error":
+                    print(f"\nerror: {data['message']}", file=sys.stderr)
+                    return EXIT_FAILED
     except httpx.TransportError as exc:
         return unreachable(args, exc)
     if not keep:  # nothing was kept: no id to follow up with

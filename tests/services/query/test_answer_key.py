@@ -7,7 +7,6 @@ answers work, not where the model runs.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from httpx_sse import connect_sse
 from pydantic import SecretStr
 
 from app.assembly import build_runtime
@@ -55,15 +55,10 @@ def bearer(key: str) -> dict[str, str]:
 
 
 def ask(client: TestClient, key: str) -> list[tuple[str, Any]]:
-    events, name = [], "message"
-    with client.stream("POST", "/v1/ask", json={"question": "When does the office open?"}, headers=bearer(key)) as r:
-        assert r.status_code == 200
-        for line in r.iter_lines():
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                events.append((name, json.loads(line[5:])))
-    return events
+    with connect_sse(client, "POST", "/v1/ask", json={"question": "When does the office open?"},
+                     headers=bearer(key)) as stream:
+        assert stream.response.status_code == 200
+        return [(sse.event, sse.json()) for sse in stream.iter_sse()]
 
 
 def stored_row(dsn: str) -> str:

@@ -3,7 +3,6 @@ OpenAI-compatible server (llama.cpp serving the packaged SmolLM2-135M)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
+from httpx_sse import connect_sse
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
@@ -173,14 +173,10 @@ def llm_page(llm_runtime: Runtime) -> Iterator[str]:
 def stream(base: str, body: dict[str, Any]) -> list[tuple[str, Any, float]]:
     events = []
     t0 = time.perf_counter()
-    with httpx.stream("POST", f"{base}/v1/ask", json=body, timeout=120) as r:
-        assert r.status_code == 200
-        event = ""
-        for line in r.iter_lines():
-            if line.startswith("event:"):
-                event = line[6:].strip()
-            elif line.startswith("data:"):
-                events.append((event, json.loads(line[5:].strip()), time.perf_counter() - t0))
+    with httpx.Client(timeout=120) as client, connect_sse(client, "POST", f"{base}/v1/ask", json=body) as sse_:
+        assert sse_.response.status_code == 200
+        for sse in sse_.iter_sse():
+            events.append((sse.event, sse.json(), time.perf_counter() - t0))
     return events
 
 

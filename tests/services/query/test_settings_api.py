@@ -7,13 +7,13 @@ no model, as `secondbrain up --no-llm` does, and follows what the admin sets.
 from __future__ import annotations
 
 import http.server
-import json
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from httpx_sse import connect_sse
 from pydantic import SecretStr
 
 from app.assembly import build_runtime
@@ -71,11 +71,12 @@ def bearer(key: str) -> dict[str, str]:
 
 
 def ask_meta(client: TestClient, key: str) -> dict[str, Any]:
-    with client.stream("POST", "/v1/ask", json={"question": "When does the office open?"}, headers=bearer(key)) as r:
-        assert r.status_code == 200
-        for line in r.iter_lines():
-            if line.startswith("data:"):
-                return dict(json.loads(line[5:]))
+    with connect_sse(client, "POST", "/v1/ask", json={"question": "When does the office open?"},
+                     headers=bearer(key)) as stream:
+        assert stream.response.status_code == 200
+        for sse in stream.iter_sse():
+            assert sse.event == "meta"
+            return dict(sse.json())
     raise AssertionError("no meta event")
 
 
