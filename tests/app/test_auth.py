@@ -25,6 +25,7 @@ from secondbrain.http_security import host_allowed, origin_of, split_host
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.web.session import SESSION_COOKIE
+from tests.sse import sse_events
 
 
 def runtime(dsn: str, tmp_path: Path, **settings: Any) -> Runtime:
@@ -137,9 +138,9 @@ def test_job_progress_streams_to_its_owner_only(served: tuple[TestClient, Runtim
 
     worker = threading.Thread(target=finish)
     worker.start()
-    body = client.get(f"/v1/jobs/{job}/stream", params={"poll_s": 0.05}, headers=bearer(alice)).text
+    events = sse_events(client, "GET", f"/v1/jobs/{job}/stream", params={"poll_s": 0.05}, headers=bearer(alice))
     worker.join()
-    states = [json.loads(line[6:])["status"] for line in body.splitlines() if line.startswith("data: ")]
+    states = [data["status"] for _, data in events]
     assert states[0] == "queued" and states[-1] == "succeeded" and len(states) >= 2
 
 

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.e2e.harness import Service, readable_tmp, wait_jobs
+from tests.sse import sse_events
 
 pytestmark = pytest.mark.e2e
 
@@ -105,8 +106,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     feed = alice.post("/v1/feeds", json={"name": "Alice's phone"}).json()
     assert any(SECRET in e["quote"] for d in alice.get("/v1/agenda").json()["days"] for e in d["events"])
     assert SECRET in httpx.get(svc.url + feed["path"]).text
-    asked = alice.post("/v1/ask", json={"question": "What is the safe combination?"})
-    done = [json.loads(line[6:]) for line in asked.text.splitlines() if line.startswith("data: ")][-1]
+    done = sse_events(alice, "POST", "/v1/ask", json={"question": "What is the safe combination?"})[-1][1]
     conversation = done["conversation_id"]
     source = next(s for s in alice.get("/v1/sources").json()["sources"] if s["job_id"] == note)
     alice_key_id = alice.get("/v1/me").json()["key_id"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import os
 import random
 import signal
@@ -29,6 +28,7 @@ from secondbrain import ids
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment
 from tests.e2e.harness import Service, readable_tmp, wait_jobs
+from tests.sse import sse_events
 
 pytestmark = pytest.mark.e2e
 
@@ -126,8 +126,7 @@ def test_deleting_a_source_removes_its_text_from_conversations_and_exports(serve
                                                       "text/markdown")}).json()
     other = hana.post("/v1/notes", json={"text": "The garden hose is in the blue shed.", "title": "Garden"}).json()
     wait_jobs(hana, [up["job_id"], other["job_id"]])
-    asked = hana.post("/v1/ask", json={"question": "What is the storage unit alarm code?"})
-    done = [json.loads(line[6:]) for line in asked.text.splitlines() if line.startswith("data: ")][-1]
+    done = sse_events(hana, "POST", "/v1/ask", json={"question": "What is the storage unit alarm code?"})[-1][1]
     conversation = done["conversation_id"]
     before = hana.get(f"/v1/conversations/{conversation}").text
     assert "8264" in before  # the answer quoted it

@@ -25,6 +25,7 @@ from tests.pg import base_dsn, fresh_database
 from tests.query_corpus import BOB_TEXT, CORPUS, SPEECH, Corpus
 from tests.query_corpus import ask as ask_as
 from tests.serving import serve_in_thread
+from tests.sse import sse_events
 
 MOMENT = Moment("reference", REFERENCE)  # time words are tested at many moments in test_query_time.py
 TZ = MOMENT.tz
@@ -202,8 +203,8 @@ def test_ask_error_event_hides_the_exception(corpus: Corpus, caplog: pytest.LogC
     app = FastAPI()
     app.include_router(create_router(replace(corpus.rt, vectors=FailingVectors()), lambda: USER))  # type: ignore[arg-type]
     with caplog.at_level(logging.ERROR, logger="services.query.api"), TestClient(app) as client:
-        body = client.post("/v1/ask", json={"question": "anything about invoices"}).text
-    events = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+        events = [data for _, data in sse_events(client, "POST", "/v1/ask",
+                                                 json={"question": "anything about invoices"})]
     error = events[-1]
     assert "s3cret" not in json.dumps(error) and "10.0.0.7" not in json.dumps(error)
     assert error["message"].startswith("the answer failed; try again") and error["error_id"] in error["message"]
