@@ -261,3 +261,49 @@ def test_with_another_users_key_nothing_of_alice_shows(server: str, corpus: Corp
     assert r.status_code == 403
     assert httpx.get(f"{server}/v1/search", params={"q": "x"},
                      headers={"Authorization": "Bearer sb_forged_key"}).status_code == 401
+
+
+async def test_the_answerer_yields_typed_events_that_the_route_sends_unchanged(corpus: Corpus, server: str) -> None:
+    """``Answerer`` in-process and ``POST /v1/ask`` give the same events: meta, sources, tokens, done."""
+    from services.query.answerer import Answerer, Done, Meta, Sources, Token
+    from services.query.api import sse
+    from services.query.params import AskIn
+
+    question = "who is Zbigniew?"
+    answerer = Answerer.for_runtime(corpus.rt)
+    asked = AskIn.model_validate({"question": question, "tz": "Europe/Paris", "now": MOMENT.now.isoformat(),
+                                  "keep": False})
+    events = [e async for e in await answerer.start(USER, asked)]
+    assert isinstance(events[0], Meta) and isinstance(events[1], Sources) and isinstance(events[-1], Done)
+    assert events[2:-1] and all(isinstance(e, Token) for e in events[2:-1])
+    assert events[-1].grounded and events[-1].citations
+    over_http = ask(server, question, keep=False)
+    assert [name for name, _ in over_http] == [e.name for e in events]
+    varying = ("conversation_id", "timings_ms")  # a new conversation each time; the time taken
+    for (name, data), event in zip(over_http, events, strict=True):
+        here = json.loads(sse(event)["data"])
+        if name in ("meta", "done"):
+            here, data = ({k: v for k, v in d.items() if k not in varying} for d in (here, data))
+        assert data == here, name
+
+
+def test_each_event_has_its_wire_shape() -> None:
+    from services.query.answerer import Done, Error, Meta, Sources, Token
+    from services.query.api import sse
+
+    assert sse(Token("Hi ")) == {"event": "token", "data": '{"text": "Hi "}'}
+    assert sse(Sources([{"n": 1}])) == {"event": "sources", "data": '[{"n": 1}]'}
+    assert sse(Error("down", retryable=True)) == {"event": "error", "data": '{"message": "down", "retryable": true}'}
+    assert sse(Error("failed", error_id="ab12")) == {"event": "error",
+                                                    "data": '{"message": "failed", "error_id": "ab12"}'}
+    meta = Meta({"query_class": "semantic"}, answer_mode="extractive", conversation_id="c", standalone_question=None,
+                carried_over=None, fresh=False, model=None, revises=None, note="n")
+    assert list(json.loads(sse(meta)["data"])) == ["query_class", "answer_mode", "conversation_id",
+                                                   "standalone_question", "carried_over", "fresh", "model",
+                                                   "revises", "note"]
+    done = Done("a", answer_markdown="a", citations=[1], found=True, quotes=[], invalid_citations=[], grounded=True,
+                unsupported=False, extractive=None, answer_mode="extractive", conversation_id="c",
+                timings_ms={"total": 1.0})
+    assert list(json.loads(sse(done)["data"])) == ["answer", "answer_markdown", "citations", "found", "quotes",
+                                                   "invalid_citations", "grounded", "unsupported", "extractive",
+                                                   "answer_mode", "conversation_id", "timings_ms"]
