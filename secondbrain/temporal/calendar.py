@@ -18,6 +18,9 @@ from functools import lru_cache
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo
 
+from dateutil.easter import EASTER_ORTHODOX, EASTER_WESTERN
+from dateutil.easter import easter as dateutil_easter
+
 Hemisphere = Literal["north", "south"]
 DateOrder = Literal["mdy", "dmy", "ymd"]
 
@@ -324,18 +327,8 @@ class Conventions:
 # --------------------------------------------------------------------------- holidays
 
 def easter(y: int) -> date:
-    """Western Easter Sunday of ``y`` by the Gregorian computus (the anonymous algorithm, Meeus 1991)."""
-    a = y % 19
-    b, c = divmod(y, 100)
-    d, e = divmod(b, 4)
-    f = (b + 8) // 25
-    g = (b - f + 1) // 3
-    h = (19 * a + b - d - g + 15) % 30
-    i, k = divmod(c, 4)
-    weekday_fix = (32 + 2 * e + 2 * i - h - k) % 7
-    m = (a + 11 * h + 22 * weekday_fix) // 451
-    month, day = divmod(h + weekday_fix - 7 * m + 114, 31)
-    return date(y, month, day + 1)
+    """Western Easter Sunday of ``y`` (the Gregorian computus, as dateutil computes it)."""
+    return dateutil_easter(y, EASTER_WESTERN)
 
 
 def nth_in(first: date, after: date, weekday: int | None, n: int) -> date | None:
@@ -413,12 +406,8 @@ def _listed_block(pattern: str, countries: tuple[str, ...], year: int) -> tuple[
 
 
 def orthodox_easter(y: int) -> date:
-    """Orthodox Easter Sunday of ``y``: the Julian computus, moved to the Gregorian calendar."""
-    d = (19 * (y % 19) + 15) % 30
-    e = (2 * (y % 4) + 4 * (y % 7) - d + 34) % 7
-    month, day = divmod(d + e + 114, 31)
-    julian_to_gregorian = y // 100 - y // 400 - 2
-    return date(y, month, day + 1) + timedelta(days=julian_to_gregorian)
+    """Orthodox Easter Sunday of ``y``: the Julian computus, moved to the Gregorian calendar (dateutil)."""
+    return dateutil_easter(y, EASTER_ORTHODOX)
 
 
 # Where Easter is kept by the Julian computus even when the package lists no Easter holiday there.
