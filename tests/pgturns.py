@@ -11,8 +11,6 @@ from __future__ import annotations
 import selectors
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 
 class TurnCountingProxy:
@@ -75,14 +73,6 @@ class TurnCountingProxy:
         """Round trips so far, over every connection."""
         with self._lock:
             return self.turns
-
-    @contextmanager
-    def counting(self) -> Iterator[list[int]]:
-        """``with proxy.counting() as n:`` puts the round trips taken inside the block in ``n[0]``."""
-        result = [0]
-        before = self.count()
-        yield result
-        result[0] = self.count() - before
 
     def close(self) -> None:
         """Stop accepting and forwarding."""
