@@ -1,7 +1,7 @@
 """Answer quality on LoCoMo's questions, through ``POST /v1/ask``.
 
     .venv/bin/python bench/answers.py [--conversations 10] [--limit N] [--llm-url URL --llm-model NAME]
-                                      [--llama] [--service-repo PATH] [--out DIR]
+                                      [--llama] [--service-repo PATH] [--out DIR] [--keep DIR] [--dump FILE]
 
 Starts ``secondbrain up`` in a new data directory, ingests the LoCoMo conversations the way
 ``bench/locomo.py`` does (one user per conversation, each session a dated chat record), then asks
@@ -26,7 +26,10 @@ Side by side: the service's answer (extractive without a model; the model's with
 use: far too small to judge answer quality, it shows the protocol and the citation checks) and a
 naive baseline, the first sentence of the top source.  ``--service-repo`` runs the service of
 another checkout (an earlier commit) with this same scoring; ``--before FILE`` (the JSON such a run
-wrote) prints its figures beside this run's.
+wrote) prints its figures beside this run's.  ``--keep DIR`` keeps the service's data (and the users'
+keys) in ``DIR`` and, when it is there already, asks the questions without ingesting again (for changes on
+the query side only: the ingestion is most of a run).  ``--dump FILE`` writes every question with its gold
+answer, the answer given and the sources' snippets, to read what fails.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import backbone, charts  # noqa: E402
-from bench.locomo import CATEGORIES, DEFAULT_DATA, Conversation, Question, ingest, load  # noqa: E402
+from bench.locomo import CATEGORIES, DEFAULT_DATA, Conversation, Ingested, Question, ingest, load  # noqa: E402
 
 NOT_FOUND = ("could not find", "nothing about that", "no information", "not mentioned", "don't know",
              "do not know", "no answer")
@@ -164,11 +167,17 @@ def main() -> None:
     ap.add_argument("--service-repo", type=Path, default=REPO, help="run the service of this checkout")
     ap.add_argument("--out", default=None)
     ap.add_argument("--before", type=Path, default=None, help="answers-*.json of an earlier run, shown beside")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the service's data here; when it holds an index already, do not ingest again")
+    ap.add_argument("--dump", type=Path, default=None, help="write every question, answer and source here")
     args = ap.parse_args()
     convs = load(args.data, args.conversations, args.limit)
     at_start = charts.machine()
-    root = Path(tempfile.mkdtemp(prefix="sb-bench-answers-"))
-    root.chmod(0o755)
+    root = args.keep.resolve() if args.keep else Path(tempfile.mkdtemp(prefix="sb-bench-answers-"))
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o755)  # the embedded Postgres may run as another system user
+    kept = root / "locomo-ingested.json"
+    dump: list[dict[str, Any]] = []
     env = {"SB_RATE_LIMIT_PER_MINUTE": "0", "SB_READ_RATE_LIMIT_PER_MINUTE": "0"}
     server = None
     if args.llama:
@@ -188,7 +197,15 @@ def main() -> None:
         proc, _ = backbone.start(root / "data", port, extra_env=env)
         try:
             base = f"http://127.0.0.1:{port}"
-            ing = ingest(base, (root / "data" / "api-key").read_text().strip(), convs)
+            if kept.exists():
+                ing = Ingested(**json.loads(kept.read_text()))
+                if any(c.sample_id not in ing.keys for c in convs):
+                    raise SystemExit(f"{root} holds other conversations; use a new --keep directory")
+                print(f"  reusing the index in {root} (ingested before)", file=sys.stderr)
+            else:
+                ing = ingest(base, (root / "data" / "api-key").read_text().strip(), convs)
+                if args.keep:
+                    kept.write_text(json.dumps(ing.__dict__))
             t0 = time.perf_counter()
             work = [(c, q) for c in convs for q in c.questions]
             for i, (c, q) in enumerate(work, 1):
@@ -200,6 +217,11 @@ def main() -> None:
                 held = {t for s in sources for t in ((s.get("attributes") or {}).get("turn_ids") or "").split()}
                 in_sources = bool(q.evidence) and set(q.evidence) <= held
                 naive = first_sentence(sources[0]["snippet"]) if sources else ""
+                if args.dump:
+                    dump.append({"conversation": c.sample_id, "category": q.category, "question": q.text,
+                                 "gold": gold, "evidence": q.evidence, "answer": answer, "in_sources": in_sources,
+                                 "sources": [{"turn_ids": (s.get("attributes") or {}).get("turn_ids"),
+                                              "snippet": s.get("snippet")} for s in sources]})
                 asked += 1
                 grounded = bool(got.get("done", {}).get("grounded"))
                 if not grounded and not abstains(answer):
@@ -224,7 +246,8 @@ def main() -> None:
         finally:
             backbone.stop(proc)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
         if server is not None:
             server.stop()
     print(f"LoCoMo answers through POST /v1/ask: {len(convs)} conversations, {asked} questions; "
@@ -248,6 +271,9 @@ def main() -> None:
                 tf1, words = source.mean(key, cat, "f1"), source.mean(key, cat, "words")
                 print(f"{label:<14}{n:>5}{got:>10.3f}{either:>7.3f}{tf1:>7.3f}{lost:>7.3f}{words:>7.1f}"
                       f"{source.mean(key, cat, 'false_abstains'):>12.3f}")
+    if args.dump:
+        args.dump.write_text(json.dumps(dump, indent=1))
+        print(f"wrote every answer to {args.dump}")
     print(f"\nanswers without a valid citation that do not abstain: {unsupported}/{asked}")
     print("lost: of the questions whose evidence turns were all in the sources, the share whose answer "
           "missed the gold answer")
