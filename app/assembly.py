@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, VectorStore
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.topic_names import TopicNames
 
 if TYPE_CHECKING:
     from secondbrain.embedding import EmbedderPool
@@ -29,7 +29,8 @@ def build_metadata(settings: Settings) -> MetadataStore:
     from secondbrain.secret_box import SecretBox
     from secondbrain.stores.metadata_pg import PostgresMetadataStore
 
-    return PostgresMetadataStore(settings.dsn(), secrets=SecretBox.for_settings(settings))
+    return PostgresMetadataStore(settings.dsn(), secrets=SecretBox.for_settings(settings),
+                                 topics=TopicNames(settings.topic_prefix))
 
 
 def build_objects(settings: Settings) -> ObjectStore:

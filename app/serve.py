@@ -27,9 +27,10 @@ from secondbrain.pipeline.kafka_security import aiokafka_options
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.pipeline.stage import Stage
 from secondbrain.pipeline.topics import ensure_topics
-from secondbrain.pipeline.topology import EMBED, STAGES
+from secondbrain.pipeline.topology import EMBED
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.stages import STAGES
 from secondbrain.temporal import Conventions
 from services.fetcher.fetch import FetchPolicy, parse_networks
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import numpy as np
 from pydantic import SecretStr
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.ports import Embedder
 
 log = logging.getLogger(__name__)

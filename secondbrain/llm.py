@@ -23,7 +23,7 @@ from opentelemetry.trace import Span, SpanKind
 from pydantic import SecretStr
 
 from secondbrain import telemetry
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

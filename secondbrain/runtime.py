@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.topics import TopicNames
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorStore
 from secondbrain.settings import Settings
+from secondbrain.topic_names import TopicNames
 
 if TYPE_CHECKING:
     from secondbrain.embedding import EmbedderPool

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.ports import SpeechSegment, Transcriber, Transcript, Word
 
 log = logging.getLogger(__name__)

@@ -57,9 +57,12 @@ def readme_rows(path: Path) -> dict[str, str]:
 
 
 def test_every_stage_in_the_topology_has_a_stage_class_and_a_readme() -> None:
-    from secondbrain.pipeline.topology import STAGES
+    from secondbrain.pipeline.topology import PIPELINE
+    from secondbrain.stages import STAGES
 
     assert set(STAGE_CLASSES) == set(STAGES)
+    # The job ledger knows the stages by name only: the topology's steps are those, in that order.
+    assert tuple(s.name for s in PIPELINE) == STAGES
 
 
 @pytest.mark.parametrize("name", sorted(STAGE_CLASSES))

@@ -40,7 +40,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     """Re-embed users' chunks with another model into a new collection version, then switch to it."""
     from app.assembly import build_vectors
     from secondbrain.embedding import EmbedderPool, check_spec, load_embedder
-    from secondbrain.pipeline.errors import RetryableError
+    from secondbrain.errors import RetryableError
     from secondbrain.sparse import Bm25Encoder
     from secondbrain.stores.vectors_edge import VectorsInUse
     from services.embedder.reindex import Progress, ReindexBusy, Reindexer, ReindexIncomplete

@@ -68,7 +68,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from secondbrain.infra.tansu import TansuBroker
     from secondbrain.llm_discovery import resolve_answer_model
     from secondbrain.logs import setup_logging
-    from secondbrain.pipeline.topology import STAGES
+    from secondbrain.stages import STAGES
 
     settings = settings_for(args, mode="embedded", object_store="files", vector_store="edge",
                             llm_base_url=getattr(args, "llm", None), llm_model=getattr(args, "llm_model", None))
@@ -542,7 +542,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """One or more pipeline stages (health endpoints on --port)."""
-    from secondbrain.pipeline.topology import STAGES
+    from secondbrain.stages import STAGES
 
     bad = [s for s in args.stages if s not in STAGES]
     if bad:
@@ -567,7 +567,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_topics(args: argparse.Namespace) -> int:
     """Create the pipeline's Kafka topics and exit."""
     from secondbrain.pipeline.kafka_security import aiokafka_options
-    from secondbrain.pipeline.topics import TopicNames, ensure_topics
+    from secondbrain.pipeline.topics import ensure_topics
+    from secondbrain.topic_names import TopicNames
 
     s = settings_for(args)
     created = asyncio.run(ensure_topics(s.kafka_bootstrap, TopicNames(s.topic_prefix), partitions=s.partitions,

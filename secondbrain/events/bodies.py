@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from secondbrain.errors import PermanentError
 from secondbrain.events.models import Segment
-from secondbrain.pipeline.errors import PermanentError
 
 
 def without_texts(segments: Sequence[Segment]) -> list[Segment]:

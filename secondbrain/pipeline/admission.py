@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from secondbrain import keys
+from secondbrain.errors import PermanentError, SourceGone, Unauthorized
 from secondbrain.events import signing
-from secondbrain.pipeline.errors import PermanentError, SourceGone, Unauthorized
 from secondbrain.pipeline.stage import require_known_user
 from secondbrain.ports import JobLedger, JobView, Users
 

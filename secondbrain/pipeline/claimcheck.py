@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.ports import ObjectNotFound, ObjectStore
 
 # Well under Kafka's default 1 MB message limit, leaving room for the envelope and headers.

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from secondbrain import ids
+from secondbrain.errors import PermanentError
 from secondbrain.events import signing
 from secondbrain.events.codec import EventCodec, EventTooLarge
 from secondbrain.events.models import DeadLetter
-from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import DeadLetterRecord
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from secondbrain.pipeline.errors import SourceGone
+from secondbrain.errors import SourceGone
 from secondbrain.pipeline.stage import AdmittingStage, DiscardingStage, Stage
 from secondbrain.ports import JobGone, JobLedger
 

@@ -1,5 +1,5 @@
 """Every retry of the pipeline, in one place, on tenacity: bounded, with exponential backoff, and only for
-errors classified as worth retrying (:func:`secondbrain.pipeline.errors.classify`)."""
+errors classified as worth retrying (:func:`secondbrain.errors.classify`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from secondbrain.pipeline.errors import classify
+from secondbrain.errors import classify
 from secondbrain.settings import Settings
 
 log = logging.getLogger(__name__)

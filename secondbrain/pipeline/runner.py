@@ -42,22 +42,22 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from tenacity import RetryCallState
 
-from secondbrain import ids, telemetry
+from secondbrain import ids, telemetry, topic_names
+from secondbrain.errors import PermanentError, SourceGone, Unauthorized, classify, retry_may_help
 from secondbrain.events.codec import EventCodec, MalformedEvent
 from secondbrain.events.models import JobStatusChanged
 from secondbrain.events.sealing import Sealer, SealError
-from secondbrain.pipeline import dead_letters, event_telemetry, retry, topics
+from secondbrain.pipeline import dead_letters, event_telemetry, retry
 from secondbrain.pipeline.dead_letters import Message
-from secondbrain.pipeline.errors import PermanentError, SourceGone, Unauthorized, classify, retry_may_help
 from secondbrain.pipeline.faust_app import build_app
 from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
 from secondbrain.pipeline.stage import AdmittingStage, BatchingStage, DiscardingStage, JobRef, Stage, WarmingStage
-from secondbrain.pipeline.topics import TopicNames
 from secondbrain.pipeline.topology import SEALED_TOPICS
 from secondbrain.ports import DeadLetters, JobGone, JobLedger, UnknownUser
 from secondbrain.ports.metadata import JobState
 from secondbrain.settings import Settings
+from secondbrain.topic_names import TopicNames
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -510,7 +510,7 @@ class StageRunner:
         span.set_attribute("sb.error.kind", kind)
         encoded, headers = dead_letters.letter(self.codec, msg, stage=self.step.name, kind=kind, exc=exc,
                                                attempts=attempts, job_id=ref.job_id, user_id=ref.user_id)
-        await self._send(self.names(topics.DEAD_LETTER), msg.key, encoded, telemetry.with_trace_headers(headers))
+        await self._send(self.names(topic_names.DEAD_LETTER), msg.key, encoded, telemetry.with_trace_headers(headers))
         log.error("dead-lettered", extra={"stage": self.step.name, "job_id": ref.job_id, "kind": kind,
                                           "error": reason, "topic": msg.topic, "offset": msg.offset})
         if ref.job_id:
@@ -536,7 +536,7 @@ class StageRunner:
             user_id=ref.user_id, stage=self.step.name, status=status, detail=detail, attempt=attempt,
             occurred_at=datetime.now(UTC),
         )
-        await self._send(self.names(topics.JOBS_STATUS), ref.user_id.encode(), self.codec.encode(ev),
+        await self._send(self.names(topic_names.JOBS_STATUS), ref.user_id.encode(), self.codec.encode(ev),
                          self.codec.headers(ev))
 
     async def _bookkeeping_free(self, fn: Callable[..., T], *args: Any) -> T | None:

@@ -48,7 +48,7 @@ class Stage(Protocol[In]):
 @runtime_checkable
 class AdmittingStage(Protocol[In]):
     """A stage reading a topic other apps publish to (``step.open_input``): each event is checked before
-    any job state is touched (an ``unauthorized`` :class:`~secondbrain.pipeline.errors.PermanentError`
+    any job state is touched (an ``unauthorized`` :class:`~secondbrain.errors.PermanentError`
     refuses it)."""
 
     def admit(self, event: In, value: bytes, headers: Mapping[str, str]) -> None:
@@ -92,7 +92,7 @@ class WarmingStage(Protocol):
 def require_known_user(users: Users, user_id: str) -> None:
     """Refuse an event whose user id is malformed or unknown (it is dead-lettered, never retried)."""
     from secondbrain import keys
-    from secondbrain.pipeline.errors import PermanentError, Unauthorized
+    from secondbrain.errors import PermanentError, Unauthorized
 
     try:
         keys.check_user_id(user_id)

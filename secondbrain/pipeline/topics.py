@@ -1,8 +1,7 @@
-"""Every Kafka topic, declared in one place.
+"""Creating the pipeline's Kafka topics (their names: ``secondbrain.topic_names``).
 
 Topics are created explicitly at start-up (never auto-created: brokers that auto-create
-pick their own partition count).  Messages are keyed by user id so one user's events
-stay in order on one partition.
+pick their own partition count).
 """
 
 from __future__ import annotations
@@ -11,43 +10,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from secondbrain.topic_names import TopicNames
+
 log = logging.getLogger(__name__)
-
-URLS_REQUESTED = "urls.requested"
-ARTIFACTS_SUBMITTED = "artifacts.submitted"
-DOCUMENTS_EXTRACTED = "documents.extracted"
-CHUNKS_CREATED = "chunks.created"
-CHUNKS_INDEXED = "chunks.indexed"
-JOBS_STATUS = "jobs.status"
-DEAD_LETTER = "pipeline.deadletter"
-
-ALL_TOPICS: tuple[str, ...] = (
-    URLS_REQUESTED,
-    ARTIFACTS_SUBMITTED,
-    DOCUMENTS_EXTRACTED,
-    CHUNKS_CREATED,
-    CHUNKS_INDEXED,
-    JOBS_STATUS,
-    DEAD_LETTER,
-)
-
-
-@dataclass(frozen=True, slots=True)
-class TopicNames:
-    """Physical topic names: the logical names behind an optional deployment prefix."""
-
-    prefix: str = ""
-
-    def __call__(self, logical: str) -> str:
-        """The physical name of ``logical``."""
-        return f"{self.prefix}{logical}"
-
-    def all(self) -> list[str]:
-        """Every physical topic of the pipeline."""
-        return [self(t) for t in ALL_TOPICS]
 
 
 async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, replication: int,

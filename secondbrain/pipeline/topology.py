@@ -1,5 +1,5 @@
 """The pipeline, declared once: each stage, the topic it reads, the topics it writes and the job stage it
-advances.  The runner, the job ledger's stages, topic creation, process assembly and the README's
+advances.  The runner, topic creation, process assembly and the README's
 diagram (``python -m secondbrain.pipeline.topology``) all read it from here.
 """
 
@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from secondbrain import stages, topic_names
 from secondbrain.events.models import (
     ArtifactSubmitted,
     ChunksCreated,
@@ -16,7 +17,6 @@ from secondbrain.events.models import (
     DocumentExtracted,
     UrlRequested,
 )
-from secondbrain.pipeline import topics
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +43,16 @@ class Step:
         return self.outputs[0]
 
 
-FETCH = Step("fetch", topics.URLS_REQUESTED, UrlRequested, (topics.ARTIFACTS_SUBMITTED,), ArtifactSubmitted,
-             open_input=True)
-EXTRACT = Step("extract", topics.ARTIFACTS_SUBMITTED, ArtifactSubmitted, (topics.DOCUMENTS_EXTRACTED,),
-               DocumentExtracted, open_input=True)
-CHUNK = Step("chunk", topics.DOCUMENTS_EXTRACTED, DocumentExtracted, (topics.CHUNKS_CREATED,), ChunksCreated)
-EMBED = Step("embed", topics.CHUNKS_CREATED, ChunksCreated, (topics.CHUNKS_INDEXED,), ChunksIndexed, final=True)
+FETCH = Step(stages.FETCH, topic_names.URLS_REQUESTED, UrlRequested, (topic_names.ARTIFACTS_SUBMITTED,),
+             ArtifactSubmitted, open_input=True)
+EXTRACT = Step(stages.EXTRACT, topic_names.ARTIFACTS_SUBMITTED, ArtifactSubmitted,
+               (topic_names.DOCUMENTS_EXTRACTED,), DocumentExtracted, open_input=True)
+CHUNK = Step(stages.CHUNK, topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted, (topic_names.CHUNKS_CREATED,),
+             ChunksCreated)
+EMBED = Step(stages.EMBED, topic_names.CHUNKS_CREATED, ChunksCreated, (topic_names.CHUNKS_INDEXED,), ChunksIndexed,
+             final=True)
 
 PIPELINE: tuple[Step, ...] = (FETCH, EXTRACT, CHUNK, EMBED)
-STAGES: tuple[str, ...] = tuple(s.name for s in PIPELINE)  # every stage a job can have, in order
-URL_STAGES: tuple[str, ...] = STAGES  # a URL is fetched first
-FILE_STAGES: tuple[str, ...] = STAGES[STAGES.index(EXTRACT.name):]  # an uploaded artifact starts at extraction
-JOB_STAGES: frozenset[str] = frozenset({"gateway", *STAGES})  # where a job status can come from
 
 
 # Topics no other app publishes to: their events are the pipeline's own, sealed (secondbrain.events.sealing).
@@ -67,7 +65,7 @@ def step(name: str) -> Step:
     for s in PIPELINE:
         if s.name == name:
             return s
-    raise ValueError(f"unknown stage {name!r}; stages are {', '.join(STAGES)}")
+    raise ValueError(f"unknown stage {name!r}; stages are {', '.join(stages.STAGES)}")
 
 
 def diagram() -> str:

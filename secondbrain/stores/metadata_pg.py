@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PostgresDatabase
+from secondbrain.stores.postgres.base import PostgresDatabase
 from secondbrain.stores.postgres.catalog import PostgresCatalog
 from secondbrain.stores.postgres.conversations import PostgresConversations
 from secondbrain.stores.postgres.dead_letters import PostgresDeadLetters
@@ -18,25 +18,28 @@ from secondbrain.stores.postgres.users import PostgresUsers
 
 if TYPE_CHECKING:
     from secondbrain.secret_box import SecretBox
+    from secondbrain.topic_names import TopicNames
 
-__all__ = ["SUBMITTED_TOPIC_SUFFIXES", "PostgresMetadataStore"]
+__all__ = ["PostgresMetadataStore"]
 
 
 class PostgresMetadataStore:
     """Every metadata role on one Postgres pool: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
-    plus the database itself (migrations, readiness)."""
+    plus the database itself (migrations, readiness).  ``topics``: the deployment's topic names (the
+    outbox's submission messages are found by them; no prefix unless given)."""
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, secrets: SecretBox | None = None) -> None:
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, secrets: SecretBox | None = None,
+                 topics: TopicNames | None = None) -> None:
         self.database = PostgresDatabase(dsn, min_size=min_size, max_size=max_size)
         self.users = PostgresUsers(self.database)
         self.intake = PostgresIntake(self.database)
         self.jobs = PostgresJobs(self.database)
         self.fence = self.jobs  # the job ledger fences the stages' writes (its rows are what is locked)
-        self.outbox = PostgresOutbox(self.database)
+        self.outbox = PostgresOutbox(self.database, topics)
         self.catalog = PostgresCatalog(self.database)
-        self.lifecycle = PostgresLifecycle(self.database)
+        self.lifecycle = PostgresLifecycle(self.database, topics)
         self.conversations = PostgresConversations(self.database)
         self.indexes = PostgresIndexes(self.database)
         self.server_settings = PostgresServerSettings(self.database, secrets)  # stores the API key encrypted

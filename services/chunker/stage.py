@@ -14,10 +14,10 @@ from typing import ClassVar
 from zoneinfo import ZoneInfo
 
 from secondbrain import ids, keys
+from secondbrain.errors import PermanentError
 from secondbrain.events import bodies
 from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment, TimeMention
 from secondbrain.pipeline import claimcheck, topology
-from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import JobFence, ObjectStore
 from secondbrain.temporal import Conventions

@@ -28,9 +28,9 @@ from opentelemetry.trace import SpanKind
 
 from secondbrain import ids, keys, telemetry
 from secondbrain.embedding import EmbedderPool
+from secondbrain.errors import PermanentError
 from secondbrain.events.models import Chunk, ChunksCreated, ChunksIndexed
 from secondbrain.pipeline import claimcheck, topology
-from secondbrain.pipeline.errors import PermanentError
 from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import (
     Catalog,

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.ports import SpeechSegment, Transcriber, Transcript
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext

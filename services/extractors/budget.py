@@ -14,7 +14,7 @@ import re
 import zipfile
 from dataclasses import dataclass
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 
 MB = 1024 * 1024
 _BLOCK = 256 * 1024

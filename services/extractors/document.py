@@ -7,7 +7,7 @@ document's title, metadata and any time the content itself states.  :func:`assem
 turns blocks into segments with exact character offsets into the document's full text,
 so a chunk, and therefore a citation, can point at a span, a page or a second of audio.
 
-Bad input raises :class:`~secondbrain.pipeline.errors.PermanentError` with a sentence a
+Bad input raises :class:`~secondbrain.errors.PermanentError` with a sentence a
 person can act on; a temporary problem (a model server down) raises ``RetryableError``.
 """
 

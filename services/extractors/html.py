@@ -24,7 +24,7 @@ from lxml import etree
 from lxml import html as lxml_html
 from lxml.html.builder import E
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors import dates
 from services.extractors import text as text_extractor
 from services.extractors.document import Block, Extracted, ExtractionContext

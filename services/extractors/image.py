@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageOps
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
 from services.extractors.ocr import TesseractOcr, flatten

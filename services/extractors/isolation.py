@@ -22,7 +22,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 from services.extractors.budget import Budget
 from services.extractors.document import Extracted, ExtractionContext, Extractor
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from PIL import Image
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 
 #: Characters that start a list item: a line starting with one is never joined to the line before.
 _LIST_ITEM = re.compile(r"^(?:[•◦▪▫‣∙·●○■□►▸*\-\u2013\u2014]\s"  # bullets and dashes

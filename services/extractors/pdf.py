@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
 from services.extractors.ocr import TesseractOcr, TextLine, join_lines

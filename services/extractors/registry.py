@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.ports import Captioner, Transcriber
 from secondbrain.settings import Settings
 from services.extractors import sniff

@@ -13,7 +13,7 @@ import io
 import zipfile
 from dataclasses import dataclass
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 
 # Families map one to one to extractors.
 TEXT, HTML, PDF, IMAGE, AUDIO, OFFICE = "text", "html", "pdf", "image", "audio", "office"

@@ -23,10 +23,10 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from secondbrain import ids, keys
+from secondbrain.errors import PermanentError, SourceGone
 from secondbrain.events import bodies
 from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted
 from secondbrain.pipeline import admission, claimcheck, topology
-from secondbrain.pipeline.errors import PermanentError, SourceGone
 from secondbrain.pipeline.stage import JobRef, require_known_user
 from secondbrain.ports import (
     ArtifactGone,

@@ -19,8 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
+from secondbrain.errors import PermanentError
 from secondbrain.events.models import Segment
-from secondbrain.pipeline.errors import PermanentError
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 

@@ -26,7 +26,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpcore
 import httpx
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 
 MIB = 1024 * 1024
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB

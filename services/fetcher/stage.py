@@ -19,9 +19,9 @@ from datetime import UTC
 from typing import ClassVar, NoReturn
 
 from secondbrain import ids, keys
+from secondbrain.errors import PermanentError, SourceGone
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import admission, topology
-from secondbrain.pipeline.errors import PermanentError, SourceGone
 from secondbrain.pipeline.stage import JobRef, require_known_user
 from secondbrain.ports import (
     ArtifactRecord,

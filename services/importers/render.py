@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.importers.model import Capture, Skipped
 
 MAX_TURNS_PER_RECORD = 600  # a busy group's day is cut in parts: each stays well inside one document's budget

@@ -23,8 +23,8 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from secondbrain.errors import failure_sentence
 from secondbrain.http_security import short
-from secondbrain.pipeline.errors import failure_sentence
 from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceView
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title

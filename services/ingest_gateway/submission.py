@@ -17,10 +17,9 @@ from datetime import UTC, datetime
 from typing import IO
 from urllib.parse import urlsplit
 
-from secondbrain import ids, keys, telemetry
+from secondbrain import ids, keys, telemetry, topic_names
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.http_security import short
-from secondbrain.pipeline import topics
 from secondbrain.ports import ArtifactRecord, OutboxMessage
 from secondbrain.runtime import Runtime
 from services.fetcher.fetch import Networks, address_problem, literal_address
@@ -97,7 +96,7 @@ class Submissions:
                 "sb.job.id": job_id, "sb.content_type": content_type, "sb.size_bytes": size}) as span:
             telemetry.set_user(user, span)
             # The trace goes with the message: the relay publishes it later, the stages continue it.
-            message = OutboxMessage(topic=rt.names(topics.ARTIFACTS_SUBMITTED), key=user.encode(),
+            message = OutboxMessage(topic=rt.names(topic_names.ARTIFACTS_SUBMITTED), key=user.encode(),
                                     value=rt.codec.encode(event),
                                     headers=telemetry.with_trace_headers(rt.codec.headers(event)))
             # Queued leased to this process's relay, which publishes it without claiming it first.
@@ -115,7 +114,7 @@ class Submissions:
         event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
                              title=title, captured_at=captured_at, requested_at=datetime.now(UTC),
                              producer="gateway", attributes=dict(attributes or {}))
-        message = OutboxMessage(topic=rt.names(topics.URLS_REQUESTED), key=user.encode(),
+        message = OutboxMessage(topic=rt.names(topic_names.URLS_REQUESTED), key=user.encode(),
                                 value=rt.codec.encode(event),
                                 headers=telemetry.with_trace_headers(rt.codec.headers(event)))  # the request's trace
         result = rt.metadata.intake.request_url(

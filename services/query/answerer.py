@@ -25,8 +25,8 @@ from fastapi import HTTPException
 from opentelemetry import trace
 
 from secondbrain import telemetry
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ForeignConversation, SparseEncoder
 from secondbrain.runtime import Runtime
 from secondbrain.temporal import Conventions

@@ -29,8 +29,8 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
 from secondbrain import keys, telemetry
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
 from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title

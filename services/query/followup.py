@@ -23,8 +23,8 @@ from functools import cache
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
-from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.grammar import TimeWindow, parse_all
 

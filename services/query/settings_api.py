@@ -19,9 +19,8 @@ import httpx
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
-from secondbrain import __version__
+from secondbrain import __version__, topic_names
 from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
-from secondbrain.pipeline import topics
 from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
 from secondbrain.secret_box import SecretUnavailable
@@ -129,8 +128,8 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any, answers:
             "bootstrap": n.kafka_bootstrap, "security_protocol": n.kafka_security_protocol,
             # In embedded mode the broker listens on loopback only: apps on this machine reach it.
             "loopback_only": n.mode == "embedded",
-            "topics": {"artifacts": rt.names(topics.ARTIFACTS_SUBMITTED), "urls": rt.names(topics.URLS_REQUESTED),
-                       "deadletter": rt.names(topics.DEAD_LETTER)}}}
+            "topics": {"artifacts": rt.names(topic_names.ARTIFACTS_SUBMITTED),
+                       "urls": rt.names(topic_names.URLS_REQUESTED), "deadletter": rt.names(topic_names.DEAD_LETTER)}}}
 
     return router
 

@@ -28,8 +28,8 @@ from secondbrain.embedding import (
     OpenAICompatibleEmbedder,
     load_embedder,
 )
+from secondbrain.errors import classify
 from secondbrain.infra.ports import free_port
-from secondbrain.pipeline.errors import classify
 from secondbrain.ports import Embedder
 
 TEXTS = ["The cat sat on the mat.", "Quarterly revenue grew by 12 percent.", "x", "Straße café 東京",

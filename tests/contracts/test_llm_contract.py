@@ -22,9 +22,9 @@ import pytest
 from pydantic import SecretStr
 
 from devtools.llm_server import LlamaServerError, LocalLlamaServer, available
+from secondbrain.errors import PermanentError, RetryableError, classify
 from secondbrain.infra.ports import free_port, port_accepts
 from secondbrain.llm import ChatLLM, LLMRequestError, LLMUnavailable, OpenAICompatibleLLM
-from secondbrain.pipeline.errors import PermanentError, RetryableError, classify
 
 COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
 STORY = [{"role": "user", "content": "Write a long story about a lighthouse keeper and the sea."}]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from devtools import gen_audio as gen
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.ports import Transcriber
 from secondbrain.transcribe import TRANSCRIBER_KINDS, load_transcriber
 

@@ -27,7 +27,7 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from app.serve import retention_loop
-from secondbrain import ids, keys, lifecycle
+from secondbrain import ids, keys, lifecycle, topic_names
 from secondbrain.events.models import (
     ArtifactSubmitted,
     ChunksCreated,
@@ -35,7 +35,7 @@ from secondbrain.events.models import (
     DocumentExtracted,
     UrlRequested,
 )
-from secondbrain.pipeline import claimcheck, local, topics
+from secondbrain.pipeline import claimcheck, local
 from secondbrain.ports import VectorFilter
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
@@ -126,7 +126,7 @@ def published(env: Env) -> list[Any]:
     """What the relay would publish now (marked published)."""
     rows = env.rt.metadata.outbox.claim_outbox(1000)
     env.rt.metadata.outbox.mark_published([r.id for r in rows])
-    kinds = {topics.ARTIFACTS_SUBMITTED: ArtifactSubmitted, topics.URLS_REQUESTED: UrlRequested}
+    kinds = {topic_names.ARTIFACTS_SUBMITTED: ArtifactSubmitted, topic_names.URLS_REQUESTED: UrlRequested}
     return [env.rt.codec.decode(r.message.value, expected=kind) for r in rows
             for topic, kind in kinds.items() if r.message.topic.endswith(topic)]
 

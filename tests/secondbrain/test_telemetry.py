@@ -26,10 +26,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from app.serve import Process
-from secondbrain import telemetry
+from secondbrain import telemetry, topic_names
 from secondbrain.infra.tansu import TansuBroker
 from secondbrain.logs import JsonFormatter, TraceContextFilter
-from secondbrain.pipeline import topics
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.pipeline.topology import SEALED_TOPICS
 from secondbrain.settings import Settings
@@ -106,9 +105,9 @@ async def test_the_runner_continues_the_trace_of_its_input_and_passes_it_on(env:
     assert ev.job_id
     with telemetry.tracer().start_as_current_span("upstream", kind=SpanKind.PRODUCER) as upstream:
         headers = telemetry.with_trace_headers(CODEC.headers(ev))
-    await env.producer.send_and_wait(env.t(topics.ARTIFACTS_SUBMITTED), CODEC.encode(ev), key=b"alice",
+    await env.producer.send_and_wait(env.t(topic_names.ARTIFACTS_SUBMITTED), CODEC.encode(ev), key=b"alice",
                                      headers=headers)
-    out = await eventually(lambda: _record(env, topics.DOCUMENTS_EXTRACTED, ev.job_id or ""), "the output")
+    out = await eventually(lambda: _record(env, topic_names.DOCUMENTS_EXTRACTED, ev.job_id or ""), "the output")
 
     (process,) = await eventually(lambda: [s for s in finished(spans, "extract process")
                                            if s.attributes and s.attributes.get("sb.job.id") == ev.job_id],
@@ -118,10 +117,10 @@ async def test_the_runner_continues_the_trace_of_its_input_and_passes_it_on(env:
     assert process.context.trace_id == parent.trace_id and process.kind == SpanKind.CONSUMER
     attrs = dict(process.attributes or {})
     assert attrs["sb.user.hash"] == telemetry.user_hash("alice") and "alice" not in repr(attrs)
-    assert attrs["sb.attempt"] == 1 and attrs["messaging.destination.name"] == env.t(topics.ARTIFACTS_SUBMITTED)
+    assert attrs["sb.attempt"] == 1 and attrs["messaging.destination.name"] == env.t(topic_names.ARTIFACTS_SUBMITTED)
     assert attrs["sb.size_bytes"] == ev.size_bytes and attrs["sb.output.modality"] == "text"
     # The output carries the context of its publish span, a child of the consumer span.
-    (publish,) = [s for s in finished(spans, f"{env.t(topics.DOCUMENTS_EXTRACTED)} publish")
+    (publish,) = [s for s in finished(spans, f"{env.t(topic_names.DOCUMENTS_EXTRACTED)} publish")
                   if s.parent and s.parent.span_id == process.context.span_id]
     carried = trace.get_current_span(telemetry.context_from_headers(out.headers)).get_span_context()
     assert (carried.trace_id, carried.span_id) == (parent.trace_id, publish.context.span_id)
@@ -144,7 +143,7 @@ async def test_retries_and_dead_letters_are_counted_and_the_letter_keeps_the_tra
     await env.send(flaky)
     await env.send(broken)
     await eventually(lambda: env.outputs(flaky.job_id or ""), "the flaky event's output")
-    letter = await eventually(lambda: _record(env, topics.DEAD_LETTER, broken.job_id or ""), "the dead letter")
+    letter = await eventually(lambda: _record(env, topic_names.DEAD_LETTER, broken.job_id or ""), "the dead letter")
     await eventually(lambda: count("retried") == retried + 2 and count("dead_lettered") == dead + 1
                      and count("failed") == failed + 1, "retried + 2, dead_lettered + 1, failed + 1")
     (process,) = [s for s in finished(spans, "extract process")
@@ -170,7 +169,7 @@ async def test_lag_is_reported_and_a_stage_that_stops_reading_fails_liveness(
         first = env.job("ok")
         await env.send(first)
         await eventually(lambda: env.outputs(first.job_id or ""), "the first event's output", timeout=30)
-        topic = env.t(topics.ARTIFACTS_SUBMITTED)
+        topic = env.t(topic_names.ARTIFACTS_SUBMITTED)
         # Caught up: nothing waits, however long the stage has been idle.
         await eventually(lambda: runner.lag() and all(n == 0 for _s, _t, _p, n in runner.lag()), "lag 0")
         assert runner.stalled() is None

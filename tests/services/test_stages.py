@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from secondbrain import ids, keys
+from secondbrain import ids, keys, topic_names
 from secondbrain.embedding import OnnxMiniLMEmbedder, load_embedder
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.events import bodies
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import (
@@ -37,8 +38,7 @@ from secondbrain.events.models import (
     Segment,
     UrlRequested,
 )
-from secondbrain.pipeline import claimcheck, local, topics, topology
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.pipeline import claimcheck, local, topology
 from secondbrain.ports import ArtifactRecord, MetadataStore, OutboxMessage, VectorFilter
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.memory import MemoryMetadataStore
@@ -122,9 +122,10 @@ class Pipeline:
     def run(self, event: ArtifactSubmitted) -> tuple[DocumentExtracted, ChunksCreated, ChunksIndexed]:
         """The three stages as the runner drives them (the bookkeeping and "still wanted?" included)."""
         jobs = self.metadata.jobs
-        doc = only(local.run(self.extract, event, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-        chunks = only(local.run(self.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
-        indexed = only(local.run(self.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
+        doc = only(local.run(self.extract, event, jobs, trusted=True), topic_names.DOCUMENTS_EXTRACTED,
+                   DocumentExtracted)
+        chunks = only(local.run(self.chunk, doc, jobs), topic_names.CHUNKS_CREATED, ChunksCreated)
+        indexed = only(local.run(self.embed, chunks, jobs), topic_names.CHUNKS_INDEXED, ChunksIndexed)
         return doc, chunks, indexed
 
 
@@ -186,7 +187,7 @@ def submit_like_gateway(p: Pipeline, user: str, raw: bytes, *, content_type: str
         object_key=object_key, content_type=content_type, size_bytes=len(raw), sha256=sha, filename=filename,
         title=title, captured_at=captured_at, submitted_at=now, producer="gateway", attributes=attributes,
     )
-    message = OutboxMessage(topic=topics.ARTIFACTS_SUBMITTED, key=user.encode(), value=CODEC.encode(event),
+    message = OutboxMessage(topic=topic_names.ARTIFACTS_SUBMITTED, key=user.encode(), value=CODEC.encode(event),
                             headers=CODEC.headers(event))
     result = p.metadata.intake.submit(record, job_id, [message])
     assert result.created
@@ -344,7 +345,7 @@ def test_captured_at_precedence(pipeline: Pipeline, user: str) -> None:
     for raw, captured, expected, source in cases:
         ev = submit_like_gateway(pipeline, user, raw + source.encode(), filename=None, captured_at=captured,
                                  submitted_at=submitted)
-        doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        doc = only(pipeline.extract.process(ev), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
         assert doc.captured_at == expected and doc.captured_at_source == source
         row = pipeline.metadata.catalog.get_document(user, doc.document_id)
         assert row is not None
@@ -364,7 +365,7 @@ def test_title_precedence(pipeline: Pipeline, user: str) -> None:
     for i, (raw, title, filename, expected) in enumerate(cases):
         ev = submit_like_gateway(pipeline, user, raw + f"\n\ncase {i}".encode(), title=title,
                                  filename=filename)
-        doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        doc = only(pipeline.extract.process(ev), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
         assert doc.title == expected
 
 
@@ -408,7 +409,7 @@ def test_external_event_with_its_own_ids_and_sha(pipeline: Pipeline, user: str) 
     job_id = ids.job_id(user, "clipper-42")
     ev = external_event(user, raw, job_id=job_id, sha256=ids.sha256_hex(raw), title="Roadmap",
                         captured_at=datetime(2022, 1, 3, tzinfo=UTC))
-    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    doc = only(pipeline.extract.process(ev), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     assert doc.job_id == job_id and doc.title == "Roadmap"
     assert doc.captured_at_source == "user"
     assert pipeline.metadata.jobs.get_job(user, job_id) is not None
@@ -450,13 +451,13 @@ def test_embedder_writes_one_point_per_chunk_with_full_payload(pipeline: Pipelin
 def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
     ev = submit_like_gateway(pipeline, user, (RECIPE + "\n\n" + INVOICE).encode(), filename="mixed.md")
     jobs = pipeline.metadata.jobs
-    doc = only(local.run(pipeline.extract, ev, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-    chunks = only(local.run(pipeline.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
+    doc = only(local.run(pipeline.extract, ev, jobs, trusted=True), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    chunks = only(local.run(pipeline.chunk, doc, jobs), topic_names.CHUNKS_CREATED, ChunksCreated)
     # the embedder runs twice before the stage is recorded done (a crash between write and commit)
-    first = only(pipeline.embed.process(chunks), topics.CHUNKS_INDEXED, ChunksIndexed)
+    first = only(pipeline.embed.process(chunks), topic_names.CHUNKS_INDEXED, ChunksIndexed)
     before = pipeline.vectors.count(user)
     assert before == chunks.chunk_count
-    again = only(local.run(pipeline.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
+    again = only(local.run(pipeline.embed, chunks, jobs), topic_names.CHUNKS_INDEXED, ChunksIndexed)
     assert again.point_ids == first.point_ids
     assert pipeline.vectors.count(user) == before
     # a full replay from the submission once the job finished is dropped at each stage: nothing changes
@@ -627,12 +628,12 @@ def test_artifact_over_the_size_limit(pipeline: Pipeline, user: str) -> None:
 
 def test_references_outside_the_users_prefix_are_refused_downstream(pipeline: Pipeline, user: str) -> None:
     ev = submit_like_gateway(pipeline, user, b"# A\n\nSome text.")
-    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    doc = only(pipeline.extract.process(ev), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     forged_doc = replace(doc, segments=[], body_ref=keys.document_body_key("victim", doc.document_id))
     with pytest.raises(PermanentError) as info:
         pipeline.chunk.process(forged_doc)
     assert info.value.kind == "unauthorized"
-    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    chunks = only(pipeline.chunk.process(doc), topic_names.CHUNKS_CREATED, ChunksCreated)
     forged_chunks = replace(chunks, chunks=[], chunks_ref=keys.chunks_key("victim", doc.document_id))
     with pytest.raises(PermanentError) as info:
         pipeline.embed.process(forged_chunks)
@@ -708,7 +709,7 @@ def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> No
     raw = ("# Field log\n\n" + "\n\n".join(paragraphs)).encode()
     assert len(raw) > 700_000
     ev = submit_like_gateway(pipeline, user, raw, filename="log.md")
-    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    doc = only(pipeline.extract.process(ev), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     assert doc.body_ref == keys.document_body_key(user, doc.document_id)
     assert doc.segments == []
     assert doc.text_length > 700_000
@@ -718,7 +719,7 @@ def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> No
     assert len(stored["segments"]) == 1 + 2 * PARTS and len(stored["text"]) == doc.text_length
     assert all(s["text"] == "" for s in stored["segments"])
 
-    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    chunks = only(pipeline.chunk.process(doc), topic_names.CHUNKS_CREATED, ChunksCreated)
     assert chunks.chunk_count > 100
     # the chunks (with their overlap) are over the limit too: they travel by reference as well
     assert chunks.chunks_ref == keys.chunks_key(user, doc.document_id)
@@ -749,14 +750,14 @@ def test_offload_keeps_small_payloads_inline_and_stores_large_ones(objects: File
 def test_claim_checked_chunks_are_embedded(pipeline: Pipeline, user: str) -> None:
     """The embedder loads a chunk list passed by reference (kept small here: embedding is slow)."""
     ev = submit_like_gateway(pipeline, user, INVOICE.encode(), filename="invoice.md")
-    doc = only(pipeline.extract.process(ev), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    doc = only(pipeline.extract.process(ev), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    chunks = only(pipeline.chunk.process(doc), topic_names.CHUNKS_CREATED, ChunksCreated)
     ref = claimcheck.offload(pipeline.objects, keys.chunks_key(user, doc.document_id),
                              [c.to_record() for c in chunks.chunks], limit=0)
     assert ref is not None
     by_ref = replace(chunks, chunks=[], chunks_ref=ref)
     CODEC.encode(by_ref)
-    indexed = only(pipeline.embed.process(by_ref), topics.CHUNKS_INDEXED, ChunksIndexed)
+    indexed = only(pipeline.embed.process(by_ref), topic_names.CHUNKS_INDEXED, ChunksIndexed)
     assert indexed.point_ids == [c.chunk_id for c in chunks.chunks]
     assert pipeline.vectors.count(user) == chunks.chunk_count
     (hit,) = pipeline.retriever.search(user, "invoice 8391", k=1)
@@ -771,9 +772,9 @@ def test_many_small_segments_still_fit_in_a_message(pipeline: Pipeline, user: st
     raw = ("# Inventory\n\n" + "\n\n".join(f"Item {i}." for i in range(30_000))).encode()
     assert len(raw) < 1_000_000
     doc = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw, filename="inv.md")),
-               topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+               topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     CODEC.encode(doc)  # raises EventTooLarge when the segments are sent inline
-    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    chunks = only(pipeline.chunk.process(doc), topic_names.CHUNKS_CREATED, ChunksCreated)
     CODEC.encode(chunks)
 
 
@@ -781,9 +782,9 @@ def test_many_tiny_code_blocks_still_fit_in_a_message(pipeline: Pipeline, user: 
     """Every code block is a chunk of its own: thousands of one-line blocks make a long chunk list."""
     raw = ("# Snippets\n\n" + "\n\n".join(f"```\nx{i}\n```" for i in range(15_000))).encode()
     doc = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw, filename="snips.md")),
-               topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+               topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     CODEC.encode(doc)
-    chunks = only(pipeline.chunk.process(doc), topics.CHUNKS_CREATED, ChunksCreated)
+    chunks = only(pipeline.chunk.process(doc), topic_names.CHUNKS_CREATED, ChunksCreated)
     assert chunks.chunk_count == 15_000
     CODEC.encode(chunks)
 
@@ -827,8 +828,8 @@ def test_new_content_for_a_source_replaces_its_chunks(pipeline: Pipeline, user: 
 def test_a_late_old_version_is_not_indexed(pipeline: Pipeline, user: str) -> None:
     v1 = submit_like_gateway(pipeline, user, b"Version one of the roadmap: ship search.", filename="roadmap.txt",
                              content_type="text/plain")
-    d1 = only(pipeline.extract.process(v1), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-    c1 = only(pipeline.chunk.process(d1), topics.CHUNKS_CREATED, ChunksCreated)
+    d1 = only(pipeline.extract.process(v1), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    c1 = only(pipeline.chunk.process(d1), topic_names.CHUNKS_CREATED, ChunksCreated)
     v2 = submit_like_gateway(pipeline, user, b"Version two of the roadmap: ship answers.", filename="roadmap.txt",
                              content_type="text/plain")
     d2, _, _ = pipeline.run(v2)
@@ -844,16 +845,16 @@ def test_event_time_precedence(pipeline: Pipeline, user: str) -> None:
     given = datetime(2023, 5, 20, 8, 30, tzinfo=UTC)
     d_user = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw, captured_at=given,
                                                                filename="retro.md")),
-                  topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+                  topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     assert (d_user.captured_at, d_user.captured_at_source) == (given, "user")
     d_file = only(pipeline.extract.process(submit_like_gateway(pipeline, user, raw + b" ", filename="retro2.md")),
-                  topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+                  topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     assert (d_file.captured_at, d_file.captured_at_source) == (datetime(2023, 6, 1, 10, tzinfo=UTC),
                                                                "file_metadata")
     sent = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
     d_none = only(pipeline.extract.process(submit_like_gateway(pipeline, user, b"no date here", filename="x.txt",
                                                                content_type="text/plain", submitted_at=sent)),
-                  topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+                  topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
     assert (d_none.captured_at, d_none.captured_at_source) == (sent, "ingested")
 
 
@@ -910,7 +911,7 @@ def request_url(p: Pipeline, user: str, url: str, title: str | None = None) -> U
     job_id = ids.job_id(user, str(uuid.uuid4()))
     event = UrlRequested(event_id=ids.event_id(job_id, "requested"), job_id=job_id, user_id=user, url=url,
                          title=title, requested_at=datetime.now(UTC), producer="gateway")
-    msg = OutboxMessage(topic=topics.URLS_REQUESTED, key=user.encode(), value=CODEC.encode(event),
+    msg = OutboxMessage(topic=topic_names.URLS_REQUESTED, key=user.encode(), value=CODEC.encode(event),
                         headers=CODEC.headers(event))
     assert p.metadata.intake.request_url(user, job_id, url, title, [msg]).created
     return event
@@ -922,7 +923,7 @@ def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user:
     fetcher = FetcherStage(pipeline.objects, **roles(pipeline.metadata), policy=LOCAL_SITE_POLICY)
     site.pages["/post#intro"] = site.pages["/post"] = (200, "text/html; charset=utf-8", gen_web.page_meta_published())
     req = request_url(pipeline, user, f"{site.base}/post#intro")
-    submitted = only(fetcher.process(roundtrip(req)), topics.ARTIFACTS_SUBMITTED, ArtifactSubmitted)
+    submitted = only(fetcher.process(roundtrip(req)), topic_names.ARTIFACTS_SUBMITTED, ArtifactSubmitted)
     assert submitted.source_uri == f"{site.base}/post"  # the fragment is not part of the source
     assert submitted.object_key and pipeline.objects.get(submitted.object_key) == gen_web.page_meta_published()
     assert submitted.attributes["final_url"] == f"{site.base}/post"
@@ -939,7 +940,7 @@ def test_fetched_page_becomes_a_versioned_web_document(pipeline: Pipeline, user:
     # Fetched again with new content: a new version replaces the old chunks.
     site.pages["/post"] = (200, "text/html", gen_web.page().replace(
         "Augustin Fresnel", "Augustin-Jean Fresnel").encode())
-    again = only(fetcher.process(request_url(pipeline, user, f"{site.base}/post")), topics.ARTIFACTS_SUBMITTED,
+    again = only(fetcher.process(request_url(pipeline, user, f"{site.base}/post")), topic_names.ARTIFACTS_SUBMITTED,
                  ArtifactSubmitted)
     doc2, _, _ = pipeline.run(again)
     assert (doc2.source_id, doc2.version) == (doc.source_id, 2)

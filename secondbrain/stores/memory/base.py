@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import (
     FINISHED_JOB_STATUSES,
     LIVE_JOB_STATUSES,
@@ -39,10 +38,7 @@ from secondbrain.ports import (
     UnknownUser,
     VectorIndex,
 )
-
-# Outbox rows whose topic ends with one of these carry a job's original submission (an artifact or
-# a URL request); they are what requeue_unfinished publishes again.  Same as the Postgres store's.
-SUBMITTED_TOPIC_SUFFIXES = ("artifacts.submitted", "urls.requested")
+from secondbrain.stages import STAGES
 
 FINISHED = FINISHED_JOB_STATUSES
 UNFINISHED = LIVE_JOB_STATUSES
@@ -214,10 +210,6 @@ def uniq(values: Sequence[str] | None) -> list[str]:
 def require_stage(stage: str) -> None:
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
-
-
-def is_submission(topic: str, suffixes: Sequence[str] = SUBMITTED_TOPIC_SUFFIXES) -> bool:
-    return any(topic.endswith(s) for s in suffixes)
 
 
 def artifact_out(art: ArtifactRecord) -> ArtifactRecord:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import FILE_STAGES, URL_STAGES
 from secondbrain.ports import ArtifactRecord, IdempotencyConflict, OutboxMessage, SubmitResult
+from secondbrain.stages import FILE_STAGES, URL_STAGES
 from secondbrain.stores.memory.base import IntegrityError, JobRow, MemoryRole, StageRow, stored_artifact
 
 

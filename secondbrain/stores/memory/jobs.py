@@ -7,9 +7,9 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
-from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import JobGone, JobView, StageOutcome, StageView
 from secondbrain.ports.metadata import JobState
+from secondbrain.stages import STAGES
 from secondbrain.stores.memory.base import FINISHED, STAGE_OPEN, UNFINISHED, JobRow, MemoryRole, require_stage
 
 

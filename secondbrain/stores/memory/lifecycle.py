@@ -8,20 +8,26 @@ from datetime import datetime
 from secondbrain import ids
 from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, FailedRemoval, JobNotFailed, SourceDeletion
 from secondbrain.stores.memory.base import (
-    SUBMITTED_TOPIC_SUFFIXES,
     JobRow,
+    MemoryDatabase,
     MemoryRole,
     Tombstone,
-    is_submission,
     uniq,
     utc,
 )
+from secondbrain.topic_names import TopicNames
 
 _REQUEUED = "the original was deleted: indexing this copy in its own name"
 
 
 class MemoryLifecycle(MemoryRole):
-    """Deleting sources (with tombstones) and erasing users."""
+    """Deleting sources (with tombstones) and erasing users; ``topics``: the deployment's topic names (a
+    copy's artifact submission is found by them)."""
+
+    def __init__(self, db: MemoryDatabase, topics: TopicNames | None = None) -> None:
+        super().__init__(db)
+        # The submission topics by their physical names (the deployment's prefix included).
+        self._submissions = list((topics or TopicNames()).submissions())
 
     def delete_source(self, user_id: str, source_id: str) -> SourceDeletion | None:
         """Remove the source's jobs (with stages, events and every outbox row), documents and the
@@ -65,7 +71,7 @@ class MemoryLifecycle(MemoryRole):
                 if j.user_id == user_id and j.artifact_id in copies and j.job_id not in gone_jobs
                 and j.status == "duplicate" and (art := t.artifacts.get(j.artifact_id)) is not None
                 and art.raw_purged_at is None
-                and any(o.job_id == j.job_id and o.topic.endswith(SUBMITTED_TOPIC_SUFFIXES[0])
+                and any(o.job_id == j.job_id and o.topic == self._submissions[0]
                         for o in t.outbox.values()))
             for entry_id in [o.id for o in t.outbox.values() if o.job_id in gone_jobs]:
                 del t.outbox[entry_id]
@@ -197,7 +203,7 @@ class MemoryLifecycle(MemoryRole):
                         "pending", 0, None, None, None
             again = {job.job_id for job in requeued}
             for entry in t.outbox.values():
-                if entry.job_id in again and is_submission(entry.topic, SUBMITTED_TOPIC_SUFFIXES[:1]):
+                if entry.job_id in again and entry.topic == self._submissions[0]:
                     entry.published_at, entry.lease_until = None, None
             for job in requeued:
                 t.event(job, "gateway", "requeued", _REQUEUED, None, self.db._now())

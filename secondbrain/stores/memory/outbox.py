@@ -6,11 +6,18 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from secondbrain.ports import OutboxMessage, OutboxRow
-from secondbrain.stores.memory.base import UNFINISHED, MemoryRole, OutboxEntry, is_submission
+from secondbrain.stores.memory.base import UNFINISHED, MemoryDatabase, MemoryRole, OutboxEntry
+from secondbrain.topic_names import TopicNames
 
 
 class MemoryOutbox(MemoryRole):
-    """The transactional outbox the relay publishes to Kafka."""
+    """The transactional outbox the relay publishes to Kafka; ``topics``: the deployment's topic names (the
+    submission messages requeue_unfinished publishes again are found by them)."""
+
+    def __init__(self, db: MemoryDatabase, topics: TopicNames | None = None) -> None:
+        super().__init__(db)
+        # The submission topics by their physical names (the deployment's prefix included).
+        self._submissions = list((topics or TopicNames()).submissions())
 
     def claim_outbox(self, limit: int, lease_seconds: float = 30.0, published: Sequence[int] = ()) -> list[OutboxRow]:
         """Mark ``published`` rows published, then lease up to ``limit`` unpublished messages, oldest
@@ -55,7 +62,7 @@ class MemoryOutbox(MemoryRole):
             requeued: set[str] = set()
             for entry in t.outbox.values():
                 job = t.jobs.get(entry.job_id) if entry.job_id is not None else None
-                if job is not None and job.status in UNFINISHED and is_submission(entry.topic):
+                if job is not None and job.status in UNFINISHED and entry.topic in self._submissions:
                     entry.published_at, entry.lease_until = None, None
                     requeued.add(job.job_id)
             for job_id in sorted(requeued):

@@ -34,25 +34,28 @@ if TYPE_CHECKING:
         Users,
     )
     from secondbrain.secret_box import SecretBox
+    from secondbrain.topic_names import TopicNames
 
 
 class MemoryMetadataStore:
     """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
-    plus the database itself (migrations, readiness).
+    plus the database itself (migrations, readiness).  ``topics``: the deployment's topic names (the
+    outbox's submission messages are found by them; no prefix unless given).
 
     ``clock`` replaces the real clock (see :class:`MemoryDatabase`)."""
 
-    def __init__(self, *, clock: Callable[[], datetime] | None = None, secrets: SecretBox | None = None) -> None:
+    def __init__(self, *, clock: Callable[[], datetime] | None = None, secrets: SecretBox | None = None,
+                 topics: TopicNames | None = None) -> None:
         self.database = MemoryDatabase(clock=clock)
         self.users = MemoryUsers(self.database)
         self.intake = MemoryIntake(self.database)
         self.jobs = MemoryJobs(self.database)
         self.fence = self.jobs  # the job ledger fences the stages' writes (its rows are what is locked)
-        self.outbox = MemoryOutbox(self.database)
+        self.outbox = MemoryOutbox(self.database, topics)
         self.catalog = MemoryCatalog(self.database)
-        self.lifecycle = MemoryLifecycle(self.database)
+        self.lifecycle = MemoryLifecycle(self.database, topics)
         self.conversations = MemoryConversations(self.database)
         self.indexes = MemoryIndexes(self.database)
         self.server_settings = MemoryServerSettings(self.database, secrets)

@@ -22,13 +22,9 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import ArtifactRecord, DocumentRecord
+from secondbrain.stages import STAGES
 from secondbrain.stores.migrations import load_migrations
-
-# Outbox rows whose topic ends with one of these carry a job's original submission (an
-# artifact or a URL request); they are what requeue_unfinished publishes again.
-SUBMITTED_TOPIC_SUFFIXES = ("artifacts.submitted", "urls.requested")
 
 # Arbitrary but fixed key of the advisory lock serialising migrations across processes.
 _MIGRATION_LOCK_KEY = 0x5EC0_B7A1_0001

@@ -9,7 +9,6 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import FILE_STAGES, URL_STAGES
 from secondbrain.ports import (
     SUPERSEDED_DETAIL,
     ArtifactRecord,
@@ -18,6 +17,7 @@ from secondbrain.ports import (
     SubmitResult,
     UnknownUser,
 )
+from secondbrain.stages import FILE_STAGES, URL_STAGES
 from secondbrain.stores.postgres.base import PgRole, _encode_headers
 
 # A submission as one statement.  Every insert runs only when the job does not exist yet (a retry with the

@@ -10,9 +10,9 @@ from typing import Any
 
 from psycopg.rows import dict_row
 
-from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import FINISHED_JOB_STATUSES, JobGone, JobView, StageOutcome, StageView
 from secondbrain.ports.metadata import JobState
+from secondbrain.stages import STAGES
 from secondbrain.stores.postgres.base import PgRole
 
 _UNFINISHED = "status IN ('queued', 'running')"

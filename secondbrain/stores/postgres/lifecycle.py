@@ -9,11 +9,18 @@ import psycopg
 
 from secondbrain import ids
 from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, FailedRemoval, JobNotFailed, SourceDeletion
-from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PgRole, _uniq
+from secondbrain.stores.postgres.base import PgRole, PostgresDatabase, _uniq
+from secondbrain.topic_names import TopicNames
 
 
 class PostgresLifecycle(PgRole):
-    """Deleting sources (with tombstones) and erasing users."""
+    """Deleting sources (with tombstones) and erasing users; ``topics``: the deployment's topic names (a
+    copy's artifact submission is found by them)."""
+
+    def __init__(self, db: PostgresDatabase, topics: TopicNames | None = None) -> None:
+        super().__init__(db)
+        # The submission topics by their physical names (the deployment's prefix included).
+        self._submissions = list((topics or TopicNames()).submissions())
 
     def delete_source(self, user_id: str, source_id: str) -> SourceDeletion | None:
         """Remove the source's jobs (with stages, events and every outbox row), documents and the
@@ -62,9 +69,9 @@ class PostgresLifecycle(PgRole):
                 WHERE j.user_id = %(user)s AND j.artifact_id = ANY(%(arts)s) AND j.job_id <> ALL(%(jobs)s)
                   AND j.status = 'duplicate' AND a.raw_purged_at IS NULL
                   AND EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.job_id
-                              AND (right(o.topic, %(n)s) = %(topic)s))
+                              AND o.topic = %(topic)s)
                 """, {"user": user_id, "arts": sorted(set(kept) & {r[1] for r in docs}), "jobs": job_ids,
-                      "n": len(SUBMITTED_TOPIC_SUFFIXES[0]), "topic": SUBMITTED_TOPIC_SUFFIXES[0]}).fetchall())
+                      "topic": self._submissions[0]}).fetchall())
             conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
             conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
             self._redact_answers(conn, user_id, source_id)
@@ -203,8 +210,7 @@ class PostgresLifecycle(PgRole):
             conn.execute("UPDATE job_stages SET status = 'pending', attempts = 0, started_at = NULL, "
                          "finished_at = NULL, detail = NULL WHERE job_id = ANY(%s)", (requeued,))
             conn.execute("UPDATE outbox SET published_at = NULL, lease_until = NULL "
-                         "WHERE job_id = ANY(%s) AND right(topic, %s) = %s",
-                         (requeued, len(SUBMITTED_TOPIC_SUFFIXES[0]), SUBMITTED_TOPIC_SUFFIXES[0]))
+                         "WHERE job_id = ANY(%s) AND topic = %s", (requeued, self._submissions[0]))
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO job_events (job_id, stage, status, detail) VALUES (%s, 'gateway', 'requeued', %s)",

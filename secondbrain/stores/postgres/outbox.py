@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from secondbrain.ports import OutboxMessage, OutboxRow
-from secondbrain.stores.postgres.base import SUBMITTED_TOPIC_SUFFIXES, PgRole, _decode_headers
+from secondbrain.stores.postgres.base import PgRole, PostgresDatabase, _decode_headers
+from secondbrain.topic_names import TopicNames
 
 
 class PostgresOutbox(PgRole):
-    """The transactional outbox the relay publishes to Kafka."""
+    """The transactional outbox the relay publishes to Kafka; ``topics``: the deployment's topic names (the
+    submission messages requeue_unfinished publishes again are found by them)."""
+
+    def __init__(self, db: PostgresDatabase, topics: TopicNames | None = None) -> None:
+        super().__init__(db)
+        # The submission topics by their physical names (the deployment's prefix included).
+        self._submissions = list((topics or TopicNames()).submissions())
 
     def claim_outbox(self, limit: int, lease_seconds: float = 30.0, published: Sequence[int] = ()) -> list[OutboxRow]:
         """Mark ``published`` rows published, then lease up to ``limit`` unpublished messages, oldest
@@ -78,11 +85,10 @@ class PostgresOutbox(PgRole):
                 UPDATE outbox o SET published_at = NULL, lease_until = NULL
                 FROM jobs j
                 WHERE o.job_id = j.job_id AND j.status IN ('queued', 'running')
-                  AND (right(o.topic, %s) = %s OR right(o.topic, %s) = %s)
+                  AND o.topic = ANY(%s)
                 RETURNING o.job_id
                 """,
-                (len(SUBMITTED_TOPIC_SUFFIXES[0]), SUBMITTED_TOPIC_SUFFIXES[0],
-                 len(SUBMITTED_TOPIC_SUFFIXES[1]), SUBMITTED_TOPIC_SUFFIXES[1]),
+                (self._submissions,),
             ).fetchall()
             job_ids = sorted({r[0] for r in rows})
             if not job_ids:

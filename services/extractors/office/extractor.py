@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 from services.extractors import dates
 from services.extractors.budget import Budget, check_container
 from services.extractors.document import Block, Extracted, ExtractionContext

@@ -6,7 +6,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.office.blocks import clean
 from services.extractors.sniff import zip_kind
 

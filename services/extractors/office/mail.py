@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from email.message import EmailMessage
 from typing import TYPE_CHECKING, Any, cast
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors import dates
 from services.extractors.document import Block, Extracted
 from services.extractors.office.blocks import clean

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from secondbrain.stores.memory import MemoryMetadataStore
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.contracts.metadata.helpers import Stores
+from tests.contracts.metadata.helpers import TOPICS, Stores
 from tests.pg import base_dsn, fresh_database
 
 
@@ -49,8 +49,8 @@ def pg_dsn(metadata_dsn: str) -> str:
 def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
     """An empty composed metadata store of each implementation."""
     if request.param == "memory":
-        with MemoryMetadataStore() as memory:
+        with MemoryMetadataStore(topics=TOPICS) as memory:
             yield memory
         return
-    with PostgresMetadataStore(request.getfixturevalue("pg_dsn"), min_size=1, max_size=6) as postgres:
+    with PostgresMetadataStore(request.getfixturevalue("pg_dsn"), min_size=1, max_size=6, topics=TOPICS) as postgres:
         yield postgres

@@ -12,7 +12,6 @@ from typing import Any, Protocol
 import psycopg
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import FILE_STAGES as STAGES
 from secondbrain.ports import (
     ArtifactRecord,
     Catalog,
@@ -29,9 +28,13 @@ from secondbrain.ports import (
     ServerSettings,
     Users,
 )
+from secondbrain.stages import FILE_STAGES as STAGES
 from secondbrain.stores.memory import IntegrityError
+from secondbrain.topic_names import ARTIFACTS_SUBMITTED, TopicNames
 
-SUBMITTED = "sb.artifacts.submitted"
+# The deployment's topic names the stores are built with (the outbox finds submissions by them).
+TOPICS = TopicNames("sb.")
+SUBMITTED = TOPICS(ARTIFACTS_SUBMITTED)
 
 # What a store raises for a write its schema refuses (a constraint or a foreign key): Postgres's
 # integrity errors, the in-memory twin's IntegrityError.

@@ -17,11 +17,11 @@ import psycopg
 import pytest
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import STAGES
 from secondbrain.ports import IdempotencyConflict, OutboxMessage
+from secondbrain.stages import STAGES
 from secondbrain.stores.memory import IntegrityError, MemoryMetadataStore
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from tests.contracts.metadata.helpers import Stores, document, submission, version_of
+from tests.contracts.metadata.helpers import TOPICS, Stores, document, submission, version_of
 
 USERS = ("alice", "bob")
 URIS = ("file:a.md", "file:b.md", "file:c.md", "https://example.org/p")
@@ -191,7 +191,8 @@ class Run:
 
 @pytest.fixture
 def side_by_side(pg_dsn: str) -> Iterator[dict[str, Stores]]:
-    with PostgresMetadataStore(pg_dsn, min_size=1, max_size=2) as postgres, MemoryMetadataStore() as memory:
+    with (PostgresMetadataStore(pg_dsn, min_size=1, max_size=2, topics=TOPICS) as postgres,
+          MemoryMetadataStore(topics=TOPICS) as memory):
         yield {"postgres": postgres, "memory": memory}
 
 

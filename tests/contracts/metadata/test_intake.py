@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import FILE_STAGES as STAGES
 from secondbrain.ports import IdempotencyConflict, OutboxMessage
+from secondbrain.stages import FILE_STAGES as STAGES
 from tests.contracts.metadata.helpers import (
     REFUSED,
     SUBMITTED,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import FILE_STAGES as STAGES
 from secondbrain.ports import JobView
+from secondbrain.stages import FILE_STAGES as STAGES
 from tests.contracts.metadata.helpers import (
     Stores,
     document,

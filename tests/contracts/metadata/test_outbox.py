@@ -164,6 +164,16 @@ def test_requeue_includes_url_requests(stores: Stores) -> None:
     assert [r.message.topic for r in stores.outbox.claim_outbox(10)] == ["sb.urls.requested"]
 
 
+def test_requeue_finds_submissions_by_the_deployments_topic_names(stores: Stores) -> None:
+    """Another deployment's topics sharing the database (another prefix) are not this one's submissions."""
+    job = ids.job_id("alice", "url-other")
+    msg = OutboxMessage(topic="other.urls.requested", key=b"alice", value=b"req", headers=())
+    stores.intake.request_url("alice", job, "https://example.org/other", None, [msg])
+    stores.outbox.mark_published([r.id for r in stores.outbox.claim_outbox(10)])
+    assert stores.outbox.requeue_unfinished() == 0
+    assert stores.outbox.claim_outbox(10) == []
+
+
 def test_nothing_to_requeue(stores: Stores) -> None:
     assert stores.outbox.requeue_unfinished() == 0
     job, _ = submit(stores)

@@ -23,7 +23,6 @@ from secondbrain.ports import (
     Users,
 )
 from secondbrain.stores.memory import MemoryMetadataStore
-from secondbrain.stores.memory import base as memory_base
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from secondbrain.stores.postgres import base as postgres_base
 from tests.contracts.metadata.helpers import Stores
@@ -98,10 +97,6 @@ def test_the_compositions_themselves_match(compositions: dict[str, Any]) -> None
     assert sorted(memory) == sorted(postgres)
     for name, signature in postgres.items():
         assert str(memory[name]) == str(signature), name
-
-
-def test_both_requeue_the_same_topics() -> None:
-    assert memory_base.SUBMITTED_TOPIC_SUFFIXES == postgres_base.SUBMITTED_TOPIC_SUFFIXES
 
 
 def test_a_composed_store_answers_only_through_its_roles(stores: Stores) -> None:

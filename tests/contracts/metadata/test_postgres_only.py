@@ -11,11 +11,12 @@ import psycopg
 import pytest
 
 from secondbrain import ids
-from secondbrain.pipeline.topology import FILE_STAGES as STAGES
 from secondbrain.ports import OutboxMessage
+from secondbrain.stages import FILE_STAGES as STAGES
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from secondbrain.stores.migrations import load_migrations
 from tests.contracts.metadata.helpers import (
+    TOPICS,
     artifact,
     in_threads,
     ingest,
@@ -37,7 +38,7 @@ def fresh_dsn() -> Iterator[str]:
 
 @pytest.fixture
 def pg(pg_dsn: str) -> Iterator[PostgresMetadataStore]:
-    with PostgresMetadataStore(pg_dsn, min_size=1, max_size=6) as store:
+    with PostgresMetadataStore(pg_dsn, min_size=1, max_size=6, topics=TOPICS) as store:
         yield store
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from secondbrain import ids
+from secondbrain.errors import PermanentError
 from secondbrain.events import signing
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import UrlRequested
 from secondbrain.pipeline.admission import Unauthorized, admit
-from secondbrain.pipeline.errors import PermanentError
 from secondbrain.ports import ArtifactRecord
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from services.fetcher.fetch import FetchPolicy

@@ -7,8 +7,8 @@ import asyncio
 import psycopg
 import pytest
 
+from secondbrain.errors import PermanentError, RetryableError, classify
 from secondbrain.pipeline import retry
-from secondbrain.pipeline.errors import PermanentError, RetryableError, classify
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

@@ -28,19 +28,20 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from pydantic import SecretStr
 
-from secondbrain import ids
+from secondbrain import ids, topic_names
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, DeadLetter, DocumentExtracted, JobStatusChanged, Segment
 from secondbrain.events.sealing import Sealer, new_key
 from secondbrain.infra.tansu import TansuBroker
-from secondbrain.pipeline import topics, topology
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.pipeline import topology
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.pipeline.stage import JobRef
-from secondbrain.pipeline.topics import TopicNames, ensure_topics
+from secondbrain.pipeline.topics import ensure_topics
 from secondbrain.ports import ArtifactRecord
 from secondbrain.settings import Settings
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
+from secondbrain.topic_names import TopicNames
 
 PARTITIONS = 2
 MAX_ATTEMPTS = 3
@@ -209,18 +210,18 @@ class Env:
         )
 
     async def send(self, ev: ArtifactSubmitted) -> Any:
-        return await self.producer.send_and_wait(self.t(topics.ARTIFACTS_SUBMITTED), CODEC.encode(ev),
+        return await self.producer.send_and_wait(self.t(topic_names.ARTIFACTS_SUBMITTED), CODEC.encode(ev),
                                                  key=ev.user_id.encode(), headers=CODEC.headers(ev))
 
     # ---- what came out
     def outputs(self, job_id: str) -> list[DocumentExtracted]:
         out = [CODEC.decode(opened(m), expected=DocumentExtracted)
-               for m in self.collector.records[self.t(topics.DOCUMENTS_EXTRACTED)]]
+               for m in self.collector.records[self.t(topic_names.DOCUMENTS_EXTRACTED)]]
         return [d for d in out if d.job_id == job_id]
 
     def letters(self, predicate: Callable[[DeadLetter], bool]) -> list[tuple[DeadLetter, dict[str, str]]]:
         out = []
-        for m in self.collector.records[self.t(topics.DEAD_LETTER)]:
+        for m in self.collector.records[self.t(topic_names.DEAD_LETTER)]:
             letter = CODEC.decode(m.value, expected=DeadLetter)
             if predicate(letter):
                 out.append((letter, {k: v.decode() for k, v in m.headers}))
@@ -228,7 +229,7 @@ class Env:
 
     def statuses(self, job_id: str) -> list[JobStatusChanged]:
         out = [CODEC.decode(m.value, expected=JobStatusChanged)
-               for m in self.collector.records[self.t(topics.JOBS_STATUS)]]
+               for m in self.collector.records[self.t(topic_names.JOBS_STATUS)]]
         return [s for s in out if s.job_id == job_id]
 
     def stage_view(self, ev: ArtifactSubmitted) -> Any:
@@ -257,8 +258,8 @@ async def open_env(broker: TansuBroker, store: PostgresMetadataStore, dsn: str, 
     )
     names = TopicNames(prefix)
     await ensure_topics(broker.bootstrap, names, partitions=PARTITIONS, replication=1)
-    collector = Collector(broker.bootstrap, [names(topics.DOCUMENTS_EXTRACTED), names(topics.DEAD_LETTER),
-                                             names(topics.JOBS_STATUS)])
+    collector = Collector(broker.bootstrap, [names(topic_names.DOCUMENTS_EXTRACTED), names(topic_names.DEAD_LETTER),
+                                             names(topic_names.JOBS_STATUS)])
     producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", enable_idempotence=False)
     await collector.start()
     await producer.start()
@@ -351,7 +352,7 @@ async def test_exhausted_retries_dead_letter_and_do_not_block_the_partition(env:
     assert headers["sb-attempts"] == str(MAX_ATTEMPTS)
     assert headers["sb-stage"] == "extract"
     assert headers["sb-error-type"] == "RetryableError"
-    assert headers["sb-original-topic"] == env.t(topics.ARTIFACTS_SUBMITTED)
+    assert headers["sb-original-topic"] == env.t(topic_names.ARTIFACTS_SUBMITTED)
     assert headers["sb-original-partition"] == str(bad_meta.partition)
     assert headers["sb-original-offset"] == str(bad_meta.offset)
     assert headers["sb-schema"] == "dead_letter"
@@ -432,7 +433,7 @@ async def test_malformed_message_is_dead_lettered_without_touching_jobs(env: Env
     await env.barrier()  # earlier tests' work is finished, so the count below is stable
     before = job_event_count()
     garbage = os.urandom(64)
-    meta = await env.producer.send_and_wait(env.t(topics.ARTIFACTS_SUBMITTED), garbage, key=ghost.encode())
+    meta = await env.producer.send_and_wait(env.t(topic_names.ARTIFACTS_SUBMITTED), garbage, key=ghost.encode())
     letters = await eventually(lambda: env.letters(lambda d: d.original_value == garbage), "the dead letter")
     letter, headers = letters[0]
     assert (headers["sb-error-kind"], headers["sb-attempts"]) == ("malformed", "0")
@@ -456,7 +457,7 @@ async def test_offsets_are_committed_only_after_outputs_and_restart_does_not_rep
         await reader.start()
         try:
             async def committed(partition: int) -> int:
-                offset = await reader.committed(TopicPartition(e.t(topics.ARTIFACTS_SUBMITTED), partition))
+                offset = await reader.committed(TopicPartition(e.t(topic_names.ARTIFACTS_SUBMITTED), partition))
                 return -1 if offset is None else offset
 
             runner = e.new_runner()
@@ -618,7 +619,7 @@ async def test_an_input_too_large_to_copy_is_still_dead_lettered_by_its_coordina
     assert letter.original_value == b""
     assert "too large" in headers["sb-original-dropped"]
     assert (headers["sb-original-topic"], headers["sb-original-offset"]) == (
-        env.t(topics.ARTIFACTS_SUBMITTED), str(meta.offset))
+        env.t(topic_names.ARTIFACTS_SUBMITTED), str(meta.offset))
     assert env.stage_view(ev)[0].status == "failed"
     # and the runner moved on to the user's next event
     await eventually(lambda: env.outputs(after.job_id or ""), "the next event's output")

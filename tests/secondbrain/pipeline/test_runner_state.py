@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from secondbrain import ids
+from secondbrain import ids, topic_names
 from secondbrain.events.models import DocumentExtracted, Segment
 from secondbrain.events.sealing import Sealer, new_key
 from secondbrain.infra.tansu import TansuBroker
-from secondbrain.pipeline import topics, topology
+from secondbrain.pipeline import topology
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.pipeline.stage import JobRef
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
@@ -124,7 +124,7 @@ async def chunk_env(broker: TansuBroker, store: PostgresMetadataStore, dsn: str)
 
 
 async def _publish(env: Env, doc: DocumentExtracted, *, sealer: Sealer | None) -> None:
-    topic = env.t(topics.DOCUMENTS_EXTRACTED)
+    topic = env.t(topic_names.DOCUMENTS_EXTRACTED)
     key, value, headers = doc.user_id.encode(), CODEC.encode(doc), list(CODEC.headers(doc))
     if sealer is not None:
         value, mark = sealer.seal(topic, key, value)
@@ -153,7 +153,7 @@ async def test_an_internal_topic_takes_only_sealed_events_of_live_jobs(chunk_env
     assert not any(text.startswith("forged") for text in stage.seen)
     for name, _doc, _sealer, why in forged:
         await eventually(lambda why=why: env.letters(
-            lambda letter, why=why: letter.original_topic == env.t(topics.DOCUMENTS_EXTRACTED)
+            lambda letter, why=why: letter.original_topic == env.t(topic_names.DOCUMENTS_EXTRACTED)
             and letter.error_kind == "unauthorized" and why in letter.error_message), f"the {name} event's letter")
     assert not env.letters(lambda letter: "a job that is gone" in str(letter.original_value))
     # nothing of the job was touched by the refusals

@@ -20,8 +20,8 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.serve import build_stages
 from secondbrain import keys
+from secondbrain.errors import PermanentError
 from secondbrain.events.models import DocumentExtracted
-from secondbrain.pipeline.errors import PermanentError
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig, chunk_segments

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.document import Block, Extracted, ExtractionContext
 
 

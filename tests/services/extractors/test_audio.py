@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from devtools import gen_audio as gen
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.ports import Transcriber, Transcript
 from secondbrain.transcribe import FasterWhisperTranscriber
 from services.chunker.logic import speech_windows

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from devtools import gen_office as g
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.budget import MB, Budget, _count, check_container
 from services.extractors.document import ExtractionContext
 from services.extractors.isolation import IsolatedExtractor

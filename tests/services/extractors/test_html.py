@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from devtools import gen_web as g
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.dates import web_datetime
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 from services.extractors.html import NO_TEXT_REASON, HtmlExtractor, decode_html, supports

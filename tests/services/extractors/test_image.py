@@ -23,7 +23,7 @@ import pytest
 from pydantic import SecretStr
 
 from devtools import gen_pdf_image as gen
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.ports import Captioner
 from services.extractors.dates import exif_datetime
 from services.extractors.document import ExtractionContext
@@ -154,7 +154,7 @@ def test_bombs_do_not_allocate_their_pixels() -> None:
         "import resource, sys\n"
         "from services.extractors.image import ImageExtractor\n"
         "from services.extractors.document import ExtractionContext\n"
-        "from secondbrain.pipeline.errors import PermanentError\n"
+        "from secondbrain.errors import PermanentError\n"
         "from devtools.gen_pdf_image import bomb_png\n"
         "bombs = [bomb_png(9000, 9000), bomb_png(100000, 100000), bomb_png(30000, 2900)]\n"
         "ex = ImageExtractor(None)\n"

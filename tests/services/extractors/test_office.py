@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from devtools import gen_office as g
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.dates import iso_datetime
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 from services.extractors.office import (

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from devtools import gen_pdf_image as gen
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.dates import pdf_datetime
 from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.ocr import TesseractOcr, TextLine, join_lines

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from secondbrain.settings import Settings
 from services.extractors.registry import BackgroundExtractorSet, ExtractorSet, build_extractors
 from services.extractors.text import TextExtractor

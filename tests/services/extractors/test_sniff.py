@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.sniff import AUDIO, HTML, IMAGE, OFFICE, PDF, TEXT, Resolved, resolve, sniff
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from secondbrain.pipeline.errors import PermanentError
+from secondbrain.errors import PermanentError
 from services.extractors.document import SEPARATOR
 from services.extractors.text import (
     ExtractedText,

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from secondbrain.pipeline.errors import PermanentError, RetryableError
+from secondbrain.errors import PermanentError, RetryableError
 from services.fetcher.fetch import Fetched, FetchPolicy, check_host_allowed, fetch
 
 PAGE = (b"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Tide tables</title></head>"

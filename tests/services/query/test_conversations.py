@@ -23,10 +23,10 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from secondbrain.embedding import OpenAICompatibleEmbedder
+from secondbrain.errors import PermanentError
 from secondbrain.events.models import ArtifactSubmitted, Segment
 from secondbrain.infra.ports import free_port
 from secondbrain.pipeline import local
-from secondbrain.pipeline.errors import PermanentError
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig, approx_tokens, chunk_segments
