@@ -23,6 +23,7 @@ import uvicorn
 from app.assembly import build_runtime
 from app.http import create_app
 from secondbrain import telemetry
+from secondbrain.addresses import parse_networks
 from secondbrain.pipeline.kafka_security import aiokafka_options
 from secondbrain.pipeline.runner import StageRunner
 from secondbrain.pipeline.stage import Stage
@@ -32,7 +33,7 @@ from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.stages import STAGES
 from secondbrain.temporal import Conventions
-from services.fetcher.fetch import FetchPolicy, parse_networks
+from services.fetcher.fetch import FetchPolicy
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ async def start_process(settings: Settings, *, gateway: bool, query: bool, stage
 
 async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callable[..., Awaitable[None]], *,
                         gateway: bool, stages: list[str], embedded: bool) -> None:
-    from services.ingest_gateway.relay import OutboxRelay
+    from secondbrain.pipeline.relay import OutboxRelay
 
     rt = proc.rt
     if stages:

@@ -47,7 +47,7 @@ from qdrant_client.http import models
 from starlette.concurrency import run_in_threadpool
 
 from secondbrain.infra.ports import is_loopback, terminate
-from secondbrain.stores.vector_payload import rfc3339
+from secondbrain.time_formats import rfc3339
 
 __all__ = ["API_VERSION", "EdgeServerProcess", "create_app", "main"]
 

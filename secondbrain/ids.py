@@ -27,6 +27,11 @@ def source_id(user_id: str, source_uri: str) -> str:
     return _uuid("source", user_id, source_uri)
 
 
+def normalise_url(url: str) -> str:
+    """The source URI of a page: the URL without its fragment (``#section`` is the same page)."""
+    return url.split("#", 1)[0].strip()
+
+
 def artifact_id(user_id: str, content_sha256: str) -> str:
     """The same bytes from the same user are one artifact."""
     return _uuid("artifact", user_id, content_sha256)

@@ -1,9 +1,14 @@
 """Dependencies point one way: the core (``secondbrain``) imports neither the services nor the wiring,
-and the services do not import the wiring (``app``)."""
+and the services do not import the wiring (``app``).  Within them, module by module: the events, the ports and
+the stores never import the pipeline; a service imports no other service and no store (what two services
+share is core); and no module imports itself through others (no import cycles).  The wiring (``app``) may
+import anything."""
 
 from __future__ import annotations
 
 import ast
+import graphlib
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,7 @@ from tests.paths import REPO as ROOT
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
+PACKAGES = ("secondbrain", "services", "app")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -25,6 +31,50 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Every module of the packages -> the modules of the packages it imports, anywhere in it (a function's
+    lazy import and a type checker's import included: both are dependencies).  ``from package import name``
+    counts as importing the submodule when ``name`` is one, else the package."""
+    paths = {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+    graph: dict[str, frozenset[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the package, one level up per extra dot
+                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    targets.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base)
+        graph[name] = frozenset(t for t in targets if t in paths and t != name)
+    return graph
+
+
+def layer_offenders(importer: str, forbidden: tuple[str, ...], *, other_service: bool = False) -> list[str]:
+    """``importer``'s modules that import a module under one of ``forbidden`` (or, with ``other_service``, a
+    service other than their own), as sentences."""
+    out = []
+    for module, targets in sorted(import_graph().items()):
+        if module != importer and not module.startswith(importer + "."):
+            continue
+        for target in sorted(targets):
+            own = module.split(".")[:2]
+            if any(target == f or target.startswith(f + ".") for f in forbidden) or (
+                    other_service and target.startswith("services.") and target.split(".")[:2] != own):
+                out.append(f"{module} imports {target}")
+    return out
+
+
 @pytest.mark.parametrize(("package", "forbidden"), [
     ("secondbrain", ("services", "app")),
     ("services", ("app",)),
@@ -36,6 +86,27 @@ def test_dependencies_point_one_way(package: str, forbidden: tuple[str, ...]) ->
             if module.split(".")[0] in forbidden:
                 offenders.append(f"{path.relative_to(ROOT)} imports {module}")
     assert offenders == [], "\n".join(offenders)
+
+
+@pytest.mark.parametrize("package", ["secondbrain.events", "secondbrain.ports", "secondbrain.stores"])
+def test_events_ports_and_stores_do_not_import_the_pipeline(package: str) -> None:
+    """What they share with the pipeline (errors, stage and topic names, time formats) is core."""
+    offenders = layer_offenders(package, ("secondbrain.pipeline",))
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_services_import_no_store_and_no_other_service() -> None:
+    """A service reaches storage through the ports, and what two services need lives in the core."""
+    offenders = layer_offenders("services", ("secondbrain.stores",), other_service=True)
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    try:
+        graphlib.TopologicalSorter(import_graph()).prepare()
+    except graphlib.CycleError as exc:
+        cycle = exc.args[1]
+        pytest.fail("an import cycle: " + " -> ".join(cycle))
 
 
 STAGE_CLASSES = {

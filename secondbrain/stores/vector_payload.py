@@ -16,6 +16,7 @@ from typing import Any
 
 from secondbrain.keys import check_user_id
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
+from secondbrain.time_formats import rfc3339
 
 #: Payload fields filtered on by keyword (exact match).
 KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
@@ -101,16 +102,6 @@ class EnsuredCollections:
         with self._lock:
             self._generation += 1
             self._pairs = {p for p in self._pairs if name is not None and p[0] != name}
-
-
-def rfc3339(value: datetime) -> str:
-    """Format ``value`` as RFC 3339 UTC with microseconds (``2026-03-02T09:00:00.000000Z``).
-
-    A naive datetime is taken as UTC.  The fixed width makes the strings sort chronologically.
-    """
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def prepare_payload(user_id: str, point: VectorPoint) -> dict[str, Any]:

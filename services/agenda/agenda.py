@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
+from secondbrain.search_hits import SearchHit
 from secondbrain.temporal.mentions import Mention
+from secondbrain.temporal.written import written_span
+from secondbrain.word_times import quoted_second
 from services.agenda.happenings import Habit, Happening
-from services.query.extractive import written_span
-from services.query.retrieval import SearchHit
-from services.query.timing import quoted_second
 
 
 @dataclass(frozen=True, slots=True)

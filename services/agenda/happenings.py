@@ -1,6 +1,6 @@
 """What a passage says happens when: the agenda items of one passage (pure, no I/O).
 
-A passage is read as a reader does (``services.query.reading``: statements, with the headings they sit under
+A passage is read as a reader does (``secondbrain.reading``: statements, with the headings they sit under
 and who said them).  A statement is an agenda item when it says something happens at a time: an
 appointment, a trip, a deadline, a payment, a birthday, a meeting, a plan of the writer's ("I'll drop the
 keys off on Friday"), or, in the past tense, something that happened ("we went to Lisbon on 14 March").
@@ -30,12 +30,12 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal, cast
 from zoneinfo import ZoneInfo
 
+from secondbrain.reading import Statement, read
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal.calendar import Conventions, Ctx, Span
 from secondbrain.temporal.grammar import scan
 from secondbrain.temporal.mentions import MONTH_NAMES
 from services.agenda.clock import Clock, clocks, passage_zone
-from services.query.reading import Statement, read
 
 Precision = Literal["time", "day", "days", "week", "month"]
 Tense = Literal["future", "past", "present"]

@@ -22,12 +22,12 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
 from secondbrain.ports import MetadataStore, TimeRange, VectorFilter, VectorStore
+from secondbrain.search_hits import SearchHit, hit_from_payload
 from secondbrain.temporal.calendar import Conventions
 from secondbrain.temporal.mentions import MONTH_NAMES
 from secondbrain.titles import display_title
 from services.agenda.agenda import Event, Said, habit_events, in_window, merge
 from services.agenda.happenings import Habit, Happening, habits, read_passage
-from services.query.retrieval import SearchHit, hit_from_payload
 
 LOOKBACK = timedelta(days=120)
 MOVE_MARGIN = timedelta(days=45)

@@ -46,8 +46,8 @@ from secondbrain.ports import (
     VectorPoint,
     VectorStore,
 )
-from secondbrain.stores.vector_payload import rfc3339
 from secondbrain.temporal.mentions import mention_points
+from secondbrain.time_formats import rfc3339
 from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, embedder_for
 
 log = logging.getLogger(__name__)

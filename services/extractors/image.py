@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image, ImageOps
 
 from secondbrain.errors import PermanentError, RetryableError
+from secondbrain.ocr import TesseractOcr, flatten
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
-from services.extractors.ocr import TesseractOcr, flatten
 
 if TYPE_CHECKING:
     from pydantic import SecretStr

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from secondbrain.errors import PermanentError
+from secondbrain.ocr import TesseractOcr, TextLine, join_lines
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext
-from services.extractors.ocr import TesseractOcr, TextLine, join_lines
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -11,10 +11,10 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 
+from secondbrain import sniff
 from secondbrain.errors import PermanentError
 from secondbrain.ports import Captioner, Transcriber
 from secondbrain.settings import Settings
-from services.extractors import sniff
 from services.extractors.budget import MB, Budget
 from services.extractors.document import Extractor
 
@@ -118,7 +118,7 @@ def build_extractors(settings: Settings, *, transcriber: Transcriber | None = No
 
     ocr = None
     if settings.ocr_enabled:
-        from services.extractors.ocr import TesseractOcr
+        from secondbrain.ocr import TesseractOcr
 
         candidate = TesseractOcr(languages=settings.ocr_languages)
         ok, why = candidate.available()  # also catches a missing language pack

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from secondbrain import ids, keys
+from secondbrain import ids, keys, sniff
 from secondbrain.errors import PermanentError, SourceGone
 from secondbrain.events import bodies
 from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted
@@ -44,7 +44,6 @@ from secondbrain.ports import (
     Users,
 )
 from secondbrain.titles import meaningful
-from services.extractors import sniff
 from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.registry import ExtractorSet
 

@@ -41,11 +41,6 @@ log = logging.getLogger(__name__)
 Fetcher = Callable[[str, FetchPolicy], Fetched]
 
 
-def normalise_url(url: str) -> str:
-    """The source URI of a page: the URL without its fragment (``#section`` is the same page)."""
-    return url.split("#", 1)[0].strip()
-
-
 class FetcherStage:
     """Downloads a requested web page and submits the snapshot for extraction."""
 
@@ -65,11 +60,11 @@ class FetcherStage:
 
     def job_of(self, event: UrlRequested) -> JobRef:
         """Job, user and source (the page's URL) of the event."""
-        return JobRef(event.job_id, event.user_id, ids.source_id(event.user_id, normalise_url(event.url)))
+        return JobRef(event.job_id, event.user_id, ids.source_id(event.user_id, ids.normalise_url(event.url)))
 
     def _left_over(self, ev: UrlRequested) -> bool:
         """Whether the request is work still in flight for a source deleted since (it is dropped)."""
-        source_id = ids.source_id(ev.user_id, normalise_url(ev.url))
+        source_id = ids.source_id(ev.user_id, ids.normalise_url(ev.url))
         return self.lifecycle.source_deleted(ev.user_id, source_id, ev.job_id, ev.requested_at)
 
     def admit(self, event: UrlRequested, value: bytes, headers: Mapping[str, str]) -> None:
@@ -78,7 +73,7 @@ class FetcherStage:
         from a source deleted since, before anything is fetched."""
         if self._left_over(event):
             raise SourceGone(event.url)
-        wanted = {event.url, normalise_url(event.url)}
+        wanted = {event.url, ids.normalise_url(event.url)}
         signed = admission.admit(self.users, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value,
                                  headers=headers, produced_here=lambda job: job.source_uri in wanted)
         if signed is not None and self.jobs.get_job(event.user_id, event.job_id) is None:
@@ -95,7 +90,7 @@ class FetcherStage:
         """The event's job is not (or no longer) the user's: left over from a deleted source (dropped), or
         an event naming another user's job (refused)."""
         if self._left_over(ev):
-            raise SourceGone(normalise_url(ev.url))
+            raise SourceGone(ids.normalise_url(ev.url))
         raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
 
     def process(self, event: UrlRequested) -> list[ArtifactSubmitted]:
@@ -116,7 +111,7 @@ class FetcherStage:
             if exc.state == "gone":
                 self._refuse_missing_job(ev)
             raise
-        source_uri = normalise_url(ev.url)
+        source_uri = ids.normalise_url(ev.url)
         attributes = {**ev.attributes, "fetched_at": page.fetched_at.astimezone(UTC).isoformat(),
                       "final_url": page.url, "http_status": str(page.status)}
         if page.redirects:

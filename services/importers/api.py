@@ -19,16 +19,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
+from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.uploads import read_multipart, read_raw
 from secondbrain.validation import text_problem
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.model import ExportError, Options, Skipped
 from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json
 from services.importers.wire import Batch, read_batch
-from services.ingest_gateway.relay import OutboxRelay
-from services.ingest_gateway.upload import read_multipart, read_raw
 
 MAX_ITEMS_PER_UPLOAD = 20_000
 UNPACK_FACTOR = 20

@@ -17,8 +17,8 @@ from lxml import html as lxml_html
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.model import ExportError, Options, Result, Skipped, guarded
-from services.importers.registry import Format
 from services.importers.times import from_epoch
 
 NAME = "bookmarks"

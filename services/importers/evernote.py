@@ -21,9 +21,9 @@ from lxml import etree
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.html_markdown import html_to_markdown
 from services.importers.model import ExportError, Options, Result, Skipped, guarded
-from services.importers.registry import Format
 
 NAME = "evernote"
 

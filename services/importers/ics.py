@@ -26,9 +26,9 @@ import recurring_ical_events
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.html_markdown import html_to_markdown
 from services.importers.model import Capture, ExportError, Options, Result, Skipped, failure, guarded
-from services.importers.registry import Format
 
 NAME = "ics"
 YEARS_BACK = 2

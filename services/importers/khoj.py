@@ -18,8 +18,8 @@ from typing import Any
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.model import ExportError, Options, Result, Skipped, guarded
-from services.importers.registry import Format
 from services.importers.times import iso
 
 NAME = "khoj"

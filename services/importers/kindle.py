@@ -23,8 +23,8 @@ from datetime import datetime
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.model import ExportError, Options, Result, Skipped, guarded
-from services.importers.registry import Format
 from services.importers.times import local
 
 NAME = "kindle"

@@ -23,8 +23,8 @@ from pathlib import PurePosixPath
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.model import Options, Result, Skipped, failure, guarded
-from services.importers.registry import Format
 from services.importers.times import iso, local
 
 NAME = "notion"

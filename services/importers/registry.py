@@ -7,24 +7,11 @@ it into captures.  Detection tries the specific formats first and the generic no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from services.importers.archive import Export
-from services.importers.model import ExportError, Options, Result
-
-
-@dataclass(frozen=True, slots=True)
-class Format:
-    """One kind of export."""
-
-    name: str  # what --from takes
-    label: str  # what people call it
-    what: str  # what to export in the tool, for the README and the error sentences
-    detect: Callable[[Export], str | None]  # what was found ("412 notes in Takeout/Keep"), or None
-    count: Callable[[Export, Options], int]  # how many items (captures or skips) reading it yields, about
-    read: Callable[[Export, Options], Iterator[Result]]
-    aliases: tuple[str, ...] = ()
+from services.importers.format import Format
+from services.importers.model import ExportError
 
 
 def formats() -> list[Format]:

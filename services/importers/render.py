@@ -154,7 +154,7 @@ def file(fmt: str, item: str, *, origin: str, data: bytes | Callable[[], bytes],
          content_type: str | None, title: str | None, captured_at: datetime | None, label: str,
          **attrs: str | None) -> Capture | Skipped:
     """An attachment for the extractors, or why they could not read it (decided from its bytes)."""
-    from services.extractors import sniff
+    from secondbrain import sniff
 
     raw = data() if callable(data) else data
     if not raw:

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from secondbrain.addresses import parse_networks
 from secondbrain.http_security import short
+from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import JobView
 from secondbrain.runtime import Runtime
+from secondbrain.submissions import Submissions, private_target
 from secondbrain.validation import text_problem
-from services.fetcher.fetch import parse_networks
 from services.importers.model import KINDS, Capture
-from services.ingest_gateway.relay import OutboxRelay
-from services.ingest_gateway.submission import Submissions, private_target
 
 Status = Literal["imported", "unchanged", "refused"]
 MAX_ATTRIBUTES = 24

@@ -20,8 +20,8 @@ from pathlib import PurePosixPath
 
 from services.importers import render
 from services.importers.archive import Entry, Export
+from services.importers.format import Format
 from services.importers.model import DateOrder, ExportError, Options, Result, Skipped, guarded
-from services.importers.registry import Format
 
 NAME = "whatsapp"
 _BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")

@@ -16,7 +16,7 @@ from fastapi import HTTPException
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from services.ingest_gateway.upload import too_large
+from secondbrain.uploads import too_large
 
 MANIFEST = "manifest"
 MAX_PARTS = 1000

@@ -23,19 +23,19 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from secondbrain.addresses import parse_networks
 from secondbrain.errors import failure_sentence
 from secondbrain.http_security import short
+from secondbrain.ids import normalise_url
+from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceView
 from secondbrain.runtime import Runtime
+from secondbrain.submissions import Submissions, Submitted
+from secondbrain.submissions import private_target as _private_target
 from secondbrain.titles import display_title
+from secondbrain.uploads import read_form, read_multipart, read_raw
 from secondbrain.validation import Text, text_problem
-from services.fetcher.fetch import parse_networks
-from services.fetcher.stage import normalise_url
-from services.ingest_gateway.relay import OutboxRelay
 from services.ingest_gateway.share import MAX_SHARED_FILES, read_small_form, split_share
-from services.ingest_gateway.submission import Submissions, Submitted
-from services.ingest_gateway.submission import private_target as _private_target
-from services.ingest_gateway.upload import read_form, read_multipart, read_raw
 
 COPY_BLOCK = 1024 * 1024
 

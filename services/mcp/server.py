@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import httpx
@@ -27,10 +27,8 @@ from pydantic import Field
 from starlette.exceptions import HTTPException
 
 from secondbrain import __version__
+from secondbrain.answer_events import AnswerEvent, Done, Error, Sources
 from secondbrain.http_security import short
-
-if TYPE_CHECKING:
-    from services.query.answerer import AnswerEvent
 
 ClientFor = Callable[[Context[Any, Any, Any]], AbstractAsyncContextManager[httpx.AsyncClient]]
 AskHere = Callable[[Context[Any, Any, Any], dict[str, Any]], Awaitable[AsyncIterator["AnswerEvent"]]]
@@ -167,8 +165,6 @@ def build(client_for: ClientFor, *, ask_here: AskHere | None = None, log_level: 
                 events = await ask_here(ctx, body)
             except HTTPException as exc:  # refused before answering, as the route would answer it
                 raise ToolError(f"secondbrain answered HTTP {exc.status_code}: {exc.detail}") from None
-            from services.query.answerer import Done, Error, Sources  # loaded already where it answers
-
             async for event in events:
                 if isinstance(event, Sources):
                     sources = event.sources

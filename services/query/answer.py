@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo
 
 from secondbrain.ports import SparseEncoder
 from secondbrain.temporal.mentions import Mention
+from secondbrain.temporal.written import written_span
 from services.query.engine import Source
-from services.query.extractive import relative, written_span
+from services.query.extractive import relative
 
 # --------------------------------------------------------------------------- grounded LLM answers
 

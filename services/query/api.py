@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
 from secondbrain import keys, telemetry
+from secondbrain.answer_events import AnswerEvent
 from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
 from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
@@ -36,7 +37,7 @@ from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from services.query.answer_model import AnswerModel
-from services.query.answerer import Answerer, AnswerEvent
+from services.query.answerer import Answerer
 from services.query.engine import Filters
 from services.query.params import (
     COUNTRY_HELP,

@@ -64,10 +64,11 @@ from secondbrain.ports import (
     VectorFilter,
     VectorStore,
 )
+from secondbrain.search_hits import SearchHit, hit_from_payload
 from secondbrain.temporal import Conventions, TimeWindow, understand
 from secondbrain.temporal.mentions import widen
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
-from services.query.retrieval import Retriever, SearchHit, hit_from_payload
+from services.query.retrieval import Retriever
 
 log = logging.getLogger(__name__)
 

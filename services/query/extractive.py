@@ -2,7 +2,7 @@
 "not found" when the sources do not cover what the question is about.
 
 How a question is read is :mod:`services.query.question`; how a source is read (headings as context, list
-items and table rows as statements, Markdown kept apart) is :mod:`services.query.reading`.  Then:
+items and table rows as statements, Markdown kept apart) is :mod:`secondbrain.reading`.  Then:
 
 1. **Not there.** When something the question is about (a noun of it: "bike lock", "physiotherapy") is in
    none of the sources, or the only sources are someone else speaking of themselves when the question names
@@ -31,14 +31,15 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from secondbrain.ports import SparseEncoder
+from secondbrain.reading import Statement, read
+from secondbrain.search_hits import SearchHit
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import MONTH_NAMES, Mention, mentioned_times
+from secondbrain.temporal.written import Calendar, span_words
+from secondbrain.word_times import quoted_second
 from services.query.engine import Source
 from services.query.question import Asked, FactKind, Phrase, understand
-from services.query.reading import Statement, read
-from services.query.retrieval import SearchHit
-from services.query.timing import quoted_second
 
 NOT_FOUND = "I could not find anything about that in your data."
 MAX_WORDS = 60  # of quotation in one answer
@@ -131,7 +132,7 @@ class _Asking:
     hits: Sequence[SearchHit | Source]
     tz: ZoneInfo | None
     conventions: Conventions | None
-    cal: _Calendar
+    cal: Calendar
 
 
 def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_sentences: int = 3,
@@ -144,7 +145,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if not asked.terms or not hits:
         return _not_found()
     asked = _known_persons(asked, hits)
-    ctx = _Asking(asked, hits, tz, conventions, _Calendar(conventions.date_order if conventions else "mdy"))
+    ctx = _Asking(asked, hits, tz, conventions, Calendar(conventions.date_order if conventions else "mdy"))
     candidates, source_terms = _candidates(asked, hits, enc)
     scored = [c for c in candidates if c.overlap > 0 or c.subjects]
     other = _about_something_else(asked, candidates, source_terms, hits)
@@ -591,41 +592,11 @@ def _moment(hit: SearchHit) -> datetime | None:
     return None
 
 
-def _day(at: datetime, tz: ZoneInfo | None, cal: _Calendar) -> str:
+def _day(at: datetime, tz: ZoneInfo | None, cal: Calendar) -> str:
     return cal.date(at.astimezone(tz) if tz is not None else at)
 
 
 # --------------------------------------------------------------------------- dates
-
-
-@dataclass(frozen=True, slots=True)
-class _Calendar:
-    """Dates written the person's way: "Fri, July 28, 2023" (month first), "Fri 28 July 2023" (day first)."""
-
-    order: str = "mdy"
-
-    def date(self, d: datetime) -> str:
-        if self.order == "ymd":
-            return d.strftime("%Y-%m-%d")
-        return d.strftime("%B %-d, %Y") if self.order == "mdy" else d.strftime("%-d %B %Y")
-
-    def day(self, d: datetime) -> str:
-        if self.order == "ymd":
-            return d.strftime("%Y-%m-%d (%a)")
-        return d.strftime("%a, %B %-d, %Y") if self.order == "mdy" else d.strftime("%a %-d %B %Y")
-
-    def days(self, first: datetime, last: datetime, *, year: bool = True) -> str:
-        """A stretch of days: "July 24\u201330, 2023", "24\u201330 July 2023" (the year left out on request)."""
-        if self.order == "ymd":
-            return f"{first.strftime('%Y-%m-%d')} \u2013 {last.strftime('%Y-%m-%d')}"
-        tail = f", {last.year}" if self.order == "mdy" and year else f" {last.year}" if year else ""
-        if (first.year, first.month) == (last.year, last.month):
-            return (f"{first.strftime('%B')} {first.day}\u2013{last.day}{tail}" if self.order == "mdy"
-                    else f"{first.day}\u2013{last.day} {last.strftime('%B')}{tail}")
-        if first.year == last.year:
-            return (f"{first.strftime('%B %-d')} \u2013 {last.strftime('%B %-d')}{tail}" if self.order == "mdy"
-                    else f"{first.strftime('%-d %B')} \u2013 {last.strftime('%-d %B')}{tail}")
-        return f"{self.date(first)} \u2013 {self.date(last)}"
 
 
 def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
@@ -640,7 +611,7 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     for m in mentions:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
             continue
-        shown.append(f"\u201c{m.expression}\u201d = {_span(m, tz, said_at, cal)}")
+        shown.append(f"\u201c{m.expression}\u201d = {span_words(m, tz, said_at, cal)}")
     clash = _weekday_clash(sentence, said_at.astimezone(tz), cal)
     if clash:
         shown.append(clash)
@@ -674,7 +645,7 @@ _MONTH_NUMBER = {m: i for i, m in enumerate(
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
-def _weekday_clash(sentence: str, said_at: datetime, cal: _Calendar) -> str:
+def _weekday_clash(sentence: str, said_at: datetime, cal: Calendar) -> str:
     """"Tuesday 2 December" when 2 December (the nearest one, or the year given) is not a Tuesday: flagged."""
     for m in _WEEKDAY_DATE.finditer(sentence):
         day, month = int(m.group(2)), _MONTH_NUMBER.get(m.group(3)[:3].lower())
@@ -694,29 +665,6 @@ def _weekday_clash(sentence: str, said_at: datetime, cal: _Calendar) -> str:
             return (f"{m.group(1).capitalize()} {day} {m.group(3).capitalize()}: "
                     f"{cal.date(nearest)} is a {nearest.strftime('%A')}")
     return ""
-
-
-def written_span(m: Mention, tz: ZoneInfo, said_at: datetime, order: str = "mdy") -> str:
-    """A time a passage speaks of, written as a person says it (in the date ``order`` given)."""
-    return _span(m, tz, said_at, _Calendar(order))
-
-
-def _span(m: Mention, tz: ZoneInfo, said_at: datetime, cal: _Calendar) -> str:
-    """A span of time as a person says it: a day, "the week before June 9, 2023", a month, a year."""
-    first = m.start.astimezone(tz)
-    last = (m.end - timedelta(microseconds=1)).astimezone(tz)
-    said = said_at.astimezone(tz)
-    if first.date() == last.date():
-        return cal.day(first)
-    if first.day == 1 and (last + timedelta(days=1)).day == 1 and first.month == last.month:
-        return first.strftime("%B %Y")
-    if first.month == 1 and first.day == 1 and last.month == 12 and last.day == 31 and first.year == last.year:
-        return str(first.year)
-    days = (last.date() - first.date()).days + 1
-    if last < said and days in (7, 2, 3) and (said.date() - last.date()).days <= 7:
-        what = "week" if days == 7 else "weekend"  # how a person would put it, then the days themselves
-        return f"the {what} before {cal.date(said)}, {cal.days(first, last, year=False)}"
-    return cal.days(first, last)
 
 
 # --------------------------------------------------------------------------- not there

@@ -201,7 +201,7 @@ def ocr_state(rt: Runtime) -> dict[str, Any]:
     if not s.ocr_enabled:
         return {**out, "name": None, "state": "not configured",
                 "message": "Scanned pages and images are not read (SB_OCR_ENABLED=false)."}
-    from services.extractors.ocr import TesseractOcr
+    from secondbrain.ocr import TesseractOcr
 
     ok, why = TesseractOcr(s.ocr_languages).available()
     return {**out, "state": "working" if ok else "error",

@@ -23,9 +23,10 @@ from devtools.qdrant_edge_server import EdgeServerProcess
 from secondbrain.embedding import load_embedder
 from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorHit, VectorPoint, VectorStore
 from secondbrain.sparse import Bm25Encoder
-from secondbrain.stores.vector_payload import collection_name, rfc3339
+from secondbrain.stores.vector_payload import collection_name
 from secondbrain.stores.vectors_edge import EdgeVectorStore
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
+from secondbrain.time_formats import rfc3339
 
 DIMENSION = 384
 _EMBEDDER = None

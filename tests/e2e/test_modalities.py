@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from devtools import gen_audio, gen_office, gen_pdf_image, gen_web
-from services.query.timing import WORD_TIMES, quoted_second
+from secondbrain.word_times import WORD_TIMES, quoted_second
 from tests.e2e.harness import Service, Site, readable_tmp, run_cli, wait_jobs
 
 pytestmark = pytest.mark.e2e

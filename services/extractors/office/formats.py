@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 
 from secondbrain.errors import PermanentError
+from secondbrain.sniff import zip_kind
 from services.extractors.office.blocks import clean
-from services.extractors.sniff import zip_kind
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 ZIP_MAGIC = b"PK\x03\x04"

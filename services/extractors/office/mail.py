@@ -7,18 +7,16 @@ import email.policy
 import io
 from collections.abc import Iterable
 from email.message import EmailMessage
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from secondbrain.errors import PermanentError
 from services.extractors import dates
 from services.extractors.document import Block, Extracted
 from services.extractors.office.blocks import clean
-
-if TYPE_CHECKING:
-    from services.extractors.office.extractor import OfficeExtractor
+from services.extractors.office.reading import Reading
 
 
-def extract_eml(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_eml(ex: Reading, raw: bytes) -> Extracted:
     if b"\x00" in raw[:65536]:
         raise PermanentError("the .eml file looks binary, not an e-mail message; upload it with its real type")
     msg = cast(EmailMessage, email.message_from_bytes(raw, policy=email.policy.default))
@@ -29,7 +27,7 @@ def extract_eml(ex: OfficeExtractor, raw: bytes) -> Extracted:
     attachments = attachment_names(msg)
     subject = headers.get("subject") or None
     stated = dates.rfc2822_datetime(headers.get("date"))
-    elements = ex._partition("eml", file=io.BytesIO(raw), process_attachments=False)
+    elements = ex.partition("eml", file=io.BytesIO(raw), process_attachments=False)
     builder = ex.builder("flat", root_path=(subject,) if subject else ())
     for el in elements:
         builder.add(el)

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 
 from services.extractors.document import Extracted
 from services.extractors.office.properties import properties
+from services.extractors.office.reading import Reading
 from services.extractors.text import decode_text
 
-if TYPE_CHECKING:
-    from services.extractors.office.extractor import OfficeExtractor
 
-
-def extract_xlsx(ex: OfficeExtractor, raw: bytes, fmt: str = "xlsx") -> Extracted:
-    elements = ex._partition("xlsx", file=io.BytesIO(raw), include_header=False, find_subtable=True)
+def extract_xlsx(ex: Reading, raw: bytes, fmt: str = "xlsx") -> Extracted:
+    elements = ex.partition("xlsx", file=io.BytesIO(raw), include_header=False, find_subtable=True)
     builder = ex.builder("sheets")
     for el in elements:
         builder.add(el)
@@ -26,13 +23,13 @@ def extract_xlsx(ex: OfficeExtractor, raw: bytes, fmt: str = "xlsx") -> Extracte
     return ex.finish(fmt, blocks, elements, properties(raw, fmt), extra_meta={"sheets": ", ".join(sheets)})
 
 
-def extract_xls(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_xls(ex: Reading, raw: bytes) -> Extracted:
     return extract_xlsx(ex, raw, "xls")
 
 
-def extract_csv(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_csv(ex: Reading, raw: bytes) -> Extracted:
     text = decode_text(raw)  # UTF-8, UTF-16 with BOM, else Windows-1252, like text files
-    elements = ex._partition("csv", file=io.BytesIO(text.encode("utf-8")), encoding="utf-8", include_header=False)
+    elements = ex.partition("csv", file=io.BytesIO(text.encode("utf-8")), encoding="utf-8", include_header=False)
     builder = ex.builder()
     for el in elements:
         builder.add(el)

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 
 from services.extractors.document import Block, Extracted
 from services.extractors.office.blocks import clean
 from services.extractors.office.properties import properties
-
-if TYPE_CHECKING:
-    from services.extractors.office.extractor import OfficeExtractor
+from services.extractors.office.reading import Reading
 
 
-def extract_pptx(ex: OfficeExtractor, raw: bytes) -> Extracted:
-    elements = ex._partition("pptx", file=io.BytesIO(raw), include_slide_notes=False, include_page_breaks=False)
+def extract_pptx(ex: Reading, raw: bytes) -> Extracted:
+    elements = ex.partition("pptx", file=io.BytesIO(raw), include_slide_notes=False, include_page_breaks=False)
     builder = ex.builder("slides")
     for el in elements:
         builder.add(el)

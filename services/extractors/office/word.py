@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from secondbrain.errors import PermanentError
 from services.extractors.document import Extracted
-
-if TYPE_CHECKING:
-    from services.extractors.office.extractor import OfficeExtractor
+from services.extractors.office.reading import Reading
 
 
-def extract_docx(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_docx(ex: Reading, raw: bytes) -> Extracted:
     doc = ex.document("docx", raw)
     pages = [b.page for b in doc.blocks if b.page is not None]
     if pages:  # only when Word recorded rendered page breaks
@@ -19,15 +15,15 @@ def extract_docx(ex: OfficeExtractor, raw: bytes) -> Extracted:
     return doc
 
 
-def extract_odt(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_odt(ex: Reading, raw: bytes) -> Extracted:
     return ex.document("odt", raw)
 
 
-def extract_epub(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_epub(ex: Reading, raw: bytes) -> Extracted:
     return ex.document("epub", raw)
 
 
-def extract_rtf(ex: OfficeExtractor, raw: bytes) -> Extracted:
+def extract_rtf(ex: Reading, raw: bytes) -> Extracted:
     if not raw.lstrip().startswith(b"{\\rtf"):
         raise PermanentError("the .rtf file is not an RTF document (it does not start with {\\rtf); "
                              "upload it with its real type or extension")

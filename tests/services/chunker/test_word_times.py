@@ -14,6 +14,7 @@ import pytest
 from secondbrain.events.models import DocumentExtracted, Segment
 from secondbrain.stores.memory import MemoryMetadataStore
 from secondbrain.stores.objects_fs import FileObjectStore
+from secondbrain.word_times import quoted_second
 from services.chunker.logic import (
     WORD_TIMES,
     WORD_TIMES_MAX,
@@ -23,7 +24,6 @@ from services.chunker.logic import (
     word_times_attribute,
 )
 from services.chunker.stage import ChunkerStage
-from services.query.timing import quoted_second
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

@@ -24,11 +24,11 @@ from pydantic import SecretStr
 
 from devtools import gen_pdf_image as gen
 from secondbrain.errors import PermanentError, RetryableError
+from secondbrain.ocr import TesseractOcr
 from secondbrain.ports import Captioner
 from services.extractors.dates import exif_datetime
 from services.extractors.document import ExtractionContext
 from services.extractors.image import ImageExtractor, OpenAICaptioner, supports
-from services.extractors.ocr import TesseractOcr
 from tests.paths import REPO as ROOT
 
 CTX = ExtractionContext(content_type="image/png", filename="invoice.png")

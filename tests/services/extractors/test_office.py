@@ -311,7 +311,7 @@ def test_library_os_errors_never_escape(office: OfficeExtractor, monkeypatch: py
     def broken(fmt: str, **kwargs: object) -> list[object]:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(office, "_partition", broken)
+    monkeypatch.setattr(office.reading, "partition", broken)
     reason = refusal(office, g.make_docx(), "survey.docx")
     assert reason.startswith("the .docx file is damaged or is not really a Word document")
 

@@ -13,9 +13,9 @@ import pytest
 
 from devtools import gen_pdf_image as gen
 from secondbrain.errors import PermanentError
+from secondbrain.ocr import TesseractOcr, TextLine, join_lines
 from services.extractors.dates import pdf_datetime
 from services.extractors.document import Extracted, ExtractionContext, assemble
-from services.extractors.ocr import TesseractOcr, TextLine, join_lines
 from services.extractors.pdf import PdfExtractor, supports
 
 CTX = ExtractionContext(content_type="application/pdf", filename="logbook.pdf")

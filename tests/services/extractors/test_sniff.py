@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from secondbrain.errors import PermanentError
-from services.extractors.sniff import AUDIO, HTML, IMAGE, OFFICE, PDF, TEXT, Resolved, resolve, sniff
+from secondbrain.sniff import AUDIO, HTML, IMAGE, OFFICE, PDF, TEXT, Resolved, resolve, sniff
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

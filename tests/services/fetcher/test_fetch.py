@@ -18,8 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
+from secondbrain.addresses import check_host_allowed
 from secondbrain.errors import PermanentError, RetryableError
-from services.fetcher.fetch import Fetched, FetchPolicy, check_host_allowed, fetch
+from services.fetcher.fetch import Fetched, FetchPolicy, fetch
 
 PAGE = (b"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Tide tables</title></head>"
         b"<body><article><h1>Tide tables</h1><p>High water at Saint-Malo comes 42 minutes later each day."

@@ -24,10 +24,10 @@ from pydantic import SecretStr
 
 from app.assembly import build_runtime
 from app.http import create_app
+from secondbrain import uploads
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
-from services.ingest_gateway import upload as upload_mod
-from services.ingest_gateway.upload import FIELD_LIMIT, read_multipart, read_raw
+from secondbrain.uploads import FIELD_LIMIT, read_multipart, read_raw
 from tests.pg import base_dsn, fresh_database
 from tests.serving import serve_in_thread
 
@@ -93,7 +93,7 @@ def spooled(monkeypatch: pytest.MonkeyPatch) -> list[IO[bytes]]:
             opened.append(f)
             return f
 
-    monkeypatch.setattr(upload_mod, "tempfile", Recording)
+    monkeypatch.setattr(uploads, "tempfile", Recording)
     return opened
 
 
@@ -197,7 +197,7 @@ async def test_an_oversized_form_field_is_413() -> None:
 
 
 async def test_too_many_fields_are_refused() -> None:
-    body = form(*(part(f"f{i}", b"v") for i in range(upload_mod.MAX_FIELDS + 1)), part("file", b"x"))
+    body = form(*(part(f"f{i}", b"v") for i in range(uploads.MAX_FIELDS + 1)), part("file", b"x"))
     err = await refused(read_multipart(aiter(Blocks(body, 64)), MULTIPART, limit=1000))
     assert err.status_code == 400 and "too many form fields" in err.detail
 
@@ -234,7 +234,7 @@ async def test_a_disk_error_is_not_blamed_on_the_client(monkeypatch: pytest.Monk
                     self.closed = True
             return F()
 
-    monkeypatch.setattr(upload_mod, "tempfile", FullDisk)
+    monkeypatch.setattr(uploads, "tempfile", FullDisk)
     with pytest.raises(OSError, match="No space left"):
         await read_multipart(aiter(Blocks(form(part("file", b"data")), 8)), MULTIPART, limit=100)
 

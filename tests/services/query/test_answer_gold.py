@@ -11,12 +11,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from secondbrain.search_hits import SearchHit
+from secondbrain.sentences import sentences
 from services.chunker.logic import ChunkingConfig, chunk_segments
 from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
 from services.query.extractive import Answer, extractive_answer
-from services.query.retrieval import SearchHit
-from services.query.sentences import sentences
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane

@@ -7,11 +7,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from secondbrain.search_hits import SearchHit
 from secondbrain.temporal import Conventions
 from services.query.answer import format_sources
 from services.query.engine import Source
 from services.query.extractive import extractive_answer
-from services.query.retrieval import SearchHit
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

@@ -27,6 +27,7 @@ from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.events.models import ArtifactSubmitted
 from secondbrain.pipeline import local
 from secondbrain.runtime import Runtime
+from secondbrain.search_hits import SearchHit
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
@@ -37,7 +38,6 @@ from services.extractors.text import TextExtractor
 from services.query.answer import CitationFilter, build_messages, format_sources
 from services.query.engine import Source
 from services.query.followup import rewrite_followup
-from services.query.retrieval import SearchHit
 from tests.paths import REPO
 from tests.pg import base_dsn, fresh_database
 from tests.serving import serve_in_thread

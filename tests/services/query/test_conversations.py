@@ -22,22 +22,22 @@ from pydantic import SecretStr
 
 from app.assembly import build_runtime
 from app.http import create_app
+from secondbrain import sniff
 from secondbrain.embedding import OpenAICompatibleEmbedder
 from secondbrain.errors import PermanentError
 from secondbrain.events.models import ArtifactSubmitted, Segment
 from secondbrain.infra.ports import free_port
 from secondbrain.pipeline import local
 from secondbrain.runtime import Runtime
+from secondbrain.search_hits import SearchHit, hit_from_payload
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig, approx_tokens, chunk_segments
 from services.chunker.stage import ChunkerStage
 from services.embedder.stage import EmbedderStage
-from services.extractors import sniff
 from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor, extract_text
 from services.query.engine import Filters, QueryEngine, _diversify
-from services.query.retrieval import SearchHit, hit_from_payload
 from tests.pg import base_dsn, fresh_database
 from tests.serving import serve_in_thread
 

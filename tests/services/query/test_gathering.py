@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from secondbrain.search_hits import SearchHit
 from services.query.engine import _named_speakers, _toward_speakers, is_gathering
-from services.query.retrieval import SearchHit
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

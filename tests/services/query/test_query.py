@@ -265,7 +265,8 @@ def test_with_another_users_key_nothing_of_alice_shows(server: str, corpus: Corp
 
 async def test_the_answerer_yields_typed_events_that_the_route_sends_unchanged(corpus: Corpus, server: str) -> None:
     """``Answerer`` in-process and ``POST /v1/ask`` give the same events: meta, sources, tokens, done."""
-    from services.query.answerer import Answerer, Done, Meta, Sources, Token
+    from secondbrain.answer_events import Done, Meta, Sources, Token
+    from services.query.answerer import Answerer
     from services.query.api import sse
     from services.query.params import AskIn
 
@@ -288,7 +289,7 @@ async def test_the_answerer_yields_typed_events_that_the_route_sends_unchanged(c
 
 
 def test_each_event_has_its_wire_shape() -> None:
-    from services.query.answerer import Done, Error, Meta, Sources, Token
+    from secondbrain.answer_events import Done, Error, Meta, Sources, Token
     from services.query.api import sse
 
     assert sse(Token("Hi ")) == {"event": "token", "data": '{"text": "Hi "}'}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.query.timing import WORD_TIMES, quoted_second
+from secondbrain.word_times import WORD_TIMES, quoted_second
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 

@@ -18,12 +18,12 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from secondbrain import ids, keys, telemetry, topic_names
+from secondbrain.addresses import Networks, address_problem, literal_address
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.http_security import short
+from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import ArtifactRecord, OutboxMessage
 from secondbrain.runtime import Runtime
-from services.fetcher.fetch import Networks, address_problem, literal_address
-from services.ingest_gateway.relay import OutboxRelay
 
 
 @dataclass(frozen=True, slots=True)
