@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from functools import cache
 from pathlib import Path
 
@@ -107,6 +108,25 @@ def test_no_module_imports_itself_through_others() -> None:
     except graphlib.CycleError as exc:
         cycle = exc.args[1]
         pytest.fail("an import cycle: " + " -> ".join(cycle))
+
+
+WEB = ROOT / "services" / "web" / "static"
+# A static ``import ... from "./x.js"``, a bare ``import "./x.js"`` and a dynamic ``import("./x.js")``.
+JS_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}/[^"']+)["']""", re.M)
+
+
+def test_no_web_page_module_imports_itself_through_others() -> None:
+    """The web page's modules, dynamic imports included: a circle loads a module half-initialised."""
+    graph = {}
+    for path in sorted(WEB.rglob("*.js")):
+        graph[path.relative_to(WEB).as_posix()] = {
+            (path.parent / target).resolve().relative_to(WEB.resolve()).as_posix()
+            for target in JS_IMPORT.findall(path.read_text())}
+    assert "js/failed.js" in graph["js/sources.js"]  # the pattern reads the page's imports
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail("an import cycle in the web page: " + " -> ".join(exc.args[1]))
 
 
 STAGE_CLASSES = {

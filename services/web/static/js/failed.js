@@ -6,6 +6,7 @@ import {$, announce, el} from "./dom.js";
 import {formatWhen} from "./format.js";
 import {api} from "./http.js";
 import {trackCapture} from "./progress.js";
+import {reloadSources} from "./reload.js";
 import {plainError, plural, sourceName} from "./words.js";
 
 // The server's sentence; an older server sends only the raw error, shown the same careful way.
@@ -37,18 +38,13 @@ export function renderFailed(rows) {
   $("#failed-summary").textContent = rows.length ? `${plural(rows.length, "capture", "captures")} could not be added.` : "";
 }
 
-async function reload() {
-  const {loadSources} = await import("./sources.js");
-  await loadSources();
-}
-
 async function retryJob(s, name, button) {
   button.disabled = true;
   try {
     const body = await (await api(`/v1/jobs/${encodeURIComponent(s.job_id)}/retry`, {method: "POST"})).json();
     announce("job-status", `Trying ${name} again.`);
     trackCapture(body.job_id, name);
-    await reload();
+    await reloadSources();
   } catch (err) {
     button.disabled = false;
     announce("job-status", `${name} was not retried. ${err.message}`);
@@ -60,7 +56,7 @@ async function removeJob(s, name, button) {
   try {
     await api(`/v1/jobs/${encodeURIComponent(s.job_id)}`, {method: "DELETE"});
     announce("job-status", `Removed ${name}.`);
-    await reload();
+    await reloadSources();
     // Focus stays in the list: the next failed item, else the list's heading.
     const next = document.querySelector("#failed-list .failed-item button");
     if (next) next.focus();

@@ -7,6 +7,7 @@ import {$, announce, confirmed, el} from "./dom.js";
 import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
 import {ApiError, api, errorText} from "./http.js";
 import {renderMarkdown} from "./markdown.js";
+import {reloadSources} from "./reload.js";
 import {plural, sourceName} from "./words.js";
 
 const STAGE = {fetch: "fetch the page", extract: "read", chunk: "split", embed: "index"};
@@ -155,8 +156,7 @@ async function deleteSource(name, button) {
     await api(`/v1/sources/${encodeURIComponent(current.source_id)}`, {method: "DELETE"});
     announce("job-status", `Deleted ${name}.`);
     $("#source-page").close();
-    const {loadSources} = await import("./sources.js");
-    loadSources();
+    reloadSources();
   } catch (err) {
     announce("job-status", `${name} was not deleted. ${err.message}`);
   }

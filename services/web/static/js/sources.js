@@ -7,6 +7,7 @@ import {MODALITY_LABEL, clock, formatWhen} from "./format.js";
 import {api, readEvents} from "./http.js";
 import {renderFailed} from "./failed.js";
 import {renderMarkdown} from "./markdown.js";
+import {setSourcesLoader} from "./reload.js";
 import {confirmSourceDelete, openSourcePage} from "./source-page.js";
 import {state} from "./state.js";
 import {rangeParams} from "./time.js";
@@ -65,6 +66,8 @@ function sourceRow(s) {
     s.error ? el("p", {class: "err"}, plainError(s.error)) : null,
     el("div", {class: "actions"}, remove));
 }
+
+setSourcesLoader(loadSources); // failed.js and source-page.js reload the list through reload.js
 
 export async function loadSources() {
   if ($("#main").hidden) return;
