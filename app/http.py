@@ -111,13 +111,13 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         return principal
 
     async def _check(request: Request, authorization: str | None, bucket: str) -> RequestAuth:
-        users = rt.metadata.users
+        counts = rt.metadata.rate_counts
         if authorization:
             scheme, _, key = authorization.partition(" ")
             if scheme.lower() != "bearer" or not key.strip():
                 raise HTTPException(401, "use an 'Authorization: Bearer <API key>' header",
                                     headers={"WWW-Authenticate": "Bearer"})
-            found = await asyncio.to_thread(functools.partial(users.authenticate_request, key=key.strip(),
+            found = await asyncio.to_thread(functools.partial(counts.authenticate_request, key=key.strip(),
                                                               bucket=bucket, window_s=60))
             if found is None:
                 raise HTTPException(401, f"unknown or revoked API key; {key_advice(settings)}",
@@ -125,7 +125,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
             return found
         session = request.cookies.get(SESSION_COOKIE)
         if session:
-            found = await asyncio.to_thread(functools.partial(users.authenticate_request, session=session,
+            found = await asyncio.to_thread(functools.partial(counts.authenticate_request, session=session,
                                                               bucket=bucket, window_s=60))
             if found is not None:
                 return found
@@ -136,7 +136,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
             raise HTTPException(401, key_help(settings), headers={"WWW-Authenticate": "Bearer"})
         # SB_AUTH=off (tests on loopback): the default user, counted like anyone else.
         user = settings.default_user
-        hits = await asyncio.to_thread(users.count_request, user, bucket, 60)
+        hits = await asyncio.to_thread(counts.count_request, user, bucket, 60)
         pending = await asyncio.to_thread(rt.metadata.jobs.pending_jobs, user)
         return RequestAuth(Principal(user_id=user, key_id=None, scope="admin"), hits, pending)
 

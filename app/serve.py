@@ -63,12 +63,12 @@ def build_stages(rt: Runtime, names: list[str]) -> list[Stage[Any]]:
     out: list[Stage[Any]] = []
     for name in names:
         if name == "fetch":
-            out.append(FetcherStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
-                                    catalog=m.catalog, lifecycle=m.lifecycle, policy=fetch_policy(s)))
+            out.append(FetcherStage(rt.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                    fence=m.fence, catalog=m.catalog, lifecycle=m.lifecycle, policy=fetch_policy(s)))
         elif name == "extract":
             extractors = BackgroundExtractorSet(functools.partial(build_extractors, s))
-            out.append(ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
-                                      catalog=m.catalog, lifecycle=m.lifecycle, extractors=extractors,
+            out.append(ExtractorStage(rt.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                      fence=m.fence, catalog=m.catalog, lifecycle=m.lifecycle, extractors=extractors,
                                       max_bytes=s.max_upload_bytes))
         elif name == "chunk":
             cfg = ChunkingConfig(target=s.chunk_target_tokens, max_tokens=s.chunk_max_tokens,

@@ -43,13 +43,13 @@ def main() -> None:
         with EmbeddedPostgres(Path(tmp) / "pg") as pg, PostgresMetadataStore(pg.dsn) as store:
             store.database.migrate()
             store.users.ensure_user("bench")
-            _, key = store.users.create_api_key("bench", "bench")
+            _, key = store.api_keys.create_api_key("bench", "bench")
             for _ in range(50):
-                store.users.authenticate(key)
+                store.api_keys.authenticate(key)
             m = 500
             started = time.perf_counter()
             for _ in range(m):
-                store.users.authenticate(key)
+                store.api_keys.authenticate(key)
             print(f"key lookup in Postgres (for scale): {(time.perf_counter() - started) / m * 1e6:.0f} µs per request")
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
 

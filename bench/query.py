@@ -928,7 +928,7 @@ def _measure(size: int, args: argparse.Namespace, rt: Runtime, user: str, pool: 
 
     app = create_app(rt, gateway=False, query=True)
     # Every request carries a key, loopback included, so the key lookup is part of what is timed.
-    _, key = rt.metadata.users.create_api_key(user, "bench", "user")
+    _, key = rt.metadata.api_keys.create_api_key(user, "bench", "user")
     errors: list[str] = []
     with Server(app) as base, httpx.Client(base_url=base, timeout=httpx.Timeout(120.0),
                                            headers={"Authorization": f"Bearer {key}"}) as client:

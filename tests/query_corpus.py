@@ -83,7 +83,8 @@ class Corpus:
         self.other = other
         self.doc: dict[str, str] = {}
         m = rt.metadata
-        self.extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+        self.extract = ExtractorStage(rt.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                      fence=m.fence,
                                       catalog=m.catalog,
                                       lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                       max_bytes=1 << 20)

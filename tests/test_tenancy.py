@@ -40,7 +40,7 @@ def bearer(key: str) -> dict[str, str]:
 
 def test_an_admin_manages_users_and_keys_over_http(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, admin = rt.metadata.users.create_api_key("root", "ops", "admin")
+    _, admin = rt.metadata.api_keys.create_api_key("root", "ops", "admin")
     r = client.post("/v1/admin/users", json={"user_id": "carol", "display_name": "Carol"}, headers=bearer(admin))
     assert r.status_code == 201, r.text
     carol_key = r.json()["key"]["api_key"]
@@ -65,7 +65,7 @@ def test_an_admin_manages_users_and_keys_over_http(served: tuple[TestClient, Run
 
 def test_user_keys_cannot_administer(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.users.create_api_key("alice", "phone")
+    _, alice = rt.metadata.api_keys.create_api_key("alice", "phone")
     for method, path, body in [("GET", "/v1/admin/users", None), ("POST", "/v1/admin/users", {"user_id": "eve"}),
                                ("GET", "/v1/admin/users/bob/keys", None),
                                ("POST", "/v1/admin/users/bob/keys", {"name": "x"})]:
@@ -78,8 +78,8 @@ def test_user_keys_cannot_administer(served: tuple[TestClient, Runtime]) -> None
 
 def test_users_manage_their_own_keys_only(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.users.create_api_key("alice", "phone")
-    bob_info, bob = rt.metadata.users.create_api_key("bob", "phone")
+    _, alice = rt.metadata.api_keys.create_api_key("alice", "phone")
+    bob_info, bob = rt.metadata.api_keys.create_api_key("bob", "phone")
     r = client.post("/v1/keys", json={"name": "notes app", "scope": "producer"}, headers=bearer(alice))
     assert r.status_code == 201 and r.json()["scope"] == "producer" and r.json()["api_key"].startswith("sb_")
     names = [k["name"] for k in client.get("/v1/keys", headers=bearer(alice)).json()["keys"]]
@@ -92,7 +92,7 @@ def test_users_manage_their_own_keys_only(served: tuple[TestClient, Runtime]) ->
 
 def test_producer_keys_only_sign_events(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, producer = rt.metadata.users.create_api_key("alice", "mail bridge", "producer")
+    _, producer = rt.metadata.api_keys.create_api_key("alice", "mail bridge", "producer")
     r = client.get("/v1/sources", headers=bearer(producer))
     assert r.status_code == 403 and "producer key" in r.json()["detail"]
     assert client.post("/v1/notes", json={"text": "x"}, headers=bearer(producer)).status_code == 403
@@ -103,8 +103,8 @@ def test_requests_per_minute_are_limited_per_user(dsn: str, tmp_path: Path) -> N
     try:
         rt.metadata.users.ensure_user("hasty")
         rt.metadata.users.ensure_user("patient")
-        _, alice = rt.metadata.users.create_api_key("hasty", "t")
-        _, bob = rt.metadata.users.create_api_key("patient", "t")
+        _, alice = rt.metadata.api_keys.create_api_key("hasty", "t")
+        _, bob = rt.metadata.api_keys.create_api_key("patient", "t")
         # Windows are whole minutes: start well inside one so the count does not reset mid-test.
         if time.time() % 60 > 55:
             time.sleep(61 - time.time() % 60)
@@ -129,8 +129,8 @@ def test_a_user_flooding_the_queue_gets_429_and_others_do_not(dsn: str, tmp_path
     try:
         rt.metadata.users.ensure_user("flooder")
         rt.metadata.users.ensure_user("calm")
-        _, flooder = rt.metadata.users.create_api_key("flooder", "t")
-        _, calm = rt.metadata.users.create_api_key("calm", "t")
+        _, flooder = rt.metadata.api_keys.create_api_key("flooder", "t")
+        _, calm = rt.metadata.api_keys.create_api_key("calm", "t")
         with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
             for i in range(2):
                 assert client.post("/v1/notes", json={"text": f"n{i}"}, headers=bearer(flooder)).status_code == 202
@@ -149,7 +149,7 @@ def test_a_user_flooding_the_queue_gets_429_and_others_do_not(dsn: str, tmp_path
 
 def test_oversized_request_headers_get_431(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.users.create_api_key("alice", "t")
+    _, alice = rt.metadata.api_keys.create_api_key("alice", "t")
     r = client.get("/v1/sources", headers={**bearer(alice), "X-Junk": "a" * 40_000})
     assert r.status_code == 431 and "limit is 32768" in r.json()["detail"]
     assert client.get("/v1/sources", headers=bearer(alice)).status_code == 200
@@ -163,9 +163,9 @@ def test_an_admin_erases_a_user_only_with_confirmation(dsn: str, tmp_path: Path)
         rt.metadata.users.ensure_user("root")
         rt.metadata.users.ensure_user("dave")
         rt.metadata.users.ensure_user("erin")
-        _, admin = rt.metadata.users.create_api_key("root", "ops", "admin")
-        _, dave = rt.metadata.users.create_api_key("dave", "phone")
-        _, erin = rt.metadata.users.create_api_key("erin", "phone")
+        _, admin = rt.metadata.api_keys.create_api_key("root", "ops", "admin")
+        _, dave = rt.metadata.api_keys.create_api_key("dave", "phone")
+        _, erin = rt.metadata.api_keys.create_api_key("erin", "phone")
         with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
             assert client.post("/v1/notes", json={"text": "dave's diary"}, headers=bearer(dave)).status_code == 202
             assert client.post("/v1/notes", json={"text": "erin's diary"}, headers=bearer(erin)).status_code == 202

@@ -42,7 +42,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
                 print(f"error: unknown user {args.user!r}; create it with `secondbrain users add {args.user}`",
                       file=sys.stderr)
                 return EXIT_USAGE
-            info, secret = store.users.create_api_key(args.user, args.name, args.scope)
+            info, secret = store.api_keys.create_api_key(args.user, args.name, args.scope)
             if args.json:
                 print(json.dumps({"key_id": info.key_id, "user_id": info.user_id, "scope": info.scope,
                                   "api_key": secret}))
@@ -54,7 +54,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
         if args.action == "list":
             rows = [{"key_id": k.key_id, "name": k.name, "scope": k.scope, "created_at": k.created_at.isoformat(),
                      "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None,
-                     "revoked": k.revoked_at is not None} for k in store.users.list_api_keys(args.user)]
+                     "revoked": k.revoked_at is not None} for k in store.api_keys.list_api_keys(args.user)]
             print(json.dumps(rows) if args.json else "\n".join(
                 f"{r['key_id']}  {r['name']:<20} {r['scope']:<8} created {r['created_at'][:16]}  "
                 f"{'revoked' if r['revoked'] else 'active'}" for r in rows))
@@ -62,7 +62,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
         if not args.key_id:
             print("error: give the key id to revoke (see `secondbrain keys list --user ...`)", file=sys.stderr)
             return EXIT_USAGE
-        if not store.users.revoke_api_key(args.user, args.key_id):
+        if not store.api_keys.revoke_api_key(args.user, args.key_id):
             print(f"error: {args.user} has no key {args.key_id}", file=sys.stderr)
             return EXIT_FAILED
         say(f"key {args.key_id} revoked")

@@ -499,14 +499,14 @@ def local_key(settings: Any, links: int = 1) -> tuple[Path, str | None, list[str
         store.database.migrate()
         store.users.ensure_user(settings.default_user, None)
         existing = key_file.read_text().strip() if key_file.exists() else ""
-        principal = store.users.authenticate(existing) if existing else None
+        principal = store.api_keys.authenticate(existing) if existing else None
         if principal is None or principal.key_id is None:
-            info, secret = store.users.create_api_key(
+            info, secret = store.api_keys.create_api_key(
                 settings.default_user, "local (created by secondbrain up)", "admin")
             key_id = info.key_id
         else:
             key_id = principal.key_id
-        tokens = [store.users.create_login_link(key_id, LINK_TTL_S) for _ in range(links)]
+        tokens = [store.sessions.create_login_link(key_id, LINK_TTL_S) for _ in range(links)]
     finally:
         store.database.close()
     if secret is not None:

@@ -22,10 +22,10 @@ from secondbrain import keys
 from secondbrain.errors import PermanentError, SourceGone, Unauthorized
 from secondbrain.events import signing
 from secondbrain.pipeline.stage import require_known_user
-from secondbrain.ports import JobLedger, JobView, Users
+from secondbrain.ports import ApiKeys, JobLedger, JobView, Users
 
 
-def admit(users: Users, jobs: JobLedger, *, user_id: str, job_id: str | None, value: bytes,
+def admit(users: Users, api_keys: ApiKeys, jobs: JobLedger, *, user_id: str, job_id: str | None, value: bytes,
           headers: Mapping[str, str], produced_here: Callable[[JobView], bool],
           gone: Callable[[], bool] | None = None) -> str | None:
     """Raise :class:`Unauthorized` unless the event may enter; return the signing key id, if signed.
@@ -56,7 +56,7 @@ def admit(users: Users, jobs: JobLedger, *, user_id: str, job_id: str | None, va
         keys.check_user_id(user_id)
     except ValueError as exc:
         raise PermanentError(str(exc), kind="malformed") from exc
-    key = users.signing_key(key_id)
+    key = api_keys.signing_key(key_id)
     # The same sentence for an unknown key and another user's key: the refusal must not
     # tell a prober which key ids exist or whom they belong to.
     if key is None or key.user_id != user_id:

@@ -11,6 +11,7 @@ worker thread.
 """
 
 from secondbrain.ports.metadata import (
+    ApiKeys,
     Catalog,
     Conversations,
     Database,
@@ -22,7 +23,9 @@ from secondbrain.ports.metadata import (
     Lifecycle,
     MetadataStore,
     Outbox,
+    RateCounts,
     ServerSettings,
+    Sessions,
     StageOutcome,
     Users,
 )
@@ -97,6 +100,7 @@ __all__ = [
     "SUPERSEDED_DETAIL",
     "AnswerEndpoint",
     "ApiKeyInfo",
+    "ApiKeys",
     "ArtifactGone",
     "ArtifactRecord",
     "Captioner",
@@ -130,9 +134,11 @@ __all__ = [
     "OutboxMessage",
     "OutboxRow",
     "Principal",
+    "RateCounts",
     "RequestAuth",
     "SearchMode",
     "ServerSettings",
+    "Sessions",
     "SigningKey",
     "SourceDeletion",
     "SourceView",

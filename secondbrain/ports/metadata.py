@@ -55,8 +55,7 @@ class Database(Protocol):
 
 
 class Users(Protocol):
-    """Users and what proves who a request acts for: API keys, the web page's sign-in links and sessions,
-    and per-user request windows."""
+    """Who the users are: created, known, listed."""
 
     def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
         """Create the user when missing."""
@@ -69,6 +68,11 @@ class Users(Protocol):
     def list_users(self) -> list[UserInfo]:
         """Every user, oldest first (for administrators)."""
         ...
+
+
+class ApiKeys(Protocol):
+    """The users' API keys: created (the secret shown once), listed, revoked, and who a presented key
+    acts for, also as the HMAC key of a signed event."""
 
     def create_api_key(self, user_id: str, name: str, scope: KeyScope = "user") -> tuple[ApiKeyInfo, str]:
         """A new key for an existing user: its listing and the secret, shown once and stored hashed."""
@@ -86,16 +90,13 @@ class Users(Protocol):
         """Who a presented key acts for, or ``None`` (unknown, revoked or malformed)."""
         ...
 
-    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
-                             window_s: int) -> RequestAuth | None:
-        """One request's check, in one round trip: who its key (or web session) acts for, the request counted
-        in the user's fixed window for ``bucket``, and the user's unfinished captures; ``None`` when the
-        key or session is not live."""
-        ...
-
     def signing_key(self, key_id: str) -> SigningKey | None:
         """A live key by id, for checking the signature of an event; ``None`` if unknown or revoked."""
         ...
+
+
+class Sessions(Protocol):
+    """The web page's sign-in: one-time sign-in links and the sessions opened with them or with a key."""
 
     def create_login_link(self, key_id: str, ttl_s: int) -> str:
         """A one-time sign-in token for the web page, acting as the live key ``key_id`` (only its hash is
@@ -116,9 +117,21 @@ class Users(Protocol):
         """End a session (idempotent)."""
         ...
 
+
+class RateCounts(Protocol):
+    """Per-user request windows, shared by every replica; a request's check (who its key or session
+    acts for) counts it in the same round trip."""
+
     def count_request(self, user_id: str, bucket: str, window_s: int) -> int:
         """Count one request of ``user_id`` in ``bucket``; return the requests in the current window
         of ``window_s`` seconds including this one (shared by every replica)."""
+        ...
+
+    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
+                             window_s: int) -> RequestAuth | None:
+        """One request's check, in one round trip: who its key (or web session) acts for, the request counted
+        in the user's fixed window for ``bucket``, and the user's unfinished captures; ``None`` when the
+        key or session is not live."""
         ...
 
 
@@ -513,6 +526,21 @@ class MetadataStore(Protocol):
     @property
     def users(self) -> Users:
         """The users role."""
+        ...
+
+    @property
+    def api_keys(self) -> ApiKeys:
+        """The API keys role."""
+        ...
+
+    @property
+    def sessions(self) -> Sessions:
+        """The web sessions role."""
+        ...
+
+    @property
+    def rate_counts(self) -> RateCounts:
+        """The request windows role."""
         ...
 
     @property

@@ -14,7 +14,7 @@ from secondbrain.stores.postgres.jobs import PostgresJobs
 from secondbrain.stores.postgres.lifecycle import PostgresLifecycle
 from secondbrain.stores.postgres.outbox import PostgresOutbox
 from secondbrain.stores.postgres.server_settings import PostgresServerSettings
-from secondbrain.stores.postgres.users import PostgresUsers
+from secondbrain.stores.postgres.users import PostgresApiKeys, PostgresRateCounts, PostgresSessions, PostgresUsers
 
 if TYPE_CHECKING:
     from secondbrain.secret_box import SecretBox
@@ -24,7 +24,8 @@ __all__ = ["PostgresMetadataStore"]
 
 
 class PostgresMetadataStore:
-    """Every metadata role on one Postgres pool: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
+    """Every metadata role on one Postgres pool: ``users``, ``api_keys``, ``sessions``, ``rate_counts``,
+    ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
     plus the database itself (migrations, readiness).  ``topics``: the deployment's topic names (the
@@ -34,6 +35,9 @@ class PostgresMetadataStore:
                  topics: TopicNames | None = None) -> None:
         self.database = PostgresDatabase(dsn, min_size=min_size, max_size=max_size)
         self.users = PostgresUsers(self.database)
+        self.api_keys = PostgresApiKeys(self.database)
+        self.sessions = PostgresSessions(self.database)
+        self.rate_counts = PostgresRateCounts(self.database)
         self.intake = PostgresIntake(self.database)
         self.jobs = PostgresJobs(self.database)
         self.fence = self.jobs  # the job ledger fences the stages' writes (its rows are what is locked)

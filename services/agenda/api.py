@@ -229,7 +229,7 @@ async def agenda_ics(
     if feed is None:
         raise HTTPException(401, NO_FEED)
     limit = ctx.settings.read_rate_limit_per_minute
-    hits = await asyncio.to_thread(ctx.metadata.users.count_request, feed.user_id, "read", 60)
+    hits = await asyncio.to_thread(ctx.metadata.rate_counts.count_request, feed.user_id, "read", 60)
     if 0 < limit < hits:
         wait = max(1, 60 - int(clock.time()) % 60)
         raise HTTPException(429, f"too many requests; try again in {wait} s", headers={"Retry-After": str(wait)})

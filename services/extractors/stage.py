@@ -29,6 +29,7 @@ from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted
 from secondbrain.pipeline import admission, claimcheck, topology
 from secondbrain.pipeline.stage import JobRef, require_known_user
 from secondbrain.ports import (
+    ApiKeys,
     ArtifactGone,
     ArtifactRecord,
     Catalog,
@@ -61,11 +62,13 @@ class ExtractorStage:
 
     step: ClassVar[topology.Step] = topology.EXTRACT
 
-    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, fence: JobFence,
-                 catalog: Catalog, lifecycle: Lifecycle, extractors: ExtractorSet, max_bytes: int) -> None:
+    def __init__(self, objects: ObjectStore, *, users: Users, api_keys: ApiKeys, intake: Intake, jobs: JobLedger,
+                 fence: JobFence, catalog: Catalog, lifecycle: Lifecycle, extractors: ExtractorSet,
+                 max_bytes: int) -> None:
         self.objects = objects
         self.fence = fence
         self.users = users
+        self.api_keys = api_keys
         self.intake = intake
         self.jobs = jobs
         self.catalog = catalog
@@ -98,8 +101,8 @@ class ExtractorStage:
             return job.artifact_id is not None and job.artifact_id == event.artifact_id
 
         signed = admission.admit(
-            self.users, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value, headers=headers,
-            produced_here=produced_here,
+            self.users, self.api_keys, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value,
+            headers=headers, produced_here=produced_here,
             gone=lambda: self.lifecycle.source_deleted(event.user_id, source_id, job_id, event.submitted_at))
         if signed is None and event.artifact_id and seen:
             # Queued here: its artifact and job rows exist already (process() need not register them), and

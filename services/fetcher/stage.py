@@ -24,6 +24,7 @@ from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.pipeline import admission, topology
 from secondbrain.pipeline.stage import JobRef, require_known_user
 from secondbrain.ports import (
+    ApiKeys,
     ArtifactRecord,
     Catalog,
     Intake,
@@ -46,11 +47,13 @@ class FetcherStage:
 
     step: ClassVar[topology.Step] = topology.FETCH
 
-    def __init__(self, objects: ObjectStore, *, users: Users, intake: Intake, jobs: JobLedger, fence: JobFence,
-                 catalog: Catalog, lifecycle: Lifecycle, policy: FetchPolicy, fetcher: Fetcher = fetch) -> None:
+    def __init__(self, objects: ObjectStore, *, users: Users, api_keys: ApiKeys, intake: Intake, jobs: JobLedger,
+                 fence: JobFence, catalog: Catalog, lifecycle: Lifecycle, policy: FetchPolicy,
+                 fetcher: Fetcher = fetch) -> None:
         self.objects = objects
         self.fence = fence
         self.users = users
+        self.api_keys = api_keys
         self.intake = intake
         self.jobs = jobs
         self.catalog = catalog
@@ -74,8 +77,8 @@ class FetcherStage:
         if self._left_over(event):
             raise SourceGone(event.url)
         wanted = {event.url, ids.normalise_url(event.url)}
-        signed = admission.admit(self.users, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value,
-                                 headers=headers, produced_here=lambda job: job.source_uri in wanted)
+        signed = admission.admit(self.users, self.api_keys, self.jobs, user_id=event.user_id, job_id=event.job_id,
+                                 value=value, headers=headers, produced_here=lambda job: job.source_uri in wanted)
         if signed is not None and self.jobs.get_job(event.user_id, event.job_id) is None:
             # Another app asked for this page: give it a job like the gateway would.
             self.intake.request_url(event.user_id, event.job_id, event.url, event.title, [])

@@ -53,7 +53,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     async def make_key(user_id: str, body: KeyIn) -> dict[str, Any]:
         try:
-            info, secret = await asyncio.to_thread(store.users.create_api_key, user_id, body.name, body.scope)
+            info, secret = await asyncio.to_thread(store.api_keys.create_api_key, user_id, body.name, body.scope)
         except KeyError:
             raise HTTPException(404, f"no user {user_id!r}") from None
         return {**key_json(info), "api_key": secret,
@@ -67,7 +67,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     @router.get("/v1/keys", summary="Your API keys")
     async def my_keys(principal: Principal = caller) -> dict[str, Any]:
-        rows = await asyncio.to_thread(store.users.list_api_keys, principal.user_id)
+        rows = await asyncio.to_thread(store.api_keys.list_api_keys, principal.user_id)
         return {"keys": [key_json(k) for k in rows]}
 
     @router.post("/v1/keys", status_code=201, summary="Create an API key for yourself")
@@ -78,7 +78,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
 
     @router.delete("/v1/keys/{key_id}", status_code=204, summary="Revoke one of your keys")
     async def revoke_key(key_id: str, principal: Principal = caller) -> Response:
-        if not await asyncio.to_thread(store.users.revoke_api_key, principal.user_id, key_id):
+        if not await asyncio.to_thread(store.api_keys.revoke_api_key, principal.user_id, key_id):
             raise HTTPException(404, "no such key")
         return Response(status_code=204)
 
@@ -120,7 +120,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
     async def user_keys(user_id: str, _admin: Principal = admin) -> dict[str, Any]:
         if not await asyncio.to_thread(store.users.user_exists, user_id):
             raise HTTPException(404, f"no user {user_id!r}")
-        return {"keys": [key_json(k) for k in await asyncio.to_thread(store.users.list_api_keys, user_id)]}
+        return {"keys": [key_json(k) for k in await asyncio.to_thread(store.api_keys.list_api_keys, user_id)]}
 
     @router.post("/v1/admin/users/{user_id}/keys", status_code=201, summary="Create a key for a user (admin)")
     async def user_new_key(user_id: str, body: KeyIn,
@@ -130,7 +130,7 @@ def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRo
     @router.delete("/v1/admin/users/{user_id}/keys/{key_id}", status_code=204,
                    summary="Revoke a user's key (admin)")
     async def user_revoke_key(user_id: str, key_id: str, _admin: Principal = admin) -> Response:
-        if not await asyncio.to_thread(store.users.revoke_api_key, user_id, key_id):
+        if not await asyncio.to_thread(store.api_keys.revoke_api_key, user_id, key_id):
             raise HTTPException(404, "no such key")
         return Response(status_code=204)
 

@@ -66,7 +66,7 @@ def create_router(rt: Runtime, current_principal: Any) -> APIRouter:
         if not key and not body.token:
             raise HTTPException(422, "send the token of a sign-in link, or your key as 'Authorization: Bearer <key>'")
         ttl = days * 86400 if body.remember else BROWSER_SESSION_S
-        opened = await asyncio.to_thread(store.users.open_session, key_secret=key or None,
+        opened = await asyncio.to_thread(store.sessions.open_session, key_secret=key or None,
                                          link_token=None if key else body.token, ttl_s=ttl)
         if opened is None:
             what = "key" if key else "sign-in link"
@@ -82,7 +82,7 @@ def create_router(rt: Runtime, current_principal: Any) -> APIRouter:
     async def sign_out(request: Request) -> Response:
         secret = request.cookies.get(SESSION_COOKIE)
         if secret:
-            await asyncio.to_thread(store.users.close_session, secret)
+            await asyncio.to_thread(store.sessions.close_session, secret)
         out = Response(status_code=204)
         out.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict", secure=secure_cookie(request))
         return out
@@ -94,7 +94,7 @@ def create_router(rt: Runtime, current_principal: Any) -> APIRouter:
         if principal.key_id is None:
             raise HTTPException(409, "sign-in links act as a key; this request carried none")
         try:
-            token = await asyncio.to_thread(store.users.create_login_link, principal.key_id, LINK_TTL_S)
+            token = await asyncio.to_thread(store.sessions.create_login_link, principal.key_id, LINK_TTL_S)
         except KeyError:
             raise HTTPException(401, "the key was revoked meanwhile") from None
         return {"path": f"/?token={token}", "token": token, "expires_in_s": LINK_TTL_S,

@@ -81,8 +81,8 @@ def test_every_endpoint_but_health_needs_a_key_on_loopback_too(served: tuple[Tes
 
 def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.users.create_api_key("alice", "test")
-    _, bob = rt.metadata.users.create_api_key("bob", "test")
+    _, alice = rt.metadata.api_keys.create_api_key("alice", "test")
+    _, bob = rt.metadata.api_keys.create_api_key("bob", "test")
     r = client.post("/v1/notes", json={"text": "Alice's secret plan"}, headers=bearer(alice))
     assert r.status_code == 202
     job = r.json()["job_id"]
@@ -104,9 +104,9 @@ def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None
 
 def test_a_revoked_key_stops_working(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    info, key = rt.metadata.users.create_api_key("alice", "old phone")
+    info, key = rt.metadata.api_keys.create_api_key("alice", "old phone")
     assert client.get("/v1/sources", headers=bearer(key)).status_code == 200
-    rt.metadata.users.revoke_api_key("alice", info.key_id)
+    rt.metadata.api_keys.revoke_api_key("alice", info.key_id)
     r = client.get("/v1/sources", headers=bearer(key))
     assert r.status_code == 401 and "revoked" in r.json()["detail"]
 
@@ -124,8 +124,8 @@ def test_keys_are_required_everywhere_and_auth_off_only_on_loopback(host: str) -
 
 def test_job_progress_streams_to_its_owner_only(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, alice = rt.metadata.users.create_api_key("alice", "stream")
-    _, bob = rt.metadata.users.create_api_key("bob", "stream")
+    _, alice = rt.metadata.api_keys.create_api_key("alice", "stream")
+    _, bob = rt.metadata.api_keys.create_api_key("bob", "stream")
     job = client.post("/v1/notes", json={"text": "progress please"}, headers=bearer(alice)).json()["job_id"]
     assert client.get(f"/v1/jobs/{job}/stream", headers=bearer(bob)).status_code == 404
     assert client.get(f"/v1/jobs/{job}/stream").status_code == 401
@@ -149,8 +149,8 @@ def test_job_progress_streams_to_its_owner_only(served: tuple[TestClient, Runtim
 
 def test_a_one_time_link_signs_the_page_in_with_a_strict_cookie(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    info, key = rt.metadata.users.create_api_key("local", "local", "admin")
-    token = rt.metadata.users.create_login_link(info.key_id, 600)
+    info, key = rt.metadata.api_keys.create_api_key("local", "local", "admin")
+    token = rt.metadata.sessions.create_login_link(info.key_id, 600)
     r = client.post("/v1/session", json={"token": token})
     assert r.status_code == 200 and r.json() == {"user_id": "local", "key_id": info.key_id, "scope": "admin"}
     cookie = r.headers["set-cookie"]
@@ -165,13 +165,13 @@ def test_a_one_time_link_signs_the_page_in_with_a_strict_cookie(served: tuple[Te
     # A pasted key opens a session too ("remember me" keeps it); producer keys never do.
     r = client.post("/v1/session", json={"remember": True}, headers=bearer(key))
     assert r.status_code == 200 and f"Max-Age={rt.settings.session_days * 86400}" in r.headers["set-cookie"]
-    _, producer = rt.metadata.users.create_api_key("alice", "app", "producer")
+    _, producer = rt.metadata.api_keys.create_api_key("alice", "app", "producer")
     assert client.post("/v1/session", json={}, headers=bearer(producer)).status_code == 401
 
 
 def test_sign_out_and_revoking_the_key_end_the_session(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    info, key = rt.metadata.users.create_api_key("alice", "laptop")
+    info, key = rt.metadata.api_keys.create_api_key("alice", "laptop")
     assert client.post("/v1/session", json={}, headers=bearer(key)).status_code == 200
     assert client.get("/v1/me").status_code == 200
     signed_out = client.delete("/v1/session")
@@ -181,14 +181,14 @@ def test_sign_out_and_revoking_the_key_end_the_session(served: tuple[TestClient,
     client.post("/v1/session", json={}, headers=bearer(key))
     session = client.cookies.get(SESSION_COOKIE)
     assert session and client.get("/v1/me").status_code == 200
-    rt.metadata.users.revoke_api_key("alice", info.key_id)
+    rt.metadata.api_keys.revoke_api_key("alice", info.key_id)
     r = client.get("/v1/me")
     assert r.status_code == 401 and "sign in again" in r.json()["detail"]
 
 
 def test_login_links_are_made_with_a_key(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, key = rt.metadata.users.create_api_key("alice", "cli")
+    _, key = rt.metadata.api_keys.create_api_key("alice", "cli")
     r = client.post("/v1/login-links", headers=bearer(key))
     assert r.status_code == 201 and r.json()["path"].startswith("/?token=")
     opened = client.post("/v1/session", json={"token": r.json()["token"]})
@@ -198,7 +198,7 @@ def test_login_links_are_made_with_a_key(served: tuple[TestClient, Runtime]) -> 
 def test_the_cookie_is_secure_off_loopback(dsn: str, tmp_path: Path) -> None:
     rt = runtime(dsn, tmp_path, allowed_hosts="notes.example.org")
     try:
-        _, key = rt.metadata.users.create_api_key("alice", "t")
+        _, key = rt.metadata.api_keys.create_api_key("alice", "t")
         with TestClient(create_app(rt, gateway=True, query=False), base_url="http://notes.example.org") as client:
             r = client.post("/v1/session", json={}, headers=bearer(key))
             assert r.status_code == 200 and "Secure" in r.headers["set-cookie"]
@@ -211,7 +211,7 @@ def test_the_cookie_is_secure_off_loopback(dsn: str, tmp_path: Path) -> None:
 
 def test_a_name_the_server_was_not_told_about_is_refused(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, key = rt.metadata.users.create_api_key("alice", "t")
+    _, key = rt.metadata.api_keys.create_api_key("alice", "t")
     for host in ("attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io", "rebind.example:8000"):
         for path in ("/v1/me", "/v1/export", "/healthz", "/"):
             r = client.get(path, headers={"Host": host, **bearer(key)})
@@ -223,7 +223,7 @@ def test_a_name_the_server_was_not_told_about_is_refused(served: tuple[TestClien
 
 def test_writes_from_another_site_are_refused(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, key = rt.metadata.users.create_api_key("alice", "t")
+    _, key = rt.metadata.api_keys.create_api_key("alice", "t")
     note = {"text": "from a page"}
     for headers in ({"Origin": "http://attacker.example"}, {"Origin": "null"},
                     {"Origin": "http://127.0.0.1:3000"},  # another port is another origin
@@ -248,7 +248,7 @@ def test_writes_from_another_site_are_refused(served: tuple[TestClient, Runtime]
 
 def test_a_browser_extension_writes_with_a_key_in_a_header_only(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, key = rt.metadata.users.create_api_key("alice", "browser extension")
+    _, key = rt.metadata.api_keys.create_api_key("alice", "browser extension")
     session = client.post("/v1/session", json={}, headers=bearer(key)).cookies.get(SESSION_COOKIE)
     client.cookies.clear()
     assert session
@@ -276,7 +276,7 @@ def test_a_browser_extension_writes_with_a_key_in_a_header_only(served: tuple[Te
 def test_a_capture_key_adds_and_reads_nothing(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
     rt.metadata.users.ensure_user("cora")
-    _, user_key = rt.metadata.users.create_api_key("cora", "laptop")
+    _, user_key = rt.metadata.api_keys.create_api_key("cora", "laptop")
     made = client.post("/v1/keys", json={"name": "browser extension", "scope": "capture"}, headers=bearer(user_key))
     assert made.status_code == 201 and made.json()["scope"] == "capture"
     capture = bearer(made.json()["api_key"])
@@ -303,7 +303,7 @@ def test_a_capture_key_adds_and_reads_nothing(served: tuple[TestClient, Runtime]
 
 def test_a_page_the_browser_rendered_is_one_source_with_its_url(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
-    _, key = rt.metadata.users.create_api_key("alice", "t")
+    _, key = rt.metadata.api_keys.create_api_key("alice", "t")
     auth = bearer(key)
     page = {"url": "https://intranet.example/wiki/Kiln#budget", "title": "Plans", "text": "The kiln is fired."}
     first = client.post("/v1/pages", json=page, headers=auth)
@@ -331,7 +331,7 @@ def test_a_page_the_browser_rendered_is_one_source_with_its_url(served: tuple[Te
 def test_configured_origins_may_call_and_get_cors(dsn: str, tmp_path: Path) -> None:
     rt = runtime(dsn, tmp_path, allowed_origins="https://app.example.org")
     try:
-        _, key = rt.metadata.users.create_api_key("alice", "t")
+        _, key = rt.metadata.api_keys.create_api_key("alice", "t")
         with TestClient(create_app(rt, gateway=True, query=False), base_url="http://127.0.0.1:8000") as client:
             r = client.post("/v1/notes", json={"text": "hi"}, headers={"Origin": "https://app.example.org",
                                                                      **bearer(key)})
@@ -357,7 +357,7 @@ def test_host_and_origin_helpers() -> None:
 def test_bad_input_gets_a_4xx_with_a_sentence(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
     rt.metadata.users.ensure_user("dora")
-    _, key = rt.metadata.users.create_api_key("dora", "t")
+    _, key = rt.metadata.api_keys.create_api_key("dora", "t")
     auth = bearer(key)
     r = client.post("/v1/notes", json={"text": "ok", "title": "a\x00b"}, headers=auth)
     assert r.status_code == 422 and "NUL" in json.dumps(r.json())
@@ -381,7 +381,7 @@ def test_bad_input_gets_a_4xx_with_a_sentence(served: tuple[TestClient, Runtime]
 def test_an_idempotency_key_reused_with_another_body_is_refused(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
     rt.metadata.users.ensure_user("erin")
-    _, key = rt.metadata.users.create_api_key("erin", "t")
+    _, key = rt.metadata.api_keys.create_api_key("erin", "t")
     headers = {**bearer(key), "Idempotency-Key": "retry-42"}
     first = client.post("/v1/artifacts", files={"file": ("a.txt", b"first body", "text/plain")}, headers=headers)
     again = client.post("/v1/artifacts", files={"file": ("a.txt", b"first body", "text/plain")}, headers=headers)

@@ -98,9 +98,9 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object
         store.database.migrate()
         store.users.ensure_user(USER)
         store.users.ensure_user("mallory")
-        _, producer_key = store.users.create_api_key(USER, "courier app", "producer")
-        _, mallory_key = store.users.create_api_key("mallory", "mallory's app", "producer")
-        _, user_key = store.users.create_api_key(USER, "tests", "user")
+        _, producer_key = store.api_keys.create_api_key(USER, "courier app", "producer")
+        _, mallory_key = store.api_keys.create_api_key("mallory", "mallory's app", "producer")
+        _, user_key = store.api_keys.create_api_key(USER, "tests", "user")
         store.database.close()
         yield {"s3": s3, "dsn": dsn, "base_dsn": base, "qdrant_url": qdrant.url, "log_dir": log_dir,
                "producer_key": producer_key, "mallory_key": mallory_key, "user_key": user_key}
@@ -392,7 +392,7 @@ def test_gateway_accepts_while_the_broker_is_down_and_the_relay_catches_up(infra
     store = PostgresMetadataStore(dsn)
     store.database.migrate()
     store.users.ensure_user(USER)
-    _, key = store.users.create_api_key(USER, "tests", "user")
+    _, key = store.api_keys.create_api_key(USER, "tests", "user")
     store.database.close()
     env = _env(bootstrap=f"127.0.0.1:{port}", dsn=dsn, s3=infra["s3"],  # type: ignore[arg-type]
                bucket=f"sb-{uuid.uuid4().hex[:8]}", qdrant_url=str(infra["qdrant_url"]), prefix=prefix)
@@ -437,7 +437,7 @@ def _user_with_key(cluster: Cluster) -> tuple[str, str]:
     store = PostgresMetadataStore(cluster.env["SB_POSTGRES_DSN"])
     try:
         store.users.ensure_user(user)
-        _, key = store.users.create_api_key(user, "tracing test", "user")
+        _, key = store.api_keys.create_api_key(user, "tracing test", "user")
     finally:
         store.database.close()
     return user, key

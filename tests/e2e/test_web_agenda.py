@@ -59,7 +59,8 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     rt = build_runtime(settings, vectors=True, models=True)
     m = rt.metadata
     m.users.ensure_user("local")
-    extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence, catalog=m.catalog,
+    extract = ExtractorStage(rt.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                             fence=m.fence, catalog=m.catalog,
                              lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                              max_bytes=1 << 20)
     chunk = ChunkerStage(rt.objects, ChunkingConfig(), fence=m.fence, zone=TZ)

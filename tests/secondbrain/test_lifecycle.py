@@ -77,9 +77,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         api_keys = {}
         for user in ("alice", "bob"):
             rt.metadata.users.ensure_user(user)
-            api_keys[user] = rt.metadata.users.create_api_key(user, "test")[1]
+            api_keys[user] = rt.metadata.api_keys.create_api_key(user, "test")[1]
         m = rt.metadata
-        roles = {"users": m.users, "intake": m.intake, "jobs": m.jobs, "fence": m.fence, "catalog": m.catalog,
+        roles = {"users": m.users, "api_keys": m.api_keys, "intake": m.intake, "jobs": m.jobs, "fence": m.fence,
+                 "catalog": m.catalog,
                  "lifecycle": m.lifecycle}
         stages = {
             ArtifactSubmitted: ExtractorStage(rt.objects, **roles, extractors=ExtractorSet(
@@ -542,7 +543,7 @@ def test_erasing_an_account_leaves_nothing_and_touches_no_one_else(env: Env) -> 
 
     # The id can be used again, and starts empty.
     env.rt.metadata.users.ensure_user("bob")
-    env.keys["bob"] = env.rt.metadata.users.create_api_key("bob", "new")[1]
+    env.keys["bob"] = env.rt.metadata.api_keys.create_api_key("bob", "new")[1]
     assert sources(env, "bob") == [] and search(env, "bob", "locker code") == []
     fresh = zipfile.ZipFile(io.BytesIO(c.get("/v1/export", headers=env.h("bob")).content))
     counts = json.loads(fresh.read("manifest.json"))["counts"]
@@ -551,7 +552,7 @@ def test_erasing_an_account_leaves_nothing_and_touches_no_one_else(env: Env) -> 
 
 def test_erase_user_is_an_admin_function_too(env: Env, tmp_path: Path) -> None:
     env.rt.metadata.users.ensure_user("carol")
-    carol_key = env.rt.metadata.users.create_api_key("carol", "t")[1]
+    carol_key = env.rt.metadata.api_keys.create_api_key("carol", "t")[1]
     env.client.post("/v1/notes", json={"text": "Carol's bike is blue."},
                     headers={"Authorization": f"Bearer {carol_key}"})
     drain(env)

@@ -131,7 +131,8 @@ class Pipeline:
 
 def roles(m: MetadataStore) -> dict[str, Any]:
     """The metadata roles the fetcher and the extractor take (and the job fence)."""
-    return {"users": m.users, "intake": m.intake, "jobs": m.jobs, "fence": m.fence, "catalog": m.catalog,
+    return {"users": m.users, "api_keys": m.api_keys, "intake": m.intake, "jobs": m.jobs, "fence": m.fence,
+            "catalog": m.catalog,
             "lifecycle": m.lifecycle}
 
 

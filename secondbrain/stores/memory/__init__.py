@@ -15,10 +15,11 @@ from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.outbox import MemoryOutbox
 from secondbrain.stores.memory.store import MemoryMetadataStore
-from secondbrain.stores.memory.users import MemoryUsers
+from secondbrain.stores.memory.users import MemoryApiKeys, MemoryRateCounts, MemorySessions, MemoryUsers
 
 __all__ = [
     "IntegrityError",
+    "MemoryApiKeys",
     "MemoryCatalog",
     "MemoryConversations",
     "MemoryDatabase",
@@ -28,5 +29,7 @@ __all__ = [
     "MemoryLifecycle",
     "MemoryMetadataStore",
     "MemoryOutbox",
+    "MemoryRateCounts",
+    "MemorySessions",
     "MemoryUsers",
 ]

@@ -16,10 +16,11 @@ from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.outbox import MemoryOutbox
 from secondbrain.stores.memory.server_settings import MemoryServerSettings
-from secondbrain.stores.memory.users import MemoryUsers
+from secondbrain.stores.memory.users import MemoryApiKeys, MemoryRateCounts, MemorySessions, MemoryUsers
 
 if TYPE_CHECKING:
     from secondbrain.ports import (
+        ApiKeys,
         Catalog,
         Conversations,
         Database,
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
         JobLedger,
         Lifecycle,
         Outbox,
+        RateCounts,
         ServerSettings,
+        Sessions,
         Users,
     )
     from secondbrain.secret_box import SecretBox
@@ -38,7 +41,8 @@ if TYPE_CHECKING:
 
 
 class MemoryMetadataStore:
-    """Every metadata role on one in-memory database: ``users``, ``intake``, ``jobs``, ``outbox``, ``catalog``,
+    """Every metadata role on one in-memory database: ``users``, ``api_keys``, ``sessions``, ``rate_counts``,
+    ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
     plus the database itself (migrations, readiness).  ``topics``: the deployment's topic names (the
@@ -50,6 +54,9 @@ class MemoryMetadataStore:
                  topics: TopicNames | None = None) -> None:
         self.database = MemoryDatabase(clock=clock)
         self.users = MemoryUsers(self.database)
+        self.api_keys = MemoryApiKeys(self.database)
+        self.sessions = MemorySessions(self.database)
+        self.rate_counts = MemoryRateCounts(self.database)
         self.intake = MemoryIntake(self.database)
         self.jobs = MemoryJobs(self.database)
         self.fence = self.jobs  # the job ledger fences the stages' writes (its rows are what is locked)
@@ -82,8 +89,9 @@ class MemoryMetadataStore:
 
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
-            Database, Users, Intake, JobLedger, Outbox, Catalog, Lifecycle, Conversations, IndexVersions,
-            ServerSettings, DeadLetters, JobFence]:
+            Database, Users, ApiKeys, Sessions, RateCounts, Intake, JobLedger, Outbox, Catalog, Lifecycle,
+            Conversations, IndexVersions, ServerSettings, DeadLetters, JobFence]:
         # mypy checks every role against its Protocol here (signatures included).
-        return (s.database, s.users, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
+        return (s.database, s.users, s.api_keys, s.sessions, s.rate_counts, s.intake, s.jobs, s.outbox, s.catalog,
+                s.lifecycle, s.conversations,
                 s.indexes, s.server_settings, s.dead_letters, s.fence)

@@ -1,4 +1,5 @@
-"""Users, their API keys, the web page's sign-in links and sessions, and request windows (in memory)."""
+"""Users, their API keys, the web page's sign-in links and sessions, and request windows (in memory): one
+role each."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 
 from secondbrain.ports import KEY_SCOPES, ApiKeyInfo, KeyScope, Principal, RequestAuth, SigningKey, UserInfo
-from secondbrain.stores.memory.base import UNFINISHED, KeyRow, LinkRow, MemoryRole, SessionRow, key_hash
+from secondbrain.stores.memory.base import UNFINISHED, KeyRow, LinkRow, MemoryRole, SessionRow, Tables, key_hash
 
 
 def _principal(key: KeyRow) -> Principal:
@@ -23,12 +24,12 @@ def _well_formed(secret: str) -> bool:
     return secret.startswith("sb_") and len(secret) <= 200
 
 
-class MemoryUsers(MemoryRole):
-    """Users, their API keys, the web page's sign-in links and sessions, and request windows."""
+def _live_key(t: Tables, key_hash_: bytes) -> KeyRow | None:
+    return next((k for k in t.api_keys.values() if k.secret_hash == key_hash_ and k.revoked_at is None), None)
 
-    def _live_key(self, key_hash_: bytes) -> KeyRow | None:
-        return next((k for k in self._t.api_keys.values() if k.secret_hash == key_hash_ and k.revoked_at is None),
-                    None)
+
+class MemoryUsers(MemoryRole):
+    """Who the users are: created, known, listed."""
 
     def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
         """Create the user when missing (a display name fills in a missing one, never overwrites); an erased
@@ -52,6 +53,10 @@ class MemoryUsers(MemoryRole):
             users = sorted(self._t.users.values(), key=lambda u: (u.created_at, u.user_id))
             return [UserInfo(user_id=u.user_id, display_name=u.display_name, created_at=u.created_at,
                              active_keys=live.get(u.user_id, 0)) for u in users]
+
+
+class MemoryApiKeys(MemoryRole):
+    """The users' API keys (only their hashes are kept) and who a presented key acts for."""
 
     def create_api_key(self, user_id: str, name: str, scope: KeyScope = "user") -> tuple[ApiKeyInfo, str]:
         """A new key ``sb_<id>_<secret>`` for an existing user; only its SHA-256 is kept."""
@@ -89,7 +94,7 @@ class MemoryUsers(MemoryRole):
         if not _well_formed(secret):
             return None
         with self._tx() as now:
-            key = self._live_key(key_hash(secret))
+            key = _live_key(self._t, key_hash(secret))
             if key is None:
                 return None
             if key.last_used_at is None or key.last_used_at < now - timedelta(minutes=1):
@@ -104,6 +109,10 @@ class MemoryUsers(MemoryRole):
                 return None
             return SigningKey(key_id=key.key_id, user_id=key.user_id, scope=key.scope,
                               secret_hash=key.secret_hash)
+
+
+class MemorySessions(MemoryRole):
+    """The web page's one-time sign-in links and sessions."""
 
     def create_login_link(self, key_id: str, ttl_s: int) -> str:
         """A one-time sign-in token acting as the live key ``key_id``; only its hash is kept."""
@@ -125,7 +134,7 @@ class MemoryUsers(MemoryRole):
             if key_secret is not None:
                 if not _well_formed(key_secret):
                     return None
-                key = self._live_key(key_hash(key_secret))
+                key = _live_key(self._t, key_hash(key_secret))
             elif link_token is not None and len(link_token) <= 200:
                 key = None
                 link = self._t.login_links.get(key_hash(link_token))
@@ -161,22 +170,9 @@ class MemoryUsers(MemoryRole):
         with self._tx():
             self._t.web_sessions.pop(key_hash(secret), None)
 
-    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
-                             window_s: int) -> RequestAuth | None:
-        """Who the request acts for, counted in its window, with the user's backlog."""
-        if key is not None:
-            principal = self.authenticate(key)
-        elif session is not None:
-            principal = self.authenticate_session(session)
-        else:
-            return None
-        if principal is None:
-            return None
-        hits = self.count_request(principal.user_id, bucket, window_s)
-        with self._tx():
-            pending = sum(1 for j in self._t.jobs.values()
-                          if j.user_id == principal.user_id and j.status in UNFINISHED)
-        return RequestAuth(principal, hits, pending)
+
+class MemoryRateCounts(MemoryRole):
+    """Per-user request windows, and a request's check counted in them."""
 
     def count_request(self, user_id: str, bucket: str, window_s: int) -> int:
         """Fixed windows aligned to ``window_s``; the bucket's windows that ended before the previous one
@@ -191,3 +187,20 @@ class MemoryUsers(MemoryRole):
             for old in [k for k in self._t.request_windows if k[1] == bucket and k[2] < stale]:
                 del self._t.request_windows[old]
             return hits
+
+    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
+                             window_s: int) -> RequestAuth | None:
+        """Who the request acts for, counted in its window, with the user's backlog."""
+        if key is not None:
+            principal = MemoryApiKeys(self.db).authenticate(key)
+        elif session is not None:
+            principal = MemorySessions(self.db).authenticate_session(session)
+        else:
+            return None
+        if principal is None:
+            return None
+        hits = self.count_request(principal.user_id, bucket, window_s)
+        with self._tx():
+            pending = sum(1 for j in self._t.jobs.values()
+                          if j.user_id == principal.user_id and j.status in UNFINISHED)
+        return RequestAuth(principal, hits, pending)

@@ -1,4 +1,4 @@
-"""Users, their API keys, the web page's sign-in links and sessions, and request windows."""
+"""Users, their API keys, the web page's sign-in links and sessions, and request windows: one role each."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from secondbrain.stores.postgres.base import PgRole, _key_hash
 
 
 class PostgresUsers(PgRole):
-    """Users, their API keys, the web page's sign-in links and sessions, and request windows."""
+    """Who the users are: created, known, listed."""
 
     def ensure_user(self, user_id: str, display_name: str | None = None) -> None:
         """Create the user when missing (a display name fills in a missing one, never overwrites); an erased
@@ -34,6 +34,10 @@ class PostgresUsers(PgRole):
                 "FROM users u LEFT JOIN api_keys k ON k.user_id = u.user_id "
                 "GROUP BY u.user_id ORDER BY u.created_at, u.user_id").fetchall()
         return [UserInfo(user_id=r[0], display_name=r[1], created_at=r[2], active_keys=int(r[3])) for r in rows]
+
+
+class PostgresApiKeys(PgRole):
+    """The users' API keys (only their hashes are kept) and who a presented key acts for."""
 
     def create_api_key(self, user_id: str, name: str, scope: KeyScope = "user") -> tuple[ApiKeyInfo, str]:
         """A new key ``sb_<id>_<secret>`` for an existing user; only its SHA-256 is stored."""
@@ -77,49 +81,16 @@ class PostgresUsers(PgRole):
                 (_key_hash(secret),)).fetchone()
         return Principal(user_id=row[0], key_id=row[1], scope=row[2]) if row else None
 
-    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
-                             window_s: int) -> RequestAuth | None:
-        """Who the request acts for, counted in its window, with the user's backlog: one statement."""
-        if key is not None:
-            if not key.startswith("sb_") or len(key) > 200:
-                return None
-            who = ("UPDATE api_keys SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < now() - "
-                   "interval '1 minute' THEN now() ELSE last_used_at END "
-                   "WHERE secret_hash = %(hash)s AND revoked_at IS NULL RETURNING user_id, key_id, scope")
-            secret = key
-        elif session is not None and len(session) <= 200:
-            who = ("SELECT k.user_id, k.key_id, k.scope FROM web_sessions s JOIN api_keys k ON k.key_id = s.key_id "
-                   "WHERE s.session_hash = %(hash)s AND s.expires_at > now() AND k.revoked_at IS NULL")
-            secret = session
-        else:
-            return None
-        window_s = max(1, int(window_s))
-        with self._pool.connection() as conn:
-            row = conn.execute(
-                f"""
-                WITH who AS ({who}),
-                hit AS (INSERT INTO request_windows (user_id, bucket, window_start, hits)
-                        SELECT user_id, %(bucket)s, to_timestamp(floor(extract(epoch FROM now()) / %(w)s) * %(w)s), 1
-                        FROM who
-                        ON CONFLICT (user_id, bucket, window_start)
-                        DO UPDATE SET hits = request_windows.hits + 1 RETURNING hits)
-                SELECT who.user_id, who.key_id, who.scope, (SELECT hits FROM hit),
-                       (SELECT count(*) FROM jobs j WHERE j.user_id = who.user_id AND j.status IN ('queued', 'running'))
-                FROM who
-                """, {"hash": _key_hash(secret), "bucket": bucket, "w": window_s}).fetchone()
-            if secrets.randbelow(64) == 0:  # old windows are pruned now and then: a few rows per active user
-                conn.execute("DELETE FROM request_windows WHERE window_start < now() - make_interval(secs => %s)",
-                             (window_s * 2,))
-        if row is None:
-            return None
-        return RequestAuth(Principal(user_id=row[0], key_id=row[1], scope=row[2]), int(row[3] or 0), int(row[4]))
-
     def signing_key(self, key_id: str) -> SigningKey | None:
         """A live key by id with its stored hash (the HMAC key of event signatures)."""
         with self._pool.connection() as conn:
             row = conn.execute("SELECT key_id, user_id, scope, secret_hash FROM api_keys "
                                "WHERE key_id = %s AND revoked_at IS NULL", (key_id,)).fetchone()
         return SigningKey(key_id=row[0], user_id=row[1], scope=row[2], secret_hash=bytes(row[3])) if row else None
+
+
+class PostgresSessions(PgRole):
+    """The web page's one-time sign-in links and sessions."""
 
     def create_login_link(self, key_id: str, ttl_s: int) -> str:
         """A one-time sign-in token acting as the live key ``key_id``; only its hash is stored."""
@@ -175,6 +146,10 @@ class PostgresUsers(PgRole):
         with self._pool.connection() as conn:
             conn.execute("DELETE FROM web_sessions WHERE session_hash = %s", (_key_hash(secret),))
 
+
+class PostgresRateCounts(PgRole):
+    """Per-user request windows, and a request's check counted in them."""
+
     def count_request(self, user_id: str, bucket: str, window_s: int) -> int:
         """One upsert per request: fixed windows aligned to ``window_s``; old windows of the bucket are
         pruned now and then (1 in 64 calls) so the table stays a few rows per active user (only the
@@ -191,3 +166,40 @@ class PostgresUsers(PgRole):
                              "AND window_start < now() - make_interval(secs => %s)", (bucket, window_s * 2))
         assert row is not None
         return int(row[0])
+
+    def authenticate_request(self, *, key: str | None = None, session: str | None = None, bucket: str,
+                             window_s: int) -> RequestAuth | None:
+        """Who the request acts for, counted in its window, with the user's backlog: one statement."""
+        if key is not None:
+            if not key.startswith("sb_") or len(key) > 200:
+                return None
+            who = ("UPDATE api_keys SET last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < now() - "
+                   "interval '1 minute' THEN now() ELSE last_used_at END "
+                   "WHERE secret_hash = %(hash)s AND revoked_at IS NULL RETURNING user_id, key_id, scope")
+            secret = key
+        elif session is not None and len(session) <= 200:
+            who = ("SELECT k.user_id, k.key_id, k.scope FROM web_sessions s JOIN api_keys k ON k.key_id = s.key_id "
+                   "WHERE s.session_hash = %(hash)s AND s.expires_at > now() AND k.revoked_at IS NULL")
+            secret = session
+        else:
+            return None
+        window_s = max(1, int(window_s))
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                f"""
+                WITH who AS ({who}),
+                hit AS (INSERT INTO request_windows (user_id, bucket, window_start, hits)
+                        SELECT user_id, %(bucket)s, to_timestamp(floor(extract(epoch FROM now()) / %(w)s) * %(w)s), 1
+                        FROM who
+                        ON CONFLICT (user_id, bucket, window_start)
+                        DO UPDATE SET hits = request_windows.hits + 1 RETURNING hits)
+                SELECT who.user_id, who.key_id, who.scope, (SELECT hits FROM hit),
+                       (SELECT count(*) FROM jobs j WHERE j.user_id = who.user_id AND j.status IN ('queued', 'running'))
+                FROM who
+                """, {"hash": _key_hash(secret), "bucket": bucket, "w": window_s}).fetchone()
+            if secrets.randbelow(64) == 0:  # old windows are pruned now and then: a few rows per active user
+                conn.execute("DELETE FROM request_windows WHERE window_start < now() - make_interval(secs => %s)",
+                             (window_s * 2,))
+        if row is None:
+            return None
+        return RequestAuth(Principal(user_id=row[0], key_id=row[1], scope=row[2]), int(row[3] or 0), int(row[4]))

@@ -13,6 +13,7 @@ import psycopg
 
 from secondbrain import ids
 from secondbrain.ports import (
+    ApiKeys,
     ArtifactRecord,
     Catalog,
     Conversations,
@@ -25,7 +26,9 @@ from secondbrain.ports import (
     Lifecycle,
     Outbox,
     OutboxMessage,
+    RateCounts,
     ServerSettings,
+    Sessions,
     Users,
 )
 from secondbrain.stages import FILE_STAGES as STAGES
@@ -48,6 +51,12 @@ class Stores(Protocol):
     def database(self) -> Database: ...
     @property
     def users(self) -> Users: ...
+    @property
+    def api_keys(self) -> ApiKeys: ...
+    @property
+    def sessions(self) -> Sessions: ...
+    @property
+    def rate_counts(self) -> RateCounts: ...
     @property
     def intake(self) -> Intake: ...
     @property

@@ -15,7 +15,7 @@ def letter(n: int, *, user: str | None, key: str | None = None, kind: str = "una
 def test_a_user_sees_letters_naming_them_or_signed_with_their_keys_newest_first(stores: Stores) -> None:
     for user in ("alice", "bob"):
         stores.users.ensure_user(user)
-    alice_key, _ = stores.users.create_api_key("alice", "calendar", "producer")
+    alice_key, _ = stores.api_keys.create_api_key("alice", "calendar", "producer")
     stores.dead_letters.record_dead_letter(letter(1, user="alice"))
     stores.dead_letters.record_dead_letter(letter(2, user="bob"))
     # Signed with Alice's key but naming Bob: Alice's app sent it, so Alice sees why it was refused.

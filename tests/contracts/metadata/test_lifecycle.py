@@ -161,12 +161,12 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     stores.lifecycle.delete_source("alice", ids.source_id("alice", "file:gone.md"))
     conversations.add_turn("alice", "c-alice", "user", "what is x?")
     conversations.add_turn("bob", "c-bob", "user", "what is x?")
-    alice_key, alice_secret = users.create_api_key("alice", "laptop")
-    users.create_api_key("bob", "laptop")
-    link = users.create_login_link(alice_key.key_id, 600)
-    opened = users.open_session(key_secret=alice_secret, ttl_s=600)
+    alice_key, alice_secret = stores.api_keys.create_api_key("alice", "laptop")
+    stores.api_keys.create_api_key("bob", "laptop")
+    link = stores.sessions.create_login_link(alice_key.key_id, 600)
+    opened = stores.sessions.open_session(key_secret=alice_secret, ttl_s=600)
     assert opened is not None
-    users.count_request("alice", "act", 60)
+    stores.rate_counts.count_request("alice", "act", 60)
     feeds = feed_tokens_for(stores.database)
     feeds.create("alice", "phone", "Europe/Lisbon")
     feeds.create("bob", "phone", "Europe/Lisbon")
@@ -181,7 +181,7 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     def bobs() -> tuple[object, ...]:
         return (stores.catalog.list_sources("bob"), stores.catalog.list_documents("bob"),
                 stores.catalog.list_artifacts("bob"), stores.jobs.job_events("bob", bob_job),
-                conversations.get_turns("bob", "c-bob"), users.list_api_keys("bob"),
+                conversations.get_turns("bob", "c-bob"), stores.api_keys.list_api_keys("bob"),
                 stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"),
                 [f.feed_id for f in feeds.list("bob")])
 
@@ -195,11 +195,11 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     assert list(removed) == sorted(removed)
     assert bobs() == bob_before
     assert [s.user_id for s in users.list_users()] == ["bob"]
-    assert users.authenticate(alice_secret) is None and not users.user_exists("alice")
-    assert users.authenticate_session(opened[0]) is None
+    assert stores.api_keys.authenticate(alice_secret) is None and not users.user_exists("alice")
+    assert stores.sessions.authenticate_session(opened[0]) is None
     assert feeds.list("alice") == []
-    assert users.open_session(link_token=link, ttl_s=600) is None
-    assert users.signing_key(alice_key.key_id) is None
+    assert stores.sessions.open_session(link_token=link, ttl_s=600) is None
+    assert stores.api_keys.signing_key(alice_key.key_id) is None
     assert all(stores.jobs.job_events("alice", j) == [] for j in alice_jobs)
     assert [r.message.value for r in stores.outbox.claim_outbox(100)] == [bob_job.encode()]
     assert not stores.lifecycle.source_deleted("alice", ids.source_id("alice", "file:gone.md"), None)
@@ -207,8 +207,8 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     assert again == dict.fromkeys(removed, 0)
     users.ensure_user("alice")  # the id can be used again, and starts empty
     assert stores.catalog.list_sources("alice") == [] and conversations.get_turns("alice", "c-alice") == []
-    assert conversations.list_conversations("alice") == [] and users.list_api_keys("alice") == []
-    assert users.count_request("alice", "act", 60) == 1
+    assert conversations.list_conversations("alice") == [] and stores.api_keys.list_api_keys("alice") == []
+    assert stores.rate_counts.count_request("alice", "act", 60) == 1
 
 
 def test_erasing_a_user_removes_their_indexes(stores: Stores) -> None:

@@ -31,22 +31,22 @@ def test_leases_and_sessions_run_out_when_time_moves() -> None:
     assert [r.id for r in store.outbox.claim_outbox(1)] == [row.id]
 
     store.users.ensure_user("alice")
-    info, key = store.users.create_api_key("alice", "laptop")
+    info, key = store.api_keys.create_api_key("alice", "laptop")
     assert info.created_at == clock.now
-    opened = store.users.open_session(key_secret=key, ttl_s=60)
+    opened = store.sessions.open_session(key_secret=key, ttl_s=60)
     assert opened is not None
     clock.advance(seconds=59)
-    assert store.users.authenticate_session(opened[0]) is not None
+    assert store.sessions.authenticate_session(opened[0]) is not None
     clock.advance(seconds=2)
-    assert store.users.authenticate_session(opened[0]) is None
+    assert store.sessions.authenticate_session(opened[0]) is None
 
 
 def test_request_windows_roll_over_with_the_clock() -> None:
     clock = Clock()
     store = MemoryMetadataStore(clock=clock)
-    assert [store.users.count_request("alice", "act", 60) for _ in range(3)] == [1, 2, 3]
+    assert [store.rate_counts.count_request("alice", "act", 60) for _ in range(3)] == [1, 2, 3]
     clock.advance(seconds=60)
-    assert store.users.count_request("alice", "act", 60) == 1
+    assert store.rate_counts.count_request("alice", "act", 60) == 1
 
 
 def test_retention_reads_the_moved_clock() -> None:

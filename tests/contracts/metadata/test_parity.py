@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from secondbrain.ports import (
+    ApiKeys,
     Catalog,
     Conversations,
     Database,
@@ -19,7 +20,9 @@ from secondbrain.ports import (
     JobLedger,
     Lifecycle,
     Outbox,
+    RateCounts,
     ServerSettings,
+    Sessions,
     Users,
 )
 from secondbrain.stores.memory import MemoryMetadataStore
@@ -28,7 +31,8 @@ from secondbrain.stores.postgres import base as postgres_base
 from tests.contracts.metadata.helpers import Stores
 
 PORTS: dict[str, type] = {
-    "database": Database, "users": Users, "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
+    "database": Database, "users": Users, "api_keys": ApiKeys, "sessions": Sessions, "rate_counts": RateCounts,
+    "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
     "server_settings": ServerSettings,
     "dead_letters": DeadLetters, "fence": JobFence,

@@ -182,9 +182,9 @@ def test_claimers_in_several_processes_never_share_a_row(pg: PostgresMetadataSto
 
 def test_only_a_hash_of_a_key_is_stored(pg: PostgresMetadataStore, pg_dsn: str) -> None:
     pg.users.ensure_user("alice")
-    info, secret = pg.users.create_api_key("alice", "laptop")
-    token = pg.users.create_login_link(info.key_id, 600)
-    opened = pg.users.open_session(key_secret=secret, ttl_s=600)
+    info, secret = pg.api_keys.create_api_key("alice", "laptop")
+    token = pg.sessions.create_login_link(info.key_id, 600)
+    opened = pg.sessions.open_session(key_secret=secret, ttl_s=600)
     assert opened is not None
     assert scalar(pg_dsn, "SELECT count(*) FROM api_keys WHERE secret_hash = %s", secret.encode()) == 0
     with psycopg.connect(pg_dsn) as conn:
@@ -220,10 +220,10 @@ def test_erase_user_leaves_no_row_in_any_table(pg: PostgresMetadataStore, pg_dsn
     pg.lifecycle.delete_source("alice", ids.source_id("alice", "file:gone.md"))
     pg.conversations.add_turn("alice", "c-alice", "user", "what is x?")
     pg.conversations.add_turn("bob", "c-bob", "user", "what is x?")
-    key, _ = pg.users.create_api_key("alice", "laptop")
-    pg.users.create_login_link(key.key_id, 600)
-    pg.users.create_api_key("bob", "laptop")
-    pg.users.count_request("alice", "act", 60)
+    key, _ = pg.api_keys.create_api_key("alice", "laptop")
+    pg.sessions.create_login_link(key.key_id, 600)
+    pg.api_keys.create_api_key("bob", "laptop")
+    pg.rate_counts.count_request("alice", "act", 60)
     alice_jobs = [s.job_id for s in pg.catalog.list_sources("alice") if s.job_id]
     with psycopg.connect(pg_dsn) as conn:
         tables = [r for (r,) in conn.execute(

@@ -44,22 +44,24 @@ def anything(_job: object) -> bool:
 
 
 def test_a_signature_with_a_live_key_of_the_user_admits(store: PostgresMetadataStore) -> None:
-    info, key = store.users.create_api_key("alice", "calendar", "producer")
-    got = admit(store.users, store.jobs, user_id="alice", job_id=None, value=VALUE, headers=headers_for(VALUE, key),
+    info, key = store.api_keys.create_api_key("alice", "calendar", "producer")
+    got = admit(store.users, store.api_keys, store.jobs, user_id="alice", job_id=None, value=VALUE,
+                headers=headers_for(VALUE, key),
                 produced_here=anything)
     assert got == info.key_id
 
 
 @pytest.mark.parametrize("scope", ["user", "admin"])
 def test_any_scope_of_the_users_own_keys_may_sign(store: PostgresMetadataStore, scope: str) -> None:
-    info, key = store.users.create_api_key("alice", "k", scope)  # type: ignore[arg-type]
-    assert admit(store.users, store.jobs, user_id="alice", job_id=None, value=VALUE, headers=headers_for(VALUE, key),
+    info, key = store.api_keys.create_api_key("alice", "k", scope)  # type: ignore[arg-type]
+    assert admit(store.users, store.api_keys, store.jobs, user_id="alice", job_id=None, value=VALUE,
+                 headers=headers_for(VALUE, key),
                  produced_here=anything) == info.key_id
 
 
 def test_refusals_say_why_and_never_whose_key_it_was(store: PostgresMetadataStore) -> None:
-    _, bobs = store.users.create_api_key("bob", "bob's app", "producer")
-    info, alices = store.users.create_api_key("alice", "app", "producer")
+    _, bobs = store.api_keys.create_api_key("bob", "bob's app", "producer")
+    info, alices = store.api_keys.create_api_key("alice", "app", "producer")
     cases = {
         "another user's key": headers_for(VALUE, bobs),
         "an unknown key": headers_for(VALUE, "sb_000000000000_madeup"),
@@ -68,13 +70,14 @@ def test_refusals_say_why_and_never_whose_key_it_was(store: PostgresMetadataStor
     }
     for what, headers in cases.items():
         with pytest.raises(Unauthorized) as err:
-            admit(store.users, store.jobs, user_id="alice", job_id=None, value=VALUE, headers=headers,
+            admit(store.users, store.api_keys, store.jobs, user_id="alice", job_id=None, value=VALUE, headers=headers,
                   produced_here=anything)
         assert err.value.kind == "unauthorized", what
         assert "bob" not in err.value.reason, what
-    store.users.revoke_api_key("alice", info.key_id)
+    store.api_keys.revoke_api_key("alice", info.key_id)
     with pytest.raises(Unauthorized, match="not a live key"):
-        admit(store.users, store.jobs, user_id="alice", job_id=None, value=VALUE, headers=headers_for(VALUE, alices),
+        admit(store.users, store.api_keys, store.jobs, user_id="alice", job_id=None, value=VALUE,
+              headers=headers_for(VALUE, alices),
               produced_here=anything)
 
 
@@ -88,7 +91,7 @@ def test_unsigned_events_need_a_job_secondbrain_queued_for_exactly_them(store: P
 
     def same_artifact(artifact_id: str | None) -> bool:
         try:
-            admit(store.users, store.jobs, user_id="alice", job_id=job, value=VALUE, headers={},
+            admit(store.users, store.api_keys, store.jobs, user_id="alice", job_id=job, value=VALUE, headers={},
                   produced_here=lambda j: j.artifact_id == artifact_id)
             return True
         except Unauthorized as exc:
@@ -98,22 +101,27 @@ def test_unsigned_events_need_a_job_secondbrain_queued_for_exactly_them(store: P
     assert same_artifact(art.artifact_id)
     assert not same_artifact("some-other-artifact")
     with pytest.raises(Unauthorized, match="not signed"):  # the job is alice's, not bob's
-        admit(store.users, store.jobs, user_id="bob", job_id=job, value=VALUE, headers={}, produced_here=anything)
+        admit(store.users, store.api_keys, store.jobs, user_id="bob", job_id=job, value=VALUE, headers={},
+              produced_here=anything)
     with pytest.raises(Unauthorized, match="not signed"):
-        admit(store.users, store.jobs, user_id="alice", job_id=None, value=VALUE, headers={}, produced_here=anything)
+        admit(store.users, store.api_keys, store.jobs, user_id="alice", job_id=None, value=VALUE, headers={},
+              produced_here=anything)
     with pytest.raises(Unauthorized, match="unknown user"):
-        admit(store.users, store.jobs, user_id="nobody", job_id=job, value=VALUE, headers={}, produced_here=anything)
+        admit(store.users, store.api_keys, store.jobs, user_id="nobody", job_id=job, value=VALUE, headers={},
+              produced_here=anything)
     with pytest.raises(PermanentError) as err:
-        admit(store.users, store.jobs, user_id="../x", job_id=job, value=VALUE, headers={}, produced_here=anything)
+        admit(store.users, store.api_keys, store.jobs, user_id="../x", job_id=job, value=VALUE, headers={},
+              produced_here=anything)
     assert err.value.kind == "malformed"
 
 
 def test_a_signed_url_request_from_another_app_gets_its_own_job(store: PostgresMetadataStore, tmp_path: Path) -> None:
     from secondbrain.stores.objects_fs import FileObjectStore
 
-    stage = FetcherStage(FileObjectStore(tmp_path), users=store.users, intake=store.intake, jobs=store.jobs,
+    stage = FetcherStage(FileObjectStore(tmp_path), users=store.users, api_keys=store.api_keys, intake=store.intake,
+                         jobs=store.jobs,
                          fence=store.fence, catalog=store.catalog, lifecycle=store.lifecycle, policy=FetchPolicy())
-    _, key = store.users.create_api_key("alice", "reader app", "producer")
+    _, key = store.api_keys.create_api_key("alice", "reader app", "producer")
     job = ids.job_id("alice", str(uuid.uuid4()))
     ev = UrlRequested(event_id=str(uuid.uuid4()), job_id=job, user_id="alice", url="https://example.org/a#top",
                       requested_at=datetime.now(UTC), producer="app:reader", title="A page")

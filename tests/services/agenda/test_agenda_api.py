@@ -70,7 +70,8 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
                             auth="required")
         runtime = build_runtime(settings, vectors=True, models=True)
         m = runtime.metadata
-        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+        extract = ExtractorStage(runtime.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                 fence=m.fence,
                                  catalog=m.catalog, lifecycle=m.lifecycle,
                                  extractors=ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20)
         chunk = ChunkerStage(runtime.objects, ChunkingConfig(), fence=m.fence, zone=TZ)
@@ -94,7 +95,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
 
 @pytest.fixture(scope="module")
 def api(rt: Runtime) -> Iterator[dict[str, httpx.Client]]:
-    keys = {u: rt.metadata.users.create_api_key(u, "test")[1] for u in ("alice", "bob")}
+    keys = {u: rt.metadata.api_keys.create_api_key(u, "test")[1] for u in ("alice", "bob")}
     with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port):
         clients = {u: httpx.Client(base_url=url, headers={"Authorization": f"Bearer {k}"}, timeout=60)
                    for u, k in keys.items()}

@@ -154,7 +154,8 @@ def world(metadata: PostgresMetadataStore, data_dir: Path, pool: EmbedderPool, m
     new_spec = f"openai:{llama.model_id}"
     yield World(
         metadata, objects, vectors, pool,
-        ExtractorStage(objects, users=metadata.users, intake=metadata.intake, jobs=metadata.jobs,
+        ExtractorStage(objects, users=metadata.users, api_keys=metadata.api_keys, intake=metadata.intake,
+                       jobs=metadata.jobs,
                        fence=metadata.fence, catalog=metadata.catalog, lifecycle=metadata.lifecycle,
                        extractors=ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20),
         ChunkerStage(objects, ChunkingConfig(), fence=metadata.fence),

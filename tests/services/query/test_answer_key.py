@@ -71,8 +71,8 @@ def stored_row(dsn: str) -> str:
 def test_the_key_is_encrypted_at_rest_and_still_reaches_the_model(
         served: tuple[TestClient, Runtime, Path], llama: LocalLlamaServer, dsn: str) -> None:
     client, rt, data_dir = served
-    _, admin = rt.metadata.users.create_api_key("alice", "admin", "admin")
-    _, user = rt.metadata.users.create_api_key("bob", "user")
+    _, admin = rt.metadata.api_keys.create_api_key("alice", "admin", "admin")
+    _, user = rt.metadata.api_keys.create_api_key("bob", "user")
     # Without the key the model server refuses: the endpoint is not kept.
     r = client.put("/v1/settings/answers", json={"base_url": llama.base_url}, headers=bearer(admin))
     assert r.status_code == 422 and "refused the API key" in r.json()["detail"]
@@ -98,8 +98,8 @@ def test_the_key_is_encrypted_at_rest_and_still_reaches_the_model(
 def test_a_plaintext_key_from_an_earlier_version_still_answers(
         served: tuple[TestClient, Runtime, Path], llama: LocalLlamaServer, dsn: str) -> None:
     client, rt, _ = served
-    _, admin = rt.metadata.users.create_api_key("alice", "admin", "admin")
-    _, user = rt.metadata.users.create_api_key("bob", "user")
+    _, admin = rt.metadata.api_keys.create_api_key("alice", "admin", "admin")
+    _, user = rt.metadata.api_keys.create_api_key("bob", "user")
     assert client.delete("/v1/settings/answers", headers=bearer(admin)).status_code == 200  # read afresh next
     with psycopg.connect(dsn) as conn:  # the row as the previous version stored it
         conn.execute("INSERT INTO answer_endpoint (base_url, model, api_key) VALUES (%s, %s, %s)",
@@ -116,8 +116,8 @@ def test_a_plaintext_key_from_an_earlier_version_still_answers(
 def test_users_who_are_not_admins_do_not_see_where_the_model_runs(
         served: tuple[TestClient, Runtime, Path], llama: LocalLlamaServer) -> None:
     client, rt, _ = served
-    _, admin = rt.metadata.users.create_api_key("alice", "admin", "admin")
-    _, user = rt.metadata.users.create_api_key("bob", "user")
+    _, admin = rt.metadata.api_keys.create_api_key("alice", "admin", "admin")
+    _, user = rt.metadata.api_keys.create_api_key("bob", "user")
     r = client.put("/v1/settings/answers", json={"base_url": llama.base_url, "api_key": MODEL_KEY},
                    headers=bearer(admin))
     assert r.status_code == 200

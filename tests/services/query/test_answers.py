@@ -137,7 +137,8 @@ def llm_runtime(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactor
         rt.metadata.users.ensure_user("alice")
         assert rt.vectors and rt.embedder and rt.sparse
         m = rt.metadata
-        extract = ExtractorStage(rt.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+        extract = ExtractorStage(rt.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                 fence=m.fence,
                                  catalog=m.catalog,
                                  lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                  max_bytes=1 << 20)

@@ -49,7 +49,8 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
                             timezone=ZONE, kafka_bootstrap="127.0.0.1:9", auth="required")
         runtime = build_runtime(settings, vectors=True, models=True)
         m = runtime.metadata
-        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+        extract = ExtractorStage(runtime.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                 fence=m.fence,
                                  catalog=m.catalog, lifecycle=m.lifecycle,
                                  extractors=ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20)
         chunk = ChunkerStage(runtime.objects, ChunkingConfig(), fence=m.fence)
@@ -80,7 +81,7 @@ def base(rt: Runtime) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def keys(rt: Runtime) -> dict[str, dict[str, str]]:
-    return {user: {"Authorization": f"Bearer {rt.metadata.users.create_api_key(user, 'test')[1]}"}
+    return {user: {"Authorization": f"Bearer {rt.metadata.api_keys.create_api_key(user, 'test')[1]}"}
             for user in ("alice", "bob")}
 
 

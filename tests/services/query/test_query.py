@@ -243,7 +243,7 @@ def test_a_reranker_directory_without_a_model_is_a_clear_error(tmp_path: Any) ->
 
 
 def test_with_another_users_key_nothing_of_alice_shows(server: str, corpus: Corpus) -> None:
-    _, bob_key = corpus.rt.metadata.users.create_api_key(OTHER, "test")
+    _, bob_key = corpus.rt.metadata.api_keys.create_api_key(OTHER, "test")
     bob = {"Authorization": f"Bearer {bob_key}"}
     hits = httpx.get(f"{server}/v1/search", params={"q": "invoice 8391", "k": 20}, headers=bob).json()["hits"]
     assert [h["title"] for h in hits] == ["Bob's invoice"]

@@ -62,7 +62,7 @@ def server(rt: Runtime) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def key(rt: Runtime, corpus: Corpus) -> dict[str, str]:
-    _, secret = rt.metadata.users.create_api_key(corpus.user, "test")
+    _, secret = rt.metadata.api_keys.create_api_key(corpus.user, "test")
     return {"Authorization": f"Bearer {secret}"}
 
 

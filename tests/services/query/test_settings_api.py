@@ -83,8 +83,8 @@ def ask_meta(client: TestClient, key: str) -> dict[str, Any]:
 def test_an_admin_sets_the_answer_model_and_questions_use_it(
         served: tuple[TestClient, Runtime], llama: LocalLlamaServer, web_page: str) -> None:
     client, rt = served
-    _, admin = rt.metadata.users.create_api_key("alice", "admin", "admin")
-    _, user = rt.metadata.users.create_api_key("bob", "user")
+    _, admin = rt.metadata.api_keys.create_api_key("alice", "admin", "admin")
+    _, user = rt.metadata.api_keys.create_api_key("bob", "user")
     status = client.get("/v1/status", headers=bearer(user)).json()["components"]
     assert set(status) == {"answers", "embeddings", "transcriber", "ocr"}
     assert status["answers"]["state"] == "not configured" and "quote your sources" in status["answers"]["message"]

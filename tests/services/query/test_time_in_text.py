@@ -71,7 +71,8 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
         runtime = build_runtime(settings, vectors=True, models=True)
         m = runtime.metadata
         m.users.ensure_user(USER)
-        extract = ExtractorStage(runtime.objects, users=m.users, intake=m.intake, jobs=m.jobs, fence=m.fence,
+        extract = ExtractorStage(runtime.objects, users=m.users, api_keys=m.api_keys, intake=m.intake, jobs=m.jobs,
+                                 fence=m.fence,
                                  catalog=m.catalog,
                                  lifecycle=m.lifecycle, extractors=ExtractorSet({"text": TextExtractor()}),
                                  max_bytes=1 << 20)
