@@ -1,4 +1,4 @@
-"""The pipeline's error policy: which failures are worth retrying and which are not.
+"""The error policy shared by the pipeline, the services and the core: which failures are worth retrying.
 
 A *permanent* error is a property of the input (a corrupt file, an unknown user): retrying
 cannot help, so the event goes straight to the dead-letter topic and the job fails with a

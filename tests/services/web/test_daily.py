@@ -182,3 +182,20 @@ def test_retry_keys_export_and_a_remembered_theme(site: tuple[str, dict[str, str
         expect(page.locator("#failed")).to_be_hidden()
         assert errors == []
         browser.close()
+
+
+def test_a_source_deleted_from_its_own_page_leaves_the_list(site: tuple[str, dict[str, str]]) -> None:
+    url, jobs = site
+    with sync_playwright() as pw:
+        browser, page, errors = open_page(pw, url, 1280, "light")
+        row = page.locator(f'.source[data-job-id="{jobs["good"]}"]')
+        row.locator("button.title").click()
+        dialog = page.locator("#source-page")
+        expect(page.locator("#source-page-title")).to_have_text("report.pdf")
+        dialog.get_by_role("button", name="Delete", exact=True).click()
+        page.get_by_role("dialog", name="Delete “report.pdf”?").get_by_role("button", name="Delete").click()
+        expect(dialog).to_be_hidden()
+        expect(row).to_have_count(0)  # the list was loaded again
+        expect(page.locator("#source-list")).not_to_contain_text("report.pdf")
+        assert errors == []
+        browser.close()
