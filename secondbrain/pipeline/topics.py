@@ -10,9 +10,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from secondbrain.topic_names import TopicNames
+if TYPE_CHECKING:
+    from secondbrain.topic_names import TopicNames
 
 log = logging.getLogger(__name__)
 
