@@ -641,6 +641,9 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
             continue
         shown.append(f"\u201c{m.expression}\u201d = {_span(m, tz, said_at, cal)}")
+    if not shown and (today := _TODAY.search(quoted)) is not None:
+        # the parser leaves the present day unmentioned; a "when" answer still needs its date
+        shown.append(f"\u201c{today.group(0)}\u201d = {cal.day(said_at.astimezone(tz))}")
     clash = _weekday_clash(sentence, said_at.astimezone(tz), cal)
     if clash:
         shown.append(clash)
@@ -649,6 +652,9 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     if not mentions and not _SHAPES["when"].search(sentence):
         return f" (recorded {cal.date(said_at.astimezone(tz))})"
     return ""
+
+
+_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
 
 
 def relative(expression: str) -> bool:
@@ -706,8 +712,8 @@ def _span(m: Mention, tz: ZoneInfo, said_at: datetime, cal: _Calendar) -> str:
     first = m.start.astimezone(tz)
     last = (m.end - timedelta(microseconds=1)).astimezone(tz)
     said = said_at.astimezone(tz)
-    if first.date() == last.date():
-        return cal.day(first)
+    if first.date() == last.date() or last - first < timedelta(days=1):
+        return cal.day(first)  # a day, or a night ("last night": the evening it began)
     if first.day == 1 and (last + timedelta(days=1)).day == 1 and first.month == last.month:
         return first.strftime("%B %Y")
     if first.month == 1 and first.day == 1 and last.month == 12 and last.day == 31 and first.year == last.year:
