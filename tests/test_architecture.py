@@ -83,7 +83,7 @@ def test_a_stage_folder_says_what_the_stage_reads_writes_and_uses(name: str) -> 
         return re.findall(r"`([^`]+)`", cell)
 
     assert named(rows["Reads"])[:2] == [s.input, s.input_type.__name__]
-    assert named(rows["Writes"])[:2] == [s.outputs[0], s.output_type.__name__]
+    assert named(rows["Writes"])[:2] == [s.output, s.output_type.__name__]
     assert named(rows["Job stage"]) == [s.name]
     assert (("searchable" in rows["Writes"]) == s.final) and (("admitted" in rows["Reads"]) == s.open_input)
     schema = next(n for n in named(rows["Reads"]) if n.endswith(".avsc"))

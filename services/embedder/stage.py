@@ -17,8 +17,6 @@ its older versions are deleted (never before: search has no gap).
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -48,7 +46,7 @@ from secondbrain.ports import (
 )
 from secondbrain.stores.vector_payload import rfc3339
 from secondbrain.temporal.mentions import mention_points
-from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, embedder_for
+from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, ActiveIndexes, embedder_for
 
 log = logging.getLogger(__name__)
 
@@ -138,9 +136,7 @@ class EmbedderStage:
         self.embedder = embedder
         self.sparse = sparse
         self.embedders = embedders or EmbedderPool(embedder)
-        self._live: dict[str, tuple[float, list[VectorIndex]]] = {}
-        self._live_lock = threading.Lock()
-        self.index_ttl_s = index_ttl_s
+        self.active_indexes = ActiveIndexes(indexes, self.embedders, embedder, ttl_s=index_ttl_s)
 
     def job_of(self, event: ChunksCreated) -> JobRef:
         """Job, user, source and document of the event."""
@@ -237,20 +233,12 @@ class EmbedderStage:
         """The user's active index first, then the one being built (if any); a user's first chunks
         create their first index, with the configured model.  Remembered for a moment only: a re-index
         that starts must see the next chunks (and fills any it missed before switching)."""
-        now = time.monotonic()
-        with self._live_lock:
-            cached = self._live.get(user_id)
-        if cached is not None and now - cached[0] < self.index_ttl_s:
-            return cached[1]
-        live = [i for i in self.indexes.vector_indexes(user_id) if i.status != "retired"]
-        active = [i for i in live if i.status == "active"]
-        if not active:
+        found = self.active_indexes.live(user_id)
+        if not found or found[0].status != "active":
             model = self.embedders.default
-            active = [self.indexes.ensure_active_index(user_id, self.embedders.default_spec, model.model_id,
-                                                       model.dimension)]
-        found = [*active, *(i for i in live if i.status == "building")]
-        with self._live_lock:
-            self._live[user_id] = (now, found)
+            found = [self.indexes.ensure_active_index(user_id, self.embedders.default_spec, model.model_id,
+                                                      model.dimension), *found]
+            self.active_indexes.remember(user_id, found)
         return found
 
     def _write(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], index: VectorIndex,

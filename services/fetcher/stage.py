@@ -98,8 +98,8 @@ class FetcherStage:
             raise SourceGone(normalise_url(ev.url))
         raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
 
-    def process(self, event: UrlRequested) -> list[ArtifactSubmitted]:
-        """Fetch one page, store it and emit the artifact submission."""
+    def process(self, event: UrlRequested, admitted: None = None) -> list[ArtifactSubmitted]:
+        """Fetch one page, store it and emit the artifact submission (admission hands it nothing)."""
         ev = event
         require_known_user(self.users, ev.user_id)
         page = self.fetcher(ev.url, self.policy)

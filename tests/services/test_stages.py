@@ -37,7 +37,7 @@ from secondbrain.events.models import (
     Segment,
     UrlRequested,
 )
-from secondbrain.pipeline import claimcheck, local, topics, topology
+from secondbrain.pipeline import claimcheck, core, topics, topology
 from secondbrain.pipeline.errors import PermanentError, RetryableError
 from secondbrain.ports import ArtifactRecord, MetadataStore, OutboxMessage, VectorFilter
 from secondbrain.sparse import Bm25Encoder
@@ -122,9 +122,9 @@ class Pipeline:
     def run(self, event: ArtifactSubmitted) -> tuple[DocumentExtracted, ChunksCreated, ChunksIndexed]:
         """The three stages as the runner drives them (the bookkeeping and "still wanted?" included)."""
         jobs = self.metadata.jobs
-        doc = only(local.run(self.extract, event, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-        chunks = only(local.run(self.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
-        indexed = only(local.run(self.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
+        doc = only(core.run(self.extract, event, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+        chunks = only(core.run(self.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
+        indexed = only(core.run(self.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
         return doc, chunks, indexed
 
 
@@ -398,7 +398,7 @@ def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) ->
     assert pipeline.vectors.count(user, VectorFilter(document_ids=[doc.document_id])) == chunks.chunk_count
 
     # a redelivery of the finished job's event is dropped: nothing is written again, nothing changes
-    assert local.run(pipeline.extract, ev, pipeline.metadata.jobs, trusted=True) == []
+    assert core.run(pipeline.extract, ev, pipeline.metadata.jobs, trusted=True) == []
     assert pipeline.vectors.count(user, VectorFilter(document_ids=[doc.document_id])) == chunks.chunk_count
     assert pipeline.metadata.jobs.get_job(user, job_id).status == "succeeded"  # type: ignore[union-attr]
 
@@ -450,18 +450,18 @@ def test_embedder_writes_one_point_per_chunk_with_full_payload(pipeline: Pipelin
 def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
     ev = submit_like_gateway(pipeline, user, (RECIPE + "\n\n" + INVOICE).encode(), filename="mixed.md")
     jobs = pipeline.metadata.jobs
-    doc = only(local.run(pipeline.extract, ev, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
-    chunks = only(local.run(pipeline.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
+    doc = only(core.run(pipeline.extract, ev, jobs, trusted=True), topics.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    chunks = only(core.run(pipeline.chunk, doc, jobs), topics.CHUNKS_CREATED, ChunksCreated)
     # the embedder runs twice before the stage is recorded done (a crash between write and commit)
     first = only(pipeline.embed.process(chunks), topics.CHUNKS_INDEXED, ChunksIndexed)
     before = pipeline.vectors.count(user)
     assert before == chunks.chunk_count
-    again = only(local.run(pipeline.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
+    again = only(core.run(pipeline.embed, chunks, jobs), topics.CHUNKS_INDEXED, ChunksIndexed)
     assert again.point_ids == first.point_ids
     assert pipeline.vectors.count(user) == before
     # a full replay from the submission once the job finished is dropped at each stage: nothing changes
-    assert local.run(pipeline.extract, ev, jobs, trusted=True) == []
-    assert local.run(pipeline.embed, chunks, jobs) == []
+    assert core.run(pipeline.extract, ev, jobs, trusted=True) == []
+    assert core.run(pipeline.embed, chunks, jobs) == []
     assert pipeline.vectors.count(user) == before
     row = pipeline.metadata.catalog.get_document(user, doc.document_id)
     assert row is not None and row.chunk_count == before
@@ -798,7 +798,7 @@ def test_same_bytes_again_is_a_duplicate(pipeline: Pipeline, user: str) -> None:
     doc, _, indexed = pipeline.run(first)
     again = submit_like_gateway(pipeline, user, raw, filename="packing-copy.md")
     pipeline.metadata.jobs.stage_started(user, again.job_id or "", "extract", 1)
-    assert local.run(pipeline.extract, again, pipeline.metadata.jobs) == []  # nothing more to extract or index
+    assert core.run(pipeline.extract, again, pipeline.metadata.jobs) == []  # nothing more to extract or index
     job = pipeline.metadata.jobs.get_job(user, again.job_id or "")
     assert job is not None and (job.status, job.duplicate_of) == ("duplicate", first.job_id)
     assert [s.status for s in job.stages] == ["succeeded", "skipped", "skipped"]
@@ -833,7 +833,7 @@ def test_a_late_old_version_is_not_indexed(pipeline: Pipeline, user: str) -> Non
                              content_type="text/plain")
     d2, _, _ = pipeline.run(v2)
     # v1 arrives after v2 was indexed: the runner finds it replaced and the embedder takes it out again.
-    assert local.run(pipeline.embed, c1, pipeline.metadata.jobs) == []
+    assert core.run(pipeline.embed, c1, pipeline.metadata.jobs) == []
     assert points_of(pipeline, user, d1.document_id) == []
     assert points_of(pipeline, user, d2.document_id)
 
@@ -979,3 +979,82 @@ def test_by_default_a_url_inside_the_network_is_refused(pipeline: Pipeline, user
     for url in (f"{site.base}/post", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/admin"):
         with pytest.raises(PermanentError, match=r"not allowed.*only fetches public web pages"):
             fetcher.process(request_url(pipeline, user, url))
+
+
+# --------------------------------------------------------------------------- the step core
+
+
+def step(stage: Any, event: Any, p: Pipeline, *, trusted: bool = False) -> core.Outcome:
+    """What the runner makes of ``event`` at ``stage``: the step core without a broker, on the stage's
+    encoded event as it would arrive."""
+    return core.outcome(stage, event, p.metadata.jobs, value=CODEC.encode(event),
+                        headers={k: v.decode() for k, v in CODEC.headers(event)}, trusted=trusted)
+
+
+def published(outcome: core.Outcome, cls: type[Any]) -> Any:
+    assert isinstance(outcome, core.Publish), outcome
+    (out,) = outcome.outputs
+    assert isinstance(out, cls) and outcome.attempts == 1
+    return out
+
+
+def test_the_step_core_publishes_drops_and_dead_letters_at_every_stage(pipeline: Pipeline, user: str,
+                                                                       site: _Site) -> None:
+    fetcher = FetcherStage(pipeline.objects, **roles(pipeline.metadata), policy=LOCAL_SITE_POLICY)
+    page = (200, "text/html; charset=utf-8", b"<html><head><title>Core</title></head><body><p>"
+            + b"The step core decides once what becomes of an event. " * 5 + b"</p></body></html>")
+    site.pages["/core"] = site.pages["/core-deleted"] = page
+    jobs = pipeline.metadata.jobs
+
+    # Publish: a URL the gateway queued is fetched, extracted, chunked and indexed, the job done at each stage.
+    req = request_url(pipeline, user, f"{site.base}/core")
+    submitted = published(step(fetcher, req, pipeline), ArtifactSubmitted)
+    doc = published(step(pipeline.extract, submitted, pipeline), DocumentExtracted)
+    chunks = published(step(pipeline.chunk, doc, pipeline), ChunksCreated)
+    indexed = published(step(pipeline.embed, chunks, pipeline), ChunksIndexed)
+    assert indexed.chunk_count == chunks.chunk_count == pipeline.vectors.count(
+        user, VectorFilter(document_ids=[doc.document_id]))
+    assert jobs.get_job(user, req.job_id).status == "succeeded"  # type: ignore[union-attr]
+
+    # Dropped: the job ended, so a redelivery at any stage costs nothing and changes nothing.
+    for stage, event in ((fetcher, req), (pipeline.extract, submitted), (pipeline.chunk, doc),
+                         (pipeline.embed, chunks)):
+        assert step(stage, event, pipeline) == core.Dropped("admission (ended)")
+    # ... and the source deleted while its work was in flight: dropped at admission (open topics) or when the
+    # job is looked up (internal ones), nothing written.
+    again = request_url(pipeline, user, f"{site.base}/core-deleted")
+    fetched = published(step(fetcher, again, pipeline), ArtifactSubmitted)
+    assert pipeline.metadata.lifecycle.delete_source(user, fetched.source_id) is not None  # type: ignore[arg-type]
+    assert step(fetcher, again, pipeline) == core.Dropped("admission")
+    assert step(pipeline.extract, fetched, pipeline) == core.Dropped("admission")
+    late_doc = replace(doc, job_id=again.job_id, source_id=fetched.source_id)
+    assert step(pipeline.chunk, late_doc, pipeline) == core.Dropped("admission (gone)")
+    assert step(pipeline.embed, replace(chunks, job_id=again.job_id), pipeline) == core.Dropped("admission (gone)")
+
+    # Dead letter: an event no app of the user signed or queued is refused before any job is touched ...
+    forged = replace(req, event_id="forged", job_id=ids.job_id(user, "forged"), url=f"{site.base}/other")
+    refused = step(fetcher, forged, pipeline)
+    assert isinstance(refused, core.DeadLetter) and refused.kind == "unauthorized" and not refused.of_job
+    outsider = external_event(user, b"Bytes nobody queued.", filename="x.txt")
+    refused = step(pipeline.extract, outsider, pipeline)
+    assert isinstance(refused, core.DeadLetter) and refused.kind == "unauthorized" and not refused.of_job
+    assert jobs.get_job(user, resolved_job_id(outsider)) is None
+    # ... and work that fails for good fails its job.
+    empty = submit_like_gateway(pipeline, user, b"   ", filename="blank.md")
+    failed = step(pipeline.extract, empty, pipeline)
+    assert isinstance(failed, core.DeadLetter) and failed.of_job and failed.kind == "permanent"
+    assert "nothing to index" in str(failed.error)
+    live = submit_like_gateway(pipeline, user, b"# Live\n\nA job that is still running.", filename="live.md")
+    live_doc = published(step(pipeline.extract, live, pipeline), DocumentExtracted)
+    victims = keys.document_body_key("victim", live_doc.document_id)
+    forged_doc = replace(live_doc, segments=[], text="", body_ref=victims)
+    refused = step(pipeline.chunk, forged_doc, pipeline)
+    assert isinstance(refused, core.DeadLetter) and refused.kind == "unauthorized" and refused.of_job
+    live_chunks = published(step(pipeline.chunk, live_doc, pipeline), ChunksCreated)
+    ref = claimcheck.offload(pipeline.objects, keys.chunks_key(user, live_doc.document_id),
+                             [c.to_record() for c in live_chunks.chunks], limit=0)
+    miscounted = replace(live_chunks, chunks=[], chunks_ref=ref, chunk_count=live_chunks.chunk_count + 1)
+    wrong = step(pipeline.embed, miscounted, pipeline)
+    assert isinstance(wrong, core.DeadLetter) and wrong.kind == "permanent" and "expected" in str(wrong.error)
+    with pytest.raises(PermanentError, match="expected"):  # in process, the error is raised to the caller
+        core.run(pipeline.embed, miscounted, jobs)

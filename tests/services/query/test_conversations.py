@@ -25,7 +25,7 @@ from app.http import create_app
 from secondbrain.embedding import OpenAICompatibleEmbedder
 from secondbrain.events.models import ArtifactSubmitted, Segment
 from secondbrain.infra.ports import free_port
-from secondbrain.pipeline import local
+from secondbrain.pipeline import core
 from secondbrain.pipeline.errors import PermanentError
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
@@ -175,9 +175,9 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
             ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id=USER, source_uri=f"file:session-{n}.chat",
                                    content_type="text/x-chat", size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                    producer="test", content=raw, filename=f"session-{n}.chat", captured_at=at)
-            (doc,) = local.run(extract, ev, m.jobs, trusted=True)
-            (chunks,) = local.run(chunk, doc, m.jobs)
-            assert local.run(embed, chunks, m.jobs)
+            (doc,) = core.run(extract, ev, m.jobs, trusted=True)
+            (chunks,) = core.run(chunk, doc, m.jobs)
+            assert core.run(embed, chunks, m.jobs)
         yield runtime
         runtime.close()
 
