@@ -72,7 +72,12 @@ class Record:
             elif isinstance(value, Mapping):
                 value = dict(value)
             kwargs[f.name] = value
-        return cls(**kwargs)
+        return cls(**cls._upgraded(kwargs))
+
+    @classmethod
+    def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The constructor arguments of a record read from an older shape (unchanged by default)."""
+        return kwargs
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +271,20 @@ class TimeMention(Record):
         return cls(start=when(record["start"]), end=when(record["end"]), expression=str(record["expression"]))
 
 
+#: How chunk events before v5 (and payloads stored then) joined a chunk's lists in its attributes.
+_JOINED: tuple[tuple[str, str], ...] = (("speakers", ","), ("turn_ids", " "), ("links", " | "))
+
+
+def lift_list_attributes(
+        attributes: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The attributes without the joined lists, then the speakers, turn ids and links they held
+    (``"Ana, Bo"``, ``"t1 t2"``, ``"a | b"``); empty lists when absent."""
+    rest = {k: v for k, v in attributes.items() if k not in dict(_JOINED)}
+    speakers, turn_ids, links = (
+        tuple(p.strip() for p in (attributes.get(name) or "").split(sep) if p.strip()) for name, sep in _JOINED)
+    return rest, speakers, turn_ids, links
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Chunk(Record):
     """A passage embedded and indexed as one vector point (``chunk_id`` is the point id)."""
@@ -281,10 +300,20 @@ class Chunk(Record):
     page: int | None = None
     t_start: float | None = None
     t_end: float | None = None
-    attributes: dict[str, str] = field(default_factory=dict)  # v3: e.g. turn_ids, speakers of a chat chunk
+    attributes: dict[str, str] = field(default_factory=dict)  # v3: small facts (tags, word_times)
     mentions: list[TimeMention] = field(default_factory=list)  # v4: times the chunk speaks of
+    speakers: list[str] = field(default_factory=list)  # v5: a chat chunk's speakers, in order of first turn
+    turn_ids: list[str] = field(default_factory=list)  # v5: a chat chunk's turns, when the transcript gave ids
+    links: list[str] = field(default_factory=list)  # v5: what a Markdown passage links to
 
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"mentions": TimeMention}
+
+    @classmethod
+    def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A v3/v4 chunk (or a claim check written then) kept its lists joined in ``attributes``."""
+        rest, speakers, turn_ids, links = lift_list_attributes(kwargs.get("attributes") or {})
+        return {**kwargs, "attributes": rest, "speakers": kwargs.get("speakers") or list(speakers),
+                "turn_ids": kwargs.get("turn_ids") or list(turn_ids), "links": kwargs.get("links") or list(links)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,7 +321,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 4
+    SCHEMA_VERSION: ClassVar[int] = 5
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
 
     event_id: str
