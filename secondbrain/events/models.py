@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 MODALITIES: frozenset[str] = frozenset({"note", "text", "markdown", "pdf", "web", "audio", "image", "office"})
 SEGMENT_KINDS: frozenset[str] = frozenset(
@@ -26,6 +26,17 @@ JOB_STATUSES: frozenset[str] = frozenset(
     {"queued", "running", "succeeded", "failed", "retrying", "duplicate", "dead_lettered"}
 )
 ERROR_KINDS: frozenset[str] = frozenset({"permanent", "retries_exhausted", "malformed", "unauthorized"})
+#: What kind of capture an artifact is (``ArtifactSubmitted.capture``); "" when a producer did not say.
+CaptureKind = Literal["", "note", "upload", "page", "import"]
+CAPTURE_KINDS: frozenset[str] = frozenset({"note", "upload", "page", "import"})
+
+
+def unsaid_capture(source_uri: str, attributes: Mapping[str, str]) -> CaptureKind:
+    """The capture kind of an artifact whose producer did not say (version 1 events, artifacts stored before):
+    a ``note:`` address or a ``kind=note`` attribute marks a note, ``kind=page`` a page the browser sent."""
+    if source_uri.startswith("note:") or attributes.get("kind") == "note":
+        return "note"
+    return "page" if attributes.get("kind") == "page" else ""
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -114,13 +125,13 @@ def _require(condition: bool, message: str) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArtifactSubmitted(Event):
-    """A raw artifact handed to the pipeline (public contract, see ``schemas/artifact_submitted.v1.avsc``).
+    """A raw artifact handed to the pipeline (public contract, see ``schemas/artifact_submitted.v2.avsc``).
 
     Exactly one of ``object_key`` (claim check) and ``content`` (inline bytes) is set.
     """
 
     SCHEMA_NAME: ClassVar[str] = "artifact_submitted"
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
 
     event_id: str
     user_id: str
@@ -139,6 +150,14 @@ class ArtifactSubmitted(Event):
     sha256: str | None = None
     captured_at: datetime | None = None
     attributes: dict[str, str] = field(default_factory=dict)
+    capture: CaptureKind = ""  # v2
+
+    def __post_init__(self) -> None:
+        # A producer that does not say (a v1 event, code written before) gets the kind its address and
+        # attributes mark, so a note is a note however it arrives.
+        # Fields of the wrong type are left for the codec to name.
+        if not self.capture and isinstance(self.source_uri, str) and isinstance(self.attributes, Mapping):
+            object.__setattr__(self, "capture", unsaid_capture(self.source_uri, self.attributes))
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME
