@@ -13,14 +13,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from secondbrain.events.models import TimeMention, lift_list_attributes
-from secondbrain.stores.vector_payload import rfc3339
 from secondbrain.temporal.mentions import mention_points
 
-__all__ = ["IndexedPassage", "embedding_text", "lift_list_attributes", "mention_json", "shown_attributes"]
+#: Payload fields the vector stores index and filter by keyword (exact match).
+KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
+#: Payload fields holding RFC 3339 timestamps, filtered on by range (``mentioned_at`` is a list:
+#: a point matches when any of its values does).
+DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at", "mentioned_at")
+TIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")  # what ``VectorFilter.time_field`` may name
+INTEGER_FIELDS: tuple[str, ...] = ("chunk_index",)
+
+__all__ = ["DATETIME_FIELDS", "INTEGER_FIELDS", "KEYWORD_FIELDS", "TIME_FIELDS", "IndexedPassage", "embedding_text",
+           "lift_list_attributes", "mention_json", "rfc3339", "shown_attributes"]
+
+
+def rfc3339(value: datetime) -> str:
+    """Format ``value`` as RFC 3339 UTC with microseconds (``2026-03-02T09:00:00.000000Z``).
+
+    A naive datetime is taken as UTC.  The fixed width makes the strings sort chronologically.
+    """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _text(value: Any, default: str = "") -> str:
