@@ -15,15 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from secondbrain.keys import check_user_id
+from secondbrain.passage import TIME_FIELDS, rfc3339
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 
-#: Payload fields filtered on by keyword (exact match).
-KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
-#: Payload fields holding RFC 3339 timestamps, filtered on by range (``mentioned_at`` is a list:
-#: a point matches when any of its values does).
-DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at", "mentioned_at")
-TIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")  # what ``VectorFilter.time_field`` may name
-INTEGER_FIELDS: tuple[str, ...] = ("chunk_index",)
 #: Reciprocal rank fusion constant; 2 is Qdrant's server default, so the edge store (which
 #: needs it spelled out) ranks exactly like a Qdrant server given a plain ``Fusion.RRF``.
 RRF_K = 2
@@ -101,16 +95,6 @@ class EnsuredCollections:
         with self._lock:
             self._generation += 1
             self._pairs = {p for p in self._pairs if name is not None and p[0] != name}
-
-
-def rfc3339(value: datetime) -> str:
-    """Format ``value`` as RFC 3339 UTC with microseconds (``2026-03-02T09:00:00.000000Z``).
-
-    A naive datetime is taken as UTC.  The fixed width makes the strings sort chronologically.
-    """
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def prepare_payload(user_id: str, point: VectorPoint) -> dict[str, Any]:

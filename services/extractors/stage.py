@@ -196,7 +196,7 @@ class ExtractorStage:
                                                    "artifact_id": artifact_id})
             return []
 
-        is_note = ev.source_uri.startswith("note:") or ev.attributes.get("kind") == "note"
+        is_note = ev.capture == "note"
         resolved = sniff.resolve(raw, ev.content_type, ev.filename, is_note=is_note)
         params = ev.content_type.partition(";")[2]  # keep a declared charset for text and HTML
         content_type = resolved.content_type + (f";{params}" if params and resolved.family in ("text", "html")

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from secondbrain.events.models import unsaid_capture
 from secondbrain.http_security import short
 from secondbrain.pipeline.errors import failure_sentence
 from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceView
@@ -159,7 +160,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
         body = await asyncio.to_thread(
             submissions.file, user, data=raw, size=len(raw), sha256=sha, content_type="text/markdown", filename=None,
             title=note.title, captured_at=aware(note.captured_at), source_uri=f"note:{uuid.uuid4()}",
-            idempotency_key=idempotency_key, attributes={"kind": "note"},
+            idempotency_key=idempotency_key, attributes={"kind": "note"}, capture="note",
         )
         return accepted(body)
 
@@ -202,7 +203,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                 submissions.file, user, data=upload.file, size=upload.size, sha256=upload.sha256,
                 content_type=content_type, filename=filename, title=title, captured_at=captured_at,
                 source_uri=source_uri or f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
-                attributes={},
+                attributes={}, capture="upload",
             )
         finally:
             upload.close()
@@ -248,7 +249,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             # No time: the extractor dates it when it is taken in, i.e. now (and a retry with the same
             # Idempotency-Key still asks for the same thing).
             captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key,
-            attributes={"kind": "page"},
+            attributes={"kind": "page"}, capture="page",
         )
         return accepted(body)
 
@@ -298,7 +299,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                     submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
                     content_type="text/markdown", filename=None, title=shared.title if not shared.url else None,
                     captured_at=None, source_uri=f"note:{uuid.uuid4()}", idempotency_key=None,
-                    attributes={"kind": "note"})
+                    attributes={"kind": "note"}, capture="note")
                 jobs.append(note.job_id)
             for upload in files:
                 filename = _safe_filename(upload.filename)
@@ -309,7 +310,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
                     filename=filename, title=(shared.title if alone else None) or filename, captured_at=None,
                     # Named by its content: phones give many files the same name (image.jpg), and a name
                     # would make each new one the next version of the last.
-                    source_uri=f"share:{upload.sha256[:32]}", idempotency_key=None, attributes={})
+                    source_uri=f"share:{upload.sha256[:32]}", idempotency_key=None, attributes={}, capture="upload")
                 jobs.append(done.job_id)
         finally:
             for upload in uploads:
@@ -387,7 +388,7 @@ def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> 
             sha256=record.sha256,
             content_type=record.content_type, filename=record.filename, title=record.title,
             captured_at=record.captured_at, source_uri=record.source_uri, idempotency_key=None,
-            attributes=dict(record.attributes))
+            attributes=dict(record.attributes), capture=unsaid_capture(record.source_uri, record.attributes))
         return accepted(body)
 
     @router.get("/v1/sources", summary="What was ingested, newest first")

@@ -184,7 +184,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
     for n, source in enumerate(hits, 1):
         hit = _hit(source)
         text = source.text
-        speakers = frozenset(s.strip() for s in re.split(r"[,|]", hit.attributes.get("speakers", "")) if s.strip())
+        speakers = frozenset(hit.speakers)
         statements = read(text, tuple(hit.heading_path), speakers)
         title_terms = set(enc.tokenize(hit.title))
         # each statement's terms once (a statement is also the context of the ones after it)
@@ -243,8 +243,7 @@ def _known_persons(asked: Asked, hits: Sequence[SearchHit | Source]) -> Asked:
     person rule weighs ("Whispering Falls" is a place, "Harry Potter" a book)."""
     if not asked.persons:
         return asked
-    speakers = {s.strip().casefold() for x in hits for s in re.split(r"[,|]", _hit(x).attributes.get("speakers", ""))
-                if s.strip()}
+    speakers = {s.casefold() for x in hits for s in _hit(x).speakers}
     known = tuple(p for p in asked.persons if p.casefold() in speakers)
     return asked if known == asked.persons else replace(asked, persons=known)
 
