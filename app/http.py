@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import socket
-import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -19,33 +17,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from secondbrain import __version__, telemetry
 from secondbrain.http_security import BodyLimit, BodyTooLarge, SecurityMiddleware, short
-from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth, UnknownUser
+from secondbrain.ports import IdempotencyConflict, UnknownUser
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
-from services.ingest_gateway.admin_api import create_router as admin_router
-from services.web.session import SESSION_COOKIE, key_advice
+from services.access import current_principal, current_user
+from services.ingest_gateway.admin_api import router as admin_router
 
 if TYPE_CHECKING:
     from services.query.answerer import Answerer
 
-# What a capture key may do: add, and follow what it added (a job's id is known only to whoever submitted it).
-CAPTURE_WRITES = frozenset({"/v1/notes", "/v1/artifacts", "/v1/urls", "/v1/pages"})
-CAPTURE_READS = re.compile(r"/v1/me|/v1/jobs/[^/]+(?:/stream)?")
-
-
-def capture_allowed(method: str, path: str) -> bool:
-    """Whether a capture key may make this request."""
-    if method == "POST":
-        return path in CAPTURE_WRITES
-    return method == "GET" and CAPTURE_READS.fullmatch(path) is not None
-
-
 ERASED_MEANWHILE = ("this account was erased while the request was under way; nothing was kept. An administrator "
                     "can create the user again.")
-
-# Reads that cost like writes (they embed, search and may call the model): the stricter limit.
-HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
-
 
 def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
     """Raise unless one of the bootstrap brokers accepts a TCP connection."""
@@ -80,77 +62,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     app = FastAPI(title="secondbrain", version=__version__)
 
     settings = rt.settings
-    required = settings.auth_required()
-
-    async def current_principal(request: Request,
-                                authorization: Annotated[str | None, Header()] = None) -> Principal:
-        """Who a request acts for: the owner of its bearer key, or of the web page's session cookie.
-        Only with ``SB_AUTH=off`` (tests, loopback only) does a request without either act as the
-        default user.  Counts the request against the user's per-minute limit (in the same round trip
-        as the key lookup) and leaves the user's backlog in ``request.state.pending``."""
-        heavy = request.method != "GET" or request.url.path.startswith(HEAVY_READS)
-        bucket = "act" if heavy else "read"
-        checked = await _check(request, authorization, bucket)
-        principal = checked.principal
-        if principal.scope == "producer":
-            raise HTTPException(403, "this is a producer key: it can only sign events published to Kafka; "
-                                     "use a user key for the HTTP API")
-        if principal.scope == "capture" and not capture_allowed(request.method, request.url.path):
-            raise HTTPException(403, "this is a capture key (a browser extension's): it can only add notes, "
-                                     "files, pages and links and follow their progress; use a user key to read")
-        telemetry.set_user(principal.user_id)  # on the request's span, hashed
-        request.state.pending = checked.pending
-        limit = settings.rate_limit_per_minute if heavy else settings.read_rate_limit_per_minute
-        if 0 < limit < checked.hits:
-            wait = max(1, 60 - int(time.time()) % 60)
-            what = "submissions, deletions, searches and questions" if heavy else "requests"
-            setting = "SB_RATE_LIMIT_PER_MINUTE" if heavy else "SB_READ_RATE_LIMIT_PER_MINUTE"
-            raise HTTPException(429, f"too many requests: your account may make {limit} {what} a minute. "
-                                     f"Try again in {wait} s, or ask the operator to raise {setting}.",
-                                headers={"Retry-After": str(wait)})
-        return principal
-
-    async def _check(request: Request, authorization: str | None, bucket: str) -> RequestAuth:
-        users = rt.metadata.users
-        if authorization:
-            scheme, _, key = authorization.partition(" ")
-            if scheme.lower() != "bearer" or not key.strip():
-                raise HTTPException(401, "use an 'Authorization: Bearer <API key>' header",
-                                    headers={"WWW-Authenticate": "Bearer"})
-            found = await asyncio.to_thread(functools.partial(users.authenticate_request, key=key.strip(),
-                                                              bucket=bucket, window_s=60))
-            if found is None:
-                raise HTTPException(401, f"unknown or revoked API key; {key_advice(settings)}",
-                                    headers={"WWW-Authenticate": "Bearer"})
-            return found
-        session = request.cookies.get(SESSION_COOKIE)
-        if session:
-            found = await asyncio.to_thread(functools.partial(users.authenticate_request, session=session,
-                                                              bucket=bucket, window_s=60))
-            if found is not None:
-                return found
-            if required:
-                raise HTTPException(401, "your sign-in has ended (signed out, expired or its key was revoked); "
-                                         "sign in again", headers={"WWW-Authenticate": "Bearer"})
-        if required:
-            raise HTTPException(401, key_help(settings), headers={"WWW-Authenticate": "Bearer"})
-        # SB_AUTH=off (tests on loopback): the default user, counted like anyone else.
-        user = settings.default_user
-        hits = await asyncio.to_thread(users.count_request, user, bucket, 60)
-        pending = await asyncio.to_thread(rt.metadata.jobs.pending_jobs, user)
-        return RequestAuth(Principal(user_id=user, key_id=None, scope="admin"), hits, pending)
-
-    caller = Depends(current_principal)
-
-    async def current_user(principal: Principal = caller) -> str:
-        """The user id a request acts for (see ``current_principal``)."""
-        return principal.user_id
-
-    async def admin_user(principal: Principal = caller) -> Principal:
-        """Only admin keys (or the local user of a loopback-only server) manage users and keys."""
-        if principal.scope != "admin":
-            raise HTTPException(403, "this needs an admin key (`secondbrain keys create --user <id> --scope admin`)")
-        return principal
+    # What the routes' dependencies (services.deps and each service's deps) read.
+    app.state.runtime = rt
+    app.state.relay = relay
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -182,36 +96,36 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
             return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
         return await http_exception_handler(request, exc)
 
-    app.include_router(admin_router(rt, current_principal, admin_user))
+    app.include_router(admin_router)
     from services.query.answer_model import AnswerModel
-    from services.query.settings_api import create_router as settings_router
+    from services.query.settings_api import router as settings_router
 
     # The model answers come from: one an admin stored at run time, else the start-up one.
     answer_model = AnswerModel(rt.metadata.server_settings, rt.llm, settings)
-    app.include_router(settings_router(rt, current_principal, admin_user, answer_model))
+    app.state.answer_model = answer_model
+    app.include_router(settings_router)
 
     if gateway:
-        from services.ingest_gateway.api import create_router as gateway_router
+        from services.ingest_gateway.api import router as gateway_router
+        from services.ingest_gateway.deadletters_api import router as deadletters_router
+        from services.ingest_gateway.lifecycle_api import router as lifecycle_router
 
-        app.include_router(gateway_router(rt, relay, current_user))
-        from services.ingest_gateway.lifecycle_api import create_router as lifecycle_router
-
-        app.include_router(lifecycle_router(rt, current_user))
-        from services.ingest_gateway.deadletters_api import create_router as deadletters_router
-
-        app.include_router(deadletters_router(rt, current_principal))
+        app.include_router(gateway_router)
+        app.include_router(lifecycle_router)
+        app.include_router(deadletters_router)
         from services.importers.api import create_router as imports_router
 
         app.include_router(imports_router(rt, relay, current_user))
-    answerer = None
+    answerer = app.state.answerer = None
     if query:
         from services.query.answerer import Answerer
-        from services.query.api import create_router as query_router
+        from services.query.api import router as query_router
         from services.query.question import warm_up
 
         warm_up()  # the question tagger loads now, so no first question waits for it
         answerer = Answerer.for_runtime(rt, llm=rt.llm, answer_model=answer_model)
-        app.include_router(query_router(rt, current_user, answerer=answerer))
+        app.state.answerer = answerer
+        app.include_router(query_router)
         from services.agenda.api import create_router as agenda_router
 
         app.include_router(agenda_router(rt, current_user))
@@ -394,16 +308,6 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
 
 
 UPLOAD_FRAMING_BYTES = 64 * 1024  # multipart boundaries and the small form fields around the file
-
-
-def key_help(settings: Settings) -> str:
-    """The 401 sentence: where the key is, and how the web page signs in."""
-    if settings.mode == "embedded":
-        return ("an API key is required: send 'Authorization: Bearer <key>'. `secondbrain up` saved this "
-                f"machine's key in {settings.data_dir / 'api-key'} (the CLI reads it from there); the web page "
-                "signs in with the link `secondbrain up` prints, or run `secondbrain open` for a new one")
-    return ("an API key is required: send 'Authorization: Bearer <key>' (an administrator creates one with "
-            "`secondbrain keys create --user <id>`)")
 
 
 def _error_json(error: Mapping[str, Any]) -> dict[str, Any]:
