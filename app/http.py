@@ -20,7 +20,7 @@ from secondbrain.http_security import BodyLimit, BodyTooLarge, SecurityMiddlewar
 from secondbrain.ports import IdempotencyConflict, UnknownUser
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
-from services.access import current_principal, current_user
+from services.access import current_principal
 from services.ingest_gateway.admin_api import router as admin_router
 
 if TYPE_CHECKING:
@@ -113,9 +113,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         app.include_router(gateway_router)
         app.include_router(lifecycle_router)
         app.include_router(deadletters_router)
-        from services.importers.api import create_router as imports_router
+        from services.importers.api import router as imports_router
 
-        app.include_router(imports_router(rt, relay, current_user))
+        app.include_router(imports_router)
     answerer = app.state.answerer = None
     if query:
         from services.query.answerer import Answerer
@@ -126,15 +126,17 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         answerer = Answerer.for_runtime(rt, llm=rt.llm, answer_model=answer_model)
         app.state.answerer = answerer
         app.include_router(query_router)
-        from services.agenda.api import create_router as agenda_router
+        from services.agenda import deps as agenda_deps
+        from services.agenda.api import router as agenda_router
 
-        app.include_router(agenda_router(rt, current_user))
+        app.state.agenda = agenda_deps.bind(rt)
+        app.include_router(agenda_router)
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router
-        from services.web.session import create_router as session_router
+        from services.web.session import router as session_router
 
         app.include_router(web_router())
-        app.include_router(session_router(rt, current_principal))
+        app.include_router(session_router)
 
     if gateway or query:
         # The memory as MCP tools (services/mcp), for AI assistants.  The tools call this process's own

@@ -18,7 +18,8 @@ from secondbrain import telemetry
 from secondbrain.ports import Principal, RequestAuth
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
-from services.web.session import SESSION_COOKIE, key_advice
+
+SESSION_COOKIE = "sb_session"  # the web page's sign-in (services.web.session)
 
 # What a capture key may do: add, and follow what it added (a job's id is known only to whoever submitted it).
 CAPTURE_WRITES = frozenset({"/v1/notes", "/v1/artifacts", "/v1/urls", "/v1/pages"})
@@ -33,6 +34,15 @@ def capture_allowed(method: str, path: str) -> bool:
     if method == "POST":
         return path in CAPTURE_WRITES
     return method == "GET" and CAPTURE_READS.fullmatch(path) is not None
+
+
+def key_advice(settings: Settings) -> str:
+    """What to do about a key that was not accepted: where a good one is (``secondbrain keys create``
+    needs the database and ``--user``, so it is not the advice for a person at the page or the CLI)."""
+    if settings.mode == "embedded":
+        return (f"this computer's key is in {settings.data_dir / 'api-key'} (written by `secondbrain up`); the "
+                "web page also signs in with the link `secondbrain open` prints, and its Settings make new keys")
+    return ("ask the person who runs secondbrain for a key (signed in, the web page's Settings make new ones)")
 
 
 def key_help(settings: Settings) -> str:

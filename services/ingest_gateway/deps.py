@@ -20,7 +20,6 @@ from services.deps import (
     ObjectsDep,
     RuntimeDep,
     SettingsDep,
-    get_settings,
 )
 from services.fetcher.fetch import Networks, parse_networks
 from services.ingest_gateway.relay import OutboxRelay
@@ -30,13 +29,17 @@ __all__ = ["AdminUser", "CurrentPrincipal", "CurrentUser", "MetadataDep", "Netwo
            "RuntimeDep", "SettingsDep", "SubmissionsDep", "VectorsDep", "vectors_of"]
 
 
-def get_relay(request: Request) -> OutboxRelay | None:
+def relay_of(request: Request) -> OutboxRelay | None:
     relay: OutboxRelay | None = getattr(request.app.state, "relay", None)
     return relay
 
 
-def get_submissions(request: Request) -> Submissions:
-    return Submissions(request_runtime(request), get_relay(request))
+async def get_relay(request: Request) -> OutboxRelay | None:
+    return relay_of(request)
+
+
+async def get_submissions(request: Request) -> Submissions:
+    return Submissions(request_runtime(request), relay_of(request))
 
 
 @functools.cache
@@ -44,9 +47,9 @@ def _networks(text: str) -> Networks:
     return parse_networks(text)
 
 
-def get_networks(request: Request) -> Networks:
+async def get_networks(request: Request) -> Networks:
     """The private networks ``SB_FETCH_ALLOW_NETWORKS`` lets the fetcher reach."""
-    return _networks(get_settings(request).fetch_allow_networks)
+    return _networks(request_runtime(request).settings.fetch_allow_networks)
 
 
 def vectors_of(rt: Runtime) -> VectorStore:
@@ -57,7 +60,7 @@ def vectors_of(rt: Runtime) -> VectorStore:
     return rt.vectors
 
 
-def get_vectors(request: Request) -> VectorStore:
+async def get_vectors(request: Request) -> VectorStore:
     return vectors_of(request_runtime(request))
 
 

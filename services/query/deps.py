@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from secondbrain.ports.metadata import Conversations
+from services.access import request_runtime
 from services.deps import (
     AdminUser,
     CurrentPrincipal,
@@ -17,7 +18,6 @@ from services.deps import (
     ObjectsDep,
     RuntimeDep,
     SettingsDep,
-    get_metadata,
 )
 from services.query.answer_model import AnswerModel
 from services.query.answerer import Answerer
@@ -27,22 +27,23 @@ __all__ = ["AdminUser", "AnswerModelDep", "AnswererDep", "ConversationsDep", "Cu
            "EngineDep", "MetadataDep", "ObjectsDep", "RuntimeDep", "SettingsDep"]
 
 
-def get_answerer(request: Request) -> Answerer:
+async def get_answerer(request: Request) -> Answerer:
     answerer: Answerer = request.app.state.answerer
     return answerer
 
 
-def get_engine(request: Request) -> QueryEngine:
-    return get_answerer(request).engine
+async def get_engine(request: Request) -> QueryEngine:
+    answerer: Answerer = request.app.state.answerer
+    return answerer.engine
 
 
-def get_answer_model(request: Request) -> AnswerModel:
+async def get_answer_model(request: Request) -> AnswerModel:
     model: AnswerModel = request.app.state.answer_model
     return model
 
 
-def get_conversations(request: Request) -> Conversations:
-    return get_metadata(request).conversations
+async def get_conversations(request: Request) -> Conversations:
+    return request_runtime(request).metadata.conversations
 
 
 AnswererDep = Annotated[Answerer, Depends(get_answerer)]
