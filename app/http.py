@@ -8,7 +8,7 @@ import socket
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -21,6 +21,7 @@ from secondbrain.ports import IdempotencyConflict, UnknownUser
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.access import current_principal
+from services.deps import RuntimeDep
 from services.ingest_gateway.admin_api import router as admin_router
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 ERASED_MEANWHILE = ("this account was erased while the request was under way; nothing was kept. An administrator "
                     "can create the user again.")
+
 
 def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
     """Raise unless one of the bootstrap brokers accepts a TCP connection."""
@@ -52,6 +54,86 @@ def llm_reachable(base_url: str, timeout_s: float = 2.0) -> None:
         raise ConnectionError(f"{base_url}: {exc}") from None
 
 
+async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    """422 with what is wrong, repeating at most a short prefix of what was sent."""
+    return JSONResponse({"detail": [_error_json(e) for e in exc.errors()]}, status_code=422)
+
+
+async def body_too_large(_request: Request, exc: BodyTooLarge) -> JSONResponse:
+    return JSONResponse({"detail": exc.limit.refusal}, status_code=413, headers={"Connection": "close"})
+
+
+async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=422)
+
+
+async def user_erased(_request: Request, _exc: UnknownUser) -> JSONResponse:
+    # A request that was under way while its account was erased: nothing of it was kept.
+    return JSONResponse({"detail": ERASED_MEANWHILE}, status_code=410)
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+    if exc.status_code == 401 and request.url.path == "/share" \
+            and request.headers.get("sec-fetch-mode") == "navigate":
+        # The share sheet opened the app signed out: to the page (not a JSON error), which says to sign
+        # in and share again.  Nothing of the share was read or kept.
+        return RedirectResponse("/?share=signed-out", status_code=303)
+    if isinstance(exc.__cause__, RecursionError):
+        # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
+        return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
+    return await http_exception_handler(request, exc)
+
+
+# What a refusal looks like, whichever route or dependency raised it.
+EXCEPTION_HANDLERS: dict[Any, Callable[..., Any]] = {
+    RequestValidationError: invalid_request, BodyTooLarge: body_too_large,
+    IdempotencyConflict: idempotency_conflict, UnknownUser: user_erased, StarletteHTTPException: http_error,
+}
+
+
+health = APIRouter(tags=["health"])
+
+
+@health.get("/healthz", summary="Liveness: the process is alive and working")
+async def healthz(request: Request) -> JSONResponse:
+    liveness = request.app.state.liveness
+    reason = liveness() if liveness else None
+    if reason:
+        return JSONResponse({"status": "failing", "reason": reason}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+@health.get("/readyz", summary="Readiness: every dependency answers")
+async def readyz(request: Request, rt: RuntimeDep) -> JSONResponse:
+    state = request.app.state
+    gateway, query, relay = state.serves_gateway, state.serves_query, state.relay
+    checks: dict[str, Callable[[], None]] = {
+        "postgres": rt.metadata.database.check,
+        "object_store": rt.objects.check,
+        "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
+    }
+    # A gateway on its own keeps accepting work while the vector store is down (only deleting
+    # and exporting need it), so the vector store does not decide its readiness.
+    if rt.vectors is not None and (query or not gateway):
+        checks["vector_store"] = rt.vectors.check
+    llm_now = await asyncio.to_thread(state.answer_model.current) if query else None
+    llm_url = getattr(llm_now, "base_url", None)
+    if llm_url:
+        checks["llm"] = functools.partial(llm_reachable, llm_url)
+    results: dict[str, Any] = {}
+    for name, fn in checks.items():
+        try:
+            await asyncio.wait_for(asyncio.to_thread(fn), timeout=3.0)
+            results[name] = "ok"
+        except Exception as exc:
+            results[name] = f"error: {type(exc).__name__}: {exc}"[:300]
+    if relay is not None:
+        results["outbox_relay"] = "ok" if relay.last_error is None else f"retrying: {relay.last_error}"[:300]
+    ready = all(v == "ok" for k, v in results.items() if k != "outbox_relay")
+    return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
+                        status_code=200 if ready else 503)
+
+
 def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                liveness: Callable[[], str | None] | None = None) -> FastAPI:
     """Build the FastAPI app for a process.
@@ -59,42 +141,14 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     ``liveness`` returns a reason when the process should be restarted (e.g. a stage that
     stopped consuming), or ``None`` when all is well.
     """
-    app = FastAPI(title="secondbrain", version=__version__)
+    app = FastAPI(title="secondbrain", version=__version__, exception_handlers=EXCEPTION_HANDLERS)
 
     settings = rt.settings
     # What the routes' dependencies (services.deps and each service's deps) read.
     app.state.runtime = rt
     app.state.relay = relay
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        """422 with what is wrong, repeating at most a short prefix of what was sent."""
-        return JSONResponse({"detail": [_error_json(e) for e in exc.errors()]}, status_code=422)
-
-    @app.exception_handler(BodyTooLarge)
-    async def body_too_large(_request: Request, exc: BodyTooLarge) -> JSONResponse:
-        return JSONResponse({"detail": exc.limit.refusal}, status_code=413, headers={"Connection": "close"})
-
-    @app.exception_handler(IdempotencyConflict)
-    async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    @app.exception_handler(UnknownUser)
-    async def user_erased(_request: Request, _exc: UnknownUser) -> JSONResponse:
-        # A request that was under way while its account was erased: nothing of it was kept.
-        return JSONResponse({"detail": ERASED_MEANWHILE}, status_code=410)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
-        if exc.status_code == 401 and request.url.path == "/share" \
-                and request.headers.get("sec-fetch-mode") == "navigate":
-            # The share sheet opened the app signed out: to the page (not a JSON error), which says to sign
-            # in and share again.  Nothing of the share was read or kept.
-            return RedirectResponse("/?share=signed-out", status_code=303)
-        if isinstance(exc.__cause__, RecursionError):
-            # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
-            return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
-        return await http_exception_handler(request, exc)
+    app.state.liveness = liveness
+    app.state.serves_gateway, app.state.serves_query = gateway, query
 
     app.include_router(admin_router)
     from services.query.answer_model import AnswerModel
@@ -144,40 +198,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         # process answers questions, `ask` calls its answerer directly.
         _mount_mcp(app, current_principal, answerer)
 
-    @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
-    async def healthz() -> JSONResponse:
-        reason = liveness() if liveness else None
-        if reason:
-            return JSONResponse({"status": "failing", "reason": reason}, status_code=503)
-        return JSONResponse({"status": "ok"})
-
-    @app.get("/readyz", tags=["health"], summary="Readiness: every dependency answers")
-    async def readyz() -> JSONResponse:
-        checks: dict[str, Callable[[], None]] = {
-            "postgres": rt.metadata.database.check,
-            "object_store": rt.objects.check,
-            "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
-        }
-        # A gateway on its own keeps accepting work while the vector store is down (only deleting
-        # and exporting need it), so the vector store does not decide its readiness.
-        if rt.vectors is not None and (query or not gateway):
-            checks["vector_store"] = rt.vectors.check
-        llm_now = await asyncio.to_thread(answer_model.current) if query else None
-        llm_url = getattr(llm_now, "base_url", None)
-        if llm_url:
-            checks["llm"] = functools.partial(llm_reachable, llm_url)
-        results: dict[str, Any] = {}
-        for name, fn in checks.items():
-            try:
-                await asyncio.wait_for(asyncio.to_thread(fn), timeout=3.0)
-                results[name] = "ok"
-            except Exception as exc:
-                results[name] = f"error: {type(exc).__name__}: {exc}"[:300]
-        if relay is not None:
-            results["outbox_relay"] = "ok" if relay.last_error is None else f"retrying: {relay.last_error}"[:300]
-        ready = all(v == "ok" for k, v in results.items() if k != "outbox_relay")
-        return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
-                            status_code=200 if ready else 503)
+    app.include_router(health)
 
     if settings.origins:  # other origins may call the API only when the operator lists them
         app.add_middleware(CORSMiddleware, allow_origins=settings.origins, allow_methods=["*"],
