@@ -58,6 +58,7 @@ async def make_key(store: MetadataStore, user_id: str, body: KeyIn) -> dict[str,
 
 # ---------------------------------------------------------------- self-service
 
+
 @router.get("/v1/me", summary="Who this key acts for")
 async def me(principal: CurrentPrincipal) -> dict[str, Any]:
     return {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
@@ -84,6 +85,7 @@ async def revoke_key(key_id: str, principal: CurrentPrincipal, store: MetadataDe
 
 
 # ---------------------------------------------------------------- admin
+
 
 @router.get("/v1/admin/users", summary="Every user (admin)")
 async def users(_admin: AdminUser, store: MetadataDep) -> dict[str, Any]:

@@ -152,10 +152,12 @@ async def search(
     return {"query": q, "mode": mode, **plan.meta(), "hits": [h.to_json() for h in hits],
             "took_ms": round(took * 1000, 1)}
 
+
 @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
 async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep) -> EventSourceResponse:
     events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
     return EventSourceResponse((sse(event) async for event in events), ping=10)
+
 
 @router.get("/v1/conversations", summary="Your conversations, the latest first")
 async def list_conversations(user: CurrentUser, convs: ConversationsDep,
@@ -167,6 +169,7 @@ async def list_conversations(user: CurrentUser, convs: ConversationsDep,
                                                        matching=q.strip() if q and q.strip() else None))
     return {"conversations": [conversation_json(c) for c in listed]}
 
+
 @router.get("/v1/conversations/{conversation_id}",
             summary="One conversation: each question with its answer, sources and what was understood")
 async def get_conversation(conversation_id: str, user: CurrentUser, convs: ConversationsDep) -> dict[str, Any]:
@@ -175,6 +178,7 @@ async def get_conversation(conversation_id: str, user: CurrentUser, convs: Conve
         raise HTTPException(404, NO_SUCH_CONVERSATION)
     turns = await asyncio.to_thread(convs.get_turns, user, conversation_id, found.turns)
     return {**conversation_json(found), "turns": exchanges(turns)}
+
 
 @router.patch("/v1/conversations/{conversation_id}", summary="Rename a conversation")
 async def rename_conversation(conversation_id: str, body: RenameIn, user: CurrentUser,
@@ -187,12 +191,14 @@ async def rename_conversation(conversation_id: str, body: RenameIn, user: Curren
         raise HTTPException(404, NO_SUCH_CONVERSATION)
     return conversation_json(found)
 
+
 @router.delete("/v1/conversations/{conversation_id}", status_code=204,
                summary="Delete a conversation and everything asked in it")
 async def delete_conversation(conversation_id: str, user: CurrentUser, convs: ConversationsDep) -> Response:
     if not await asyncio.to_thread(convs.delete_conversation, user, conversation_id):
         raise HTTPException(404, NO_SUCH_CONVERSATION)
     return Response(status_code=204)
+
 
 @router.get("/v1/timeline", summary="What was captured when, grouped by day")
 async def timeline(
@@ -225,6 +231,7 @@ async def timeline(
             "days": [{"date": day.isoformat(), "count": len(items), "items": items}
                      for day, items in sorted(days.items(), reverse=True)],
             "total": len(docs), "truncated": len(docs) >= limit}
+
 
 @router.get("/v1/artifacts/{artifact_id}/raw", summary="The original file of a source")
 async def raw(artifact_id: str, user: CurrentUser, settings: SettingsDep, metadata: MetadataDep,

@@ -74,6 +74,7 @@ async def sign_out(request: Request, store: MetadataDep) -> Response:
     out.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict", secure=secure_cookie(request))
     return out
 
+
 @router.post("/v1/login-links", status_code=201, summary="A one-time sign-in link for the web page")
 async def login_link(principal: CurrentPrincipal, store: MetadataDep) -> dict[str, Any]:
     if principal.key_id is None:
