@@ -29,6 +29,7 @@ from secondbrain.ports.metadata import (
 from secondbrain.ports.models import (
     Captioner,
     Embedder,
+    Reranker,
     SparseEncoder,
     SpeechSegment,
     Transcriber,
@@ -131,6 +132,7 @@ __all__ = [
     "OutboxRow",
     "Principal",
     "RequestAuth",
+    "Reranker",
     "SearchMode",
     "ServerSettings",
     "SigningKey",

@@ -51,13 +51,14 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Literal, Protocol
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from secondbrain import telemetry
 from secondbrain.ports import (
     Embedder,
     MetadataStore,
+    Reranker,
     SearchMode,
     SparseEncoder,
     TimeRange,
@@ -95,19 +96,6 @@ _POSSESSIVE_S = re.compile("['\u2019]s$")
 # ranked about twice as high.  Chosen on LoCoMo conversations 1-5 (0.5 and 2 did no better); on
 # every question it cost overall recall, so it is for these questions only.
 SPEAKER_WEIGHT = 1.0
-
-
-class Reranker(Protocol):
-    """Scores (question, passage) pairs; higher is more relevant."""
-
-    @property
-    def model_id(self) -> str:
-        """A stable identifier of the model."""
-        ...
-
-    def score(self, query: str, passages: list[str]) -> list[float]:
-        """One score per passage, same order."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
