@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import socket
-import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
@@ -19,32 +17,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from secondbrain import __version__, telemetry
 from secondbrain.http_security import BodyLimit, BodyTooLarge, SecurityMiddleware, short
-from secondbrain.ports import IdempotencyConflict, Principal, RequestAuth, UnknownUser
+from secondbrain.ports import IdempotencyConflict, UnknownUser
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
-from services.ingest_gateway.admin_api import create_router as admin_router
-from services.web.session import SESSION_COOKIE, key_advice
+from services.access import current_principal
+from services.deps import RuntimeDep
+from services.ingest_gateway.admin_api import router as admin_router
 
 if TYPE_CHECKING:
     from services.query.answerer import Answerer
 
-# What a capture key may do: add, and follow what it added (a job's id is known only to whoever submitted it).
-CAPTURE_WRITES = frozenset({"/v1/notes", "/v1/artifacts", "/v1/urls", "/v1/pages"})
-CAPTURE_READS = re.compile(r"/v1/me|/v1/jobs/[^/]+(?:/stream)?")
-
-
-def capture_allowed(method: str, path: str) -> bool:
-    """Whether a capture key may make this request."""
-    if method == "POST":
-        return path in CAPTURE_WRITES
-    return method == "GET" and CAPTURE_READS.fullmatch(path) is not None
-
-
 ERASED_MEANWHILE = ("this account was erased while the request was under way; nothing was kept. An administrator "
                     "can create the user again.")
-
-# Reads that cost like writes (they embed, search and may call the model): the stricter limit.
-HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
 
 
 def kafka_reachable(bootstrap: str, timeout_s: float = 1.0) -> None:
@@ -70,6 +54,86 @@ def llm_reachable(base_url: str, timeout_s: float = 2.0) -> None:
         raise ConnectionError(f"{base_url}: {exc}") from None
 
 
+async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    """422 with what is wrong, repeating at most a short prefix of what was sent."""
+    return JSONResponse({"detail": [_error_json(e) for e in exc.errors()]}, status_code=422)
+
+
+async def body_too_large(_request: Request, exc: BodyTooLarge) -> JSONResponse:
+    return JSONResponse({"detail": exc.limit.refusal}, status_code=413, headers={"Connection": "close"})
+
+
+async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=422)
+
+
+async def user_erased(_request: Request, _exc: UnknownUser) -> JSONResponse:
+    # A request that was under way while its account was erased: nothing of it was kept.
+    return JSONResponse({"detail": ERASED_MEANWHILE}, status_code=410)
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+    if exc.status_code == 401 and request.url.path == "/share" \
+            and request.headers.get("sec-fetch-mode") == "navigate":
+        # The share sheet opened the app signed out: to the page (not a JSON error), which says to sign
+        # in and share again.  Nothing of the share was read or kept.
+        return RedirectResponse("/?share=signed-out", status_code=303)
+    if isinstance(exc.__cause__, RecursionError):
+        # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
+        return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
+    return await http_exception_handler(request, exc)
+
+
+# What a refusal looks like, whichever route or dependency raised it.
+EXCEPTION_HANDLERS: dict[Any, Callable[..., Any]] = {
+    RequestValidationError: invalid_request, BodyTooLarge: body_too_large,
+    IdempotencyConflict: idempotency_conflict, UnknownUser: user_erased, StarletteHTTPException: http_error,
+}
+
+
+health = APIRouter(tags=["health"])
+
+
+@health.get("/healthz", summary="Liveness: the process is alive and working")
+async def healthz(request: Request) -> JSONResponse:
+    liveness = request.app.state.liveness
+    reason = liveness() if liveness else None
+    if reason:
+        return JSONResponse({"status": "failing", "reason": reason}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+@health.get("/readyz", summary="Readiness: every dependency answers")
+async def readyz(request: Request, rt: RuntimeDep) -> JSONResponse:
+    state = request.app.state
+    gateway, query, relay = state.serves_gateway, state.serves_query, state.relay
+    checks: dict[str, Callable[[], None]] = {
+        "postgres": rt.metadata.database.check,
+        "object_store": rt.objects.check,
+        "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
+    }
+    # A gateway on its own keeps accepting work while the vector store is down (only deleting
+    # and exporting need it), so the vector store does not decide its readiness.
+    if rt.vectors is not None and (query or not gateway):
+        checks["vector_store"] = rt.vectors.check
+    llm_now = await asyncio.to_thread(state.answer_model.current) if query else None
+    llm_url = getattr(llm_now, "base_url", None)
+    if llm_url:
+        checks["llm"] = functools.partial(llm_reachable, llm_url)
+    results: dict[str, Any] = {}
+    for name, fn in checks.items():
+        try:
+            await asyncio.wait_for(asyncio.to_thread(fn), timeout=3.0)
+            results[name] = "ok"
+        except Exception as exc:
+            results[name] = f"error: {type(exc).__name__}: {exc}"[:300]
+    if relay is not None:
+        results["outbox_relay"] = "ok" if relay.last_error is None else f"retrying: {relay.last_error}"[:300]
+    ready = all(v == "ok" for k, v in results.items() if k != "outbox_relay")
+    return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
+                        status_code=200 if ready else 503)
+
+
 def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                liveness: Callable[[], str | None] | None = None) -> FastAPI:
     """Build the FastAPI app for a process.
@@ -77,150 +141,56 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     ``liveness`` returns a reason when the process should be restarted (e.g. a stage that
     stopped consuming), or ``None`` when all is well.
     """
-    app = FastAPI(title="secondbrain", version=__version__)
+    app = FastAPI(title="secondbrain", version=__version__, exception_handlers=EXCEPTION_HANDLERS)
 
     settings = rt.settings
-    required = settings.auth_required()
+    # What the routes' dependencies (services.deps and each service's deps) read.
+    app.state.runtime = rt
+    app.state.relay = relay
+    app.state.liveness = liveness
+    app.state.serves_gateway, app.state.serves_query = gateway, query
 
-    async def current_principal(request: Request,
-                                authorization: Annotated[str | None, Header()] = None) -> Principal:
-        """Who a request acts for: the owner of its bearer key, or of the web page's session cookie.
-        Only with ``SB_AUTH=off`` (tests, loopback only) does a request without either act as the
-        default user.  Counts the request against the user's per-minute limit (in the same round trip
-        as the key lookup) and leaves the user's backlog in ``request.state.pending``."""
-        heavy = request.method != "GET" or request.url.path.startswith(HEAVY_READS)
-        bucket = "act" if heavy else "read"
-        checked = await _check(request, authorization, bucket)
-        principal = checked.principal
-        if principal.scope == "producer":
-            raise HTTPException(403, "this is a producer key: it can only sign events published to Kafka; "
-                                     "use a user key for the HTTP API")
-        if principal.scope == "capture" and not capture_allowed(request.method, request.url.path):
-            raise HTTPException(403, "this is a capture key (a browser extension's): it can only add notes, "
-                                     "files, pages and links and follow their progress; use a user key to read")
-        telemetry.set_user(principal.user_id)  # on the request's span, hashed
-        request.state.pending = checked.pending
-        limit = settings.rate_limit_per_minute if heavy else settings.read_rate_limit_per_minute
-        if 0 < limit < checked.hits:
-            wait = max(1, 60 - int(time.time()) % 60)
-            what = "submissions, deletions, searches and questions" if heavy else "requests"
-            setting = "SB_RATE_LIMIT_PER_MINUTE" if heavy else "SB_READ_RATE_LIMIT_PER_MINUTE"
-            raise HTTPException(429, f"too many requests: your account may make {limit} {what} a minute. "
-                                     f"Try again in {wait} s, or ask the operator to raise {setting}.",
-                                headers={"Retry-After": str(wait)})
-        return principal
-
-    async def _check(request: Request, authorization: str | None, bucket: str) -> RequestAuth:
-        counts = rt.metadata.rate_counts
-        if authorization:
-            scheme, _, key = authorization.partition(" ")
-            if scheme.lower() != "bearer" or not key.strip():
-                raise HTTPException(401, "use an 'Authorization: Bearer <API key>' header",
-                                    headers={"WWW-Authenticate": "Bearer"})
-            found = await asyncio.to_thread(functools.partial(counts.authenticate_request, key=key.strip(),
-                                                              bucket=bucket, window_s=60))
-            if found is None:
-                raise HTTPException(401, f"unknown or revoked API key; {key_advice(settings)}",
-                                    headers={"WWW-Authenticate": "Bearer"})
-            return found
-        session = request.cookies.get(SESSION_COOKIE)
-        if session:
-            found = await asyncio.to_thread(functools.partial(counts.authenticate_request, session=session,
-                                                              bucket=bucket, window_s=60))
-            if found is not None:
-                return found
-            if required:
-                raise HTTPException(401, "your sign-in has ended (signed out, expired or its key was revoked); "
-                                         "sign in again", headers={"WWW-Authenticate": "Bearer"})
-        if required:
-            raise HTTPException(401, key_help(settings), headers={"WWW-Authenticate": "Bearer"})
-        # SB_AUTH=off (tests on loopback): the default user, counted like anyone else.
-        user = settings.default_user
-        hits = await asyncio.to_thread(counts.count_request, user, bucket, 60)
-        pending = await asyncio.to_thread(rt.metadata.jobs.pending_jobs, user)
-        return RequestAuth(Principal(user_id=user, key_id=None, scope="admin"), hits, pending)
-
-    caller = Depends(current_principal)
-
-    async def current_user(principal: Principal = caller) -> str:
-        """The user id a request acts for (see ``current_principal``)."""
-        return principal.user_id
-
-    async def admin_user(principal: Principal = caller) -> Principal:
-        """Only admin keys (or the local user of a loopback-only server) manage users and keys."""
-        if principal.scope != "admin":
-            raise HTTPException(403, "this needs an admin key (`secondbrain keys create --user <id> --scope admin`)")
-        return principal
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        """422 with what is wrong, repeating at most a short prefix of what was sent."""
-        return JSONResponse({"detail": [_error_json(e) for e in exc.errors()]}, status_code=422)
-
-    @app.exception_handler(BodyTooLarge)
-    async def body_too_large(_request: Request, exc: BodyTooLarge) -> JSONResponse:
-        return JSONResponse({"detail": exc.limit.refusal}, status_code=413, headers={"Connection": "close"})
-
-    @app.exception_handler(IdempotencyConflict)
-    async def idempotency_conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    @app.exception_handler(UnknownUser)
-    async def user_erased(_request: Request, _exc: UnknownUser) -> JSONResponse:
-        # A request that was under way while its account was erased: nothing of it was kept.
-        return JSONResponse({"detail": ERASED_MEANWHILE}, status_code=410)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
-        if exc.status_code == 401 and request.url.path == "/share" \
-                and request.headers.get("sec-fetch-mode") == "navigate":
-            # The share sheet opened the app signed out: to the page (not a JSON error), which says to sign
-            # in and share again.  Nothing of the share was read or kept.
-            return RedirectResponse("/?share=signed-out", status_code=303)
-        if isinstance(exc.__cause__, RecursionError):
-            # FastAPI answers a body nested thousands of levels deep with "There was an error parsing the body".
-            return JSONResponse({"detail": "the JSON body is nested too deeply; send a flat object"}, status_code=422)
-        return await http_exception_handler(request, exc)
-
-    app.include_router(admin_router(rt, current_principal, admin_user))
+    app.include_router(admin_router)
     from services.query.answer_model import AnswerModel
-    from services.query.settings_api import create_router as settings_router
+    from services.query.settings_api import router as settings_router
 
     # The model answers come from: one an admin stored at run time, else the start-up one.
     answer_model = AnswerModel(rt.metadata.server_settings, rt.llm, settings)
-    app.include_router(settings_router(rt, current_principal, admin_user, answer_model))
+    app.state.answer_model = answer_model
+    app.include_router(settings_router)
 
     if gateway:
-        from services.ingest_gateway.api import create_router as gateway_router
+        from services.ingest_gateway.api import router as gateway_router
+        from services.ingest_gateway.deadletters_api import router as deadletters_router
+        from services.ingest_gateway.lifecycle_api import router as lifecycle_router
 
-        app.include_router(gateway_router(rt, relay, current_user))
-        from services.ingest_gateway.lifecycle_api import create_router as lifecycle_router
+        app.include_router(gateway_router)
+        app.include_router(lifecycle_router)
+        app.include_router(deadletters_router)
+        from services.importers.api import router as imports_router
 
-        app.include_router(lifecycle_router(rt, current_user))
-        from services.ingest_gateway.deadletters_api import create_router as deadletters_router
-
-        app.include_router(deadletters_router(rt, current_principal))
-        from services.importers.api import create_router as imports_router
-
-        app.include_router(imports_router(rt, relay, current_user))
-    answerer = None
+        app.include_router(imports_router)
+    answerer = app.state.answerer = None
     if query:
         from services.query.answerer import Answerer
-        from services.query.api import create_router as query_router
+        from services.query.api import router as query_router
         from services.query.question import warm_up
 
         warm_up()  # the question tagger loads now, so no first question waits for it
         answerer = Answerer.for_runtime(rt, llm=rt.llm, answer_model=answer_model)
-        app.include_router(query_router(rt, current_user, answerer=answerer))
-        from services.agenda.api import create_router as agenda_router
+        app.state.answerer = answerer
+        app.include_router(query_router)
+        from services.agenda import deps as agenda_deps
+        from services.agenda.api import router as agenda_router
 
-        app.include_router(agenda_router(rt, current_user))
+        app.state.agenda = agenda_deps.bind(rt)
+        app.include_router(agenda_router)
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router
-        from services.web.session import create_router as session_router
+        from services.web.session import router as session_router
 
         app.include_router(web_router())
-        app.include_router(session_router(rt, current_principal))
+        app.include_router(session_router)
 
     if gateway or query:
         # The memory as MCP tools (services/mcp), for AI assistants.  The tools call this process's own
@@ -228,40 +198,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         # process answers questions, `ask` calls its answerer directly.
         _mount_mcp(app, current_principal, answerer)
 
-    @app.get("/healthz", tags=["health"], summary="Liveness: the process is alive and working")
-    async def healthz() -> JSONResponse:
-        reason = liveness() if liveness else None
-        if reason:
-            return JSONResponse({"status": "failing", "reason": reason}, status_code=503)
-        return JSONResponse({"status": "ok"})
-
-    @app.get("/readyz", tags=["health"], summary="Readiness: every dependency answers")
-    async def readyz() -> JSONResponse:
-        checks: dict[str, Callable[[], None]] = {
-            "postgres": rt.metadata.database.check,
-            "object_store": rt.objects.check,
-            "kafka": lambda: kafka_reachable(rt.settings.kafka_bootstrap),
-        }
-        # A gateway on its own keeps accepting work while the vector store is down (only deleting
-        # and exporting need it), so the vector store does not decide its readiness.
-        if rt.vectors is not None and (query or not gateway):
-            checks["vector_store"] = rt.vectors.check
-        llm_now = await asyncio.to_thread(answer_model.current) if query else None
-        llm_url = getattr(llm_now, "base_url", None)
-        if llm_url:
-            checks["llm"] = functools.partial(llm_reachable, llm_url)
-        results: dict[str, Any] = {}
-        for name, fn in checks.items():
-            try:
-                await asyncio.wait_for(asyncio.to_thread(fn), timeout=3.0)
-                results[name] = "ok"
-            except Exception as exc:
-                results[name] = f"error: {type(exc).__name__}: {exc}"[:300]
-        if relay is not None:
-            results["outbox_relay"] = "ok" if relay.last_error is None else f"retrying: {relay.last_error}"[:300]
-        ready = all(v == "ok" for k, v in results.items() if k != "outbox_relay")
-        return JSONResponse({"status": "ready" if ready else "not ready", "checks": results},
-                            status_code=200 if ready else 503)
+    app.include_router(health)
 
     if settings.origins:  # other origins may call the API only when the operator lists them
         app.add_middleware(CORSMiddleware, allow_origins=settings.origins, allow_methods=["*"],
@@ -394,16 +331,6 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
 
 
 UPLOAD_FRAMING_BYTES = 64 * 1024  # multipart boundaries and the small form fields around the file
-
-
-def key_help(settings: Settings) -> str:
-    """The 401 sentence: where the key is, and how the web page signs in."""
-    if settings.mode == "embedded":
-        return ("an API key is required: send 'Authorization: Bearer <key>'. `secondbrain up` saved this "
-                f"machine's key in {settings.data_dir / 'api-key'} (the CLI reads it from there); the web page "
-                "signs in with the link `secondbrain up` prints, or run `secondbrain open` for a new one")
-    return ("an API key is required: send 'Authorization: Bearer <key>' (an administrator creates one with "
-            "`secondbrain keys create --user <id>`)")
 
 
 def _error_json(error: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tenacity import RetryCallState
 
 from secondbrain import ids
+from secondbrain.pipeline import retry
 
 STATE_VERSION = 1
 IGNORE_FILE = ".secondbrainignore"
@@ -209,24 +211,17 @@ class FolderSync:
 
     # --- HTTP with patience: a busy or restarting server is waited for, not given up on
     def _call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        waited = 0.0
-        while True:
-            try:
-                resp = self.client.request(method, url, **kwargs)
-            except httpx.TransportError as exc:
-                if waited == 0:
-                    self.say(f"secondbrain is not reachable ({exc}); trying again until it is")
-                time.sleep(2.0)
-                waited += 2.0
-                self._rewind(kwargs)
-                continue
-            if resp.status_code in (429, 502, 503, 504):
-                delay = min(float(resp.headers.get("retry-after", "2") or 2), 30.0)
-                time.sleep(delay)
-                waited += delay
-                self._rewind(kwargs)
-                continue
-            return resp
+        def before_retry(state: RetryCallState) -> None:
+            assert state.outcome is not None
+            if state.attempt_number == 1 and state.outcome.failed:  # said once, when the first try found no server
+                self.say(f"secondbrain is not reachable ({state.outcome.exception()}); trying again until it is")
+            self._rewind(kwargs)  # a file part is read again from its start
+
+        patience = retry.server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
+                                         unreachable=httpx.TransportError, unreachable_wait_s=2.0,
+                                         before_sleep=before_retry)
+        resp: httpx.Response = patience(self.client.request, method, url, **kwargs)
+        return resp
 
     @staticmethod
     def _rewind(kwargs: dict[str, Any]) -> None:

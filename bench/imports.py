@@ -211,7 +211,7 @@ def run_import(path: Path, port: int, data: Path, *args: str) -> tuple[dict[str,
 
 def exported_inputs(c: httpx.Client, source_prefix: str) -> list[str]:
     """The texts the embedder stage embedded for the sources whose URI starts with ``source_prefix``."""
-    from services.embedder.stage import payload_embedding_input
+    from secondbrain.passage import IndexedPassage
 
     out: list[str] = []
     with c.stream("GET", "/v1/export", timeout=600) as r:
@@ -222,7 +222,7 @@ def exported_inputs(c: httpx.Client, source_prefix: str) -> list[str]:
             if member.startswith("documents/") and member.endswith(".json"):
                 doc = json.loads(zf.read(member))
                 if str(doc.get("metadata", {}).get("source_uri", "")).startswith(source_prefix):
-                    out.extend(payload_embedding_input(ch) for ch in doc.get("chunks") or [])
+                    out.extend(IndexedPassage.from_payload(ch).embedding_text() for ch in doc.get("chunks") or [])
     return out
 
 

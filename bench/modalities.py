@@ -168,7 +168,7 @@ def run_batch(c: httpx.Client, batch: Batch, progress: Callable[[str], None]) ->
 
 def embedding_inputs(c: httpx.Client, batches: list[Batch]) -> dict[str, list[str]]:
     """Per batch, the texts the embedder stage embedded (read back from the export)."""
-    from services.embedder.stage import payload_embedding_input
+    from secondbrain.passage import IndexedPassage
 
     owner = {name: b.name for b in batches for name, _data, _ct in b.files}
     out: dict[str, list[str]] = {b.name: [] for b in batches}
@@ -181,7 +181,8 @@ def embedding_inputs(c: httpx.Client, batches: list[Batch]) -> dict[str, list[st
                 doc = json.loads(zf.read(member))
                 batch = owner.get(str(doc.get("metadata", {}).get("filename", "")))
                 if batch is not None:
-                    out[batch].extend(payload_embedding_input(ch) for ch in doc.get("chunks") or [])
+                    out[batch].extend(IndexedPassage.from_payload(ch).embedding_text()
+                                      for ch in doc.get("chunks") or [])
     return out
 
 

@@ -21,7 +21,7 @@ The corpus: documents of 5-40 chunks of about 150-300 words, written from senten
 over topic word lists (finance, software, travel, health...), with names, invoice and ticket
 numbers and other rare identifiers sprinkled in so BM25 has real work; event times spread over
 the last three years; mixed modalities; payloads built by the embedder stage's own
-``chunk_payload``, and artifact + document rows in Postgres for the same user.
+``indexed_passage``, and artifact + document rows in Postgres for the same user.
 
 Trade-off: embedding every chunk with MiniLM would take hours on a small machine, so only a
 pool of distinct passages (``--pool``, default 2000, smaller for small test runs) is embedded
@@ -83,7 +83,7 @@ from secondbrain import ids, keys  # noqa: E402
 from secondbrain.events.models import Chunk, ChunksCreated, TimeMention  # noqa: E402
 from secondbrain.ports import Embedder, VectorPoint  # noqa: E402
 from secondbrain.runtime import Runtime  # noqa: E402
-from services.embedder.stage import chunk_payload, embedding_input  # noqa: E402
+from services.embedder.stage import embedding_input, indexed_passage  # noqa: E402
 from services.query.engine import Filters, Plan, QueryEngine  # noqa: E402
 
 UTC_ZONE = ZoneInfo("UTC")
@@ -604,7 +604,8 @@ class CorpusBuilder:
         idx = np.fromiter((s for _c, _d, _e, s in batch), dtype=np.int64, count=len(batch))
         dense = self.pool_vectors[idx] + self.np_rng.normal(0.0, NOISE_SIGMA, (len(batch), self.dimension))
         dense /= np.linalg.norm(dense, axis=1, keepdims=True)
-        points = [VectorPoint(id=c.chunk_id, dense=v, sparse=s, payload=chunk_payload(e, c, self.model_id))
+        points = [VectorPoint(id=c.chunk_id, dense=v, sparse=s,
+                              payload=indexed_passage(e, c, self.model_id).to_payload())
                   for (c, _d, e, _s), v, s in zip(batch, dense.astype(np.float32).tolist(), sparse, strict=True)]
         self.vectors.upsert(self.user, points)
 

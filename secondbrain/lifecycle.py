@@ -33,6 +33,7 @@ from typing import Any
 
 from secondbrain import keys
 from secondbrain.events import bodies
+from secondbrain.passage import IndexedPassage
 from secondbrain.ports import (
     ArtifactRecord,
     DocumentRecord,
@@ -271,8 +272,6 @@ class _Sink(io.RawIOBase):
 _COMPRESSED_TYPES = ("image/", "audio/", "video/", "application/pdf", "application/zip", "application/gzip",
                      "application/vnd.openxmlformats", "application/epub", "application/vnd.oasis")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ ()+-]+")
-_CHUNK_FIELDS = ("chunk_id", "chunk_index", "text", "char_start", "char_end", "heading_path", "kind", "page",
-                 "t_start", "t_end", "at_start", "at_end", "token_count")
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -328,20 +327,20 @@ def _place(pieces: list[tuple[int, str]]) -> str:
     return "".join(out)
 
 
-def _chunks(vectors: VectorStore, user_id: str, document_id: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+def _chunks(vectors: VectorStore, user_id: str, document_id: str) -> list[IndexedPassage]:
+    found: list[IndexedPassage] = []
     offset: str | None = None
     while True:
         hits, offset = vectors.scroll(user_id, flt=VectorFilter(document_ids=[document_id]), limit=256, offset=offset)
-        found += [{k: h.payload.get(k) for k in _CHUNK_FIELDS if h.payload.get(k) is not None} for h in hits]
+        found += [IndexedPassage.from_payload(h.payload, h.id) for h in hits]
         if offset is None or not hits:
             break
-    return sorted(found, key=lambda c: int(c.get("chunk_index", 0)))
+    return sorted(found, key=lambda p: p.chunk_index)
 
 
 def passages(vectors: VectorStore, user_id: str, document_id: str) -> list[dict[str, Any]]:
     """A document's indexed passages in reading order, with where each one is (page, second, heading)."""
-    return _chunks(vectors, user_id, document_id)
+    return [p.placement() for p in _chunks(vectors, user_id, document_id)]
 
 
 def _document_json(objects: ObjectStore, vectors: VectorStore, doc: DocumentRecord) -> tuple[bytes, int]:
@@ -363,7 +362,7 @@ def _document_json(objects: ObjectStore, vectors: VectorStore, doc: DocumentReco
         text = _place([(int(s["char_start"]), str(s["text"])) for s in segments])
         text_from = "segments"
     elif chunks:
-        text = _place([(int(c.get("char_start", 0)), str(c.get("text", ""))) for c in chunks])
+        text = _place([(c.char_start, c.text) for c in chunks])
         text_from = "chunks"
     else:
         text, text_from = None, None
@@ -376,7 +375,7 @@ def _document_json(objects: ObjectStore, vectors: VectorStore, doc: DocumentReco
         "text": text, "text_from": text_from,
         "note": None if text is not None else "an older version: its passages left the index when a newer version "
                                               "was indexed (its raw file is under raw/ while it is kept)",
-        "segments": segments, "chunks": chunks,
+        "segments": segments, "chunks": [c.placement() for c in chunks],
     }
     return json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8"), len(chunks)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from secondbrain.events.models import TimeMention
+from secondbrain.passage import IndexedPassage, mention_json, shown_attributes
 from secondbrain.titles import display_title
 
 
@@ -35,8 +37,11 @@ class SearchHit:
     chunk_index: int = 0
     token_count: int = 0
     kind: str = ""
-    attributes: dict[str, str] = field(default_factory=dict)  # e.g. a chat chunk's turn_ids and speakers
-    mentions: list[dict[str, str]] = field(default_factory=list)  # times the passage speaks of: start, end, expression
+    attributes: dict[str, str] = field(default_factory=dict)  # other small facts: tags, word_times
+    mentions: list[TimeMention] = field(default_factory=list)  # times the passage speaks of
+    speakers: tuple[str, ...] = ()  # a chat chunk's speakers
+    turn_ids: tuple[str, ...] = ()  # a chat chunk's turns
+    links: tuple[str, ...] = ()  # what a Markdown passage links to
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -48,23 +53,25 @@ class SearchHit:
             "page": self.page, "t_start": self.t_start, "t_end": self.t_end, "source_uri": self.source_uri,
             "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
             "chunk_index": self.chunk_index, "token_count": self.token_count, "kind": self.kind,
-            "attributes": self.attributes, "mentions": self.mentions,
+            "attributes": shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids,
+                                           links=self.links),
+            "mentions": [mention_json(m) for m in self.mentions],
         }
 
 
-def hit_from_payload(point_id: str, score: float, p: dict[str, Any]) -> SearchHit:
+def hit_from_payload(point_id: str, score: float, payload: dict[str, Any]) -> SearchHit:
     """Build a hit from a stored payload."""
+    return hit_from_passage(IndexedPassage.from_payload(payload, point_id), score)
+
+
+def hit_from_passage(p: IndexedPassage, score: float) -> SearchHit:
+    """A hit showing passage ``p``."""
     return SearchHit(
-        chunk_id=str(p.get("chunk_id", point_id)), score=score, text=p.get("text", ""),
-        title=display_title(p.get("title"), p.get("source_uri")) or "",
-        document_id=p.get("document_id", ""), artifact_id=p.get("artifact_id", ""),
-        source_id=p.get("source_id", ""), modality=p.get("modality", ""), captured_at=p.get("captured_at", ""),
-        ingested_at=p.get("ingested_at", ""), char_start=int(p.get("char_start", 0)),
-        char_end=int(p.get("char_end", 0)), heading_path=list(p.get("heading_path") or []),
-        page=p.get("page"), t_start=p.get("t_start"), t_end=p.get("t_end"), source_uri=p.get("source_uri", ""),
-        captured_at_source=p.get("captured_at_source", ""), at_start=p.get("at_start"), at_end=p.get("at_end"),
-        chunk_index=int(p.get("chunk_index", 0)), token_count=int(p.get("token_count", 0)),
-        kind=str(p.get("kind") or ""), attributes={str(k): str(v) for k, v in (p.get("attributes") or {}).items()},
-        mentions=[{"start": str(m.get("start", "")), "end": str(m.get("end", "")),
-                   "expression": str(m.get("expression", ""))} for m in (p.get("mentions") or [])],
+        chunk_id=p.chunk_id, score=score, text=p.text, title=display_title(p.title, p.source_uri) or "",
+        document_id=p.document_id, artifact_id=p.artifact_id, source_id=p.source_id, modality=p.modality,
+        captured_at=p.captured_at, ingested_at=p.ingested_at, char_start=p.char_start, char_end=p.char_end,
+        heading_path=list(p.heading_path), page=p.page, t_start=p.t_start, t_end=p.t_end, source_uri=p.source_uri,
+        captured_at_source=p.captured_at_source, at_start=p.at_start, at_end=p.at_end, chunk_index=p.chunk_index,
+        token_count=p.token_count, kind=p.kind, attributes=dict(p.attributes), mentions=list(p.mentions),
+        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links,
     )

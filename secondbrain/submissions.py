@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from secondbrain import ids, keys, telemetry, topic_names
 from secondbrain.addresses import Networks, address_problem, literal_address
-from secondbrain.events.models import ArtifactSubmitted, UrlRequested
+from secondbrain.events.models import ArtifactSubmitted, CaptureKind, UrlRequested
 from secondbrain.http_security import short
 from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import ArtifactRecord, OutboxMessage
@@ -52,7 +52,7 @@ class Submissions:
 
     def file(self, user: str, *, data: bytes | IO[bytes], size: int, sha256: str, content_type: str,
              filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
-             idempotency_key: str | None, attributes: dict[str, str]) -> Submitted:
+             idempotency_key: str | None, attributes: dict[str, str], capture: CaptureKind) -> Submitted:
         """Store the bytes (once per content) and register them with a new job."""
         rt = self.rt
         artifact_id = ids.artifact_id(user, sha256)
@@ -63,7 +63,7 @@ class Submissions:
         try:
             return self.register(user, artifact_id, object_key, size=size, sha256=sha256, content_type=content_type,
                                  filename=filename, title=title, captured_at=captured_at, source_uri=source_uri,
-                                 idempotency_key=idempotency_key, attributes=attributes)
+                                 idempotency_key=idempotency_key, attributes=attributes, capture=capture)
         except BaseException:
             # Nothing refused or failed may leave bytes behind without their row (unless another
             # submission of the same bytes registered them meanwhile).
@@ -73,7 +73,7 @@ class Submissions:
 
     def register(self, user: str, artifact_id: str, object_key: str, *, size: int, sha256: str, content_type: str,
                  filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
-                 idempotency_key: str | None, attributes: dict[str, str]) -> Submitted:
+                 idempotency_key: str | None, attributes: dict[str, str], capture: CaptureKind) -> Submitted:
         """Register bytes already stored under ``object_key`` with a new job (a retry reuses them)."""
         rt = self.rt
         job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
@@ -85,6 +85,7 @@ class Submissions:
             source_id=ids.source_id(user, source_uri), artifact_id=artifact_id, content_type=content_type,
             filename=filename, title=title, object_key=object_key, content=None, size_bytes=size,
             sha256=sha256, captured_at=captured_at, submitted_at=now, producer="gateway", attributes=attributes,
+            capture=capture,
         )
         record = ArtifactRecord(
             artifact_id=artifact_id, user_id=user, source_id=event.source_id or "", source_uri=source_uri,

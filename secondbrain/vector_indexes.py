@@ -2,9 +2,10 @@
 
 Each user's vectors live in a collection version recorded in the metadata store
 (:class:`~secondbrain.ports.VectorIndex`): the *active* one is searched; while a re-index
-runs, a *building* one is written too.  The embedder stage asks for the user's live indexes on
-every event (a switch must never lose a chunk); the query side asks :class:`ActiveIndexes`,
-which remembers the answer for a few seconds so a search costs no extra database query.
+runs, a *building* one is written too.  The embedder stage (which versions to write) and the query
+side (which one to search) both ask :class:`ActiveIndexes`, which remembers the answer for a few
+seconds so an event or a search costs no extra database query; a re-index reconciles what was
+written during that gap before it switches.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from secondbrain.errors import PermanentError
-from secondbrain.ports import Embedder, MetadataStore, VectorIndex
+from secondbrain.ports import Embedder, IndexVersions, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -67,36 +68,47 @@ class SearchTarget:
 
 
 class ActiveIndexes:
-    """The active index of each user, and its embedder, remembered for ``ttl_s`` seconds."""
+    """Each user's live index versions (the active one first, then one being built) and the active one's
+    embedder, remembered for ``ttl_s`` seconds."""
 
-    def __init__(self, metadata: MetadataStore, embedders: EmbedderSource, default: Embedder, *,
+    def __init__(self, indexes: IndexVersions, embedders: EmbedderSource, default: Embedder, *,
                  ttl_s: float = ACTIVE_INDEX_TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
-        self.metadata = metadata
+        self.indexes = indexes
         self.embedders = embedders
         self.default = default
         self.ttl_s = ttl_s
         self._clock = clock
-        self._cache: dict[str, tuple[float, SearchTarget]] = {}
+        self._cache: dict[str, tuple[float, list[VectorIndex]]] = {}
         self._lock = threading.Lock()
 
-    def target(self, user_id: str) -> SearchTarget:
-        """The user's active index and the embedder of its model."""
+    def live(self, user_id: str) -> list[VectorIndex]:
+        """The user's active index (none yet: an empty list), then the one being built, if any."""
         now = self._clock()
         with self._lock:
             cached = self._cache.get(user_id)
         if cached is not None and cached[0] > now:
             return cached[1]
-        active = self.metadata.indexes.vector_indexes(user_id, status="active")
-        if active:
-            found = SearchTarget(active[0].name, embedder_for(self.embedders, active[0]), active[0])
-        else:
-            found = SearchTarget(None, self.default)
-        if self.ttl_s > 0:
-            with self._lock:
-                if len(self._cache) > 10_000:  # many users: forget the expired answers
-                    self._cache = {u: v for u, v in self._cache.items() if v[0] > now}
-                self._cache[user_id] = (now + self.ttl_s, found)
+        versions = [i for i in self.indexes.vector_indexes(user_id) if i.status != "retired"]
+        found = [*(i for i in versions if i.status == "active"), *(i for i in versions if i.status == "building")]
+        self.remember(user_id, found, now)
         return found
+
+    def remember(self, user_id: str, found: list[VectorIndex], now: float | None = None) -> None:
+        """Keep ``found`` as the user's live indexes (the embedder creates a new user's first one)."""
+        if self.ttl_s <= 0:
+            return
+        now = self._clock() if now is None else now
+        with self._lock:
+            if len(self._cache) > 10_000:  # many users: forget the expired answers
+                self._cache = {u: v for u, v in self._cache.items() if v[0] > now}
+            self._cache[user_id] = (now + self.ttl_s, found)
+
+    def target(self, user_id: str) -> SearchTarget:
+        """The user's active index and the embedder of its model."""
+        live = self.live(user_id)
+        if live and live[0].status == "active":
+            return SearchTarget(live[0].name, embedder_for(self.embedders, live[0]), live[0])
+        return SearchTarget(None, self.default)
 
     def forget(self, user_id: str | None = None) -> None:
         """Drop the remembered answer for ``user_id`` (everyone's when ``None``)."""

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from secondbrain.infra.tansu import TansuBroker
+from tests.model_guard import pytest_runtest_protocol  # noqa: F401 - a hook: fast tests load no model
 from tests.pg import base_dsn, fresh_database
 
 

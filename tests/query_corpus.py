@@ -17,7 +17,7 @@ from httpx_sse import connect_sse
 
 from secondbrain import ids, keys
 from secondbrain.events.models import ArtifactSubmitted, Chunk, ChunksCreated
-from secondbrain.pipeline import local
+from secondbrain.pipeline import core
 from secondbrain.ports import ArtifactRecord, DocumentRecord
 from secondbrain.runtime import Runtime
 from services.chunker.logic import ChunkingConfig
@@ -112,9 +112,9 @@ class Corpus:
                                producer="test", content=raw, title=title, captured_at=at.astimezone(UTC),
                                attributes={"kind": "note"})
         jobs = self.rt.metadata.jobs
-        (doc,) = local.run(self.extract, ev, jobs, trusted=True)
-        (chunks,) = local.run(self.chunk, doc, jobs)
-        local.run(self.embed, chunks, jobs)
+        (doc,) = core.run(self.extract, ev, jobs, trusted=True)
+        (chunks,) = core.run(self.chunk, doc, jobs)
+        core.run(self.embed, chunks, jobs)
         self.doc[f"{user}:{key}"] = doc.document_id
 
     def add_speech(self, user: str, key: str, title: str, windows: list[str], at: datetime) -> None:

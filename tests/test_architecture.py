@@ -1,8 +1,8 @@
 """Dependencies point one way: the core (``secondbrain``) imports neither the services nor the wiring,
 and the services do not import the wiring (``app``).  Within them, module by module: the events, the ports and
 the stores never import the pipeline; a service imports no other service and no store (what two services
-share is core); and no module imports itself through others (no import cycles).  The wiring (``app``) may
-import anything."""
+share is core, or the HTTP routes' shared sign-in and dependencies directly in ``services``); and no module
+imports itself through others (no import cycles).  The wiring (``app``) may import anything."""
 
 from __future__ import annotations
 
@@ -61,6 +61,15 @@ def import_graph() -> dict[str, frozenset[str]]:
     return graph
 
 
+def service_of(module: str) -> str | None:
+    """The service (a folder under ``services``) a module belongs to; ``None`` for the modules directly in
+    ``services`` (the HTTP services' shared sign-in and dependencies), which belong to none."""
+    parts = module.split(".")
+    if parts[0] == "services" and len(parts) > 1 and (ROOT / "services" / parts[1]).is_dir():
+        return parts[1]
+    return None
+
+
 def layer_offenders(importer: str, forbidden: tuple[str, ...], *, other_service: bool = False) -> list[str]:
     """``importer``'s modules that import a module under one of ``forbidden`` (or, with ``other_service``, a
     service other than their own), as sentences."""
@@ -69,9 +78,9 @@ def layer_offenders(importer: str, forbidden: tuple[str, ...], *, other_service:
         if module != importer and not module.startswith(importer + "."):
             continue
         for target in sorted(targets):
-            own = module.split(".")[:2]
+            service = service_of(target)
             if any(target == f or target.startswith(f + ".") for f in forbidden) or (
-                    other_service and target.startswith("services.") and target.split(".")[:2] != own):
+                    other_service and service is not None and service != service_of(module)):
                 out.append(f"{module} imports {target}")
     return out
 
@@ -97,7 +106,9 @@ def test_events_ports_and_stores_do_not_import_the_pipeline(package: str) -> Non
 
 
 def test_services_import_no_store_and_no_other_service() -> None:
-    """A service reaches storage through the ports, and what two services need lives in the core."""
+    """A service reaches storage through the ports, and what two services need lives in the core (or, for
+    the HTTP routes' sign-in and dependencies, in ``services.access`` and ``services.deps``, which import no
+    service themselves)."""
     offenders = layer_offenders("services", ("secondbrain.stores",), other_service=True)
     assert offenders == [], "\n".join(offenders)
 
@@ -177,7 +188,7 @@ def test_a_stage_folder_says_what_the_stage_reads_writes_and_uses(name: str) -> 
         return re.findall(r"`([^`]+)`", cell)
 
     assert named(rows["Reads"])[:2] == [s.input, s.input_type.__name__]
-    assert named(rows["Writes"])[:2] == [s.outputs[0], s.output_type.__name__]
+    assert named(rows["Writes"])[:2] == [s.output, s.output_type.__name__]
     assert named(rows["Job stage"]) == [s.name]
     assert (("searchable" in rows["Writes"]) == s.final) and (("admitted" in rows["Reads"]) == s.open_input)
     schema = next(n for n in named(rows["Reads"]) if n.endswith(".avsc"))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.common import EXIT_FAILED, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
+from secondbrain.pipeline import retry
 
 
 def http_client(args: argparse.Namespace) -> Any:
@@ -111,6 +112,10 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
     drawn = 0
     many = len(jobs) > MANY_JOBS
     shown_at = 0.0
+    # Over the read limit (429): the same question again after the wait the server asks for (at most 10 s),
+    # until the time to wait for the jobs is up.
+    patience = retry.server_patience(statuses=(429,), asked_default_s=1.0, asked_max_s=10.0,
+                                     stop=lambda _state: time.monotonic() >= deadline)
     while len(final) < len(jobs) and time.monotonic() < deadline:
         lines = []
         running = 0
@@ -121,10 +126,9 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
                 continue
             if many and running >= 2:
                 break  # later captures wait behind these two
-            resp = client.get(f"/v1/jobs/{job_id}")
-            if resp.status_code == 429:  # over the read limit: wait as told, the job is not lost
+            resp = patience(client.get, f"/v1/jobs/{job_id}")
+            if resp.status_code == 429:  # over the read limit: waited as told, the job is not lost
                 lines.append(progress_line(label, final.get(job_id) or {"status": "waiting", "stages": []}))
-                time.sleep(min(float(resp.headers.get("retry-after", "1") or 1), 10.0))
                 continue
             if resp.status_code != 200:
                 final[job_id] = {"job_id": job_id, "status": "failed", "error": f"HTTP {resp.status_code}",

@@ -17,6 +17,7 @@ from secondbrain.events.codec import (
     SchemaError,
 )
 from secondbrain.events.models import (
+    CAPTURE_KINDS,
     CAPTURED_AT_SOURCES,
     ERROR_KINDS,
     EVENT_TYPES,
@@ -25,6 +26,7 @@ from secondbrain.events.models import (
     MODALITIES,
     SEGMENT_KINDS,
     ArtifactSubmitted,
+    CaptureKind,
     Chunk,
     ChunksCreated,
     ChunksIndexed,
@@ -42,6 +44,7 @@ from secondbrain.events.models import (
 
 __all__ = [
     "CAPTURED_AT_SOURCES",
+    "CAPTURE_KINDS",
     "CONTENT_TYPE",
     "DEFAULT_MAX_BYTES",
     "ERROR_KINDS",
@@ -54,6 +57,7 @@ __all__ = [
     "MODALITIES",
     "SEGMENT_KINDS",
     "ArtifactSubmitted",
+    "CaptureKind",
     "Chunk",
     "ChunksCreated",
     "ChunksIndexed",

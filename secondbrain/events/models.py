@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 MODALITIES: frozenset[str] = frozenset({"note", "text", "markdown", "pdf", "web", "audio", "image", "office"})
 SEGMENT_KINDS: frozenset[str] = frozenset(
@@ -26,6 +26,17 @@ JOB_STATUSES: frozenset[str] = frozenset(
     {"queued", "running", "succeeded", "failed", "retrying", "duplicate", "dead_lettered"}
 )
 ERROR_KINDS: frozenset[str] = frozenset({"permanent", "retries_exhausted", "malformed", "unauthorized"})
+#: What kind of capture an artifact is (``ArtifactSubmitted.capture``); "" when a producer did not say.
+CaptureKind = Literal["", "note", "upload", "page", "import"]
+CAPTURE_KINDS: frozenset[str] = frozenset({"note", "upload", "page", "import"})
+
+
+def unsaid_capture(source_uri: str, attributes: Mapping[str, str]) -> CaptureKind:
+    """The capture kind of an artifact whose producer did not say (version 1 events, artifacts stored before):
+    a ``note:`` address or a ``kind=note`` attribute marks a note, ``kind=page`` a page the browser sent."""
+    if source_uri.startswith("note:") or attributes.get("kind") == "note":
+        return "note"
+    return "page" if attributes.get("kind") == "page" else ""
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -72,7 +83,12 @@ class Record:
             elif isinstance(value, Mapping):
                 value = dict(value)
             kwargs[f.name] = value
-        return cls(**kwargs)
+        return cls(**cls._upgraded(kwargs))
+
+    @classmethod
+    def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The constructor arguments of a record read from an older shape (unchanged by default)."""
+        return kwargs
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +125,13 @@ def _require(condition: bool, message: str) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArtifactSubmitted(Event):
-    """A raw artifact handed to the pipeline (public contract, see ``schemas/artifact_submitted.v1.avsc``).
+    """A raw artifact handed to the pipeline (public contract, see ``schemas/artifact_submitted.v2.avsc``).
 
     Exactly one of ``object_key`` (claim check) and ``content`` (inline bytes) is set.
     """
 
     SCHEMA_NAME: ClassVar[str] = "artifact_submitted"
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
 
     event_id: str
     user_id: str
@@ -134,6 +150,14 @@ class ArtifactSubmitted(Event):
     sha256: str | None = None
     captured_at: datetime | None = None
     attributes: dict[str, str] = field(default_factory=dict)
+    capture: CaptureKind = ""  # v2
+
+    def __post_init__(self) -> None:
+        # A producer that does not say (a v1 event, code written before) gets the kind its address and
+        # attributes mark, so a note is a note however it arrives.
+        # Fields of the wrong type are left for the codec to name.
+        if not self.capture and isinstance(self.source_uri, str) and isinstance(self.attributes, Mapping):
+            object.__setattr__(self, "capture", unsaid_capture(self.source_uri, self.attributes))
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME
@@ -266,6 +290,20 @@ class TimeMention(Record):
         return cls(start=when(record["start"]), end=when(record["end"]), expression=str(record["expression"]))
 
 
+#: How chunk events before v5 (and payloads stored then) joined a chunk's lists in its attributes.
+_JOINED: tuple[tuple[str, str], ...] = (("speakers", ","), ("turn_ids", " "), ("links", " | "))
+
+
+def lift_list_attributes(
+        attributes: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The attributes without the joined lists, then the speakers, turn ids and links they held
+    (``"Ana, Bo"``, ``"t1 t2"``, ``"a | b"``); empty lists when absent."""
+    rest = {k: v for k, v in attributes.items() if k not in dict(_JOINED)}
+    speakers, turn_ids, links = (
+        tuple(p.strip() for p in (attributes.get(name) or "").split(sep) if p.strip()) for name, sep in _JOINED)
+    return rest, speakers, turn_ids, links
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Chunk(Record):
     """A passage embedded and indexed as one vector point (``chunk_id`` is the point id)."""
@@ -281,10 +319,20 @@ class Chunk(Record):
     page: int | None = None
     t_start: float | None = None
     t_end: float | None = None
-    attributes: dict[str, str] = field(default_factory=dict)  # v3: e.g. turn_ids, speakers of a chat chunk
+    attributes: dict[str, str] = field(default_factory=dict)  # v3: small facts (tags, word_times)
     mentions: list[TimeMention] = field(default_factory=list)  # v4: times the chunk speaks of
+    speakers: list[str] = field(default_factory=list)  # v5: a chat chunk's speakers, in order of first turn
+    turn_ids: list[str] = field(default_factory=list)  # v5: a chat chunk's turns, when the transcript gave ids
+    links: list[str] = field(default_factory=list)  # v5: what a Markdown passage links to
 
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"mentions": TimeMention}
+
+    @classmethod
+    def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A v3/v4 chunk (or a claim check written then) kept its lists joined in ``attributes``."""
+        rest, speakers, turn_ids, links = lift_list_attributes(kwargs.get("attributes") or {})
+        return {**kwargs, "attributes": rest, "speakers": kwargs.get("speakers") or list(speakers),
+                "turn_ids": kwargs.get("turn_ids") or list(turn_ids), "links": kwargs.get("links") or list(links)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,7 +340,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 4
+    SCHEMA_VERSION: ClassVar[int] = 5
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
 
     event_id: str

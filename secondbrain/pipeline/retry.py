@@ -1,21 +1,27 @@
-"""Every retry of the pipeline, in one place, on tenacity: bounded, with exponential backoff, and only for
-errors classified as worth retrying (:func:`secondbrain.errors.classify`)."""
+"""Every retry, in one place, on tenacity: the pipeline's (bounded, with exponential backoff, and only for
+errors classified as worth retrying, :func:`secondbrain.errors.classify`), the broker's while it
+starts, and a client's waiting out a busy or restarting server."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
+    Retrying,
     retry_if_exception,
     retry_if_exception_type,
+    retry_if_result,
     stop_after_attempt,
     stop_after_delay,
+    stop_never,
     wait_exponential,
+    wait_fixed,
 )
+from tenacity.stop import stop_base
 
 from secondbrain.errors import classify
 from secondbrain.settings import Settings
@@ -74,3 +80,39 @@ def publishing(settings: Settings) -> AsyncRetrying:
     """A publish to Kafka: retried while the broker says it may pass, for at most ``publish_timeout_s``."""
     return AsyncRetrying(retry=retry_if_exception(kafka_retryable), stop=stop_after_delay(settings.publish_timeout_s),
                          wait=_wait(settings), before_sleep=_log("publish"), reraise=True)
+
+
+def broker_starting(timeout_s: float, errors: tuple[type[BaseException], ...]) -> AsyncRetrying:
+    """An admin call to a broker that may still be starting: ``errors`` retried every 0.5 s, for at most
+    ``timeout_s`` (then the last error is raised)."""
+    return AsyncRetrying(retry=retry_if_exception_type(errors), stop=stop_after_delay(timeout_s), wait=wait_fixed(0.5),
+                         reraise=True)
+
+
+def server_asked_wait(response: Any, default_s: float, max_s: float) -> float:
+    """How long a server's answer asks to wait (its Retry-After in seconds, ``default_s`` without one), at most
+    ``max_s``."""
+    return min(float(response.headers.get("retry-after", str(default_s)) or default_s), max_s)
+
+
+def server_patience(*, statuses: Collection[int], asked_default_s: float, asked_max_s: float,
+                    unreachable: type[BaseException] | None = None, unreachable_wait_s: float = 2.0,
+                    stop: stop_base | Callable[[RetryCallState], bool] = stop_never,
+                    before_sleep: Callable[[RetryCallState], Any] | None = None) -> Retrying:
+    """A client's request to the secondbrain server, sent again while the server answers one of ``statuses``
+    (busy, restarting: after the wait its Retry-After asks for, see :func:`server_asked_wait`) or, when
+    ``unreachable`` is given, while sending fails with it (every ``unreachable_wait_s``).  Once ``stop`` says
+    so, the last answer is returned (or the last error raised)."""
+    def wait(state: RetryCallState) -> float:
+        assert state.outcome is not None
+        if state.outcome.failed:
+            return unreachable_wait_s
+        return server_asked_wait(state.outcome.result(), asked_default_s, asked_max_s)
+
+    def give_up(state: RetryCallState) -> Any:
+        assert state.outcome is not None
+        return state.outcome.result()  # the last answer, or its error raised
+
+    return Retrying(retry=retry_if_result(lambda resp: resp.status_code in statuses)
+                    | retry_if_exception_type(unreachable if unreachable is not None else ()),
+                    wait=wait, stop=stop, before_sleep=before_sleep, retry_error_callback=give_up)

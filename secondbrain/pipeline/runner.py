@@ -1,21 +1,19 @@
 """The thin runner that wires a :class:`~secondbrain.pipeline.stage.Stage` to Kafka.
 
 One faust app (one consumer group) per stage, so each stage scales on its own.  The stage is
-known only by its step in the topology (:mod:`secondbrain.pipeline.topology`).  For every
-message the runner:
+known only by its step in the topology (:mod:`secondbrain.pipeline.topology`).  What becomes of an
+event (admitted, worked on, dropped, dead-lettered or published) is decided by the step core
+(:mod:`secondbrain.pipeline.core`), the same one that runs events in process; for every message
+the runner adds what only a broker needs:
 
 1. opens it when the topic is internal (sealed with the pipeline key: anything else is refused as
    ``unauthorized``) and decodes it (a malformed message goes to the dead-letter topic at once);
-2. admits it when the topic is open to other apps (before any job state is touched); an internal event
-   must name a live job of its user: work of a deleted source, an erased user or a job that ended
-   (replaced by a newer submission) is dropped before any work;
-3. calls the stage on one of the stage's threads, retrying retryable errors (tenacity, bounded);
-   permanent errors and exhausted retries go to the dead-letter topic with the error in headers,
-   and the job fails with a reason a person can read;
-4. records the stage done and asks, in the same write, whether the source is still wanted (a
-   deleted source or a replaced document: the stage discards what it wrote, nothing is published);
-5. publishes the outputs (sealed for internal topics) and waits for the broker's acknowledgement;
-6. only then acknowledges the message, so its offset is committed after the outputs are safe
+2. runs the core's admission and the stage's work on one of the stage's threads, retrying retryable
+   errors (tenacity, bounded) and recording each retry and the job's progress;
+3. dead-letters what the core says failed for good, with the error in headers (the job fails with a
+   reason a person can read), and counts what it dropped;
+4. publishes the outputs (sealed for internal topics) and waits for the broker's acknowledgement;
+5. only then acknowledges the message, so its offset is committed after the outputs are safe
    (at-least-once; deterministic ids make replays harmless).
 
 One user's events run in order in a lane of their own; different users' lanes side by side.  A
@@ -43,19 +41,19 @@ from opentelemetry.trace import SpanKind
 from tenacity import RetryCallState
 
 from secondbrain import ids, telemetry, topic_names
-from secondbrain.errors import PermanentError, SourceGone, Unauthorized, classify, retry_may_help
+from secondbrain.errors import Unauthorized, retry_may_help
 from secondbrain.events.codec import EventCodec, MalformedEvent
 from secondbrain.events.models import JobStatusChanged
 from secondbrain.events.sealing import Sealer, SealError
-from secondbrain.pipeline import dead_letters, event_telemetry, retry
+from secondbrain.pipeline import core, dead_letters, event_telemetry, retry
 from secondbrain.pipeline.dead_letters import Message
 from secondbrain.pipeline.faust_app import build_app
 from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
-from secondbrain.pipeline.stage import AdmittingStage, BatchingStage, DiscardingStage, JobRef, Stage, WarmingStage
+from secondbrain.pipeline.stage import BatchingStage, JobRef, Stage, WarmingStage
 from secondbrain.pipeline.topology import SEALED_TOPICS
-from secondbrain.ports import DeadLetters, JobGone, JobLedger, UnknownUser
-from secondbrain.ports.metadata import JobState
+from secondbrain.ports import DeadLetters, JobLedger
+from secondbrain.ports.metadata import JobState, StageOutcome
 from secondbrain.settings import Settings
 from secondbrain.topic_names import TopicNames
 
@@ -85,8 +83,8 @@ class _Work:
     event: Any
     ref: JobRef
     span: trace.Span
+    admission: core.Admission
     opened: bytes | None = None  # the Avro bytes of a sealed message (the record of a dead letter reads them)
-    admitted_as: JobState = "live"  # the job's state when the event was admitted
     started: float = field(default_factory=time.monotonic)
 
 
@@ -293,98 +291,32 @@ class StageRunner:
             await self._dead_letter(msg, kind="malformed", exc=exc, attempts=0, ref=JobRef(None, user), opened=opened)
             return None
         event_telemetry.describe(span, event)
-        if self.step.open_input and isinstance(self.stage, AdmittingStage):
-            refused = await self._admit(self.stage, event, msg)
-            if isinstance(refused, SourceGone):
-                self._dropped(ref, "admission")
-                return None
-            if refused is not None:
-                # No job bookkeeping: a refused event must not start or fail anyone's job.
-                kind = refused.kind if isinstance(refused, PermanentError) else "retries_exhausted"
-                await self._dead_letter(msg, kind=kind, exc=refused, attempts=1, ref=JobRef(None, ref.user_id))
-                return None
-        elif not ref.job_id or not ref.user_id:
-            await self._dead_letter(msg, kind="unauthorized", exc=Unauthorized(
-                "the event names no job: events on the pipeline's internal topics belong to a job"), attempts=0,
+        admitted = await core.admit(self.stage, event, ref, msg.value or b"", msg.headers, _Effects(self, ref, span))
+        if isinstance(admitted, core.Dropped):
+            self._dropped(ref, admitted.found_at)
+            return None
+        if isinstance(admitted, core.DeadLetter):
+            await self._dead_letter(msg, kind=admitted.kind, exc=admitted.error, attempts=admitted.attempts,
                                     ref=JobRef(None, ref.user_id), opened=opened)
             return None
-        state: JobState = "live"
         if ref.job_id and ref.user_id:
-            # Work that is no longer wanted stops here, before it costs anything: a job that ended (replaced by
-            # a newer submission, failed), or, on an internal topic, one that is gone (its source deleted, its
-            # user erased).  A job another app's signed event names may not exist yet: the stage creates it.
-            state = await self._job_state(ref)
-            if state == "ended" or (state == "gone" and not self.step.open_input):
-                self._dropped(ref, f"admission ({state})")
-                return None
             span.set_attribute("sb.job.id", ref.job_id)
         telemetry.set_user(ref.user_id, span)
-        return _Work(msg, event, ref, span, opened, state)
-
-    async def _admit(self, stage: AdmittingStage[Any], event: Any, msg: Message) -> BaseException | None:
-        """Run the stage's admission check, retrying while its stores are unreachable; return the refusal
-        (or the last error) instead of raising."""
-        try:
-            async for attempt in retry.work(self.settings):
-                with attempt:
-                    await self._in_pool(stage.admit, event, msg.value or b"", msg.headers)
-        except Exception as exc:
-            return exc
-        return None
+        return _Work(msg, event, ref, span, admitted, opened)
 
     async def _process(self, work: _Work, prepared: Any) -> None:
-        """Run the stage on one event with its retries, then finish or dead-letter it."""
-        ref, span = work.ref, work.span
-        attempts = 0
-        finished = asyncio.Event()
-        progress = asyncio.create_task(self._show_running(ref, finished))
-
-        async def on_retry(state: RetryCallState) -> None:
-            exc = state.outcome.exception() if state.outcome is not None else None
-            assert exc is not None
-            self.stats.retried += 1
-            telemetry.STAGE_EVENTS.add(1, {"stage": self.step.name, "outcome": "retried"})
-            span.add_event("retry", {"sb.attempt": state.attempt_number, "error.type": type(exc).__name__})
-            log.warning("stage failed, retrying", extra={"stage": self.step.name, "job_id": ref.job_id,
-                                                        "attempt": state.attempt_number, "error": repr(exc)})
-            why = dead_letters.reason(exc)
-            await self._bookkeeping(self.jobs.stage_retrying, ref, state.attempt_number, why, best_effort=True)
-            await self._status(ref, "retrying", why, state.attempt_number)
-
-        try:
-            try:
-                async for attempt in retry.work(self.settings, before_sleep=on_retry):
-                    with attempt:
-                        attempts = attempt.retry_state.attempt_number
-                        span.set_attribute("sb.attempt", attempts)
-                        if prepared is not None and attempts == 1 and isinstance(self.stage, BatchingStage):
-                            outputs = await self._in_pool(self.stage.process_prepared, work.event, prepared)
-                        else:
-                            outputs = await self._in_pool(self.stage.process, work.event)
-                        # Encode inside the attempt: an output the codec refuses (invalid, too large) is
-                        # a permanent failure of this event, not a crash of the lane.
-                        encoded = self._encode_all(outputs, event_telemetry.submitted_at(work.msg.headers, work.event))
-            finally:
-                # The progress write, if it started, lands before anything that finishes the stage.
-                finished.set()
-                await progress
-        except Exception as exc:
-            state = await self._state_after_failure(work, exc)
-            if state != "live":
-                # Deleted, erased or replaced meanwhile (its bytes or chunk list may have gone with it): a
-                # failure of that change's making, not of the input; dropped, not dead-lettered.  Only a
-                # job that is gone takes back what was written (an ended job's work may be shared with the
-                # newer job of the same bytes, and the fence kept it from writing after it ended).
-                if state == "gone" and isinstance(self.stage, DiscardingStage):
-                    await self._in_pool(self.stage.discard, work.event, [])
-                self._dropped(ref, f"processing ({state})")
-                return
-            kind = classify(exc)
-            dl_kind = exc.kind if isinstance(exc, PermanentError) else (
-                "retries_exhausted" if kind == "retryable" else "permanent")
-            await self._dead_letter(work.msg, kind=dl_kind, exc=exc, attempts=attempts, ref=ref, opened=work.opened)
-            return
-        await self._finish(work, outputs, encoded, attempts)
+        """Run the step core on one event (the stage's work with its retries), then publish, drop or
+        dead-letter it as the core decides."""
+        fx = _Effects(self, work.ref, work.span, work)
+        outcome = await core.process(self.stage, work.event, work.ref, work.admission, fx, prepared)
+        if isinstance(outcome, core.Dropped):
+            if outcome.counted:
+                self._dropped(work.ref, outcome.found_at)
+        elif isinstance(outcome, core.DeadLetter):
+            await self._dead_letter(work.msg, kind=outcome.kind, exc=outcome.error, attempts=outcome.attempts,
+                                    ref=work.ref, opened=work.opened)
+        else:
+            await self._finish(work, outcome.outputs, fx.encoded, outcome.attempts)
 
     async def _show_running(self, ref: JobRef, finished: asyncio.Event) -> None:
         """Mark the stage running, but only for work that takes a while (a fast stage writes only once).  Once
@@ -397,19 +329,8 @@ class StageRunner:
             await self._bookkeeping(self.jobs.stage_started, ref, 1, best_effort=True)
 
     async def _finish(self, work: _Work, outputs: list[Any], encoded: list[Output], attempts: int) -> None:
-        """Record the stage done (asking whether the source is still wanted), then publish."""
+        """Publish the outputs of a stage recorded done (and the job's status)."""
         ref, span = work.ref, work.span
-        outcome = await self._bookkeeping(self.jobs.finish_stage, ref, document_id=ref.document_id, attempt=attempts) \
-            if ref.job_id and ref.user_id else "done"
-        if outcome in ("gone", "superseded"):
-            # Deleted or replaced while it was being worked on: what the stage wrote goes again, and
-            # nothing is published (the next stage would only bring it back).
-            if isinstance(self.stage, DiscardingStage):
-                await self._in_pool(self.stage.discard, work.event, outputs)
-            self._dropped(ref, outcome)
-            return
-        if outcome == "ended":  # the job failed or ended as a duplicate meanwhile: nothing more to do
-            return
         for output in outputs[:1]:
             event_telemetry.describe(span, output, prefix="sb.output")
             if getattr(work.event, "modality", None) is None and isinstance(getattr(output, "modality", None), str):
@@ -423,32 +344,6 @@ class StageRunner:
             event_telemetry.record_ingest_latency(work.msg.headers, work.event)
         log.info("stage done", extra={"stage": self.step.name, "job_id": ref.job_id, "outputs": len(outputs),
                                       "ms": round((time.monotonic() - work.started) * 1000, 1)})
-
-    async def _job_state(self, ref: JobRef) -> JobState:
-        """Whether the event's job is live, ended or gone (retried while the store is down)."""
-        assert ref.job_id is not None and ref.user_id is not None
-        async for attempt in retry.bookkeeping(self.settings, "job state"):
-            with attempt:
-                return await asyncio.to_thread(self.jobs.job_state, ref.user_id, ref.job_id)
-        raise AssertionError("unreachable")  # pragma: no cover - the retry loop returns or raises
-
-    async def _state_after_failure(self, work: _Work, exc: BaseException) -> JobState:
-        """Whether the failed work's job went meanwhile (deleted, erased), ended (replaced) or is live: only
-        then does the failure stand.  ``live`` when unknown (the store is away)."""
-        if isinstance(exc, SourceGone | UnknownUser):
-            return "gone"
-        if isinstance(exc, JobGone):
-            return exc.state
-        ref = work.ref
-        if ref.job_id is None or ref.user_id is None:
-            return "live"
-        try:
-            now = await asyncio.to_thread(self.jobs.job_state, ref.user_id, ref.job_id)
-        except Exception:  # the store is away: no verdict, the failure stands
-            return "live"
-        # A job another app's event creates did not exist when the event came in: still missing, its own
-        # failure (a bad event) stands.
-        return "live" if now == "gone" and work.admitted_as == "gone" else now
 
     def _dropped(self, ref: JobRef, why: str) -> None:
         self.stats.dropped += 1
@@ -566,3 +461,76 @@ class StageRunner:
                 raise
             log.warning("job bookkeeping failed", extra={"job_id": ref.job_id, "error": repr(exc)})
         return "done"
+
+
+class _Effects:
+    """The step core's effects for one event of a :class:`StageRunner`: the stage's code on its threads, its
+    admission and work retried (:mod:`secondbrain.pipeline.retry`), job state read and written with the
+    bookkeeping's patience, every retry recorded on the job."""
+
+    def __init__(self, runner: StageRunner, ref: JobRef, span: trace.Span, work: _Work | None = None) -> None:
+        self.runner = runner
+        self.ref = ref
+        self.span = span
+        self.work = work
+        self.encoded: list[Output] = []
+
+    async def admit(self, check: Callable[..., Any], *args: Any) -> Any:
+        async for attempt in retry.work(self.runner.settings):
+            with attempt:
+                return await self.runner._in_pool(check, *args)
+        raise AssertionError("unreachable")  # pragma: no cover - the retry loop returns or raises
+
+    async def job_state(self, ref: JobRef, *, patient: bool) -> JobState:
+        assert ref.job_id is not None and ref.user_id is not None
+        if not patient:
+            return await asyncio.to_thread(self.runner.jobs.job_state, ref.user_id, ref.job_id)
+        async for attempt in retry.bookkeeping(self.runner.settings, "job state"):
+            with attempt:
+                return await asyncio.to_thread(self.runner.jobs.job_state, ref.user_id, ref.job_id)
+        raise AssertionError("unreachable")  # pragma: no cover - the retry loop returns or raises
+
+    async def attempts(self, work: Callable[[int], list[Any]]) -> tuple[list[Any] | Exception, int]:
+        runner, ref, span = self.runner, self.ref, self.span
+        assert self.work is not None
+        submitted_at = event_telemetry.submitted_at(self.work.msg.headers, self.work.event)
+        attempts = 0
+        finished = asyncio.Event()
+        progress = asyncio.create_task(runner._show_running(ref, finished))
+
+        async def on_retry(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            assert exc is not None
+            runner.stats.retried += 1
+            telemetry.STAGE_EVENTS.add(1, {"stage": runner.step.name, "outcome": "retried"})
+            span.add_event("retry", {"sb.attempt": state.attempt_number, "error.type": type(exc).__name__})
+            log.warning("stage failed, retrying", extra={"stage": runner.step.name, "job_id": ref.job_id,
+                                                        "attempt": state.attempt_number, "error": repr(exc)})
+            why = dead_letters.reason(exc)
+            await runner._bookkeeping(runner.jobs.stage_retrying, ref, state.attempt_number, why, best_effort=True)
+            await runner._status(ref, "retrying", why, state.attempt_number)
+
+        try:
+            try:
+                async for attempt in retry.work(runner.settings, before_sleep=on_retry):
+                    with attempt:
+                        attempts = attempt.retry_state.attempt_number
+                        span.set_attribute("sb.attempt", attempts)
+                        outputs = await runner._in_pool(work, attempts)
+                        # Encode inside the attempt: an output the codec refuses (invalid, too large) is a
+                        # permanent failure of this event, not a crash of the lane.
+                        self.encoded = runner._encode_all(outputs, submitted_at)
+            finally:
+                # The progress write, if it started, lands before anything that finishes the stage.
+                finished.set()
+                await progress
+        except Exception as exc:
+            return exc, attempts
+        return outputs, attempts
+
+    async def finish(self, ref: JobRef, attempts: int) -> StageOutcome:
+        return await self.runner._bookkeeping(self.runner.jobs.finish_stage, ref, document_id=ref.document_id,
+                                              attempt=attempts)
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self.runner._in_pool(fn, *args)

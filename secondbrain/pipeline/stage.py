@@ -2,9 +2,10 @@
 
 A stage is a typed ``process(event) -> outputs`` over the ports it was built with: it reads the
 event, does its work and returns the events to publish (to its step's output topic, keyed by the
-user).  It never imports a broker client and never keeps job bookkeeping: the runner
-(:mod:`secondbrain.pipeline.runner`) decodes, admits, records each job's progress, retries,
-dead-letters, asks once whether the source is still wanted, publishes and only then commits.
+user).  It never imports a broker client and never keeps job bookkeeping: the step core
+(:mod:`secondbrain.pipeline.core`) admits, asks once whether the source is still wanted and
+decides each event's outcome; the runner (:mod:`secondbrain.pipeline.runner`) decodes, records
+each job's progress, retries, dead-letters, publishes and only then commits.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from secondbrain.ports import Users
 
 In = TypeVar("In", contravariant=True)
+Found = TypeVar("Found")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +48,19 @@ class Stage(Protocol[In]):
 
 
 @runtime_checkable
-class AdmittingStage(Protocol[In]):
+class AdmittingStage(Protocol[In, Found]):
     """A stage reading a topic other apps publish to (``step.open_input``): each event is checked before
     any job state is touched (an ``unauthorized`` :class:`~secondbrain.errors.PermanentError`
-    refuses it)."""
+    refuses it), and what the check learned is handed to the stage's work."""
 
-    def admit(self, event: In, value: bytes, headers: Mapping[str, str]) -> None:
-        """Raise unless ``event`` (whose encoded form is ``value``) may enter the pipeline."""
+    def admit(self, event: In, value: bytes, headers: Mapping[str, str]) -> Found:
+        """Raise unless ``event`` (whose encoded form is ``value``) may enter the pipeline; return what the
+        check learned (``None`` when it learned nothing the work can use)."""
+        ...
+
+    def process(self, event: In, admitted: Found | None = None) -> list[Any]:
+        """``Stage.process`` given what admitting the event learned (``None``: it was not checked, as for
+        events a caller feeds the stage itself)."""
         ...
 
 

@@ -6,7 +6,6 @@ pick their own partition count).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
@@ -14,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from secondbrain.topic_names import TopicNames
+
+from secondbrain.pipeline import retry
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +29,7 @@ async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, r
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
     from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
 
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
+    async def create() -> list[str]:
         admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000,
                                     **dict(client_options or {}))
         try:
@@ -43,12 +43,16 @@ async def ensure_topics(bootstrap: str, names: TopicNames, *, partitions: int, r
                     )
                 log.info("topics created", extra={"topics": wanted, "partitions": partitions})
             return wanted
-        except (KafkaConnectionError, KafkaError, OSError) as exc:
-            if asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(
-                    f"Kafka at {bootstrap} did not answer within {timeout_s:.0f}s ({exc}); "
-                    "check SB_KAFKA_BOOTSTRAP and that the broker is running."
-                ) from exc
-            await asyncio.sleep(0.5)
         finally:
             await admin.close()
+
+    try:
+        async for attempt in retry.broker_starting(timeout_s, (KafkaConnectionError, KafkaError, OSError)):
+            with attempt:
+                return await create()
+    except (KafkaConnectionError, KafkaError, OSError) as exc:
+        raise RuntimeError(
+            f"Kafka at {bootstrap} did not answer within {timeout_s:.0f}s ({exc}); "
+            "check SB_KAFKA_BOOTSTRAP and that the broker is running."
+        ) from exc
+    raise AssertionError("unreachable")  # pragma: no cover - the retry loop returns or raises

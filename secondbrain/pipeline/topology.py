@@ -1,4 +1,4 @@
-"""The pipeline, declared once: each stage, the topic it reads, the topics it writes and the job stage it
+"""The pipeline, declared once: each stage, the topic it reads, the topic it writes and the job stage it
 advances.  The runner, topic creation, process assembly and the README's
 diagram (``python -m secondbrain.pipeline.topology``) all read it from here.
 """
@@ -32,24 +32,19 @@ class Step:
     name: str
     input: str
     input_type: type[Any]
-    outputs: tuple[str, ...]
+    output: str  # the one topic every output event of the stage goes to
     output_type: type[Any]
     open_input: bool = False
     final: bool = False
 
-    @property
-    def output(self) -> str:
-        """The topic this stage's events go to (every stage writes one)."""
-        return self.outputs[0]
 
-
-FETCH = Step(stages.FETCH, topic_names.URLS_REQUESTED, UrlRequested, (topic_names.ARTIFACTS_SUBMITTED,),
+FETCH = Step(stages.FETCH, topic_names.URLS_REQUESTED, UrlRequested, topic_names.ARTIFACTS_SUBMITTED,
              ArtifactSubmitted, open_input=True)
 EXTRACT = Step(stages.EXTRACT, topic_names.ARTIFACTS_SUBMITTED, ArtifactSubmitted,
-               (topic_names.DOCUMENTS_EXTRACTED,), DocumentExtracted, open_input=True)
-CHUNK = Step(stages.CHUNK, topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted, (topic_names.CHUNKS_CREATED,),
+               topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted, open_input=True)
+CHUNK = Step(stages.CHUNK, topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted, topic_names.CHUNKS_CREATED,
              ChunksCreated)
-EMBED = Step(stages.EMBED, topic_names.CHUNKS_CREATED, ChunksCreated, (topic_names.CHUNKS_INDEXED,), ChunksIndexed,
+EMBED = Step(stages.EMBED, topic_names.CHUNKS_CREATED, ChunksCreated, topic_names.CHUNKS_INDEXED, ChunksIndexed,
              final=True)
 
 PIPELINE: tuple[Step, ...] = (FETCH, EXTRACT, CHUNK, EMBED)
@@ -57,7 +52,7 @@ PIPELINE: tuple[Step, ...] = (FETCH, EXTRACT, CHUNK, EMBED)
 
 # Topics no other app publishes to: their events are the pipeline's own, sealed (secondbrain.events.sealing).
 OPEN_TOPICS: frozenset[str] = frozenset(s.input for s in PIPELINE if s.open_input)
-SEALED_TOPICS: frozenset[str] = frozenset(t for s in PIPELINE for t in (s.input, *s.outputs)) - OPEN_TOPICS
+SEALED_TOPICS: frozenset[str] = frozenset(t for s in PIPELINE for t in (s.input, s.output)) - OPEN_TOPICS
 
 
 def step(name: str) -> Step:
@@ -72,7 +67,7 @@ def diagram() -> str:
     """The pipeline as text: each stage between the topic it reads and the one it writes."""
     lines = []
     for s in PIPELINE:
-        lines.append(f"[{s.input}] -> {s.name} -> [{', '.join(s.outputs)}]"
+        lines.append(f"[{s.input}] -> {s.name} -> [{s.output}]"
                      + ("   (searchable)" if s.final else "")
                      + ("   (other apps publish here too)" if s.open_input else ""))
     return "\n".join(lines)

@@ -32,6 +32,7 @@ from secondbrain.ports.metadata import (
 from secondbrain.ports.models import (
     Captioner,
     Embedder,
+    Reranker,
     SparseEncoder,
     SpeechSegment,
     Transcriber,
@@ -136,6 +137,7 @@ __all__ = [
     "Principal",
     "RateCounts",
     "RequestAuth",
+    "Reranker",
     "SearchMode",
     "ServerSettings",
     "Sessions",

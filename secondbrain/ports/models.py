@@ -1,4 +1,4 @@
-"""The models the pipeline calls: embedders, the BM25 encoder, speech to text and image captions."""
+"""The models the pipeline calls: embedders, the BM25 encoder, a reranker, speech to text and image captions."""
 
 from __future__ import annotations
 
@@ -49,8 +49,18 @@ class SparseEncoder(Protocol):
         ...
 
 
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores (question, passage) pairs; higher is more relevant.  Loaded once at start-up, never at import."""
 
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the model."""
+        ...
 
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        """One score per passage, same order."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,16 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from secondbrain.keys import check_user_id
+from secondbrain.passage import TIME_FIELDS, rfc3339
 from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
-from secondbrain.time_formats import rfc3339
 
-#: Payload fields filtered on by keyword (exact match).
-KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
-#: Payload fields holding RFC 3339 timestamps, filtered on by range (``mentioned_at`` is a list:
-#: a point matches when any of its values does).
-DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at", "mentioned_at")
-TIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")  # what ``VectorFilter.time_field`` may name
-INTEGER_FIELDS: tuple[str, ...] = ("chunk_index",)
 #: Reciprocal rank fusion constant; 2 is Qdrant's server default, so the edge store (which
 #: needs it spelled out) ranks exactly like a Qdrant server given a plain ``Fusion.RRF``.
 RRF_K = 2

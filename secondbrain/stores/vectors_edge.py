@@ -36,11 +36,9 @@ from typing import Any, Literal
 
 import qdrant_edge as qe
 
+from secondbrain.passage import DATETIME_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
 from secondbrain.stores.vector_payload import (
-    DATETIME_FIELDS,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
     RRF_K,
     DatetimeRangeCondition,
     EitherCondition,

@@ -16,11 +16,9 @@ from typing import Any, Literal
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
+from secondbrain.passage import DATETIME_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
 from secondbrain.stores.vector_payload import (
-    DATETIME_FIELDS,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
     DatetimeRangeCondition,
     EitherCondition,
     EnsuredCollections,

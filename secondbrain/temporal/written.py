@@ -50,8 +50,8 @@ def span_words(m: Mention, tz: ZoneInfo, said_at: datetime, cal: Calendar) -> st
     first = m.start.astimezone(tz)
     last = (m.end - timedelta(microseconds=1)).astimezone(tz)
     said = said_at.astimezone(tz)
-    if first.date() == last.date():
-        return cal.day(first)
+    if first.date() == last.date() or last - first < timedelta(days=1):
+        return cal.day(first)  # a day, or a night ("last night": the evening it began)
     if first.day == 1 and (last + timedelta(days=1)).day == 1 and first.month == last.month:
         return first.strftime("%B %Y")
     if first.month == 1 and first.day == 1 and last.month == 12 and last.day == 31 and first.year == last.year:

@@ -2,8 +2,8 @@
 (``/v1/agenda/on-this-day``), the week's digest (``/v1/digest``), calendar feeds (``/v1/feeds``) and the
 feed itself (``/v1/agenda.ics``, opened by its token alone: calendar apps send no header).
 
-The routes are module-level functions; ``create_router`` binds them to a runtime and to the app's sign-in
-(every route but the feed acts for the signed-in user; the feed for its token's).
+Every route but the feed acts for the signed-in user; the feed for its token's.  The agenda itself is bound
+once per process (:func:`services.agenda.deps.bind`).
 """
 
 from __future__ import annotations
@@ -12,39 +12,27 @@ import asyncio
 import functools
 import time as clock
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from secondbrain.ports import MetadataStore
-from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.temporal import Conventions
 from secondbrain.validation import Text
 from services.agenda.agenda import Event, event_json
-from services.agenda.feeds import Feed, FeedTokens, feed_tokens_for
+from services.agenda.deps import AgendaDep, CurrentUser
+from services.agenda.feeds import Feed
 from services.agenda.ics import calendar
-from services.agenda.service import Agenda, Window, day_bounds
+from services.agenda.service import Window, day_bounds
 
 DEFAULT_DAYS = 14
 FEED_PAST = timedelta(days=30)  # a subscribed calendar shows the last month too
 FEED_AHEAD = timedelta(days=365)
 NO_FEED = ("this calendar feed's address is not valid or was revoked; make a new one in Settings "
            "(POST /v1/feeds) and subscribe to its address")
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """What the routes need of the running process."""
-
-    agenda: Agenda
-    feeds: FeedTokens
-    settings: Settings
-    metadata: MetadataStore
 
 
 class FeedIn(BaseModel):
@@ -55,18 +43,9 @@ class FeedIn(BaseModel):
                                                              "(default: the server's).")
 
 
-def bound(request: Request) -> Bound:
-    agenda: Bound = request.state.agenda
-    return agenda
-
-
-def caller(request: Request) -> str:
-    user: str = request.state.agenda_user
-    return user
-
-
-Ctx = Annotated[Bound, Depends(bound)]
-User = Annotated[str, Depends(caller)]
+router = APIRouter(tags=["agenda"])
+Ctx = AgendaDep
+User = CurrentUser
 Tz = Annotated[str | None, Query(max_length=64, description="Your IANA time zone (default: the server's).")]
 Locale = Annotated[str | None, Query(max_length=40, description="How you write dates, e.g. en_GB (default: "
                                                                 "the server's).")]
@@ -112,6 +91,7 @@ def days_json(events: list[Event], tz: ZoneInfo, order: str) -> list[dict[str, A
 # --------------------------------------------------------------------------- routes
 
 
+@router.get("/v1/agenda", summary="What is coming up, or what happened")
 async def get_agenda(
     ctx: Ctx, user: User, tz: Tz = None,
     start: Annotated[datetime | None, Query(alias="from", description="From (ISO 8601; default: the start of "
@@ -140,6 +120,8 @@ async def get_agenda(
             "days": days_json(events, z, cal.date_order)}
 
 
+@router.get("/v1/agenda/on-this-day",
+            summary="What you saved and what happened on this date in earlier years")
 async def on_this_day(
     ctx: Ctx, user: User, tz: Tz = None,
     day: Annotated[date | None, Query(alias="date", description="The day (default: today in your zone).")] = None,
@@ -167,6 +149,7 @@ async def on_this_day(
     return {"date": today.isoformat(), "timezone": str(z), "years": out}
 
 
+@router.get("/v1/digest", summary="The week: what you saved, what is coming")
 async def digest(
     ctx: Ctx, user: User, tz: Tz = None,
     days: Annotated[int, Query(ge=1, le=31, description="How many days back and ahead.")] = 7,
@@ -198,11 +181,13 @@ def feed_json(f: Feed) -> dict[str, Any]:
             "last_used_at": f.last_used_at.isoformat() if f.last_used_at else None, "revoked": f.revoked_at is not None}
 
 
+@router.get("/v1/feeds", summary="Your calendar feeds")
 async def list_feeds(ctx: Ctx, user: User) -> dict[str, Any]:
     """Your calendar feeds (never their addresses: those are shown once)."""
     return {"feeds": [feed_json(f) for f in await asyncio.to_thread(ctx.feeds.list, user)]}
 
 
+@router.post("/v1/feeds", status_code=201, summary="Make a calendar feed")
 async def new_feed(ctx: Ctx, user: User, body: FeedIn, request: Request) -> dict[str, Any]:
     """A read-only calendar address for your agenda, to subscribe to in any calendar app; shown once."""
     z = zone(body.tz, ctx.settings.timezone)
@@ -213,6 +198,7 @@ async def new_feed(ctx: Ctx, user: User, body: FeedIn, request: Request) -> dict
                     "agenda (and nothing else) until you revoke it"}
 
 
+@router.delete("/v1/feeds/{feed_id}", status_code=204, summary="Revoke a calendar feed")
 async def revoke_feed(ctx: Ctx, user: User, feed_id: str) -> Response:
     """Revoke a calendar feed: its address stops working at once."""
     if not await asyncio.to_thread(ctx.feeds.revoke, user, feed_id):
@@ -220,6 +206,7 @@ async def revoke_feed(ctx: Ctx, user: User, feed_id: str) -> Response:
     return Response(status_code=204)
 
 
+@router.get("/v1/agenda.ics", summary="Your agenda as an iCalendar feed", response_class=Response)
 async def agenda_ics(
     ctx: Ctx, request: Request,
     token: Annotated[str | None, Query(max_length=200, description="The feed's token (from POST /v1/feeds).")] = None,
@@ -243,33 +230,3 @@ async def agenda_ics(
     return Response(body, media_type="text/calendar; charset=utf-8",
                     headers={"Cache-Control": "private, max-age=300",
                              "Content-Disposition": 'inline; filename="agenda.ics"'})
-
-
-def create_router(rt: Runtime, current_user: Any) -> APIRouter:
-    """The agenda routes bound to ``rt``; ``current_user`` is the app's sign-in dependency."""
-    if rt.vectors is None:
-        raise RuntimeError("the agenda needs the vector store")
-    ctx = Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata)
-
-    async def signed_in(request: Request, user: str = Depends(current_user)) -> None:
-        request.state.agenda, request.state.agenda_user = ctx, user
-
-    async def by_token(request: Request) -> None:
-        request.state.agenda = ctx
-
-    mine = APIRouter(tags=["agenda"], dependencies=[Depends(signed_in)])
-    mine.add_api_route("/v1/agenda", get_agenda, methods=["GET"], summary="What is coming up, or what happened")
-    mine.add_api_route("/v1/agenda/on-this-day", on_this_day, methods=["GET"],
-                       summary="What you saved and what happened on this date in earlier years")
-    mine.add_api_route("/v1/digest", digest, methods=["GET"], summary="The week: what you saved, what is coming")
-    mine.add_api_route("/v1/feeds", list_feeds, methods=["GET"], summary="Your calendar feeds")
-    mine.add_api_route("/v1/feeds", new_feed, methods=["POST"], status_code=201, summary="Make a calendar feed")
-    mine.add_api_route("/v1/feeds/{feed_id}", revoke_feed, methods=["DELETE"], status_code=204,
-                       summary="Revoke a calendar feed")
-    feed = APIRouter(tags=["agenda"], dependencies=[Depends(by_token)])
-    feed.add_api_route("/v1/agenda.ics", agenda_ics, methods=["GET"], summary="Your agenda as an iCalendar feed",
-                       response_class=Response)
-    router = APIRouter()
-    router.include_router(mine)
-    router.include_router(feed)
-    return router

@@ -131,7 +131,7 @@ class Agenda:
             if key in self._read:
                 self._read.move_to_end(key)
                 return self._read[key]
-        speakers = frozenset(s.strip() for s in re.split(r"[,|]", hit.attributes.get("speakers", "")) if s.strip())
+        speakers = frozenset(hit.speakers)
         items = read_passage(hit.text, at, zone, headings=hit.heading_path, speakers=speakers, conventions=conventions)
         recurring = habits(hit.text, headings=hit.heading_path, speakers=speakers)
         with self._lock:

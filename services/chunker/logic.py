@@ -45,8 +45,10 @@ class ChunkDraft:
     page: int | None
     t_start: float | None
     t_end: float | None
-    # chat chunks: turn_ids, speakers; speech chunks: word_times (see ``word_times_attribute``)
+    # speech chunks: word_times (see ``word_times_attribute``)
     attributes: Mapping[str, str] = field(default_factory=dict)
+    speakers: tuple[str, ...] = ()  # chat chunks: the speakers of its turns, in order of first turn
+    turn_ids: tuple[str, ...] = ()  # chat chunks: its turns, when the transcript gave every one an id
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,8 +288,8 @@ def chunk_turns(turns: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -
 
     A window that another one already holds whole is skipped, so every turn is in at least one
     chunk and the last chunk ends with the last turn.  A turn longer than ``max_tokens`` is cut by
-    the generic packer.  Each chunk's attributes name its turns (``turn_ids``, space-separated, when
-    the transcript gave ids) and ``speakers``; its time span is that of the turns (when known).
+    the generic packer.  Each chunk names its turns (``turn_ids``, when the transcript gave ids) and
+    ``speakers``; its time span is that of the turns (when known).
     """
     chunks: list[ChunkDraft] = []
     tokens = [approx_tokens(full_text[t.char_start:t.char_end]) for t in turns]
@@ -295,7 +297,8 @@ def chunk_turns(turns: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -
     for i in range(len(turns)):
         if tokens[i] > cfg.max_tokens:
             for piece in _pack([turns[i]], full_text, cfg):
-                chunks.append(replace(piece, index=len(chunks), kind="chat", attributes=_turn_attributes([turns[i]])))
+                speakers, turn_ids = _turn_lists([turns[i]])
+                chunks.append(replace(piece, index=len(chunks), kind="chat", speakers=speakers, turn_ids=turn_ids))
             covered = max(covered, i + 1)
             continue
         j, total = i + 1, tokens[i]
@@ -309,22 +312,21 @@ def chunk_turns(turns: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -
         text = full_text[start:end]
         starts = [t.t_start for t in window if t.t_start is not None]
         ends = [t.t_end for t in window if t.t_end is not None]
+        speakers, turn_ids = _turn_lists(window)
         chunks.append(ChunkDraft(len(chunks), text, start, end, approx_tokens(text), tuple(window[0].heading_path),
                                  "chat", window[0].page, min(starts) if starts else None, max(ends) if ends else None,
-                                 _turn_attributes(window)))
+                                 speakers=speakers, turn_ids=turn_ids))
         covered = j
         if j == len(turns):
             break
     return chunks
 
 
-def _turn_attributes(turns: Sequence[Segment]) -> dict[str, str]:
-    ids = [t.attributes.get("turn_id", "") for t in turns]
-    speakers = list(dict.fromkeys(t.attributes["speaker"] for t in turns if t.attributes.get("speaker")))
-    out = {"speakers": ", ".join(speakers)} if speakers else {}
-    if all(ids):
-        out["turn_ids"] = " ".join(ids)
-    return out
+def _turn_lists(turns: Sequence[Segment]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The speakers of ``turns`` (each once) and their ids (none unless every turn has one)."""
+    ids = tuple(t.attributes.get("turn_id", "") for t in turns)
+    speakers = tuple(dict.fromkeys(t.attributes["speaker"] for t in turns if t.attributes.get("speaker")))
+    return speakers, ids if all(ids) else ()
 
 
 def chunk_segments(segments: Sequence[Segment], full_text: str,

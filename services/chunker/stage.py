@@ -39,16 +39,24 @@ def markdown_links(text: str) -> list[str]:
     return out
 
 
-def note_attributes(metadata: Mapping[str, str], text: str, *, markdown: bool) -> dict[str, str]:
-    """What a Markdown passage carries besides its text: the note's front-matter tags and the links in
-    the passage itself (``[[wikilinks]]`` and ``[text](target)``), shown with every search hit."""
-    out: dict[str, str] = {}
-    if metadata.get("tags"):
-        out["tags"] = metadata["tags"]
-    if markdown:
-        links = markdown_links(text)
-        if links:
-            out["links"] = " | ".join(links)[:2000]
+LINKS_MAX_CHARS = 2000  # a passage full of links keeps the first ones (about as many as ever were shown)
+
+
+def note_attributes(metadata: Mapping[str, str]) -> dict[str, str]:
+    """What a note's passage carries besides its text: the note's front-matter tags, shown with every search hit."""
+    return {"tags": metadata["tags"]} if metadata.get("tags") else {}
+
+
+def passage_links(text: str, *, markdown: bool) -> list[str]:
+    """The links in a Markdown passage itself (``[[wikilinks]]`` and ``[text](target)``), whole, as many as
+    fit in ``LINKS_MAX_CHARS`` (separators counted as before)."""
+    out: list[str] = []
+    used = 0
+    for link in markdown_links(text) if markdown else []:
+        used += len(link) + (3 if out else 0)
+        if used > LINKS_MAX_CHARS:
+            break
+        out.append(link)
     return out
 
 
@@ -115,9 +123,9 @@ class ChunkerStage:
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
                   heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end,
-                  attributes={**note_attributes(ev.metadata, d.text, markdown=ev.modality in ("markdown", "note")),
-                              **d.attributes},
-                  mentions=self._mentions(d, ev))
+                  attributes={**note_attributes(ev.metadata), **d.attributes},
+                  mentions=self._mentions(d, ev), speakers=list(d.speakers), turn_ids=list(d.turn_ids),
+                  links=passage_links(d.text, markdown=ev.modality in ("markdown", "note")))
             for d in drafts
         ]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.

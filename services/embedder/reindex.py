@@ -4,7 +4,7 @@
    then on the embedder stage writes new chunks into it as well as into the active one.
 2. **Backfill**: the active collection is read in id order, page by page; each page is embedded
    with the new model from the very text the stage embedded (title, section path and chunk text,
-   all in the payload) and written with the same ids, payload and BM25 vectors.  Progress and
+   all in the payload) and written with the same ids, passage and BM25 vectors.  Progress and
    the position are recorded under a lease, so one process fills an index at a time and another
    run continues where an interrupted one stopped.
 3. **Reconcile**: both collections are compared by id.  Chunks the backfill could not see (written
@@ -28,11 +28,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from secondbrain.embedding import EmbedderPool
+from secondbrain.passage import IndexedPassage
 from secondbrain.ports import (
     Embedder,
     MetadataStore,
@@ -44,7 +45,6 @@ from secondbrain.ports import (
     VectorStore,
 )
 from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, embedder_for
-from services.embedder.stage import payload_embedding_input
 
 log = logging.getLogger(__name__)
 
@@ -230,11 +230,13 @@ class Reindexer:
                 return
 
     def _embed_into(self, user_id: str, hits: list[VectorHit], target: VectorIndex, model: Embedder) -> None:
-        inputs = [payload_embedding_input(h.payload) for h in hits]
+        passages = [IndexedPassage.from_payload(h.payload, h.id) for h in hits]
+        inputs = [p.embedding_text() for p in passages]
         dense = model.embed_documents(inputs)
         sparse = self.sparse.encode_documents(inputs)
-        points = [VectorPoint(h.id, d, s, {**h.payload, "embedding_model": model.model_id})
-                  for h, d, s in zip(hits, dense, sparse, strict=True)]
+        # Written in the current shape: a passage stored with its lists joined is copied with them as lists.
+        points = [VectorPoint(h.id, d, s, replace(p, embedding_model=model.model_id).to_payload())
+                  for h, p, d, s in zip(hits, passages, dense, sparse, strict=True)]
         self.vectors.upsert(user_id, points, index=target.name)
 
     def _backfill(self, user_id: str, source: VectorIndex, target: VectorIndex, model: Embedder,
@@ -266,14 +268,14 @@ class Reindexer:
         page_size = max(256, self.batch_size)
         target_docs: dict[str, str] = {}
         for page, _ in self._pages(user_id, target.name, limit=page_size):
-            target_docs.update((h.id, str(h.payload.get("document_id", ""))) for h in page)
+            target_docs.update((h.id, IndexedPassage.from_payload(h.payload).document_id) for h in page)
         source_ids: set[str] = set()
         source_docs: set[str] = set()
         missing: list[VectorHit] = []
         for page, _ in self._pages(user_id, source.name, limit=page_size):
             for h in page:
                 source_ids.add(h.id)
-                source_docs.add(str(h.payload.get("document_id", "")))
+                source_docs.add(IndexedPassage.from_payload(h.payload).document_id)
                 if h.id not in target_docs:
                     missing.append(h)
         for start in range(0, len(missing), self.batch_size):

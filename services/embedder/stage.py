@@ -17,12 +17,10 @@ its older versions are deleted (never before: search has no gap).
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from opentelemetry.trace import SpanKind
 
@@ -30,6 +28,7 @@ from secondbrain import ids, keys, telemetry
 from secondbrain.embedding import EmbedderPool
 from secondbrain.errors import PermanentError
 from secondbrain.events.models import Chunk, ChunksCreated, ChunksIndexed
+from secondbrain.passage import IndexedPassage, embedding_text
 from secondbrain.pipeline import claimcheck, topology
 from secondbrain.pipeline.stage import JobRef
 from secondbrain.ports import (
@@ -46,64 +45,36 @@ from secondbrain.ports import (
     VectorPoint,
     VectorStore,
 )
-from secondbrain.temporal.mentions import mention_points
 from secondbrain.time_formats import rfc3339
-from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, embedder_for
+from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, ActiveIndexes, embedder_for
 
 log = logging.getLogger(__name__)
 
 
 def embedding_input(title: str, chunk: Chunk) -> str:
     """The text the models see for a chunk: title and section path give it context."""
-    return _input(title, chunk.heading_path, chunk.text)
+    return embedding_text(title, chunk.heading_path, chunk.text)
 
 
-def payload_embedding_input(payload: dict[str, Any]) -> str:
-    """The same text, rebuilt from a stored point's payload (a re-index embeds exactly what the stage did)."""
-    return _input(str(payload.get("title") or ""), payload.get("heading_path") or (), str(payload.get("text") or ""))
-
-
-def _input(title: str, heading_path: Any, text: str) -> str:
-    path = " > ".join(p for p in heading_path if p and p != title)
-    head = f"{title}\n{path}" if path else title
-    return f"{head}\n\n{text}"
-
-
-def chunk_payload(ev: ChunksCreated, chunk: Chunk, model_id: str) -> dict[str, Any]:
-    """Everything search needs to show and cite a chunk without another lookup."""
-    return {
-        "user_id": ev.user_id, "document_id": ev.document_id, "artifact_id": ev.artifact_id,
-        "source_id": ev.source_id, "job_id": ev.job_id, "chunk_id": chunk.chunk_id,
-        "chunk_index": chunk.index, "title": ev.title, "modality": ev.modality,
-        "content_type": ev.content_type, "captured_at": rfc3339(ev.captured_at), "ingested_at": rfc3339(ev.ingested_at),
-        "text": chunk.text, "char_start": chunk.char_start, "char_end": chunk.char_end,
-        "heading_path": list(chunk.heading_path), "kind": chunk.kind, "page": chunk.page,
-        "t_start": chunk.t_start, "t_end": chunk.t_end, "token_count": chunk.token_count,
-        "embedding_model": model_id, "source_uri": ev.source_uri, "captured_at_source": ev.captured_at_source,
-        "version": ev.version, **_absolute_times(ev, chunk),
-        **({"attributes": dict(chunk.attributes)} if chunk.attributes else {}),
-        **_mentions(chunk),
-    }
-
-
-def _mentions(chunk: Chunk) -> dict[str, Any]:
-    """The times a chunk speaks of: as shown with a hit, and as the points a dated search matches."""
-    if not chunk.mentions:
-        return {}
-    return {"mentions": [{"start": rfc3339(m.start), "end": rfc3339(m.end), "expression": m.expression}
-                         for m in chunk.mentions],
-            "mentioned_at": [rfc3339(t) for t in mention_points([(m.start, m.end) for m in chunk.mentions])]}
-
-
-def _absolute_times(ev: ChunksCreated, chunk: Chunk) -> dict[str, str]:
-    """Wall-clock start and end of a stretch of a recording whose start time is known."""
-    if ev.recording_start is None or chunk.t_start is None:
-        return {}
-    out = {"at_start": rfc3339(ev.recording_start + timedelta(seconds=chunk.t_start))}
-    if chunk.t_end is not None:
-        out["at_end"] = rfc3339(ev.recording_start + timedelta(seconds=chunk.t_end))
-    return out
-
+def indexed_passage(ev: ChunksCreated, chunk: Chunk, model_id: str) -> IndexedPassage:
+    """The passage stored for ``chunk``: everything search needs to show and cite it without another lookup."""
+    at_start = at_end = None
+    if ev.recording_start is not None and chunk.t_start is not None:
+        # Wall-clock start and end of a stretch of a recording whose start time is known.
+        at_start = rfc3339(ev.recording_start + timedelta(seconds=chunk.t_start))
+        if chunk.t_end is not None:
+            at_end = rfc3339(ev.recording_start + timedelta(seconds=chunk.t_end))
+    return IndexedPassage(
+        user_id=ev.user_id, document_id=ev.document_id, artifact_id=ev.artifact_id, source_id=ev.source_id,
+        job_id=ev.job_id, chunk_id=chunk.chunk_id, chunk_index=chunk.index, title=ev.title, modality=ev.modality,
+        content_type=ev.content_type, captured_at=rfc3339(ev.captured_at), ingested_at=rfc3339(ev.ingested_at),
+        text=chunk.text, char_start=chunk.char_start, char_end=chunk.char_end, heading_path=tuple(chunk.heading_path),
+        kind=chunk.kind, page=chunk.page, t_start=chunk.t_start, t_end=chunk.t_end, token_count=chunk.token_count,
+        embedding_model=model_id, source_uri=ev.source_uri, captured_at_source=ev.captured_at_source,
+        version=ev.version, at_start=at_start, at_end=at_end, speakers=tuple(chunk.speakers),
+        turn_ids=tuple(chunk.turn_ids), links=tuple(chunk.links), attributes=dict(chunk.attributes),
+        mentions=tuple(chunk.mentions),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +109,7 @@ class EmbedderStage:
         self.embedder = embedder
         self.sparse = sparse
         self.embedders = embedders or EmbedderPool(embedder)
-        self._live: dict[str, tuple[float, list[VectorIndex]]] = {}
-        self._live_lock = threading.Lock()
-        self.index_ttl_s = index_ttl_s
+        self.active_indexes = ActiveIndexes(indexes, self.embedders, embedder, ttl_s=index_ttl_s)
 
     def job_of(self, event: ChunksCreated) -> JobRef:
         """Job, user, source and document of the event."""
@@ -237,27 +206,19 @@ class EmbedderStage:
         """The user's active index first, then the one being built (if any); a user's first chunks
         create their first index, with the configured model.  Remembered for a moment only: a re-index
         that starts must see the next chunks (and fills any it missed before switching)."""
-        now = time.monotonic()
-        with self._live_lock:
-            cached = self._live.get(user_id)
-        if cached is not None and now - cached[0] < self.index_ttl_s:
-            return cached[1]
-        live = [i for i in self.indexes.vector_indexes(user_id) if i.status != "retired"]
-        active = [i for i in live if i.status == "active"]
-        if not active:
+        found = self.active_indexes.live(user_id)
+        if not found or found[0].status != "active":
             model = self.embedders.default
-            active = [self.indexes.ensure_active_index(user_id, self.embedders.default_spec, model.model_id,
-                                                       model.dimension)]
-        found = [*active, *(i for i in live if i.status == "building")]
-        with self._live_lock:
-            self._live[user_id] = (now, found)
+            found = [self.indexes.ensure_active_index(user_id, self.embedders.default_spec, model.model_id,
+                                                      model.dimension), *found]
+            self.active_indexes.remember(user_id, found)
         return found
 
     def _write(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], index: VectorIndex,
                model: Embedder, dense: list[list[float]]) -> tuple[str, list[VectorPoint]]:
         """Upsert embedded chunks into ``index``; the collection name and the points written."""
         points = [
-            VectorPoint(id=c.chunk_id, dense=d, sparse=s, payload=chunk_payload(ev, c, model.model_id))
+            VectorPoint(id=c.chunk_id, dense=d, sparse=s, payload=indexed_passage(ev, c, model.model_id).to_payload())
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
         collection = self.vectors.ensure_collection(ev.user_id, index.dense_size, index=index.name)

@@ -16,9 +16,8 @@ replaced it).
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -49,7 +48,15 @@ from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.registry import ExtractorSet
 
 log = logging.getLogger(__name__)
-_ADMITTED_MAX = 10_000  # admitted events whose processing has not begun (bounded: a stopped runner drops some)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedHere:
+    """What admission learned of an event secondbrain queued itself: its artifact and job rows exist (the
+    work need not register them), and whether the same bytes were extracted before (by which job)."""
+
+    artifact_id: str
+    extracted_before: str | None
 
 
 def resolved_job_id(ev: ArtifactSubmitted) -> str:
@@ -75,9 +82,6 @@ class ExtractorStage:
         self.lifecycle = lifecycle
         self.extractors = extractors
         self.max_bytes = max_bytes
-        # Events admitted as queued by secondbrain itself: (user, job) -> (artifact id, earlier job of the bytes).
-        self._admitted: OrderedDict[tuple[str, str], tuple[str, str | None]] = OrderedDict()
-        self._admitted_lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Wait until the extractors' models are loaded (raises when they cannot be)."""
@@ -88,10 +92,11 @@ class ExtractorStage:
         return JobRef(resolved_job_id(event), event.user_id,
                       event.source_id or ids.source_id(event.user_id, event.source_uri))
 
-    def admit(self, event: ArtifactSubmitted, value: bytes, headers: Mapping[str, str]) -> None:
+    def admit(self, event: ArtifactSubmitted, value: bytes, headers: Mapping[str, str]) -> QueuedHere | None:
         """Let in events signed by one of the user's keys, or queued by the gateway or the fetcher
         for exactly this artifact (see :mod:`secondbrain.pipeline.admission`); work left over from a
-        source deleted since is dropped here, before anything is read."""
+        source deleted since is dropped here, before anything is read.  What the check found of an event
+        queued here is handed to :meth:`process`."""
         source_id = event.source_id or ids.source_id(event.user_id, event.source_uri)
         job_id = resolved_job_id(event)
         seen: list[JobView] = []
@@ -107,10 +112,8 @@ class ExtractorStage:
         if signed is None and event.artifact_id and seen:
             # Queued here: its artifact and job rows exist already (process() need not register them), and
             # the lookup said whether the same bytes were extracted before (process() need not ask again).
-            with self._admitted_lock:
-                self._admitted[(event.user_id, job_id)] = (event.artifact_id, seen[0].extracted_before)
-                while len(self._admitted) > _ADMITTED_MAX:
-                    self._admitted.popitem(last=False)
+            return QueuedHere(event.artifact_id, seen[0].extracted_before)
+        return None
 
     def discard(self, event: ArtifactSubmitted, outputs: list[DocumentExtracted]) -> None:
         """The source was deleted while this ran: remove the document body written for it (the rows went
@@ -138,7 +141,7 @@ class ExtractorStage:
             raise PermanentError(f"the raw artifact {ev.object_key} is missing from object storage") from exc
 
     def _register(self, ev: ArtifactSubmitted, raw: bytes, job_id: str,
-                  admitted: tuple[str, str | None] | None) -> tuple[str, str, str] | None:
+                  admitted: QueuedHere | None) -> tuple[str, str, str] | None:
         """Make sure artifact and job rows exist (events from other apps arrive without them);
         ``None`` when the source was deleted meanwhile (nothing is registered then)."""
         sha = ev.sha256 or ids.sha256_hex(raw)
@@ -157,7 +160,7 @@ class ExtractorStage:
             filename=ev.filename, title=ev.title, captured_at=ev.captured_at, submitted_at=ev.submitted_at,
             producer=ev.producer, attributes=dict(ev.attributes),
         )
-        if admitted is not None and admitted[0] == artifact_id:
+        if admitted is not None and admitted.artifact_id == artifact_id:
             # The gateway or the fetcher registered both rows with the job (admission saw them).
             return artifact_id, source_id, sha
         result = self.intake.register_external(record, job_id)
@@ -171,13 +174,12 @@ class ExtractorStage:
                     self.objects.put(object_key, raw, size=len(raw), content_type=ev.content_type)
         return artifact_id, source_id, sha
 
-    def process(self, event: ArtifactSubmitted) -> list[DocumentExtracted]:
-        """Extract one artifact (or end its job as a duplicate of an earlier one)."""
+    def process(self, event: ArtifactSubmitted, admitted: QueuedHere | None = None) -> list[DocumentExtracted]:
+        """Extract one artifact (or end its job as a duplicate of an earlier one); ``admitted``: what
+        :meth:`admit` found of it."""
         ev = event
         job_id = resolved_job_id(ev)
-        with self._admitted_lock:
-            admitted = self._admitted.pop((ev.user_id, job_id), None)
-        if admitted is None:  # not admitted as secondbrain's own just now (signed, replayed, a tool): check the user
+        if admitted is None:  # not admitted as secondbrain's own (signed, or not checked: a tool): check the user
             require_known_user(self.users, ev.user_id)
         raw = self._raw_bytes(ev)
         registered = self._register(ev, raw, job_id, admitted)
@@ -185,8 +187,8 @@ class ExtractorStage:
             raise SourceGone(ev.source_uri)
         artifact_id, source_id, _sha = registered
 
-        if admitted is not None and admitted[0] == artifact_id:
-            original = admitted[1]  # read with the job at admission
+        if admitted is not None and admitted.artifact_id == artifact_id:
+            original = admitted.extracted_before  # read with the job at admission
         else:
             original = self.jobs.find_original_job(ev.user_id, artifact_id, job_id)
         if original is not None:
@@ -196,7 +198,7 @@ class ExtractorStage:
                                                    "artifact_id": artifact_id})
             return []
 
-        is_note = ev.source_uri.startswith("note:") or ev.attributes.get("kind") == "note"
+        is_note = ev.capture == "note"
         resolved = sniff.resolve(raw, ev.content_type, ev.filename, is_note=is_note)
         params = ev.content_type.partition(";")[2]  # keep a declared charset for text and HTML
         content_type = resolved.content_type + (f";{params}" if params and resolved.family in ("text", "html")

@@ -96,8 +96,8 @@ class FetcherStage:
             raise SourceGone(ids.normalise_url(ev.url))
         raise PermanentError("the event's job_id is unknown or belongs to another user", kind="unauthorized")
 
-    def process(self, event: UrlRequested) -> list[ArtifactSubmitted]:
-        """Fetch one page, store it and emit the artifact submission."""
+    def process(self, event: UrlRequested, admitted: None = None) -> list[ArtifactSubmitted]:
+        """Fetch one page, store it and emit the artifact submission (admission hands it nothing)."""
         ev = event
         require_known_user(self.users, ev.user_id)
         page = self.fetcher(ev.url, self.policy)
@@ -136,7 +136,7 @@ class FetcherStage:
             source_uri=source_uri, source_id=record.source_id, artifact_id=artifact_id, content_type=content_type,
             filename=filename, title=ev.title, object_key=object_key, content=None, size_bytes=len(page.body),
             sha256=sha, captured_at=ev.captured_at, submitted_at=page.fetched_at, producer=ev.producer,
-            attributes=attributes,
+            attributes=attributes, capture="page",
         )
         log.info("page fetched", extra={"job_id": ev.job_id, "status": page.status, "bytes": len(page.body),
                                          "content_type": page.content_type, "redirects": len(page.redirects)})

@@ -16,16 +16,15 @@ import asyncio
 from typing import IO, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from secondbrain.pipeline.relay import OutboxRelay
-from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.uploads import read_multipart, read_raw
 from secondbrain.validation import text_problem
 from services.importers import registry
 from services.importers.archive import Export
+from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
 from services.importers.model import ExportError, Options, Skipped
 from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json
 from services.importers.wire import Batch, read_batch
@@ -133,78 +132,78 @@ def job_state(submitter: CaptureSubmitter, user: str, outcome: Outcome) -> dict[
     return {"job_status": job.status, "error": job.error}
 
 
-def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> APIRouter:
-    """The import routes, bound to a runtime; ``current_user`` is the auth dependency."""
-    router = APIRouter(tags=["import"])
-    settings = rt.settings
-    submitter = CaptureSubmitter(rt, relay)
-    auth = Depends(current_user)
+router = APIRouter(tags=["import"])
 
-    def backlog(request: Request) -> None:
-        refusal = backlog_refusal(settings, getattr(request.state, "pending", 0))
-        if refusal is not None:
-            raise refusal
 
-    @router.post("/v1/imports", status_code=202, summary="Import another tool's export (read on the server)",
-                 openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
-                     "type": "object", "required": ["file"], "properties": {
-                         "file": {"type": "string", "format": "binary"},
-                         "format": {"type": "string", "description": "force a format: " + registry.names()},
-                         "tz": {"type": "string", "description": "the zone of times written without one"},
-                         "date_order": {"type": "string", "enum": ["dmy", "mdy", "ymd"]}}}}}}})
-    async def post_import(request: Request, user: str = auth) -> JSONResponse:
-        """Upload an export (multipart ``file``, or the raw body with its name in ``X-Filename``); its format
-        is decided from its content (``format`` forces one).  Every item becomes a capture with its own time,
-        title, tags and provenance; items imported before (unchanged) add nothing."""
-        backlog(request)
-        header = request.headers.get("content-type", "")
-        if header.lower().startswith("multipart/form-data"):
-            upload = await read_multipart(request.stream(), header, limit=settings.max_upload_bytes)
-        else:
-            upload = await read_raw(request.stream(), limit=settings.max_upload_bytes,
-                                    filename=request.headers.get("x-filename"), content_type=header or None)
+def backlog(request: Request, settings: Settings) -> None:
+    """Refuses an import while the person's backlog is full (read with the request's key)."""
+    refusal = backlog_refusal(settings, getattr(request.state, "pending", 0))
+    if refusal is not None:
+        raise refusal
+
+
+@router.post("/v1/imports", status_code=202, summary="Import another tool's export (read on the server)",
+             openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
+                 "type": "object", "required": ["file"], "properties": {
+                     "file": {"type": "string", "format": "binary"},
+                     "format": {"type": "string", "description": "force a format: " + registry.names()},
+                     "tz": {"type": "string", "description": "the zone of times written without one"},
+                     "date_order": {"type": "string", "enum": ["dmy", "mdy", "ymd"]}}}}}}})
+async def post_import(request: Request, user: CurrentUser, settings: SettingsDep, submitter: CaptureSubmitterDep,
+                      relay: RelayDep) -> JSONResponse:
+    """Upload an export (multipart ``file``, or the raw body with its name in ``X-Filename``); its format
+    is decided from its content (``format`` forces one).  Every item becomes a capture with its own time,
+    title, tags and provenance; items imported before (unchanged) add nothing."""
+    backlog(request, settings)
+    header = request.headers.get("content-type", "")
+    if header.lower().startswith("multipart/form-data"):
+        upload = await read_multipart(request.stream(), header, limit=settings.max_upload_bytes)
+    else:
+        upload = await read_raw(request.stream(), limit=settings.max_upload_bytes,
+                                filename=request.headers.get("x-filename"), content_type=header or None)
+    try:
+        if upload.size == 0:
+            raise HTTPException(422, "the file is empty: there is nothing to import")
+        for value in (upload.filename or "", *upload.fields.values()):
+            problem = text_problem(value)
+            if problem:
+                raise HTTPException(422, f"a field {problem}")
+        options = options_from(upload.fields, settings)
+        name = (upload.filename or "export").replace("\\", "/").rsplit("/", 1)[-1][:255] or "export"
         try:
-            if upload.size == 0:
-                raise HTTPException(422, "the file is empty: there is nothing to import")
-            for value in (upload.filename or "", *upload.fields.values()):
-                problem = text_problem(value)
-                if problem:
-                    raise HTTPException(422, f"a field {problem}")
-            options = options_from(upload.fields, settings)
-            name = (upload.filename or "export").replace("\\", "/").rsplit("/", 1)[-1][:255] or "export"
-            try:
-                body = await asyncio.to_thread(import_export, submitter, user, name, upload.file,
-                                               upload.fields.get("format") or None, options)
-            except ExportError as exc:
-                raise HTTPException(422, str(exc)) from None
-        finally:
-            upload.close()
-        if relay is not None:
-            relay.wake()
-        return JSONResponse(body, status_code=202)
+            body = await asyncio.to_thread(import_export, submitter, user, name, upload.file,
+                                           upload.fields.get("format") or None, options)
+        except ExportError as exc:
+            raise HTTPException(422, str(exc)) from None
+    finally:
+        upload.close()
+    if relay is not None:
+        relay.wake()
+    return JSONResponse(body, status_code=202)
 
-    @router.post("/v1/imports/batch", summary="Submit captures read from an export (secondbrain import)",
-                 openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
-                     "type": "object", "required": ["manifest"], "properties": {
-                         "manifest": {"type": "string", "description": "JSON {\"captures\": [...]}, each with "
-                                      "source_uri, kind, title, captured_at, content_type, filename, url, "
-                                      "attributes and the name of the part holding its bytes"}}}}}}})
-    async def post_batch(request: Request, user: str = auth) -> JSONResponse:
-        """Captures a client read from an export, each submitted like ``POST /v1/imports`` would; one
-        request however many captures (up to 1000 parts).  ``results`` says for each: ``imported`` (its job),
-        ``unchanged`` (imported before: nothing written) or ``refused`` (why)."""
-        backlog(request)
-        batch = await read_batch(request.stream(), request.headers.get("content-type", ""),
-                                 limit=settings.max_upload_bytes)
-        try:
-            results = await asyncio.to_thread(submit_batch, submitter, user, batch)
-        finally:
-            batch.close()
-        if relay is not None:
-            relay.wake()
-        pending = getattr(request.state, "pending", 0)
-        return JSONResponse({"results": results, "pending": pending + sum(r["status"] == "imported" for r in results),
-                             "max_pending": settings.max_pending_jobs})
 
-    return router
+@router.post("/v1/imports/batch", summary="Submit captures read from an export (secondbrain import)",
+             openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
+                 "type": "object", "required": ["manifest"], "properties": {
+                     "manifest": {"type": "string", "description": "JSON {\"captures\": [...]}, each with "
+                                  "source_uri, kind, title, captured_at, content_type, filename, url, "
+                                  "attributes and the name of the part holding its bytes"}}}}}}})
+async def post_batch(request: Request, user: CurrentUser, settings: SettingsDep, submitter: CaptureSubmitterDep,
+                     relay: RelayDep) -> JSONResponse:
+    """Captures a client read from an export, each submitted like ``POST /v1/imports`` would; one
+    request however many captures (up to 1000 parts).  ``results`` says for each: ``imported`` (its job),
+    ``unchanged`` (imported before: nothing written) or ``refused`` (why)."""
+    backlog(request, settings)
+    batch = await read_batch(request.stream(), request.headers.get("content-type", ""),
+                             limit=settings.max_upload_bytes)
+    try:
+        results = await asyncio.to_thread(submit_batch, submitter, user, batch)
+    finally:
+        batch.close()
+    if relay is not None:
+        relay.wake()
+    pending = getattr(request.state, "pending", 0)
+    return JSONResponse({"results": results, "pending": pending + sum(r["status"] == "imported" for r in results),
+                         "max_pending": settings.max_pending_jobs})
+
 

@@ -75,7 +75,8 @@ class CaptureSubmitter:
                 user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
                 content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
                 title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri,
-                idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes))
+                idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes),
+                capture="note" if capture.kind == "note" else "import")
         return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
 
     def job(self, user: str, job_id: str) -> JobView | None:

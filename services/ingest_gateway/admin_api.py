@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Response
+from fastapi import APIRouter, HTTPException, Response
 from pydantic import BaseModel, Field
 
 from secondbrain import keys, lifecycle
-from secondbrain.ports import ApiKeyInfo, KeyScope, Principal
-from secondbrain.runtime import Runtime
+from secondbrain.ports import ApiKeyInfo, KeyScope, MetadataStore
 from secondbrain.validation import Text
+from services.ingest_gateway.deps import AdminUser, CurrentPrincipal, MetadataDep, RuntimeDep
 
 
 class KeyIn(BaseModel):
@@ -44,94 +44,101 @@ def key_json(k: ApiKeyInfo) -> dict[str, Any]:
             "revoked": k.revoked_at is not None}
 
 
-def create_router(rt: Runtime, current_principal: Any, admin_user: Any) -> APIRouter:
-    """Self-service key routes (``/v1/me``, ``/v1/keys``) and admin routes (``/v1/admin/...``)."""
-    router = APIRouter(tags=["users and keys"])
+router = APIRouter(tags=["users and keys"])
+
+
+async def make_key(store: MetadataStore, user_id: str, body: KeyIn) -> dict[str, Any]:
+    try:
+        info, secret = await asyncio.to_thread(store.api_keys.create_api_key, user_id, body.name, body.scope)
+    except KeyError:
+        raise HTTPException(404, f"no user {user_id!r}") from None
+    return {**key_json(info), "api_key": secret,
+            "note": "shown once: store it now; send it as 'Authorization: Bearer <key>'"}
+
+
+# ---------------------------------------------------------------- self-service
+
+
+@router.get("/v1/me", summary="Who this key acts for")
+async def me(principal: CurrentPrincipal) -> dict[str, Any]:
+    return {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
+
+
+@router.get("/v1/keys", summary="Your API keys")
+async def my_keys(principal: CurrentPrincipal, store: MetadataDep) -> dict[str, Any]:
+    rows = await asyncio.to_thread(store.api_keys.list_api_keys, principal.user_id)
+    return {"keys": [key_json(k) for k in rows]}
+
+
+@router.post("/v1/keys", status_code=201, summary="Create an API key for yourself")
+async def new_key(body: KeyIn, principal: CurrentPrincipal, store: MetadataDep) -> dict[str, Any]:
+    if body.scope == "admin" and principal.scope != "admin":
+        raise HTTPException(403, "only an admin can create admin keys")
+    return await make_key(store, principal.user_id, body)
+
+
+@router.delete("/v1/keys/{key_id}", status_code=204, summary="Revoke one of your keys")
+async def revoke_key(key_id: str, principal: CurrentPrincipal, store: MetadataDep) -> Response:
+    if not await asyncio.to_thread(store.api_keys.revoke_api_key, principal.user_id, key_id):
+        raise HTTPException(404, "no such key")
+    return Response(status_code=204)
+
+
+# ---------------------------------------------------------------- admin
+
+
+@router.get("/v1/admin/users", summary="Every user (admin)")
+async def users(_admin: AdminUser, store: MetadataDep) -> dict[str, Any]:
+    rows = await asyncio.to_thread(store.users.list_users)
+    return {"users": [{"user_id": u.user_id, "display_name": u.display_name,
+                       "created_at": u.created_at.isoformat(), "active_keys": u.active_keys} for u in rows]}
+
+
+@router.post("/v1/admin/users", status_code=201, summary="Create a user, with a first key (admin)")
+async def add_user(body: UserIn, _admin: AdminUser, store: MetadataDep) -> dict[str, Any]:
+    try:
+        keys.check_user_id(body.user_id)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    await asyncio.to_thread(store.users.ensure_user, body.user_id, body.display_name)
+    out: dict[str, Any] = {"user_id": body.user_id}
+    if body.create_key:
+        out["key"] = await make_key(store, body.user_id, KeyIn(name="first key", scope="user"))
+    return out
+
+
+@router.delete("/v1/admin/users/{user_id}", summary="Erase a user and everything they stored (admin)")
+async def erase(user_id: str, _admin: AdminUser, rt: RuntimeDep, confirm: str | None = None) -> dict[str, Any]:
+    """Remove the user's keys, sources, documents, passages, raw files and conversations for good.
+    Needs ``?confirm=<user id>``."""
     store = rt.metadata
-    caller = Depends(current_principal)
-    admin = Depends(admin_user)
+    if not await asyncio.to_thread(store.users.user_exists, user_id):
+        raise HTTPException(404, f"no user {user_id!r}")
+    if confirm != user_id:
+        raise HTTPException(400, "erasing a user deletes everything they stored and cannot be undone; to "
+                                 f"confirm, repeat the user id: DELETE /v1/admin/users/{user_id}?confirm={user_id}")
+    if rt.vectors is None:
+        raise HTTPException(503, "this process has no vector store configured, so it cannot erase passages")
+    report = await asyncio.to_thread(lifecycle.erase_user, store, rt.objects, rt.vectors, user_id)
+    return {"erased": user_id, **report.to_json()}
 
-    async def make_key(user_id: str, body: KeyIn) -> dict[str, Any]:
-        try:
-            info, secret = await asyncio.to_thread(store.api_keys.create_api_key, user_id, body.name, body.scope)
-        except KeyError:
-            raise HTTPException(404, f"no user {user_id!r}") from None
-        return {**key_json(info), "api_key": secret,
-                "note": "shown once: store it now; send it as 'Authorization: Bearer <key>'"}
 
-    # ---------------------------------------------------------------- self-service
+@router.get("/v1/admin/users/{user_id}/keys", summary="A user's keys (admin)")
+async def user_keys(user_id: str, _admin: AdminUser, store: MetadataDep) -> dict[str, Any]:
+    if not await asyncio.to_thread(store.users.user_exists, user_id):
+        raise HTTPException(404, f"no user {user_id!r}")
+    return {"keys": [key_json(k) for k in await asyncio.to_thread(store.api_keys.list_api_keys, user_id)]}
 
-    @router.get("/v1/me", summary="Who this key acts for")
-    async def me(principal: Principal = caller) -> dict[str, Any]:
-        return {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
 
-    @router.get("/v1/keys", summary="Your API keys")
-    async def my_keys(principal: Principal = caller) -> dict[str, Any]:
-        rows = await asyncio.to_thread(store.api_keys.list_api_keys, principal.user_id)
-        return {"keys": [key_json(k) for k in rows]}
+@router.post("/v1/admin/users/{user_id}/keys", status_code=201, summary="Create a key for a user (admin)")
+async def user_new_key(user_id: str, body: KeyIn, _admin: AdminUser, store: MetadataDep) -> dict[str, Any]:
+    return await make_key(store, user_id, body)
 
-    @router.post("/v1/keys", status_code=201, summary="Create an API key for yourself")
-    async def new_key(body: KeyIn, principal: Principal = caller) -> dict[str, Any]:
-        if body.scope == "admin" and principal.scope != "admin":
-            raise HTTPException(403, "only an admin can create admin keys")
-        return await make_key(principal.user_id, body)
 
-    @router.delete("/v1/keys/{key_id}", status_code=204, summary="Revoke one of your keys")
-    async def revoke_key(key_id: str, principal: Principal = caller) -> Response:
-        if not await asyncio.to_thread(store.api_keys.revoke_api_key, principal.user_id, key_id):
-            raise HTTPException(404, "no such key")
-        return Response(status_code=204)
+@router.delete("/v1/admin/users/{user_id}/keys/{key_id}", status_code=204,
+               summary="Revoke a user's key (admin)")
+async def user_revoke_key(user_id: str, key_id: str, _admin: AdminUser, store: MetadataDep) -> Response:
+    if not await asyncio.to_thread(store.api_keys.revoke_api_key, user_id, key_id):
+        raise HTTPException(404, "no such key")
+    return Response(status_code=204)
 
-    # ---------------------------------------------------------------- admin
-
-    @router.get("/v1/admin/users", summary="Every user (admin)")
-    async def users(_admin: Principal = admin) -> dict[str, Any]:
-        rows = await asyncio.to_thread(store.users.list_users)
-        return {"users": [{"user_id": u.user_id, "display_name": u.display_name,
-                           "created_at": u.created_at.isoformat(), "active_keys": u.active_keys} for u in rows]}
-
-    @router.post("/v1/admin/users", status_code=201, summary="Create a user, with a first key (admin)")
-    async def add_user(body: UserIn, _admin: Principal = admin) -> dict[str, Any]:
-        try:
-            keys.check_user_id(body.user_id)
-        except ValueError as exc:
-            raise HTTPException(422, str(exc)) from None
-        await asyncio.to_thread(store.users.ensure_user, body.user_id, body.display_name)
-        out: dict[str, Any] = {"user_id": body.user_id}
-        if body.create_key:
-            out["key"] = await make_key(body.user_id, KeyIn(name="first key", scope="user"))
-        return out
-
-    @router.delete("/v1/admin/users/{user_id}", summary="Erase a user and everything they stored (admin)")
-    async def erase(user_id: str, confirm: str | None = None, _admin: Principal = admin) -> dict[str, Any]:
-        """Remove the user's keys, sources, documents, passages, raw files and conversations for good.
-        Needs ``?confirm=<user id>``."""
-        if not await asyncio.to_thread(store.users.user_exists, user_id):
-            raise HTTPException(404, f"no user {user_id!r}")
-        if confirm != user_id:
-            raise HTTPException(400, "erasing a user deletes everything they stored and cannot be undone; to "
-                                     f"confirm, repeat the user id: DELETE /v1/admin/users/{user_id}?confirm={user_id}")
-        if rt.vectors is None:
-            raise HTTPException(503, "this process has no vector store configured, so it cannot erase passages")
-        report = await asyncio.to_thread(lifecycle.erase_user, store, rt.objects, rt.vectors, user_id)
-        return {"erased": user_id, **report.to_json()}
-
-    @router.get("/v1/admin/users/{user_id}/keys", summary="A user's keys (admin)")
-    async def user_keys(user_id: str, _admin: Principal = admin) -> dict[str, Any]:
-        if not await asyncio.to_thread(store.users.user_exists, user_id):
-            raise HTTPException(404, f"no user {user_id!r}")
-        return {"keys": [key_json(k) for k in await asyncio.to_thread(store.api_keys.list_api_keys, user_id)]}
-
-    @router.post("/v1/admin/users/{user_id}/keys", status_code=201, summary="Create a key for a user (admin)")
-    async def user_new_key(user_id: str, body: KeyIn,
-                           _admin: Principal = admin) -> dict[str, Any]:
-        return await make_key(user_id, body)
-
-    @router.delete("/v1/admin/users/{user_id}/keys/{key_id}", status_code=204,
-                   summary="Revoke a user's key (admin)")
-    async def user_revoke_key(user_id: str, key_id: str, _admin: Principal = admin) -> Response:
-        if not await asyncio.to_thread(store.api_keys.revoke_api_key, user_id, key_id):
-            raise HTTPException(404, "no such key")
-        return Response(status_code=204)
-
-    return router

@@ -18,23 +18,32 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from secondbrain.addresses import parse_networks
 from secondbrain.errors import failure_sentence
+from secondbrain.events.models import unsaid_capture
 from secondbrain.http_security import short
 from secondbrain.ids import normalise_url
 from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceView
-from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
 from secondbrain.submissions import Submissions, Submitted
 from secondbrain.submissions import private_target as _private_target
 from secondbrain.titles import display_title
 from secondbrain.uploads import read_form, read_multipart, read_raw
 from secondbrain.validation import Text, text_problem
+from services.ingest_gateway.deps import (
+    CurrentUser,
+    MetadataDep,
+    NetworksDep,
+    ObjectsDep,
+    RelayDep,
+    SettingsDep,
+    SubmissionsDep,
+)
 from services.ingest_gateway.share import MAX_SHARED_FILES, read_small_form, split_share
 
 COPY_BLOCK = 1024 * 1024
@@ -119,296 +128,312 @@ def source_json(s: SourceView) -> dict[str, Any]:
     }
 
 
-def create_router(rt: Runtime, relay: OutboxRelay | None, current_user: Any) -> APIRouter:
-    """The gateway's routes, bound to a runtime; ``current_user`` is the auth dependency."""
-    router = APIRouter(tags=["ingest"])
-    s = rt.settings
-    networks = parse_networks(s.fetch_allow_networks)
-    auth = Depends(current_user)
+router = APIRouter(tags=["ingest"])
+SOURCE_URI_HELP = ("Where the file lives for good, e.g. file:///home/me/notes/a.md: the same one again is a new "
+                   "version of the same source (default: file:<its name>).")
 
-    submissions = Submissions(rt, relay)
 
-    async def check_backlog(request: Request) -> None:
-        """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going
-        (the backlog was read with the request's key, in the same round trip)."""
-        pending = getattr(request.state, "pending", 0)
-        if s.max_pending_jobs <= 0 or pending < s.max_pending_jobs:
-            return
-        raise HTTPException(429, f"you have {pending} captures still being processed (the limit is "
-                                 f"{s.max_pending_jobs}); wait for some to finish (GET /v1/jobs/<id> or "
-                                 "`secondbrain jobs`) and send the rest then. Operators can raise "
-                                 "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
+def check_backlog(request: Request, settings: Settings) -> None:
+    """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going
+    (the backlog was read with the request's key, in the same round trip)."""
+    pending = getattr(request.state, "pending", 0)
+    if settings.max_pending_jobs <= 0 or pending < settings.max_pending_jobs:
+        return
+    raise HTTPException(429, f"you have {pending} captures still being processed (the limit is "
+                             f"{settings.max_pending_jobs}); wait for some to finish (GET /v1/jobs/<id> or "
+                             "`secondbrain jobs`) and send the rest then. Operators can raise "
+                             "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
 
-    def accepted(done: Submitted | Accepted) -> JSONResponse:
-        body = done if isinstance(done, Accepted) else _accepted_body(done)
-        if relay is not None:
-            relay.wake()
-        return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.status_url})
 
-    @router.post("/v1/notes", status_code=202, response_model=Accepted, summary="Capture a note")
-    async def post_note(note: NoteIn, request: Request, user: str = auth,
+def accepted(done: Submitted | Accepted, relay: OutboxRelay | None) -> JSONResponse:
+    body = done if isinstance(done, Accepted) else _accepted_body(done)
+    if relay is not None:
+        relay.wake()
+    return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.status_url})
+
+
+@router.post("/v1/notes", status_code=202, response_model=Accepted, summary="Capture a note")
+async def post_note(note: NoteIn, request: Request, user: CurrentUser, settings: SettingsDep,
+                    submissions: SubmissionsDep, relay: RelayDep,
+                    idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+    if len(note.text) > settings.max_note_chars:
+        raise HTTPException(413, f"the note has {len(note.text)} characters; the limit is {settings.max_note_chars}."
+                                 " Upload it as a file instead.")
+    if not note.text.strip():
+        raise HTTPException(422, "the note is empty")
+    check_backlog(request, settings)
+    raw = note.text.encode("utf-8")
+    sha = hashlib.sha256(raw).hexdigest()
+    body = await asyncio.to_thread(
+        submissions.file, user, data=raw, size=len(raw), sha256=sha, content_type="text/markdown", filename=None,
+        title=note.title, captured_at=aware(note.captured_at), source_uri=f"note:{uuid.uuid4()}",
+        idempotency_key=idempotency_key, attributes={"kind": "note"}, capture="note",
+    )
+    return accepted(body, relay)
+
+
+@router.post("/v1/artifacts", status_code=202, response_model=Accepted, summary="Upload a file",
+             openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
+                 "type": "object", "required": ["file"], "properties": {
+                     "file": {"type": "string", "format": "binary"}, "title": {"type": "string"},
+                     "captured_at": {"type": "string", "format": "date-time"},
+                     "source_uri": {"type": "string", "description": SOURCE_URI_HELP}}}}}}})
+async def post_artifact(request: Request, user: CurrentUser, settings: SettingsDep, submissions: SubmissionsDep,
+                        relay: RelayDep,
                         idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
-        if len(note.text) > s.max_note_chars:
-            raise HTTPException(413, f"the note has {len(note.text)} characters; the limit is {s.max_note_chars}."
-                                     " Upload it as a file instead.")
-        if not note.text.strip():
-            raise HTTPException(422, "the note is empty")
-        await check_backlog(request)
-        raw = note.text.encode("utf-8")
-        sha = hashlib.sha256(raw).hexdigest()
+    """Upload one file as multipart/form-data (field ``file``, optional ``title`` and
+    ``captured_at``), or as the raw body with its name in ``X-Filename``.  The body is read
+    as it streams in and refused with 413 as soon as it passes the limit.  ``source_uri`` (or
+    ``X-Source-URI``) names the file for good, e.g. ``file:///home/me/notes/a.md``: uploading
+    under the same one again makes a new version of the same source."""
+    # A Content-Length over the limit was refused before this route ran (secondbrain.http_security).
+    check_backlog(request, settings)  # before reading the body: no point receiving what must wait
+    header = request.headers.get("content-type", "")
+    if header.lower().startswith("multipart/form-data"):
+        upload = await read_multipart(request.stream(), header, limit=settings.max_upload_bytes)
+    else:
+        upload = await read_raw(request.stream(), limit=settings.max_upload_bytes,
+                                filename=request.headers.get("x-filename"), content_type=header or None)
+    try:
+        for name, value in (("title", upload.fields.get("title")), ("file name", upload.filename),
+                            ("captured_at", upload.fields.get("captured_at"))):
+            problem = text_problem(value or "")
+            if problem:
+                raise HTTPException(422, f"the {name} {problem}")
+        source_uri = _source_uri(upload.fields.get("source_uri") or request.headers.get("x-source-uri"))
+        title = (upload.fields.get("title") or "").strip()[:500] or None
+        captured_at = _parse_time(upload.fields.get("captured_at"))
+        if upload.size == 0:
+            raise HTTPException(422, "the file is empty: there is nothing to ingest")
+        filename = _safe_filename(upload.filename)
+        # Parameters stay (a declared charset matters for text); the extractor trusts the bytes.
+        content_type = (upload.content_type or "application/octet-stream").strip().lower()[:200]
         body = await asyncio.to_thread(
-            submissions.file, user, data=raw, size=len(raw), sha256=sha, content_type="text/markdown", filename=None,
-            title=note.title, captured_at=aware(note.captured_at), source_uri=f"note:{uuid.uuid4()}",
-            idempotency_key=idempotency_key, attributes={"kind": "note"},
+            submissions.file, user, data=upload.file, size=upload.size, sha256=upload.sha256,
+            content_type=content_type, filename=filename, title=title, captured_at=captured_at,
+            source_uri=source_uri or f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
+            attributes={}, capture="upload",
         )
-        return accepted(body)
+    finally:
+        upload.close()
+    return accepted(body, relay)
 
-    @router.post("/v1/artifacts", status_code=202, response_model=Accepted, summary="Upload a file",
-                 openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
-                     "type": "object", "required": ["file"], "properties": {
-                         "file": {"type": "string", "format": "binary"}, "title": {"type": "string"},
-                         "captured_at": {"type": "string", "format": "date-time"},
-                         "source_uri": {"type": "string", "description": SOURCE_URI_HELP}}}}}}})
-    async def post_artifact(request: Request, user: str = auth,
-                            idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
-        """Upload one file as multipart/form-data (field ``file``, optional ``title`` and
-        ``captured_at``), or as the raw body with its name in ``X-Filename``.  The body is read
-        as it streams in and refused with 413 as soon as it passes the limit.  ``source_uri`` (or
-        ``X-Source-URI``) names the file for good, e.g. ``file:///home/me/notes/a.md``: uploading
-        under the same one again makes a new version of the same source."""
-        # A Content-Length over the limit was refused before this route ran (secondbrain.http_security).
-        await check_backlog(request)  # before reading the body: no point receiving what must wait
-        header = request.headers.get("content-type", "")
-        if header.lower().startswith("multipart/form-data"):
-            upload = await read_multipart(request.stream(), header, limit=s.max_upload_bytes)
-        else:
-            upload = await read_raw(request.stream(), limit=s.max_upload_bytes,
-                                    filename=request.headers.get("x-filename"), content_type=header or None)
-        try:
-            for name, value in (("title", upload.fields.get("title")), ("file name", upload.filename),
-                                ("captured_at", upload.fields.get("captured_at"))):
-                problem = text_problem(value or "")
-                if problem:
-                    raise HTTPException(422, f"the {name} {problem}")
-            source_uri = _source_uri(upload.fields.get("source_uri") or request.headers.get("x-source-uri"))
-            title = (upload.fields.get("title") or "").strip()[:500] or None
-            captured_at = _parse_time(upload.fields.get("captured_at"))
-            if upload.size == 0:
-                raise HTTPException(422, "the file is empty: there is nothing to ingest")
+
+@router.post("/v1/urls", status_code=202, response_model=Accepted, summary="Fetch and remember a web page")
+async def post_url(page: UrlIn, request: Request, user: CurrentUser, settings: SettingsDep,
+                   submissions: SubmissionsDep, relay: RelayDep, networks: NetworksDep,
+                   idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+    """Queue a web page: the fetcher downloads it (robots.txt, timeouts and size limits apply),
+    the snapshot is kept, and its main content is indexed.  The same URL again is a new version."""
+    url = page.url.strip()
+    if not url.lower().startswith(("http://", "https://")) or "://" not in url or not url.split("://", 1)[1]:
+        raise HTTPException(422, "only http and https URLs can be fetched, e.g. https://example.org/post")
+    refusal = None if settings.fetch_allow_private else _private_target(url, networks)
+    if refusal:
+        raise HTTPException(422, refusal)
+    check_backlog(request, settings)
+    return accepted(await queue_url(submissions, user, url, page.title, aware(page.captured_at), idempotency_key),
+                    relay)
+
+
+@router.post("/v1/pages", status_code=202, response_model=Accepted,
+             summary="Remember a web page's rendered text (sent by the browser)")
+async def post_page(page: PageIn, request: Request, user: CurrentUser, settings: SettingsDep,
+                    submissions: SubmissionsDep, relay: RelayDep,
+                    idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+    """The text of a page as the browser rendered it, for pages the fetcher cannot see (behind a
+    sign-in).  Nothing is fetched.  The URL without its fragment is the source, as for ``POST
+    /v1/urls``: the same page saved again, or fetched, is a new version of one source, and the same
+    text again is a duplicate.  Dated now: when the person saw it."""
+    url = page.url.strip()
+    if not url.lower().startswith(("http://", "https://")) or not url.split("://", 1)[1].strip("/"):
+        raise HTTPException(422, "only pages with an http or https address can be saved, e.g. "
+                                 "https://example.org/post (not a browser's own or a file: page)")
+    if len(page.text) > settings.max_note_chars:
+        raise HTTPException(413, f"the page's text has {len(page.text)} characters; the limit is "
+                                 f"{settings.max_note_chars} (SB_MAX_NOTE_CHARS). Save a selection instead.")
+    if not page.text.strip():
+        raise HTTPException(422, "the page has no text to save")
+    check_backlog(request, settings)
+    raw = page.text.encode("utf-8")
+    title = (page.title or "").strip() or None
+    body = await asyncio.to_thread(
+        submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
+        content_type="text/plain; charset=utf-8", filename=None, title=title,
+        # No time: the extractor dates it when it is taken in, i.e. now (and a retry with the same
+        # Idempotency-Key still asks for the same thing).
+        captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key,
+        attributes={"kind": "page"}, capture="page",
+    )
+    return accepted(body, relay)
+
+
+async def queue_url(submissions: Submissions, user: str, url: str, title: str | None, captured_at: datetime | None,
+                    idempotency_key: str | None) -> Accepted:
+    return _accepted_body(await asyncio.to_thread(submissions.url, user, url, title, captured_at,
+                                                  idempotency_key))
+
+
+@router.post("/share", status_code=303, response_class=RedirectResponse,
+             summary="What another app shares to the installed web app (Web Share Target)",
+             responses={303: {"description": "to the page, which shows the captures' progress"}},
+             openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
+                 "type": "object", "properties": {
+                     "title": {"type": "string"}, "text": {"type": "string"}, "url": {"type": "string"},
+                     "files": {"type": "array", "items": {"type": "string", "format": "binary"}}}}}}}})
+async def post_share(request: Request, user: CurrentUser, settings: SettingsDep, submissions: SubmissionsDep,
+                     relay: RelayDep, networks: NetworksDep) -> RedirectResponse:
+    """The manifest's ``share_target``: the phone's share sheet posts ``title``, ``text``, ``url`` and
+    ``files`` here as multipart/form-data.  The link is fetched as a web page (Android often sends it in
+    ``text``), the words become a note, each file is uploaded; each through the same submission as
+    ``/v1/urls``, ``/v1/notes`` and ``/v1/artifacts`` (limits, backlog, the same bytes kept once).  The
+    answer is a redirect to the page with the new job ids, where their progress shows."""
+    check_backlog(request, settings)
+    header = request.headers.get("content-type", "")
+    if header.lower().startswith("multipart/form-data"):
+        fields, uploads = await read_form(request.stream(), header, limit=settings.max_upload_bytes,
+                                          file_field="files", max_files=MAX_SHARED_FILES)
+    elif header.lower().startswith("application/x-www-form-urlencoded"):  # a share without files
+        fields, uploads = await read_small_form(request.stream()), []
+    else:
+        raise HTTPException(415, "a share is sent as multipart/form-data (the web app's share target)")
+    try:
+        for name in ("title", "text", "url"):
+            problem = text_problem(fields.get(name) or "")
+            if problem:
+                raise HTTPException(422, f"the shared {name} {problem}")
+        shared = split_share(fields.get("title"), fields.get("text"), fields.get("url"))
+        if shared.url and not settings.fetch_allow_private and _private_target(shared.url, networks):
+            shared = split_share(shared.title, shared.text, shared.url, fetch=False)
+        files = [u for u in uploads if u.size > 0]
+        jobs: list[str] = []
+        if shared.url:
+            key = "share:" + hashlib.sha256(f"{shared.url}\x1f{shared.title}".encode()).hexdigest()
+            jobs.append((await queue_url(submissions, user, shared.url, shared.title, None, key)).job_id)
+        if shared.text:
+            raw = shared.text.encode("utf-8")
+            note = await asyncio.to_thread(
+                submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
+                content_type="text/markdown", filename=None, title=shared.title if not shared.url else None,
+                captured_at=None, source_uri=f"note:{uuid.uuid4()}", idempotency_key=None,
+                attributes={"kind": "note"}, capture="note")
+            jobs.append(note.job_id)
+        for upload in files:
             filename = _safe_filename(upload.filename)
-            # Parameters stay (a declared charset matters for text); the extractor trusts the bytes.
-            content_type = (upload.content_type or "application/octet-stream").strip().lower()[:200]
-            body = await asyncio.to_thread(
+            alone = len(files) == 1 and not shared.url and not shared.text
+            done = await asyncio.to_thread(
                 submissions.file, user, data=upload.file, size=upload.size, sha256=upload.sha256,
-                content_type=content_type, filename=filename, title=title, captured_at=captured_at,
-                source_uri=source_uri or f"file:{filename or upload.sha256[:16]}", idempotency_key=idempotency_key,
-                attributes={},
-            )
-        finally:
+                content_type=(upload.content_type or "application/octet-stream").strip().lower()[:200],
+                filename=filename, title=(shared.title if alone else None) or filename, captured_at=None,
+                # Named by its content: phones give many files the same name (image.jpg), and a name
+                # would make each new one the next version of the last.
+                source_uri=f"share:{upload.sha256[:32]}", idempotency_key=None, attributes={}, capture="upload")
+            jobs.append(done.job_id)
+    finally:
+        for upload in uploads:
             upload.close()
-        return accepted(body)
+    if jobs and relay is not None:
+        relay.wake()
+    return RedirectResponse("/?shared=" + ",".join(jobs), status_code=303)
 
-    @router.post("/v1/urls", status_code=202, response_model=Accepted, summary="Fetch and remember a web page")
-    async def post_url(page: UrlIn, request: Request, user: str = auth,
-                       idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
-        """Queue a web page: the fetcher downloads it (robots.txt, timeouts and size limits apply),
-        the snapshot is kept, and its main content is indexed.  The same URL again is a new version."""
-        url = page.url.strip()
-        if not url.lower().startswith(("http://", "https://")) or "://" not in url or not url.split("://", 1)[1]:
-            raise HTTPException(422, "only http and https URLs can be fetched, e.g. https://example.org/post")
-        refusal = None if s.fetch_allow_private else _private_target(url, networks)
+
+@router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
+async def get_job(job_id: str, user: CurrentUser, metadata: MetadataDep) -> dict[str, Any]:
+    job = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
+    if job is None:
+        raise HTTPException(404, "no such job")
+    out = job_json(job)
+    out["events"] = [
+        {**e, "at": e["at"].isoformat() if hasattr(e.get("at"), "isoformat") else e.get("at")}
+        for e in await asyncio.to_thread(metadata.jobs.job_events, user, job_id)
+    ]
+    return out
+
+
+@router.get("/v1/jobs/{job_id}/stream", summary="Live job progress as server-sent events")
+async def stream_job(job_id: str, user: CurrentUser, metadata: MetadataDep,
+                     poll_s: float = 0.25) -> EventSourceResponse:
+    """A ``job`` event (the same JSON as ``GET /v1/jobs/{id}``) whenever the job changes, ending
+    with the finished job; a job of another user is 404, like an unknown one."""
+    first = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
+    if first is None:
+        raise HTTPException(404, "no such job")
+    interval = min(max(poll_s, 0.05), 5.0)
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        last: str | None = None
+        job: JobView | None = first
+        while True:
+            if job is None:
+                return  # deleted meanwhile
+            body = json.dumps(job_json(job))
+            if body != last:
+                yield {"event": "job", "data": body}
+                last = body
+            if job.status in FINISHED_JOB_STATUSES:
+                return
+            await asyncio.sleep(interval)
+            job = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
+
+    return EventSourceResponse(events(), ping=15)
+
+
+@router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Accepted,
+             summary="Try a failed capture again")
+async def retry_job(job_id: str, request: Request, user: CurrentUser, settings: SettingsDep, metadata: MetadataDep,
+                    objects: ObjectsDep, submissions: SubmissionsDep, relay: RelayDep,
+                    networks: NetworksDep) -> JSONResponse:
+    """Submit a failed capture's stored file again, as a new job (a web page that could not be
+    fetched is fetched again).  Only a failed job can be retried; another user's job is 404,
+    like an unknown one."""
+    job = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
+    if job is None:
+        raise HTTPException(404, "no such job")
+    if job.status != "failed":
+        raise HTTPException(409, f"only a failed capture can be tried again, and this one is {job.status}")
+    check_backlog(request, settings)
+    if job.artifact_id is None:  # nothing stored: a page whose fetch failed
+        url = job.source_uri or ""
+        if not url.lower().startswith(("http://", "https://")):
+            raise HTTPException(409, "nothing was stored for this capture, so it cannot be tried again; "
+                                     "add it again instead")
+        refusal = None if settings.fetch_allow_private else _private_target(url, networks)
         if refusal:
             raise HTTPException(422, refusal)
-        await check_backlog(request)
-        return accepted(await queue_url(user, url, page.title, aware(page.captured_at), idempotency_key))
+        return accepted(await queue_url(submissions, user, url, job.title, None, None), relay)
+    record = await asyncio.to_thread(metadata.catalog.get_artifact, user, job.artifact_id)
+    if record is None or record.raw_purged_at is not None or \
+            await asyncio.to_thread(objects.stat, record.object_key) is None:
+        raise HTTPException(410, "the original file of this capture is no longer kept, so it cannot be "
+                                 "tried again; add the file again instead")
+    body = await asyncio.to_thread(
+        submissions.register, user, record.artifact_id, record.object_key, size=record.size_bytes,
+        sha256=record.sha256,
+        content_type=record.content_type, filename=record.filename, title=record.title,
+        captured_at=record.captured_at, source_uri=record.source_uri, idempotency_key=None,
+        attributes=dict(record.attributes), capture=unsaid_capture(record.source_uri, record.attributes))
+    return accepted(body, relay)
 
-    @router.post("/v1/pages", status_code=202, response_model=Accepted,
-                 summary="Remember a web page's rendered text (sent by the browser)")
-    async def post_page(page: PageIn, request: Request, user: str = auth,
-                        idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
-        """The text of a page as the browser rendered it, for pages the fetcher cannot see (behind a
-        sign-in).  Nothing is fetched.  The URL without its fragment is the source, as for ``POST
-        /v1/urls``: the same page saved again, or fetched, is a new version of one source, and the same
-        text again is a duplicate.  Dated now: when the person saw it."""
-        url = page.url.strip()
-        if not url.lower().startswith(("http://", "https://")) or not url.split("://", 1)[1].strip("/"):
-            raise HTTPException(422, "only pages with an http or https address can be saved, e.g. "
-                                     "https://example.org/post (not a browser's own or a file: page)")
-        if len(page.text) > s.max_note_chars:
-            raise HTTPException(413, f"the page's text has {len(page.text)} characters; the limit is "
-                                     f"{s.max_note_chars} (SB_MAX_NOTE_CHARS). Save a selection instead.")
-        if not page.text.strip():
-            raise HTTPException(422, "the page has no text to save")
-        await check_backlog(request)
-        raw = page.text.encode("utf-8")
-        title = (page.title or "").strip() or None
-        body = await asyncio.to_thread(
-            submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
-            content_type="text/plain; charset=utf-8", filename=None, title=title,
-            # No time: the extractor dates it when it is taken in, i.e. now (and a retry with the same
-            # Idempotency-Key still asks for the same thing).
-            captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key,
-            attributes={"kind": "page"},
-        )
-        return accepted(body)
 
-    async def queue_url(user: str, url: str, title: str | None, captured_at: datetime | None,
-                        idempotency_key: str | None) -> Accepted:
-        return _accepted_body(await asyncio.to_thread(submissions.url, user, url, title, captured_at,
-                                                      idempotency_key))
+@router.get("/v1/sources", summary="What was ingested, newest first")
+async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50, offset: int = 0,
+                      modality: str | None = None,
+                      status: JobStatus | None = None,
+                      start: Annotated[datetime | None, Query(alias="from")] = None,
+                      end: Annotated[datetime | None, Query(alias="to")] = None) -> dict[str, Any]:
+    """One row per submission (each version of a source), newest first; ``modality`` (pdf, web,
+    audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
+    time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
+    not known yet counts as captured when it was submitted).  A failed submission is listed only
+    while it is its source's newest (its retries and later uploads replace it here; every try stays
+    in ``GET /v1/sources/{id}``); ``reason`` says why in a sentence, ``retryable`` whether trying
+    again may help."""
+    limit = max(1, min(limit, 500))
+    rows = await asyncio.to_thread(functools.partial(metadata.catalog.list_sources, user, limit, max(0, offset),
+                                                     modality=modality, status=status, start=aware(start),
+                                                     end=aware(end), failed_once=True))
+    return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
-    @router.post("/share", status_code=303, response_class=RedirectResponse,
-                 summary="What another app shares to the installed web app (Web Share Target)",
-                 responses={303: {"description": "to the page, which shows the captures' progress"}},
-                 openapi_extra={"requestBody": {"content": {"multipart/form-data": {"schema": {
-                     "type": "object", "properties": {
-                         "title": {"type": "string"}, "text": {"type": "string"}, "url": {"type": "string"},
-                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}}}}}}}})
-    async def post_share(request: Request, user: str = auth) -> RedirectResponse:
-        """The manifest's ``share_target``: the phone's share sheet posts ``title``, ``text``, ``url`` and
-        ``files`` here as multipart/form-data.  The link is fetched as a web page (Android often sends it in
-        ``text``), the words become a note, each file is uploaded; each through the same submission as
-        ``/v1/urls``, ``/v1/notes`` and ``/v1/artifacts`` (limits, backlog, the same bytes kept once).  The
-        answer is a redirect to the page with the new job ids, where their progress shows."""
-        await check_backlog(request)
-        header = request.headers.get("content-type", "")
-        if header.lower().startswith("multipart/form-data"):
-            fields, uploads = await read_form(request.stream(), header, limit=s.max_upload_bytes,
-                                              file_field="files", max_files=MAX_SHARED_FILES)
-        elif header.lower().startswith("application/x-www-form-urlencoded"):  # a share without files
-            fields, uploads = await read_small_form(request.stream()), []
-        else:
-            raise HTTPException(415, "a share is sent as multipart/form-data (the web app's share target)")
-        try:
-            for name in ("title", "text", "url"):
-                problem = text_problem(fields.get(name) or "")
-                if problem:
-                    raise HTTPException(422, f"the shared {name} {problem}")
-            shared = split_share(fields.get("title"), fields.get("text"), fields.get("url"))
-            if shared.url and not s.fetch_allow_private and _private_target(shared.url, networks):
-                shared = split_share(shared.title, shared.text, shared.url, fetch=False)
-            files = [u for u in uploads if u.size > 0]
-            jobs: list[str] = []
-            if shared.url:
-                key = "share:" + hashlib.sha256(f"{shared.url}\x1f{shared.title}".encode()).hexdigest()
-                jobs.append((await queue_url(user, shared.url, shared.title, None, key)).job_id)
-            if shared.text:
-                raw = shared.text.encode("utf-8")
-                note = await asyncio.to_thread(
-                    submissions.file, user, data=raw, size=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
-                    content_type="text/markdown", filename=None, title=shared.title if not shared.url else None,
-                    captured_at=None, source_uri=f"note:{uuid.uuid4()}", idempotency_key=None,
-                    attributes={"kind": "note"})
-                jobs.append(note.job_id)
-            for upload in files:
-                filename = _safe_filename(upload.filename)
-                alone = len(files) == 1 and not shared.url and not shared.text
-                done = await asyncio.to_thread(
-                    submissions.file, user, data=upload.file, size=upload.size, sha256=upload.sha256,
-                    content_type=(upload.content_type or "application/octet-stream").strip().lower()[:200],
-                    filename=filename, title=(shared.title if alone else None) or filename, captured_at=None,
-                    # Named by its content: phones give many files the same name (image.jpg), and a name
-                    # would make each new one the next version of the last.
-                    source_uri=f"share:{upload.sha256[:32]}", idempotency_key=None, attributes={})
-                jobs.append(done.job_id)
-        finally:
-            for upload in uploads:
-                upload.close()
-        if jobs and relay is not None:
-            relay.wake()
-        return RedirectResponse("/?shared=" + ",".join(jobs), status_code=303)
-
-    @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
-    async def get_job(job_id: str, user: str = auth) -> dict[str, Any]:
-        job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
-        if job is None:
-            raise HTTPException(404, "no such job")
-        out = job_json(job)
-        out["events"] = [
-            {**e, "at": e["at"].isoformat() if hasattr(e.get("at"), "isoformat") else e.get("at")}
-            for e in await asyncio.to_thread(rt.metadata.jobs.job_events, user, job_id)
-        ]
-        return out
-
-    @router.get("/v1/jobs/{job_id}/stream", summary="Live job progress as server-sent events")
-    async def stream_job(job_id: str, user: str = auth, poll_s: float = 0.25) -> EventSourceResponse:
-        """A ``job`` event (the same JSON as ``GET /v1/jobs/{id}``) whenever the job changes, ending
-        with the finished job; a job of another user is 404, like an unknown one."""
-        first = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
-        if first is None:
-            raise HTTPException(404, "no such job")
-        interval = min(max(poll_s, 0.05), 5.0)
-
-        async def events() -> AsyncIterator[dict[str, str]]:
-            last: str | None = None
-            job: JobView | None = first
-            while True:
-                if job is None:
-                    return  # deleted meanwhile
-                body = json.dumps(job_json(job))
-                if body != last:
-                    yield {"event": "job", "data": body}
-                    last = body
-                if job.status in FINISHED_JOB_STATUSES:
-                    return
-                await asyncio.sleep(interval)
-                job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
-
-        return EventSourceResponse(events(), ping=15)
-
-    @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Accepted,
-                 summary="Try a failed capture again")
-    async def retry_job(job_id: str, request: Request, user: str = auth) -> JSONResponse:
-        """Submit a failed capture's stored file again, as a new job (a web page that could not be
-        fetched is fetched again).  Only a failed job can be retried; another user's job is 404,
-        like an unknown one."""
-        job = await asyncio.to_thread(rt.metadata.jobs.get_job, user, job_id)
-        if job is None:
-            raise HTTPException(404, "no such job")
-        if job.status != "failed":
-            raise HTTPException(409, f"only a failed capture can be tried again, and this one is {job.status}")
-        await check_backlog(request)
-        if job.artifact_id is None:  # nothing stored: a page whose fetch failed
-            url = job.source_uri or ""
-            if not url.lower().startswith(("http://", "https://")):
-                raise HTTPException(409, "nothing was stored for this capture, so it cannot be tried again; "
-                                         "add it again instead")
-            refusal = None if s.fetch_allow_private else _private_target(url, networks)
-            if refusal:
-                raise HTTPException(422, refusal)
-            return accepted(await queue_url(user, url, job.title, None, None))
-        record = await asyncio.to_thread(rt.metadata.catalog.get_artifact, user, job.artifact_id)
-        if record is None or record.raw_purged_at is not None or \
-                await asyncio.to_thread(rt.objects.stat, record.object_key) is None:
-            raise HTTPException(410, "the original file of this capture is no longer kept, so it cannot be "
-                                     "tried again; add the file again instead")
-        body = await asyncio.to_thread(
-            submissions.register, user, record.artifact_id, record.object_key, size=record.size_bytes,
-            sha256=record.sha256,
-            content_type=record.content_type, filename=record.filename, title=record.title,
-            captured_at=record.captured_at, source_uri=record.source_uri, idempotency_key=None,
-            attributes=dict(record.attributes))
-        return accepted(body)
-
-    @router.get("/v1/sources", summary="What was ingested, newest first")
-    async def get_sources(user: str = auth, limit: int = 50, offset: int = 0, modality: str | None = None,
-                          status: JobStatus | None = None,
-                          start: Annotated[datetime | None, Query(alias="from")] = None,
-                          end: Annotated[datetime | None, Query(alias="to")] = None) -> dict[str, Any]:
-        """One row per submission (each version of a source), newest first; ``modality`` (pdf, web,
-        audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
-        time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
-        not known yet counts as captured when it was submitted).  A failed submission is listed only
-        while it is its source's newest (its retries and later uploads replace it here; every try stays
-        in ``GET /v1/sources/{id}``); ``reason`` says why in a sentence, ``retryable`` whether trying
-        again may help."""
-        limit = max(1, min(limit, 500))
-        rows = await asyncio.to_thread(functools.partial(rt.metadata.catalog.list_sources, user, limit, max(0, offset),
-                                                         modality=modality, status=status, start=aware(start),
-                                                         end=aware(end), failed_once=True))
-        return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
-
-    return router
 
 
 def _accepted_body(done: Submitted) -> Accepted:
@@ -416,8 +441,6 @@ def _accepted_body(done: Submitted) -> Accepted:
                     status_url=f"/v1/jobs/{done.job_id}")
 
 
-SOURCE_URI_HELP = ("Where the file lives for good, e.g. file:///home/me/notes/a.md: the same one again is a new "
-                   "version of the same source (default: file:<its name>).")
 _URI_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}:\S", re.I)
 # Schemes the server itself gives out: a client naming one would graft its upload onto a note or a page.
 _RESERVED_SCHEMES = ("note:", "http:", "https:")

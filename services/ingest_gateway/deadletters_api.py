@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from secondbrain.ports import DeadLetterRecord, Principal
-from secondbrain.runtime import Runtime
+from secondbrain.ports import DeadLetterRecord
+from services.ingest_gateway.deps import CurrentPrincipal, MetadataDep
 
 
 def letter_json(d: DeadLetterRecord) -> dict[str, Any]:
@@ -23,16 +23,13 @@ def letter_json(d: DeadLetterRecord) -> dict[str, Any]:
             "offset": d.offset}
 
 
-def create_router(rt: Runtime, current_principal: Any) -> APIRouter:
-    """The dead letters route."""
-    router = APIRouter(tags=["dead letters"])
-    caller = Depends(current_principal)
+router = APIRouter(tags=["dead letters"])
 
-    @router.get("/v1/deadletters", summary="Events that were refused or failed, newest first, with the reason")
-    async def deadletters(principal: Principal = caller,
-                          limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
-        scope = None if principal.scope == "admin" else principal.user_id
-        found = await asyncio.to_thread(rt.metadata.dead_letters.list_dead_letters, scope, limit)
-        return {"deadletters": [letter_json(d) for d in found]}
 
-    return router
+@router.get("/v1/deadletters", summary="Events that were refused or failed, newest first, with the reason")
+async def deadletters(principal: CurrentPrincipal, metadata: MetadataDep,
+                      limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
+    scope = None if principal.scope == "admin" else principal.user_id
+    found = await asyncio.to_thread(metadata.dead_letters.list_dead_letters, scope, limit)
+    return {"deadletters": [letter_json(d) for d in found]}
+

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from secondbrain.ports import SparseEncoder
 from secondbrain.temporal.mentions import Mention
 from secondbrain.temporal.written import written_span
+from secondbrain.time_formats import rfc3339
 from services.query.engine import Source
 from services.query.extractive import relative
 
@@ -45,9 +46,8 @@ def format_sources(sources: list[Source], tz: ZoneInfo) -> str:
         if h.heading_path:
             where.append(" > ".join(h.heading_path))
         loc = f"; {', '.join(where)}" if where else ""
-        spoken = "; ".join(f"“{m['expression']}” = {_local_day(m['start'], m['end'], tz, h.captured_at)}"
-                           for m in h.mentions if m.get("expression") and m["expression"] in s.text
-                           and relative(m["expression"]))
+        spoken = "; ".join(f"“{m.expression}” = {_local_day(m.start, m.end, tz, h.captured_at)}"
+                           for m in h.mentions if m.expression and m.expression in s.text and relative(m.expression))
         speaks = f"; speaks of {spoken}" if spoken else ""
         blocks.append(f"[{n}] {h.title} ({h.modality}, captured {when}{loc}{speaks})\n{s.text.strip()}")
     return "\n\n".join(blocks)
@@ -61,16 +61,14 @@ def clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-def _local_day(start: str, end: str, tz: ZoneInfo, said: str) -> str:
+def _local_day(start: datetime, end: datetime, tz: ZoneInfo, said: str) -> str:
     """A stored span of days as the model reads it (a day, a week before a date, a month, a year), written
     as the extractive answer writes it."""
     try:
-        m = Mention(datetime.fromisoformat(start.replace("Z", "+00:00")),
-                    datetime.fromisoformat(end.replace("Z", "+00:00")), "", (0, 0))
         said_at = datetime.fromisoformat(said.replace("Z", "+00:00"))
     except ValueError:
-        return f"{start} \u2013 {end}"
-    return written_span(m, tz, said_at)
+        return f"{rfc3339(start)} \u2013 {rfc3339(end)}"
+    return written_span(Mention(start, end, "", (0, 0)), tz, said_at)
 
 
 def _local(iso: str, tz: ZoneInfo) -> str:

@@ -80,7 +80,7 @@ class Answerer:
         if rt.vectors is None or rt.embedder is None or rt.sparse is None:
             raise RuntimeError("the query service needs a vector store and models")
         s = rt.settings
-        indexes = ActiveIndexes(rt.metadata, rt.embedders, rt.embedder) if rt.embedders is not None else None
+        indexes = ActiveIndexes(rt.metadata.indexes, rt.embedders, rt.embedder) if rt.embedders is not None else None
         engine = QueryEngine(rt.vectors, rt.metadata, rt.embedder, rt.sparse, candidates=s.search_candidates,
                              budget_tokens=s.ask_context_tokens, per_document=s.ask_max_chunks_per_document,
                              reranker=_load_reranker(s.reranker_model_dir), indexes=indexes)

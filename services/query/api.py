@@ -10,6 +10,8 @@ passages, cited), so no client shows it as fact.
 
 ``/v1/conversations`` lists, opens, renames and deletes the user's conversations; another
 user's conversation answers 404, as a missing one does.
+
+Each route names what it uses in its signature (:mod:`services.query.deps`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
@@ -31,13 +33,18 @@ from sse_starlette.sse import EventSourceResponse
 from secondbrain import keys, telemetry
 from secondbrain.answer_events import AnswerEvent
 from secondbrain.errors import PermanentError, RetryableError
-from secondbrain.llm import ChatLLM
 from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
-from secondbrain.runtime import Runtime
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
-from services.query.answer_model import AnswerModel
-from services.query.answerer import Answerer
+from services.query.deps import (
+    AnswererDep,
+    ConversationsDep,
+    CurrentUser,
+    EngineDep,
+    MetadataDep,
+    ObjectsDep,
+    SettingsDep,
+)
 from services.query.engine import Filters
 from services.query.params import (
     COUNTRY_HELP,
@@ -89,172 +96,173 @@ def sse(event: AnswerEvent) -> dict[str, str]:
     return {"event": event.name, "data": json.dumps(event.data())}
 
 
-def create_router(rt: Runtime, current_user: Any, *, llm: ChatLLM | None = None,
-                  answer_model: AnswerModel | None = None, answerer: Answerer | None = None) -> APIRouter:
-    """Query routes bound to a runtime (and a language model, when one is configured; ``answer_model``
-    picks it per question instead, following what an admin sets at run time), or to an ``answerer`` made
-    with :meth:`Answerer.for_runtime` (which then holds the runtime, the model and the query engine)."""
-    if answerer is None:
-        answerer = Answerer.for_runtime(rt, llm=llm, answer_model=answer_model)
-    s = rt.settings
-    engine = answerer.engine
-    router = APIRouter(tags=["query"])
-    auth = Depends(current_user)
+router = APIRouter(tags=["query"])
+NO_SUCH_CONVERSATION = "no such conversation (it was deleted, or it is not yours)"
 
-    @router.get("/v1/search", summary="Hybrid and temporal search over your data")
-    async def search(
-        q: Annotated[str, Query(min_length=1, max_length=2000, description="What to look for.")],
-        user: str = auth,
-        k: Annotated[int, Query(ge=1, le=100)] = 10,
-        mode: Literal["hybrid", "dense", "sparse"] = "hybrid",
-        modality: Annotated[list[str] | None, Query()] = None,
-        source_id: Annotated[list[str] | None, Query()] = None,
-        start: Annotated[datetime | None, Query(alias="from")] = None,
-        end: Annotated[datetime | None, Query(alias="to")] = None,
-        time_field: TimeFieldParam | None = None,
-        tz: str | None = None,
-        now: Annotated[datetime | None, Query(
-            description="Read 'yesterday', 'last year'... as of this time instead of the current one (ISO 8601).",
-        )] = None,
-        locale: Annotated[str | None, Query(max_length=40, description=LOCALE_HELP)] = None,
-        country: Annotated[str | None, Query(max_length=2, description=COUNTRY_HELP)] = None,
-        hemisphere: Annotated[HemisphereParam | None, Query(description=HEMISPHERE_HELP)] = None,
-        date_order: Annotated[DateOrderParam | None, Query(description=DATE_ORDER_HELP)] = None,
-    ) -> dict[str, Any]:
-        if not q.strip():
-            raise HTTPException(422, "the query is empty")
-        zone_ = zone(tz, s.timezone)
-        calendar = conventions(s, locale, country, hemisphere, date_order)
-        filters = Filters(tuple(modality) if modality else None, tuple(source_id) if source_id else None,
-                          aware(start, zone_), aware(end, zone_), time_field)
-        t0 = time.perf_counter()
-        tracer = telemetry.tracer()
-        with tracer.start_as_current_span("query plan"):
-            plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_), conventions=calendar)
-        with tracer.start_as_current_span("query retrieve", attributes={
-                "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
-            try:
-                if plan.query_class == "temporal":
-                    hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
-                else:
-                    # dense and sparse alone take the same path (plan, time window, diversity) as hybrid,
-                    # so comparing the modes compares the retrieval signals and nothing else.
-                    hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
-            except RetryableError as exc:  # the embedding endpoint is down or overloaded: not the client's fault
-                raise HTTPException(503, f"search is unavailable for now: {exc}; try again shortly",
-                                    headers={"Retry-After": "5"}) from exc
-            except PermanentError as exc:  # the embedding endpoint refused the request
-                raise HTTPException(502, f"the embedding model refused the query: {exc}") from exc
-            span.set_attribute("sb.hits", len(hits))
-        took = time.perf_counter() - t0
-        telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
-        return {"query": q, "mode": mode, **plan.meta(), "hits": [h.to_json() for h in hits],
-                "took_ms": round(took * 1000, 1)}
 
-    @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
-    async def ask(body: AskIn, user: str = auth) -> EventSourceResponse:
-        events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
-        return EventSourceResponse((sse(event) async for event in events), ping=10)
-
-    convs = rt.metadata.conversations
-    no_such_conversation = "no such conversation (it was deleted, or it is not yours)"
-
-    @router.get("/v1/conversations", summary="Your conversations, the latest first")
-    async def list_conversations(user: str = auth,
-                                 limit: Annotated[int, Query(ge=1, le=500)] = 100,
-                                 q: Annotated[Text | None, Query(max_length=200, description=(
-                                     "Only conversations whose title or one of whose questions contains "
-                                     "this (case-insensitive)."))] = None) -> dict[str, Any]:
-        listed = await asyncio.to_thread(functools.partial(convs.recent_conversations, user, limit,
-                                                           matching=q.strip() if q and q.strip() else None))
-        return {"conversations": [conversation_json(c) for c in listed]}
-
-    @router.get("/v1/conversations/{conversation_id}",
-                summary="One conversation: each question with its answer, sources and what was understood")
-    async def get_conversation(conversation_id: str, user: str = auth) -> dict[str, Any]:
-        found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
-        if found is None:
-            raise HTTPException(404, no_such_conversation)
-        turns = await asyncio.to_thread(convs.get_turns, user, conversation_id, found.turns)
-        return {**conversation_json(found), "turns": exchanges(turns)}
-
-    @router.patch("/v1/conversations/{conversation_id}", summary="Rename a conversation")
-    async def rename_conversation(conversation_id: str, body: RenameIn, user: str = auth) -> dict[str, Any]:
-        title = body.title.strip() if body.title else None
-        if not await asyncio.to_thread(convs.rename_conversation, user, conversation_id, title or None):
-            raise HTTPException(404, no_such_conversation)
-        found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
-        if found is None:  # deleted meanwhile
-            raise HTTPException(404, no_such_conversation)
-        return conversation_json(found)
-
-    @router.delete("/v1/conversations/{conversation_id}", status_code=204,
-                   summary="Delete a conversation and everything asked in it")
-    async def delete_conversation(conversation_id: str, user: str = auth) -> Response:
-        if not await asyncio.to_thread(convs.delete_conversation, user, conversation_id):
-            raise HTTPException(404, no_such_conversation)
-        return Response(status_code=204)
-
-    @router.get("/v1/timeline", summary="What was captured when, grouped by day")
-    async def timeline(
-        user: str = auth,
-        start: Annotated[datetime | None, Query(alias="from")] = None,
-        end: Annotated[datetime | None, Query(alias="to")] = None,
-        tz: str | None = None,
-        field: TimeFieldParam = "captured_at",
-        modality: Annotated[list[str] | None, Query()] = None,
-        limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
-    ) -> dict[str, Any]:
-        zone_ = zone(tz, s.timezone)
-        lo = aware(start, zone_) or datetime.now(zone_).replace(hour=0, minute=0, second=0, microsecond=0) \
-            - timedelta(days=30)
-        hi = aware(end, zone_)
-        docs = await asyncio.to_thread(rt.metadata.catalog.documents_between, user, lo, hi, field=field, limit=limit,
-                                       modalities=modality)
-        days: dict[date, list[dict[str, Any]]] = {}
-        for d in docs:
-            when: datetime = getattr(d, field)
-            local = when.astimezone(zone_)
-            days.setdefault(local.date(), []).append({
-                "document_id": d.document_id, "artifact_id": d.artifact_id,
-                "title": display_title(d.title, d.metadata.get("source_uri")),
-                "modality": d.modality, field: local.isoformat(), "source_uri": d.metadata.get("source_uri"),
-                "chunk_count": d.chunk_count, "captured_at_source": d.captured_at_source})
-        return {"from": lo.isoformat(), "to": hi.isoformat() if hi else None, "timezone": str(zone_), "field": field,
-                "days": [{"date": day.isoformat(), "count": len(items), "items": items}
-                         for day, items in sorted(days.items(), reverse=True)],
-                "total": len(docs), "truncated": len(docs) >= limit}
-
-    @router.get("/v1/artifacts/{artifact_id}/raw", summary="The original file of a source")
-    async def raw(artifact_id: str, user: str = auth) -> StreamingResponse:
+@router.get("/v1/search", summary="Hybrid and temporal search over your data")
+async def search(
+    q: Annotated[str, Query(min_length=1, max_length=2000, description="What to look for.")],
+    user: CurrentUser,
+    settings: SettingsDep,
+    engine: EngineDep,
+    k: Annotated[int, Query(ge=1, le=100)] = 10,
+    mode: Literal["hybrid", "dense", "sparse"] = "hybrid",
+    modality: Annotated[list[str] | None, Query()] = None,
+    source_id: Annotated[list[str] | None, Query()] = None,
+    start: Annotated[datetime | None, Query(alias="from")] = None,
+    end: Annotated[datetime | None, Query(alias="to")] = None,
+    time_field: TimeFieldParam | None = None,
+    tz: str | None = None,
+    now: Annotated[datetime | None, Query(
+        description="Read 'yesterday', 'last year'... as of this time instead of the current one (ISO 8601).",
+    )] = None,
+    locale: Annotated[str | None, Query(max_length=40, description=LOCALE_HELP)] = None,
+    country: Annotated[str | None, Query(max_length=2, description=COUNTRY_HELP)] = None,
+    hemisphere: Annotated[HemisphereParam | None, Query(description=HEMISPHERE_HELP)] = None,
+    date_order: Annotated[DateOrderParam | None, Query(description=DATE_ORDER_HELP)] = None,
+) -> dict[str, Any]:
+    if not q.strip():
+        raise HTTPException(422, "the query is empty")
+    zone_ = zone(tz, settings.timezone)
+    calendar = conventions(settings, locale, country, hemisphere, date_order)
+    filters = Filters(tuple(modality) if modality else None, tuple(source_id) if source_id else None,
+                      aware(start, zone_), aware(end, zone_), time_field)
+    t0 = time.perf_counter()
+    tracer = telemetry.tracer()
+    with tracer.start_as_current_span("query plan"):
+        plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_), conventions=calendar)
+    with tracer.start_as_current_span("query retrieve", attributes={
+            "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
         try:
-            key = keys.artifact_key(user, artifact_id)
-        except ValueError:
-            raise HTTPException(404, "no such artifact") from None
-        info = await asyncio.to_thread(rt.objects.stat, key)
-        if info is None:
-            art = await asyncio.to_thread(rt.metadata.catalog.get_artifact, user, artifact_id)
-            if art is not None and art.raw_purged_at is not None:
-                days = s.raw_retention_days
-                raise HTTPException(410, f"the original file was removed on {art.raw_purged_at.date().isoformat()} "
-                                         "by the raw-file retention setting (SB_RAW_RETENTION_DAYS"
-                                         f"{'=' + str(days) if days is not None else ''}); its text is still "
-                                         "indexed and searchable")
-            raise HTTPException(404, "no such artifact")
+            if plan.query_class == "temporal":
+                hits = (await asyncio.to_thread(engine.list_window, user, plan, limit=k))
+            else:
+                # dense and sparse alone take the same path (plan, time window, diversity) as hybrid,
+                # so comparing the modes compares the retrieval signals and nothing else.
+                hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
+        except RetryableError as exc:  # the embedding endpoint is down or overloaded: not the client's fault
+            raise HTTPException(503, f"search is unavailable for now: {exc}; try again shortly",
+                                headers={"Retry-After": "5"}) from exc
+        except PermanentError as exc:  # the embedding endpoint refused the request
+            raise HTTPException(502, f"the embedding model refused the query: {exc}") from exc
+        span.set_attribute("sb.hits", len(hits))
+    took = time.perf_counter() - t0
+    telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
+    return {"query": q, "mode": mode, **plan.meta(), "hits": [h.to_json() for h in hits],
+            "took_ms": round(took * 1000, 1)}
 
-        def body() -> Iterator[bytes]:
-            try:
-                yield from rt.objects.open(key)
-            except ObjectNotFound:
-                return
 
-        media_type = info.content_type or "application/octet-stream"
-        art = await asyncio.to_thread(rt.metadata.catalog.get_artifact, user, artifact_id)
-        headers = {"Content-Length": str(info.size), "Cache-Control": "private, max-age=3600",
-                   **raw_file_headers(media_type, art.filename if art is not None else None)}
-        return StreamingResponse(body(), media_type=media_type, headers=headers)
+@router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
+async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep) -> EventSourceResponse:
+    events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
+    return EventSourceResponse((sse(event) async for event in events), ping=10)
 
-    return router
+
+@router.get("/v1/conversations", summary="Your conversations, the latest first")
+async def list_conversations(user: CurrentUser, convs: ConversationsDep,
+                             limit: Annotated[int, Query(ge=1, le=500)] = 100,
+                             q: Annotated[Text | None, Query(max_length=200, description=(
+                                 "Only conversations whose title or one of whose questions contains "
+                                 "this (case-insensitive)."))] = None) -> dict[str, Any]:
+    listed = await asyncio.to_thread(functools.partial(convs.recent_conversations, user, limit,
+                                                       matching=q.strip() if q and q.strip() else None))
+    return {"conversations": [conversation_json(c) for c in listed]}
+
+
+@router.get("/v1/conversations/{conversation_id}",
+            summary="One conversation: each question with its answer, sources and what was understood")
+async def get_conversation(conversation_id: str, user: CurrentUser, convs: ConversationsDep) -> dict[str, Any]:
+    found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
+    if found is None:
+        raise HTTPException(404, NO_SUCH_CONVERSATION)
+    turns = await asyncio.to_thread(convs.get_turns, user, conversation_id, found.turns)
+    return {**conversation_json(found), "turns": exchanges(turns)}
+
+
+@router.patch("/v1/conversations/{conversation_id}", summary="Rename a conversation")
+async def rename_conversation(conversation_id: str, body: RenameIn, user: CurrentUser,
+                              convs: ConversationsDep) -> dict[str, Any]:
+    title = body.title.strip() if body.title else None
+    if not await asyncio.to_thread(convs.rename_conversation, user, conversation_id, title or None):
+        raise HTTPException(404, NO_SUCH_CONVERSATION)
+    found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
+    if found is None:  # deleted meanwhile
+        raise HTTPException(404, NO_SUCH_CONVERSATION)
+    return conversation_json(found)
+
+
+@router.delete("/v1/conversations/{conversation_id}", status_code=204,
+               summary="Delete a conversation and everything asked in it")
+async def delete_conversation(conversation_id: str, user: CurrentUser, convs: ConversationsDep) -> Response:
+    if not await asyncio.to_thread(convs.delete_conversation, user, conversation_id):
+        raise HTTPException(404, NO_SUCH_CONVERSATION)
+    return Response(status_code=204)
+
+
+@router.get("/v1/timeline", summary="What was captured when, grouped by day")
+async def timeline(
+    user: CurrentUser,
+    settings: SettingsDep,
+    metadata: MetadataDep,
+    start: Annotated[datetime | None, Query(alias="from")] = None,
+    end: Annotated[datetime | None, Query(alias="to")] = None,
+    tz: str | None = None,
+    field: TimeFieldParam = "captured_at",
+    modality: Annotated[list[str] | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+) -> dict[str, Any]:
+    zone_ = zone(tz, settings.timezone)
+    lo = aware(start, zone_) or datetime.now(zone_).replace(hour=0, minute=0, second=0, microsecond=0) \
+        - timedelta(days=30)
+    hi = aware(end, zone_)
+    docs = await asyncio.to_thread(metadata.catalog.documents_between, user, lo, hi, field=field, limit=limit,
+                                   modalities=modality)
+    days: dict[date, list[dict[str, Any]]] = {}
+    for d in docs:
+        when: datetime = getattr(d, field)
+        local = when.astimezone(zone_)
+        days.setdefault(local.date(), []).append({
+            "document_id": d.document_id, "artifact_id": d.artifact_id,
+            "title": display_title(d.title, d.metadata.get("source_uri")),
+            "modality": d.modality, field: local.isoformat(), "source_uri": d.metadata.get("source_uri"),
+            "chunk_count": d.chunk_count, "captured_at_source": d.captured_at_source})
+    return {"from": lo.isoformat(), "to": hi.isoformat() if hi else None, "timezone": str(zone_), "field": field,
+            "days": [{"date": day.isoformat(), "count": len(items), "items": items}
+                     for day, items in sorted(days.items(), reverse=True)],
+            "total": len(docs), "truncated": len(docs) >= limit}
+
+
+@router.get("/v1/artifacts/{artifact_id}/raw", summary="The original file of a source")
+async def raw(artifact_id: str, user: CurrentUser, settings: SettingsDep, metadata: MetadataDep,
+              objects: ObjectsDep) -> StreamingResponse:
+    try:
+        key = keys.artifact_key(user, artifact_id)
+    except ValueError:
+        raise HTTPException(404, "no such artifact") from None
+    info = await asyncio.to_thread(objects.stat, key)
+    if info is None:
+        art = await asyncio.to_thread(metadata.catalog.get_artifact, user, artifact_id)
+        if art is not None and art.raw_purged_at is not None:
+            days = settings.raw_retention_days
+            raise HTTPException(410, f"the original file was removed on {art.raw_purged_at.date().isoformat()} "
+                                     "by the raw-file retention setting (SB_RAW_RETENTION_DAYS"
+                                     f"{'=' + str(days) if days is not None else ''}); its text is still "
+                                     "indexed and searchable")
+        raise HTTPException(404, "no such artifact")
+
+    def body() -> Iterator[bytes]:
+        try:
+            yield from objects.open(key)
+        except ObjectNotFound:
+            return
+
+    media_type = info.content_type or "application/octet-stream"
+    art = await asyncio.to_thread(metadata.catalog.get_artifact, user, artifact_id)
+    headers = {"Content-Length": str(info.size), "Cache-Control": "private, max-age=3600",
+               **raw_file_headers(media_type, art.filename if art is not None else None)}
+    return StreamingResponse(body(), media_type=media_type, headers=headers)
+
 
 
 def conversation_json(c: ConversationInfo) -> dict[str, Any]:

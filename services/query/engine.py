@@ -51,13 +51,14 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Literal, Protocol
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from secondbrain import telemetry
 from secondbrain.ports import (
     Embedder,
     MetadataStore,
+    Reranker,
     SearchMode,
     SparseEncoder,
     TimeRange,
@@ -96,19 +97,6 @@ _POSSESSIVE_S = re.compile("['\u2019]s$")
 # ranked about twice as high.  Chosen on LoCoMo conversations 1-5 (0.5 and 2 did no better); on
 # every question it cost overall recall, so it is for these questions only.
 SPEAKER_WEIGHT = 1.0
-
-
-class Reranker(Protocol):
-    """Scores (question, passage) pairs; higher is more relevant."""
-
-    @property
-    def model_id(self) -> str:
-        """A stable identifier of the model."""
-        ...
-
-    def score(self, query: str, passages: list[str]) -> list[float]:
-        """One score per passage, same order."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,7 +482,7 @@ def _diversify(hits: list[SearchHit], per_document: int) -> list[SearchHit]:
         if used >= per_document:
             continue
         out.append(h)
-        ids = h.attributes.get("turn_ids", "").split()
+        ids = h.turn_ids
         if h.kind == "chat":
             taken = turns.setdefault(h.document_id, set())
             share = sum(i not in taken for i in ids) / len(ids) if ids else 1.0
@@ -532,8 +520,7 @@ def is_gathering(question: str) -> bool:
 def _named_speakers(question: str, hits: list[SearchHit]) -> set[str]:
     """The speakers of the candidate conversations that the question names ("What does Melanie paint?",
     "Caroline's plans"), by first name or whole name."""
-    speakers = {name.strip() for h in hits if h.kind == "chat"
-                for name in h.attributes.get("speakers", "").split(",") if name.strip()}
+    speakers = {name for h in hits if h.kind == "chat" for name in h.speakers}
     if not speakers:
         return set()
     words = {_POSSESSIVE_S.sub("", w).lower() for w in re.findall(r"[A-Z][\w'\u2019-]*", question)}
@@ -552,7 +539,7 @@ def _toward_speakers(question: str, hits: list[SearchHit]) -> list[SearchHit]:
     def share(h: SearchHit) -> float:
         if h.kind != "chat":
             return 0.0
-        speakers = tuple(f"{n.strip()}:" for n in h.attributes.get("speakers", "").split(",") if n.strip())
+        speakers = tuple(f"{n}:" for n in h.speakers)
         lines = [line for line in h.text.splitlines() if line.startswith(speakers)]
         return sum(line.startswith(prefixes) for line in lines) / len(lines) if lines else 0.0
 
@@ -579,8 +566,7 @@ def _toward_window(hits: list[SearchHit], window: TimeWindow, time_field: TimeFi
         if own is not None and (window.start is None or own >= window.start) and (window.end is None
                                                                                  or own < window.end):
             return True
-        return time_field == "captured_at" and any(overlaps(at(m.get("start")), at(m.get("end")))
-                                                   for m in h.mentions)
+        return time_field == "captured_at" and any(overlaps(m.start, m.end) for m in h.mentions)
 
     by_window = {id(h): r for r, h in enumerate(h for h in hits if inside(h))}
     fused = [(1 / (RRF_K + r) + (PARTIAL_WINDOW_WEIGHT / (RRF_K + by_window[id(h)]) if id(h) in by_window else 0.0),

@@ -185,7 +185,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
     for n, source in enumerate(hits, 1):
         hit = _hit(source)
         text = source.text
-        speakers = frozenset(s.strip() for s in re.split(r"[,|]", hit.attributes.get("speakers", "")) if s.strip())
+        speakers = frozenset(hit.speakers)
         statements = read(text, tuple(hit.heading_path), speakers)
         title_terms = set(enc.tokenize(hit.title))
         # each statement's terms once (a statement is also the context of the ones after it)
@@ -244,8 +244,7 @@ def _known_persons(asked: Asked, hits: Sequence[SearchHit | Source]) -> Asked:
     person rule weighs ("Whispering Falls" is a place, "Harry Potter" a book)."""
     if not asked.persons:
         return asked
-    speakers = {s.strip().casefold() for x in hits for s in re.split(r"[,|]", _hit(x).attributes.get("speakers", ""))
-                if s.strip()}
+    speakers = {s.casefold() for x in hits for s in _hit(x).speakers}
     known = tuple(p for p in asked.persons if p.casefold() in speakers)
     return asked if known == asked.persons else replace(asked, persons=known)
 
@@ -612,6 +611,9 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
             continue
         shown.append(f"\u201c{m.expression}\u201d = {span_words(m, tz, said_at, cal)}")
+    if not shown and (today := _TODAY.search(quoted)) is not None:
+        # the parser leaves the present day unmentioned; a "when" answer still needs its date
+        shown.append(f"\u201c{today.group(0)}\u201d = {cal.day(said_at.astimezone(tz))}")
     clash = _weekday_clash(sentence, said_at.astimezone(tz), cal)
     if clash:
         shown.append(clash)
@@ -620,6 +622,9 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     if not mentions and not _SHAPES["when"].search(sentence):
         return f" (recorded {cal.date(said_at.astimezone(tz))})"
     return ""
+
+
+_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
 
 
 def relative(expression: str) -> bool:

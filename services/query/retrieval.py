@@ -8,6 +8,7 @@ from collections import OrderedDict
 from opentelemetry.trace import SpanKind
 
 from secondbrain import telemetry
+from secondbrain.passage import IndexedPassage
 from secondbrain.ports import Embedder, SearchMode, SparseEncoder, VectorFilter, VectorStore
 from secondbrain.search_hits import SearchHit, hit_from_payload
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
@@ -73,4 +74,4 @@ class Retriever:
         target = self.target(user_id)
         hits = self.vectors.search(user_id, dense=self._embed(target, query), sparse=None, limit=limit,
                                    mode="dense", flt=flt, candidates=max(self.candidates, limit), index=target.index)
-        return {str(h.payload.get("chunk_id", h.id)): h.score for h in hits}
+        return {IndexedPassage.from_payload(h.payload, h.id).chunk_id: h.score for h in hits}

@@ -16,16 +16,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from secondbrain import __version__, topic_names
 from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
-from secondbrain.ports import Principal
 from secondbrain.runtime import Runtime
 from secondbrain.secret_box import SecretUnavailable
+from secondbrain.settings import Settings
 from secondbrain.validation import Text
 from services.query.answer_model import AnswerModel
+from services.query.deps import AdminUser, AnswerModelDep, CurrentPrincipal, MetadataDep, RuntimeDep, SettingsDep
 
 
 class AnswersIn(BaseModel):
@@ -38,100 +39,103 @@ class AnswersIn(BaseModel):
                                                                    "key stays; empty: no key.")
 
 
-def create_router(rt: Runtime, current_principal: Any, admin_user: Any, answers: AnswerModel) -> APIRouter:
-    """The settings and status routes (``current_principal``: who a request acts for)."""
-    router = APIRouter(tags=["settings"])
-    store = rt.metadata.server_settings
+router = APIRouter(tags=["settings"])
+
+
+def startup_endpoint(answers: AnswerModel, s: Settings) -> tuple[str | None, str, str | None]:
+    """The endpoint the process started with: its address, model and key."""
+    llm = answers.startup
+    url = getattr(llm, "base_url", None) if llm is not None else None
+    key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
+    return url, (llm.model_id if llm is not None else s.llm_model), key
+
+
+def answers_json(answers: AnswerModel, s: Settings, check: bool = True) -> dict[str, Any]:
+    """The endpoint answers come from, as ``GET /v1/settings/answers`` shows it (never the key)."""
+    stored = answers.stored()
+    url: str | None
+    if stored is not None:
+        url, model, key, source = stored.base_url, stored.model, stored.api_key, "set here"
+    else:
+        url, model, key = startup_endpoint(answers, s)
+        source = "start-up" if url else "none"
+    state, message = endpoint_state(url, model, key) if check else ("unknown", "")
+    start_url, start_model, _ = startup_endpoint(answers, s)
+    return {"source": source, "base_url": url, "model": model if url else None, "api_key_set": bool(key),
+            "server": server_name(url) if url else None, "state": state, "message": message,
+            "updated_at": stored.updated_at.isoformat() if stored and stored.updated_at else None,
+            "startup": {"base_url": start_url, "model": start_model if start_url else None}}
+
+
+@router.get("/v1/settings/answers", summary="The endpoint answers come from (admins)")
+async def get_answers(_admin: AdminUser, answers: AnswerModelDep, settings: SettingsDep) -> dict[str, Any]:
+    return await asyncio.to_thread(answers_json, answers, settings)
+
+
+@router.put("/v1/settings/answers", summary="Answer with this OpenAI-compatible endpoint (admins)")
+async def put_answers(body: AnswersIn, _admin: AdminUser, answers: AnswerModelDep, settings: SettingsDep,
+                      metadata: MetadataDep) -> dict[str, Any]:
+    store = metadata.server_settings
+    url = body.base_url.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise HTTPException(422, "base_url must be an http(s) address such as http://127.0.0.1:11434/v1")
+    keep = "api_key" not in body.model_fields_set
+    key = body.api_key or None
+    if keep:
+        stored = await asyncio.to_thread(store.answer_endpoint)
+        key = stored.api_key if stored is not None else None
+    # Checked before it is kept: a typo in the address is a sentence now, not failed answers later.
+    try:
+        models = await asyncio.to_thread(list_models, url, api_key=key, timeout_s=5.0)
+    except httpx.HTTPError as exc:
+        raise HTTPException(422, f"nothing answers at {url} ({type(exc).__name__}); is the model server "
+                                 "running, and is the address right (it usually ends in /v1)?") from None
+    except NotAModelServer as exc:
+        raise HTTPException(422, str(exc)) from None
+    model = (body.model or "").strip() or models[0]
+    if model not in models:
+        raise HTTPException(422, f"{url} does not have the model {model!r}; it has: {', '.join(models[:10])}")
+    try:
+        await asyncio.to_thread(store.set_answer_endpoint, url, model, key)
+    except SecretUnavailable as exc:  # distributed mode without SB_SECRETS_KEY: no key is kept in plain text
+        raise HTTPException(503, f"this server cannot keep an API key: {exc}") from None
+    answers.changed()
+    return await asyncio.to_thread(answers_json, answers, settings)
+
+
+@router.delete("/v1/settings/answers", summary="Forget the endpoint set here: the start-up one applies (admins)")
+async def delete_answers(_admin: AdminUser, answers: AnswerModelDep, settings: SettingsDep,
+                         metadata: MetadataDep) -> dict[str, Any]:
+    await asyncio.to_thread(metadata.server_settings.clear_answer_endpoint)
+    answers.changed()
+    return await asyncio.to_thread(answers_json, answers, settings)
+
+
+@router.get("/v1/status", summary="What answers, embeds, transcribes and reads images, and whether it works")
+async def status(principal: CurrentPrincipal, answers: AnswerModelDep, rt: RuntimeDep) -> dict[str, Any]:
     s = rt.settings
-    admin = Depends(admin_user)
-    caller = Depends(current_principal)
-
-    def startup_endpoint() -> tuple[str | None, str, str | None]:
-        llm = answers.startup
-        url = getattr(llm, "base_url", None) if llm is not None else None
-        key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
-        return url, (llm.model_id if llm is not None else s.llm_model), key
-
-    def answers_json(check: bool = True) -> dict[str, Any]:
-        stored = answers.stored()
-        url: str | None
-        if stored is not None:
-            url, model, key, source = stored.base_url, stored.model, stored.api_key, "set here"
-        else:
-            url, model, key = startup_endpoint()
-            source = "start-up" if url else "none"
-        state, message = endpoint_state(url, model, key) if check else ("unknown", "")
-        start_url, start_model, _ = startup_endpoint()
-        return {"source": source, "base_url": url, "model": model if url else None, "api_key_set": bool(key),
-                "server": server_name(url) if url else None, "state": state, "message": message,
-                "updated_at": stored.updated_at.isoformat() if stored and stored.updated_at else None,
-                "startup": {"base_url": start_url, "model": start_model if start_url else None}}
-
-    @router.get("/v1/settings/answers", summary="The endpoint answers come from (admins)")
-    async def get_answers(_admin: Principal = admin) -> dict[str, Any]:
-        return await asyncio.to_thread(answers_json)
-
-    @router.put("/v1/settings/answers", summary="Answer with this OpenAI-compatible endpoint (admins)")
-    async def put_answers(body: AnswersIn, _admin: Principal = admin) -> dict[str, Any]:
-        url = body.base_url.strip().rstrip("/")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise HTTPException(422, "base_url must be an http(s) address such as http://127.0.0.1:11434/v1")
-        keep = "api_key" not in body.model_fields_set
-        key = body.api_key or None
-        if keep:
-            stored = await asyncio.to_thread(store.answer_endpoint)
-            key = stored.api_key if stored is not None else None
-        # Checked before it is kept: a typo in the address is a sentence now, not failed answers later.
-        try:
-            models = await asyncio.to_thread(list_models, url, api_key=key, timeout_s=5.0)
-        except httpx.HTTPError as exc:
-            raise HTTPException(422, f"nothing answers at {url} ({type(exc).__name__}); is the model server "
-                                     "running, and is the address right (it usually ends in /v1)?") from None
-        except NotAModelServer as exc:
-            raise HTTPException(422, str(exc)) from None
-        model = (body.model or "").strip() or models[0]
-        if model not in models:
-            raise HTTPException(422, f"{url} does not have the model {model!r}; it has: {', '.join(models[:10])}")
-        try:
-            await asyncio.to_thread(store.set_answer_endpoint, url, model, key)
-        except SecretUnavailable as exc:  # distributed mode without SB_SECRETS_KEY: no key is kept in plain text
-            raise HTTPException(503, f"this server cannot keep an API key: {exc}") from None
-        answers.changed()
-        return await asyncio.to_thread(answers_json)
-
-    @router.delete("/v1/settings/answers", summary="Forget the endpoint set here: the start-up one applies (admins)")
-    async def delete_answers(_admin: Principal = admin) -> dict[str, Any]:
-        await asyncio.to_thread(store.clear_answer_endpoint)
-        answers.changed()
-        return await asyncio.to_thread(answers_json)
-
-    @router.get("/v1/status", summary="What answers, embeds, transcribes and reads images, and whether it works")
-    async def status(principal: Principal = caller) -> dict[str, Any]:
-        ans = await asyncio.to_thread(answers_json)
-        parts = {
-            "answers": {"label": "Answer model", "name": ans["model"] and f"{ans['model']} ({ans['server']})",
-                        "state": ans["state"], "message": ans["message"]},
-            "embeddings": await asyncio.to_thread(embedding_state, rt),
-            "transcriber": await asyncio.to_thread(transcriber_state, rt),
-            "ocr": await asyncio.to_thread(ocr_state, rt),
-        }
-        if principal.scope != "admin":
-            # Where the models run (addresses, ports, server kinds) is for administrators only.
-            parts["answers"] = without_endpoint(parts["answers"], ans["model"], "answers")
-            if s.embedding_model.startswith("openai:"):
-                parts["embeddings"] = without_endpoint(parts["embeddings"], s.embedding_model, "embeddings")
-        n = rt.settings
-        # The version and the zone the server reads "yesterday" in (the settings view), and where other
-        # apps publish events.
-        return {"components": parts, "version": __version__, "timezone": n.timezone, "mode": n.mode, "kafka": {
-            "bootstrap": n.kafka_bootstrap, "security_protocol": n.kafka_security_protocol,
-            # In embedded mode the broker listens on loopback only: apps on this machine reach it.
-            "loopback_only": n.mode == "embedded",
-            "topics": {"artifacts": rt.names(topic_names.ARTIFACTS_SUBMITTED),
-                       "urls": rt.names(topic_names.URLS_REQUESTED), "deadletter": rt.names(topic_names.DEAD_LETTER)}}}
-
-    return router
+    ans = await asyncio.to_thread(answers_json, answers, s)
+    parts = {
+        "answers": {"label": "Answer model", "name": ans["model"] and f"{ans['model']} ({ans['server']})",
+                    "state": ans["state"], "message": ans["message"]},
+        "embeddings": await asyncio.to_thread(embedding_state, rt),
+        "transcriber": await asyncio.to_thread(transcriber_state, rt),
+        "ocr": await asyncio.to_thread(ocr_state, rt),
+    }
+    if principal.scope != "admin":
+        # Where the models run (addresses, ports, server kinds) is for administrators only.
+        parts["answers"] = without_endpoint(parts["answers"], ans["model"], "answers")
+        if s.embedding_model.startswith("openai:"):
+            parts["embeddings"] = without_endpoint(parts["embeddings"], s.embedding_model, "embeddings")
+    # The version and the zone the server reads "yesterday" in (the settings view), and where other
+    # apps publish events.
+    return {"components": parts, "version": __version__, "timezone": s.timezone, "mode": s.mode, "kafka": {
+        "bootstrap": s.kafka_bootstrap, "security_protocol": s.kafka_security_protocol,
+        # In embedded mode the broker listens on loopback only: apps on this machine reach it.
+        "loopback_only": s.mode == "embedded",
+        "topics": {"artifacts": rt.names(topic_names.ARTIFACTS_SUBMITTED),
+                   "urls": rt.names(topic_names.URLS_REQUESTED), "deadletter": rt.names(topic_names.DEAD_LETTER)}}}
 
 
 ENDPOINT_STATES = {

@@ -1,8 +1,9 @@
 """One behaviour contract for every :class:`secondbrain.ports.Embedder` implementation.
 
-Implementations: the packaged all-MiniLM-L6-v2 (int8 ONNX), and :class:`OpenAICompatibleEmbedder`
+Implementations: the packaged all-MiniLM-L6-v2 (int8 ONNX), :class:`OpenAICompatibleEmbedder`
 against a real llama.cpp server (``llama_cpp.server`` in embedding mode, serving the packaged
-SmolLM2-135M GGUF, 576-d mean-pooled vectors).  Failure modes a real server cannot produce on
+SmolLM2-135M GGUF, 576-d mean-pooled vectors), and the in-memory twin :class:`HashEmbedder`
+(in the fast lane).  Failure modes a real server cannot produce on
 demand (nothing listening, 429/503/401/400 answers) come from tiny HTTP servers written here.
 """
 
@@ -31,6 +32,7 @@ from secondbrain.embedding import (
 from secondbrain.errors import classify
 from secondbrain.infra.ports import free_port
 from secondbrain.ports import Embedder
+from secondbrain.stores.memory import HashEmbedder
 
 TEXTS = ["The cat sat on the mat.", "Quarterly revenue grew by 12 percent.", "x", "Straße café 東京",
          "Invoice 8391 from Acme Hosting is due on Friday."]
@@ -58,10 +60,12 @@ def _openai_llama(request: pytest.FixtureRequest) -> Embedder:
 IMPLEMENTATIONS: dict[str, tuple[Callable[[pytest.FixtureRequest], Embedder], int]] = {
     "onnx-minilm": (_onnx, 384),
     "openai-compatible+llama.cpp": (_openai_llama, 576),
+    "hash": (lambda _: HashEmbedder(384), 384),
 }
 
 
-@pytest.fixture(scope="module", params=sorted(IMPLEMENTATIONS))
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=pytest.mark.fast) if name == "hash" else name
+                                        for name in sorted(IMPLEMENTATIONS)])
 def impl(request: pytest.FixtureRequest) -> Iterator[tuple[str, Embedder, int]]:
     make, dimension = IMPLEMENTATIONS[request.param]
     embedder = make(request)
@@ -125,6 +129,8 @@ def test_batches_do_not_change_the_vectors(impl: tuple[str, Embedder, int], requ
     name, embedder, _ = impl
     if name == "onnx-minilm":
         other: Embedder = OnnxMiniLMEmbedder(batch_size=1)
+    elif name == "hash":
+        other = HashEmbedder(384)
     else:
         server: LocalLlamaServer = request.getfixturevalue("llama_embedding_server")
         other = OpenAICompatibleEmbedder(server.base_url, server.model_id, batch_size=2)

@@ -4,7 +4,8 @@ Parametrised over faster-whisper (bundled tiny.en) and WhisperX, or only the one
 ``SB_TRANSCRIBER``.  WhisperX needs the ``whisperx`` extra (torch 2.8 with torchaudio), which
 ``make whisperx`` installs into .venv-whisperx and runs this suite in; in the main environment
 its cases are skipped with that reason, and a test checks that asking for it fails at
-start-up with a sentence that says what to do instead.
+start-up with a sentence that says what to do instead.  The in-memory twin
+(:class:`HashTranscriber`) runs the same suite in the fast lane, all but the checks that words were heard.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from devtools import gen_audio as gen
 from secondbrain.errors import PermanentError
 from secondbrain.ports import Transcriber
+from secondbrain.stores.memory import HashTranscriber
 from secondbrain.transcribe import TRANSCRIBER_KINDS, load_transcriber
 
 
@@ -36,11 +38,19 @@ KINDS = [
     if k == "whisperx" else k
     for k in TRANSCRIBER_KINDS if CHOSEN not in TRANSCRIBER_KINDS or k == CHOSEN
 ]
+if CHOSEN not in TRANSCRIBER_KINDS:
+    KINDS.append(pytest.param("hash", marks=pytest.mark.fast))
 
 
 @pytest.fixture(scope="module", params=KINDS)
 def transcriber(request: pytest.FixtureRequest) -> Iterator[Transcriber]:
-    yield load_transcriber(request.param, None)
+    yield HashTranscriber() if request.param == "hash" else load_transcriber(request.param, None)
+
+
+def hears(transcriber: Transcriber) -> bool:
+    """Whether the words said are checked: recognising speech is what only a model does (the twin finds
+    the stretches of sound and makes up their words, so it meets every other promise here)."""
+    return not isinstance(transcriber, HashTranscriber)
 
 
 def test_an_absent_whisperx_is_a_clear_start_up_error() -> None:
@@ -85,6 +95,8 @@ def test_transcript_segments_words_language_and_duration(transcriber: Transcribe
             assert seg.start - 0.02 <= word.start <= word.end <= seg.end + 0.02  # words inside their segment
             assert word.start >= last_word - 1e-6  # and in order
             last_word = word.start
+    if not hears(transcriber):
+        return
     text = letters(" ".join(s.text for s in result.segments))
     for sentence in speech.sentences:  # tiny.en mishears a word now and then: two of three keywords
         assert sum(letters(k) in text for k in sentence.keywords) >= 2, (sentence.keywords, text)
@@ -100,9 +112,11 @@ def test_short_memos_are_heard(transcriber: Transcriber, workdir: Path) -> None:
     for i, memo in enumerate(gen.MEMOS):
         rec = gen.build_recording(workdir / f"memo{i}", [memo], name="memo")
         result = transcriber.transcribe(str(rec.path))
-        text = letters(" ".join(s.text for s in result.segments))
-        assert sum(letters(k) in text for k in memo.keywords) >= 2, (memo.keywords, text)
+        assert result.segments
         assert all(0.0 <= s.start <= s.end <= result.duration_s for s in result.segments)
+        if hears(transcriber):
+            text = letters(" ".join(s.text for s in result.segments))
+            assert sum(letters(k) in text for k in memo.keywords) >= 2, (memo.keywords, text)
 
 
 def test_a_minute_and_a_half_talk(transcriber: Transcriber, workdir: Path) -> None:
@@ -112,6 +126,8 @@ def test_a_minute_and_a_half_talk(transcriber: Transcriber, workdir: Path) -> No
     starts = [s.start for s in result.segments]
     assert starts == sorted(starts) and all(s.end <= result.duration_s + 0.05 for s in result.segments)
     assert result.segments[-1].end >= talk.ends[-1] - 1.0  # the end of the talk is not lost
+    if not hears(transcriber):
+        return
     text = letters(" ".join(s.text for s in result.segments))
     missed = [s.text for s in talk.sentences if sum(letters(k) in text for k in s.keywords) < 2]
     assert not missed, missed

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from secondbrain.events.models import ArtifactSubmitted
-from secondbrain.pipeline import local
+from secondbrain.pipeline import core
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
@@ -73,9 +73,9 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                content_type="text/markdown", size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                producer="test", content=raw, title=title, captured_at=when.astimezone(UTC),
                                attributes={"kind": "note"})
-        (doc,) = local.run(extract, ev, m.jobs, trusted=True)
-        (chunks,) = local.run(chunk, doc, m.jobs)
-        local.run(embed, chunks, m.jobs)
+        (doc,) = core.run(extract, ev, m.jobs, trusted=True)
+        (chunks,) = core.run(chunk, doc, m.jobs)
+        core.run(embed, chunks, m.jobs)
     with serve_in_thread(create_app(rt, gateway=True, query=True), access_log=False) as (url, _port):
         yield url
     rt.close()

@@ -35,7 +35,7 @@ from secondbrain.events.models import (
     DocumentExtracted,
     UrlRequested,
 )
-from secondbrain.pipeline import claimcheck, local
+from secondbrain.pipeline import claimcheck, core
 from secondbrain.ports import VectorFilter
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
@@ -112,7 +112,7 @@ def run_stage(env: Env, event: Any) -> list[Any]:
     """One stage on one event, as the runner does it: admission, the work, the "still wanted?" write (and
     the discard of work for a source deleted meanwhile); the events the next stage would get."""
     stage = env.stages[type(event)]
-    outputs = local.run(stage, event, env.rt.metadata.jobs, value=env.rt.codec.encode(event),
+    outputs = core.run(stage, event, env.rt.metadata.jobs, value=env.rt.codec.encode(event),
                         headers={k: v.decode() for k, v in env.rt.codec.headers(event)})
     return [o for o in outputs if not isinstance(o, ChunksIndexed)]
 

@@ -828,25 +828,25 @@ def _copy_schemas(tmp_path: Path) -> Path:
     return target
 
 
-def _write_v2_artifact_submitted(schema_dir: Path) -> None:
-    v2 = _load(SCHEMA_DIR / "artifact_submitted.v1.avsc")
+def _write_v2_url_requested(schema_dir: Path) -> None:
+    v2 = _load(SCHEMA_DIR / "url_requested.v1.avsc")
     v2["fields"][0]["default"] = 2
     v2["fields"].append({"name": "priority", "type": "int", "default": 0, "doc": "Processing priority."})
-    (schema_dir / "artifact_submitted.v2.avsc").write_text(json.dumps(v2), encoding="utf-8")
+    (schema_dir / "url_requested.v2.avsc").write_text(json.dumps(v2), encoding="utf-8")
 
 
 def test_old_producers_keep_working_after_a_new_version(tmp_path: Path) -> None:
     schema_dir = _copy_schemas(tmp_path)
-    _write_v2_artifact_submitted(schema_dir)
+    _write_v2_url_requested(schema_dir)
     old = EventCodec()  # a producer still on v1 only
     new = EventCodec(schema_dir)
-    assert new.latest_version("artifact_submitted") == 2 and new.versions("artifact_submitted") == [1, 2]
-    event = FULL["artifact_submitted"]
+    assert new.latest_version("url_requested") == 2 and new.versions("url_requested") == [1, 2]
+    event = FULL["url_requested"]
     data_v1 = old.encode(event)
     assert new.decode(data_v1) == event
     writer, record = new.decode_record(data_v1)
     assert (writer.version, record["schema_version"], record["priority"]) == (1, 1, 0)
-    data_v2 = new.encode_record("artifact_submitted", {**event.to_record(), "priority": 5}, version=2)
+    data_v2 = new.encode_record("url_requested", {**event.to_record(), "priority": 5}, version=2)
     assert new.decode(data_v2) == event  # the v1 model ignores the field it does not know yet
     assert new.decode_record(data_v2)[1]["priority"] == 5
     with pytest.raises(MalformedEvent, match="unknown writer schema fingerprint"):
@@ -856,7 +856,7 @@ def test_old_producers_keep_working_after_a_new_version(tmp_path: Path) -> None:
 def test_schema_of_and_versions(codec: EventCodec) -> None:
     schema = codec.schema_of("artifact_submitted")
     assert schema["name"] == "ArtifactSubmitted"
-    assert schema == _load(SCHEMA_DIR / "artifact_submitted.v1.avsc")
+    assert schema == _load(SCHEMA_DIR / "artifact_submitted.v2.avsc")
     schema["fields"].clear()  # a copy: the registry is not affected
     assert codec.schema_of("artifact_submitted")["fields"]
     assert codec.latest_version("dead_letter") == 1

@@ -497,11 +497,12 @@ def test_speech_chunks_carry_time_spans() -> None:
 
 
 def test_markdown_passages_carry_the_notes_tags_and_their_own_links() -> None:
-    from services.chunker.stage import note_attributes
+    from services.chunker.stage import note_attributes, passage_links
 
     text = ("See [[Tomato plan#Soil|the soil]], [[Compost]] and [the guide](https://example.org/beds \"Beds\"); "
             "![x](a.png)")
-    assert note_attributes({"tags": "garden plans"}, text, markdown=True) == {
-        "tags": "garden plans", "links": "Tomato plan | Compost | https://example.org/beds"}
-    assert note_attributes({}, "no links here", markdown=True) == {}
-    assert note_attributes({}, "[[Not markdown]]", markdown=False) == {}
+    assert note_attributes({"tags": "garden plans"}) == {"tags": "garden plans"}
+    assert passage_links(text, markdown=True) == ["Tomato plan", "Compost", "https://example.org/beds"]
+    assert note_attributes({}) == {}
+    assert passage_links("no links here", markdown=True) == []
+    assert passage_links("[[Not markdown]]", markdown=False) == []

@@ -30,7 +30,7 @@ from app import cli
 from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.embedding import EmbedderPool, OnnxMiniLMEmbedder, load_embedder
 from secondbrain.events.models import ArtifactSubmitted, ChunksCreated, DocumentExtracted
-from secondbrain.pipeline import local
+from secondbrain.pipeline import core
 from secondbrain.ports import Embedder, VectorFilter, VectorPoint
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
@@ -125,11 +125,11 @@ class World:
                                content_type="text/plain", size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                producer="test", content=raw, title=title)
         jobs = self.metadata.jobs
-        (doc,) = local.run(self.extract, ev, jobs, trusted=True)
+        (doc,) = core.run(self.extract, ev, jobs, trusted=True)
         assert isinstance(doc, DocumentExtracted)
-        (chunks,) = local.run(self.chunk, doc, jobs)
+        (chunks,) = core.run(self.chunk, doc, jobs)
         assert isinstance(chunks, ChunksCreated)
-        assert len(local.run(self.embed, chunks, jobs)) == 1
+        assert len(core.run(self.embed, chunks, jobs)) == 1
         return doc.document_id
 
     def top_titles(self, user: str, question: str) -> list[str]:
@@ -150,7 +150,7 @@ def world(metadata: PostgresMetadataStore, data_dir: Path, pool: EmbedderPool, m
     objects = FileObjectStore(data_dir / "objects")
     vectors = EdgeVectorStore(data_dir / "vectors")
     sparse = Bm25Encoder()
-    indexes = ActiveIndexes(metadata, pool, minilm, ttl_s=0)  # every search sees the current index
+    indexes = ActiveIndexes(metadata.indexes, pool, minilm, ttl_s=0)  # every search sees the current index
     new_spec = f"openai:{llama.model_id}"
     yield World(
         metadata, objects, vectors, pool,
@@ -437,7 +437,7 @@ def test_searches_follow_a_switch_within_the_cache_time(world: World, minilm: On
     user_id = f"u{uuid.uuid4().hex[:10]}"
     world.metadata.users.ensure_user(user_id)
     now = [100.0]
-    indexes = ActiveIndexes(world.metadata, world.pool, minilm, ttl_s=3.0, clock=lambda: now[0])
+    indexes = ActiveIndexes(world.metadata.indexes, world.pool, minilm, ttl_s=3.0, clock=lambda: now[0])
     assert indexes.target(user_id).index is None  # nothing indexed yet: the store's default, the configured model
     world.metadata.indexes.ensure_active_index(user_id, "minilm-int8", MINILM_ID, 384)
     now[0] += 3.5

@@ -485,6 +485,14 @@ GLOSSES = [
           "Bought cheese for the party at the market.", "2026-11-17T08:00:00Z"),
     gloss("transcript", "When did Jon lose his job?", "On 3 May I lost my job",
           "Jon: On 3 May I lost my job, it was a shock.", "2023-05-08T13:56:00Z", absent=("=",)),
+    # "last night" is the evening before, one day (not "the weekend before" for a span crossing midnight)
+    gloss("transcript", "When did Jolene have dinner with her friends?",
+          "\u201clast night\u201d = Tue, February 21, 2023",
+          "Jolene: Had a great night out last night - dinner and drinks with my friends.", "2023-02-22T14:00:00Z",
+          absent=("weekend",)),
+    # "today" is the day it was said
+    gloss("transcript", "When did Deborah go to an art show?", "\u201ctoday\u201d = Sun, April 9, 2023",
+          "Deborah: Checked out an art show with a friend today - really cool stuff.", "2023-04-09T15:00:00Z"),
 ]
 
 # --------------------------------------------------------------------------- the kind of capture asked about

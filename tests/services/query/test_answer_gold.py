@@ -50,7 +50,7 @@ def hits(case: Gold) -> list[SearchHit]:
                 artifact_id=f"a{i}", source_id=f"s{i}", modality=MODALITY[case.kind], captured_at=at,
                 ingested_at=at, char_start=0, char_end=len(piece), heading_path=list(headings), page=None,
                 t_start=None, t_end=None, chunk_index=j,
-                attributes={"speakers": ", ".join(speakers)} if speakers else {}))
+                speakers=tuple(speakers)))
     return out
 
 

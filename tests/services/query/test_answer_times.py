@@ -3,10 +3,12 @@ source was said; the model's source list says which times each passage speaks of
 
 from __future__ import annotations
 
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from secondbrain.events.models import TimeMention
 from secondbrain.search_hits import SearchHit
 from secondbrain.temporal import Conventions
 from services.query.answer import format_sources
@@ -61,6 +63,7 @@ def test_only_when_the_question_asks_when_and_never_for_a_stated_date() -> None:
 
 def test_the_model_reads_the_times_a_source_speaks_of() -> None:
     h = hit(SUPPORT, "2023-05-08T13:56:00Z", mentions=[
-        {"start": "2023-05-07T00:00:00.000000Z", "end": "2023-05-08T00:00:00.000000Z", "expression": "yesterday"}])
+        TimeMention(start=datetime(2023, 5, 7, tzinfo=UTC), end=datetime(2023, 5, 8, tzinfo=UTC),
+                    expression="yesterday")])
     src = Source(h, h.text, 0, len(h.text), None, None, 20)
     assert "speaks of \u201cyesterday\u201d = Sun, May 7, 2023)" in format_sources([src], UTC)

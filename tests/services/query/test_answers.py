@@ -25,7 +25,7 @@ from app.assembly import build_runtime
 from app.http import create_app
 from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.events.models import ArtifactSubmitted
-from secondbrain.pipeline import local
+from secondbrain.pipeline import core
 from secondbrain.runtime import Runtime
 from secondbrain.search_hits import SearchHit
 from secondbrain.settings import Settings
@@ -151,9 +151,9 @@ def llm_runtime(llama: LocalLlamaServer, tmp_path_factory: pytest.TempPathFactor
             ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id="alice", source_uri=f"note:{uuid.uuid4()}",
                                    content_type="text/markdown", size_bytes=len(text), submitted_at=datetime.now(UTC),
                                    producer="test", content=text.encode(), attributes={"kind": "note"})
-            (doc,) = local.run(extract, ev, m.jobs, trusted=True)
-            (chunks,) = local.run(chunk, doc, m.jobs)
-            local.run(embed, chunks, m.jobs)
+            (doc,) = core.run(extract, ev, m.jobs, trusted=True)
+            (chunks,) = core.run(chunk, doc, m.jobs)
+            core.run(embed, chunks, m.jobs)
         yield rt
         rt.close()
 

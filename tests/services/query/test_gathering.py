@@ -32,7 +32,7 @@ def hit(i: int, text: str, speakers: str = "Melanie, Caroline", kind: str = "cha
     return SearchHit(chunk_id=f"c{i}", score=1.0, text=text, title="t", document_id=doc, artifact_id="a",
                      source_id="s", modality="text", captured_at="", ingested_at="", char_start=0, char_end=len(text),
                      heading_path=[], page=None, t_start=None, t_end=None, kind=kind, token_count=60,
-                     attributes={"speakers": speakers})
+                     speakers=tuple(s.strip() for s in speakers.split(",")))
 
 
 def test_the_named_person_is_matched_to_the_speakers() -> None:

@@ -198,10 +198,15 @@ def test_ask_error_event_hides_the_exception(corpus: Corpus, caplog: pytest.LogC
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from services.query.api import create_router
+    from services.access import current_user
+    from services.query.answerer import Answerer
+    from services.query.api import router
 
+    rt = replace(corpus.rt, vectors=FailingVectors())  # type: ignore[arg-type]
     app = FastAPI()
-    app.include_router(create_router(replace(corpus.rt, vectors=FailingVectors()), lambda: USER))  # type: ignore[arg-type]
+    app.state.runtime, app.state.answerer = rt, Answerer.for_runtime(rt)
+    app.dependency_overrides[current_user] = lambda: USER
+    app.include_router(router)
     with caplog.at_level(logging.ERROR, logger="services.query.api"), TestClient(app) as client:
         events = [data for _, data in sse_events(client, "POST", "/v1/ask",
                                                  json={"question": "anything about invoices"})]

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from secondbrain.events.models import ArtifactSubmitted
-from secondbrain.pipeline import local
+from secondbrain.pipeline import core
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from services.chunker.logic import ChunkingConfig
@@ -86,9 +86,9 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
                                    content_type=ctype, size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                    producer="test", content=raw, title=title, captured_at=when.astimezone(UTC),
                                    filename=f"{key}.{'chat' if ctype == 'text/x-chat' else 'md'}")
-            (doc,) = local.run(extract, ev, m.jobs, trusted=True)
-            (chunks,) = local.run(chunk, doc, m.jobs)
-            local.run(embed, chunks, m.jobs)
+            (doc,) = core.run(extract, ev, m.jobs, trusted=True)
+            (chunks,) = core.run(chunk, doc, m.jobs)
+            core.run(embed, chunks, m.jobs)
         yield runtime
         runtime.close()
 

@@ -1,0 +1,43 @@
+"""What the agenda's routes take, as FastAPI dependencies: the shared sign-in (:mod:`services.deps`) and the
+agenda the app factory binds once per process (:func:`bind`; it keeps caches across requests)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from secondbrain.ports import MetadataStore
+from secondbrain.runtime import Runtime
+from secondbrain.settings import Settings
+from services.agenda.feeds import FeedTokens, feed_tokens_for
+from services.agenda.service import Agenda
+from services.deps import CurrentUser
+
+__all__ = ["AgendaDep", "Bound", "CurrentUser", "bind"]
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """What the routes need of the running process."""
+
+    agenda: Agenda
+    feeds: FeedTokens
+    settings: Settings
+    metadata: MetadataStore
+
+
+def bind(rt: Runtime) -> Bound:
+    """The agenda over ``rt``'s stores, for ``app.state.agenda``."""
+    if rt.vectors is None:
+        raise RuntimeError("the agenda needs the vector store")
+    return Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata)
+
+
+async def get_agenda(request: Request) -> Bound:
+    bound: Bound = request.app.state.agenda
+    return bound
+
+
+AgendaDep = Annotated[Bound, Depends(get_agenda)]
