@@ -9,13 +9,15 @@ import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
+
+from tenacity import stop_after_attempt
 
 from app.cli.client import _find_key, http_client, http_error, unreachable
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
 from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
+from secondbrain.pipeline import retry
 
 
 def split_urls(text: str) -> list[str]:
@@ -78,13 +80,13 @@ def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally,
         sender.flush()  # the state moves on only once the gateway answered for these
         return [item.status for item in tally.items[before:]]
 
+    # A calendar cleared at once is many deletions: the per-minute limit may answer 429, tried 5 times in all.
+    patience = retry.server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=30.0,
+                                     stop=stop_after_attempt(5))
+
     def delete(source_id: str) -> bool:
-        for _ in range(5):  # a calendar cleared at once is many deletions: the per-minute limit may answer 429
-            resp = client.delete(f"/v1/sources/{source_id}")
-            if resp.status_code != 429:
-                return resp.status_code in (204, 404)  # 404: already gone (deleted by hand, say)
-            time.sleep(min(float(resp.headers.get("retry-after", "5") or 5), 30.0))
-        return False
+        resp = patience(client.delete, f"/v1/sources/{source_id}")
+        return resp.status_code in (204, 404)  # 404: already gone (deleted by hand, say)
 
     rows: list[dict[str, Any]] = []
     for url in urls:
