@@ -15,8 +15,9 @@ from typing import Any
 from tenacity import stop_after_attempt
 
 from app.cli.client import _find_key, http_client, http_error, unreachable
-from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say, settings_for
 from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
+from app.cli.periodic import repeat
 from secondbrain.pipeline import retry
 
 
@@ -121,9 +122,8 @@ def cmd_calendar(args: argparse.Namespace) -> int:
     import httpx
 
     from app.calendars import FeedError
-    from secondbrain.settings import Settings
 
-    settings = Settings()  # type: ignore[call-arg]  # SB_CALENDAR_* come from the environment
+    settings = settings_for(args)
     try:
         urls = urls_from(args, settings)
     except ValueError as exc:
@@ -141,23 +141,25 @@ def cmd_calendar(args: argparse.Namespace) -> int:
             key = _find_key(args) or ""
             state = Path(args.state) if args.state else default_state_path(
                 args.url, hashlib.sha256(key.encode()).hexdigest()[:16])
-            stop = threading.Event()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.default_int_handler)
-            while True:
-                try:
-                    rows, sender = refresh_all(client, state, urls, tally=tally, progress=progress,
-                                               tz=_local_zone())
-                except FeedError as exc:  # the state file
-                    print(f"error: {exc}", file=sys.stderr)
-                    return EXIT_USAGE
-                if not args.every:
-                    break
-                progress.done()
-                for row in rows:
-                    say(_line(row))
-                if stop.wait(args.every):
-                    break
+
+            def run_pass() -> None:
+                nonlocal rows, sender
+                rows, sender = refresh_all(client, state, urls, tally=tally, progress=progress, tz=_local_zone())
+                if args.every:
+                    progress.done()
+                    for row in rows:
+                        say(_line(row))
+
+            try:
+                if args.every:  # until Ctrl-C or SIGTERM; a feed that fails is in its row, the others go on
+                    repeat(run_pass, args.every, threading.Event())
+                else:
+                    run_pass()
+            except FeedError as exc:  # the state file
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
             finished = True if args.no_wait or sender is None else sender.wait(args.timeout)
             progress.show(force=True)
     except httpx.TransportError as exc:
