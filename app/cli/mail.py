@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import hashlib
 import json
-import signal
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from app.cli.client import _find_key, http_client, http_error, unreachable
+from app.cli.client import http_client, http_error, unreachable
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say, settings_for
 from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
-from app.cli.periodic import repeat
+from app.cli.periodic import repeat, state_file, stop_on_signals
 
 
 def account_from(args: argparse.Namespace, settings: Any) -> Any:
@@ -114,11 +112,8 @@ def cmd_mail(args: argparse.Namespace) -> int:
             me = client.get("/v1/me")
             if me.status_code != 200:
                 return http_error(me)
-            key = _find_key(args) or ""
-            state = Path(args.state) if args.state else default_state_path(
-                args.url, hashlib.sha256(key.encode()).hexdigest()[:16])
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.default_int_handler)
+            state = state_file(args, default_state_path)
+            stop_on_signals()
 
             def run_pass() -> None:
                 nonlocal notes, skipped, messages, sender

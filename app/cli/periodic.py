@@ -3,8 +3,29 @@ report it, wait the interval, until stopped; a failed pass is reported and the n
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import signal
 import threading
 from collections.abc import Callable
+from pathlib import Path
+
+from app.cli.client import _find_key
+
+
+def state_file(args: argparse.Namespace, default_state_path: Callable[[str, str], Path]) -> Path:
+    """Where the command keeps what it took: ``--state``, else its default for this server and key (told
+    apart by a hash of the key, never the key itself)."""
+    if args.state:
+        return Path(args.state)
+    return default_state_path(args.url, hashlib.sha256((_find_key(args) or "").encode()).hexdigest()[:16])
+
+
+def stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM end the command (as KeyboardInterrupt, so it stops where it is and sums up), even when
+    it was started with SIGINT ignored."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.default_int_handler)
 
 
 def repeat(run_pass: Callable[[], None], interval_s: float, stop: threading.Event, *,
