@@ -25,12 +25,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +42,7 @@ from bench.backbone import free_port, key_headers, start, stop  # noqa: E402
 from bench.modalities import embedder_alone  # noqa: E402
 from devtools import gen_exports as gen  # noqa: E402
 from devtools import gen_web  # noqa: E402
+from devtools.loopback import LoopbackSite, QuietHandler  # noqa: E402
 
 WORDS = ("quince", "harbour", "ledger", "walnut", "violin", "ferry", "lantern", "meadow", "copper", "orchard",
          "saffron", "tiller", "hazel", "apricot", "compass", "kettle")
@@ -154,36 +153,22 @@ def many_khoj(root: Path, n: int) -> Path:
     return path
 
 
-class PageSite:
+class PageSite(LoopbackSite):
     """A local web site of ``n`` distinct article pages, for the bookmarks."""
 
     def __init__(self, n: int) -> None:
         base_page = gen_web.page_meta_published().decode()
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/robots.txt":
                     body = b"User-agent: *\nAllow: /\n"
                 else:
                     i = int(self.path.rsplit("/", 1)[-1] or 0)
                     body = base_page.replace("How Lighthouses Keep Time", f"Bookmark {i}: {sentence(i)}").encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200, "text/html; charset=utf-8", body)
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def many_bookmarks(root: Path, n: int, base: str) -> Path:

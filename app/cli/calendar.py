@@ -6,16 +6,18 @@ import argparse
 import hashlib
 import json
 import os
-import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
-from app.cli.client import _find_key, http_client, http_error, unreachable
-from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from tenacity import stop_after_attempt
+
+from app.cli.client import http_client, http_error, unreachable
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say, settings_for
 from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
+from app.cli.periodic import repeat, state_file, stop_on_signals
+from secondbrain.pipeline import retry
 
 
 def split_urls(text: str) -> list[str]:
@@ -78,13 +80,13 @@ def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally,
         sender.flush()  # the state moves on only once the gateway answered for these
         return [item.status for item in tally.items[before:]]
 
+    # A calendar cleared at once is many deletions: the per-minute limit may answer 429, tried 5 times in all.
+    patience = retry.server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=30.0,
+                                     stop=stop_after_attempt(5))
+
     def delete(source_id: str) -> bool:
-        for _ in range(5):  # a calendar cleared at once is many deletions: the per-minute limit may answer 429
-            resp = client.delete(f"/v1/sources/{source_id}")
-            if resp.status_code != 429:
-                return resp.status_code in (204, 404)  # 404: already gone (deleted by hand, say)
-            time.sleep(min(float(resp.headers.get("retry-after", "5") or 5), 30.0))
-        return False
+        resp = patience(client.delete, f"/v1/sources/{source_id}")
+        return resp.status_code in (204, 404)  # 404: already gone (deleted by hand, say)
 
     rows: list[dict[str, Any]] = []
     for url in urls:
@@ -119,9 +121,8 @@ def cmd_calendar(args: argparse.Namespace) -> int:
     import httpx
 
     from app.calendars import FeedError
-    from secondbrain.settings import Settings
 
-    settings = Settings()  # type: ignore[call-arg]  # SB_CALENDAR_* come from the environment
+    settings = settings_for(args)
     try:
         urls = urls_from(args, settings)
     except ValueError as exc:
@@ -136,26 +137,25 @@ def cmd_calendar(args: argparse.Namespace) -> int:
             me = client.get("/v1/me")
             if me.status_code != 200:
                 return http_error(me)
-            key = _find_key(args) or ""
-            state = Path(args.state) if args.state else default_state_path(
-                args.url, hashlib.sha256(key.encode()).hexdigest()[:16])
-            stop = threading.Event()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.default_int_handler)
-            while True:
-                try:
-                    rows, sender = refresh_all(client, state, urls, tally=tally, progress=progress,
-                                               tz=_local_zone())
-                except FeedError as exc:  # the state file
-                    print(f"error: {exc}", file=sys.stderr)
-                    return EXIT_USAGE
-                if not args.every:
-                    break
-                progress.done()
-                for row in rows:
-                    say(_line(row))
-                if stop.wait(args.every):
-                    break
+            state = state_file(args, default_state_path)
+            stop_on_signals()
+
+            def run_pass() -> None:
+                nonlocal rows, sender
+                rows, sender = refresh_all(client, state, urls, tally=tally, progress=progress, tz=_local_zone())
+                if args.every:
+                    progress.done()
+                    for row in rows:
+                        say(_line(row))
+
+            try:
+                if args.every:  # until Ctrl-C or SIGTERM; a feed that fails is in its row, the others go on
+                    repeat(run_pass, args.every, threading.Event())
+                else:
+                    run_pass()
+            except FeedError as exc:  # the state file
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
             finished = True if args.no_wait or sender is None else sender.wait(args.timeout)
             progress.show(force=True)
     except httpx.TransportError as exc:

@@ -6,9 +6,10 @@ import argparse
 import contextlib
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from tenacity import RetryCallState
 
 from app.cli.client import (
     MANY_JOBS,
@@ -20,6 +21,7 @@ from app.cli.client import (
     wait_for_jobs,
 )
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from secondbrain.pipeline import retry
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -96,17 +98,22 @@ def _send_file(client: Any, path: Path, data: dict[str, str]) -> Any:
     """Upload one file; a 429 (too many captures a minute, or too many still in the pipeline) is waited
     out as the server says, so a big folder goes in whole instead of stopping half way."""
     told = False
-    while True:
-        with path.open("rb") as fh:
-            resp = client.post("/v1/artifacts", data=data, files={"file": (path.name, fh, guess_type(path))})
-        if resp.status_code != 429:
-            return resp
-        wait = min(float(resp.headers.get("retry-after", "5") or 5), 60.0)
+
+    def slow_down(state: RetryCallState) -> None:
+        nonlocal told
+        assert state.outcome is not None
         if not told:
+            resp = state.outcome.result()
             say(f"the server asks to slow down ({resp.json().get('detail', 'too many requests')}); "
-                f"waiting {wait:.0f}s and going on")
+                f"waiting {retry.server_asked_wait(resp, 5.0, 60.0):.0f}s and going on")
             told = True
-        time.sleep(wait)
+
+    def send() -> Any:
+        with path.open("rb") as fh:
+            return client.post("/v1/artifacts", data=data, files={"file": (path.name, fh, guess_type(path))})
+
+    patience = retry.server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=60.0, before_sleep=slow_down)
+    return patience(send)
 
 
 def cmd_open(args: argparse.Namespace) -> int:

@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tenacity import RetryCallState
+
 from app.cli.client import http_client, http_error, unreachable
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from secondbrain.pipeline import retry
 
 BATCH_ITEMS = 100
 BATCH_BYTES = 16 * 1024 * 1024
@@ -158,27 +161,33 @@ class Sender:
         files += [(f"p{i}", (c.filename or "item", data, c.content_type or "application/octet-stream"))
                   for i, (c, data) in enumerate(batch) if c.kind != "url"]
         told = False
-        while True:
-            try:
-                resp = self.client.post("/v1/imports/batch", files=files, timeout=300)
-            except _transport_errors() as exc:
-                if not told:
-                    self.progress.done()
-                    say(f"secondbrain is not reachable ({exc}); trying again until it is (Ctrl-C stops)")
-                    told = True
-                time.sleep(3)
-                continue
-            if resp.status_code == 429:  # the pipeline is full of this person's captures, or the minute's limit
-                wait = min(float(resp.headers.get("retry-after", "5") or 5), 30.0)
+
+        def before_retry(state: RetryCallState) -> None:
+            nonlocal told
+            assert state.outcome is not None
+            if not state.outcome.failed:  # the pipeline is full of this person's captures, or the minute's limit
                 self.tally.waiting = "waiting for the pipeline"
-                deadline = time.monotonic() + wait
-                while time.monotonic() < deadline:
-                    self.poll()
-                    self.progress.show()
-                    time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-                self.tally.waiting = None
-                continue
-            break
+            elif not told:
+                self.progress.done()
+                say(f"secondbrain is not reachable ({state.outcome.exception()}); trying again until it is "
+                    "(Ctrl-C stops)")
+                told = True
+
+        def pause(seconds: float) -> None:
+            if self.tally.waiting is None:
+                time.sleep(seconds)
+                return
+            deadline = time.monotonic() + seconds  # the jobs sent so far are followed meanwhile
+            while time.monotonic() < deadline:
+                self.poll()
+                self.progress.show()
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            self.tally.waiting = None
+
+        patience = retry.server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=30.0,
+                                         unreachable=_transport_errors(), unreachable_wait_s=3.0,
+                                         before_sleep=before_retry, sleep=pause)
+        resp = patience(self.client.post, "/v1/imports/batch", files=files, timeout=300)
         if resp.status_code != 200:
             if len(batch) > 1 and resp.status_code in (400, 413, 422):
                 for one in batch:  # one capture spoils the batch: send each alone to find it
@@ -219,7 +228,7 @@ class Sender:
             except _transport_errors():
                 return
             if resp.status_code == 429:
-                time.sleep(min(float(resp.headers.get("retry-after", "1") or 1), 10.0))
+                time.sleep(retry.server_asked_wait(resp, 1.0, 10.0))
                 return
             if resp.status_code == 404:  # deleted meanwhile (the person removed it)
                 item.status, item.reason = "failed", "the capture was deleted while the import ran"

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import hashlib
 import json
-import signal
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from app.cli.client import _find_key, http_client, http_error, unreachable
-from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from app.cli.client import http_client, http_error, unreachable
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say, settings_for
 from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
+from app.cli.periodic import repeat, state_file, stop_on_signals
 
 
 def account_from(args: argparse.Namespace, settings: Any) -> Any:
@@ -22,7 +21,7 @@ def account_from(args: argparse.Namespace, settings: Any) -> Any:
     missing."""
     from app.mail import Account
 
-    host = args.host or settings.mail_host
+    host = args.mail_host or settings.mail_host
     if not host:
         return None
     user = args.user or settings.mail_user
@@ -45,7 +44,7 @@ def account_from(args: argparse.Namespace, settings: Any) -> Any:
         f.strip() for f in settings.mail_folders.split(",") if f.strip())
     if args.move_to and args.delete_after:
         raise ValueError("choose --move-to or --delete-after, not both")
-    return Account(host=host, user=user, password=password, port=args.port or settings.mail_port,
+    return Account(host=host, user=user, password=password, port=args.mail_port or settings.mail_port,
                    security=args.security or settings.mail_security, ca_file=args.ca_file or settings.mail_ca_file
                    or None, folders=folders or ("secondbrain",), move_to=args.move_to or None,
                    delete_after=bool(args.delete_after))
@@ -89,9 +88,8 @@ def cmd_mail(args: argparse.Namespace) -> int:
     import httpx
 
     from app.mail import MailError, default_state_path
-    from secondbrain.settings import Settings
 
-    settings = Settings()  # type: ignore[call-arg]  # SB_MAIL_* come from the environment
+    settings = settings_for(args)
     try:
         account = account_from(args, settings)
     except ValueError as exc:
@@ -105,37 +103,44 @@ def cmd_mail(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     tally = Tally(0)
     progress = Progress(tally, quiet=args.json)
+    notes: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    messages = 0
+    sender: Sender | None = None
     try:
         with http_client(args) as client:
             me = client.get("/v1/me")
             if me.status_code != 200:
                 return http_error(me)
-            key = _find_key(args) or ""
-            state = Path(args.state) if args.state else default_state_path(
-                args.url, hashlib.sha256(key.encode()).hexdigest()[:16])
-            stop = threading.Event()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.default_int_handler)
-            while True:
+            state = state_file(args, default_state_path)
+            stop_on_signals()
+
+            def run_pass() -> None:
+                nonlocal notes, skipped, messages, sender
+                notes, skipped, messages, sender = take_mail(client, state, account, maildir, tally=tally,
+                                                             progress=progress)
+                if args.every:
+                    for note in notes:
+                        say(note)
+                    if messages:
+                        say(f"took {_n(messages, 'message')}")
+
+            def failed(exc: Exception) -> None:
+                nonlocal notes, skipped, messages, sender
+                progress.done()
+                if args.json:
+                    print(json.dumps({"error": str(exc), **_counts(tally)}))
+                print(f"error: {exc}", file=sys.stderr)
+                notes, skipped, messages, sender = [], [], 0, None
+
+            if args.every:  # until Ctrl-C or SIGTERM; a pass that fails is said and the next one goes on
+                repeat(run_pass, args.every, threading.Event(), on_error=failed, errors=(MailError,))
+            else:
                 try:
-                    notes, skipped, messages, sender = take_mail(client, state, account, maildir, tally=tally,
-                                                                 progress=progress)
+                    run_pass()
                 except MailError as exc:
-                    progress.done()
-                    if args.json:
-                        print(json.dumps({"error": str(exc), **_counts(tally)}))
-                    print(f"error: {exc}", file=sys.stderr)
-                    if not args.every:
-                        return EXIT_USAGE
-                    notes, skipped, messages, sender = [], [], 0, None
-                if not args.every:
-                    break
-                for note in notes:
-                    say(note)
-                if messages:
-                    say(f"took {_n(messages, 'message')}")
-                if stop.wait(args.every):
-                    break
+                    failed(exc)
+                    return EXIT_USAGE
             finished = True if args.no_wait or sender is None else sender.wait(args.timeout)
             progress.show(force=True)
     except httpx.TransportError as exc:
@@ -187,8 +192,10 @@ def add_parser(sub: Any, client_opts: Any) -> None:
                                     "attachments (through the extractors), dated by their Date header, grouped by "
                                     "thread.  What was taken is remembered; run it again (or let `secondbrain up` "
                                     "do it with SB_MAIL_HOST) to take what came since.")
-    ma.add_argument("--host", help="the IMAP server (SB_MAIL_HOST)")
-    ma.add_argument("--port", type=int, help="its port (SB_MAIL_PORT; default 993, or 143 with starttls)")
+    # mail_host, mail_port: not the server's host and port, which settings_for reads from the options
+    ma.add_argument("--host", dest="mail_host", metavar="HOST", help="the IMAP server (SB_MAIL_HOST)")
+    ma.add_argument("--port", dest="mail_port", metavar="PORT", type=int,
+                    help="its port (SB_MAIL_PORT; default 993, or 143 with starttls)")
     ma.add_argument("--security", choices=("imaps", "starttls"), help="TLS from the start (imaps, default) or "
                                                                       "upgraded with STARTTLS (SB_MAIL_SECURITY)")
     ma.add_argument("--ca-file", help="trust this CA or self-signed certificate (PEM) for the server "

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
+from app.cli.periodic import Background
 
 if TYPE_CHECKING:
     from secondbrain.infra.lan import LanCertificate
@@ -295,88 +296,76 @@ class _Watcher:
             self.thread.join(timeout=5)
 
 
-class _Mailer:
+class _Mailer(Background):
     """SB_MAIL_*: new mail taken every SB_MAIL_INTERVAL_S, on a thread of its own, as a client of this server."""
 
     def __init__(self) -> None:
-        self.event = threading.Event()
-        self.thread: threading.Thread | None = None
+        super().__init__("mail")
 
     def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
-        def run() -> None:
-            from app.cli.mail import background_pass
-            from app.mail import MailError
+        from app.cli.mail import background_pass
+        from app.mail import MailError
 
-            told = ""  # a lasting problem (the server down) is said once, and when it is over
-            while not self.event.is_set():
-                try:
-                    messages, notes = background_pass(url, key_file, settings, state)
-                    if told:
-                        say("mail: reading mail again")
-                    told = ""
-                    for note in notes:
-                        say(f"mail: {note}")
-                    if messages:
-                        say(f"mail: took {messages} message{'s' if messages != 1 else ''}")
-                except MailError as exc:
-                    if str(exc) != told:
-                        say(f"mail: {exc}; trying again every {settings.mail_interval_s:g} s")
-                    told = str(exc)
-                except Exception as exc:  # the server keeps serving; the person sees why no mail comes
-                    if repr(exc) != told:
-                        say(f"mail: {type(exc).__name__}: {exc}")
-                    told = repr(exc)
-                self.event.wait(settings.mail_interval_s)
+        told = ""  # a lasting problem (the server down) is said once, and when it is over
+
+        def run_pass() -> None:
+            nonlocal told
+            messages, notes = background_pass(url, key_file, settings, state)
+            if told:
+                say("mail: reading mail again")
+            told = ""
+            for note in notes:
+                say(f"mail: {note}")
+            if messages:
+                say(f"mail: took {messages} message{'s' if messages != 1 else ''}")
+
+        def failed(exc: Exception) -> None:  # the person sees why no mail comes
+            nonlocal told
+            if isinstance(exc, MailError):
+                if str(exc) != told:
+                    say(f"mail: {exc}; trying again every {settings.mail_interval_s:g} s")
+                told = str(exc)
+            else:
+                if repr(exc) != told:
+                    say(f"mail: {type(exc).__name__}: {exc}")
+                told = repr(exc)
 
         where = ", ".join(x for x in (
             f"{settings.mail_user}@{settings.mail_host} ({settings.mail_folders})" if settings.mail_host else "",
             settings.mail_maildir) if x)
         say(f"  taking mail from {where} every {settings.mail_interval_s:g} s (SB_MAIL_*)")
-        self.thread = threading.Thread(target=run, name="mail", daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.event.set()
-        if self.thread is not None:
-            self.thread.join(timeout=5)
+        self.run_every(settings.mail_interval_s, run_pass, failed)
 
 
-class _Calendars:
+class _Calendars(Background):
     """SB_CALENDAR_URLS: each calendar refreshed every SB_CALENDAR_INTERVAL_S, on a thread of its own, as a client
     of this server."""
 
     def __init__(self) -> None:
-        self.event = threading.Event()
-        self.thread: threading.Thread | None = None
+        super().__init__("calendar")
 
     def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
         from app.calendars import shown
-        from app.cli.calendar import split_urls
+        from app.cli.calendar import background_pass, split_urls
 
-        def run() -> None:
-            from app.cli.calendar import background_pass
+        told: set[str] = set()  # a lasting failure (a feed gone) is said once, and again when it changes
 
-            told: set[str] = set()  # a lasting failure (a feed gone) is said once, and again when it changes
-            while not self.event.is_set():
-                try:
-                    changes, errors = background_pass(url, key_file, settings, state)
-                except Exception as exc:  # the server keeps serving; the person sees why calendars do not come
-                    changes, errors = [], [f"{type(exc).__name__}: {exc}"]
-                for line in changes + [e for e in errors if e not in told]:
-                    say(f"calendar: {line}")
-                told = set(errors)
-                self.event.wait(settings.calendar_interval_s)
+        def report(changes: list[str], errors: list[str]) -> None:
+            nonlocal told
+            for line in changes + [e for e in errors if e not in told]:
+                say(f"calendar: {line}")
+            told = set(errors)
+
+        def run_pass() -> None:
+            report(*background_pass(url, key_file, settings, state))
+
+        def failed(exc: Exception) -> None:  # the person sees why calendars do not come
+            report([], [f"{type(exc).__name__}: {exc}"])
 
         feeds = split_urls(settings.calendar_urls.get_secret_value())
         say(f"  refreshing {len(feeds)} calendar{'s' if len(feeds) != 1 else ''} "
             f"({', '.join(shown(u) for u in feeds)}) every {settings.calendar_interval_s:g} s (SB_CALENDAR_URLS)")
-        self.thread = threading.Thread(target=run, name="calendar", daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.event.set()
-        if self.thread is not None:
-            self.thread.join(timeout=5)
+        self.run_every(settings.calendar_interval_s, run_pass, failed)
 
 
 def _in_background(fn: Any, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:

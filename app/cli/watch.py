@@ -7,12 +7,14 @@ import contextlib
 import hashlib
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from tenacity import RetryCallState
+
 from app.cli.client import _find_key, http_client, http_error, unreachable
 from app.cli.common import EXIT_OK, EXIT_USAGE, say
+from secondbrain.pipeline import retry
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -62,23 +64,23 @@ def _server_answers(client: Any, url: str) -> Any:
     import httpx
 
     told = False
+
+    def before_retry(state: RetryCallState) -> None:
+        nonlocal told
+        assert state.outcome is not None
+        if state.outcome.failed and not told:
+            say(f"secondbrain is not reachable at {url} ({state.outcome.exception()}); waiting for it (start it "
+                "with `secondbrain up`; Ctrl-C stops)")
+            told = True
+
+    patience = retry.server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
+                                     unreachable=httpx.TransportError, unreachable_wait_s=2.0,
+                                     before_sleep=before_retry)
     try:
-        while True:
-            try:
-                resp = client.get("/v1/me")
-            except httpx.TransportError as exc:
-                if not told:
-                    say(f"secondbrain is not reachable at {url} ({exc}); waiting for it (start it with "
-                        "`secondbrain up`; Ctrl-C stops)")
-                    told = True
-                time.sleep(2.0)
-                continue
-            if resp.status_code in (429, 502, 503, 504):
-                time.sleep(min(float(resp.headers.get("retry-after", "2") or 2), 30.0))
-                continue
-            if told:
-                say(f"secondbrain answers at {url}")
-            return resp
+        resp = patience(client.get, "/v1/me")
     except KeyboardInterrupt:
         say("stopped waiting; nothing was synced")
         return None
+    if told:
+        say(f"secondbrain answers at {url}")
+    return resp

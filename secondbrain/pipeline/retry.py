@@ -12,6 +12,7 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     Retrying,
+    nap,
     retry_if_exception,
     retry_if_exception_type,
     retry_if_result,
@@ -96,13 +97,16 @@ def server_asked_wait(response: Any, default_s: float, max_s: float) -> float:
 
 
 def server_patience(*, statuses: Collection[int], asked_default_s: float, asked_max_s: float,
-                    unreachable: type[BaseException] | None = None, unreachable_wait_s: float = 2.0,
+                    unreachable: type[BaseException] | tuple[type[BaseException], ...] | None = None,
+                    unreachable_wait_s: float = 2.0,
                     stop: stop_base | Callable[[RetryCallState], bool] = stop_never,
-                    before_sleep: Callable[[RetryCallState], Any] | None = None) -> Retrying:
+                    before_sleep: Callable[[RetryCallState], Any] | None = None,
+                    sleep: Callable[[float], None] | None = None) -> Retrying:
     """A client's request to the secondbrain server, sent again while the server answers one of ``statuses``
     (busy, restarting: after the wait its Retry-After asks for, see :func:`server_asked_wait`) or, when
     ``unreachable`` is given, while sending fails with it (every ``unreachable_wait_s``).  Once ``stop`` says
-    so, the last answer is returned (or the last error raised)."""
+    so, the last answer is returned (or the last error raised).  ``sleep``, when given, waits instead of
+    ``time.sleep`` (a client may keep its progress moving meanwhile)."""
     def wait(state: RetryCallState) -> float:
         assert state.outcome is not None
         if state.outcome.failed:
@@ -115,4 +119,5 @@ def server_patience(*, statuses: Collection[int], asked_default_s: float, asked_
 
     return Retrying(retry=retry_if_result(lambda resp: resp.status_code in statuses)
                     | retry_if_exception_type(unreachable if unreachable is not None else ()),
-                    wait=wait, stop=stop, before_sleep=before_sleep, retry_error_callback=give_up)
+                    wait=wait, stop=stop, before_sleep=before_sleep, sleep=sleep or nap.sleep,
+                    retry_error_callback=give_up)

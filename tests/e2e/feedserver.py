@@ -5,14 +5,13 @@ serves, or makes it fail."""
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from devtools.loopback import LoopbackSite, QuietHandler
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class Feed:
 
 @contextmanager
 def serving(feed: Feed) -> Iterator[Feed]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             feed.requests += 1
             if self.path != feed.path or feed.status == 404:
@@ -88,23 +87,12 @@ def serving(feed: Feed) -> Iterator[Feed]:
                 self.send_response(304)
                 self.end_headers()
                 return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/calendar; charset=utf-8")
-            self.send_header("ETag", feed.etag)
-            self.send_header("Last-Modified", format_datetime(feed.modified, usegmt=True))
-            self.send_header("Content-Length", str(len(feed.body)))
-            self.end_headers()
-            self.wfile.write(feed.body)
+            self.reply(200, "text/calendar; charset=utf-8", feed.body,
+                       {"ETag": feed.etag, "Last-Modified": format_datetime(feed.modified, usegmt=True)})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    feed.url = f"http://127.0.0.1:{server.server_address[1]}{feed.path}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    site = LoopbackSite(Handler)
+    feed.url = f"{site.base}{feed.path}"
     try:
         yield feed
     finally:
-        server.shutdown()
-        server.server_close()
+        site.close()

@@ -1,7 +1,7 @@
 """Start real secondbrain processes for end-to-end tests and talk to them.
 
-The process launcher itself is :mod:`devtools.processes` (the benchmarks use it too); it is
-re-exported here for the tests.
+The process launcher itself is :mod:`devtools.processes` and the loopback web site :mod:`devtools.loopback`
+(the benchmarks use them too); they are re-exported here for the tests.
 """
 
 from __future__ import annotations
@@ -9,19 +9,20 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from devtools import gen_web
+from devtools.loopback import LoopbackSite, QuietHandler
 from devtools.processes import REPO, Service, run_cli
 
-__all__ = ["REPO", "Service", "Site", "readable_tmp", "run_cli", "wait_jobs"]
+__all__ = ["REPO", "LoopbackSite", "QuietHandler", "Service", "Site", "readable_tmp", "run_cli", "running_up",
+           "wait_jobs"]
 
 
 def wait_jobs(client: httpx.Client, job_ids: list[str], *, timeout: float = 120.0,
@@ -55,35 +56,33 @@ def readable_tmp(prefix: str) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-class Site:
+class Site(LoopbackSite):
     """A local web site: an article, a page that never answers in time, robots.txt."""
 
     def __init__(self) -> None:
         pages = {"/article": gen_web.page_meta_published(), "/robots.txt": b"User-agent: *\nDisallow: /private\n",
                  "/private/diary": gen_web.page_no_date()}
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/slow":
                     time.sleep(6)
                 body = pages.get(self.path)
-                self.send_response(200 if body is not None else 404)
                 ctype = "text/plain" if self.path == "/robots.txt" else "text/html; charset=utf-8"
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body or b"")))
-                self.end_headers()
-                with contextlib.suppress(OSError):
-                    self.wfile.write(body or b"")
+                self.reply(200 if body is not None else 404, ctype, body or b"")
 
-            def log_message(self, *args: Any) -> None:
-                pass
+        super().__init__(Handler)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def close(self) -> None:
-        """Stop serving and release the port."""
-        self.server.shutdown()
-        self.server.server_close()
+@contextlib.contextmanager
+def running_up(tmp_path_factory: pytest.TempPathFactory, prefix: str, env: dict[str, str],
+               *options: str) -> Iterator[Service]:
+    """``secondbrain up`` on a fresh data directory (with ``options``, ``env`` added to its environment),
+    ready to serve; stopped and its data removed afterwards."""
+    with readable_tmp(prefix) as root:
+        svc = Service("up", ["up", "--data-dir", str(root / "data"), *options], env, tmp_path_factory.mktemp("logs"))
+        svc.start().wait_ready(timeout=180)
+        try:
+            yield svc
+        finally:
+            svc.stop()

@@ -14,13 +14,10 @@ until Save is pressed, then the quote and the page are searchable too.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -29,7 +26,7 @@ import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page, Worker, expect, sync_playwright
 
-from tests.e2e.harness import REPO, Service, readable_tmp, wait_jobs
+from tests.e2e.harness import REPO, LoopbackSite, QuietHandler, Service, running_up, wait_jobs
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +52,7 @@ ARTICLE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Harbour lo
 harbour master closed the outer gate.</p></article></body></html>"""
 
 
-class Wiki:
+class Wiki(LoopbackSite):
     """The site: ``/wiki/kiln`` needs the ``wiki`` cookie (otherwise it is a sign-in page), ``/article``
     does not."""
 
@@ -63,32 +60,17 @@ class Wiki:
         pages = {"/app.js": ("text/javascript", WIKI_SCRIPT), "/article": ("text/html", ARTICLE),
                  "/robots.txt": ("text/plain", "User-agent: *\nAllow: /\n")}
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/wiki/kiln":
                     signed_in = "wiki=signed-in" in (self.headers.get("Cookie") or "")
                     ctype, body = "text/html", WIKI if signed_in else SIGN_IN_PAGE
                 else:
                     ctype, body = pages.get(self.path, ("text/plain", "not found"))
-                data = body.encode()
-                self.send_response(200 if self.path in pages or self.path == "/wiki/kiln" else 404)
-                self.send_header("Content-Type", f"{ctype}; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                with contextlib.suppress(OSError):
-                    self.wfile.write(data)
+                self.reply(200 if self.path in pages or self.path == "/wiki/kiln" else 404, f"{ctype}; charset=utf-8",
+                           body.encode())
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @dataclass
@@ -109,15 +91,9 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    with readable_tmp("sb-browser-") as root:
-        # The article is on loopback, which the fetcher only reaches when told to.
-        svc = Service("up", ["up", "--data-dir", str(root / "data")], {"SB_FETCH_ALLOW_PRIVATE": "true"},
-                      tmp_path_factory.mktemp("logs"))
-        svc.start().wait_ready(timeout=180)
-        try:
-            yield svc
-        finally:
-            svc.stop()
+    # The article is on loopback, which the fetcher only reaches when told to.
+    with running_up(tmp_path_factory, "sb-browser-", {"SB_FETCH_ALLOW_PRIVATE": "true"}) as svc:
+        yield svc
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.feedserver import Event, Feed, ics, serving
-from tests.e2e.harness import Service, readable_tmp, run_cli
+from tests.e2e.harness import Service, run_cli, running_up
 
 pytestmark = pytest.mark.e2e
 
@@ -58,12 +58,8 @@ def background_feed() -> Iterator[Feed]:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, background_feed: Feed) -> Iterator[Service]:
     env = {"SB_TIMEZONE": "Europe/London", "SB_CALENDAR_URLS": background_feed.url, "SB_CALENDAR_INTERVAL_S": "5"}
-    with readable_tmp("sb-cal-") as root:
-        svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], env,
-                      tmp_path_factory.mktemp("logs"))
-        svc.start().wait_ready(timeout=180)
+    with running_up(tmp_path_factory, "sb-cal-", env, "--no-llm") as svc:
         yield svc
-        svc.stop()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from devtools import gen_exports as gen
-from tests.e2e.harness import Service, readable_tmp, run_cli
+from tests.e2e.harness import Service, run_cli, running_up
 
 pytestmark = pytest.mark.e2e
 
@@ -25,12 +25,8 @@ TIMES = gen.calendar_times(gen.calendar_anchor(NOW))
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    with readable_tmp("sb-ics-") as root:
-        svc = Service("up", ["up", "--data-dir", str(root / "data")], {"SB_TIMEZONE": "Europe/London"},
-                      tmp_path_factory.mktemp("logs"))
-        svc.start().wait_ready(timeout=180)
+    with running_up(tmp_path_factory, "sb-ics-", {"SB_TIMEZONE": "Europe/London"}) as svc:
         yield svc
-        svc.stop()
 
 
 @pytest.fixture(scope="module")

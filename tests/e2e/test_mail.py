@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import mailbox
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -20,7 +23,8 @@ import httpx
 import pytest
 from fpdf import FPDF
 
-from tests.e2e.harness import Service, readable_tmp, run_cli
+from devtools.processes import cli_env
+from tests.e2e.harness import REPO, Service, readable_tmp, run_cli, running_up
 from tests.e2e.mailserver import USER, Dovecot
 
 pytestmark = pytest.mark.e2e
@@ -108,12 +112,8 @@ def service(tmp_path_factory: pytest.TempPathFactory, dovecot: Dovecot) -> Itera
     env = {"SB_MAIL_HOST": "127.0.0.1", "SB_MAIL_PORT": str(dovecot.imaps_port), "SB_MAIL_USER": USER,
            "SB_MAIL_PASSWORD": dovecot.password, "SB_MAIL_CA_FILE": str(dovecot.ca_file),
            "SB_MAIL_FOLDERS": "background", "SB_MAIL_INTERVAL_S": "5"}
-    with readable_tmp("sb-mail-up-") as root:
-        svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], env,
-                      tmp_path_factory.mktemp("logs"))
-        svc.start().wait_ready(timeout=180)
+    with running_up(tmp_path_factory, "sb-mail-up-", env, "--no-llm") as svc:
         yield svc
-        svc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -316,6 +316,39 @@ def test_a_maildir_is_read_once(service: Service, client: httpx.Client, tmp_path
     assert choir["title"] == "Choir rehearsal" and at(choir["captured_at"]) == MAILDIR_DATE
     rc, summary, _err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
     assert (rc, summary["messages"]) == (0, 0), summary
+
+
+def test_mail_every_takes_new_mail_as_it_comes_until_stopped(service: Service, client: httpx.Client,
+                                                             tmp_path: Path) -> None:
+    """``--every``: a pass at once and one every interval, each saying what it took; Ctrl-C ends it."""
+    box = mailbox.Maildir(tmp_path / "Maildir", create=True)
+    box.add(message("Bike repair", datetime(2024, 6, 3, 18, 0, tzinfo=UTC), "<wheel@example.org>",
+                    text="The bike shop trued the rear wheel and replaced both brake cables.\n"))
+    cmd = [sys.executable, "-m", "app.cli", "mail", "--maildir", str(tmp_path / "Maildir"), "--state",
+           str(tmp_path / "state.json"), "--every", "1"]
+    proc = subprocess.Popen(cmd, env=cli_env({"SB_URL": service.url}), cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        first = searchable(client, "trued the rear wheel", "Bike repair")
+        box.add(message("Window cleaner", datetime(2024, 6, 4, 8, 0, tzinfo=UTC), "<windows@example.org>",
+                        text="The window cleaner polished the conservatory glass and the skylights.\n"))
+        second = first and searchable(client, "window cleaner conservatory skylights", "Window cleaner")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    assert first and second, err
+    assert proc.returncode == 130, err
+    assert err.count("took 1 message") == 2, err  # one pass each, and nothing said by the passes between
+    assert "stopped; the next run goes on from there" in err
+
+
+def searchable(client: httpx.Client, query: str, title: str, timeout_s: float = 120) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(h["title"] == title for h in hits(client, query)):
+            return True
+        time.sleep(1)
+    return False
 
 
 def test_up_takes_mail_in_the_background(client: httpx.Client, dovecot: Dovecot) -> None:

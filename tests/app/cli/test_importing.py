@@ -87,3 +87,38 @@ def test_a_capture_that_spoils_its_batch_is_found_and_the_others_go_in(gateway: 
     states = {i.label: (i.status, i.reason) for i in tally.items}
     assert states["one"][0] == states["two"][0] == "queued"
     assert states["scan.pdf"][0] == "refused" and states["scan.pdf"][1].startswith("HTTP 413: the upload is over")
+
+
+@pytest.mark.fast
+def test_a_batch_waits_for_a_server_that_is_away_or_full_and_follows_its_jobs_meanwhile(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import httpx
+
+    refused = httpx.ConnectError("connection refused")
+    answers: list[object] = [refused, refused, httpx.Response(429, headers={"Retry-After": "1"}),
+                             httpx.Response(200, json={"results": [{"status": "imported", "job_id": "j2"}]})]
+    asked: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path.startswith("/v1/jobs/"):
+            return httpx.Response(200, json={"job_id": request.url.path.rsplit("/", 1)[-1], "status": "succeeded"})
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        assert isinstance(answer, httpx.Response)
+        return answer
+
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    tally = Tally(total=2)
+    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
+        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+        tally.items.append(Item("earlier.md", "note", "j1", status="queued"))  # sent by an earlier batch
+        sender.add(render.note("notes", "two.md", origin="two.md", title="two", body="Note two.", created=None))
+        sender.flush()
+    assert [i.status for i in tally.items] == ["succeeded", "succeeded"]
+    assert slept[:2] == [3.0, 3.0]  # every 3 s while the server is away
+    last_send = max(i for i, path in enumerate(asked) if path == "/v1/imports/batch")
+    assert "/v1/jobs/j1" in asked[:last_send]  # the jobs sent before are followed during the 429's wait
+    assert capsys.readouterr().err.count("not reachable") == 1  # said once

@@ -4,40 +4,22 @@
 
 import {$, announce, el} from "./dom.js";
 import {clock, dateValue, isoLocal, pad} from "./format.js";
-import {ApiError, api} from "./http.js";
+import {api, postWithProgress} from "./http.js";
 import {importFile, isExport} from "./imports.js";
 import {trackCapture} from "./progress.js";
 import {scheduleReload} from "./sources.js";
 
 let recorder = null; // the MediaRecorder while a voice note is being recorded
 
-// XMLHttpRequest rather than fetch(): only it reports upload progress.
 function uploadFile(file, {title = null, capturedAt = null} = {}) {
   const progress = el("progress", {max: "1", value: "0", "aria-label": `Uploading ${file.name}`});
   const item = el("li", {}, el("span", {}, `Uploading ${file.name}`), progress);
   $("#uploads").append(item);
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/v1/artifacts");
-    xhr.responseType = "json";
-    xhr.upload.addEventListener("progress", (e) => {
-      if (e.lengthComputable) progress.value = e.loaded / e.total;
-    });
-    xhr.addEventListener("load", () => {
-      item.remove();
-      if (xhr.status === 202) resolve(xhr.response);
-      else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
-    });
-    xhr.addEventListener("error", () => {
-      item.remove();
-      reject(new ApiError(0, "the connection failed"));
-    });
-    const form = new FormData();
-    if (title) form.append("title", title);
-    if (capturedAt) form.append("captured_at", capturedAt);
-    form.append("file", file, file.name);
-    xhr.send(form);
-  });
+  const form = new FormData();
+  if (title) form.append("title", title);
+  if (capturedAt) form.append("captured_at", capturedAt);
+  form.append("file", file, file.name);
+  return postWithProgress("/v1/artifacts", form, progress).finally(() => item.remove());
 }
 
 async function addFiles(files) {

@@ -10,6 +10,27 @@ export class ApiError extends Error {
   }
 }
 
+// XMLHttpRequest rather than fetch(): only it reports upload progress.  Posts `form` to `path`, showing the
+// upload in `progress` (a <progress> element; with `untilAnswered`, moving without a value once sent, while the
+// server reads it), and resolves with the answer to a 202.
+export function postWithProgress(path, form, progress, {untilAnswered = false} = {}) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.responseType = "json";
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) progress.value = e.loaded / e.total;
+    });
+    if (untilAnswered) xhr.upload.addEventListener("load", () => progress.removeAttribute("value"));
+    xhr.addEventListener("load", () => {
+      if (xhr.status === 202) resolve(xhr.response);
+      else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
+    });
+    xhr.addEventListener("error", () => reject(new ApiError(0, "the connection failed")));
+    xhr.send(form);
+  });
+}
+
 // Set by the page's start: what to do when the server says the session is gone.  A hook rather
 // than an import, so this module depends on nothing else of the page.
 let unauthorized = () => {};

@@ -4,7 +4,7 @@
 // Exports the extractors could not read as one file (.enex, .ics, .zip) are imported when dropped, too.
 
 import {$, announce, el} from "./dom.js";
-import {ApiError} from "./http.js";
+import {postWithProgress} from "./http.js";
 import {scheduleReload} from "./sources.js";
 import {plural} from "./words.js";
 
@@ -21,35 +21,17 @@ function zone() {
   }
 }
 
-// XMLHttpRequest for the upload's progress, as for files (js/capture.js).
 function upload(file, format) {
   const progress = el("progress", {max: "1", value: "0", "aria-label": `Uploading ${file.name}`});
   const item = el("li", {}, el("span", {}, `Importing ${file.name}`), progress);
   $("#uploads").append(item);
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/v1/imports");
-    xhr.responseType = "json";
-    xhr.upload.addEventListener("progress", (e) => {
-      if (e.lengthComputable) progress.value = e.loaded / e.total;
-    });
-    xhr.upload.addEventListener("load", () => progress.removeAttribute("value")); // now it is read there
-    xhr.addEventListener("load", () => {
-      item.remove();
-      if (xhr.status === 202) resolve(xhr.response);
-      else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
-    });
-    xhr.addEventListener("error", () => {
-      item.remove();
-      reject(new ApiError(0, "the connection failed"));
-    });
-    const form = new FormData();
-    const tz = zone();
-    if (tz) form.append("tz", tz);
-    if (format) form.append("format", format);
-    form.append("file", file, file.name);
-    xhr.send(form);
-  });
+  const form = new FormData();
+  const tz = zone();
+  if (tz) form.append("tz", tz);
+  if (format) form.append("format", format);
+  form.append("file", file, file.name);
+  // Once sent, the export is read there: the bar moves without a value until the answer comes.
+  return postWithProgress("/v1/imports", form, progress, {untilAnswered: true}).finally(() => item.remove());
 }
 
 // What an import did, in words, with the skipped items grouped by reason.
