@@ -284,7 +284,11 @@ class Settings(BaseSettings):
         2 * 1024 * 1024, ge=16 * 1024, description="Largest JSON request body but a note's (413 above it, "
                                                    "before it is read).")
     rate_limit_per_minute: int = Field(
-        600, ge=0, description="Per user: submissions, deletions, searches and questions a minute (0: no limit).")
+        600, ge=0, description="Per user: deletions, link fetches, searches and questions a minute (0: no limit).")
+    upload_rate_limit_per_minute: int = Field(
+        6000, ge=0, description="Per user: captures (notes, files, pages, import batches) a minute, a budget of their "
+                                "own so a person's own import does not wait like a flood of searches; the backlog "
+                                "limit (SB_MAX_PENDING_JOBS) still makes a flood wait for its own work (0: no limit).")
     read_rate_limit_per_minute: int = Field(
         6000, ge=0, description="Per user: other reads (job status, source lists) a minute (0: no limit).")
     max_pending_jobs: int = Field(

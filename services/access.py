@@ -25,6 +25,11 @@ SESSION_COOKIE = "sb_session"  # the web page's sign-in (services.web.session)
 CAPTURE_WRITES = frozenset({"/v1/notes", "/v1/artifacts", "/v1/urls", "/v1/pages"})
 CAPTURE_READS = re.compile(r"/v1/me|/v1/jobs/[^/]+(?:/stream)?")
 
+# Captures: their own per-minute budget (an import sends thousands; what keeps a flood in check is the backlog
+# limit, which makes it wait for its own work).  Fetching a link stays with the stricter limit: it makes the
+# server fetch.
+UPLOADS = frozenset({"/v1/notes", "/v1/artifacts", "/v1/pages", "/v1/imports", "/v1/imports/batch"})
+
 # Reads that cost like writes (they embed, search and may call the model): the stricter limit.
 HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
 
@@ -68,8 +73,9 @@ async def current_principal(request: Request,
     default user.  Counts the request against the user's per-minute limit (in the same round trip
     as the key lookup) and leaves the user's backlog in ``request.state.pending``."""
     settings = request_runtime(request).settings
-    heavy = request.method != "GET" or request.url.path.startswith(HEAVY_READS)
-    bucket = "act" if heavy else "read"
+    upload = request.method == "POST" and request.url.path in UPLOADS
+    heavy = not upload and (request.method != "GET" or request.url.path.startswith(HEAVY_READS))
+    bucket = "upload" if upload else "act" if heavy else "read"
     checked = await _check(request, authorization, bucket)
     principal = checked.principal
     if principal.scope == "producer":
@@ -80,11 +86,13 @@ async def current_principal(request: Request,
                                  "files, pages and links and follow their progress; use a user key to read")
     telemetry.set_user(principal.user_id)  # on the request's span, hashed
     request.state.pending = checked.pending
-    limit = settings.rate_limit_per_minute if heavy else settings.read_rate_limit_per_minute
+    limit, what, setting = (
+        (settings.upload_rate_limit_per_minute, "captures (notes, files, pages, imports)",
+         "SB_UPLOAD_RATE_LIMIT_PER_MINUTE") if upload else
+        (settings.rate_limit_per_minute, "deletions, link fetches, searches and questions", "SB_RATE_LIMIT_PER_MINUTE")
+        if heavy else (settings.read_rate_limit_per_minute, "requests", "SB_READ_RATE_LIMIT_PER_MINUTE"))
     if 0 < limit < checked.hits:
         wait = max(1, 60 - int(time.time()) % 60)
-        what = "submissions, deletions, searches and questions" if heavy else "requests"
-        setting = "SB_RATE_LIMIT_PER_MINUTE" if heavy else "SB_READ_RATE_LIMIT_PER_MINUTE"
         raise HTTPException(429, f"too many requests: your account may make {limit} {what} a minute. "
                                  f"Try again in {wait} s, or ask the operator to raise {setting}.",
                             headers={"Retry-After": str(wait)})

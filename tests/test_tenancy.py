@@ -99,26 +99,36 @@ def test_producer_keys_only_sign_events(served: tuple[TestClient, Runtime]) -> N
 
 
 def test_requests_per_minute_are_limited_per_user(dsn: str, tmp_path: Path) -> None:
-    rt = runtime(dsn, tmp_path, rate_limit_per_minute=3, read_rate_limit_per_minute=0, max_pending_jobs=0)
+    """Captures have a budget of their own (an import sends thousands), deletions, link fetches, searches and
+    questions another, reads a third; each past its limit answers 429 naming its setting."""
+    rt = runtime(dsn, tmp_path, upload_rate_limit_per_minute=4, rate_limit_per_minute=3, read_rate_limit_per_minute=0,
+                 max_pending_jobs=0)
     try:
         rt.metadata.users.ensure_user("hasty")
         rt.metadata.users.ensure_user("patient")
         _, alice = rt.metadata.api_keys.create_api_key("hasty", "t")
         _, bob = rt.metadata.api_keys.create_api_key("patient", "t")
         # Windows are whole minutes: start well inside one so the count does not reset mid-test.
-        if time.time() % 60 > 55:
+        if time.time() % 60 > 50:
             time.sleep(61 - time.time() % 60)
         with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
             codes = [client.post("/v1/notes", json={"text": f"note {i}"}, headers=bearer(alice)).status_code
-                     for i in range(5)]
-            assert codes[:3] == [202, 202, 202] and codes[3:] == [429, 429], codes
+                     for i in range(6)]
+            assert codes[:4] == [202, 202, 202, 202] and codes[4:] == [429, 429], codes
             r = client.post("/v1/notes", json={"text": "again"}, headers=bearer(alice))
             assert r.status_code == 429
             assert 1 <= int(r.headers["retry-after"]) <= 60
-            assert "3 submissions" in r.json()["detail"] and "SB_RATE_LIMIT_PER_MINUTE" in r.json()["detail"]
-            # Reads have their own (here unlimited) budget, and Bob has his own window.
+            assert "4 captures" in r.json()["detail"] and "SB_UPLOAD_RATE_LIMIT_PER_MINUTE" in r.json()["detail"]
+            # The captures did not use up the budget of deletions and searches: it has its own window.
+            gone = [client.delete(f"/v1/sources/nothing-{i}", headers=bearer(alice)).status_code for i in range(5)]
+            assert 429 not in gone[:3] and gone[3:] == [429, 429], gone
+            r = client.delete("/v1/sources/nothing", headers=bearer(alice))
+            assert r.status_code == 429 and "3 deletions" in r.json()["detail"]
+            assert "SB_RATE_LIMIT_PER_MINUTE" in r.json()["detail"]
+            # Reads have their own (here unlimited) budget, and Bob has his own windows.
             assert client.get("/v1/sources", headers=bearer(alice)).status_code == 200
             assert client.post("/v1/notes", json={"text": "bob's"}, headers=bearer(bob)).status_code == 202
+            assert client.delete("/v1/sources/nothing", headers=bearer(bob)).status_code != 429
     finally:
         rt.close()
 
