@@ -448,6 +448,14 @@ class IndexVersions(Protocol):
         (or the index is no longer building): the caller must stop."""
         ...
 
+    def hold_reindex(self, user_id: str, version: int, owner: str) -> AbstractContextManager[None]:
+        """The re-index's fence: while the block writes a page into the building collection, erasing the
+        user, cancelling or switching the re-index and another owner's claim wait until it ends (and
+        then remove what it wrote).  Raises :class:`~secondbrain.ports.LeaseLost` at entry when the
+        index is not building or not leased to ``owner``; nothing may be written then.  The block must
+        not record progress (that row is the one held)."""
+        ...
+
     def release_reindex(self, user_id: str, version: int, owner: str) -> None:
         """Give up ``owner``'s lease on the index (others may continue it at once)."""
         ...

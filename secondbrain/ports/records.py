@@ -272,6 +272,16 @@ class JobGone(LookupError):
         self.state = state
 
 
+class LeaseLost(LookupError):
+    """A re-index's lease is no longer the caller's: the re-index was cancelled or switched, its user
+    erased, or another process took the lease over after a stall; nothing may be written for it."""
+
+    def __init__(self, user_id: str, version: int) -> None:
+        super().__init__(f"the re-index of {user_id} v{version} is no longer this process's to fill")
+        self.user_id = user_id
+        self.version = version
+
+
 class UnknownUser(LookupError):
     """The user does not exist: erased, so nothing is created for them again until an administrator
     creates the user anew."""

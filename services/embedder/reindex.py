@@ -36,6 +36,7 @@ from secondbrain.embedding import EmbedderPool
 from secondbrain.passage import IndexedPassage
 from secondbrain.ports import (
     Embedder,
+    LeaseLost,
     MetadataStore,
     SparseEncoder,
     VectorFilter,
@@ -182,7 +183,8 @@ class Reindexer:
                 raise ReindexIncomplete(f"{user_id} has no active index to copy from")
             active = source[0]
             model = embedder_for(self.embedders, claimed)
-            self.vectors.ensure_collection(user_id, claimed.dense_size, index=claimed.name)
+            with self.metadata.indexes.hold_reindex(user_id, claimed.version, self.owner):
+                self.vectors.ensure_collection(user_id, claimed.dense_size, index=claimed.name)
             run_points = self._backfill(user_id, active, claimed, model, stop, started)
             if run_points is None:
                 self.metadata.indexes.release_reindex(user_id, index.version, self.owner)
@@ -195,6 +197,10 @@ class Reindexer:
                     f"{user_id}: v{active.version} holds {source_count} points but v{claimed.version} "
                     f"{target_count} after reconciling; nothing switched (run again)")
             retired = self.metadata.indexes.activate_index(user_id, claimed.version)
+        except LeaseLost as exc:
+            self.metadata.indexes.release_reindex(user_id, index.version, self.owner)
+            raise ReindexBusy(f"{user_id} v{index.version}: stopped, the re-index was cancelled, the user "
+                              "erased or the lease taken over") from exc
         except BaseException:
             self.metadata.indexes.release_reindex(user_id, index.version, self.owner)
             raise
@@ -230,6 +236,9 @@ class Reindexer:
                 return
 
     def _embed_into(self, user_id: str, hits: list[VectorHit], target: VectorIndex, model: Embedder) -> None:
+        """Embed ``hits`` with ``model`` and write them into ``target`` under the re-index's fence, so an
+        erasure or a cancel that comes meanwhile waits for the write and then removes it, and none is
+        written after it (:class:`~secondbrain.ports.LeaseLost`)."""
         passages = [IndexedPassage.from_payload(h.payload, h.id) for h in hits]
         inputs = [p.embedding_text() for p in passages]
         dense = model.embed_documents(inputs)
@@ -237,7 +246,8 @@ class Reindexer:
         # Written in the current shape: a passage stored with its lists joined is copied with them as lists.
         points = [VectorPoint(h.id, d, s, replace(p, embedding_model=model.model_id).to_payload())
                   for h, p, d, s in zip(hits, passages, dense, sparse, strict=True)]
-        self.vectors.upsert(user_id, points, index=target.name)
+        with self.metadata.indexes.hold_reindex(user_id, target.version, self.owner):
+            self.vectors.upsert(user_id, points, index=target.name)
 
     def _backfill(self, user_id: str, source: VectorIndex, target: VectorIndex, model: Embedder,
                   stop: threading.Event | None, started: float) -> int | None:
@@ -255,7 +265,8 @@ class Reindexer:
             total = max(total, done)  # chunks written to both meanwhile make the source grow
             if not self.metadata.indexes.reindex_progress(user_id, target.version, self.owner, done=done, total=total,
                                                   resume_from=next_offset, lease_s=self.lease_s):
-                raise ReindexBusy(f"{user_id} v{target.version}: the lease was lost (taken over after a stall)")
+                raise ReindexBusy(f"{user_id} v{target.version}: stopped, the re-index was cancelled, the user "
+                                  "erased or the lease taken over after a stall")
             if self.on_progress is not None:
                 self.on_progress(Progress(user_id, target.version, target.model_id, done, total, run_points,
                                           time.monotonic() - started))

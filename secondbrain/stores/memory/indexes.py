@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from secondbrain.ports import IndexStatus, VectorIndex
+from secondbrain.ports import IndexStatus, LeaseLost, VectorIndex
 from secondbrain.stores.memory.base import MemoryRole
 
 
@@ -87,6 +89,19 @@ class MemoryIndexes(MemoryRole):
             self._put(replace(index, points_done=done, points_total=total, resume_from=resume_from,
                               lease_expires_at=now + timedelta(seconds=float(lease_s))))
             return True
+
+    def hold_reindex(self, user_id: str, version: int, owner: str) -> AbstractContextManager[None]:
+        """The re-index's fence (see :class:`~secondbrain.ports.IndexVersions`)."""
+        return self._hold(user_id, version, owner)
+
+    @contextmanager
+    def _hold(self, user_id: str, version: int, owner: str) -> Iterator[None]:
+        # The store's lock for the block: stronger than Postgres's row lock, and re-entrant.
+        with self._tx():
+            index = self._t.vector_indexes.get((user_id, version))
+            if index is None or index.status != "building" or index.lease_owner != owner:
+                raise LeaseLost(user_id, version)
+            yield
 
     def release_reindex(self, user_id: str, version: int, owner: str) -> None:
         """Clear ``owner``'s lease (someone else's is left alone)."""

@@ -30,6 +30,7 @@ from app import cli
 from devtools.llm_server import LocalLlamaServer, available
 from secondbrain.embedding import EmbedderPool, OnnxMiniLMEmbedder, load_embedder
 from secondbrain.events.models import ArtifactSubmitted, ChunksCreated, DocumentExtracted
+from secondbrain.lifecycle import erase_user
 from secondbrain.pipeline import core
 from secondbrain.ports import Embedder, VectorFilter, VectorPoint
 from secondbrain.sparse import Bm25Encoder
@@ -39,7 +40,7 @@ from secondbrain.stores.vectors_edge import EdgeVectorStore, VectorsInUse
 from secondbrain.vector_indexes import ActiveIndexes
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
-from services.embedder.reindex import Progress, Reindexer, ReindexWorker
+from services.embedder.reindex import Progress, ReindexBusy, Reindexer, ReindexWorker
 from services.embedder.stage import EmbedderStage
 from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage
@@ -345,6 +346,50 @@ def test_reconciling_adds_what_the_backfill_missed_and_drops_what_was_deleted(wo
     assert missed.id in after and stale.id not in after
     assert after[missed.id]["embedding_model"] == world.new_model.model_id
     assert world.top_titles(user, "when does the window cleaner come")[0] == "Windows"
+
+
+class HeldModel:
+    """The new model, holding its ``at``-th batch of vectors until released: a re-index stopped between
+    embedding a page and writing it, where an erasure or a cancel can arrive."""
+
+    def __init__(self, inner: Embedder, at: int = 2) -> None:
+        self.inner, self.at, self.calls = inner, at, 0
+        self.embedded, self.release = threading.Event(), threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        vectors = self.inner.embed_documents(texts)
+        self.calls += 1
+        if self.calls == self.at:
+            self.embedded.set()
+            assert self.release.wait(120), "the test never released the page"
+        return vectors
+
+
+@pytest.mark.parametrize("how", ["erase", "cancel"])
+def test_a_page_embedded_before_an_erasure_or_a_cancel_is_not_written_after_it(world: World, user: str,
+                                                                               how: str) -> None:
+    """The erasure (or cancel) waits for a page being written and removes it; a page embedded before it
+    is refused afterwards (no write into a collection that is gone), and the re-index stops saying why
+    instead of failing on a missing collection and being retried."""
+    held = HeldModel(world.new_model)
+    pool = EmbedderPool(world.pool.default, lambda spec: held)
+    reindexer = Reindexer(world.metadata, world.vectors, pool, Bm25Encoder(), batch_size=2, drop_grace_s=0)
+    with in_thread(lambda: reindexer.reindex(user, world.new_spec)) as run:
+        assert held.embedded.wait(120), run
+        assert world.vectors.count(user, index="v2") == 2  # the first page is written, the second embedded
+        if how == "erase":
+            erase_user(world.metadata, world.objects, world.vectors, user)
+        else:
+            world.metadata.indexes.cancel_reindex(user)
+            world.vectors.drop_index(user, "v2")
+        held.release.set()
+    assert world.vectors.list_indexes(user) == ([] if how == "erase" else ["v1"])
+    if how == "erase":
+        assert not any(user in p.name for p in world.vectors.root.iterdir())  # nothing of theirs on disk
+    assert isinstance(run.get("error"), ReindexBusy) and "cancelled" in str(run["error"]), run
 
 
 def test_a_running_server_fills_the_index_the_cli_recorded(world: World, user: str, dsn: str,
