@@ -82,6 +82,7 @@ from secondbrain.ports.records import (
     UnknownUser,
     UserInfo,
     VectorIndex,
+    cited_source_ids,
 )
 from secondbrain.ports.vectors import (
     SearchMode,
@@ -166,4 +167,5 @@ __all__ = [
     "VectorPoint",
     "VectorStore",
     "Word",
+    "cited_source_ids",
 ]

@@ -387,7 +387,8 @@ class Conversations(Protocol):
     def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
                  meta: Mapping[str, Any] | None = None) -> None:
         """Append a turn (the conversation is created on first use); ``ForeignConversation`` when
-        the id belongs to another user."""
+        the id belongs to another user.  An answer whose ``meta["sources"]`` shows a source deleted
+        meanwhile (while the answer was written) is stored as the deletion leaves such answers."""
         ...
 
     def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:

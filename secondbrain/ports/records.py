@@ -16,6 +16,14 @@ SUPERSEDED_DETAIL = "replaced by a newer submission of the same source"  # why a
 # What an answer that quoted a deleted source keeps (its text went with the source), and the source's
 # entry among those shown with it.
 DELETED_ANSWER = "This answer quoted a source that has since been deleted, so its text was removed."
+
+
+def cited_source_ids(meta: Mapping[str, Any] | None) -> list[str]:
+    """The source ids an answer turn's meta shows with it (its ``sources``), sorted, once each."""
+    shown = (meta or {}).get("sources")
+    if not isinstance(shown, list):
+        return []
+    return sorted({s["source_id"] for s in shown if isinstance(s, dict) and isinstance(s.get("source_id"), str)})
 DELETED_SOURCE_TITLE = "a deleted source"
 StageStatus = Literal["pending", "running", "succeeded", "failed", "retrying", "skipped"]
 

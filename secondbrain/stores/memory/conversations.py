@@ -5,8 +5,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from secondbrain.ports import ConversationInfo, ForeignConversation, Turn
-from secondbrain.stores.memory.base import ConversationRow, IntegrityError, MemoryRole, TurnRow, jsonb
+from secondbrain.ports import (
+    DELETED_ANSWER,
+    DELETED_SOURCE_TITLE,
+    ConversationInfo,
+    ForeignConversation,
+    Turn,
+    cited_source_ids,
+)
+from secondbrain.stores.memory.base import ConversationRow, IntegrityError, MemoryRole, Tables, TurnRow, jsonb
+
+
+def redact_answers(t: Tables, user_id: str, source_id: str) -> None:
+    """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
+    in what was shown with them keeps only its number."""
+    for conv in t.conversations.values():
+        if conv.user_id != user_id:
+            continue
+        for turn in conv.turns:
+            shown = turn.meta.get("sources")
+            if turn.role != "assistant" or not isinstance(shown, list) or not any(
+                    isinstance(s, dict) and s.get("source_id") == source_id for s in shown):
+                continue
+            turn.content = DELETED_ANSWER
+            meta = {k: v for k, v in turn.meta.items()
+                    if k not in ("extractive", "standalone", "answer_markdown", "quotes")}
+            meta["source_deleted"] = True
+            meta["sources"] = [{"n": s.get("n"), "deleted": True, "title": DELETED_SOURCE_TITLE}
+                               if isinstance(s, dict) and s.get("source_id") == source_id else s for s in shown]
+            turn.meta = meta
 
 
 class MemoryConversations(MemoryRole):
@@ -29,6 +56,10 @@ class MemoryConversations(MemoryRole):
                 conv = t.conversations[conversation_id] = ConversationRow(conversation_id, user_id, now, now)
             conv.turns.append(TurnRow(next(t.turn_ids), role, content, stored_meta, self.db._now()))
             conv.updated_at = now
+            if role == "assistant":  # written while a source it quotes was deleted: stored as the deletion leaves it
+                for source_id in cited_source_ids(meta):
+                    if (user_id, source_id) in t.deleted_sources and not t.source_documents(user_id, source_id):
+                        redact_answers(t, user_id, source_id)
 
     def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
         """The last ``limit`` turns of the user's conversation, oldest first."""

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from secondbrain import ids
-from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, FailedRemoval, JobNotFailed, SourceDeletion
+from secondbrain.ports import FailedRemoval, JobNotFailed, SourceDeletion
 from secondbrain.stores.memory.base import (
     JobRow,
     MemoryDatabase,
@@ -15,6 +15,7 @@ from secondbrain.stores.memory.base import (
     uniq,
     utc,
 )
+from secondbrain.stores.memory.conversations import redact_answers
 from secondbrain.topic_names import TopicNames
 
 _REQUEUED = "the original was deleted: indexing this copy in its own name"
@@ -79,7 +80,7 @@ class MemoryLifecycle(MemoryRole):
             t.drop_documents(doc_ids)
             t.drop_artifacts([a for a in removed if t.artifact_of(user_id, a)])
             self._rename_kept(user_id, source_id, kept)
-            self._redact_answers(user_id, source_id)
+            redact_answers(self._t, user_id, source_id)
             # Claim checks of documents not recorded yet (work in flight) live under the same ids.
             cleanup_docs = sorted(set(doc_ids) | {ids.document_id(a) for a in removed})
             tomb = t.deleted_sources.get((user_id, source_id))
@@ -132,25 +133,6 @@ class MemoryLifecycle(MemoryRole):
             t.drop_artifacts([a for a in unused if t.artifact_of(user_id, a)])
             return FailedRemoval(user_id=user_id, source_id=source_id, job_ids=job_ids, artifact_ids=unused,
                                  object_keys=keys)
-
-    def _redact_answers(self, user_id: str, source_id: str) -> None:
-        """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
-        in what was shown with them keeps only its number."""
-        for conv in self._t.conversations.values():
-            if conv.user_id != user_id:
-                continue
-            for turn in conv.turns:
-                shown = turn.meta.get("sources")
-                if turn.role != "assistant" or not isinstance(shown, list) or not any(
-                        isinstance(s, dict) and s.get("source_id") == source_id for s in shown):
-                    continue
-                turn.content = DELETED_ANSWER
-                meta = {k: v for k, v in turn.meta.items()
-                        if k not in ("extractive", "standalone", "answer_markdown", "quotes")}
-                meta["source_deleted"] = True
-                meta["sources"] = [{"n": s.get("n"), "deleted": True, "title": DELETED_SOURCE_TITLE}
-                                   if isinstance(s, dict) and s.get("source_id") == source_id else s for s in shown]
-                turn.meta = meta
 
     def _rename_kept(self, user_id: str, source_id: str, kept: list[str]) -> None:
         """A kept artifact named after the deleted source takes the name of a job still using it: the one

@@ -5,11 +5,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from secondbrain.ports import ConversationInfo, ForeignConversation, Turn
+from secondbrain.ports import (
+    DELETED_ANSWER,
+    DELETED_SOURCE_TITLE,
+    ConversationInfo,
+    ForeignConversation,
+    Turn,
+    cited_source_ids,
+)
 from secondbrain.stores.postgres.base import PgRole
+
+
+def redact_answers(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> None:
+    """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
+    in what was shown with them keeps only its number."""
+    conn.execute(
+        """
+        UPDATE conversation_turns t SET content = %(notice)s,
+            meta = (t.meta - 'extractive' - 'standalone' - 'answer_markdown' - 'quotes') || jsonb_build_object(
+                'source_deleted', true,
+                'sources', (SELECT coalesce(jsonb_agg(CASE WHEN x.s->>'source_id' = %(source)s::text
+                                                           THEN jsonb_build_object('n', x.s->'n', 'deleted', true,
+                                                                                   'title', %(gone)s::text)
+                                                           ELSE x.s END ORDER BY x.ord), '[]'::jsonb)
+                            FROM jsonb_array_elements(t.meta->'sources') WITH ORDINALITY AS x(s, ord)))
+        FROM conversations c
+        WHERE c.conversation_id = t.conversation_id AND c.user_id = %(user)s AND t.role = 'assistant'
+          AND jsonb_typeof(t.meta->'sources') = 'array'
+          AND t.meta->'sources' @> jsonb_build_array(jsonb_build_object('source_id', %(source)s::text))
+        """, {"user": user_id, "source": source_id, "notice": DELETED_ANSWER, "gone": DELETED_SOURCE_TITLE})
 
 
 class PostgresConversations(PgRole):
@@ -28,8 +56,26 @@ class PostgresConversations(PgRole):
                 raise ForeignConversation("this conversation id belongs to someone else; start a new one")
             conn.execute("INSERT INTO conversation_turns (conversation_id, role, content, meta) "
                          "VALUES (%s, %s, %s, %s)", (conversation_id, role, content, Jsonb(dict(meta or {}))))
+            if role == "assistant":
+                self._redact_deleted(conn, user_id, cited_source_ids(meta))
             conn.execute("UPDATE conversations SET updated_at = now() WHERE conversation_id = %s",
                          (conversation_id,))
+
+    @staticmethod
+    def _redact_deleted(conn: psycopg.Connection[Any], user_id: str, sources: list[str]) -> None:
+        """An answer written while a source it quotes was being deleted is stored as the deletion leaves
+        such answers.  Each source's lock (the deletion's) is taken in order, so a deletion either
+        committed before (and is seen here) or starts after this turn is stored (and redacts it)."""
+        for source_id in sources:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (user_id, source_id))
+        if not sources:
+            return
+        gone = conn.execute(
+            "SELECT s FROM unnest(%(sources)s::text[]) s WHERE EXISTS (SELECT 1 FROM deleted_sources ds "
+            "WHERE ds.user_id = %(user)s AND ds.source_id = s) AND NOT EXISTS (SELECT 1 FROM documents d "
+            "WHERE d.user_id = %(user)s AND d.source_id = s)", {"user": user_id, "sources": sources}).fetchall()
+        for (source_id,) in gone:  # deleted, and not captured again since
+            redact_answers(conn, user_id, source_id)
 
     def get_turns(self, user_id: str, conversation_id: str, limit: int = 20) -> list[Turn]:
         """The last ``limit`` turns of the user's conversation, oldest first."""

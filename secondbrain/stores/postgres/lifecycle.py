@@ -8,8 +8,9 @@ from typing import Any
 import psycopg
 
 from secondbrain import ids
-from secondbrain.ports import DELETED_ANSWER, DELETED_SOURCE_TITLE, FailedRemoval, JobNotFailed, SourceDeletion
+from secondbrain.ports import FailedRemoval, JobNotFailed, SourceDeletion
 from secondbrain.stores.postgres.base import PgRole, PostgresDatabase, _uniq
+from secondbrain.stores.postgres.conversations import redact_answers
 from secondbrain.topic_names import TopicNames
 
 
@@ -74,7 +75,7 @@ class PostgresLifecycle(PgRole):
                       "topic": self._submissions[0]}).fetchall())
             conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
             conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
-            self._redact_answers(conn, user_id, source_id)
+            redact_answers(conn, user_id, source_id)
             conn.execute("DELETE FROM documents WHERE user_id = %s AND document_id = ANY(%s)", (user_id, doc_ids))
             conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed))
             conn.execute(  # the job whose source holds the artifact's document first, else the oldest
@@ -156,26 +157,6 @@ class PostgresLifecycle(PgRole):
             conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, unused))
         return FailedRemoval(user_id=user_id, source_id=source_id, job_ids=job_ids, artifact_ids=unused,
                              object_keys=sorted(keys))
-
-    @staticmethod
-    def _redact_answers(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> None:
-        """Answers that quoted the source lose their text (the turn stays and says why); the source's entry
-        in what was shown with them keeps only its number."""
-        conn.execute(
-            """
-            UPDATE conversation_turns t SET content = %(notice)s,
-                meta = (t.meta - 'extractive' - 'standalone' - 'answer_markdown' - 'quotes') || jsonb_build_object(
-                    'source_deleted', true,
-                    'sources', (SELECT coalesce(jsonb_agg(CASE WHEN x.s->>'source_id' = %(source)s::text
-                                                               THEN jsonb_build_object('n', x.s->'n', 'deleted', true,
-                                                                                       'title', %(gone)s::text)
-                                                               ELSE x.s END ORDER BY x.ord), '[]'::jsonb)
-                                FROM jsonb_array_elements(t.meta->'sources') WITH ORDINALITY AS x(s, ord)))
-            FROM conversations c
-            WHERE c.conversation_id = t.conversation_id AND c.user_id = %(user)s AND t.role = 'assistant'
-              AND jsonb_typeof(t.meta->'sources') = 'array'
-              AND t.meta->'sources' @> jsonb_build_array(jsonb_build_object('source_id', %(source)s::text))
-            """, {"user": user_id, "source": source_id, "notice": DELETED_ANSWER, "gone": DELETED_SOURCE_TITLE})
 
     @staticmethod
     def _pending_deletion(conn: psycopg.Connection[Any], user_id: str, source_id: str) -> SourceDeletion | None:

@@ -13,7 +13,7 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.ports import DELETED_ANSWER, DeadLetterRecord, JobGone, UnknownUser
-from tests.contracts.metadata.helpers import Stores, document, submission, submit, version_of
+from tests.contracts.metadata.helpers import Stores, document, ingest, submission, submit, version_of
 
 # --------------------------------------------------------------------------- progress only moves forward
 
@@ -223,3 +223,30 @@ def test_deleting_a_source_removes_its_text_from_the_answers_that_quoted_it(stor
     assert redacted.meta["sources"][0]["deleted"] is True and redacted.meta["sources"][0]["n"] == 1
     assert redacted.meta["sources"][1]["title"] == "other.md"  # the other source stays as shown
     assert turns[3].content == "Water it on Mondays [1]."  # an answer that did not quote it stays
+
+
+def test_an_answer_written_while_its_source_was_deleted_is_stored_without_its_text(stores: Stores) -> None:
+    """The question was answered from the source, the person deleted it before the answer was kept:
+    the answer is kept as the deletion would have left it, unless the source was captured again."""
+    secret = version_of("alice", "file:///notes/secret.md", "The alarm code is 4711.")
+    garden = version_of("alice", "file:///notes/garden.md", "Water the garden on Mondays.")
+    ingest(stores, secret)
+    ingest(stores, garden)
+    shown = [{"n": 1, "source_id": secret.source_id, "title": "secret.md", "snippet": "alarm code is 4711"},
+             {"n": 2, "source_id": garden.source_id, "title": "garden.md", "snippet": "the garden"}]
+    stores.lifecycle.delete_source("alice", secret.source_id)  # while the answer was being written
+    stores.conversations.add_turn("alice", "c1", "user", "what is the alarm code?")
+    stores.conversations.add_turn("alice", "c1", "assistant", "The alarm code is 4711 [1].", {
+        "citations": [1], "answer_markdown": "The alarm code is **4711** [1].", "sources": shown})
+    late = stores.conversations.get_turns("alice", "c1")[-1]
+    assert late.content == DELETED_ANSWER and "4711" not in repr(late.meta)
+    assert late.meta["sources"][0]["deleted"] is True and late.meta["sources"][1]["title"] == "garden.md"
+    # captured again (a new version of the same note): answers quoting it are kept as written
+    ingest(stores, version_of("alice", "file:///notes/secret.md", "The alarm code is now 9000."))
+    stores.conversations.add_turn("alice", "c2", "assistant", "The alarm code is now 9000 [1].", {
+        "sources": [{**shown[0], "snippet": "alarm code is now 9000"}]})
+    assert stores.conversations.get_turns("alice", "c2")[-1].content == "The alarm code is now 9000 [1]."
+    # an answer quoting only sources that are still there is kept as written
+    stores.conversations.add_turn("alice", "c3", "assistant", "Water the garden on Mondays [2].",
+                                  {"sources": shown[1:]})
+    assert stores.conversations.get_turns("alice", "c3")[-1].content == "Water the garden on Mondays [2]."
