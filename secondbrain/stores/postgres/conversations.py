@@ -46,7 +46,12 @@ class PostgresConversations(PgRole):
     def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
                  meta: Mapping[str, Any] | None = None) -> None:
         """Append a turn, creating the conversation on first use (another user's id is refused)."""
+        cited = cited_source_ids(meta) if role == "assistant" else []
         with self._tx() as conn:
+            # The sources' locks (a deletion's) before any row lock: a deletion waiting for an erasure that
+            # waits for this conversation would otherwise close a circle.  Taken in order, each once.
+            for source_id in cited:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (user_id, source_id))
             conn.execute(
                 "INSERT INTO conversations (conversation_id, user_id) VALUES (%s, %s) "
                 "ON CONFLICT (conversation_id) DO NOTHING", (conversation_id, user_id))
@@ -56,20 +61,16 @@ class PostgresConversations(PgRole):
                 raise ForeignConversation("this conversation id belongs to someone else; start a new one")
             conn.execute("INSERT INTO conversation_turns (conversation_id, role, content, meta) "
                          "VALUES (%s, %s, %s, %s)", (conversation_id, role, content, Jsonb(dict(meta or {}))))
-            if role == "assistant":
-                self._redact_deleted(conn, user_id, cited_source_ids(meta))
+            if cited:
+                self._redact_deleted(conn, user_id, cited)
             conn.execute("UPDATE conversations SET updated_at = now() WHERE conversation_id = %s",
                          (conversation_id,))
 
     @staticmethod
     def _redact_deleted(conn: psycopg.Connection[Any], user_id: str, sources: list[str]) -> None:
         """An answer written while a source it quotes was being deleted is stored as the deletion leaves
-        such answers.  Each source's lock (the deletion's) is taken in order, so a deletion either
-        committed before (and is seen here) or starts after this turn is stored (and redacts it)."""
-        for source_id in sources:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (user_id, source_id))
-        if not sources:
-            return
+        such answers.  With each source's lock held (the deletion's), a deletion either committed before
+        (and is seen here) or starts after this turn is stored (and redacts it)."""
         gone = conn.execute(
             "SELECT s FROM unnest(%(sources)s::text[]) s WHERE EXISTS (SELECT 1 FROM deleted_sources ds "
             "WHERE ds.user_id = %(user)s AND ds.source_id = s) AND NOT EXISTS (SELECT 1 FROM documents d "
