@@ -176,9 +176,19 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
     try:
         with http_client(args) as client:
-            resp = client.get(f"/v1/jobs/{args.job_id}")
+            path = f"/v1/jobs/{args.job_id}"
+            resp = client.post(f"{path}/retry") if args.retry else client.get(path)
     except httpx.TransportError as exc:
         return unreachable(args, exc)
+    if args.retry:
+        if resp.status_code != 202:
+            return http_error(resp)
+        again = resp.json()
+        if args.json:
+            print(json.dumps(again))
+        else:
+            say(f"tried again as job {again['job_id']}: follow it with `secondbrain jobs {again['job_id']}`")
+        return EXIT_OK
     if resp.status_code != 200:
         return http_error(resp)
     job = resp.json()
@@ -189,7 +199,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         if job.get("error"):
             print(f"error: {job.get('reason') or job['error']}")
             if job["status"] == "failed":
-                print("trying again may help: Retry on the web page, or POST /v1/jobs/<id>/retry"
+                print(f"trying again may help: `secondbrain jobs {job['job_id']} --retry` (or Retry on the web page)"
                       if job.get("retryable") else "trying again would fail the same way: fix the file and add it "
                       "again")
     return EXIT_OK if job["status"] in ("succeeded", "duplicate", "superseded", "queued", "running") else EXIT_FAILED

@@ -17,8 +17,14 @@ def _source_line(s: dict[str, Any]) -> str:
     version = f"v{s['version']}" if s.get("version") else "  "
     raw = "  (raw file expired)" if s.get("raw") == "expired" else ""
     stale = "  (older version)" if s.get("superseded") else ""
-    return (f"{(s.get('source_id') or '-'):<36}  {version:<4} {s['status'] or '-':<9}  {(s.get('modality') or '-'):<9}"
+    line = (f"{(s.get('source_id') or '-'):<36}  {version:<4} {s['status'] or '-':<9}  {(s.get('modality') or '-'):<9}"
             f"  {(s.get('title') or s.get('source_uri') or '')[:60]}{stale}{raw}")
+    if s["status"] != "failed":
+        return line
+    # A failed capture says why and what to do, as the web page's list of failed files does.
+    then = (f"trying again may help: `secondbrain jobs {s['job_id']} --retry`" if s.get("retryable")
+            else "fix the file and add it again")
+    return f"{line}\n{'':<38}{s.get('reason') or s.get('error') or 'No reason was given.'} {then[0].upper()}{then[1:]}."
 
 
 def cmd_sources(args: argparse.Namespace) -> int:

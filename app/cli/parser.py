@@ -175,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     jb = sub.add_parser("jobs", help="show a job's progress")
     jb.add_argument("job_id")
+    jb.add_argument("--retry", action="store_true", help="try a failed capture again (as a new job)")
     client_opts(jb)
     jb.set_defaults(func=cmd_jobs)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 import subprocess
 import threading
@@ -500,14 +501,23 @@ def test_each_failed_file_is_listed_once_and_can_be_removed(browser: Browser, se
     broken = server.ids["broken"]
     with server.api() as api:
         tries = [broken]
-        for _ in range(2):  # tried again twice (the API still allows it): it fails the same way each time
-            r = api.post(f"/v1/jobs/{tries[-1]}/retry")
-            assert r.status_code == 202, r.text
-            tries.append(r.json()["job_id"])
-            wait_jobs(api, tries[-1:])
+        # tried again twice, from the CLI and the API (both still allow it): it fails the same way each time
+        again = run_cli(["jobs", broken, "--retry", "--json", "--url", server.url,
+                         "--data-dir", str(server.svc.data_dir)], {})
+        assert again.returncode == 0, again.stderr
+        tries.append(json.loads(again.stdout)["job_id"])
+        wait_jobs(api, tries[-1:])
+        r = api.post(f"/v1/jobs/{tries[-1]}/retry")
+        assert r.status_code == 202, r.text
+        tries.append(r.json()["job_id"])
+        wait_jobs(api, tries[-1:])
     listed = run_cli(["sources", "--url", server.url, "--data-dir", str(server.svc.data_dir)], {})
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.count("broken.pdf") == 1, listed.stdout
+    lines = listed.stdout.splitlines()
+    rows = [i for i, line in enumerate(lines) if line.rstrip().endswith("broken.pdf")]
+    assert len(rows) == 1, listed.stdout
+    why = lines[rows[0] + 1]  # the line under it says why and what to do
+    assert "its content is a PNG image" in why and why.rstrip().endswith("Fix the file and add it again."), why
     job = run_cli(["jobs", tries[-1], "--url", server.url, "--data-dir", str(server.svc.data_dir)], {})
     assert "error: The file is named 'broken.pdf' but its content is a PNG image" in job.stdout, job.stdout
     assert "trying again would fail the same way" in job.stdout
