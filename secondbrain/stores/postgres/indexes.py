@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -132,21 +131,12 @@ class PostgresIndexes(PgRole):
     def _hold(self, user_id: str, version: int, owner: str) -> Iterator[None]:
         # The index row is share-locked for the block: an erasure's DELETE and a cancel's, a switch's
         # or a claim's UPDATE of that row wait for the page being written, and see it afterwards.
-        with self._pool.connection() as conn:
-            try:
-                with conn.pipeline():
-                    conn.execute("BEGIN", prepare=False)
-                    cur = conn.execute("SELECT 1 FROM vector_indexes WHERE user_id = %s AND version = %s "
-                                       "AND status = 'building' AND lease_owner = %s FOR SHARE",
-                                       (user_id, version, owner), prepare=False)
-                if cur.fetchone() is None:
-                    raise LeaseLost(user_id, version)
-                yield
-            except BaseException:
-                with contextlib.suppress(Exception):  # leave the connection usable for the pool
-                    conn.execute("ROLLBACK", prepare=False)
-                raise
-            conn.execute("COMMIT", prepare=False)
+        with self._row_held("SELECT 1 FROM vector_indexes WHERE user_id = %s AND version = %s "
+                            "AND status = 'building' AND lease_owner = %s FOR SHARE",
+                            (user_id, version, owner)) as row:
+            if row is None:
+                raise LeaseLost(user_id, version)
+            yield
 
     def release_reindex(self, user_id: str, version: int, owner: str) -> None:
         """Clear ``owner``'s lease (someone else's is left alone)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -96,27 +95,15 @@ class PostgresJobs(PgRole):
 
     @contextmanager
     def _hold(self, user_id: str, job_id: str) -> Iterator[None]:
-        """The job's fence (see :class:`~secondbrain.ports.JobFence`): its row is share-locked for the
-        block, so the deletion, erasure or newer submission that would change it waits for the block.
-        The block must not write the job's own rows (from another connection it would wait for itself)."""
-        with self._pool.connection() as conn:
-            # BEGIN and the lock in one round trip (pipeline mode, as _one_trip); the COMMIT is the second.
-            try:
-                with conn.pipeline():
-                    conn.execute("BEGIN", prepare=False)
-                    cur = conn.execute("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE",
-                                       (job_id, user_id), prepare=False)
-                row = cur.fetchone()
-                if row is None:
-                    raise JobGone(job_id, "gone")
-                if row[0] in FINISHED_JOB_STATUSES:
-                    raise JobGone(job_id, "ended")
-                yield
-            except BaseException:
-                with contextlib.suppress(Exception):  # leave the connection usable for the pool
-                    conn.execute("ROLLBACK", prepare=False)
-                raise
-            conn.execute("COMMIT", prepare=False)
+        # The job's row is share-locked for the block: the deletion, erasure or newer submission that
+        # would change it waits for the block.
+        with self._row_held("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE",
+                            (job_id, user_id)) as row:
+            if row is None:
+                raise JobGone(job_id, "gone")
+            if row[0] in FINISHED_JOB_STATUSES:
+                raise JobGone(job_id, "ended")
+            yield
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:

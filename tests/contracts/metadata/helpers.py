@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -176,3 +177,34 @@ def in_threads(n: int, fn: Callable[[int], Any]) -> list[Any]:
     if errors:
         raise errors[0]
     return results
+
+
+def waits_while_held(hold: Callable[[], AbstractContextManager[Any]], change: Callable[[], object]) -> None:
+    """``change()`` started while a fence (``hold()``) is held waits until the fence is let go."""
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            with hold():
+                held.set()
+                release.wait(10)
+        except BaseException as exc:
+            errors.append(exc)
+            held.set()
+
+    def changer() -> None:
+        held.wait(10)
+        change()
+        done.set()
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=changer)]
+    for t in threads:
+        t.start()
+    assert held.wait(10) and not errors, errors
+    time.sleep(0.3)
+    assert not done.is_set(), "the change went ahead while the fence was held"
+    release.set()
+    assert done.wait(10), "the change never happened"
+    for t in threads:
+        t.join(10)

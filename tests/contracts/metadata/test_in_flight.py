@@ -5,15 +5,21 @@ deleted source loses its text."""
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import replace
 
 import pytest
 
 from secondbrain import ids
 from secondbrain.ports import DELETED_ANSWER, DeadLetterRecord, JobGone, UnknownUser
-from tests.contracts.metadata.helpers import Stores, document, ingest, submission, submit, version_of
+from tests.contracts.metadata.helpers import (
+    Stores,
+    document,
+    ingest,
+    submission,
+    submit,
+    version_of,
+    waits_while_held,
+)
 
 # --------------------------------------------------------------------------- progress only moves forward
 
@@ -112,40 +118,10 @@ def test_a_superseded_job_can_no_longer_save_its_document_nor_record_it_indexed(
 # --------------------------------------------------------------------------- the fence
 
 
-def _holds_back(stores: Stores, job: str, change: object) -> None:
-    """``change()`` started while the job's fence is held waits until the fence is let go."""
-    held, release, done = threading.Event(), threading.Event(), threading.Event()
-    errors: list[BaseException] = []
-
-    def writer() -> None:
-        try:
-            with stores.fence.hold("alice", job):
-                held.set()
-                release.wait(10)
-        except BaseException as exc:
-            errors.append(exc)
-            held.set()
-
-    def changer() -> None:
-        held.wait(10)
-        change()  # type: ignore[operator]
-        done.set()
-
-    threads = [threading.Thread(target=writer), threading.Thread(target=changer)]
-    for t in threads:
-        t.start()
-    assert held.wait(10) and not errors
-    time.sleep(0.3)
-    assert not done.is_set(), "the change went ahead while a stage was writing for the job"
-    release.set()
-    assert done.wait(10), "the change never happened"
-    for t in threads:
-        t.join(10)
-
-
 def test_a_deletion_waits_for_a_write_under_the_fence_and_none_starts_after(stores: Stores) -> None:
     job, art = submit(stores)
-    _holds_back(stores, job, lambda: stores.lifecycle.delete_source("alice", art.source_id))
+    waits_while_held(lambda: stores.fence.hold("alice", job),
+                     lambda: stores.lifecycle.delete_source("alice", art.source_id))
     with pytest.raises(JobGone) as info, stores.fence.hold("alice", job):
         pytest.fail("the fence of a deleted job let a write through")
     assert info.value.state == "gone"
@@ -154,12 +130,13 @@ def test_a_deletion_waits_for_a_write_under_the_fence_and_none_starts_after(stor
 def test_an_erasure_and_a_newer_submission_wait_for_the_fence_too(stores: Stores) -> None:
     job, _ = submit(stores)
     newer = version_of("alice", "file:///notes/0.md", "rewritten")
-    _holds_back(stores, job, lambda: stores.intake.submit(newer, ids.job_id("alice", "newer"), []))
+    waits_while_held(lambda: stores.fence.hold("alice", job),
+                     lambda: stores.intake.submit(newer, ids.job_id("alice", "newer"), []))
     with pytest.raises(JobGone) as info, stores.fence.hold("alice", job):
         pytest.fail("the fence of a replaced job let a write through")
     assert info.value.state == "ended"
     other, _ = submit(stores, n=1)
-    _holds_back(stores, other, lambda: stores.lifecycle.erase_user("alice"))
+    waits_while_held(lambda: stores.fence.hold("alice", other), lambda: stores.lifecycle.erase_user("alice"))
     with pytest.raises(JobGone), stores.fence.hold("alice", other):
         pytest.fail("the fence of an erased user's job let a write through")
 

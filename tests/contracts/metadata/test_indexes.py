@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
-
 import pytest
 
 from secondbrain.ports import LeaseLost
-from tests.contracts.metadata.helpers import Stores, in_threads
+from tests.contracts.metadata.helpers import Stores, in_threads, waits_while_held
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)
 OTHER = ("openai:nomic-embed-text", "openai:nomic-embed-text@127.0.0.1:11434", 768)
@@ -125,37 +121,6 @@ def test_a_cancelled_reindex_is_retired_unfinished(stores: Stores) -> None:
     assert indexes.begin_reindex("alice", *OTHER).version == 3  # another model may start now
 
 
-def _waits_for_a_page(stores: Stores, version: int, change: Callable[[], object]) -> None:
-    """``change()`` started while a re-index page is written under its fence waits for the page."""
-    held, release, done = threading.Event(), threading.Event(), threading.Event()
-    errors: list[BaseException] = []
-
-    def writer() -> None:
-        try:
-            with stores.indexes.hold_reindex("alice", version, "worker-a"):
-                held.set()
-                release.wait(10)
-        except BaseException as exc:
-            errors.append(exc)
-            held.set()
-
-    def changer() -> None:
-        held.wait(10)
-        change()
-        done.set()
-
-    threads = [threading.Thread(target=writer), threading.Thread(target=changer)]
-    for t in threads:
-        t.start()
-    assert held.wait(10) and not errors, errors
-    time.sleep(0.3)
-    assert not done.is_set(), "the change went ahead while a re-index page was being written"
-    release.set()
-    assert done.wait(10), "the change never happened"
-    for t in threads:
-        t.join(10)
-
-
 def test_a_reindex_page_holds_back_a_cancel_and_an_erasure_and_none_is_written_after(stores: Stores) -> None:
     indexes = stores.indexes
     stores.users.ensure_user("alice")
@@ -168,12 +133,13 @@ def test_a_reindex_page_holds_back_a_cancel_and_an_erasure_and_none_is_written_a
         pass  # the lease holder may write
     with pytest.raises(LeaseLost), indexes.hold_reindex("alice", 2, "worker-b"):
         pytest.fail("another process wrote a page under worker-a's lease")
-    _waits_for_a_page(stores, 2, lambda: indexes.cancel_reindex("alice"))
+    waits_while_held(lambda: indexes.hold_reindex("alice", 2, "worker-a"), lambda: indexes.cancel_reindex("alice"))
     with pytest.raises(LeaseLost), indexes.hold_reindex("alice", 2, "worker-a"):
         pytest.fail("a page was written into a cancelled re-index")
     indexes.begin_reindex("alice", *OTHER)
     assert indexes.claim_reindex("alice", 3, "worker-a", 60) is not None
-    _waits_for_a_page(stores, 3, lambda: stores.lifecycle.erase_user("alice"))
+    waits_while_held(lambda: indexes.hold_reindex("alice", 3, "worker-a"),
+                     lambda: stores.lifecycle.erase_user("alice"))
     with pytest.raises(LeaseLost), indexes.hold_reindex("alice", 3, "worker-a"):
         pytest.fail("a page was written for an erased user")
     assert indexes.vector_indexes("alice") == []
