@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
@@ -112,6 +112,31 @@ class PostgresJobs(PgRole):
                 if row[0] in FINISHED_JOB_STATUSES:
                     raise JobGone(job_id, "ended")
                 yield
+            except BaseException:
+                with contextlib.suppress(Exception):  # leave the connection usable for the pool
+                    conn.execute("ROLLBACK", prepare=False)
+                raise
+            conn.execute("COMMIT", prepare=False)
+
+    def hold_live(self, user_id: str, job_ids: Sequence[str]) -> AbstractContextManager[dict[str, JobState]]:
+        """The fences of several jobs of the user (see :class:`~secondbrain.ports.JobFence`)."""
+        return self._hold_live(user_id, list(dict.fromkeys(job_ids)))
+
+    @contextmanager
+    def _hold_live(self, user_id: str, job_ids: list[str]) -> Iterator[dict[str, JobState]]:
+        """As :meth:`_hold`, for every live job of ``job_ids`` in one statement.  The rows are locked in job id
+        order, as deletions and erasures lock them, so two of these never wait on each other in a circle."""
+        with self._pool.connection() as conn:
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN", prepare=False)
+                    cur = conn.execute("SELECT job_id, status FROM jobs WHERE user_id = %s AND job_id = ANY(%s) "
+                                       "ORDER BY job_id FOR SHARE", (user_id, job_ids), prepare=False)
+                found = {job: status for job, status in cur.fetchall()}
+                states: dict[str, JobState] = {
+                    job: "gone" if job not in found else "ended" if found[job] in FINISHED_JOB_STATUSES else "live"
+                    for job in job_ids}
+                yield states
             except BaseException:
                 with contextlib.suppress(Exception):  # leave the connection usable for the pool
                     conn.execute("ROLLBACK", prepare=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -112,14 +113,20 @@ def test_a_superseded_job_can_no_longer_save_its_document_nor_record_it_indexed(
 # --------------------------------------------------------------------------- the fence
 
 
-def _holds_back(stores: Stores, job: str, change: object) -> None:
-    """``change()`` started while the job's fence is held waits until the fence is let go."""
+def _holds_back(stores: Stores, job: str, change: object, *, with_others: tuple[str, ...] | None = None) -> None:
+    """``change()`` started while the job's fence is held waits until the fence is let go (``with_others``:
+    held together with the fences of these jobs, in one go)."""
     held, release, done = threading.Event(), threading.Event(), threading.Event()
     errors: list[BaseException] = []
 
+    def fence() -> Any:
+        if with_others is None:
+            return stores.fence.hold("alice", job)
+        return stores.fence.hold_live("alice", [*with_others, job])
+
     def writer() -> None:
         try:
-            with stores.fence.hold("alice", job):
+            with fence():
                 held.set()
                 release.wait(10)
         except BaseException as exc:
@@ -168,6 +175,30 @@ def test_the_fence_refuses_another_users_job(stores: Stores) -> None:
     job, _ = submit(stores)
     with pytest.raises(JobGone), stores.fence.hold("bob", job):
         pytest.fail("bob held alice's job")
+
+
+def test_the_fences_of_several_jobs_held_at_once_say_which_may_be_written_for(stores: Stores) -> None:
+    live, _ = submit(stores)
+    failed, _ = submit(stores, n=1)
+    deleted, art = submit(stores, n=2)
+    stores.jobs.job_failed("alice", failed, "extract", "unreadable")
+    stores.lifecycle.delete_source("alice", art.source_id)
+    never = ids.job_id("alice", "never submitted")
+    with stores.fence.hold_live("alice", [live, failed, deleted, never, live]) as states:
+        assert states == {live: "live", failed: "ended", deleted: "gone", never: "gone"}
+    with stores.fence.hold_live("bob", [live]) as states:
+        assert states == {live: "gone"}  # another user's job is none of bob's
+
+
+def test_a_deletion_waits_for_the_fences_held_at_once_too(stores: Stores) -> None:
+    other, _ = submit(stores)
+    job, art = submit(stores, n=1)
+    _holds_back(stores, job, lambda: stores.lifecycle.delete_source("alice", art.source_id), with_others=(other,))
+    with stores.fence.hold_live("alice", [other, job]) as states:
+        assert states == {other: "live", job: "gone"}
+    _holds_back(stores, other, lambda: stores.lifecycle.erase_user("alice"), with_others=(job,))
+    with stores.fence.hold_live("alice", [other]) as states:
+        assert states == {other: "gone"}
 
 
 # --------------------------------------------------------------------------- erased users
