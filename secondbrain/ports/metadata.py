@@ -184,6 +184,12 @@ class JobFence(Protocol):
         queued or running (deleted, erased, finished, replaced), and nothing may be written then."""
         ...
 
+    def hold_live(self, user_id: str, job_ids: Sequence[str]) -> AbstractContextManager[dict[str, JobState]]:
+        """The fences of several jobs of the user at once (one round trip instead of one per job): the block
+        gets each job's state and holds the fence of every ``live`` one, as :meth:`hold` does; nothing may be
+        written for the others (``ended`` or ``gone``)."""
+        ...
+
 
 class JobLedger(Protocol):
     """The job ledger: the stages of each job, their transitions and the event log.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
@@ -79,7 +79,9 @@ def indexed_passage(ev: ChunksCreated, chunk: Chunk, model_id: str) -> IndexedPa
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """The shared part of one event's work: its chunks, what the models saw, and their vectors."""
+    """The shared part of one event's work: its chunks, what the models saw, their vectors, and what became of
+    them in the user's active index (``written``: the collection and points; ``refused``: the job had ended or
+    gone, nothing was written)."""
 
     chunks: list[Chunk]
     inputs: list[str]
@@ -87,6 +89,8 @@ class Prepared:
     index: VectorIndex
     model: Embedder
     dense: list[list[float]]
+    written: tuple[str, list[VectorPoint]] | None = None
+    refused: JobGone | None = None
 
 
 class EmbedderStage:
@@ -127,8 +131,9 @@ class EmbedderStage:
         return chunks
 
     def prepare(self, events: Sequence[ChunksCreated]) -> list[Prepared]:
-        """Every event's chunks embedded with as few model calls as there are models in use (one, usually):
-        the chunks of all the events waiting in a lane go to the model together."""
+        """Every event's chunks embedded with as few model calls as there are models in use (one, usually),
+        and written to the active index with one update per user (one flush instead of one per event), under
+        the fences of all their jobs: the chunks of all the events waiting in a lane go together."""
         work = []
         for ev in events:
             chunks = self._chunks(ev)
@@ -145,6 +150,31 @@ class EmbedderStage:
             taken[model.model_id] = start + len(inputs)
             out.append(Prepared(chunks, inputs, self.sparse.encode_documents(inputs), active, model,
                                 dense_by_model[model.model_id][start:start + len(inputs)]))
+        return self._write_all(events, out)
+
+    def _write_all(self, events: Sequence[ChunksCreated], prepared: list[Prepared]) -> list[Prepared]:
+        """Write each user's embedded events to their active index at once (see :meth:`prepare`)."""
+        out = list(prepared)
+        for user_id in dict.fromkeys(ev.user_id for ev in events):
+            mine = [i for i, ev in enumerate(events) if ev.user_id == user_id]
+            with self.fence.hold_live(user_id, [events[i].job_id for i in mine]) as states:
+                live = []
+                for i in mine:
+                    state = states[events[i].job_id]
+                    if state == "live":
+                        live.append(i)
+                    else:
+                        out[i] = replace(out[i], refused=JobGone(events[i].job_id, state))
+                by_index: dict[str, list[int]] = {}
+                for i in live:
+                    by_index.setdefault(out[i].index.name, []).append(i)
+                for same in by_index.values():
+                    index = out[same[0]].index
+                    points = {i: self._points(events[i], out[i].chunks, out[i].sparse, out[i].model, out[i].dense)
+                              for i in same}
+                    collection = self._upsert(user_id, index, [pt for i in same for pt in points[i]])
+                    for i in same:
+                        out[i] = replace(out[i], written=(collection, points[i]))
         return out
 
     def process(self, event: ChunksCreated) -> list[ChunksIndexed]:
@@ -152,8 +182,10 @@ class EmbedderStage:
         return self.process_prepared(event, self.prepare([event])[0])
 
     def process_prepared(self, event: ChunksCreated, prepared: Prepared) -> list[ChunksIndexed]:
-        """Index one document's chunks, embedded already."""
+        """Finish indexing one document's chunks, embedded (and usually written) already."""
         ev, p = event, prepared
+        if p.refused is not None:
+            raise p.refused
         # A re-index in progress: the new version gets the chunks too, so nothing written during the backfill
         # is missing after the switch.  Its model failing must not fail the user's ingestion: the re-index
         # compares both versions before switching and fills any gap.  Embedded before the fence is taken.
@@ -165,14 +197,17 @@ class EmbedderStage:
             except Exception as exc:
                 log.warning("chunks not written to the index being built", extra={
                     "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
-        with self.fence.hold(ev.user_id, ev.job_id):
-            collection, points = self._write(ev, p.chunks, p.sparse, p.index, p.model, p.dense)
-            for index, model, dense in building:
-                try:
-                    self._write(ev, p.chunks, p.sparse, index, model, dense)
-                except Exception as exc:
-                    log.warning("chunks not written to the index being built", extra={
-                        "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
+        if p.written is None or building:
+            with self.fence.hold(ev.user_id, ev.job_id):
+                collection, points = p.written or self._write(ev, p.chunks, p.sparse, p.index, p.model, p.dense)
+                for index, model, dense in building:
+                    try:
+                        self._write(ev, p.chunks, p.sparse, index, model, dense)
+                    except Exception as exc:
+                        log.warning("chunks not written to the index being built", extra={
+                            "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
+        else:
+            collection, points = p.written
         # The new version is searchable now: only then do older versions of the source leave the index.
         try:
             older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points),
@@ -214,17 +249,25 @@ class EmbedderStage:
             self.active_indexes.remember(user_id, found)
         return found
 
-    def _write(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], index: VectorIndex,
-               model: Embedder, dense: list[list[float]]) -> tuple[str, list[VectorPoint]]:
-        """Upsert embedded chunks into ``index``; the collection name and the points written."""
-        points = [
+    def _points(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], model: Embedder,
+                dense: list[list[float]]) -> list[VectorPoint]:
+        return [
             VectorPoint(id=c.chunk_id, dense=d, sparse=s, payload=indexed_passage(ev, c, model.model_id).to_payload())
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
-        collection = self.vectors.ensure_collection(ev.user_id, index.dense_size, index=index.name)
+
+    def _upsert(self, user_id: str, index: VectorIndex, points: list[VectorPoint]) -> str:
+        """Upsert ``points`` into ``index`` (one update and one flush); the collection name."""
+        collection = self.vectors.ensure_collection(user_id, index.dense_size, index=index.name)
         # The collection name holds the user id: the span names the index version instead.
         with telemetry.tracer().start_as_current_span("qdrant upsert", kind=SpanKind.CLIENT, attributes={
                 "db.system.name": "qdrant", "db.operation.name": "upsert", "sb.index.version": index.version,
                 "sb.index.model": index.model_id, "sb.points": len(points)}):
-            self.vectors.upsert(ev.user_id, points, index=index.name)
-        return collection, points
+            self.vectors.upsert(user_id, points, index=index.name)
+        return collection
+
+    def _write(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], index: VectorIndex,
+               model: Embedder, dense: list[list[float]]) -> tuple[str, list[VectorPoint]]:
+        """Upsert one event's embedded chunks into ``index``; the collection name and the points written."""
+        points = self._points(ev, chunks, sparse, model, dense)
+        return self._upsert(ev.user_id, index, points), points

@@ -39,7 +39,7 @@ from secondbrain.events.models import (
     UrlRequested,
 )
 from secondbrain.pipeline import claimcheck, core, topology
-from secondbrain.ports import ArtifactRecord, Embedder, MetadataStore, OutboxMessage, VectorFilter
+from secondbrain.ports import ArtifactRecord, Embedder, JobGone, MetadataStore, OutboxMessage, VectorFilter
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.memory import HashEmbedder, MemoryMetadataStore
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
@@ -468,6 +468,60 @@ def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
     assert pipeline.vectors.count(user) == before
     row = pipeline.metadata.catalog.get_document(user, doc.document_id)
     assert row is not None and row.chunk_count == before
+
+
+class CountingVectors:
+    """The vector store, counting the updates the stage sends it."""
+
+    def __init__(self, inner: EdgeVectorStore) -> None:
+        self.inner = inner
+        self.upserts: list[int] = []
+
+    def upsert(self, user_id: str, points: Any, *, index: str | None = None) -> None:
+        self.upserts.append(len(points))
+        self.inner.upsert(user_id, points, index=index)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_events_embedded_together_are_written_in_one_update_and_a_gone_job_gets_nothing(
+        pipeline: Pipeline, user: str) -> None:
+    jobs = pipeline.metadata.jobs
+    created = []
+    for n, text in enumerate([RECIPE, INVOICE, TRIP, INVOICE_OTHER]):
+        ev = submit_like_gateway(pipeline, user, text.encode(), filename=f"batch-{n}.md")
+        doc = only(core.run(pipeline.extract, ev, jobs, trusted=True), topic_names.DOCUMENTS_EXTRACTED,
+                   DocumentExtracted)
+        created.append((ev, only(core.run(pipeline.chunk, doc, jobs), topic_names.CHUNKS_CREATED, ChunksCreated)))
+    gone_ev, gone = created[2]
+    pipeline.metadata.lifecycle.delete_source(user, gone_ev.source_id or "")
+    counting = CountingVectors(pipeline.vectors)
+    stage = EmbedderStage(pipeline.objects, catalog=pipeline.metadata.catalog, indexes=pipeline.metadata.indexes,
+                          fence=pipeline.metadata.fence, vectors=counting,  # type: ignore[arg-type]
+                          embedder=pipeline.embed.embedder, sparse=Bm25Encoder())
+    events = [c for _, c in created]
+    prepared = stage.prepare(events)
+    live = [c for c in events if c is not gone]
+    assert counting.upserts == [sum(c.chunk_count for c in live)]  # one update for the whole batch
+    for chunks, p in zip(events, prepared, strict=True):
+        if chunks is gone:
+            with pytest.raises(JobGone) as info:
+                stage.process_prepared(chunks, p)
+            assert info.value.state == "gone"
+            assert points_of(pipeline, user, chunks.document_id) == []
+            continue
+        (indexed,) = stage.process_prepared(chunks, p)
+        payloads = points_of(pipeline, user, chunks.document_id)
+        assert sorted(pt["chunk_id"] for pt in payloads) == sorted(indexed.point_ids)
+        assert {pt["job_id"] for pt in payloads} == {chunks.job_id}
+        assert [pt["text"] for pt in sorted(payloads, key=lambda pt: pt["chunk_index"])] == [
+            c.text for c in chunks.chunks]
+        assert indexed.chunk_count == chunks.chunk_count > 0
+    assert len(counting.upserts) == 1  # finishing the events wrote nothing more
+    # what the search sees: each live document found by its own words, with the vectors of its own chunks
+    hits = pipeline.retriever.search(user, "invoice 8391", k=1)
+    assert hits and hits[0].document_id == created[1][1].document_id
 
 
 # --------------------------------------------------------------------------- search

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
@@ -75,6 +75,19 @@ class MemoryJobs(MemoryRole):
             if job.status in FINISHED:
                 raise JobGone(job_id, "ended")
             yield
+
+    def hold_live(self, user_id: str, job_ids: Sequence[str]) -> AbstractContextManager[dict[str, JobState]]:
+        """The fences of several jobs of the user (see :class:`~secondbrain.ports.JobFence`)."""
+        return self._hold_live(user_id, list(dict.fromkeys(job_ids)))
+
+    @contextmanager
+    def _hold_live(self, user_id: str, job_ids: list[str]) -> Iterator[dict[str, JobState]]:
+        with self._tx():
+            states: dict[str, JobState] = {}
+            for job_id in job_ids:
+                job = self._t.job_of(user_id, job_id)
+                states[job_id] = "gone" if job is None else "ended" if job.status in FINISHED else "live"
+            yield states
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:

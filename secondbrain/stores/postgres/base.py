@@ -178,17 +178,17 @@ class PgRole:
         return self.db._tx()
 
     @contextmanager
-    def _row_held(self, sql: str, params: Sequence[Any]) -> Iterator[Any]:
-        """A fence: ``sql`` (a ``SELECT ... FOR SHARE``) locks a row for the block, which gets the row (None
-        when there is none); changes to that row from elsewhere wait until the block ends.  BEGIN and the
-        lock go in one round trip (pipeline mode, as :meth:`_one_trip`); the COMMIT is the second.  The
-        block must not write the held row (from another connection it would wait for itself)."""
+    def _rows_held(self, sql: str, params: Sequence[Any]) -> Iterator[list[Any]]:
+        """A fence: ``sql`` (a ``SELECT ... FOR SHARE``) locks rows for the block, which gets them; changes
+        to those rows from elsewhere wait until the block ends.  BEGIN and the lock go in one round trip
+        (pipeline mode, as :meth:`_one_trip`); the COMMIT is the second.  The block must not write the held
+        rows (from another connection it would wait for itself)."""
         with self._pool.connection() as conn:
             try:
                 with conn.pipeline():
                     conn.execute("BEGIN", prepare=False)
                     cur = conn.execute(sql, params, prepare=False)
-                yield cur.fetchone()
+                yield cur.fetchall()
             except BaseException:
                 with contextlib.suppress(Exception):  # leave the connection usable for the pool
                     conn.execute("ROLLBACK", prepare=False)

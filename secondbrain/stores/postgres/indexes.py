@@ -131,10 +131,10 @@ class PostgresIndexes(PgRole):
     def _hold(self, user_id: str, version: int, owner: str) -> Iterator[None]:
         # The index row is share-locked for the block: an erasure's DELETE and a cancel's, a switch's
         # or a claim's UPDATE of that row wait for the page being written, and see it afterwards.
-        with self._row_held("SELECT 1 FROM vector_indexes WHERE user_id = %s AND version = %s "
-                            "AND status = 'building' AND lease_owner = %s FOR SHARE",
-                            (user_id, version, owner)) as row:
-            if row is None:
+        with self._rows_held("SELECT 1 FROM vector_indexes WHERE user_id = %s AND version = %s "
+                             "AND status = 'building' AND lease_owner = %s FOR SHARE",
+                             (user_id, version, owner)) as rows:
+            if not rows:
                 raise LeaseLost(user_id, version)
             yield
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
@@ -97,13 +97,27 @@ class PostgresJobs(PgRole):
     def _hold(self, user_id: str, job_id: str) -> Iterator[None]:
         # The job's row is share-locked for the block: the deletion, erasure or newer submission that
         # would change it waits for the block.
-        with self._row_held("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE",
-                            (job_id, user_id)) as row:
-            if row is None:
+        with self._rows_held("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE",
+                             (job_id, user_id)) as rows:
+            if not rows:
                 raise JobGone(job_id, "gone")
-            if row[0] in FINISHED_JOB_STATUSES:
+            if rows[0][0] in FINISHED_JOB_STATUSES:
                 raise JobGone(job_id, "ended")
             yield
+
+    def hold_live(self, user_id: str, job_ids: Sequence[str]) -> AbstractContextManager[dict[str, JobState]]:
+        """The fences of several jobs of the user (see :class:`~secondbrain.ports.JobFence`)."""
+        return self._hold_live(user_id, list(dict.fromkeys(job_ids)))
+
+    @contextmanager
+    def _hold_live(self, user_id: str, job_ids: list[str]) -> Iterator[dict[str, JobState]]:
+        """As :meth:`_hold`, for every live job of ``job_ids`` in one statement.  The rows are locked in job id
+        order, as deletions and erasures lock them, so two of these never wait on each other in a circle."""
+        with self._rows_held("SELECT job_id, status FROM jobs WHERE user_id = %s AND job_id = ANY(%s) "
+                             "ORDER BY job_id FOR SHARE", (user_id, job_ids)) as rows:
+            found = {job: status for job, status in rows}
+            yield {job: "gone" if job not in found else "ended" if found[job] in FINISHED_JOB_STATUSES else "live"
+                   for job in job_ids}
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:

@@ -40,7 +40,7 @@ class PostgresLifecycle(PgRole):
             jobs = conn.execute(
                 "SELECT j.job_id, j.artifact_id FROM jobs j "
                 "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
-                "WHERE j.user_id = %s AND coalesce(j.source_id, a.source_id) = %s FOR UPDATE OF j",
+                "WHERE j.user_id = %s AND coalesce(j.source_id, a.source_id) = %s ORDER BY j.job_id FOR UPDATE OF j",
                 (user_id, source_id)).fetchall()
             docs = conn.execute("SELECT document_id, artifact_id FROM documents WHERE user_id = %s AND source_id = %s",
                                 (user_id, source_id)).fetchall()
@@ -132,7 +132,8 @@ class PostgresLifecycle(PgRole):
                 "SELECT j.job_id, j.artifact_id, j.status FROM jobs j "
                 "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
                 "WHERE j.user_id = %(user)s AND (j.job_id = %(job)s OR (%(source)s::text IS NOT NULL "
-                "AND j.status = 'failed' AND coalesce(j.source_id, a.source_id) = %(source)s)) FOR UPDATE OF j",
+                "AND j.status = 'failed' AND coalesce(j.source_id, a.source_id) = %(source)s)) "
+                "ORDER BY j.job_id FOR UPDATE OF j",
                 {"user": user_id, "job": job_id, "source": source_id}).fetchall()
             mine = next((r for r in jobs if r[0] == job_id), None)
             if mine is None:
@@ -219,8 +220,8 @@ class PostgresLifecycle(PgRole):
         with self._tx() as conn:
             # The jobs first: a stage writing for one of them (holding its fence) finishes before the rows go,
             # and none starts afterwards; the tombstone keeps work in flight from creating anything again.
-            job_ids = [r[0] for r in conn.execute("SELECT job_id FROM jobs WHERE user_id = %s FOR UPDATE",
-                                                  (user_id,))]
+            job_ids = [r[0] for r in conn.execute(
+                "SELECT job_id FROM jobs WHERE user_id = %s ORDER BY job_id FOR UPDATE", (user_id,))]
             conn.execute("INSERT INTO erased_users (user_id) VALUES (%s) ON CONFLICT (user_id) "
                          "DO UPDATE SET erased_at = clock_timestamp()", (user_id,))
             for table, sql in (

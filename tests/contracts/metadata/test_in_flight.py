@@ -147,6 +147,32 @@ def test_the_fence_refuses_another_users_job(stores: Stores) -> None:
         pytest.fail("bob held alice's job")
 
 
+def test_the_fences_of_several_jobs_held_at_once_say_which_may_be_written_for(stores: Stores) -> None:
+    live, _ = submit(stores)
+    failed, _ = submit(stores, n=1)
+    deleted, art = submit(stores, n=2)
+    stores.jobs.job_failed("alice", failed, "extract", "unreadable")
+    stores.lifecycle.delete_source("alice", art.source_id)
+    never = ids.job_id("alice", "never submitted")
+    with stores.fence.hold_live("alice", [live, failed, deleted, never, live]) as states:
+        assert states == {live: "live", failed: "ended", deleted: "gone", never: "gone"}
+    with stores.fence.hold_live("bob", [live]) as states:
+        assert states == {live: "gone"}  # another user's job is none of bob's
+
+
+def test_a_deletion_waits_for_the_fences_held_at_once_too(stores: Stores) -> None:
+    other, _ = submit(stores)
+    job, art = submit(stores, n=1)
+    waits_while_held(lambda: stores.fence.hold_live("alice", [other, job]),
+                     lambda: stores.lifecycle.delete_source("alice", art.source_id))
+    with stores.fence.hold_live("alice", [other, job]) as states:
+        assert states == {other: "live", job: "gone"}
+    waits_while_held(lambda: stores.fence.hold_live("alice", [job, other]),
+                     lambda: stores.lifecycle.erase_user("alice"))
+    with stores.fence.hold_live("alice", [other]) as states:
+        assert states == {other: "gone"}
+
+
 # --------------------------------------------------------------------------- erased users
 
 
