@@ -998,6 +998,8 @@ SYNTH_DIM = 384
 SYNTH_VOCAB = 50_000
 SYNTH_CLUSTERS = 2000
 SYNTH_QUERIES = 200
+SYNTH_LIVE_BATCH = 100  # points per write while searches go on (a few documents' chunks)
+SYNTH_LIVE_MAX = 50_000  # at most this many points written during those searches
 
 
 def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None,
@@ -1054,7 +1056,7 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
     s = Settings(vector_quantization=args.quantization)  # type: ignore[call-arg]
     store = EdgeVectorStore(root / f"vectors-{size}", quantization=s.vector_quantization,
                             index_after=s.vector_index_after, index_quiet_s=s.vector_index_quiet_s,
-                            indexing_threshold_kb=s.vector_indexing_threshold_kb)
+                            indexing_threshold_kb=s.vector_indexing_threshold_kb, segment_kb=s.vector_segment_kb)
     user = "bench"
     rng = np.random.default_rng(args.seed + size)
     centers = rng.standard_normal((SYNTH_CLUSTERS, SYNTH_DIM)).astype(np.float32)
@@ -1065,18 +1067,21 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
     print(f"size {size}: writing synthetic points", file=sys.stderr)
     progress = Progress("writing", size, "points")
     t0 = time.perf_counter()
+
+    def make_points(start: int, batch: np.ndarray) -> list[VectorPoint]:
+        return [VectorPoint(
+            str(uuid.UUID(int=start + i + 1)), batch[i].tolist(),
+            synthetic_sparse(rng, 40),
+            {"document_id": f"doc-{(start + i) // 20}", "chunk_index": (start + i) % 20,
+             "modality": "text", "captured_at": base + timedelta(minutes=start + i)})
+            for i in range(len(batch))]
+
     try:
         for start in range(0, size, UPSERT_BATCH):
             n = min(UPSERT_BATCH, size - start)
             batch = synthetic_vectors(rng, n, centers)
             vectors[start:start + n] = batch
-            points = [VectorPoint(
-                str(uuid.UUID(int=start + i + 1)), batch[i].tolist(),
-                synthetic_sparse(rng, 40),
-                {"document_id": f"doc-{(start + i) // 20}", "chunk_index": (start + i) % 20,
-                 "modality": "text", "captured_at": base + timedelta(minutes=start + i)})
-                for i in range(n)]
-            store.upsert(user, points)
+            store.upsert(user, make_points(start, batch))
             progress.update(start + n)
         write_s = time.perf_counter() - t0
         print(f"  wrote {size} points in {write_s:.0f}s; waiting for the store's own index build", file=sys.stderr)
@@ -1111,6 +1116,38 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
         recall = statistics.fmean(len({uuid.UUID(h.id).int - 1 for h in hits} & exact[i]) / k
                                   for i, hits in enumerate(top10))
         rows = [Row(name, times) for name, (times, _r) in measured.items()]
+
+        # Searches while writes continue after the index exists: new points land in a segment of
+        # their own (scanned until the next build indexes it), and each write holds the
+        # collection's lock while the engine applies it.
+        writing = threading.Event()
+        written = [0]
+
+        def writer() -> None:
+            while writing.is_set() and written[0] < SYNTH_LIVE_MAX:
+                start = size + written[0]
+                store.upsert(user, make_points(start, synthetic_vectors(rng, SYNTH_LIVE_BATCH, centers)))
+                written[0] += SYNTH_LIVE_BATCH
+
+        writing.set()
+        live_thread = threading.Thread(target=writer, name="bench-writer", daemon=True)
+        w0 = time.perf_counter()
+        live_thread.start()
+        try:
+            live = round_robin(nq, [
+                ("while writes continue: dense query", lambda i: store.search(
+                    user, dense=dense_q[i].tolist(), sparse=None, limit=cand, mode="dense")),
+                ("while writes continue: sparse query", lambda i: store.search(
+                    user, dense=None, sparse=sparse_q[i], limit=cand, mode="sparse")),
+                ("while writes continue: hybrid query", lambda i: store.search(
+                    user, dense=dense_q[i].tolist(), sparse=sparse_q[i], limit=cand, candidates=cand,
+                    mode="hybrid")),
+            ])
+        finally:
+            writing.clear()
+            live_thread.join()
+        live_s = time.perf_counter() - w0
+        rows += [Row(name, times) for name, (times, _r) in live.items()]
         if during:  # the build runs in another process: searches go on (the swap at its end waits)
             rows.append(Row(f"dense query while the index builds (max {max(during) * 1000:.0f} ms)", during))
         disk_mb = sum(f.stat().st_size for f in (root / f"vectors-{size}").rglob("*") if f.is_file()) / 2**20
@@ -1121,6 +1158,11 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
             ("writes", f"{write_s:.0f}s ({size / write_s:.0f} points/s, batches of {UPSERT_BATCH})"),
             ("index", f"built by the store in the background: started {wait_s:.0f}s after the last write, "
                       f"took {build_s:.0f}s; {facts}"),
+            ("writes during the searches after the build",
+             f"{written[0]} points in {live_s:.0f}s ({written[0] / live_s:.0f} points/s, batches of "
+             f"{SYNTH_LIVE_BATCH})"),
+            ("segments", f"at most {s.vector_segment_kb} KB of dense vectors each (SB_VECTOR_SEGMENT_KB; 0: "
+                         "no limit)"),
             ("quantization", s.vector_quantization),
             ("dense recall@10 vs exact float search", f"{recall:.3f} ({nq} queries)"),
             ("memory", f"peak RSS {rss_mb:.0f} MB (includes the benchmark's own float copy, "
