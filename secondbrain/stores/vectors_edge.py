@@ -13,7 +13,10 @@ writes) the store builds the index in a child process (``edge_index.py``) on a c
 directory, keeps serving from the original meanwhile, records the writes made to that collection
 since the copy, and when the child is done swaps the optimized copy in under the collection's
 lock and replays those writes onto it.  A failed or killed build leaves the original untouched
-and is retried later (with back-off); at most one build runs per process.
+and is retried later (with back-off); at most one build runs per process.  Segments hold at most
+``segment_kb`` of dense vectors and each gets a graph of its own, so a build's cost grows
+linearly with the collection, and points written after a build are indexed in a segment of
+their own without touching the others.
 """
 
 from __future__ import annotations
