@@ -999,7 +999,8 @@ SYNTH_VOCAB = 50_000
 SYNTH_CLUSTERS = 2000
 SYNTH_QUERIES = 200
 SYNTH_LIVE_BATCH = 100  # points per write while searches go on (a few documents' chunks)
-SYNTH_LIVE_MAX = 50_000  # at most this many points written during those searches
+SYNTH_LIVE_MIN = 20_000  # searches go on until this many points were written (or SYNTH_LIVE_S passed)
+SYNTH_LIVE_S = 120.0
 
 
 def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None,
@@ -1142,7 +1143,7 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
         written = [0]
 
         def writer() -> None:
-            while writing.is_set() and written[0] < SYNTH_LIVE_MAX:
+            while writing.is_set() and written[0] < SYNTH_LIVE_MIN:
                 start = size + written[0]
                 store.upsert(user, make_points(start, synthetic_vectors(rng, SYNTH_LIVE_BATCH, centers)))
                 written[0] += SYNTH_LIVE_BATCH
@@ -1151,16 +1152,19 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
         live_thread = threading.Thread(target=writer, name="bench-writer", daemon=True)
         w0 = time.perf_counter()
         live_thread.start()
+        live: dict[str, tuple[list[float], list[Any]]] = {}
         try:
-            live = round_robin(nq, [
-                ("while writes continue: dense query", lambda i: store.search(
-                    user, dense=dense_q[i].tolist(), sparse=None, limit=cand, mode="dense")),
-                ("while writes continue: sparse query", lambda i: store.search(
-                    user, dense=None, sparse=sparse_q[i], limit=cand, mode="sparse")),
-                ("while writes continue: hybrid query", lambda i: store.search(
-                    user, dense=dense_q[i].tolist(), sparse=sparse_q[i], limit=cand, candidates=cand,
-                    mode="hybrid")),
-            ])
+            while not live or (live_thread.is_alive() and time.perf_counter() - w0 < SYNTH_LIVE_S):
+                for name, (times, _r) in round_robin(nq, [
+                    ("while writes continue: dense query", lambda i: store.search(
+                        user, dense=dense_q[i].tolist(), sparse=None, limit=cand, mode="dense")),
+                    ("while writes continue: sparse query", lambda i: store.search(
+                        user, dense=None, sparse=sparse_q[i], limit=cand, mode="sparse")),
+                    ("while writes continue: hybrid query", lambda i: store.search(
+                        user, dense=dense_q[i].tolist(), sparse=sparse_q[i], limit=cand, candidates=cand,
+                        mode="hybrid")),
+                ]).items():
+                    live.setdefault(name, ([], []))[0].extend(times)
         finally:
             writing.clear()
             live_thread.join()
