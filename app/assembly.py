@@ -56,7 +56,8 @@ def build_vectors(settings: Settings) -> VectorStore:
         return EdgeVectorStore(settings.vectors_dir, quantization=settings.vector_quantization,
                                index_after=settings.vector_index_after,
                                index_quiet_s=settings.vector_index_quiet_s,
-                               indexing_threshold_kb=settings.vector_indexing_threshold_kb)
+                               indexing_threshold_kb=settings.vector_indexing_threshold_kb,
+                               segment_kb=settings.vector_segment_kb)
     from secondbrain.stores.vectors_qdrant import QdrantVectorStore
 
     key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None

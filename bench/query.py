@@ -40,7 +40,9 @@ for (1,000,000 chunks): synthetic 384-d vectors around random cluster centres an
 sparse terms, written through ``EdgeVectorStore.upsert``, indexed by the store in the background
 (dense searches are timed while the build runs), then dense, sparse and hybrid searches through
 ``EdgeVectorStore.search`` and the dense recall@10 against exact float search (numpy), which is
-what ``--quantization int8`` costs.  The vectors are not embeddings of text: the output says so.
+what ``--quantization int8`` costs, also inside a time window of 5 % of the points; then the same
+searches again while another thread keeps writing (``SB_VECTOR_SEGMENT_KB=0`` gives the engine's
+own single-graph build, to compare).  The vectors are not embeddings of text: the output says so.
 
 Everything lives in a temporary directory deleted at the end (Postgres too, unless
 ``SB_POSTGRES_DSN`` names a server; then the benchmark user's rows are deleted at the end).
@@ -998,18 +1000,24 @@ SYNTH_DIM = 384
 SYNTH_VOCAB = 50_000
 SYNTH_CLUSTERS = 2000
 SYNTH_QUERIES = 200
+SYNTH_LIVE_BATCH = 100  # points per write while searches go on (a few documents' chunks)
+SYNTH_LIVE_MIN = 20_000  # searches go on until this many points were written (or SYNTH_LIVE_S passed)
+SYNTH_LIVE_S = 120.0
 
 
 def wait_for_index(store: Any, user: str, probe: Callable[[], Any] | None = None,
                    during: list[float] | None = None) -> tuple[float, float, str]:
     """Wait for the store's own background HNSW build; (seconds until it started, seconds it
     took, shard facts).  Reads the store's public ``index_status``.  With ``probe``, runs it
-    every 250 ms while the build is under way and appends its durations to ``during``."""
+    about once a second while the build is under way and appends its durations to ``during``
+    (a search of an unindexed million points scans them all: probing more often would take the
+    cores the build needs)."""
     t0 = time.perf_counter()
     started = None
+    probed = 0.0
     while True:
-        if probe is not None and during is not None and started is not None:
-            q0 = time.perf_counter()
+        if probe is not None and during is not None and started is not None and time.perf_counter() - probed >= 1.0:
+            probed = q0 = time.perf_counter()
             probe()
             during.append(time.perf_counter() - q0)
         st = store.index_status(user)
@@ -1049,12 +1057,12 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
     time its search (dense, sparse, hybrid) and, for dense, recall@10 against exact float search."""
     from secondbrain.ports import VectorPoint
     from secondbrain.settings import Settings
-    from secondbrain.stores.vectors_edge import EdgeVectorStore
+    from secondbrain.stores.vectors_edge import BUILD_DIR, EdgeVectorStore
 
     s = Settings(vector_quantization=args.quantization)  # type: ignore[call-arg]
     store = EdgeVectorStore(root / f"vectors-{size}", quantization=s.vector_quantization,
                             index_after=s.vector_index_after, index_quiet_s=s.vector_index_quiet_s,
-                            indexing_threshold_kb=s.vector_indexing_threshold_kb)
+                            indexing_threshold_kb=s.vector_indexing_threshold_kb, segment_kb=s.vector_segment_kb)
     user = "bench"
     rng = np.random.default_rng(args.seed + size)
     centers = rng.standard_normal((SYNTH_CLUSTERS, SYNTH_DIM)).astype(np.float32)
@@ -1065,18 +1073,21 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
     print(f"size {size}: writing synthetic points", file=sys.stderr)
     progress = Progress("writing", size, "points")
     t0 = time.perf_counter()
+
+    def make_points(start: int, batch: np.ndarray) -> list[VectorPoint]:
+        return [VectorPoint(
+            str(uuid.UUID(int=start + i + 1)), batch[i].tolist(),
+            synthetic_sparse(rng, 40),
+            {"document_id": f"doc-{(start + i) // 20}", "chunk_index": (start + i) % 20,
+             "modality": "text", "captured_at": base + timedelta(minutes=start + i)})
+            for i in range(len(batch))]
+
     try:
         for start in range(0, size, UPSERT_BATCH):
             n = min(UPSERT_BATCH, size - start)
             batch = synthetic_vectors(rng, n, centers)
             vectors[start:start + n] = batch
-            points = [VectorPoint(
-                str(uuid.UUID(int=start + i + 1)), batch[i].tolist(),
-                synthetic_sparse(rng, 40),
-                {"document_id": f"doc-{(start + i) // 20}", "chunk_index": (start + i) % 20,
-                 "modality": "text", "captured_at": base + timedelta(minutes=start + i)})
-                for i in range(n)]
-            store.upsert(user, points)
+            store.upsert(user, make_points(start, batch))
             progress.update(start + n)
         write_s = time.perf_counter() - t0
         print(f"  wrote {size} points in {write_s:.0f}s; waiting for the store's own index build", file=sys.stderr)
@@ -1088,6 +1099,9 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
         else:
             wait_s, build_s, facts = 0.0, 0.0, "never indexed (--no-index): dense search scans"
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # The collection as built, before the writes below (which start the next build's copy).
+        disk_mb = sum(f.stat().st_size for f in (root / f"vectors-{size}").rglob("*")
+                      if f.is_file() and BUILD_DIR not in f.parts) / 2**20
         child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
         qrng = np.random.default_rng(args.seed)
@@ -1097,6 +1111,16 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
         k = 10
         exact = [set(np.argpartition(-(vectors @ q), k)[:k].tolist()) for q in dense_q]
         cand = s.search_candidates
+        # A time window of 5 % of the points (captured_at is one minute apart per point): recall
+        # against exact search over the points inside it.
+        from secondbrain.ports import TimeRange, VectorFilter
+
+        width = max(k, size // 20)
+        starts = qrng.integers(0, size - width + 1, nq)
+        windows = [VectorFilter(time_range=TimeRange(base + timedelta(minutes=int(lo)),
+                                                     base + timedelta(minutes=int(lo) + width))) for lo in starts]
+        exact_in = [set((int(lo) + np.argpartition(-(vectors[lo:lo + width] @ q), k)[:k]).tolist())
+                    for lo, q in zip(starts, dense_q, strict=True)]
         measured = round_robin(nq, [
             ("vector store: dense query", lambda i: store.search(
                 user, dense=dense_q[i].tolist(), sparse=None, limit=cand, mode="dense")),
@@ -1106,14 +1130,53 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
                 user, dense=dense_q[i].tolist(), sparse=sparse_q[i], limit=cand, candidates=cand, mode="hybrid")),
             ("vector store: dense top 10", lambda i: store.search(
                 user, dense=dense_q[i].tolist(), sparse=None, limit=k, mode="dense")),
+            ("vector store: dense top 10, time window of 5 % of the points", lambda i: store.search(
+                user, dense=dense_q[i].tolist(), sparse=None, limit=k, mode="dense", flt=windows[i])),
         ])
         top10 = measured["vector store: dense top 10"][1]
         recall = statistics.fmean(len({uuid.UUID(h.id).int - 1 for h in hits} & exact[i]) / k
                                   for i, hits in enumerate(top10))
+        windowed = measured["vector store: dense top 10, time window of 5 % of the points"][1]
+        recall_in = statistics.fmean(len({uuid.UUID(h.id).int - 1 for h in hits} & exact_in[i]) / k
+                                     for i, hits in enumerate(windowed))
         rows = [Row(name, times) for name, (times, _r) in measured.items()]
+
+        # Searches while writes continue after the index exists: new points land in a segment of
+        # their own (scanned until the next build indexes it), and each write holds the
+        # collection's lock while the engine applies it.
+        writing = threading.Event()
+        written = [0]
+
+        def writer() -> None:
+            while writing.is_set() and written[0] < SYNTH_LIVE_MIN:
+                start = size + written[0]
+                store.upsert(user, make_points(start, synthetic_vectors(rng, SYNTH_LIVE_BATCH, centers)))
+                written[0] += SYNTH_LIVE_BATCH
+
+        writing.set()
+        live_thread = threading.Thread(target=writer, name="bench-writer", daemon=True)
+        w0 = time.perf_counter()
+        live_thread.start()
+        live: dict[str, tuple[list[float], list[Any]]] = {}
+        try:
+            while not live or (live_thread.is_alive() and time.perf_counter() - w0 < SYNTH_LIVE_S):
+                for name, (times, _r) in round_robin(nq, [
+                    ("while writes continue: dense query", lambda i: store.search(
+                        user, dense=dense_q[i].tolist(), sparse=None, limit=cand, mode="dense")),
+                    ("while writes continue: sparse query", lambda i: store.search(
+                        user, dense=None, sparse=sparse_q[i], limit=cand, mode="sparse")),
+                    ("while writes continue: hybrid query", lambda i: store.search(
+                        user, dense=dense_q[i].tolist(), sparse=sparse_q[i], limit=cand, candidates=cand,
+                        mode="hybrid")),
+                ]).items():
+                    live.setdefault(name, ([], []))[0].extend(times)
+        finally:
+            writing.clear()
+            live_thread.join()
+        live_s = time.perf_counter() - w0
+        rows += [Row(name, times) for name, (times, _r) in live.items()]
         if during:  # the build runs in another process: searches go on (the swap at its end waits)
             rows.append(Row(f"dense query while the index builds (max {max(during) * 1000:.0f} ms)", during))
-        disk_mb = sum(f.stat().st_size for f in (root / f"vectors-{size}").rglob("*") if f.is_file()) / 2**20
         facts_list = [
             ("points", f"{size} synthetic (NOT embeddings: {SYNTH_DIM}-d unit vectors around {SYNTH_CLUSTERS} "
                        f"random centres, sparse vectors of ~40 Zipf-distributed terms)"),
@@ -1121,11 +1184,17 @@ def run_synthetic(size: int, args: argparse.Namespace, root: Path) -> Result:
             ("writes", f"{write_s:.0f}s ({size / write_s:.0f} points/s, batches of {UPSERT_BATCH})"),
             ("index", f"built by the store in the background: started {wait_s:.0f}s after the last write, "
                       f"took {build_s:.0f}s; {facts}"),
+            ("writes during the searches after the build",
+             f"{written[0]} points in {live_s:.0f}s ({written[0] / live_s:.0f} points/s, batches of "
+             f"{SYNTH_LIVE_BATCH})"),
+            ("segments", f"at most {s.vector_segment_kb} KB of dense vectors each (SB_VECTOR_SEGMENT_KB; 0: "
+                         "no limit)"),
             ("quantization", s.vector_quantization),
             ("dense recall@10 vs exact float search", f"{recall:.3f} ({nq} queries)"),
+            ("the same inside a time window of 5 % of the points", f"{recall_in:.3f} ({width} points each)"),
             ("memory", f"peak RSS {rss_mb:.0f} MB (includes the benchmark's own float copy, "
                        f"{vectors.nbytes / 2**20:.0f} MB), build process peak {child_mb:.0f} MB, "
-                       f"{disk_mb:.0f} MB on disk"),
+                       f"{disk_mb:.0f} MB on disk once built"),
         ]
         return Result(size, facts_list, rows)
     finally:

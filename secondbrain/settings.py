@@ -139,6 +139,11 @@ class Settings(BaseSettings):
     vector_indexing_threshold_kb: int = Field(
         10_000, ge=1, description="Embedded vectors: segments smaller than this (KB of dense vectors; 10 MB is "
                                   "~6,500 384-d vectors) are scanned rather than indexed.")
+    vector_segment_kb: int = Field(
+        150_000, ge=0, description="Embedded vectors: an index build indexes at most this many KB of dense vectors "
+                                   "per segment (150 MB: 100k 384-d vectors), so it grows linearly with the "
+                                   "collection; filters matching under a quarter of a segment are scanned "
+                                   "exactly. 0: the engine's own segments (one graph per bulk load).")
 
     # --- Models
     embedding_model: str = Field(

@@ -13,7 +13,10 @@ writes) the store builds the index in a child process (``edge_index.py``) on a c
 directory, keeps serving from the original meanwhile, records the writes made to that collection
 since the copy, and when the child is done swaps the optimized copy in under the collection's
 lock and replays those writes onto it.  A failed or killed build leaves the original untouched
-and is retried later (with back-off); at most one build runs per process.
+and is retried later (with back-off); at most one build runs per process.  Segments hold at most
+``segment_kb`` of dense vectors and each gets a graph of its own, so a build's cost grows
+linearly with the collection, and points written after a build are indexed in a segment of
+their own without touching the others.
 """
 
 from __future__ import annotations
@@ -185,7 +188,7 @@ class EdgeVectorStore:
     def __init__(self, root: Path, *, dense_name: str = "dense", sparse_name: str = "bm25",
                  collection_version: str = "v1", quantization: Quantization = "none",
                  index_after: int = 5000, index_quiet_s: float = 5.0,
-                 indexing_threshold_kb: int = 10_000) -> None:
+                 indexing_threshold_kb: int = 10_000, segment_kb: int = 150_000) -> None:
         """Store shards under ``root`` (created when missing).
 
         ``quantization="int8"`` creates NEW collections with int8 scalar quantization of the
@@ -193,7 +196,10 @@ class EdgeVectorStore:
         collections keep the config they were created with.  ``index_after`` points written to a
         collection since its last index build (0: never build), then ``index_quiet_s`` seconds
         without writes to it, start a background build; the engine indexes only segments larger
-        than ``indexing_threshold_kb`` (smaller ones are scanned, which is as fast).
+        than ``indexing_threshold_kb`` (smaller ones are scanned, which is as fast).  A build
+        indexes at most ``segment_kb`` of dense vectors per segment (150 MB: 100k 384-d vectors;
+        at least twice the indexing threshold; 0: the engine's own limit), so its cost grows
+        linearly with the collection (see ``edge_index.py``).
         """
         if quantization not in ("none", "int8"):
             raise ValueError(f"unknown vector quantization {quantization!r}")
@@ -206,13 +212,21 @@ class EdgeVectorStore:
         self.index_after = max(0, index_after)
         self.index_quiet_s = index_quiet_s
         self.indexing_threshold_kb = indexing_threshold_kb
+        # A segment under the indexing threshold would never get a graph of its own.
+        self.segment_kb = max(segment_kb, 2 * indexing_threshold_kb) if segment_kb > 0 else 0
         self._slots: dict[str, _Slot] = {}
         self._slots_lock = threading.Lock()
         self._ensured = EnsuredCollections()
         self._root_key: str | None = None  # taken on first use (see _slot)
         # Rescoring twice the hits asked for with the original vectors keeps int8's ranking close to
         # float's (bench/query.py --synthetic --quantization int8); ignored without quantization.
-        self._params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
+        rescore = qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
+        self._params = qe.SearchParams(quantization=rescore)
+        # A filter can leave a graph without its per-payload-value links (see _hnsw) too sparse to
+        # walk; ACORN also follows the neighbours' neighbours when the filter keeps under 60 % of a
+        # segment (a filter keeping half of 60k points: recall@10 0.97 without it, 1.00 with it).
+        self._filtered_params = qe.SearchParams(quantization=rescore,
+                                                acorn=qe.AcornSearchParams(enable=True, max_selectivity=0.6))
         self._stop = threading.Event()
         self._indexer: threading.Thread | None = None
         self._child: tuple[str, subprocess.Popen[bytes]] | None = None  # (collection, build process)
@@ -237,8 +251,28 @@ class EdgeVectorStore:
             vectors={self.dense_name: qe.EdgeVectorParams(size=dense_size, distance=qe.Distance.Cosine,
                                                           quantization_config=quantization)},
             sparse_vectors={self.sparse_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self.indexing_threshold_kb),
+            hnsw_config=self._hnsw(),
+            optimizers=self._optimizers(),
         )
+
+    def _hnsw(self) -> qe.HnswIndexConfig | None:
+        """The graph without extra links per payload value, and filters matching under a quarter of a
+        segment scanned exactly (``None``: the engine's defaults, when segments are not capped).
+
+        Extra links per payload value (what keeps a graph searchable under a selective filter)
+        about doubled the build at 60k points with a time field indexed; a filter matching under a
+        quarter of a segment is answered exactly from the payload index instead (at most a
+        quarter of a segment's vectors compared), and a graph searched with a filter matching
+        more than that stays connected without them (the engine's own rule: 4/m of the points).
+        """
+        if not self.segment_kb:
+            return None
+        return qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=max(10_000, self.segment_kb // 4),
+                                  payload_m=0)
+
+    def _optimizers(self) -> qe.EdgeOptimizersConfig:
+        return qe.EdgeOptimizersConfig(indexing_threshold=self.indexing_threshold_kb,
+                                       max_segment_size=self.segment_kb or None)
 
     def _open(self, name: str, slot: _Slot) -> qe.EdgeShard | None:
         """The open shard of ``name`` or ``None`` when the collection does not exist (lock held)."""
@@ -387,7 +421,7 @@ class EdgeVectorStore:
                 with open(errors_path, "wb") as errors:
                     proc = subprocess.Popen(
                         [sys.executable, str(_INDEX_SCRIPT), str(copy), str(os.getpid()),
-                         str(self.indexing_threshold_kb), self.sparse_name],
+                         str(self.indexing_threshold_kb), self.sparse_name, str(self.segment_kb)],
                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, close_fds=True)
             except Exception as exc:  # no room for the copy, no process: the original goes on alone
                 self._build_failed(name, slot, counted, exc)
@@ -553,15 +587,16 @@ class EdgeVectorStore:
         if not queries:
             return []
         edge_filter = self._filter(plan)
+        params = self._params if edge_filter is None else self._filtered_params
         if len(queries) == 1:
             request = qe.QueryRequest(limit=limit, query=queries[0], filter=edge_filter, with_payload=True,
-                                      params=self._params)
+                                      params=params)
         else:
             prefetch_limit = max(candidates, limit)
             fusion: Any = qe.Fusion.Rrf(k=RRF_K)  # the stub's query union omits Fusion's variants
             request = qe.QueryRequest(
                 limit=limit,
-                prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter, params=self._params)
+                prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter, params=params)
                             for q in queries],
                 query=fusion,
                 with_payload=True,

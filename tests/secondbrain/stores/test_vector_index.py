@@ -244,3 +244,45 @@ def test_the_build_script_dies_with_its_parent(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(vectors_edge._INDEX_SCRIPT), str(tmp_path), "1", "100", "bm25"],
                           capture_output=True, timeout=60)
     assert proc.returncode == 3
+
+
+def segment_dirs(store: EdgeVectorStore) -> set[str]:
+    return {p.name for p in (store.root / store._slot(USER)[0] / "segments").iterdir() if p.is_dir()}
+
+
+def test_a_bulk_load_is_indexed_in_capped_segments_and_later_writes_in_one_of_their_own(tmp_path: Path) -> None:
+    # 400 KB of 128-d float vectors per segment: 800 points each.
+    s = make(tmp_path / "v", segment_kb=400)
+    s.index_quiet_s = 2.0  # one build after the whole load, however slow the machine writes it
+    try:
+        rng = np.random.default_rng(6)
+        bulk = points(rng, 0, 3300)
+        fill(s, bulk)
+        wait_for(lambda: status(s).builds == 1 and not status(s).building)
+        st = status(s)
+        assert st.points == 3300
+        # Every dense vector is in a graph but the last 100, too few for one (they are scanned).
+        assert st.indexed_vectors == 2 * st.points - 100
+        assert st.segments >= 3300 // 800  # not one graph over the whole load
+        for p in bulk[::41]:
+            assert top_id(s, p.dense) == p.id
+        # Filtered search finds the nearest point among the matching ones (an exact scan of a
+        # selective filter's points, no per-payload-value links needed).
+        hits = s.search(USER, dense=bulk[1234].dense, sparse=None, limit=3, mode="dense",
+                        flt=VectorFilter(document_ids=["d123"]))
+        assert hits[0].id == bulk[1234].id
+        assert {h.payload["document_id"] for h in hits} == {"d123"}
+
+        built = segment_dirs(s)
+        s.index_after = 500
+        late = points(rng, 5000, 600)  # under a segment's worth: indexed in place
+        s.upsert(USER, late)
+        wait_for(lambda: status(s).builds == 2 and not status(s).building)
+        st = status(s)
+        assert st.points == 3900
+        assert st.indexed_vectors == 2 * st.points  # the new points are indexed too...
+        assert len(built & segment_dirs(s)) >= len(built) - 2  # ...and the earlier segments were kept
+        for p in late[::29]:
+            assert top_id(s, p.dense) == p.id
+    finally:
+        s.close()
