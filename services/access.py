@@ -33,6 +33,13 @@ UPLOADS = frozenset({"/v1/notes", "/v1/artifacts", "/v1/pages", "/v1/imports", "
 # Reads that cost like writes (they embed, search and may call the model): the stricter limit.
 HEAVY_READS = ("/v1/search", "/v1/ask", "/v1/timeline", "/v1/export", "/v1/agenda", "/v1/digest")
 
+# Each per-minute budget: the setting holding its limit, and what it counts, as a 429 says it.
+BUDGETS: dict[str, tuple[str, str]] = {
+    "upload": ("upload_rate_limit_per_minute", "captures (notes, files, pages, imports)"),
+    "act": ("rate_limit_per_minute", "deletions, link fetches, searches and questions"),
+    "read": ("read_rate_limit_per_minute", "requests"),
+}
+
 
 def capture_allowed(method: str, path: str) -> bool:
     """Whether a capture key may make this request."""
@@ -86,15 +93,12 @@ async def current_principal(request: Request,
                                  "files, pages and links and follow their progress; use a user key to read")
     telemetry.set_user(principal.user_id)  # on the request's span, hashed
     request.state.pending = checked.pending
-    limit, what, setting = (
-        (settings.upload_rate_limit_per_minute, "captures (notes, files, pages, imports)",
-         "SB_UPLOAD_RATE_LIMIT_PER_MINUTE") if upload else
-        (settings.rate_limit_per_minute, "deletions, link fetches, searches and questions", "SB_RATE_LIMIT_PER_MINUTE")
-        if heavy else (settings.read_rate_limit_per_minute, "requests", "SB_READ_RATE_LIMIT_PER_MINUTE"))
+    field, what = BUDGETS[bucket]
+    limit: int = getattr(settings, field)
     if 0 < limit < checked.hits:
         wait = max(1, 60 - int(time.time()) % 60)
         raise HTTPException(429, f"too many requests: your account may make {limit} {what} a minute. "
-                                 f"Try again in {wait} s, or ask the operator to raise {setting}.",
+                                 f"Try again in {wait} s, or ask the operator to raise SB_{field.upper()}.",
                             headers={"Retry-After": str(wait)})
     return principal
 

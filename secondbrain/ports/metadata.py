@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from secondbrain.ports.records import (
+    FINISHED_JOB_STATUSES,
     AnswerEndpoint,
     ApiKeyInfo,
     ArtifactRecord,
@@ -171,6 +172,11 @@ class Intake(Protocol):
 
 StageOutcome = Literal["done", "gone", "superseded", "ended"]
 JobState = Literal["live", "ended", "gone"]
+
+
+def job_state_of(status: str | None) -> JobState:
+    """The state of a job whose status is ``status`` (``None``: no such job of the user)."""
+    return "gone" if status is None else "ended" if status in FINISHED_JOB_STATUSES else "live"
 
 
 class JobFence(Protocol):

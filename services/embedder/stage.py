@@ -182,10 +182,13 @@ class EmbedderStage:
         return self.process_prepared(event, self.prepare([event])[0])
 
     def process_prepared(self, event: ChunksCreated, prepared: Prepared) -> list[ChunksIndexed]:
-        """Finish indexing one document's chunks, embedded (and usually written) already."""
+        """Finish indexing one document's chunks, embedded and written to the active index by :meth:`prepare`."""
         ev, p = event, prepared
         if p.refused is not None:
             raise p.refused
+        if p.written is None:  # prepare() writes every event whose job is live, or refuses it
+            raise RuntimeError("process_prepared needs what prepare() returned")
+        collection, points = p.written
         # A re-index in progress: the new version gets the chunks too, so nothing written during the backfill
         # is missing after the switch.  Its model failing must not fail the user's ingestion: the re-index
         # compares both versions before switching and fills any gap.  Embedded before the fence is taken.
@@ -197,17 +200,14 @@ class EmbedderStage:
             except Exception as exc:
                 log.warning("chunks not written to the index being built", extra={
                     "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
-        if p.written is None or building:
+        if building:
             with self.fence.hold(ev.user_id, ev.job_id):
-                collection, points = p.written or self._write(ev, p.chunks, p.sparse, p.index, p.model, p.dense)
                 for index, model, dense in building:
                     try:
                         self._write(ev, p.chunks, p.sparse, index, model, dense)
                     except Exception as exc:
                         log.warning("chunks not written to the index being built", extra={
                             "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
-        else:
-            collection, points = p.written
         # The new version is searchable now: only then do older versions of the source leave the index.
         try:
             older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points),

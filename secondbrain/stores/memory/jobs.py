@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from secondbrain.ports import JobGone, JobView, StageOutcome, StageView
-from secondbrain.ports.metadata import JobState
+from secondbrain.ports.metadata import JobState, job_state_of
 from secondbrain.stages import STAGES
 from secondbrain.stores.memory.base import FINISHED, STAGE_OPEN, UNFINISHED, JobRow, MemoryRole, require_stage
 
@@ -58,7 +58,7 @@ class MemoryJobs(MemoryRole):
         """Live, ended or gone (see the port)."""
         with self._tx():
             job = self._t.job_of(user_id, job_id)
-            return "gone" if job is None else "ended" if job.status in FINISHED else "live"
+            return job_state_of(None if job is None else job.status)
 
     def hold(self, user_id: str, job_id: str) -> AbstractContextManager[None]:
         """The job's fence (see :class:`~secondbrain.ports.JobFence`)."""
@@ -68,12 +68,10 @@ class MemoryJobs(MemoryRole):
     def _hold(self, user_id: str, job_id: str) -> Iterator[None]:
         """The job's fence: the store's lock is held for the block (stronger than Postgres's row lock, and
         re-entrant, so the block may still read the store)."""
-        with self._tx():
-            job = self._t.job_of(user_id, job_id)
-            if job is None:
-                raise JobGone(job_id, "gone")
-            if job.status in FINISHED:
-                raise JobGone(job_id, "ended")
+        with self._hold_live(user_id, [job_id]) as states:
+            state = states[job_id]
+            if state != "live":
+                raise JobGone(job_id, state)
             yield
 
     def hold_live(self, user_id: str, job_ids: Sequence[str]) -> AbstractContextManager[dict[str, JobState]]:
@@ -83,11 +81,8 @@ class MemoryJobs(MemoryRole):
     @contextmanager
     def _hold_live(self, user_id: str, job_ids: list[str]) -> Iterator[dict[str, JobState]]:
         with self._tx():
-            states: dict[str, JobState] = {}
-            for job_id in job_ids:
-                job = self._t.job_of(user_id, job_id)
-                states[job_id] = "gone" if job is None else "ended" if job.status in FINISHED else "live"
-            yield states
+            jobs = {job_id: self._t.job_of(user_id, job_id) for job_id in job_ids}
+            yield {job_id: job_state_of(None if job is None else job.status) for job_id, job in jobs.items()}
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:

@@ -9,8 +9,8 @@ from typing import Any
 
 from psycopg.rows import dict_row
 
-from secondbrain.ports import FINISHED_JOB_STATUSES, JobGone, JobView, StageOutcome, StageView
-from secondbrain.ports.metadata import JobState
+from secondbrain.ports import JobGone, JobView, StageOutcome, StageView
+from secondbrain.ports.metadata import JobState, job_state_of
 from secondbrain.stages import STAGES
 from secondbrain.stores.postgres.base import PgRole
 
@@ -87,7 +87,7 @@ class PostgresJobs(PgRole):
         with self._pool.connection() as conn:
             row = conn.execute("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s",
                                (job_id, user_id)).fetchone()
-        return "gone" if row is None else "ended" if row[0] in FINISHED_JOB_STATUSES else "live"
+        return job_state_of(None if row is None else row[0])
 
     def hold(self, user_id: str, job_id: str) -> AbstractContextManager[None]:
         """The job's fence (see :class:`~secondbrain.ports.JobFence`)."""
@@ -95,14 +95,10 @@ class PostgresJobs(PgRole):
 
     @contextmanager
     def _hold(self, user_id: str, job_id: str) -> Iterator[None]:
-        # The job's row is share-locked for the block: the deletion, erasure or newer submission that
-        # would change it waits for the block.
-        with self._rows_held("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE",
-                             (job_id, user_id)) as rows:
-            if not rows:
-                raise JobGone(job_id, "gone")
-            if rows[0][0] in FINISHED_JOB_STATUSES:
-                raise JobGone(job_id, "ended")
+        with self._hold_live(user_id, [job_id]) as states:
+            state = states[job_id]
+            if state != "live":
+                raise JobGone(job_id, state)
             yield
 
     def hold_live(self, user_id: str, job_ids: Sequence[str]) -> AbstractContextManager[dict[str, JobState]]:
@@ -111,13 +107,13 @@ class PostgresJobs(PgRole):
 
     @contextmanager
     def _hold_live(self, user_id: str, job_ids: list[str]) -> Iterator[dict[str, JobState]]:
-        """As :meth:`_hold`, for every live job of ``job_ids`` in one statement.  The rows are locked in job id
-        order, as deletions and erasures lock them, so two of these never wait on each other in a circle."""
+        """The jobs' rows are share-locked for the block, in one statement: the deletion, erasure or newer
+        submission that would change one waits for the block.  They are locked in job id order, as deletions
+        and erasures lock them, so two of these never wait on each other in a circle."""
         with self._rows_held("SELECT job_id, status FROM jobs WHERE user_id = %s AND job_id = ANY(%s) "
                              "ORDER BY job_id FOR SHARE", (user_id, job_ids)) as rows:
-            found = {job: status for job, status in rows}
-            yield {job: "gone" if job not in found else "ended" if found[job] in FINISHED_JOB_STATUSES else "live"
-                   for job in job_ids}
+            found = dict(rows)
+            yield {job: job_state_of(found.get(job)) for job in job_ids}
 
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:
