@@ -6,12 +6,15 @@ the parser combines anchors with the wrappers around them ("since", "between ...
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Literal
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parser  # type: ignore[attr-defined]
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from secondbrain.temporal.calendar import (
@@ -156,6 +159,7 @@ class _Parser:
         self.readings: dict[tuple[int, int], DateReading] = {}  # ambiguous numeric dates met, by position
         # Wrappers and ranges ask for the same anchors again: each is resolved once per position.
         self._anchors: dict[tuple[int, bool], _ParseResult | None] = {}
+        self._matches: dict[int, list[tuple[_Handler, re.Match[str]]]] = {}
 
     # -- entry points
 
@@ -164,18 +168,16 @@ class _Parser:
         stand side by side are read together ("Tuesday two weeks ago"), and one that sits among time words
         the grammar does not cover is marked ``partial`` (see ``_unread``)."""
         found: list[tuple[int, int, Span]] = []
-        pos = 0
-        while pos < len(self.text):
-            if self.text[pos].isalnum() and (pos == 0 or not (self.text[pos - 1].isalnum()
-                                                             or self.text[pos - 1] in "'\u2019")):
-                got = self.expr(pos)
-                if got is not None:
-                    end, span = got
-                    if span.start is None or span.end is None or lt(span.start, span.end):  # never an empty window
-                        found.append((pos, end, span))
-                        pos = end
-                        continue
-            pos += 1
+        at = _WORD_START.search(self.text)
+        while at is not None:
+            pos, after = at.start(), at.start() + 1
+            got = self.expr(pos) if _may_start(self.text, pos) else None
+            if got is not None:
+                end, span = got
+                if span.start is None or span.end is None or lt(span.start, span.end):  # never an empty window
+                    found.append((pos, end, span))
+                    after = end
+            at = _WORD_START.search(self.text, after)
         return self._unread(self._side_by_side(found))
 
     def _side_by_side(self, found: list[tuple[int, int, Span]]) -> list[tuple[int, int, Span]]:
@@ -204,7 +206,7 @@ class _Parser:
         """
         text = self.text
         out = list(found)
-        for m in _UNREAD_OF.finditer(text):
+        for m in _unread_of(text):
             inside = next((i for i, (a, b, _) in enumerate(out) if a < m.end() < b), None)
             if inside is not None:  # read as a whole ("the second Tuesday of March") or side by side
                 a, b, span = out[inside]
@@ -241,7 +243,8 @@ class _Parser:
         return marked
 
     def expr(self, pos: int) -> _ParseResult | None:
-        """The longest expression (wrapped or bare) starting exactly at ``pos``."""
+        """The longest expression (wrapped or bare) starting exactly at ``pos``.  (A pattern tried first
+        here is one of ``_EXPR_PATTERNS`` too, else ``scan`` passes over the words that begin it.)"""
         candidates: list[_ParseResult | None] = [
             self._wrapped(pos), self._rolling(pos), self._vague(pos), self._relative_part(pos),
             self._bare_range(pos), self.anchor(pos, weak=False),
@@ -268,19 +271,22 @@ class _Parser:
 
     def _anchor(self, pos: int, weak: bool) -> _ParseResult | None:
         best: _ParseResult | None = None
-        word = _first_word(self.text, pos)
-        for rx, handler, first in _ANCHOR_RULES:
-            if first is not None and word not in first:
-                continue
-            m = rx.match(self.text, pos)
-            if m is None:
-                continue
+        for handler, m in self._rule_matches(pos):
             got = handler(self, m, weak)
             if got is not None and (best is None or got[0] > best[0]):
                 best = got
         if best is None:
             return None
         return self._with_part_of_day(*best)
+
+    def _rule_matches(self, pos: int) -> list[tuple[_Handler, re.Match[str]]]:
+        """The anchor rules whose patterns match at ``pos``, in order, with their matches (the same whether
+        the anchor is ``weak`` or not: only the handlers tell the two apart)."""
+        if pos not in self._matches:
+            word = _first_word(self.text, pos)
+            self._matches[pos] = [(handler, m) for rx, handler, first in _rules_at(_start_key(self.text, pos))
+                                  if (first is None or word in first) and (m := rx.match(self.text, pos))]
+        return self._matches[pos]
 
     def _with_part_of_day(self, end: int, span: Span) -> _ParseResult:
         """"Tuesday morning", "yesterday in the evening": narrow a single day to a part of it."""
@@ -1780,3 +1786,166 @@ def scan(text: str, ctx: Ctx) -> list[tuple[int, int, Span]]:
 
 _POSSESSIVE = re.compile("['\u2019]s\\b", re.I)
 
+
+# --------------------------------------------------------------------------- where an expression may start
+#
+# Most words of a passage start no time expression, yet ``_Parser.expr`` would try every rule at each.  The
+# words a pattern's matches may begin with are read out of its syntax once (``_StartWords``, with the parser
+# of ``re`` itself: no public API gives a pattern's syntax); a word then rules out the rules that cannot
+# match there with one cached lookup.  Only what cannot match is passed over, so what is found does not
+# change.
+
+# A word start: a letter or digit after anything but a letter, a digit or an apostrophe ("don't").
+_WORD_START = re.compile("(?<![^\\W_])(?<!['\u2019])[^\\W_]")
+_EXPR_PATTERNS = [_WRAPPER, _ROLLING, _VAGUE, _FEW_AGO, _PERIOD_PART]  # what ``_Parser.expr`` tries besides anchors
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGITS = frozenset("0123456789")
+# A digit, or all the ASCII letters of a word, if no character that case folding might take for one follows.
+_KEY = re.compile(r"[0-9]|([A-Za-z]+)(?![A-Za-z]|[^\x00-\x7f])")
+_Starts = set[tuple[str, bool]]  # (first word in lower case, or "#" for a digit; whether letters may follow)
+
+
+def _starts(items: list[tuple[Any, Any]], word: str = "", depth: int = 0) -> _Starts | None:
+    """How a match of the parsed pattern ``items`` may begin, or None when it may begin with any word
+    (anything not understood below counts as that)."""
+    if depth > 60 or len(word) > 30:
+        return {(word, True)} if word else None
+    if not items:
+        return {(word, True)} if word else None  # the match may stop inside a longer word
+    (op, av), rest = items[0], items[1:]
+    name = op.name
+    if name in ("SUBPATTERN", "ATOMIC_GROUP"):
+        sub = av[-1] if name == "SUBPATTERN" else av
+        return _starts([*sub, *rest], word, depth + 1)
+    out: _Starts = set()
+    if name == "BRANCH":
+        for alt in av[1]:
+            got = _starts([*alt, *rest], word, depth + 1)
+            if got is None:
+                return None
+            out |= got
+        return out
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        lo, hi, sub = av
+        if hi == 0:
+            return _starts(rest, word, depth + 1)
+        again = (op, (max(lo - 1, 0), hi if hi == sre_constants.MAXREPEAT else hi - 1, sub))
+        once = _starts([*sub, again, *rest], word, depth + 1)
+        skipped = _starts(rest, word, depth + 1) if lo == 0 else set()
+        return None if once is None or skipped is None else once | skipped
+    if name in ("AT", "ASSERT", "ASSERT_NOT"):
+        return _starts(rest, word, depth + 1)  # takes no characters: as if it were not there
+    chars = _one_char(name, av)
+    if chars is None:
+        return {(word, True)} if word else None
+    letters, digit, other = chars
+    if word and (digit or other):
+        out.add((word, False))  # the word ends here
+    elif digit:
+        out.add(("#", False))  # (a mark cannot begin a match: expressions start at a letter or a digit)
+    for c in letters:
+        got = _starts(rest, word + c, depth + 1)
+        if got is None:
+            return None
+        out |= got
+    return out
+
+
+def _one_char(name: str, av: Any) -> tuple[set[str], bool, bool] | None:
+    """What one character of a pattern may be: (which ASCII letters, in lower case; a digit; anything
+    else), or None for many letters, or letters outside ASCII (which may match ASCII ones)."""
+    if name == "LITERAL":
+        return _literal(chr(av))
+    if name != "IN":
+        return None  # any character, or any but one
+    letters: set[str] = set()
+    digit = other = False
+    for op, arg in av:
+        kind = op.name
+        if kind == "LITERAL":
+            got = _literal(chr(arg))
+            if got is None:
+                return None
+            letters |= got[0]
+            digit, other = digit or got[1], other or got[2]
+        elif (kind == "RANGE" and ord("0") <= arg[0] and arg[1] <= ord("9")) or (
+                kind == "CATEGORY" and arg.name == "CATEGORY_DIGIT"):
+            digit = True
+        elif kind == "CATEGORY" and arg.name == "CATEGORY_SPACE":
+            other = True
+        else:
+            return None  # a range of letters, a negation, \\w, \\W, \\S ...
+    return (letters, digit, other) if len(letters) <= 4 else None
+
+
+def _literal(c: str) -> tuple[set[str], bool, bool] | None:
+    if c in _ASCII_LETTERS:
+        return {c.lower()}, False, False
+    if c in _DIGITS:
+        return set(), True, False
+    return None if c.isalpha() else (set(), False, True)
+
+
+class _StartWords:
+    """The first words a pattern's matches may begin with: whole words, and beginnings of longer ones."""
+
+    __slots__ = ("prefixes", "words")
+
+    def __init__(self, rx: re.Pattern[str]) -> None:
+        got = _starts(list(sre_parser.parse(rx.pattern, rx.flags)))
+        self.words = frozenset(w for w, longer in got or () if not longer)
+        self.prefixes = ("",) if got is None else tuple(sorted(w for w, longer in got if longer))
+
+    def admit(self, key: str | None) -> bool:
+        return key is None or key in self.words or key.startswith(self.prefixes)
+
+
+def _start_key(text: str, pos: int) -> str | None:
+    """The word at ``text[pos]`` as ``_StartWords`` name it, or None when that cannot be told: letters
+    outside ASCII may match ASCII ones (to ``re.IGNORECASE`` "\u017f" is an "s")."""
+    m = _KEY.match(text, pos)
+    if m is None:
+        return None
+    return "#" if m.group(1) is None else m.group(1).lower()
+
+
+@functools.cache
+def _starts_of(rx: re.Pattern[str]) -> _StartWords:
+    return _StartWords(rx)  # on first use: reading every pattern takes a moment, not every import
+
+
+@functools.lru_cache(maxsize=4096)
+def _rules_at(key: str | None) -> tuple[tuple[re.Pattern[str], _Handler, frozenset[str] | None], ...]:
+    """The anchor rules whose patterns may match at a word that starts with ``key``, in order."""
+    return tuple(rule for rule in _ANCHOR_RULES if _starts_of(rule[0]).admit(key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _may_start_at(key: str | None) -> bool:
+    return bool(_rules_at(key)) or any(_starts_of(rx).admit(key) for rx in _EXPR_PATTERNS)
+
+
+def _may_start(text: str, pos: int) -> bool:
+    """Whether a time expression may start at ``text[pos]``."""
+    return _may_start_at(_start_key(text, pos))
+
+
+_WORD_BEGIN = re.compile(r"\b(?=\w)")  # where ``_UNREAD_OF`` may begin (a boundary, then a letter or digit)
+_SPACED_OF = re.compile(r"\sof\s", re.I)  # which every match of it holds
+
+
+def _unread_of(text: str) -> Iterator[re.Match[str]]:
+    """``_UNREAD_OF.finditer(text)``, the pattern tried only where it may begin, and not after the last "of"."""
+    end = of = -1
+    for begin in _WORD_BEGIN.finditer(text):
+        pos = begin.start()
+        if pos < end:
+            continue
+        if of < pos:
+            got = _SPACED_OF.search(text, pos)
+            if got is None:
+                return
+            of = got.start()
+        if _starts_of(_UNREAD_OF).admit(_start_key(text, pos)) and (m := _UNREAD_OF.match(text, pos)):
+            yield m
+            end = m.end()
