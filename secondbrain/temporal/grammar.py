@@ -150,11 +150,16 @@ def _month_ok(token: str, weak: bool) -> bool:
 _ParseResult = tuple[int, Span]
 
 
+# Letters outside ASCII that ``re.IGNORECASE`` takes for ASCII ones ("la\u017ft week", "fr\u0131day"): the
+# patterns match them, the word tables would not know them.  Same length, so positions stay.
+_LOOKALIKES = str.maketrans({"\u017f": "s", "\u212a": "k", "\u0131": "i", "\u0130": "I", "\u212b": "\u00e5"})
+
+
 class _Parser:
     """Recursive descent over one question: anchors (calendar intervals) and the wrappers around them."""
 
     def __init__(self, text: str, ctx: Ctx) -> None:
-        self.text = text
+        self.text = text.translate(_LOOKALIKES)
         self.ctx = ctx
         self.readings: dict[tuple[int, int], DateReading] = {}  # ambiguous numeric dates met, by position
         # Wrappers and ranges ask for the same anchors again: each is resolved once per position.

@@ -62,3 +62,15 @@ def test_a_short_window_is_widened_to_a_day():
     assert b - a == timedelta(days=1) and a < start and b > start + timedelta(hours=6)
     long = (start, start + timedelta(days=3))
     assert widen(*long) == long
+
+
+@pytest.mark.parametrize("odd, plain", [("la\u017ft week", "last week"), ("On \u017funday", "On sunday"),
+                                        ("\u017feptember 3", "september 3"), ("last fr\u0131day", "last friday"),
+                                        ("on \u017fat", "on sat")])
+def test_letters_case_folding_takes_for_ascii_ones_are_read_as_them(odd: str, plain: str) -> None:
+    """A passage with a long s or a dotless i (old prints, OCR, Turkish keyboards) is read, not a failed
+    capture: the patterns matched such letters while the word tables did not know them."""
+    said_at = datetime(2026, 11, 26, 12, tzinfo=UTC)
+    got = mentioned_times(f"We met {odd} at the cafe.", said_at, ZoneInfo("UTC"))
+    want = mentioned_times(f"We met {plain} at the cafe.", said_at, ZoneInfo("UTC"))
+    assert got and [(m.start, m.end, m.span) for m in got] == [(m.start, m.end, m.span) for m in want]
