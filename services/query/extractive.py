@@ -24,13 +24,14 @@ never stand for one.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from secondbrain.ports import SparseEncoder
+from secondbrain.ports import SparseEncoder, SparseVector
 from secondbrain.reading import Statement, read
 from secondbrain.search_hits import SearchHit
 from secondbrain.sparse import Bm25Encoder
@@ -77,6 +78,8 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
 }
 # A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
 _LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|there|he|she|then|so|also|and|but)\b", re.I)
+# ...and one that names its subject only by pointing back ("It gives me a sense of purpose.") needs the one before.
+_POINTS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|they're|he|she|he's|she's)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 _NAMED_DATE = re.compile(rf"\b(?:{MONTH_NAMES})\b|\b\d{{4}}\b|\d[/.-]\d", re.I)
@@ -140,7 +143,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
                       conventions: Conventions | None = None, max_words: int = MAX_WORDS) -> Answer:
     """The user's own words that answer ``question`` from ``hits`` (see the module doc).  Dates are read in
     ``tz`` and written in the order of ``conventions`` (month first by default, as in en_US)."""
-    enc = encoder or Bm25Encoder()
+    enc = _Lemmas(encoder or Bm25Encoder())
     asked = understand(question, enc)
     if not asked.terms or not hits:
         return _not_found()
@@ -168,6 +171,47 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
 
 
 # --------------------------------------------------------------------------- reading the sources
+
+
+# Irregular verbs whose past forms the stemmer leaves apart from the present ("met" for "meet", "went" for
+# "go"): a question asks in one tense ("how did they meet?") and the person said it in another.
+_IRREGULAR = {
+    "begin": "began begun", "buy": "bought", "bring": "brought", "build": "built", "come": "came",
+    "catch": "caught", "choose": "chose chosen", "draw": "drew drawn", "drive": "drove driven",
+    "eat": "ate eaten", "fall": "fell fallen", "feel": "felt", "fight": "fought", "find": "found",
+    "fly": "flew flown", "forget": "forgot forgotten", "give": "gave given", "go": "went gone",
+    "get": "got gotten", "grow": "grew grown", "hear": "heard", "hold": "held", "keep": "kept",
+    "know": "knew known", "lead": "led", "leave": "left", "lend": "lent", "lose": "lost", "make": "made",
+    "mean": "meant", "meet": "met", "pay": "paid", "ride": "rode ridden", "run": "ran", "sing": "sang sung",
+    "sit": "sat", "see": "saw seen", "sell": "sold", "send": "sent", "sleep": "slept", "spend": "spent",
+    "speak": "spoke spoken", "stand": "stood", "swim": "swam swum", "teach": "taught", "think": "thought",
+    "tell": "told", "take": "took taken", "throw": "threw thrown", "wake": "woke woken", "win": "won",
+    "wear": "wore worn", "write": "wrote written", "break": "broke broken", "bake": "baked",
+}
+
+
+class _Lemmas:
+    """An encoder's terms with the irregular verbs' past forms read as their present: for matching a question
+    to what was said only (the index keeps the encoder's own terms)."""
+
+    def __init__(self, encoder: SparseEncoder) -> None:
+        self.encoder = encoder
+        self.base: dict[str, str] = {}
+        for present, pasts in _IRREGULAR.items():
+            stem = encoder.tokenize(present)
+            for past in pasts.split():
+                form = encoder.tokenize(past)
+                if stem and form and form != stem:
+                    self.base[form[0]] = stem[0]
+
+    def tokenize(self, text: str) -> list[str]:
+        return [self.base.get(t, t) for t in self.encoder.tokenize(text)]
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
+        return self.encoder.encode_documents(texts)
+
+    def encode_query(self, text: str) -> SparseVector:
+        return self.encoder.encode_query(text)
 
 
 def _hit(source: SearchHit | Source) -> SearchHit:
@@ -203,7 +247,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                 # what was just said sets the topic a statement goes on about ("They eat insects." after "my
                 # turtles"), and a question someone just asked is what it answers
                 prior = statements[j]
-                if prior.speaker == st.speaker or prior.text.rstrip(" \"')]").endswith("?"):
+                if prior.speaker == st.speaker or _is_question(prior.text):
                     context |= terms[j]
             mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
             overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
@@ -214,7 +258,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             about = _about(st, persons, speech)
             about_other = about == "other"
             speaker = 0.6 if about == "asked" else 0.0
-            asks = st.text.rstrip(" \"')]").endswith("?")  # a question in a source states no fact
+            asks = _is_question(st.text)  # a question in a source states no fact
             c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
@@ -222,6 +266,14 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                        - (0.7 if about_other else 0.0) - (1.5 if asks else 0.0) - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
     return out, sources
+
+
+# What a chat shows after a message ("[shares a photo: ...]"), which does not make it a statement.
+_ATTACHED = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
+
+
+def _is_question(text: str) -> bool:
+    return _ATTACHED.sub("", text).rstrip(" \"')]").endswith("?")
 
 
 def _shared(asked: frozenset[str], terms: set[str]) -> set[str]:
@@ -401,23 +453,30 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         # a turn of a conversation is quoted whole: what someone says in one breath goes together
         turn = [c for c in everything if c.n == best.n and c.st.speaker == best.st.speaker
                 and abs(c.st.index - best.st.index) <= 3 and not c.asks]
-        turn.sort(key=lambda c: c.st.index)
+        at = {c.st.index: c for c in turn}
         run = [best]
-        for step in (1, -1):
-            i = best.st.index + step
-            while (nxt := next((c for c in turn if c.st.index == i), None)) is not None and not _opens_turn(nxt):
-                if step == -1 and _opens_turn(run[0]):
-                    break
-                run.insert(0 if step == -1 else len(run), nxt)
-                if step == -1 and _opens_turn(nxt):
-                    break
-                i += step
-        chosen = run if sum(len(c.st.text.split()) for c in run) <= LONG_STATEMENT else [best]
+        i = best.st.index - 1
+        while not _opens_turn(run[0]) and (before := at.get(i)) is not None:  # back to the turn's first words
+            run.insert(0, before)
+            i -= 1
+        i = best.st.index + 1
+        while (nxt := at.get(i)) is not None and not _opens_turn(nxt):  # on until the speaker's next turn
+            run.append(nxt)
+            i += 1
+        if _words(run) > LONG_STATEMENT:  # too long to quote whole: the statements of it that bear on the question
+            bearing = [c for c in run if c is best or c.overlap >= 1]
+            run = bearing if _words(bearing) <= LONG_STATEMENT else [best]
+        chosen = run
+    if (before := _lead_in(chosen[0], everything)) is not None:
+        chosen.insert(0, before)
     after = next((c for c in everything if c.n == best.n and c.st.index == chosen[-1].st.index + 1), None)
     if after is not None and after.st.headings == best.st.headings and after.st.speaker == best.st.speaker and (
             (asked.facts and not best.fact and after.fact) or _LEANS_BACK.match(after.st.text)
             or len(best.st.text) < 30 or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
         chosen.append(after)
+    reply = _reply_to_follow_up(chosen[-1], everything)
+    if reply is not None and _words([*chosen, reply]) <= MAX_WORDS:
+        chosen.append(reply)
     newest = _moment(_hit(best.source))
     for c in ranked[1:]:
         if len(chosen) >= max_sentences:
@@ -440,11 +499,41 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
             continue
         if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:
             continue
+        if (before := _lead_in(c, everything)) is not None and before not in chosen:
+            chosen.append(before)
         chosen.append(c)
         more = _completion(asked, c, everything)
         if more is not None and more not in chosen:
             chosen.append(more)
     return chosen
+
+
+def _reply_to_follow_up(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
+    """In a conversation, what the speaker of ``c`` answers when the other asks about it right after ("Here's
+    a cake I made!" / "What flavor?" / "Vanilla with coconut cream frosting."): the rest of what they said."""
+    if c.st.speaker is None:
+        return None
+    nxt = [x for x in everything if x.n == c.n and x.st.index > c.st.index]
+    nxt.sort(key=lambda x: x.st.index)
+    asking = list(itertools.takewhile(lambda x: x.st.speaker not in (None, c.st.speaker), nxt))
+    rest = nxt[len(asking):]
+    if not asking or not asking[-1].asks or not rest or rest[0].st.speaker != c.st.speaker or rest[0].asks:
+        return None
+    return rest[0] if len(_spoken(rest[0]).split()) > 2 or len(rest) < 2 else None
+
+
+def _words(run: list[_Candidate]) -> int:
+    return sum(len(c.st.text.split()) for c in run)
+
+
+def _lead_in(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
+    """The statement before ``c`` when ``c`` names its subject only by pointing back to it ("It gives me a sense
+    of purpose." after "I'm passionate about fixing up things."): the same speaker's, not a question."""
+    before = next((x for x in everything if x.n == c.n and x.st.index == c.st.index - 1), None)
+    if before is None or not _POINTS_BACK.match(_spoken(c)) or before.st.speaker != c.st.speaker \
+            or before.st.headings != c.st.headings or before.asks:
+        return None
+    return before
 
 
 def _completion(asked: Asked, c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
@@ -456,6 +545,12 @@ def _completion(asked: Asked, c: _Candidate, everything: list[_Candidate]) -> _C
     if (asked.facts and not c.fact and after.fact) or _LEANS_BACK.match(after.st.text) or len(c.st.text) < 30:
         return after
     return None
+
+
+def _spoken(c: _Candidate) -> str:
+    """A statement's words without the speaker's name that opens a turn."""
+    prefix = f"{c.st.speaker}:"
+    return c.st.text[len(prefix):].lstrip() if c.st.speaker and c.st.text.startswith(prefix) else c.st.text
 
 
 def _opens_turn(c: _Candidate) -> bool:
@@ -511,7 +606,9 @@ def _quotes(ctx: _Asking, chosen: list[_Candidate]) -> list[Quote]:
     quotes = [_quote(ctx, c) for c in chosen]
     if len({c.n for c in chosen if c.fact}) > 1 and not ctx.asked.gathers and ctx.asked.facts:
         quotes = _newest_first(ctx, quotes, chosen)
-    return quotes
+    # one passage's "(recorded ...)" once, after its last statement, not after each
+    return [replace(q, note="") if q.note and i + 1 < len(quotes) and quotes[i + 1].n == q.n
+            and quotes[i + 1].note == q.note and not quotes[i + 1].earlier else q for i, q in enumerate(quotes)]
 
 
 def _quote(ctx: _Asking, c: _Candidate) -> Quote:

@@ -603,5 +603,33 @@ MORE = [
          "What does the screenshot say about the train?", "platform 7", family="modality"),
 ]
 
-GOLD: list[Gold] = (NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED + UPDATES
-                    + GLOSSES + MODALITIES + MORE)
+# Chat records: what a turn says is quoted with what it points back to, and a reply to the other's follow-up
+# question is part of the answer.
+CONVERSATIONS = [
+    # "It gives me ..." names its subject only in the sentence before, which opens the turn
+    g("transcript", "What gives Dave a sense of achievement and purpose?", "fixing up old radios",
+      "Calvin: What do you love about it?\nDave: I'm passionate about fixing up old radios. It's more than just a "
+      "hobby - it gives me a sense of achievement and purpose. I get a real buzz transforming something that's not "
+      "working into something that runs smoothly, like giving it a second chance.\nCalvin: Wow, nice."),
+    # a runner-up that points back comes with its lead-in
+    g("transcript", "What journal has Jolene been using to track tasks and stay organized?", "bullet journal",
+      "Jolene: Thanks, Deb! I've been trying out some time management strategies and started using a bullet "
+      "journal. It's been really helpful for tracking my tasks and staying organized.\nDeborah: It's great to "
+      "hear that it's been helping you out!\nJolene: Not only does it help me stay on top of everything, but it's "
+      "also so satisfying when I cross tasks off my list."),
+    # the fact is in the reply to the other speaker's follow-up question
+    g("transcript", "What was in the cake Joanna made recently?", "coconut cream frosting",
+      "Joanna: Been testing out dairy-free dessert recipes for friends. Here's a pic of a cake I made recently!\n"
+      "Nate: Yum! What's in it?\nJoanna: Dairy-free vanilla with strawberry filling and coconut cream frosting."),
+    # a question with a shared photo after it is still a question, not the answer
+    g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
+      "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"
+      "Jon: Besides classes, I give one-on-one mentoring to help them grow."),
+    # "met" is the past of "meet": the reply, not the greeting that has the question's word
+    g("transcript", "How did Jolene and her partner meet?", "engineering class",
+      "Deborah: Hey Jolene, nice to meet you!\nJolene: Hi! My partner is Ryan.\nDeborah: Lovely.",
+      "Jolene: We met in an engineering class in college and quickly became friends."),
+]
+
+GOLD: list[Gold] = (CONVERSATIONS + NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED
+                    + UPDATES + GLOSSES + MODALITIES + MORE)

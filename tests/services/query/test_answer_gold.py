@@ -157,3 +157,10 @@ def test_an_audio_citation_opens_at_the_second_the_quoted_sentence_is_said() -> 
     ans = extractive_answer("What did I say in the voice memo about the plumber?", [hit], tz=UTC)
     assert ans.quotes[0].text.startswith("Also the plumber"), ans.text
     assert ans.quotes[0].t_start == 17.0  # not 2.0 (the passage's start), nor a guess spread over its text
+
+
+def test_a_passage_quoted_in_several_statements_says_when_it_was_recorded_once() -> None:
+    case = Gold("transcript", ("Caroline: We adopted another puppy called Pixie. She's SO cute! She sleeps all day.",),
+                "When did Caroline adopt Pixie?", "Pixie", times=("2023-04-02T10:00:00Z",))
+    text = answer(case).text
+    assert "Pixie" in text and text.count("recorded") == 1 and text.endswith("(recorded April 2, 2023)"), text
