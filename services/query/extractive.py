@@ -72,6 +72,13 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
     "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|(?<!^)(?<![.!?:]\s)\b"
                          rf"(?!{_CALENDAR_WORDS})"
                          r"[A-Z][a-z]+|^[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}$"),  # or a name alone ("- Ana")
+    "feeling": re.compile(r"\b(?:happy|glad|excit\w*|thrill\w*|proud|grateful|gratitude|thankful|reliev\w*|relief|"
+                          r"nervous|anxious|anxiety|worr\w*|scared|afraid|sad|upset|angry|frustrat\w*|stress\w*|"
+                          r"overwhelm\w*|calm\w*|peace\w*|joy\w*|awe|touched|moved|inspir\w*|hope\w*|comfort\w*|"
+                          r"lonely|content|satisf\w*|surreal|free|alive|lucky|blessed|discourag\w*|determined|"
+                          r"disappoint\w*|reward\w*|fulfill\w*|cozy|magical|electric|stoked|pumped|humbl\w*|"
+                          r"amaz\w*|awesome|wonderful|fantastic|incredible|great|good|bad|terrible|love[ds]?|"
+                          r"enjoy\w*|fun|nostalgi\w*|connected|motivat\w*|confiden\w*|energi[sz]ed)\b", re.I),
     "place": re.compile(r"(?i:\b(?:at|in|on|near|behind|under|inside|next to|room|street|st\.|road|avenue|"
                         r"floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
                         r"(?<!^)\b[A-Z][a-z]+"),

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from secondbrain.ports import SparseEncoder
 
-FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code"]
+FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling"]
 
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
@@ -37,6 +37,8 @@ _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
                         r"reference|ref|booking|confirmation|serial|account|iban|plate|wifi)\b", re.I)),
     ("person", re.compile(r"\bwho(?:m|se)?\b|\bwith whom\b|\bwhich (?:person|doctor|dentist|friend|colleague)\b",
                           re.I)),
+    ("feeling", re.compile(r"\bhow\b[^?]*\b(?:feel|feels|felt|feeling)\b|\bwhat (?:feelings?|emotions?)\b|"
+                           r"\bemotions?\b", re.I)),
     ("place", re.compile(r"\bwhere\b|\bwhich (?:city|town|country|place|restaurant|hotel|room|street|"
                          r"address|venue|shop|store)\b|\bwhat (?:address|city|country|room|venue)\b", re.I)),
 ]

@@ -625,6 +625,10 @@ CONVERSATIONS = [
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"
       "Jon: Besides classes, I give one-on-one mentoring to help them grow."),
+    # a "how did ... feel" question wants the words of a feeling, not the sentence that repeats the question's
+    g("transcript", "How did Jon feel about the opening night of his dance studio?", "I'm so excited",
+      "Jon: The opening night of the dance studio is tomorrow. I'm working hard to make every detail of the studio "
+      "right.\nGina: You must be nervous!\nJon: Honestly? I'm so excited, it's been a wild ride."),
     # "met" is the past of "meet": the reply, not the greeting that has the question's word
     g("transcript", "How did Jolene and her partner meet?", "engineering class",
       "Deborah: Hey Jolene, nice to meet you!\nJolene: Hi! My partner is Ryan.\nDeborah: Lovely.",
