@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import secrets
 import shutil
 import socket
 import struct
@@ -120,12 +121,12 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
     return bytes(buf)
 
 
-def kafka_metadata_brokers(host: str, port: int, timeout: float = 1.0) -> list[tuple[int, str, int]]:
-    """Ask a Kafka-protocol server for its brokers (ApiVersions v0, then Metadata v0).
+def kafka_metadata(host: str, port: int, timeout: float = 1.0) -> tuple[str | None, list[tuple[int, str, int]]]:
+    """Ask a Kafka-protocol server for its cluster id and its brokers (ApiVersions v0, then Metadata v2).
 
     A raw-socket probe instead of a Kafka client: it works from inside a running event loop,
     adds no dependency and tells "port open" apart from "broker serving requests".
-    Returns ``[(node_id, host, port), ...]``.
+    Returns ``(cluster_id, [(node_id, host, port), ...])``.
     """
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.settimeout(timeout)
@@ -133,8 +134,8 @@ def kafka_metadata_brokers(host: str, port: int, timeout: float = 1.0) -> list[t
         (error_code,) = struct.unpack(">h", api_versions[:2])
         if error_code != 0:
             raise ConnectionError(f"ApiVersions failed with error code {error_code}")
-        # Metadata v0 with an empty topic array: "all topics"; only the broker list is parsed.
-        metadata = _kafka_request(sock, 3, 0, 2, struct.pack(">i", 0))
+        # Metadata v2 with an empty topic array: no topics; only the brokers and the cluster id are read.
+        metadata = _kafka_request(sock, 3, 2, 2, struct.pack(">i", 0))
     brokers: list[tuple[int, str, int]] = []
     (count,) = struct.unpack_from(">i", metadata, 0)
     offset = 4
@@ -143,10 +144,12 @@ def kafka_metadata_brokers(host: str, port: int, timeout: float = 1.0) -> list[t
         offset += 6
         broker_host = metadata[offset:offset + host_len].decode()
         offset += host_len
-        (broker_port,) = struct.unpack_from(">i", metadata, offset)
-        offset += 4
+        (broker_port, rack_len) = struct.unpack_from(">ih", metadata, offset)
+        offset += 6 + max(rack_len, 0)
         brokers.append((node_id, broker_host, broker_port))
-    return brokers
+    (id_len,) = struct.unpack_from(">h", metadata, offset)
+    cluster = metadata[offset + 2:offset + 2 + id_len].decode() if id_len >= 0 else None
+    return cluster, brokers
 
 
 # --------------------------------------------------------------------------- launcher
@@ -182,6 +185,7 @@ class TansuBroker(ManagedProcess):
                  binary: Path | None = None, preferred_port: int | None = None) -> None:
         self._requested_port = port
         self._preferred_port = preferred_port
+        self._cluster_id = ""  # set per launch: tells our broker's answers from another's on the same port
         self.port: int = port or 0
         self.storage = storage
         self.startup_timeout = startup_timeout
@@ -232,9 +236,10 @@ class TansuBroker(ManagedProcess):
         url = f"tcp://{self.host}:{port}"
         self._open_log()
         assert self._log_file is not None
+        self._cluster_id = f"secondbrain-{secrets.token_hex(8)}"
         self._proc = subprocess.Popen(
             [str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", self.storage],
+             "--storage-engine", self.storage, "--cluster-id", self._cluster_id],
             stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
             # Own session: a Ctrl-C on the terminal must not kill the broker before the
             # stages that use it have shut down; stop() ends it explicitly.
@@ -250,13 +255,17 @@ class TansuBroker(ManagedProcess):
                     f"{binary} exited with code {self._proc.returncode} on {url}\n{self._log_tail()}")
             if port_accepts(port, self.host):
                 try:
-                    brokers = kafka_metadata_brokers(self.host, port)
-                except (OSError, ConnectionError, struct.error):
-                    brokers = []
-                # The answer must come from *our* process (still alive) advertising our port,
-                # not from some other broker that grabbed the port first.
-                if any(b[2] == port for b in brokers) and self._proc.poll() is None:
-                    return
+                    cluster, brokers = kafka_metadata(self.host, port)
+                except (OSError, ConnectionError, struct.error, UnicodeDecodeError):
+                    cluster, brokers = None, []
+                # The answer must come from *our* process: another broker that took the port between our
+                # check and our bind answers too, advertising the same address, while ours is still starting
+                # (it then fails to bind and exits).  Only ours knows this launch's cluster id.
+                if cluster == self._cluster_id and any(b[2] == port for b in brokers):
+                    if self._proc.poll() is None:
+                        return
+                elif cluster is not None and brokers:
+                    raise TansuStartError(f"another broker answered on {url} while ours was starting")
             if time.monotonic() > deadline:
                 raise TansuStartError(
                     f"{binary} did not answer Kafka requests on {url} within "

@@ -29,7 +29,7 @@ from secondbrain.infra import (
     free_port,
     machine_postgres_dsn,
 )
-from secondbrain.infra.ports import port_accepts
+from secondbrain.infra.ports import port_accepts, port_is_bindable
 
 # --------------------------------------------------------------------------- ports
 
@@ -139,6 +139,21 @@ def test_tansu_takes_its_preferred_port_when_free_and_another_when_busy() -> Non
         assert first.port == wanted
         with TansuBroker(preferred_port=wanted) as second:  # taken: any free port, not a failure
             assert second.port != wanted and port_accepts(second.port)
+
+
+def test_tansu_never_takes_a_broker_that_bound_its_port_first_for_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two `secondbrain up` starting at once: the other broker binds the preferred port between this one's
+    check and its bind.  The other answers on that address while this one is still starting (it then fails
+    to bind): this one must go to another port, never hand its stages the other's broker."""
+    from secondbrain.infra import tansu
+
+    with TansuBroker() as other:
+        monkeypatch.setattr(tansu, "port_is_bindable", lambda port, host: port == other.port or port_is_bindable(
+            port, host))  # the check saw the port free: the other bound it right after
+        with TansuBroker(preferred_port=other.port) as mine:
+            assert mine.port != other.port and port_accepts(mine.port)
+            cluster, _ = tansu.kafka_metadata(mine.host, mine.port)
+            assert cluster == mine._cluster_id != tansu.kafka_metadata(other.host, other.port)[0]
 
 
 def test_tansu_busy_port_is_an_error() -> None:
