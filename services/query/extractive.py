@@ -193,7 +193,7 @@ _IRREGULAR = {
     "sit": "sat", "see": "saw seen", "sell": "sold", "send": "sent", "sleep": "slept", "spend": "spent",
     "speak": "spoke spoken", "stand": "stood", "swim": "swam swum", "teach": "taught", "think": "thought",
     "tell": "told", "take": "took taken", "throw": "threw thrown", "wake": "woke woken", "win": "won",
-    "wear": "wore worn", "write": "wrote written", "break": "broke broken", "bake": "baked",
+    "wear": "wore worn", "write": "wrote written", "break": "broke broken",
 }
 
 
@@ -526,7 +526,7 @@ def _reply_to_follow_up(c: _Candidate, everything: list[_Candidate]) -> _Candida
     rest = nxt[len(asking):]
     if not asking or not asking[-1].asks or not rest or rest[0].st.speaker != c.st.speaker or rest[0].asks:
         return None
-    return rest[0] if len(_spoken(rest[0]).split()) > 2 or len(rest) < 2 else None
+    return rest[0]
 
 
 def _words(run: list[_Candidate]) -> int:
