@@ -62,6 +62,12 @@ if [ -n "$dev" ] && ! command -v c++ >/dev/null 2>&1; then
 fi
 # llama.cpp compiles with every core (about 5 minutes on 2 cores the first time; pip caches the wheel).
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
+# Built for the instructions every current x86-64 server has, not for this CPU: a native build uses what
+# the CPU advertises, and a virtual machine may advertise AMX tiles it then refuses (the server dies of
+# SIGILL on its first request).
+if [ -z "${CMAKE_ARGS:-}" ] && [ "$(uname -m)" = x86_64 ]; then
+  export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+fi
 echo "installing secondbrain into .venv (first run takes a few minutes${dev:+; the test tools build llama.cpp})..." >&2
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
