@@ -24,6 +24,7 @@ never stand for one.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ from secondbrain.word_times import quoted_second
 from services.query.engine import Source
 from services.query.question import Asked, FactKind, Phrase, understand
 
+_DEFAULT_ENCODER = Bm25Encoder()
 NOT_FOUND = "I could not find anything about that in your data."
 MAX_WORDS = 60  # of quotation in one answer
 LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching clauses
@@ -150,7 +152,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
                       conventions: Conventions | None = None, max_words: int = MAX_WORDS) -> Answer:
     """The user's own words that answer ``question`` from ``hits`` (see the module doc).  Dates are read in
     ``tz`` and written in the order of ``conventions`` (month first by default, as in en_US)."""
-    enc = _Lemmas(encoder or Bm25Encoder())
+    enc = _Lemmas(encoder or _DEFAULT_ENCODER)
     asked = understand(question, enc)
     if not asked.terms or not hits:
         return _not_found()
@@ -197,19 +199,27 @@ _IRREGULAR = {
 }
 
 
+@functools.lru_cache(maxsize=8)
+def _past_forms(encoder: SparseEncoder) -> dict[str, str]:
+    """The encoder's term of each irregular past form mapped to its present's: once per encoder, not per
+    question (the engine keeps one encoder for its lifetime)."""
+    base: dict[str, str] = {}
+    for present, pasts in _IRREGULAR.items():
+        stem = encoder.tokenize(present)
+        for past in pasts.split():
+            form = encoder.tokenize(past)
+            if stem and form and form != stem:
+                base[form[0]] = stem[0]
+    return base
+
+
 class _Lemmas:
     """An encoder's terms with the irregular verbs' past forms read as their present: for matching a question
     to what was said only (the index keeps the encoder's own terms)."""
 
     def __init__(self, encoder: SparseEncoder) -> None:
         self.encoder = encoder
-        self.base: dict[str, str] = {}
-        for present, pasts in _IRREGULAR.items():
-            stem = encoder.tokenize(present)
-            for past in pasts.split():
-                form = encoder.tokenize(past)
-                if stem and form and form != stem:
-                    self.base[form[0]] = stem[0]
+        self.base = _past_forms(encoder)  # type: ignore[arg-type]  # encoders hash by identity
 
     def tokenize(self, text: str) -> list[str]:
         return [self.base.get(t, t) for t in self.encoder.tokenize(text)]
