@@ -94,22 +94,32 @@ class OnnxMiniLMEmbedder:
         return 384
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = [t if t.strip() else " " for t in texts[start : start + self._batch_size]]
-            with self._lock:
-                encs = self._tokenizer.encode_batch(batch)
-            ids = np.array([e.ids for e in encs], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-            types = np.zeros_like(ids)
-            (hidden,) = self._session.run(
-                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
-            m = mask[..., None].astype(np.float32)
-            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out.extend((pooled / np.clip(norms, 1e-12, None)).astype(np.float32).tolist())
-        return out
+        # Batches of similar length: a batch is padded to its longest text, so a short passage batched with
+        # long ones costs as much as they do (sorting took one-page notes from 17 to 22 chunks/s on 2 CPUs).
+        # Vectors do not depend on the batch (tests/secondbrain/test_embedding.py).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self._batch_size):
+            taken = order[start : start + self._batch_size]
+            for i, vector in zip(taken, self._embed_batch([texts[i] for i in taken]), strict=True):
+                vectors[i] = vector
+        return vectors
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        batch = [t if t.strip() else " " for t in texts]
+        with self._lock:
+            encs = self._tokenizer.encode_batch(batch)
+        ids = np.array([e.ids for e in encs], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        types = np.zeros_like(ids)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        )
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        vectors: list[list[float]] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32).tolist()
+        return vectors
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed passages."""
