@@ -95,7 +95,7 @@ class OnnxMiniLMEmbedder:
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         # Batches of similar length: a batch is padded to its longest text, so a short passage batched with
-        # long ones costs as much as they do (sorting took one-page notes from 17 to 22 chunks/s on 2 CPUs).
+        # long ones costs as much as they do (sorting took one-page notes from 18 to 22-24 chunks/s on 2 CPUs).
         # Vectors do not depend on the batch (tests/secondbrain/test_embedding.py).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         vectors: list[list[float]] = [[] for _ in texts]
