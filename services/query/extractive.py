@@ -90,6 +90,9 @@ _LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|there|he|s
 # ...and one that names its subject only by pointing back ("It gives me a sense of purpose.") needs the one before.
 _POINTS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|they're|he|she|he's|she's)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", re.I)
+_DROPPED_I = re.compile(r"\s*(?:(?:just|recently|finally|also|still|already|actually|totally|really)\s+)?"
+                        r"(?:been|got|had|went|made|did|saw|met|took|felt|started|finished|tried|joined|"
+                        r"(?!indeed\b|speed\b|need\b)[a-z]{3,}ed)\b(?!\s+(?:by|to be)\b)", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 _NAMED_DATE = re.compile(rf"\b(?:{MONTH_NAMES})\b|\b\d{{4}}\b|\d[/.-]\d", re.I)
 
@@ -289,8 +292,13 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
 _ATTACHED = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
 
 
+# A question that proposes something ("How about biking to work?") states it: it is what was suggested.
+_SUGGESTS = re.compile(r"^(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?:\s*)?(?:how about|what about|why don't (?:we|you)|"
+                       r"why not|shall we|maybe (?:we|you) (?:could|should))\b(?!\s+(?:you|yours|u)\W*$)", re.I)
+
+
 def _is_question(text: str) -> bool:
-    return _ATTACHED.sub("", text).rstrip(" \"')]").endswith("?")
+    return _ATTACHED.sub("", text).rstrip(" \"')]").endswith("?") and not _SUGGESTS.match(text)
 
 
 def _shared(asked: frozenset[str], terms: set[str]) -> set[str]:
@@ -328,6 +336,10 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     if any(p in text for p in persons) and st.speaker.casefold() not in persons:
         return "asked"
     first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
+    # a chat drops the "I" ("Just finished 'A Dance with Dragons'.", "Been working on a project."): a turn's
+    # statement opening on a verb of the past speaks of its speaker
+    first = first or _DROPPED_I.match(st.text, len(st.speaker) + 1 if st.text.startswith(f"{st.speaker}:") else 0) \
+        is not None
     if st.speaker.casefold() in persons:
         if speech:  # "what did Evan suggest": whatever they say, to whomever
             return "asked"

@@ -224,7 +224,9 @@ def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: se
         while run and run[-1].pos_ not in ("NOUN", "PROPN"):
             run.pop()
         if not run or run[-1].lower_ in _NOT_NARROWED or run[-1].lower_ in _TIMES or run[-1].lower_ in _SPANS \
-                or run[-1].lower_ in _MONTHS_DAYS or run[-1].lower_ in kind_words:
+                or run[-1].lower_ in _MONTHS_DAYS or any(u.lower_ in kind_words for u in run):
+            # "the dancers in the photo": the kind of capture chooses where to look (even when the tagger reads
+            # "photo represent" as one noun), it does not narrow the dancers
             continue
         head = encoder.tokenize(run[-1].text)
         if not head:

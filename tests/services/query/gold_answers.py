@@ -362,6 +362,9 @@ NOTHING = [
     none("transcript", "Where did Jon go camping?",
          "Mei: We went camping at Lake Bled last weekend, it was so peaceful.\nJon: That sounds lovely!"),
     none("note", "What is the gate code for the garage?", "Gate codes for the garden: 4471."),
+    # a chat drops the "I": Tim speaks of himself, and John says nothing of an instrument
+    none("transcript", "What instrument is John learning?",
+         "John: How are your studies going?\nTim: Busy! Recently started learning the violin.\nJohn: Cool!"),
 ]
 
 # The other side: questions that look unanswered but are answered, never "not found".
@@ -629,6 +632,14 @@ CONVERSATIONS = [
     g("transcript", "How did Jon feel about the opening night of his dance studio?", "I'm so excited",
       "Jon: The opening night of the dance studio is tomorrow. I'm working hard to make every detail of the studio "
       "right.\nGina: You must be nervous!\nJon: Honestly? I'm so excited, it's been a wild ride."),
+    # a question that proposes something states it: "How about ...?" is what was suggested
+    g("transcript", "What did Andrew suggest to reduce their carbon footprint?", "biking or taking the tram",
+      "Audrey: We should do more for the planet. Any ideas?\nAndrew: How about reducing our carbon footprint by "
+      "biking or taking the tram?\nAudrey: I mostly drive, but a lower carbon footprint sounds good to me."),
+    # a photo is where to look, not what the dancers are narrowed to
+    Gold("ocr", ("The dancers performed at the harbour festival in front of the whole town.",
+                 "The dancers in the studio rehearse twice a week."),
+         "What do the dancers in the photo represent?", "harbour festival", family="modality"),
     # "met" is the past of "meet": the reply, not the greeting that has the question's word
     g("transcript", "How did Jolene and her partner meet?", "engineering class",
       "Deborah: Hey Jolene, nice to meet you!\nJolene: Hi! My partner is Ryan.\nDeborah: Lovely.",
