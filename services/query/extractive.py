@@ -17,6 +17,8 @@ items and table rows as statements, Markdown kept apart) is :mod:`secondbrain.re
 5. **True dates only**: a "when" answer shows the date a relative time word stood for, read against when its
    source was said, unless the sentence pins the date itself; a weekday that disagrees with its date is
    flagged, never corrected; a dated fact with no time words says when it was recorded.
+6. **Yes, when it says so**: a yes/no question's answer starts "Yes:" only when the quote has every word of the
+   question, is said of the person asked about and negates nothing; otherwise the quote speaks for itself.
 
 Every answer stays within ``max_words`` words of quotation; headings label a quote ("Trip plan \u203a Hotel:"),
 never stand for one.
@@ -179,7 +181,22 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         # "who is Caroline a fan of?"): that is not about the person asked about
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     quotes = _quotes(ctx, chosen)
+    if asked.yes_no and _affirms(asked, max(chosen, key=lambda c: c.score)):
+        composed = _compose(_fit(quotes, max_words - 1), found=True)  # "Yes:" is a word of the answer too
+        return replace(composed, text=f"Yes: {composed.text}", markdown=f"Yes: {composed.markdown}")
     return _compose(_fit(quotes, max_words), found=True)
+
+
+_NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
+
+
+def _affirms(asked: Asked, best: _Candidate) -> bool:
+    """Whether the statement quoted first says yes to a yes/no question: it has every word of the question
+    (bar the person's name), says it of the person asked about, and negates nothing."""
+    names = {t for p in asked.persons for t in Bm25Encoder().tokenize(p)}
+    wanted = asked.terms - names
+    return bool(wanted) and wanted <= _shared(wanted, best.terms) and not _NEGATED.search(best.st.text) \
+        and (not asked.persons or best.speaker_bonus) and not best.asks
 
 
 # --------------------------------------------------------------------------- reading the sources

@@ -164,3 +164,20 @@ def test_a_passage_quoted_in_several_statements_says_when_it_was_recorded_once()
                 "When did Caroline adopt Pixie?", "Pixie", times=("2023-04-02T10:00:00Z",))
     text = answer(case).text
     assert "Pixie" in text and text.count("recorded") == 1 and text.endswith("(recorded April 2, 2023)"), text
+
+
+def _said(question: str, *passages: str) -> Answer:
+    return answer(Gold("transcript", passages, question, ""))
+
+
+def test_a_yes_no_question_is_answered_yes_only_when_the_quote_says_all_of_it_of_the_person_asked() -> None:
+    paid = _said("Did I pay the plumber?", "Paid the plumber 120 EUR on Monday, the boiler works again.")
+    assert paid.text.startswith("Yes: Paid the plumber 120 EUR") and paid.citations == [1], paid.text
+    married = _said("Is Deborah married?", "Jolene: What a view!\nDeborah: That beach is where I got married.")
+    assert married.text.startswith("Yes: "), married.text
+    # a negation, a word of the question missing, or someone else saying it of themselves: the quote, no verdict
+    for ans in (_said("Does Deborah like cats?", "Deborah: I don't like dogs, that's why I have cats."),
+                _said("Did I pay the plumber for the boiler and the roof?",
+                      "Paid the plumber 120 EUR on Monday, the boiler works again."),
+                _said("Is Tim married?", "Tim: How was the trip?\nJohn: Great, and I got married last spring.")):
+        assert not ans.text.startswith("Yes"), ans.text
