@@ -176,12 +176,13 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if not gathered and not scored:
         return _opening(hits, candidates)
     chosen = gathered or _single(asked, ranked, candidates, max_sentences)
-    if len(asked.persons) == 1 and not gathered and max(chosen, key=lambda c: c.score).about_other:
+    lead = max(chosen, key=lambda c: c.score)
+    if len(asked.persons) == 1 and not gathered and lead.about_other:
         # the best statement is someone else speaking of themselves ("Melanie: I'm a fan of Ed Sheeran" for
         # "who is Caroline a fan of?"): that is not about the person asked about
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     quotes = _quotes(ctx, chosen)
-    if asked.yes_no and _affirms(asked, max(chosen, key=lambda c: c.score)):
+    if asked.yes_no and _affirms(asked, lead, enc):
         composed = _compose(_fit(quotes, max_words - 1), found=True)  # "Yes:" is a word of the answer too
         return replace(composed, text=f"Yes: {composed.text}", markdown=f"Yes: {composed.markdown}")
     return _compose(_fit(quotes, max_words), found=True)
@@ -190,10 +191,10 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
 _NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
 
 
-def _affirms(asked: Asked, best: _Candidate) -> bool:
+def _affirms(asked: Asked, best: _Candidate, enc: SparseEncoder) -> bool:
     """Whether the statement quoted first says yes to a yes/no question: it has every word of the question
     (bar the person's name), says it of the person asked about, and negates nothing."""
-    names = {t for p in asked.persons for t in Bm25Encoder().tokenize(p)}
+    names = {t for p in asked.persons for t in enc.tokenize(p)}  # the terms as the question's were read
     wanted = asked.terms - names
     return bool(wanted) and wanted <= _shared(wanted, best.terms) and not _NEGATED.search(best.st.text) \
         and (not asked.persons or best.speaker_bonus) and not best.asks
@@ -284,7 +285,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                 # what was just said sets the topic a statement goes on about ("They eat insects." after "my
                 # turtles"), and a question someone just asked is what it answers
                 prior = statements[j]
-                if prior.speaker == st.speaker or _is_question(prior.text):
+                if prior.speaker == st.speaker or _is_question(prior):
                     context |= terms[j]
             mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
             overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
@@ -295,7 +296,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             about = _about(st, persons, speech)
             about_other = about == "other"
             speaker = 0.6 if about == "asked" else 0.0
-            asks = _is_question(st.text)  # a question in a source states no fact
+            asks = _is_question(st)  # a question in a source states no fact
             c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
@@ -310,12 +311,12 @@ _ATTACHED = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
 
 
 # A question that proposes something ("How about biking to work?") states it: it is what was suggested.
-_SUGGESTS = re.compile(r"^(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?:\s*)?(?:how about|what about|why don't (?:we|you)|"
-                       r"why not|shall we|maybe (?:we|you) (?:could|should))\b(?!\s+(?:you|yours|u)\W*$)", re.I)
+_SUGGESTS = re.compile(r"(?:how about|what about|why don't (?:we|you)|why not|shall we|maybe (?:we|you) "
+                       r"(?:could|should))\b(?!\s+(?:you|yours|u)\W*$)", re.I)
 
 
-def _is_question(text: str) -> bool:
-    return _ATTACHED.sub("", text).rstrip(" \"')]").endswith("?") and not _SUGGESTS.match(text)
+def _is_question(st: Statement) -> bool:
+    return _ATTACHED.sub("", st.text).rstrip(" \"')]").endswith("?") and not _SUGGESTS.match(_spoken(st))
 
 
 def _shared(asked: frozenset[str], terms: set[str]) -> set[str]:
@@ -355,8 +356,7 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
     # a chat drops the "I" ("Just finished 'A Dance with Dragons'.", "Been working on a project."): a turn's
     # statement opening on a verb of the past speaks of its speaker
-    first = first or _DROPPED_I.match(st.text, len(st.speaker) + 1 if st.text.startswith(f"{st.speaker}:") else 0) \
-        is not None
+    first = first or _DROPPED_I.match(_spoken(st)) is not None
     if st.speaker.casefold() in persons:
         if speech:  # "what did Evan suggest": whatever they say, to whomever
             return "asked"
@@ -576,7 +576,7 @@ def _lead_in(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
     """The statement before ``c`` when ``c`` names its subject only by pointing back to it ("It gives me a sense
     of purpose." after "I'm passionate about fixing up things."): the same speaker's, not a question."""
     before = next((x for x in everything if x.n == c.n and x.st.index == c.st.index - 1), None)
-    if before is None or not _POINTS_BACK.match(_spoken(c)) or before.st.speaker != c.st.speaker \
+    if before is None or not _POINTS_BACK.match(_spoken(c.st)) or before.st.speaker != c.st.speaker \
             or before.st.headings != c.st.headings or before.asks:
         return None
     return before
@@ -593,10 +593,10 @@ def _completion(asked: Asked, c: _Candidate, everything: list[_Candidate]) -> _C
     return None
 
 
-def _spoken(c: _Candidate) -> str:
+def _spoken(st: Statement) -> str:
     """A statement's words without the speaker's name that opens a turn."""
-    prefix = f"{c.st.speaker}:"
-    return c.st.text[len(prefix):].lstrip() if c.st.speaker and c.st.text.startswith(prefix) else c.st.text
+    prefix = f"{st.speaker}:"
+    return st.text[len(prefix):].lstrip() if st.speaker and st.text.startswith(prefix) else st.text
 
 
 def _opens_turn(c: _Candidate) -> bool:
