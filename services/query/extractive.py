@@ -563,9 +563,17 @@ def _reply_to_follow_up(c: _Candidate, everything: list[_Candidate]) -> _Candida
     nxt.sort(key=lambda x: x.st.index)
     asking = list(itertools.takewhile(lambda x: x.st.speaker not in (None, c.st.speaker), nxt))
     rest = nxt[len(asking):]
-    if not asking or not asking[-1].asks or not rest or rest[0].st.speaker != c.st.speaker or rest[0].asks:
+    if not asking or not any(x.asks for x in asking):
         return None
-    return rest[0]
+    # the reply's first words are often only thanks or a greeting ("Thanks, Caroline!"); the answer follows
+    reply = list(itertools.takewhile(lambda x: x.st.speaker == c.st.speaker and not x.asks, rest))
+    return next((x for x in reply[:3] if not _FILLER.fullmatch(_spoken(x.st))), None)
+
+
+# A statement that is only thanks, a greeting or an exclamation, with perhaps the name of who it is said to.
+_FILLER = re.compile(r"(?:(?:thanks|thank you|thx|ty|hey|hi|hello|oh|wow|yeah|yes|yep|yup|sure|totally|definitely|"
+                     r"absolutely|haha|aw+|cool|great|awesome|nice|so|much|a lot|for sure|of course|no problem)"
+                     r"[\s,!.]*)+(?:[A-Z][a-z]+)?[\s,!.]*", re.I)
 
 
 def _words(run: list[_Candidate]) -> int:

@@ -624,6 +624,20 @@ CONVERSATIONS = [
     g("transcript", "What was in the cake Joanna made recently?", "coconut cream frosting",
       "Joanna: Been testing out dairy-free dessert recipes for friends. Here's a pic of a cake I made recently!\n"
       "Nate: Yum! What's in it?\nJoanna: Dairy-free vanilla with strawberry filling and coconut cream frosting."),
+    # the follow-up question is not the last thing the other says, and the reply opens with thanks: the answer
+    # is the statement after the thanks
+    g("transcript", "Who performed at the concert for Melanie's daughter's birthday?", "Matt Patterson",
+      "Melanie: Last night was amazing! We celebrated my daughter's birthday with a concert in the park.\n"
+      "Caroline: Wow, sounds wonderful! What concert was it? The advocacy event I went to was great too.\n"
+      "Melanie: Thanks, Caroline! It was Matt Patterson, he is so talented!\nCaroline: Lucky you."),
+    g("transcript", "What are Melanie's new shoes used for?", "for running",
+      "Melanie: The kids are so playful! Just got some new shoes, too!\n"
+      "Caroline: Love them! What are they for? They look so comfy.\n"
+      "Melanie: Thanks, Caroline! These are for running.\nCaroline: Nice."),
+    # a follow-up question that is answered with "Definitely!" first
+    g("transcript", "What meal does John often cook in his slow cooker?", "honey garlic chicken",
+      "John: Here's a photo of me cooking a meal in the slow cooker.\nMaria: Looks tasty! What are you making?\n"
+      "John: Definitely! I make this yummy honey garlic chicken with roasted veg a lot."),
     # a question with a shared photo after it is still a question, not the answer
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"
