@@ -638,6 +638,10 @@ CONVERSATIONS = [
     g("transcript", "What meal does John often cook in his slow cooker?", "honey garlic chicken",
       "John: Here's a photo of me cooking a meal in the slow cooker.\nMaria: Looks tasty! What are you making?\n"
       "John: Definitely! I make this yummy honey garlic chicken with roasted veg a lot."),
+    # thanks say nothing: they are not quoted, though they answer the question's turn
+    Gold("transcript", ("Maria: That picture is amazing! How often do you get to see sunsets like that on your "
+                        "walks?\nJohn: Thanks, Maria!\nJohn: Thanks!\nJohn: I'd say once a week, more in summer.",),
+         "How often does John see sunsets on his walks?", "once a week", absent=("Thanks",)),
     # a question with a shared photo after it is still a question, not the answer
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"
