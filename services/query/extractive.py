@@ -297,11 +297,13 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             about_other = about == "other"
             speaker = 0.6 if about == "asked" else 0.0
             asks = _is_question(st)  # a question in a source states no fact
+            empty = _FILLER.fullmatch(_spoken(st)) is not None  # nor do thanks or a greeting
             c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
             c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
-                       - (0.7 if about_other else 0.0) - (1.5 if asks or _FILLER.fullmatch(_spoken(st)) else 0.0) - 0.05 * (n - 1) - 0.001 * st.index)
+                       - (0.7 if about_other else 0.0) - (1.5 if asks or empty else 0.0)
+                       - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
     return out, sources
 
