@@ -88,7 +88,8 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
                         r"(?<!^)\b[A-Z][a-z]+"),
 }
 # A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
-_LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|there|he|she|then|so|also|and|but)\b", re.I)
+_LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|their|them|there|he|his|him|she|her|then|so|"
+                         r"also|and|but)\b", re.I)
 # ...and one that names its subject only by pointing back ("It gives me a sense of purpose.") needs the one before.
 _POINTS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|they're|he|she|he's|she's)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", re.I)
@@ -525,6 +526,11 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     reply = _reply_to_follow_up(chosen[-1], everything)
     if reply is not None and _words([*chosen, reply]) <= MAX_WORDS:
         chosen.append(reply)
+    elif reply is not None and _words([best, reply]) <= MAX_WORDS and not any(
+            c is not best and _shared(asked.terms, c.terms) for c in chosen):
+        # the turn and the reply are too long together: the reply says more than the rest of the turn, when
+        # that shares no word with the question
+        chosen = [best, reply]
     newest = _moment(_hit(best.source))
     for c in ranked[1:]:
         if len(chosen) >= max_sentences:

@@ -642,6 +642,10 @@ CONVERSATIONS = [
     Gold("transcript", ("Maria: That picture is amazing! How often do you get to see sunsets like that on your "
                         "walks?\nJohn: Thanks, Maria!\nJohn: Thanks!\nJohn: I'd say once a week, more in summer.",),
          "How often does John see sunsets on his walks?", "once a week", absent=("Thanks",)),
+    # the statement after the best one leans back on it with "their": it is how she felt
+    g("note", "How did I feel when someone wrote me a letter about my blog post?", "touched me",
+      "Last week, someone wrote me a letter after reading a blog post I made about a hard moment in my life. "
+      "Their words touched me; they said my story had brought them comfort. The garden needs water."),
     # a question with a shared photo after it is still a question, not the answer
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"
