@@ -50,6 +50,8 @@ NOT_FOUND = "I could not find anything about that in your data."
 MAX_WORDS = 60  # of quotation in one answer
 LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching clauses
 RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to the best
+SELF = 0.6  # a statement of the person the question names, of themselves, is lifted this much
+SPOKEN_TO = 0.4  # one that another speaker says to them or of them less: it often echoes their own words
 UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
 QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
 DISCOURSE = 8  # statements before one, in its source, whose words count as its context
@@ -296,7 +298,8 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             said = sum(1 for t in asked.subjects if t in own)
             about = _about(st, persons, speech)
             about_other = about == "other"
-            speaker = 0.6 if about == "asked" else 0.0
+            speaker = 0.0 if about != "asked" else SELF if st.speaker and st.speaker.casefold() in persons \
+                else SPOKEN_TO
             asks = _is_question(st)  # a question in a source states no fact
             empty = _FILLER.fullmatch(_spoken(st)) is not None  # nor do thanks or a greeting
             c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
@@ -666,6 +669,13 @@ def _quotes(ctx: _Asking, chosen: list[_Candidate]) -> list[Quote]:
     """Each chosen statement as quoted: clipped around its matches, labelled, dated; a changed fact newest first."""
     chosen = sorted(chosen, key=lambda c: (c.n, c.st.index))  # read in source order
     quotes = [_quote(ctx, c) for c in chosen]
+    for i, c in enumerate(chosen):
+        # who says it, when the quote starts inside a turn of someone other than who was quoted just before:
+        # quoted on from another speaker's words, it would read as theirs
+        if c.st.speaker and not _opens_turn(c) and i > 0 and chosen[i - 1].n == c.n \
+                and chosen[i - 1].st.speaker != c.st.speaker:
+            q = quotes[i]
+            quotes[i] = replace(q, text=f"{c.st.speaker}: {q.text}", markdown=f"{c.st.speaker}: {q.markdown}")
     if len({c.n for c in chosen if c.fact}) > 1 and not ctx.asked.gathers and ctx.asked.facts:
         quotes = _newest_first(ctx, quotes, chosen)
     # one passage's "(recorded ...)" once, after its last statement, not after each

@@ -646,6 +646,13 @@ CONVERSATIONS = [
     g("note", "How did I feel when someone wrote me a letter about my blog post?", "touched me",
       "Last week, someone wrote me a letter after reading a blog post I made about a hard moment in my life. "
       "Their words touched me; they said my story had brought them comfort. The garden needs water."),
+    # the other speaker's echo ("so glad you and your family...") has more of the question's words than what
+    # John said himself, but his own words say what it was
+    g("transcript", "What kind of event did John and his family attend?", "live music event",
+      "John: Last week, we had a blast at a live music event. The energy was unreal.\n"
+      "Maria: Wow, John! So glad you and your family got to experience that lively event. These are the moments "
+      "that make the best memories, and the kind of thing people remember for years and talk about every "
+      "summer at the lake house with the whole crowd around the fire."),
     # a question with a shared photo after it is still a question, not the answer
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"

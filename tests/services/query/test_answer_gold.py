@@ -102,6 +102,14 @@ def test_a_note_with_headings_answers_with_the_fact_under_them_labelled() -> Non
     assert "**12 December**" in ans.markdown  # the page renders the Markdown the note had
 
 
+def test_another_speakers_words_quoted_after_a_turn_say_whose_they_are() -> None:
+    """Two statements of one chat passage read as one quote: Maria's echo must not read as John's words."""
+    case = next(c for c in GOLD if c.question == "What kind of event did John and his family attend?")
+    ans = answer(case)
+    assert ans.text.startswith("John: Last week, we had a blast at a live music event."), ans.text
+    assert "So glad" not in ans.text or "Maria: So glad you and your family" in ans.text, ans.text
+
+
 def test_not_found_shows_the_closest_labelled_as_such() -> None:
     case = next(c for c in GOLD if c.question == "What is my bike lock code?")
     ans = answer(case)
