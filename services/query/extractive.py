@@ -78,6 +78,10 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
     "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|(?<!^)(?<![.!?:]\s)\b"
                          rf"(?!{_CALENDAR_WORDS})"
                          r"[A-Z][a-z]+|^[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}$"),  # or a name alone ("- Ana")
+    "frequency": re.compile(r"\b(?:once|twice|thrice|\w+ times?|a (?:few|couple of) times)\s+(?:a|an|per|each|every)\s|"
+                            r"\bevery (?:other |single )?(?:\w+ )?(?:day|night|morning|evening|week|weekend|month|year|"
+                            r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?\b|\b(?:daily|nightly|weekly|monthly|yearly|"
+                            r"annually|most days|on weekends)\b", re.I),
     "feeling": re.compile(r"\b(?:happy|glad|excit\w*|thrill\w*|proud|grateful|gratitude|thankful|reliev\w*|relief|"
                           r"nervous|anxious|anxiety|worr\w*|scared|afraid|sad|upset|angry|frustrat\w*|stress\w*|"
                           r"overwhelm\w*|calm\w*|peace\w*|joy\w*|awe|touched|moved|inspir\w*|hope\w*|comfort\w*|"

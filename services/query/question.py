@@ -24,13 +24,15 @@ from typing import Any, Literal
 
 from secondbrain.ports import SparseEncoder
 
-FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling"]
+FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling", "frequency"]
 
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
     ("when", re.compile(r"\b(?:when|what time|what date|which date|what day|which day|how soon|until when|"
                         r"since when|deadline|due date|what year|which year|what month|which month)\b", re.I)),
-    ("count", re.compile(r"\bhow many\b|\bnumber of\b", re.I)),
+    ("frequency", re.compile(r"\bhow (?:often|frequently|regularly)\b|\bhow many times (?:a|an|per|each|every)\b",
+                             re.I)),
+    ("count", re.compile(r"\bhow many\b(?! times (?:a|an|per|each|every)\b)|\bnumber of\b", re.I)),
     ("amount", re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|budget|amount|total|fee|rent|salary|"
                           r"charge|bill|spend|spent)\b", re.I)),
     ("code", re.compile(r"\b(?:code|pin|password|passcode|passphrase|combination|phone number|number|"

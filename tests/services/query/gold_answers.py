@@ -653,6 +653,17 @@ CONVERSATIONS = [
       "Maria: Wow, John! So glad you and your family got to experience that lively event. These are the moments "
       "that make the best memories, and the kind of thing people remember for years and talk about every "
       "summer at the lake house with the whole crowd around the fire."),
+    # "how often" wants how many times in a span, not the sentence with more of the question's words
+    Gold("transcript", ("John: Working out together is a great way of bonding as a family, and my family loves "
+                        "it.\nMaria: That's so cool! How often do you all do it?\nJohn: Three times a week; it keeps "
+                        "us on track.",
+                        "John: It's always fun coming up with activities for my family to enjoy on a weekend."),
+         "How often does John work out with his family?", "Three times a week", absent=("always fun",)),
+    g("transcript", "How often does Audrey meet up with other dog owners for playdates?", "once a week",
+      "Audrey: We also meet other dog owners in the park and have a doggie playdate. It's a great way for me to "
+      "chat with people and for the dogs to make new friends.\nAndrew: That's sweet.",
+      "Andrew: Any tips for a new dog owner?\nAudrey: I try to meet up with other dog owners once a week for tips "
+      "from other parents."),
     # a question with a shared photo after it is still a question, not the answer
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"

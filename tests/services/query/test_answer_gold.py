@@ -13,10 +13,12 @@ import pytest
 
 from secondbrain.search_hits import SearchHit
 from secondbrain.sentences import sentences
+from secondbrain.sparse import Bm25Encoder
 from services.chunker.logic import ChunkingConfig, chunk_segments
 from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
-from services.query.extractive import Answer, extractive_answer
+from services.query.extractive import _SHAPES, Answer, extractive_answer
+from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -108,6 +110,26 @@ def test_another_speakers_words_quoted_after_a_turn_say_whose_they_are() -> None
     ans = answer(case)
     assert ans.text.startswith("John: Last week, we had a blast at a live music event."), ans.text
     assert "So glad" not in ans.text or "Maria: So glad you and your family" in ans.text, ans.text
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How often does John work out with his family?", "frequency"),
+    ("How many times a week does Audrey walk the dogs?", "frequency"),
+    ("How many dogs does Audrey have?", "count"),
+])
+def test_how_often_asks_for_a_frequency(question: str, kind: str) -> None:
+    assert understand(question, Bm25Encoder()).facts == (kind,)
+
+
+@pytest.mark.parametrize(("sentence", "holds"), [
+    ("Three times a week; it keeps us on track.", True),
+    ("I try to meet up with other dog owners once a week.", True),
+    ("We run in the park every morning and evening.", True),
+    ("It's always fun coming up with activities for the family.", False),
+    ("We went to the park on a sunny day.", False),
+])
+def test_a_frequency_is_a_number_of_times_in_a_span(sentence: str, holds: bool) -> None:
+    assert bool(_SHAPES["frequency"].search(sentence)) is holds
 
 
 def test_not_found_shows_the_closest_labelled_as_such() -> None:
