@@ -539,8 +539,9 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         # that shares no word with the question
         chosen = [best, reply]
     newest = _moment(_hit(best.source))
+    group = len(chosen) - 1  # the best statement with its turn, lead-in and reply counts as one
     for c in ranked[1:]:
-        if len(chosen) >= max_sentences:
+        if len(chosen) - group >= max_sentences:
             break
         # a newer source giving the fact of the same thing may be a change ("Dentist moved to Thursday 10
         # December") though it words it less like the question than the first booking did
@@ -566,6 +567,12 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         more = _completion(asked, c, everything)
         if more is not None and more not in chosen:
             chosen.append(more)
+    while len(chosen) > 2 and _words(chosen) + len(chosen) > MAX_WORDS:
+        # too long to quote all: the statements that bear least on the question go first (quoted in source
+        # order, a runner-up early in its source would otherwise crowd out the best statement's own words)
+        kept = {id(best)} | {id(x) for x in chosen if x.n == best.n and x.st.index == best.st.index - 1
+                                and _POINTS_BACK.match(_spoken(best.st))}  # and what "it" points back to
+        chosen.remove(min((c for c in chosen if id(c) not in kept), key=lambda c: c.score))
     return chosen
 
 

@@ -651,8 +651,7 @@ CONVERSATIONS = [
     g("transcript", "What kind of event did John and his family attend?", "live music event",
       "John: Last week, we had a blast at a live music event. The energy was unreal.\n"
       "Maria: Wow, John! So glad you and your family got to experience that lively event. These are the moments "
-      "that make the best memories, and the kind of thing people remember for years and talk about every "
-      "summer at the lake house with the whole crowd around the fire."),
+      "that make the best memories."),
     # "how often" wants how many times in a span, not the sentence with more of the question's words
     Gold("transcript", ("John: Working out together is a great way of bonding as a family, and my family loves "
                         "it.\nMaria: That's so cool! How often do you all do it?\nJohn: Three times a week; it keeps "

@@ -109,7 +109,8 @@ def test_another_speakers_words_quoted_after_a_turn_say_whose_they_are() -> None
     case = next(c for c in GOLD if c.question == "What kind of event did John and his family attend?")
     ans = answer(case)
     assert ans.text.startswith("John: Last week, we had a blast at a live music event."), ans.text
-    assert "So glad" not in ans.text or "Maria: So glad you and your family" in ans.text, ans.text
+    echo = ans.text.find("So glad you and your family")
+    assert echo == -1 or "Maria:" in ans.text[:echo], ans.text
 
 
 @pytest.mark.parametrize(("question", "kind"), [
