@@ -177,7 +177,10 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         return _closest(ctx, other, scored, max_words)
     ranked = sorted(scored, key=lambda c: -c.score)
     stated = [c for c in ranked if not c.asks and c.said][:4]
-    if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated):
+    first = next((c for c in ranked if not c.asks), None)
+    own = first is not None and first.speaker_bonus and _by_person(first, asked)  # their own words come first
+    if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated) \
+            and not own:
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     gathered = _gather(asked, sorted(candidates, key=lambda c: -c.score), hits) if asked.gathers else []
     if not gathered and not scored:
@@ -491,6 +494,11 @@ def _without(sentence: str, question: str) -> str:
 
 
 # --------------------------------------------------------------------------- choosing what to quote
+
+
+def _by_person(c: _Candidate, asked: Asked) -> bool:
+    """Whether a statement is said by a person the question names."""
+    return c.st.speaker is not None and c.st.speaker.casefold() in {p.casefold() for p in asked.persons}
 
 
 def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate],

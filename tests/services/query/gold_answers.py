@@ -663,6 +663,10 @@ CONVERSATIONS = [
       "chat with people and for the dogs to make new friends.\nAndrew: That's sweet.",
       "Andrew: Any tips for a new dog owner?\nAudrey: I try to meet up with other dog owners once a week for tips "
       "from other parents."),
+    # Tim's own words come first, though John's of himself name the book: it is about Tim
+    g("transcript", "What book did Tim just finish reading?", "A Dance with Dragons",
+      "Tim: Just finished reading \"A Dance with Dragons\" and it's a really good story.\n"
+      "John: I haven't read that book yet. I'm reading a book about basketball, my favourite book this year."),
     # a question with a shared photo after it is still a question, not the answer
     g("transcript", "What is Jon offering to the dancers at his studio?", "one-on-one mentoring",
       "Gina: What support are you offering the dancers at your studio? [shares a photo: a studio with mirrors]\n"
