@@ -603,7 +603,7 @@ def _reply_to_follow_up(c: _Candidate, everything: list[_Candidate]) -> _Candida
 # A statement that is only thanks, a greeting or an exclamation, with perhaps the name of who it is said to.
 _FILLER = re.compile(r"(?:(?:thanks|thank you|thx|ty|hey|hi|hello|oh|wow|yeah|yes|yep|yup|sure|totally|definitely|"
                      r"absolutely|haha|aw+|cool|great|awesome|nice|so|much|a lot|for sure|of course|no problem)"
-                     r"[\s,!.]*)+(?:[A-Z][a-z]+)?[\s,!.]*", re.I)
+                     r"[\s,!.]*)+(?-i:[A-Z][a-z]+)?[\s,!.]*", re.I)  # the name said to is capitalised
 
 
 def _words(run: list[_Candidate]) -> int:

@@ -17,7 +17,7 @@ from secondbrain.sparse import Bm25Encoder
 from services.chunker.logic import ChunkingConfig, chunk_segments
 from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
-from services.query.extractive import _SHAPES, Answer, extractive_answer
+from services.query.extractive import _FILLER, _SHAPES, Answer, extractive_answer
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 
@@ -131,6 +131,17 @@ def test_how_often_asks_for_a_frequency(question: str, kind: str) -> None:
 ])
 def test_a_frequency_is_a_number_of_times_in_a_span(sentence: str, holds: bool) -> None:
     assert bool(_SHAPES["frequency"].search(sentence)) is holds
+
+
+@pytest.mark.parametrize(("statement", "empty"), [
+    ("Thanks, Caroline!", True),
+    ("Thank you so much, Maria!", True),
+    ("Definitely!", True),
+    ("Yes, tomorrow.", False),  # an answer, though it opens like thanks
+    ("Yes, I really love cats.", False),
+])
+def test_only_thanks_or_a_greeting_states_nothing(statement: str, empty: bool) -> None:
+    assert (_FILLER.fullmatch(statement) is not None) is empty
 
 
 def test_not_found_shows_the_closest_labelled_as_such() -> None:
