@@ -3,6 +3,7 @@ month, a year (an answer's glosses, the agenda's headings)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -45,6 +46,9 @@ def written_span(m: Mention, tz: ZoneInfo, said_at: datetime, order: str = "mdy"
     return span_words(m, tz, said_at, Calendar(order))
 
 
+_SEASON = re.compile(r"\b(?:spring|summer|autumn|fall|winter)\b", re.I)
+
+
 def span_words(m: Mention, tz: ZoneInfo, said_at: datetime, cal: Calendar) -> str:
     """A span of time as a person says it: a day, "the week before June 9, 2023", a month, a year."""
     first = m.start.astimezone(tz)
@@ -57,6 +61,11 @@ def span_words(m: Mention, tz: ZoneInfo, said_at: datetime, cal: Calendar) -> st
     if first.month == 1 and first.day == 1 and last.month == 12 and last.day == 31 and first.year == last.year:
         return str(first.year)
     days = (last.date() - first.date()).days + 1
+    season = _SEASON.search(m.expression)
+    if season is not None and first.day == 1 and (last + timedelta(days=1)).day == 1 and 80 <= days <= 93:
+        # "last summer" = "summer 2023": the season as a person names it, then its months
+        year = str(first.year) if first.year == last.year else f"{first.year}-{last.year % 100:02d}"
+        return f"{season.group(0).lower()} {year}, {cal.days(first, last, year=first.year != last.year)}"
     if last < said and days in (7, 2, 3) and (said.date() - last.date()).days <= 7:
         what = "week" if days == 7 else "weekend"  # how a person would put it, then the days themselves
         return f"the {what} before {cal.date(said)}, {cal.days(first, last, year=False)}"

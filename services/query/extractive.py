@@ -799,6 +799,9 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
             continue
         shown.append(f"\u201c{m.expression}\u201d = {span_words(m, tz, said_at, cal)}")
+    if not shown and (vague := _VAGUE_AGO.search(quoted)) is not None:
+        # "a few days ago" is no date, but it is a few days before when it was said
+        shown.append(f"\u201c{vague.group(0)}\u201d = {vague.group(1)} before {cal.date(said_at.astimezone(tz))}")
     if not shown and (today := _TODAY.search(quoted)) is not None:
         # the parser leaves the present day unmentioned; a "when" answer still needs its date
         shown.append(f"\u201c{today.group(0)}\u201d = {cal.day(said_at.astimezone(tz))}")
@@ -812,6 +815,7 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     return ""
 
 
+_VAGUE_AGO = re.compile(r"\b((?:a\s+)?(?:few|couple(?:\s+of)?|several)\s+(?:days|weeks|months|years))\s+ago\b", re.I)
 _TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
 
 

@@ -480,6 +480,14 @@ GLOSSES = [
           "Fixed the bike last week, new chain and brake pads.", "2026-11-12T08:00:00Z"),
     gloss("note", "When did I last call grandma?", "Sat, November 7, 2026",
           "Called grandma on Saturday, she sounded well.", "2026-11-09T08:00:00Z"),
+    # a season is named as a person names it, then its months
+    gloss("transcript", "When did John organize the basketball camp?", "summer 2023, June 1 \u2013 August 31",
+          "John: Organizing a basketball camp for kids in my hometown last summer was an awesome experience!",
+          "2023-10-02T10:00:00Z"),
+    # "a few days ago" is no date, but it is a few days before the day it was said
+    gloss("transcript", "When did Evan finish the painting?", "a few days before December 17, 2023",
+          "Evan: This is a contemporary figurative painting that I finished a few days ago.",
+          "2023-12-17T10:00:00Z"),
     gloss("note", "When did we paint the fence?", "2025",
           "We painted the fence last year, it already needs another coat.", "2026-06-01T08:00:00Z"),
     gloss("note", "When is the car inspection due?", "31 March 2027",
