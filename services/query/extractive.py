@@ -177,8 +177,8 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         return _closest(ctx, other, scored, max_words)
     ranked = sorted(scored, key=lambda c: -c.score)
     stated = [c for c in ranked if not c.asks and c.said][:4]
-    first = next((c for c in ranked if not c.asks), None)
-    own = first is not None and first.speaker_bonus and _by_person(first, asked)  # their own words come first
+    first = next((c for c in ranked if not c.asks), None)  # their own words leading: it is about them
+    own = first is not None and first.speaker_bonus and _said_by(first.st, {p.casefold() for p in asked.persons})
     if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated) \
             and not own:
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
@@ -305,8 +305,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             said = sum(1 for t in asked.subjects if t in own)
             about = _about(st, persons, speech)
             about_other = about == "other"
-            speaker = 0.0 if about != "asked" else SELF if st.speaker and st.speaker.casefold() in persons \
-                else SPOKEN_TO
+            speaker = 0.0 if about != "asked" else SELF if _said_by(st, persons) else SPOKEN_TO
             asks = _is_question(st)  # a question in a source states no fact
             empty = _FILLER.fullmatch(_spoken(st)) is not None  # nor do thanks or a greeting
             c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
@@ -496,9 +495,9 @@ def _without(sentence: str, question: str) -> str:
 # --------------------------------------------------------------------------- choosing what to quote
 
 
-def _by_person(c: _Candidate, asked: Asked) -> bool:
-    """Whether a statement is said by a person the question names."""
-    return c.st.speaker is not None and c.st.speaker.casefold() in {p.casefold() for p in asked.persons}
+def _said_by(st: Statement, persons: set[str]) -> bool:
+    """Whether a statement is said by one of ``persons`` (casefolded names)."""
+    return st.speaker is not None and st.speaker.casefold() in persons
 
 
 def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate],
@@ -575,11 +574,12 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         more = _completion(asked, c, everything)
         if more is not None and more not in chosen:
             chosen.append(more)
+    # too long to quote all: the statements that bear least on the question go first (quoted in source order, a
+    # runner-up early in its source would otherwise crowd out the best statement's own words), never the best
+    # nor what its "it" points back to
+    kept = {id(best)} | {id(x) for x in chosen if x.n == best.n and x.st.index == best.st.index - 1
+                            and _POINTS_BACK.match(_spoken(best.st))}
     while len(chosen) > 2 and _words(chosen) + len(chosen) > MAX_WORDS:
-        # too long to quote all: the statements that bear least on the question go first (quoted in source
-        # order, a runner-up early in its source would otherwise crowd out the best statement's own words)
-        kept = {id(best)} | {id(x) for x in chosen if x.n == best.n and x.st.index == best.st.index - 1
-                                and _POINTS_BACK.match(_spoken(best.st))}  # and what "it" points back to
         chosen.remove(min((c for c in chosen if id(c) not in kept), key=lambda c: c.score))
     return chosen
 
