@@ -87,6 +87,15 @@ class Service:
         log.close()
         return self
 
+    def restart(self) -> Service:
+        """Launch it again after it exited, on a fresh port.
+
+        While it was down, its old port may have been handed to some client socket as an
+        ephemeral source port (the range overlaps), and the new server could not bind it."""
+        assert self.proc is None or self.proc.poll() is not None, f"{self.name} is still running"
+        self.port = free_port()
+        return self.start()
+
     def wait_ready(self, timeout: float = 90.0, path: str = "/readyz") -> Service:
         """Block until ``path`` answers 200; fail with the log tail if the process dies or times out."""
         deadline = time.monotonic() + timeout

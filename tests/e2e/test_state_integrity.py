@@ -232,7 +232,7 @@ def test_a_source_replaced_while_processed_settles_on_the_last_upload_across_a_r
             # Stopped while the uploads are in flight, then started again.
             os.kill(svc.proc.pid, signal.SIGTERM)  # type: ignore[union-attr]
             assert svc.proc is not None and svc.proc.wait(30) == 0
-            svc.start().wait_ready(timeout=180)
+            svc.restart().wait_ready(timeout=180)
             with svc.client() as c:
                 views = wait_jobs(c, jobs, timeout=300)
                 assert views[jobs[-1]]["status"] == "succeeded"
@@ -279,7 +279,7 @@ def test_sigterm_with_work_in_flight_stops_within_15_seconds_and_cleanly(
             assert not (data / "postgres" / "postmaster.pid").exists()
             assert subprocess.run(["pgrep", "-f", str(data / "postgres")], capture_output=True).returncode == 1
             # Nothing was lost: the next start finishes the work.
-            svc.start().wait_ready(timeout=180)
+            svc.restart().wait_ready(timeout=180)
             with svc.client() as c:
                 views = wait_jobs(c, [big, *notes], timeout=300)
                 assert {v["status"] for v in views.values()} == {"succeeded"}
