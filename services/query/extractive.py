@@ -50,6 +50,7 @@ NOT_FOUND = "I could not find anything about that in your data."
 MAX_WORDS = 60  # of quotation in one answer
 LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching clauses
 RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to the best
+KIND_REACH, KIND_SHARE = 10, 0.5  # how far down, and how close to the best, one naming the kind asked is sought
 SELF = 0.6  # a statement of the person the question names, of themselves, is lifted this much
 SPOKEN_TO = 0.4  # one that another speaker says to them or of them less: it often echoes their own words
 UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
@@ -574,6 +575,13 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         more = _completion(asked, c, everything)
         if more is not None and more not in chosen:
             chosen.append(more)
+    if asked.answer_kind and not any(_names_kind(asked, x) for x in chosen):
+        # "which tournament": none of the chosen names one ("a big Valorant tournament"); a statement nearly as
+        # good that does is quoted too
+        named = next((c for c in ranked[1:KIND_REACH] if c not in chosen and not c.asks and not c.about_other
+                      and c.score >= KIND_SHARE * best.score and _names_kind(asked, c)), None)
+        if named is not None:
+            chosen.append(named)
     # too long to quote all: the statements that bear least on the question go first (quoted in source order, a
     # runner-up early in its source would otherwise crowd out the best statement's own words), never the best
     # nor what its "it" points back to
@@ -582,6 +590,12 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     while len(chosen) > 2 and _words(chosen) + len(chosen) > MAX_WORDS:
         chosen.remove(min((c for c in chosen if id(c) not in kept), key=lambda c: c.score))
     return chosen
+
+
+def _names_kind(asked: Asked, c: _Candidate) -> bool:
+    """Whether a statement names a thing of the kind the question asks for by what sets it apart ("coconut
+    cream frosting" for "what kind of frosting"), not plainly ("the frosting")."""
+    return any(_narrowed_otherwise(k, asked.terms, c.st.text) for k in asked.answer_kind)
 
 
 def _reply_to_follow_up(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
@@ -805,6 +819,10 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     if not shown and (today := _TODAY.search(quoted)) is not None:
         # the parser leaves the present day unmentioned; a "when" answer still needs its date
         shown.append(f"\u201c{today.group(0)}\u201d = {cal.day(said_at.astimezone(tz))}")
+    if not shown and (this := _THIS_MONTH.search(quoted)) is not None:  # and the present month and year
+        at = said_at.astimezone(tz)
+        when = at.strftime("%B %Y") if this.group(1).lower() == "month" else str(at.year)
+        shown.append(f"\u201c{this.group(0)}\u201d = {when}")
     clash = _weekday_clash(sentence, said_at.astimezone(tz), cal)
     if clash:
         shown.append(clash)
@@ -816,13 +834,20 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
 
 
 _VAGUE_AGO = re.compile(r"\b((?:a\s+)?(?:few|couple(?:\s+of)?|several)\s+(?:days|weeks|months|years))\s+ago\b", re.I)
+_THIS_MONTH = re.compile(r"\bthis (month|year)\b", re.I)
 _TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
 
 
 def relative(expression: str) -> bool:
     """Whether time words depend on when they were said ("yesterday", "last week", "on Friday"); a date that
     names its month or year ("on 3 May") is the user's own words and needs no arithmetic."""
+    if _YEAR_LEFT_OUT.search(expression):  # "last August", "August last year": a month, but which year?
+        return True
     return not _NAMED_DATE.search(expression)
+
+
+_YEAR_LEFT_OUT = re.compile(rf"^(?!.*\b\d{{4}}\b)(?=.*\b(?:{MONTH_NAMES})\b)(?!.*\d)"
+                            r".*\b(?:last|next|this|coming|past|previous|ago)\b", re.I)
 
 
 def _pinned(sentence: str, m: Mention) -> bool:

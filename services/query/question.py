@@ -154,7 +154,9 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     kind = None
     if wh is not None and doc[wh].lower_ in ("which", "what"):
         for t in doc[wh + 1:wh + 6]:
-            if t.pos_ == "NOUN" and t.lower_ not in _NOT_NARROWED:
+            # "what kind of frosting": the tagger reads a noun after "of" in "-ing" as a verb
+            if (t.pos_ == "NOUN" or (t.tag_ == "VBG" and doc[t.i - 1].lower_ == "of")) \
+                    and t.lower_ not in _NOT_NARROWED:
                 kind = t
                 while kind.i + 1 < len(doc) and doc[kind.i + 1].pos_ == "NOUN":  # "which train station"
                     kind = doc[kind.i + 1]

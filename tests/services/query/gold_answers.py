@@ -501,6 +501,15 @@ GLOSSES = [
           "\u201clast night\u201d = Tue, February 21, 2023",
           "Jolene: Had a great night out last night - dinner and drinks with my friends.", "2023-02-22T14:00:00Z",
           absent=("weekend",)),
+    # a month without its year ("last August", "August last year") is glossed with its year
+    gloss("transcript", "When did John go to the Harry Potter trivia night?", "\u201cLast August\u201d = August 2023",
+          "John: Last August I went to a charity event with Harry Potter trivia, it was a blast.",
+          "2023-12-08T10:00:00Z"),
+    gloss("transcript", "When did Calvin start working with Frank?", "August 2022",
+          "Calvin: It all started August last year when we met at a festival.", "2023-03-02T10:00:00Z"),
+    # the present month is the month it was said in
+    gloss("transcript", "When is Caroline going to the conference?", "\u201cthis month\u201d = July 2023",
+          "Caroline: I'm going to a conference for trans people this month. So excited!", "2023-07-03T10:00:00Z"),
     # "today" is the day it was said
     gloss("transcript", "When did Deborah go to an art show?", "\u201ctoday\u201d = Sun, April 9, 2023",
           "Deborah: Checked out an art show with a friend today - really cool stuff.", "2023-04-09T15:00:00Z"),
@@ -628,6 +637,11 @@ CONVERSATIONS = [
       "journal. It's been really helpful for tracking my tasks and staying organized.\nDeborah: It's great to "
       "hear that it's been helping you out!\nJolene: Not only does it help me stay on top of everything, but it's "
       "also so satisfying when I cross tasks off my list."),
+    # "what type of game": the best statement names the game plainly; the one naming the type is quoted too
+    g("transcript", "What type of game is John's upcoming mobile game?", "2D puzzle",
+      "Sam: Any news?\nJohn: I just reached a big career milestone - making my first mobile game! I kept it a "
+      "secret for months because I was afraid it would not work out.\nSam: Wow, congrats, that is huge!\n"
+      "John: Thanks! I have been coding every night. It's a 2D puzzle game about a lighthouse keeper."),
     # the fact is in the reply to the other speaker's follow-up question
     g("transcript", "What was in the cake Joanna made recently?", "coconut cream frosting",
       "Joanna: Been testing out dairy-free dessert recipes for friends. Here's a pic of a cake I made recently!\n"
