@@ -541,6 +541,11 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     reply = _reply_to_follow_up(chosen[-1], everything)
     if reply is not None and _words([*chosen, reply]) <= MAX_WORDS:
         chosen.append(reply)
+        # the reply's first words are often only how it felt ("I was really excited."); what it was comes next
+        on = next((x for x in everything if x.n == reply.n and x.st.index == reply.st.index + 1), None)
+        if on is not None and on.st.speaker == reply.st.speaker and not _opens_turn(on) and not on.asks \
+                and _words([*chosen, on]) <= MAX_WORDS:
+            chosen.append(on)
     elif reply is not None and _words([best, reply]) <= MAX_WORDS and not any(
             c is not best and _shared(asked.terms, c.terms) for c in chosen):
         # the turn and the reply are too long together: the reply says more than the rest of the turn, when

@@ -642,6 +642,11 @@ CONVERSATIONS = [
       "Sam: Any news?\nJohn: I just reached a big career milestone - making my first mobile game! I kept it a "
       "secret for months because I was afraid it would not work out.\nSam: Wow, congrats, that is huge!\n"
       "John: Thanks! I have been coding every night. It's a 2D puzzle game about a lighthouse keeper."),
+    # the reply to the follow-up says first how it felt, then what it was
+    g("transcript", "What did Maria recently get promoted to?", "head of logistics",
+      "Maria: Oh, also, something big happened since we last spoke. I got promoted at work! It took ages.\n"
+      "John: Wow, congrats on the promotion! How did you feel when you found out?\n"
+      "Maria: Thanks, John! I was really excited. All the late shifts paid off now that I'm head of logistics."),
     # the fact is in the reply to the other speaker's follow-up question
     g("transcript", "What was in the cake Joanna made recently?", "coconut cream frosting",
       "Joanna: Been testing out dairy-free dessert recipes for friends. Here's a pic of a cake I made recently!\n"
