@@ -28,8 +28,12 @@ FactKind = Literal["when", "duration", "amount", "count", "person", "place", "co
 
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
-    ("when", re.compile(r"\b(?:when|what time|what date|which date|what day|which day|how soon|until when|"
-                        r"since when|deadline|due date|what year|which year|what month|which month)\b", re.I)),
+    # "when" asks for a time at the start ("When is...", "Since when..."), or after a verb that embeds a
+    # question ("do you remember when..."); inside a question it joins a clause ("How did he feel when...")
+    ("when", re.compile(r"^\W*(?:(?:and|so|but|since|until|till|by|from)\s+)?when\b|"
+                        r"\b(?:know|remember|recall|tell me|find out|say|said|ask)\s+when\b|"
+                        r"\b(?:what time|what date|which date|what day|which day|how soon|until when|since when|"
+                        r"deadline|due date|what year|which year|what month|which month)\b", re.I)),
     ("frequency", re.compile(r"\bhow (?:often|frequently|regularly)\b|\bhow many times (?:a|an|per|each|every)\b",
                              re.I)),
     ("count", re.compile(r"\bhow many\b(?! times (?:a|an|per|each|every)\b)|\bnumber of\b", re.I)),

@@ -642,6 +642,10 @@ CONVERSATIONS = [
       "Sam: Any news?\nJohn: I just reached a big career milestone - making my first mobile game! I kept it a "
       "secret for months because I was afraid it would not work out.\nSam: Wow, congrats, that is huge!\n"
       "John: Thanks! I have been coding every night. It's a 2D puzzle game about a lighthouse keeper."),
+    # "when" inside the question joins a clause: it asks for no date, and none is added
+    Gold("transcript", ("Calvin: How do you get going again when you are stuck?\nDave: When my creativity is "
+                        "frozen I go for a long drive along the coast, then I sketch whatever I saw.",),
+         "What does Dave do when he feels his creativity is frozen?", "long drive", ("recorded",)),
     # the reply to the follow-up says first how it felt, then what it was
     g("transcript", "What did Maria recently get promoted to?", "head of logistics",
       "Maria: Oh, also, something big happened since we last spoke. I got promoted at work! It took ages.\n"
