@@ -147,6 +147,7 @@ class _Candidate:
     speaker_bonus: bool = False  # about the person the question names
     said: int = 0  # subject terms in the statement's own words
     score: float = 0.0
+    quoted: str = ""  # its words as quoted (see _shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +310,8 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             speaker = 0.0 if about != "asked" else SELF if _said_by(st, persons) else SPOKEN_TO
             asks = _is_question(st)  # a question in a source states no fact
             empty = _FILLER.fullmatch(_spoken(st)) is not None  # nor do thanks or a greeting
-            c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said)
+            c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said,
+                           quoted=_shown(st.text, asked.terms, enc))
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
             c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
@@ -321,6 +323,20 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
 
 # What a chat shows after a message ("[shares a photo: ...]"), which does not make it a statement.
 _ATTACHED = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
+
+
+_CAPTION = re.compile(r"\s*\[\s*(?:shares?|shared|sends?|sent|image|photo|picture|attachment|attached)\b", re.I)
+
+
+def _shown(text: str, asked: frozenset[str], enc: SparseEncoder) -> str:
+    """A statement as quoted beside the best one: without the caption of what it showed when that shares no
+    word with the question (it takes the room of what answers; the best statement keeps its own, which often
+    shows the thing asked about)."""
+    attached = _ATTACHED.search(text)
+    if attached is None or attached.start() == 0 or not _CAPTION.match(attached.group(0)) \
+            or asked & set(enc.tokenize(attached.group(0))):
+        return text
+    return text[:attached.start()]
 
 
 # A question that proposes something ("How about biking to work?") states it: it is what was suggested.
@@ -512,6 +528,7 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
                        and c.said >= best.said), None)
         if holder is not None:
             best = holder
+    best.quoted = best.st.text
     chosen = [best]
     if best.st.speaker is not None:
         # a turn of a conversation is quoted whole: what someone says in one breath goes together
@@ -626,7 +643,7 @@ _FILLER = re.compile(r"(?:(?:thanks|thank you|thx|ty|hey|hi|hello|oh|wow|yeah|ye
 
 
 def _words(run: list[_Candidate]) -> int:
-    return sum(len(c.st.text.split()) for c in run)
+    return sum(len(c.quoted.split()) for c in run)
 
 
 def _lead_in(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
@@ -725,7 +742,7 @@ def _quote(ctx: _Asking, c: _Candidate) -> Quote:
     asked = ctx.asked
     source = ctx.hits[c.n - 1]
     hit = _hit(source)
-    text, markdown = _clip(c.st.text, asked.terms), c.st.markdown
+    text, markdown = _clip(c.quoted, asked.terms), c.st.markdown
     if text != c.st.text:
         markdown = text  # a clipped statement loses its marks rather than leave one half open
     label = ""

@@ -646,6 +646,13 @@ CONVERSATIONS = [
     Gold("transcript", ("Calvin: How do you get going again when you are stuck?\nDave: When my creativity is "
                         "frozen I go for a long drive along the coast, then I sketch whatever I saw.",),
          "What does Dave do when he feels his creativity is frozen?", "long drive", ("recorded",)),
+    # the caption of what a runner-up showed says nothing the question asks: left out, the runner-up fits
+    g("transcript", "What activity does Deborah do with her cats?", "a run in the park",
+      "Deborah: I never liked dogs much, that's why I have cats. [shares a photo: a photo of two grey cats "
+      "sitting on a couch under a knitted blanket next to a window]\nJolene: They look so cosy!\n"
+      "Deborah: Exercise and nature really matter to me, so I make sure to take the cats out for a run in the park "
+      "every morning. [shares a photo: a photography of a woman walking on a path with trees "
+      "and a lake behind her in the soft light of an early autumn morning]"),
     # the reply to the follow-up says first how it felt, then what it was
     g("transcript", "What did Maria recently get promoted to?", "head of logistics",
       "Maria: Oh, also, something big happened since we last spoke. I got promoted at work! It took ages.\n"
