@@ -70,6 +70,7 @@ _NOT_SUBJECTS = {
     "afternoon", "weekend", "one", "ones", "sort", "people", "person", "everyone", "anyone", "someone",
     "kinds", "sorts", "types",
 }
+_KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\b", re.I)
 _GATHER = re.compile(r"\b(?:which|what|who|list|name)\b", re.I)
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I)
 _MONTHS_DAYS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -142,7 +143,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
              and t.text not in persons and t.i not in verbs and t.text.lower() not in _MONTHS_DAYS]
     kind_words = {w for words, _k in _KINDS for w in re.findall(r"[\w-]+", " ".join(words.findall(question)))}
     subject_terms = set(encoder.tokenize(" ".join(n for n in nouns if n not in kind_words)))
-    # "which places", "what kinds of books", "what activities": the plural right after the question word
+    # "which places", "what activities": the plural right after the question word
     wh = next((t.i for t in doc if t.text.lower() in ("which", "what", "list", "name")), None)
     category = None
     if wh is not None:
@@ -150,6 +151,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                                                                            "types", "of", "other", "different")]
         if after and after[0].tag_ == "NNS" and after[0].text.lower() not in _NOT_SUBJECTS:
             category = after[0]
+    if _KIND_OF.search(question):
+        category = None  # "what kind of books does she enjoy?": the kind, said once, not one book per source
     gathers = (bool(_GATHER.search(question)) and category is not None) or bool(
         re.search(r"\bwho (?:came|attended|was there|joined|were)\b", question, re.I))
     if gathers and category is not None:  # "which places": the kind of answer, not what it is about

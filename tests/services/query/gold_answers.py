@@ -653,6 +653,11 @@ CONVERSATIONS = [
       "Deborah: Exercise and nature really matter to me, so I make sure to take the cats out for a run in the park "
       "every morning. [shares a photo: a photography of a woman walking on a path with trees "
       "and a lake behind her in the soft light of an early autumn morning]"),
+    # "what type of movies" asks for the kind, not for one movie per source
+    g("transcript", "What type of movies does Nate enjoy watching the most?", "action and sci-fi",
+      "Joanna: What do you do to relax?\nNate: Playing video games and watching movies are my main hobbies.\n"
+      "Joanna: Nice! Which ones do you like?\nNate: I love action and sci-fi movies, the effects are so cool!",
+      "Nate: I watched a movie about a chess player last night, it was great."),
     # the reply to the follow-up says first how it felt, then what it was
     g("transcript", "What did Maria recently get promoted to?", "head of logistics",
       "Maria: Oh, also, something big happened since we last spoke. I got promoted at work! It took ages.\n"
