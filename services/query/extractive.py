@@ -550,7 +550,7 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         chosen = run
     if (before := _lead_in(chosen[0], everything)) is not None:
         chosen.insert(0, before)
-    after = next((c for c in everything if c.n == best.n and c.st.index == chosen[-1].st.index + 1), None)
+    after = _beside(chosen[-1], everything, 1)
     if after is not None and after.st.headings == best.st.headings and after.st.speaker == best.st.speaker and (
             (asked.facts and not best.fact and after.fact) or _LEANS_BACK.match(after.st.text)
             or len(best.st.text) < 30 or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
@@ -559,7 +559,7 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     if reply is not None and _words([*chosen, reply]) <= MAX_WORDS:
         chosen.append(reply)
         # the reply's first words are often only how it felt ("I was really excited."); what it was comes next
-        on = next((x for x in everything if x.n == reply.n and x.st.index == reply.st.index + 1), None)
+        on = _beside(reply, everything, 1)
         if on is not None and on.st.speaker == reply.st.speaker and not _opens_turn(on) and not on.asks \
                 and _words([*chosen, on]) <= MAX_WORDS:
             chosen.append(on)
@@ -642,6 +642,11 @@ _FILLER = re.compile(r"(?:(?:thanks|thank you|thx|ty|hey|hi|hello|oh|wow|yeah|ye
                      r"[\s,!.]*)+(?-i:[A-Z][a-z]+)?[\s,!.]*", re.I)  # the name said to is capitalised
 
 
+def _beside(c: _Candidate, everything: list[_Candidate], step: int) -> _Candidate | None:
+    """The statement ``step`` places after ``c`` in its source (before it, for a negative step)."""
+    return next((x for x in everything if x.n == c.n and x.st.index == c.st.index + step), None)
+
+
 def _words(run: list[_Candidate]) -> int:
     return sum(len(c.quoted.split()) for c in run)
 
@@ -649,7 +654,7 @@ def _words(run: list[_Candidate]) -> int:
 def _lead_in(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
     """The statement before ``c`` when ``c`` names its subject only by pointing back to it ("It gives me a sense
     of purpose." after "I'm passionate about fixing up things."): the same speaker's, not a question."""
-    before = next((x for x in everything if x.n == c.n and x.st.index == c.st.index - 1), None)
+    before = _beside(c, everything, -1)
     if before is None or not _POINTS_BACK.match(_spoken(c.st)) or before.st.speaker != c.st.speaker \
             or before.st.headings != c.st.headings or before.asks:
         return None
@@ -659,7 +664,7 @@ def _lead_in(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
 def _completion(asked: Asked, c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
     """The statement after ``c`` when it completes it: it leans back ("It is on..."), ``c`` is too short to
     stand alone ("Anna moved!"), or it holds the fact ``c`` lacks."""
-    after = next((x for x in everything if x.n == c.n and x.st.index == c.st.index + 1), None)
+    after = _beside(c, everything, 1)
     if after is None or after.asks or after.st.headings != c.st.headings or after.st.speaker != c.st.speaker:
         return None
     if (asked.facts and not c.fact and after.fact) or _LEANS_BACK.match(after.st.text) or len(c.st.text) < 30:
@@ -868,7 +873,7 @@ def relative(expression: str) -> bool:
     return not _NAMED_DATE.search(expression)
 
 
-_YEAR_LEFT_OUT = re.compile(rf"^(?!.*\b\d{{4}}\b)(?=.*\b(?:{MONTH_NAMES})\b)(?!.*\d)"
+_YEAR_LEFT_OUT = re.compile(rf"^(?=.*\b(?:{MONTH_NAMES})\b)(?!.*\d)"
                             r".*\b(?:last|next|this|coming|past|previous|ago)\b", re.I)
 
 
