@@ -75,13 +75,14 @@ class Done:
     answer_mode: str
     conversation_id: str
     timings_ms: dict[str, float] = field(default_factory=dict)
+    beyond_window: str | None = None  # the time asked about held nothing: said of sources from other times
 
     def data(self) -> dict[str, Any]:
         return {"answer": self.answer, "answer_markdown": self.answer_markdown, "citations": self.citations,
                 "found": self.found, "quotes": self.quotes, "invalid_citations": self.invalid_citations,
                 "grounded": self.grounded, "unsupported": self.unsupported, "extractive": self.extractive,
                 "answer_mode": self.answer_mode, "conversation_id": self.conversation_id,
-                "timings_ms": self.timings_ms}
+                "timings_ms": self.timings_ms, "beyond_window": self.beyond_window}
 
 
 @dataclass(frozen=True)

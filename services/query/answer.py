@@ -80,15 +80,24 @@ def _local(iso: str, tz: ZoneInfo) -> str:
 
 
 def build_messages(question: str, sources: list[Source], tz: ZoneInfo, now: datetime,
-                   history: list[tuple[str, str]] | None = None) -> list[dict[str, str]]:
-    """System prompt, the last exchanges of the conversation, then the sources and the question."""
+                   history: list[tuple[str, str]] | None = None, *, beyond: str | None = None) -> list[dict[str, str]]:
+    """System prompt, the last exchanges of the conversation, then the sources and the question; ``beyond``
+    is the line that says the time the question names held nothing (the sources are from other times)."""
     messages = [{"role": "system", "content": SYSTEM_PROMPT}]
     for role, content in (history or [])[-4:]:
         messages.append({"role": role, "content": content[:2000]})
     today = now.astimezone(tz).strftime("%A %d %B %Y, %H:%M")
     messages.append({"role": "user", "content": f"Now is {today} ({tz}).\n\nSources:\n\n"
-                     f"{format_sources(sources, tz)}\n\n{newest_first(sources)}Question: {question}"})
+                     f"{format_sources(sources, tz)}\n\n{newest_first(sources)}"
+                     f"{beyond_note(beyond)}Question: {question}"})
     return messages
+
+
+def beyond_note(beyond: str | None) -> str:
+    """The line telling the model that no source is from the time asked about, so that it says so first."""
+    if not beyond:
+        return ""
+    return f"{beyond.removesuffix(':')}. Say so first, then answer from them only if they bear on it.\n\n"
 
 
 def newest_first(sources: list[Source]) -> str:

@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,11 +28,13 @@ from secondbrain.reading import plain
 from secondbrain.runtime import Runtime
 from secondbrain.search_hits import SearchHit
 from secondbrain.temporal import Conventions
+from secondbrain.temporal.mentions import Mention
+from secondbrain.temporal.written import Calendar, span_words
 from secondbrain.vector_indexes import ActiveIndexes
 from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
-from services.query.extractive import NOT_FOUND, Answer, extractive_answer
+from services.query.extractive import MAX_WORDS, NOT_FOUND, Answer, extractive_answer
 from services.query.followup import Followup, rewrite_followup
 from services.query.params import AskIn, aware, conventions, zone
 from services.query.revisions import turns_before
@@ -162,6 +164,12 @@ class Answerer:
             with tracer.start_as_current_span("query retrieve", attributes={
                     "sb.query.class": plan.query_class, "sb.k": body.k}) as span:
                 sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
+                beyond = None  # the time asked about held nothing: what its sources are instead, said first
+                wider = plan.beyond_window() if not sources and mode != "listing" else None
+                if wider is not None:
+                    sources = await asyncio.to_thread(engine.sources, user, wider, k=body.k)
+                    beyond = beyond_label(plan, now or datetime.now(UTC), calendar) if sources else None
+                    span.set_attribute("sb.beyond_window", bool(sources))
                 span.set_attribute("sb.sources", len(sources))
             mark("retrieval")
             shown = Sources([source_json(n, x, zone_) for n, x in enumerate(sources, 1)])
@@ -178,7 +186,10 @@ class Answerer:
                 text, cited, grounded = NOT_FOUND, [], False
                 yield Token(text)
             elif mode == "extractive":
-                ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_, conventions=calendar)
+                ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_, conventions=calendar,
+                                        max_words=MAX_WORDS - len(beyond.split()) if beyond else MAX_WORDS)
+                if beyond and ans.found:
+                    ans = replace(ans, text=f"{beyond} {ans.text}", markdown=f"{beyond} {ans.markdown or ans.text}")
                 text, cited, grounded = ans.text, ans.citations, ans.grounded
                 answered = quoted_json(ans, sources)
                 for word in text.split(" "):
@@ -186,7 +197,7 @@ class Answerer:
             else:
                 assert llm is not None
                 messages = build_messages(question if not context else standalone, sources, zone_,
-                                          now or datetime.now(UTC), context)
+                                          now or datetime.now(UTC), context, beyond=beyond)
                 checker = CitationFilter(len(sources))
                 parts: list[str] = []
                 async for delta in _stream(llm, messages, s.llm_max_tokens, s.llm_temperature):
@@ -219,7 +230,7 @@ class Answerer:
                         found=answered.get("found", grounded), quotes=answered.get("quotes", []),
                         invalid_citations=invalid, grounded=grounded, unsupported=unsupported,
                         extractive=extractive, answer_mode=mode, conversation_id=conversation_id,
-                        timings_ms=timings)
+                        timings_ms=timings, beyond_window=beyond)
             if body.keep:  # a one-shot question (the CLI's, unless asked to keep it) is kept nowhere
                 await asyncio.to_thread(_remember, rt, user, conversation_id, question, standalone, done.data(),
                                         meta.data(), shown.sources)
@@ -232,6 +243,21 @@ class Answerer:
             yield Error(f"the answer failed; try again (error id {error_id})", error_id=error_id)
         finally:
             telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
+
+
+def beyond_label(plan: Plan, now: datetime, calendar: Conventions) -> str:
+    """What an answer says first when the time its question names held nothing and its sources are from other
+    times: "Nothing in your data is from summer 2024, Jun 1 \u2013 Aug 31; the closest from other times:"."""
+    window, cal = plan.window, Calendar(calendar.date_order)
+    assert window is not None
+    if window.start is not None and window.end is not None:
+        when = span_words(Mention(window.start, window.end, window.expression, (0, 0)), plan.tz, now, cal)
+    elif window.start is not None:
+        when = f"since {cal.date(window.start.astimezone(plan.tz))}"
+    else:
+        assert window.end is not None
+        when = f"before {cal.date(window.end.astimezone(plan.tz))}"
+    return f"Nothing in your data is from {when}; the closest from other times:"
 
 
 def raw_link(h: SearchHit) -> str:

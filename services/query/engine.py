@@ -159,6 +159,18 @@ class Plan:
         return self.query_class == "temporal+semantic" and bool(self.semantic_query) and (
             self.start is not None or self.end is not None)
 
+    def beyond_window(self) -> Plan | None:
+        """The same question searched at every time: for when the window the question names holds nothing
+        about its subject ("what is she planning for next year?" is answered by what was said before it, "in
+        2010" by a later memory of it).  None when the range is not the question's own (a client's range, a
+        time-only question, or none at all)."""
+        if self.window is None or self.query_class != "temporal+semantic" or self.filters.has_time \
+                or (self.start is None and self.end is None):
+            return None
+        # the whole question embeds better than its keywords, and its time words still match ("next year")
+        return replace(self, query_class="semantic", semantic_query=self.question, start=None, end=None,
+                       report_lag=timedelta(0))
+
     def vector_filter(self, *, later: bool = False) -> VectorFilter:
         """The filter applied inside the vector store (``later``: from the window's start to the end of
         the time in which reports on it are looked for, see ``REPORT_HORIZON``)."""

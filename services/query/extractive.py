@@ -490,6 +490,11 @@ def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: l
         return f"\u201c{missing[0]}\u201d"
     substance = asked.terms - _KIND_TERMS
     shared = any(substance & terms for terms, _text in sources)
+    names = {t for p in asked.persons for t in _DEFAULT_ENCODER.tokenize(p)}
+    if asked.persons and named and not any((substance - names) & terms for terms, _text in sources):
+        # "What did Melanie buy for the piano lessons?": the sources share only her name with it
+        missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(named)]
+        return f"\u201c{missing[0]}\u201d"
     if asked.facts and not shared and not any(c.fact for c in candidates):
         missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(asked.subjects)]
         return f"\u201c{missing[0]}\u201d" if missing else "that"

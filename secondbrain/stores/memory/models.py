@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -45,6 +46,10 @@ def _direction(dimension: int, token: str) -> np.ndarray:
     return vector
 
 
+def _norm(vector: np.ndarray) -> float:
+    return math.sqrt(math.fsum(x * x for x in vector.tolist()))
+
+
 class HashEmbedder:
     """Each word is a fixed random direction (seeded by its hash); a text is the sum of its words' directions,
     L2-normalised.  Texts that share words are closer than texts that share none; a text without words
@@ -67,11 +72,15 @@ class HashEmbedder:
 
     def _embed(self, text: str) -> list[float]:
         words = tokens(text) or [""]  # "" never comes out of tokens(): the blank text's own direction
-        total = np.sum([_direction(self._dimension, w) for w in words], axis=0)
-        norm = float(np.linalg.norm(total))
+        # Added one by one and the norm summed exactly: numpy's reductions pick SIMD paths by memory alignment,
+        # which changed the last bit between processes on some CPUs; element-wise adds do not.
+        total = np.zeros(self._dimension)
+        for w in words:
+            total = total + _direction(self._dimension, w)
+        norm = _norm(total)
         if norm < 1e-12:  # the directions cancelled out (practically never): the first word's alone
             total = _direction(self._dimension, words[0])
-            norm = float(np.linalg.norm(total))
+            norm = _norm(total)
         return [float(x) for x in total / norm]
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:

@@ -365,6 +365,9 @@ NOTHING = [
     # a chat drops the "I": Tim speaks of himself, and John says nothing of an instrument
     none("transcript", "What instrument is John learning?",
          "John: How are your studies going?\nTim: Busy! Recently started learning the violin.\nJohn: Cool!"),
+    # her name is all the sources share with it
+    none("transcript", "What did Melanie buy for the piano lessons?",
+         "Caroline: Any big plans?\nMelanie: Next year I want to run the Berlin marathon with my sister."),
 ]
 
 # The other side: questions that look unanswered but are answered, never "not found".

@@ -312,4 +312,4 @@ def test_each_event_has_its_wire_shape() -> None:
                 timings_ms={"total": 1.0})
     assert list(json.loads(sse(done)["data"])) == ["answer", "answer_markdown", "citations", "found", "quotes",
                                                    "invalid_citations", "grounded", "unsupported", "extractive",
-                                                   "answer_mode", "conversation_id", "timings_ms"]
+                                                   "answer_mode", "conversation_id", "timings_ms", "beyond_window"]

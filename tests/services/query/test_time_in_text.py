@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
+from httpx_sse import connect_sse
 from pydantic import SecretStr
 
 from app.assembly import build_runtime
@@ -60,6 +61,10 @@ RECORDS = [
     # Written in March about February: must not answer questions about March or May.
     ("skiing", "Holiday notes", "text/markdown",
      "# Holiday notes\n\nOn 2 February we went skiing in the Alps and the budget held.", at("2026-03-10")),
+    # Written in January about the year after: only what was said before it can answer for it.
+    ("marathon", "Conversation between Melanie and Caroline", "text/x-chat",
+     "Caroline: Any big plans?\n"
+     "Melanie: Next year I want to run the Berlin marathon with my sister.\n", at("2026-01-12")),
 ]
 
 
@@ -144,3 +149,35 @@ def test_search_hits_and_the_plan_show_the_times_spoken_of(rt: Runtime) -> None:
     (mention,) = top["mentions"]
     assert mention["expression"] == "the weekend"
     assert mention["start"].startswith("2026-05-01T22:00") and mention["end"].startswith("2026-05-03T22:00")
+
+
+def ask(rt: Runtime, question: str) -> dict[str, dict]:
+    """The question through ``POST /v1/ask``: each event's data by its name."""
+    events: dict[str, dict] = {}
+    with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port), \
+            httpx.Client(timeout=60) as client, \
+            connect_sse(client, "POST", f"{url}/v1/ask", json={"question": question, "tz": "Europe/Paris",
+                                                             "now": NOW.isoformat()}) as stream:
+        assert stream.response.status_code == 200
+        for sse in stream.iter_sse():
+            events[sse.event] = sse.json()
+    return events
+
+
+def test_a_window_that_holds_nothing_answers_from_other_times_and_says_so(rt: Runtime) -> None:
+    """Next year has no records yet: what was said before about it answers, labelled as from other times."""
+    done = ask(rt, "What is Melanie planning for next year?")["done"]
+    assert done["answer"].startswith("Nothing in your data is from 2027; the closest from other times:"), done
+    assert "Berlin marathon" in done["answer"] and done["found"] and done["citations"]
+    assert done["beyond_window"] == "Nothing in your data is from 2027; the closest from other times:"
+
+
+def test_a_window_that_holds_the_answer_is_not_labelled(rt: Runtime) -> None:
+    done = ask(rt, "What did Melanie do with the kids in the first week of April?")["done"]
+    assert "went camping by the lake" in done["answer"] and done["beyond_window"] is None
+    assert not done["answer"].startswith("Nothing")
+
+
+def test_a_subject_that_is_nowhere_is_not_found_at_any_time(rt: Runtime) -> None:
+    done = ask(rt, "What did Melanie buy for the piano lessons in 2010?")["done"]
+    assert not done["found"] and "could not find" in done["answer"], done
