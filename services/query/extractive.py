@@ -344,8 +344,14 @@ _SUGGESTS = re.compile(r"(?:how about|what about|why don't (?:we|you)|why not|sh
                        r"(?:could|should))\b(?!\s+(?:you|yours|u)\W*$)", re.I)
 
 
+# A statement with a question tag asks only for agreement: "Sunflowers mean warmth and happiness, right?"
+_TAGGED = re.compile(r",\s*(?:right|isn't it|aren't they|don't they|doesn't it|didn't (?:i|you|we|they|it)|"
+                     r"wasn't it|weren't they|eh|huh)\?$", re.I)
+
+
 def _is_question(st: Statement) -> bool:
-    return _ATTACHED.sub("", st.text).rstrip(" \"')]").endswith("?") and not _SUGGESTS.match(_spoken(st))
+    said = _ATTACHED.sub("", st.text).rstrip(" \"')]")
+    return said.endswith("?") and not _SUGGESTS.match(_spoken(st)) and not _TAGGED.search(said)
 
 
 def _shared(asked: frozenset[str], terms: set[str]) -> set[str]:
@@ -526,8 +532,12 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
             max_sentences: int) -> list[_Candidate]:
     """The best statement, its neighbour when that completes it, and close runners-up that add the fact."""
     best = ranked[0]
-    if asked.facts and not best.fact:
-        # the best statement lacks the fact: one nearly as good that has it comes first
+    after = _beside(best, everything, 1)
+    goes_on = after is not None and after.fact and after.st.speaker == best.st.speaker and not after.asks \
+        and not _opens_turn(after) and after.st.headings == best.st.headings
+    if asked.facts and not best.fact and not goes_on:
+        # the best statement lacks the fact, and its next words do not give it ("...wrote me a letter." / "Their
+        # words touched me."): one nearly as good that has it comes first
         holder = next((c for c in ranked[1:6]
                        if c.fact and c.score >= 0.6 * best.score and c.subjects >= best.subjects
                        and c.said >= best.said), None)
@@ -550,8 +560,11 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
             run.append(nxt)
             i += 1
         if _words(run) > LONG_STATEMENT:  # too long to quote whole: the statements of it that bear on the question
-            bearing = [c for c in run if c is best or c.overlap >= 1]
-            run = bearing if _words(bearing) <= LONG_STATEMENT else [best]
+            # and the first after the best with the fact it lacks ("...wrote me a letter. Their words touched me")
+            holder = next((c for c in run if c.st.index > best.st.index and c.fact), None) \
+                if asked.facts and not best.fact else None
+            bearing = [c for c in run if c is best or c is holder or c.overlap >= 1]
+            run = bearing if _words(bearing) <= LONG_STATEMENT else [c for c in run if c is best or c is holder]
         chosen = run
     if (before := _lead_in(chosen[0], everything)) is not None:
         chosen.insert(0, before)

@@ -733,6 +733,16 @@ CONVERSATIONS = [
     g("transcript", "How did Jolene and her partner meet?", "engineering class",
       "Deborah: Hey Jolene, nice to meet you!\nJolene: Hi! My partner is Ryan.\nDeborah: Lovely.",
       "Jolene: We met in an engineering class in college and quickly became friends."),
+    # the feeling asked for is in the words right after the event, in the same long turn
+    g("transcript", "How did Mei feel when someone wrote her a letter after reading her blog post?", "touched",
+      "Mei: A letter from a reader always makes me happy, honestly.\nJon: How is the blog going?\nMei: Busy! Last "
+      "week someone wrote me a letter after reading my blog post about the move across the country with the kids "
+      "and the dog. Their words touched me. The rest of the week was long, with the boxes, the painting of the "
+      "hallway, the broken washing machine and the new school for the kids."),
+    # a question tag ("..., right?") asks only for agreement: the sentence states what it says
+    g("transcript", "What do sunflowers mean to Mei?", "warmth and happiness",
+      "Mei: Love the blue vase in the picture! Blue is my favourite colour. Sunflowers mean warmth and happiness, "
+      "right? I wish I had known you back then!\nJon: Roses stand for love, I think."),
 ]
 
 GOLD: list[Gold] = (CONVERSATIONS + NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED
