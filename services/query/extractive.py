@@ -533,9 +533,9 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     """The best statement, its neighbour when that completes it, and close runners-up that add the fact."""
     best = ranked[0]
     after = _beside(best, everything, 1)
-    goes_on = after is not None and after.fact and after.st.speaker == best.st.speaker and not after.asks \
+    next_gives = after is not None and after.fact and after.st.speaker == best.st.speaker and not after.asks \
         and not _opens_turn(after) and after.st.headings == best.st.headings
-    if asked.facts and not best.fact and not goes_on:
+    if asked.facts and not best.fact and not next_gives:
         # the best statement lacks the fact, and its next words do not give it ("...wrote me a letter." / "Their
         # words touched me."): one nearly as good that has it comes first
         holder = next((c for c in ranked[1:6]
