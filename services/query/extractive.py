@@ -288,6 +288,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         whole = set(enc.tokenize(text)) | title_terms | set(enc.tokenize(" ".join(hit.heading_path)))
         sources.append((whole, f"{hit.title}\n{text}"))
         modality = 0.5 if asked.modalities and hit.modality in asked.modalities else 0.0
+        prior_about = "neutral"
         for i, st in enumerate(statements):
             own = terms[i]
             if st.headings not in headings:
@@ -306,6 +307,11 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             covered = sum(1 for t in asked.subjects if t in own or t in context)
             said = sum(1 for t in asked.subjects if t in own)
             about = _about(st, persons, speech)
+            if about == "neutral" and i and statements[i - 1].speaker == st.speaker \
+                    and _POINTS_BACK.match(_spoken(st)):
+                # "It's a masterpiece on wheels." after "I got a new Ferrari!": about whom the one before is
+                about = prior_about
+            prior_about = about
             about_other = about == "other"
             speaker = 0.0 if about != "asked" else SELF if _said_by(st, persons) else SPOKEN_TO
             asks = _is_question(st)  # a question in a source states no fact

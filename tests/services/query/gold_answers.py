@@ -743,6 +743,11 @@ CONVERSATIONS = [
     g("transcript", "What do sunflowers mean to Mei?", "warmth and happiness",
       "Mei: Love the blue vase in the picture! Blue is my favourite colour. Sunflowers mean warmth and happiness, "
       "right? I wish I had known you back then!\nJon: Roses stand for love, I think."),
+    # "It's a masterpiece on wheels" is about whom the words before it are: Calvin, who got the Ferrari
+    g("transcript", "What did Calvin recently get that is a masterpiece on wheels?", "Ferrari",
+      "Dave: Keep going, you got this!\nCalvin: Thanks, Dave! You know what? Last week I got a new Ferrari! It's a "
+      "masterpiece on wheels. Excited for the road trips!\nDave: I got my own masterpiece on wheels last year, an "
+      "old van I restored."),
 ]
 
 GOLD: list[Gold] = (CONVERSATIONS + NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED
