@@ -68,9 +68,11 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
                        rf"(?:{_DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
                        r"\b(?:19|20)\d{2}\b|today|tomorrow|tonight|yesterday|noon|midnight|morning|evening|"
                        r"afternoon|weekend|week|month|year|ago|since|until|next|last)", re.I),
-    "duration": re.compile(r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|several|half|"
-                           r"couple of)\s+(?:\w+\s)?(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|"
-                           r"months?|years?|decades?)\b", re.I),
+    # "a long day" is a kind of day, not how long something took: after "a" only "full", "whole"... may come
+    "duration": re.compile(r"\b(?:(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|few|several|half|"
+                           r"couple of)\s+(?:\w+\s)?|an?\s+(?:(?:full|whole|entire|single|extra|few|couple of)\s)?)"
+                           r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|years?|decades?)\b",
+                           re.I),
     "amount": re.compile(r"[$€£¥₹]\s?\d|\d[\d,.]*\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|chf|francs?|"
                          r"k\b|thousand|million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -546,7 +548,7 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         # words touched me."): one nearly as good that has it comes first
         holder = next((c for c in ranked[1:6]
                        if c.fact and c.score >= 0.6 * best.score and c.subjects >= best.subjects
-                       and c.said >= best.said), None)
+                       and (c.said >= best.said or c.overlap >= best.overlap - 0.5)), None)
         if holder is not None:
             best = holder
     best.quoted = best.st.text

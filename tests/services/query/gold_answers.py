@@ -748,6 +748,10 @@ CONVERSATIONS = [
       "Dave: Keep going, you got this!\nCalvin: Thanks, Dave! You know what? Last week I got a new Ferrari! It's a "
       "masterpiece on wheels. Excited for the road trips!\nDave: I got my own masterpiece on wheels last year, an "
       "old van I restored."),
+    # "a long day" is a kind of day, not a duration: the statement that has one answers "how long"
+    Gold("note", ("Playing board games with my partner after a long day is how Ana relaxes.",
+                  "Ana and her partner are not married yet, but they have been together for three years."),
+         "How long have Ana and her partner been together?", "three years", absent=("board games",)),
 ]
 
 GOLD: list[Gold] = (CONVERSATIONS + NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED
