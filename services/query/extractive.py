@@ -540,6 +540,10 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
             max_sentences: int) -> list[_Candidate]:
     """The best statement, its neighbour when that completes it, and close runners-up that add the fact."""
     best = ranked[0]
+    if best.asks and (reply := _reply(asked, best, everything)) is not None:
+        # the words that match best are someone's question ("What would you say is the toughest part?"): the
+        # answer is the reply to it
+        best = reply
     after = _beside(best, everything, 1)
     next_gives = after is not None and after.fact and after.st.speaker == best.st.speaker and not after.asks \
         and not _opens_turn(after) and after.st.headings == best.st.headings
@@ -638,6 +642,24 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
     while len(chosen) > 2 and _words(chosen) + len(chosen) > MAX_WORDS:
         chosen.remove(min((c for c in chosen if id(c) not in kept), key=lambda c: c.score))
     return chosen
+
+
+def _reply(asked: Asked, question: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
+    """The other speaker's first statement after ``question`` in its source (thanks and greetings skipped), when
+    it states something and is said by the person the question names (if it names one)."""
+    if question.st.speaker is None:
+        return None
+    persons = {p.casefold() for p in asked.persons}
+    nxt = sorted((x for x in everything if x.n == question.n and 0 < x.st.index - question.st.index <= 4),
+                 key=lambda x: x.st.index)
+    for x in nxt:
+        if x.st.speaker == question.st.speaker:
+            continue
+        if x.st.speaker is None or x.asks or (persons and x.st.speaker.casefold() not in persons):
+            return None
+        if not _FILLER.fullmatch(_spoken(x.st)):
+            return x
+    return None
 
 
 def _names_kind(asked: Asked, c: _Candidate) -> bool:

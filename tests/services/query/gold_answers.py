@@ -752,6 +752,12 @@ CONVERSATIONS = [
     Gold("note", ("Playing board games with my partner after a long day is how Ana relaxes.",
                   "Ana and her partner are not married yet, but they have been together for three years."),
          "How long have Ana and her partner been together?", "three years", absent=("board games",)),
+    # the words that match best are Calvin's question: Dave's reply to it is the answer
+    g("transcript", "What is the toughest part of car restoration according to Dave?", "attention to detail",
+      "Calvin: Cool! Been wanting to try that. What would you say is the toughest part of car restoration, Dave?\n"
+      "Dave: It takes a lot of patience, but the payoff is worth it. Paying extra attention to detail isn't easy, "
+      "but it pays off.\nCalvin: Nice.",
+      "Dave: I work on all kinds of cars at the shop, from maintenance to full restorations."),
 ]
 
 GOLD: list[Gold] = (CONVERSATIONS + NOTES + PDFS + OCR + TRANSCRIPTS + MARKDOWN + NOTHING + ANSWERED + GATHERED
