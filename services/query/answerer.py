@@ -248,15 +248,10 @@ class Answerer:
 def beyond_label(plan: Plan, now: datetime, calendar: Conventions) -> str:
     """What an answer says first when the time its question names held nothing and its sources are from other
     times: "Nothing in your data is from summer 2024, Jun 1 \u2013 Aug 31; the closest from other times:"."""
-    window, cal = plan.window, Calendar(calendar.date_order)
-    assert window is not None
-    if window.start is not None and window.end is not None:
-        when = span_words(Mention(window.start, window.end, window.expression, (0, 0)), plan.tz, now, cal)
-    elif window.start is not None:
-        when = f"since {cal.date(window.start.astimezone(plan.tz))}"
-    else:
-        assert window.end is not None
-        when = f"before {cal.date(window.end.astimezone(plan.tz))}"
+    window = plan.window  # a bounded one: beyond_window() is only for soft windows
+    assert window is not None and window.start is not None and window.end is not None
+    when = span_words(Mention(window.start, window.end, window.expression, (0, 0)), plan.tz, now,
+                      Calendar(calendar.date_order))
     return f"Nothing in your data is from {when}; the closest from other times:"
 
 

@@ -162,10 +162,9 @@ class Plan:
     def beyond_window(self) -> Plan | None:
         """The same question searched at every time: for when the window the question names holds nothing
         about its subject ("what is she planning for next year?" is answered by what was said before it, "in
-        2010" by a later memory of it).  None when the range is not the question's own (a client's range, a
-        time-only question, or none at all)."""
-        if self.window is None or self.query_class != "temporal+semantic" or self.filters.has_time \
-                or (self.start is None and self.end is None):
+        2010" by a later memory of it).  Only for a soft window (see ``soft_window``): a client's range, a
+        time-only question, a cut-off ("as of March") and "saved ..." stay what they were asked as."""
+        if not self.soft_window:
             return None
         # the whole question embeds better than its keywords, and its time words still match ("next year")
         return replace(self, query_class="semantic", semantic_query=self.question, start=None, end=None,

@@ -181,3 +181,17 @@ def test_a_window_that_holds_the_answer_is_not_labelled(rt: Runtime) -> None:
 def test_a_subject_that_is_nowhere_is_not_found_at_any_time(rt: Runtime) -> None:
     done = ask(rt, "What did Melanie buy for the piano lessons in 2010?")["done"]
     assert not done["found"] and "could not find" in done["answer"], done
+
+
+@pytest.mark.parametrize(("question", "widened"), [
+    ("What is Melanie planning for next year?", True),  # a soft window: its subject may be spoken of elsewhere
+    ("What had Melanie planned as of March?", False),  # a cut-off excludes what came after, whatever it finds
+    ("What did I save about the marathon last week?", False),  # when it was saved is what is asked
+    ("What happened last week?", False),  # a time-only question lists the window, empty or not
+])
+def test_only_a_soft_window_is_searched_beyond(engine: QueryEngine, question: str, widened: bool) -> None:
+    plan = engine.plan(question, tz=TZ, now=NOW)
+    wider = plan.beyond_window()
+    assert (wider is not None) == widened, plan
+    if wider is not None:
+        assert wider.start is None and wider.end is None and wider.semantic_query == question
