@@ -176,7 +176,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     ctx = _Asking(asked, hits, tz, conventions, Calendar(conventions.date_order if conventions else "mdy"))
     candidates, source_terms = _candidates(asked, hits, enc)
     scored = [c for c in candidates if c.overlap > 0 or c.subjects]
-    other = _about_something_else(asked, candidates, source_terms, hits)
+    other = _about_something_else(asked, candidates, source_terms, hits, enc)
     if other is not None:
         return _closest(ctx, other, scored, max_words)
     ranked = sorted(scored, key=lambda c: -c.score)
@@ -208,10 +208,14 @@ _NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|withou
 def _affirms(asked: Asked, best: _Candidate, enc: SparseEncoder) -> bool:
     """Whether the statement quoted first says yes to a yes/no question: it has every word of the question
     (bar the person's name), says it of the person asked about, and negates nothing."""
-    names = {t for p in asked.persons for t in enc.tokenize(p)}  # the terms as the question's were read
-    wanted = asked.terms - names
+    wanted = asked.terms - _name_terms(asked, enc)
     return bool(wanted) and wanted <= _shared(wanted, best.terms) and not _NEGATED.search(best.st.text) \
         and (not asked.persons or best.speaker_bonus) and not best.asks
+
+
+def _name_terms(asked: Asked, enc: SparseEncoder) -> set[str]:
+    """The terms of the persons the question names, as its own words were read."""
+    return {t for p in asked.persons for t in enc.tokenize(p)}
 
 
 # --------------------------------------------------------------------------- reading the sources
@@ -471,7 +475,7 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
 
 
 def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: list[tuple[set[str], str]],
-                          hits: Sequence[SearchHit | Source]) -> str | None:
+                          hits: Sequence[SearchHit | Source], enc: SparseEncoder) -> str | None:
     """What the question is about that no source covers, when that makes every source an answer to something
     else: a source naming the same kind of thing narrowed otherwise ("Gym locker code" for "bike lock code"),
     or sources sharing no word of substance with the question and holding no fact of the kind asked."""
@@ -504,8 +508,8 @@ def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: l
         return f"\u201c{missing[0]}\u201d"
     substance = asked.terms - _KIND_TERMS
     shared = any(substance & terms for terms, _text in sources)
-    names = {t for p in asked.persons for t in _DEFAULT_ENCODER.tokenize(p)}
-    if asked.persons and named and not any((substance - names) & terms for terms, _text in sources):
+    others = substance - _name_terms(asked, enc)
+    if asked.persons and named and not any(others & terms for terms, _text in sources):
         # "What did Melanie buy for the piano lessons?": the sources share only her name with it
         missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(named)]
         return f"\u201c{missing[0]}\u201d"
@@ -544,9 +548,8 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         # the words that match best are someone's question ("What would you say is the toughest part?"): the
         # answer is the reply to it
         best = reply
-    after = _beside(best, everything, 1)
-    next_gives = after is not None and after.fact and after.st.speaker == best.st.speaker and not after.asks \
-        and not _opens_turn(after) and after.st.headings == best.st.headings
+    completed = _completion(asked, best, everything)
+    next_gives = completed is not None and completed.fact and not _opens_turn(completed)
     if asked.facts and not best.fact and not next_gives:
         # the best statement lacks the fact, and its next words do not give it ("...wrote me a letter." / "Their
         # words touched me."): one nearly as good that has it comes first
@@ -573,10 +576,10 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
             i += 1
         if _words(run) > LONG_STATEMENT:  # too long to quote whole: the statements of it that bear on the question
             # and the first after the best with the fact it lacks ("...wrote me a letter. Their words touched me")
-            holder = next((c for c in run if c.st.index > best.st.index and c.fact), None) \
+            gives = next((c for c in run if c.st.index > best.st.index and c.fact), None) \
                 if asked.facts and not best.fact else None
-            bearing = [c for c in run if c is best or c is holder or c.overlap >= 1]
-            run = bearing if _words(bearing) <= LONG_STATEMENT else [c for c in run if c is best or c is holder]
+            bearing = [c for c in run if c is best or c is gives or c.overlap >= 1]
+            run = bearing if _words(bearing) <= LONG_STATEMENT else [c for c in run if c is best or c is gives]
         chosen = run
     if (before := _lead_in(chosen[0], everything)) is not None:
         chosen.insert(0, before)
@@ -650,9 +653,10 @@ def _reply(asked: Asked, question: _Candidate, everything: list[_Candidate]) -> 
     if question.st.speaker is None:
         return None
     persons = {p.casefold() for p in asked.persons}
-    nxt = sorted((x for x in everything if x.n == question.n and 0 < x.st.index - question.st.index <= 4),
-                 key=lambda x: x.st.index)
-    for x in nxt:
+    for step in range(1, 5):
+        x = _beside(question, everything, step)
+        if x is None:
+            return None
         if x.st.speaker == question.st.speaker:
             continue
         if x.st.speaker is None or x.asks or (persons and x.st.speaker.casefold() not in persons):

@@ -15,7 +15,6 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from httpx_sse import connect_sse
 from pydantic import SecretStr
 
 from app.assembly import build_runtime
@@ -33,6 +32,7 @@ from services.extractors.text import TextExtractor
 from services.query.engine import QueryEngine
 from tests.pg import base_dsn, fresh_database
 from tests.serving import serve_in_thread
+from tests.sse import sse_events
 
 TZ = ZoneInfo("Europe/Paris")
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=TZ)  # the questions are asked weeks after everything below
@@ -153,15 +153,10 @@ def test_search_hits_and_the_plan_show_the_times_spoken_of(rt: Runtime) -> None:
 
 def ask(rt: Runtime, question: str) -> dict[str, dict]:
     """The question through ``POST /v1/ask``: each event's data by its name."""
-    events: dict[str, dict] = {}
     with serve_in_thread(create_app(rt, gateway=False, query=True)) as (url, _port), \
-            httpx.Client(timeout=60) as client, \
-            connect_sse(client, "POST", f"{url}/v1/ask", json={"question": question, "tz": "Europe/Paris",
-                                                             "now": NOW.isoformat()}) as stream:
-        assert stream.response.status_code == 200
-        for sse in stream.iter_sse():
-            events[sse.event] = sse.json()
-    return events
+            httpx.Client(timeout=60) as client:
+        return dict(sse_events(client, "POST", f"{url}/v1/ask", json={
+            "question": question, "tz": "Europe/Paris", "now": NOW.isoformat()}))
 
 
 def test_a_window_that_holds_nothing_answers_from_other_times_and_says_so(rt: Runtime) -> None:
