@@ -36,6 +36,7 @@ DUPLICATE_DATE = datetime(2024, 1, 9, 12, 0, tzinfo=UTC)
 LATE_DATE = datetime(2024, 3, 1, 10, 0, tzinfo=UTC)
 MAILDIR_DATE = datetime(2022, 11, 20, 19, 45, tzinfo=UTC)
 BACKGROUND_DATE = datetime(2024, 4, 2, 7, 0, tzinfo=UTC)
+UPLOAD_LIMIT = 1024 * 1024  # SB_MAX_UPLOAD_BYTES of the service under test: one file at most 1 MiB
 
 
 def deposit_pdf() -> bytes:
@@ -111,7 +112,7 @@ def service(tmp_path_factory: pytest.TempPathFactory, dovecot: Dovecot) -> Itera
     # `up` takes mail from its own folder of the same account in the background (SB_MAIL_*).
     env = {"SB_MAIL_HOST": "127.0.0.1", "SB_MAIL_PORT": str(dovecot.imaps_port), "SB_MAIL_USER": USER,
            "SB_MAIL_PASSWORD": dovecot.password, "SB_MAIL_CA_FILE": str(dovecot.ca_file),
-           "SB_MAIL_FOLDERS": "background", "SB_MAIL_INTERVAL_S": "5"}
+           "SB_MAIL_FOLDERS": "background", "SB_MAIL_INTERVAL_S": "5", "SB_MAX_UPLOAD_BYTES": str(UPLOAD_LIMIT)}
     with running_up(tmp_path_factory, "sb-mail-up-", env, "--no-llm") as svc:
         yield svc
 
@@ -316,6 +317,24 @@ def test_a_maildir_is_read_once(service: Service, client: httpx.Client, tmp_path
     assert choir["title"] == "Choir rehearsal" and at(choir["captured_at"]) == MAILDIR_DATE
     rc, summary, _err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
     assert (rc, summary["messages"]) == (0, 0), summary
+
+
+def test_an_attachment_over_the_upload_limit_is_refused_and_the_message_text_is_kept(
+        service: Service, client: httpx.Client, tmp_path: Path) -> None:
+    box = mailbox.Maildir(tmp_path / "Maildir", create=True)
+    box.add(message("Roof survey", datetime(2024, 6, 3, 8, 0, tzinfo=UTC), "<survey@example.org>",
+                    text="The roof survey found two cracked slates above the north gable.\n",
+                    attachments=(("survey-scan.tif", b"II*\x00" + b"\x00" * (UPLOAD_LIMIT + 1), "image/tiff"),)))
+    box.close()
+    state = tmp_path / "big-state.json"
+    rc, summary, err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
+    assert rc == 1, (summary, err)  # something was refused: the exit status says so
+    assert (summary["messages"], summary["imported"]) == (1, 1), summary
+    [refused] = summary["failed"]
+    assert refused["label"] == "Roof survey (Maria Lopez <maria@example.org>): survey-scan.tif", refused
+    assert f"{UPLOAD_LIMIT}-byte" in refused["reason"] and "SB_MAX_UPLOAD_BYTES" in refused["reason"], refused
+    survey = top(client, "cracked slates above the north gable")
+    assert survey["title"] == "Roof survey" and "Attachments: survey-scan.tif" in survey["text"]
 
 
 def test_mail_every_takes_new_mail_as_it_comes_until_stopped(service: Service, client: httpx.Client,
