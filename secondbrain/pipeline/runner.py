@@ -118,6 +118,10 @@ class StageRunner:
                            batch_max=BATCH_MAX if isinstance(stage, BatchingStage) else 1)
         # Where each partition stands, from what this runner read and finished (for the lag gauge).
         self.positions = PartitionPositions()
+        # A batching stage's shared part is a model call that takes every core: two at once (two lanes) only
+        # split the cores between them, and with them the other stages' share (1,000 notes: 61-62 % of the
+        # embedder alone's speed with two at once, 65 % one at a time; bench/bulk.py).
+        self._batch_turn = asyncio.Lock()
         self._lag_task: asyncio.Task[None] | None = None
         self.group = f"{settings.consumer_group_prefix}.{names.prefix}{self.step.name}"
         self.app = self._build_app()
@@ -252,7 +256,8 @@ class StageRunner:
             prepared: list[Any] | None = None
             if len(works) > 1 and isinstance(self.stage, BatchingStage):
                 try:  # the shared part (one model call); any failure: each event alone, with its retries
-                    prepared = await self._in_pool(self.stage.prepare, [w.event for w in works])
+                    async with self._batch_turn:
+                        prepared = await self._in_pool(self.stage.prepare, [w.event for w in works])
                 except Exception as exc:
                     log.warning("batch preparation failed; events go one by one", extra={
                         "stage": self.step.name, "events": len(works), "error": repr(exc)})
