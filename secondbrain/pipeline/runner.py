@@ -120,7 +120,7 @@ class StageRunner:
         self.positions = PartitionPositions()
         # A batching stage's shared part is a model call that takes every core: two at once (two lanes) only
         # split the cores between them, and with them the other stages' share (1,000 notes: 61-62 % of the
-        # embedder alone's speed with two at once, 65 % one at a time; bench/bulk.py).
+        # embedder alone's speed with two at once, 64 % one at a time; bench/bulk.py).
         self._batch_turn = asyncio.Lock()
         self._lag_task: asyncio.Task[None] | None = None
         self.group = f"{settings.consumer_group_prefix}.{names.prefix}{self.step.name}"
