@@ -504,19 +504,23 @@ def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: l
         # "How much did the bicycle cost?" over the car service's cost: nothing is about the thing it asks of.
         # (Not for a question about someone: what people say of their lives is paraphrased, "my grandma"
         # for "her grandmother", and their name already ties the sources to it.)
-        missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(named)]
-        return f"\u201c{missing[0]}\u201d"
+        return _missing(asked, named)
     substance = asked.terms - _KIND_TERMS
     shared = any(substance & terms for terms, _text in sources)
     others = substance - _name_terms(asked, enc)
     if asked.persons and named and not any(others & terms for terms, _text in sources):
         # "What did Melanie buy for the piano lessons?": the sources share only her name with it
-        missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(named)]
-        return f"\u201c{missing[0]}\u201d"
+        return _missing(asked, named)
     if asked.facts and not shared and not any(c.fact for c in candidates):
-        missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(asked.subjects)]
-        return f"\u201c{missing[0]}\u201d" if missing else "that"
+        return _missing(asked, asked.subjects)
     return None
+
+
+def _missing(asked: Asked, terms: frozenset[str]) -> str:
+    """How a "not found" answer names what is missing: the question's first phrase, else the first of ``terms``
+    as the question wrote it, quoted ("that" when there is neither)."""
+    missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(terms)]
+    return f"\u201c{missing[0]}\u201d" if missing else "that"
 
 
 def _written(asked: Asked, term: str) -> str:
