@@ -121,9 +121,11 @@ def test_the_page_at_each_width_and_scheme(site: tuple[str, dict[str, str]], axe
         if width > 1100:
             assert box.bounding_box() == before  # nothing moves while an answer grows
         else:  # one column: the box follows the conversation, right under it
-            thread = page.locator("#thread").bounding_box()
-            moved = box.bounding_box()
-            assert thread is not None and moved is not None and moved["y"] > thread["y"] + thread["height"]
+            # Both boxes in one snapshot: the page may scroll or re-render between two separate reads.
+            thread, moved = page.evaluate("['#thread', '#question'].map(s => {"
+                                          " const r = document.querySelector(s).getBoundingClientRect();"
+                                          " return {y: r.y, height: r.height}; })")
+            assert moved["y"] > thread["y"] + thread["height"]
         page.evaluate("document.querySelector('#thread p:last-child').remove()")
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
