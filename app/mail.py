@@ -6,7 +6,10 @@ the message and its content, so a message sent again adds nothing.  What was tak
 file: per IMAP folder its UIDVALIDITY and the last UID sent (a changed UIDVALIDITY means the server
 renumbered the folder: it is read again and the keys keep it from being added twice), per Maildir the names
 of the messages sent.  The state moves on only once the gateway has answered for a message, so a run stopped
-by a lost server, a lost connection or Ctrl-C goes on from there the next time.
+by a lost server, a lost connection or Ctrl-C goes on from there the next time.  A message the gateway refused
+a part of (an attachment over the upload limit, a server that failed) is remembered apart and sent again by
+later runs, 15 minutes after the refusal and then four times as long after each new one (at most a day), or at
+once with ``--retry-refused``: raising the limit then loses nothing, and the parts already kept add nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from services.importers import mail as mail_format
 from services.importers.model import Skipped
 
 MESSAGES_PER_BATCH = 20  # the state is saved after each batch the gateway answered
+RETRY_FIRST_S = 15 * 60  # a refused message is sent again this long after the refusal, then 4x longer each time
+RETRY_MAX_S = 24 * 3600
 MAX_THREADS_KEPT = 20_000
 TIMEOUT_S = 30.0
 
@@ -68,6 +73,7 @@ class Report:
     messages: int = 0  # read from the folders this run
     skipped: list[tuple[str, str]] = field(default_factory=list)
     kept: int = 0  # not moved or deleted: some of it was skipped or refused
+    refused: int = 0  # messages a part of which the gateway refused this run: sent again by a later run
     notes: list[str] = field(default_factory=list)  # what the person should know (a renumbered folder)
 
 
@@ -132,10 +138,13 @@ Message = tuple[str, bytes, datetime | None]  # where it is (a UID, a Maildir na
 class MailSync:
     """Takes the mail not taken yet and sends it with ``send``."""
 
-    def __init__(self, state: State, send: Send, *, say: Callable[[str], None]) -> None:
+    def __init__(self, state: State, send: Send, *, say: Callable[[str], None], retry_refused: bool = False,
+                 clock: Callable[[], float] = time.time) -> None:
         self.state = state
         self.send = send
         self.say = say
+        self.retry_refused = retry_refused  # send every refused message again now, whatever its next turn
+        self.clock = clock
 
     # --- IMAP
     def imap(self, account: Account) -> Report:
@@ -165,15 +174,17 @@ class MailSync:
         key = account.folder_key(folder)
         mark = self.state.folders.get(key) or {}
         last = int(mark.get("last_uid") or 0)
+        again: dict[str, Any] = dict(mark.get("again") or {})  # UID -> its refusals and next turn
         if mark and validity is not None and mark.get("uidvalidity") != validity:
             report.notes.append(f"{folder}: the server renumbered this folder (its UIDVALIDITY changed); it is read "
                                 "again, and messages already taken are not added twice")
-            last = 0
+            last, again = 0, {}
         typ, data = conn.uid("SEARCH", f"UID {last + 1}:*")
         if typ != "OK":
             raise MailError(f"the server did not list the messages of {folder!r}: {_text(data)}")
         # "n:*" names the last message even when its UID is below n: keep only the new ones.
         uids = sorted(u for u in (int(x) for x in b" ".join(d for d in data if d).split()) if u > last)
+        uids = sorted(int(uid) for uid in self._due(again)) + uids  # refused before, due again: first
         for start in range(0, len(uids), MESSAGES_PER_BATCH):
             chunk = uids[start:start + MESSAGES_PER_BATCH]
             messages: list[Message] = []
@@ -181,13 +192,15 @@ class MailSync:
                 raw, received = _fetch(conn, uid)
                 if raw is not None:
                     messages.append((str(uid), raw, received))
-            taken = self._send(messages, origin=f"{key} ", report=report)
+            taken, refused = self._send(messages, origin=f"{key} ", report=report)
             if tidy and taken:
                 _tidy(conn, account, taken)
-            self.state.folders[key] = {"uidvalidity": validity, "last_uid": chunk[-1]}
+            self._remember([str(uid) for uid in chunk], refused, again)
+            last = max(last, *chunk)
+            self.state.folders[key] = {"uidvalidity": validity, "last_uid": last, "again": again}
             self.state.save()
         if not uids and validity is not None:
-            self.state.folders[key] = {"uidvalidity": validity, "last_uid": last}
+            self.state.folders[key] = {"uidvalidity": validity, "last_uid": last, "again": again}
             self.state.save()
 
     # --- Maildir
@@ -197,8 +210,10 @@ class MailSync:
             raise MailError(f"{path} is not a Maildir (it has no cur and new folders)")
         box = mailbox.Maildir(path, factory=None, create=False)
         key = str(path.absolute())
-        seen = set(self.state.maildirs.get(key, {}).get("seen") or [])
-        names = sorted(k for k in box.iterkeys() if k not in seen)
+        mark = self.state.maildirs.get(key) or {}
+        seen = set(mark.get("seen") or [])
+        again: dict[str, Any] = dict(mark.get("again") or {})  # name -> its refusals and next turn
+        names = self._due(again) + sorted(k for k in box.iterkeys() if k not in seen and k not in again)
         for start in range(0, len(names), MESSAGES_PER_BATCH):
             chunk = names[start:start + MESSAGES_PER_BATCH]
             messages: list[Message] = []
@@ -209,18 +224,40 @@ class MailSync:
                 except (KeyError, OSError):  # taken away meanwhile (another mail program)
                     continue
                 messages.append((name, raw, received))
-            self._send(messages, origin=f"maildir:{key} ", report=report)
-            seen.update(chunk)
-            self.state.maildirs[key] = {"seen": sorted(seen)}
+            _taken, refused = self._send(messages, origin=f"maildir:{key} ", report=report)
+            self._remember(chunk, refused, again)
+            seen.update(name for name in chunk if name not in again)
+            self.state.maildirs[key] = {"seen": sorted(seen), "again": again}
             self.state.save()
         return report
 
+    # --- refused messages, sent again later
+    def _due(self, again: dict[str, Any]) -> list[str]:
+        """The refused messages whose next turn has come (all of them with ``retry_refused``)."""
+        now = self.clock()
+        return sorted(place for place, turn in again.items()
+                      if self.retry_refused or float(turn.get("next") or 0) <= now)
+
+    def _remember(self, places: list[str], refused: list[str], again: dict[str, Any]) -> None:
+        """After a batch: a refused message gets its next turn, later each time; any other (taken, or gone from
+        the folder) is forgotten."""
+        for place in places:
+            if place in refused:
+                tries = int((again.get(place) or {}).get("tries") or 0) + 1
+                wait = min(RETRY_MAX_S, RETRY_FIRST_S * 4 ** (tries - 1))
+                again[place] = {"tries": tries, "next": self.clock() + wait}
+            else:
+                again.pop(place, None)
+
     # --- both
-    def _send(self, messages: list[Message], *, origin: str, report: Report) -> list[str]:
-        """Send the messages' captures; the places of the messages taken whole (nothing skipped or refused)."""
+    def _send(self, messages: list[Message], *, origin: str,
+              report: Report) -> tuple[list[str], list[str]]:
+        """Send the messages' captures; the places of the messages taken whole (nothing skipped or refused) and
+        of those a part of which the gateway refused."""
         captures: list[Any] = []
         owner: list[int] = []  # the message each capture comes from
         whole = [True] * len(messages)
+        refused = [False] * len(messages)
         for n, (place, raw, received) in enumerate(messages):
             parsed = mail_format.parse(raw, origin=(origin + place).strip(), threads=self.state.threads,
                                        received=received)
@@ -236,9 +273,12 @@ class MailSync:
         statuses = self.send(captures) if captures else []
         for n, status in zip(owner, statuses, strict=False):
             if status == "refused":
-                whole[n] = False
+                whole[n], refused[n] = False, True
         report.kept += whole.count(False)
-        return [place for (place, _raw, _when), ok in zip(messages, whole, strict=True) if ok]
+        report.refused += refused.count(True)
+        places = [place for place, _raw, _when in messages]
+        return ([p for p, ok in zip(places, whole, strict=True) if ok],
+                [p for p, no in zip(places, refused, strict=True) if no])
 
 
 def _thread_of(parsed: mail_format.Parsed) -> str:

@@ -51,8 +51,10 @@ def account_from(args: argparse.Namespace, settings: Any) -> Any:
 
 
 def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None, *, tally: Tally,
-              progress: Progress, say_line: Any = say) -> tuple[list[str], list[tuple[str, str]], int, Sender]:
+              progress: Progress, say_line: Any = say,
+              retry_refused: bool = False) -> tuple[list[str], list[tuple[str, str]], int, Sender]:
     """One pass over the account's folders and the Maildir; (notes, skipped, messages read, the sender).
+    ``retry_refused`` sends the messages refused before again now, not at their next turn.
     Raises MailError with a sentence; what was sent before stays sent and recorded."""
     from app.mail import MailSync, State
 
@@ -65,7 +67,7 @@ def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None,
         sender.flush()  # the state moves on only once the gateway answered for these
         return [item.status for item in tally.items[before:]]
 
-    syncer = MailSync(State(state_path), send, say=say_line)
+    syncer = MailSync(State(state_path), send, say=say_line, retry_refused=retry_refused)
     notes: list[str] = []
     skipped: list[tuple[str, str]] = []
     messages = 0
@@ -78,6 +80,10 @@ def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None,
         if report.kept and account is not None and (account.move_to or account.delete_after):
             notes.append(f"{_n(report.kept, 'message')} stayed in the folder: some of it was skipped or refused "
                          "(see below)")
+        if report.refused:
+            notes.append(f"{_n(report.refused, 'message')} had a part refused (see below): later runs send "
+                         f"{'it' if report.refused == 1 else 'them'} again, in 15 minutes and then less often; "
+                         "`secondbrain mail --retry-refused` sends them at once (after raising a limit, say)")
         skipped += report.skipped
         messages += report.messages
     return notes, skipped, messages, sender
@@ -114,11 +120,13 @@ def cmd_mail(args: argparse.Namespace) -> int:
                 return http_error(me)
             state = state_file(args, default_state_path)
             stop_on_signals()
+            retry_now = bool(args.retry_refused)  # the first pass only; later ones follow each message's turn
 
             def run_pass() -> None:
-                nonlocal notes, skipped, messages, sender
+                nonlocal notes, skipped, messages, sender, retry_now
                 notes, skipped, messages, sender = take_mail(client, state, account, maildir, tally=tally,
-                                                             progress=progress)
+                                                             progress=progress, retry_refused=retry_now)
+                retry_now = False
                 if args.every:
                     for note in notes:
                         say(note)
@@ -211,6 +219,9 @@ def add_parser(sub: Any, client_opts: Any) -> None:
     ma.add_argument("--maildir", help="a local Maildir to take mail from (SB_MAIL_MAILDIR)")
     ma.add_argument("--state", metavar="FILE", help="where to keep what was taken (default: under "
                                                     "~/.local/state/secondbrain)")
+    ma.add_argument("--retry-refused", action="store_true",
+                    help="send the messages a part of which was refused before again now (later runs do it "
+                         "anyway, 15 minutes after a refusal and then less often)")
     ma.add_argument("--every", type=float, default=None, metavar="SECONDS",
                     help="keep going: look for new mail every SECONDS until Ctrl-C")
     ma.add_argument("--no-wait", action="store_true", help="return once everything is sent")

@@ -1,16 +1,18 @@
-"""Taking mail from a real IMAP server (Dovecot on loopback): a server that goes away in the middle of a run is
-reported, what was sent before stays recorded, and the next run sends only the rest."""
+"""Taking mail from a real IMAP server (Dovecot on loopback) or a Maildir: a server that goes away in the middle of
+a run is reported, what was sent before stays recorded, and the next run sends only the rest; a message the
+gateway refused a part of is sent again at its turn, or at once when asked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import mailbox
+from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.mail import Account, MailError, MailSync, State
+from app.mail import RETRY_FIRST_S, Account, MailError, MailSync, Report, State
 from tests.e2e.harness import readable_tmp
 from tests.e2e.mailserver import USER, Dovecot
 
@@ -60,3 +62,48 @@ def test_a_server_lost_mid_run_is_reported_and_the_next_run_sends_only_the_rest(
     report = MailSync(State(state_path), send, say=print).imap(account)
     assert report.messages == 5 and sent[20:] == [f"Note {n}" for n in range(21, 26)]
     assert MailSync(State(state_path), send, say=print).imap(account).messages == 0
+
+
+def refused_until_allowed(sync: Callable[[MailSync], Report], state_path: Path) -> None:
+    """Three notes, the second refused by the gateway until it is allowed: not sent again before its turn, sent
+    again at it (refused again: the next turn is four times as far), then at once with ``retry_refused``; the
+    others are never sent twice."""
+    sent: list[str] = []
+    allowed = {"Note 1", "Note 3"}
+    now = [1_000_000.0]
+
+    def send(captures: list[Any]) -> list[str]:
+        sent.extend(c.title for c in captures)
+        return ["queued" if c.title in allowed else "refused" for c in captures]
+
+    def run(after_s: float, *, retry: bool = False) -> Report:
+        now[0] += after_s
+        return sync(MailSync(State(state_path), send, say=print, retry_refused=retry, clock=lambda: now[0]))
+
+    first = run(0)
+    assert (first.messages, first.refused, sent) == (3, 1, ["Note 1", "Note 2", "Note 3"])
+    assert run(RETRY_FIRST_S - 60).messages == 0  # not its turn yet
+    again = run(60)
+    assert (again.messages, again.refused, sent[3:]) == (1, 1, ["Note 2"])
+    assert run(3 * RETRY_FIRST_S).messages == 0  # the next turn is 4 x 15 minutes after the second refusal
+    allowed.add("Note 2")  # the limit was raised, say
+    asked = run(60, retry=True)
+    assert (asked.messages, asked.refused, sent[4:]) == (1, 0, ["Note 2"])
+    assert run(10 * RETRY_FIRST_S, retry=True).messages == 0  # taken: never sent again
+
+
+def test_a_refused_imap_message_is_sent_again_at_its_turn_or_at_once(dovecot: Dovecot, tmp_path: Path) -> None:
+    for n in range(1, 4):
+        dovecot.append("secondbrain", note(n))
+    account = Account(host="127.0.0.1", port=dovecot.imaps_port, user=USER, password=dovecot.password,
+                      ca_file=str(dovecot.ca_file))
+    refused_until_allowed(lambda sync: sync.imap(account), tmp_path / "mail.json")
+
+
+@pytest.mark.fast
+def test_a_refused_maildir_message_is_sent_again_at_its_turn_or_at_once(tmp_path: Path) -> None:
+    box = mailbox.Maildir(tmp_path / "Maildir", create=True)
+    for n in range(1, 4):
+        box.add(note(n))
+    box.close()
+    refused_until_allowed(lambda sync: sync.maildir(tmp_path / "Maildir"), tmp_path / "mail.json")

@@ -335,6 +335,11 @@ def test_an_attachment_over_the_upload_limit_is_refused_and_the_message_text_is_
     assert f"{UPLOAD_LIMIT}-byte" in refused["reason"] and "SB_MAX_UPLOAD_BYTES" in refused["reason"], refused
     survey = top(client, "cracked slates above the north gable")
     assert survey["title"] == "Roof survey" and "Attachments: survey-scan.tif" in survey["text"]
+    assert any("--retry-refused" in n for n in summary["notes"]), summary
+    # Remembered apart: sent again when asked, the text adds nothing, the attachment is refused again.
+    rc, again, err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"), "--retry-refused")
+    assert rc == 1 and (again["messages"], again["imported"], again["already_imported"]) == (1, 0, 1), (again, err)
+    assert [f["label"] for f in again["failed"]] == [refused["label"]], again
 
 
 def test_mail_every_takes_new_mail_as_it_comes_until_stopped(service: Service, client: httpx.Client,
