@@ -186,10 +186,7 @@ class Answerer:
                 text, cited, grounded = NOT_FOUND, [], False
                 yield Token(text)
             elif mode == "extractive":
-                ans = extractive_answer(standalone, sources, encoder=encoder, tz=zone_, conventions=calendar,
-                                        max_words=MAX_WORDS - len(beyond.split()) if beyond else MAX_WORDS)
-                if beyond and ans.found:
-                    ans = replace(ans, text=f"{beyond} {ans.text}", markdown=f"{beyond} {ans.markdown or ans.text}")
+                ans = quoted_answer(standalone, sources, beyond, encoder=encoder, tz=zone_, conventions=calendar)
                 text, cited, grounded = ans.text, ans.citations, ans.grounded
                 answered = quoted_json(ans, sources)
                 for word in text.split(" "):
@@ -221,8 +218,8 @@ class Answerer:
                     # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
                     # it go the best quoted passages, which are (the extractive answer).
                     unsupported = True
-                    quoted = extractive_answer(standalone, sources, encoder=encoder, tz=zone_,
-                                               conventions=calendar)
+                    quoted = quoted_answer(standalone, sources, beyond, encoder=encoder, tz=zone_,
+                                           conventions=calendar)
                     if quoted.grounded:
                         extractive = {"answer": quoted.text, "citations": quoted.citations}
             mark("total")
@@ -243,6 +240,18 @@ class Answerer:
             yield Error(f"the answer failed; try again (error id {error_id})", error_id=error_id)
         finally:
             telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
+
+
+def quoted_answer(question: str, sources: list[Source], beyond: str | None, *, encoder: SparseEncoder, tz: ZoneInfo,
+                  conventions: Conventions) -> Answer:
+    """The extractive answer, the answer itself without a model and the quoted passages beside a model's answer
+    that cites nothing: led by ``beyond`` (sources from other times than the one asked) within the same word
+    budget, so neither reads as from the time asked."""
+    ans = extractive_answer(question, sources, encoder=encoder, tz=tz, conventions=conventions,
+                            max_words=MAX_WORDS - len(beyond.split()) if beyond else MAX_WORDS)
+    if beyond and ans.found:
+        ans = replace(ans, text=f"{beyond} {ans.text}", markdown=f"{beyond} {ans.markdown or ans.text}")
+    return ans
 
 
 def beyond_label(plan: Plan, now: datetime, calendar: Conventions) -> str:

@@ -23,13 +23,16 @@ from secondbrain.events.models import ArtifactSubmitted
 from secondbrain.pipeline import core
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.temporal import Conventions
 from services.chunker.logic import ChunkingConfig
 from services.chunker.stage import ChunkerStage
 from services.embedder.stage import EmbedderStage
 from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor
+from services.query.answerer import beyond_label, quoted_answer
 from services.query.engine import QueryEngine
+from services.query.extractive import MAX_WORDS
 from tests.pg import base_dsn, fresh_database
 from tests.serving import serve_in_thread
 from tests.sse import sse_events
@@ -165,6 +168,20 @@ def test_a_window_that_holds_nothing_answers_from_other_times_and_says_so(rt: Ru
     assert done["answer"].startswith("Nothing in your data is from 2027; the closest from other times:"), done
     assert "Berlin marathon" in done["answer"] and done["found"] and done["citations"]
     assert done["beyond_window"] == "Nothing in your data is from 2027; the closest from other times:"
+
+
+def test_the_quoted_passages_beside_a_model_answer_carry_the_label_too(rt: Runtime, engine: QueryEngine) -> None:
+    """The passages quoted beside a model's answer that cites nothing come from the same call as the answer
+    without a model: from other times than the one asked, they say so, within the same word budget."""
+    question = "What is Melanie planning for next year?"
+    plan = engine.plan(question, tz=TZ, now=NOW)
+    wider = plan.beyond_window()
+    assert wider is not None
+    sources = engine.sources(USER, wider, k=6)
+    label = beyond_label(plan, NOW, Conventions())
+    quoted = quoted_answer(question, sources, label, encoder=rt.sparse, tz=TZ, conventions=Conventions())
+    assert quoted.text.startswith(f"{label} ") and "Berlin marathon" in quoted.text, quoted.text
+    assert len(quoted.text.split()) <= MAX_WORDS
 
 
 def test_a_window_that_holds_the_answer_is_not_labelled(rt: Runtime) -> None:
