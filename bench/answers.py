@@ -214,13 +214,13 @@ def main() -> None:
                 answer = got.get("done", {}).get("answer", got.get("text", ""))
                 sources = got.get("sources", [])
                 gold = q.gold or ""
-                held = {t for s in sources for t in ((s.get("attributes") or {}).get("turn_ids") or "").split()}
+                held = {t for s in sources for t in s.get("turn_ids") or ()}
                 in_sources = bool(q.evidence) and set(q.evidence) <= held
                 naive = first_sentence(sources[0]["snippet"]) if sources else ""
                 if args.dump:
                     dump.append({"conversation": c.sample_id, "category": q.category, "question": q.text,
                                  "gold": gold, "evidence": q.evidence, "answer": answer, "in_sources": in_sources,
-                                 "sources": [{"turn_ids": (s.get("attributes") or {}).get("turn_ids"),
+                                 "sources": [{"turn_ids": s.get("turn_ids") or [],
                                               "snippet": s.get("snippet")} for s in sources]})
                 asked += 1
                 grounded = bool(got.get("done", {}).get("grounded"))

@@ -9,7 +9,7 @@ conversation (10), so a conversation's questions search only its own data.  Ever
 uploaded as one dated record (``POST /v1/artifacts``, a ``text/x-chat`` transcript, one turn a
 line as ``[D3:7] Caroline: ...``, shared images as their caption) with ``captured_at`` = the
 session's date and time.  The pipeline keeps each turn's id (``dia_id``) as a segment attribute
-and every chunk names the turns it holds (``attributes.turn_ids`` of each search hit), so recall
+and every chunk names the turns it holds (``turn_ids`` of each search hit), so recall
 is read from hit metadata, not by matching strings.
 
 Then every question goes through ``GET /v1/search`` three times over the same index:
@@ -378,7 +378,7 @@ def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Se
                              "category": results[0][1].category, "evidence": results[0][1].evidence,
                              "time_range": results[0][3].get("time_range"),
                              "hits": {mode: [{"chunk_id": h["chunk_id"], "document_id": h["document_id"],
-                                              "turn_ids": (h.get("attributes") or {}).get("turn_ids", ""),
+                                              "turn_ids": h.get("turn_ids") or [],
                                               "score": h["score"], "token_count": h["token_count"],
                                               "kind": h["kind"]} for h in hits]
                                       for mode, _q, hits, _b in results}})
@@ -388,7 +388,7 @@ def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Se
                     checks.windows_by_category[q.category] += 1
                 ranked: list[list[Turn]] = []
                 for h in hits:
-                    ids = (h.get("attributes") or {}).get("turn_ids", "").split()
+                    ids = h.get("turn_ids") or []
                     held = [turns[i] for i in ids if i in turns]
                     if mode == "hybrid":
                         checks.hits += 1

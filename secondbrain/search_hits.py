@@ -53,6 +53,8 @@ class SearchHit:
             "page": self.page, "t_start": self.t_start, "t_end": self.t_end, "source_uri": self.source_uri,
             "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
             "chunk_index": self.chunk_index, "token_count": self.token_count, "kind": self.kind,
+            "speakers": list(self.speakers), "turn_ids": list(self.turn_ids), "links": list(self.links),
+            # the same lists joined in the attributes, as clients before the lists read them
             "attributes": shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids,
                                            links=self.links),
             "mentions": [mention_json(m) for m in self.mentions],

@@ -60,10 +60,11 @@ def _where(item: dict[str, Any]) -> dict[str, Any]:
             out[key] = item[key]
     if item.get("heading_path"):
         out["section"] = " > ".join(item["heading_path"])
-    attrs = item.get("attributes") or {}
-    for key in ("tags", "links", "speakers"):  # a Markdown note's tags and links, a chat's speakers
-        if attrs.get(key):
-            out[key] = attrs[key]
+    if (item.get("attributes") or {}).get("tags"):  # a Markdown note's tags
+        out["tags"] = item["attributes"]["tags"]
+    for key in ("links", "speakers"):  # its links, a chat's speakers: lists
+        if item.get(key):
+            out[key] = item[key]
     if item.get("link") or item.get("artifact_id"):
         out["raw_link"] = item.get("link") or f"/v1/artifacts/{quote(str(item['artifact_id']), safe='')}/raw"
     return out

@@ -72,6 +72,9 @@ def test_a_hit_shows_the_same_json_from_either_shape() -> None:
     old_json, new_json = hit_from_payload("p", 0.5, OLD_PAYLOAD).to_json(), hit_from_payload("p", 0.5, new).to_json()
     assert old_json == new_json
     assert new_json["attributes"] == {"speakers": "Caroline, Melanie", "turn_ids": "D1:3 D1:4"}
+    # the lists as lists too, for clients that read JSON rather than split strings
+    assert (new_json["speakers"], new_json["turn_ids"], new_json["links"]) == (["Caroline", "Melanie"],
+                                                                             ["D1:3", "D1:4"], [])
     assert new_json["mentions"] == OLD_PAYLOAD["mentions"]
 
 
