@@ -224,9 +224,11 @@ def refresh(url: str, state: State, user_id: str, send: Send, delete: Delete, *,
         else:
             has[uri] = seen  # tried again next time
             report.failed.append(uri)
-    # The validators are kept only once everything is done: otherwise the next refresh reads the feed again.
+    # The validators are kept only once everything is done (every event taken, every deletion made): otherwise
+    # the next refresh reads the feed again and sends it all, the events taken before adding nothing.
+    done = not report.failed and not report.refused
     state.feeds[key] = {"sources": has, "checked": now.isoformat(),
-                        "etag": None if report.failed else got.etag,
-                        "last_modified": None if report.failed else got.last_modified}
+                        "etag": got.etag if done else None,
+                        "last_modified": got.last_modified if done else None}
     state.save()
     return report

@@ -110,7 +110,7 @@ def _line(row: dict[str, Any]) -> str:
         return f"{row['feed']}: not changed since the last refresh"
     text = f"{row['feed']}: {_n(row['events'], 'event')}, {row['added']} new or changed, {row['removed']} removed"
     if row["refused"]:
-        text += f", {row['refused']} refused"
+        text += f", {row['refused']} refused (sent again next time)"
     if row["delete_failed"]:
         text += f", {row['delete_failed']} could not be removed (tried again next time)"
     return text

@@ -31,10 +31,11 @@ class Gateway:
         self.sent: list[Any] = []
         self.deleted: list[str] = []
         self.refuse_deletes = False
+        self.refuse: set[str] = set()  # the titles of the events refused (a server error, a limit)
 
     def send(self, captures: list[Any]) -> list[str]:
         self.sent += captures
-        return ["imported"] * len(captures)
+        return ["refused" if c.title in self.refuse else "imported" for c in captures]
 
     def delete(self, source_id: str) -> bool:
         if self.refuse_deletes:
@@ -98,6 +99,18 @@ def test_a_refused_delete_is_tried_again_next_time(feed: Feed, tmp_path: Path) -
     gw.refuse_deletes = False
     assert run(feed, state, gw).removed == 1  # read again (no 304): the validators were not kept
     assert gw.deleted == [sid("import:ics:dentist@test")]
+
+
+def test_a_refused_event_is_sent_again_next_time(feed: Feed, tmp_path: Path) -> None:
+    feed.serve(ics([DENTIST, DINNER]))
+    state, gw = State(tmp_path / "s.json"), Gateway()
+    gw.refuse = {"Dentist"}
+    assert run(feed, state, gw).refused == 1
+    gw.refuse = set()
+    again = run(feed, state, gw)  # read again (no 304): the validators were not kept
+    assert not again.unchanged and again.refused == 0 and feed.not_modified == 0
+    assert [c.title for c in gw.sent].count("Dentist") == 2
+    assert run(feed, state, gw).unchanged  # all taken: the next refresh costs a 304
 
 
 @pytest.mark.parametrize(("status", "body", "said"), [
