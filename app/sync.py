@@ -102,7 +102,8 @@ class Entry:
     size: int
     sha256: str
     source_uri: str
-    source_id: str | None  # None: the server refused it (too big, empty, unreadable); tried again when it changes
+    source_id: str | None  # None: the server refused it (too big, empty, unreadable); sent again when it changes,
+    # is touched, or a new sync process starts (after a limit was raised, say)
     job_id: str | None = None
     artifact_id: str | None = None  # the server's id of the bytes (learnt from its source list, without a hash)
 
@@ -133,7 +134,8 @@ class Report:
 
 
 class Refused(Exception):
-    """The server would not take a file (a 4xx other than 429): reported, and not retried until it changes."""
+    """The server would not take a file (a 4xx other than 429): reported, and sent again only when it changes, is
+    touched, or a new sync process starts."""
 
 
 class FolderSync:
@@ -150,6 +152,7 @@ class FolderSync:
         self.gone_since: dict[str, float] = {}  # recorded paths not found on disk, waiting out MOVE_GRACE_S
         self.lock = threading.Lock()
         self._dirty = 0
+        self._refused_retried = False  # the first round of a process sends the files refused before again
         self.user_id = self._whoami()
         self._load()
 
@@ -259,9 +262,11 @@ class FolderSync:
         recorded = {p: e for p, e in self.files.items() if self._mine(p)}
         missing = {p: e for p, e in recorded.items() if p not in now}
         todo: list[tuple[str, os.stat_result, Entry | None]] = []
+        again, self._refused_retried = not self._refused_retried, True
         for path, st in now.items():
             old = recorded.get(path)
-            if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+            if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size \
+                    and not (again and old.source_id is None):
                 report.unchanged += 1
                 continue
             todo.append((path, st, old))
@@ -277,8 +282,9 @@ class FolderSync:
             by_hash.setdefault(e.sha256, []).append(p)
         uploads: list[tuple[str, os.stat_result, Entry | None, str]] = []
         for path, st, old, digest in hashed:
-            if old is not None and (old.sha256 == digest or old.artifact_id == ids.artifact_id(self.user_id, digest)):
-                # touched, not changed (or found unchanged on the server)
+            if old is not None and old.source_id is not None \
+                    and (old.sha256 == digest or old.artifact_id == ids.artifact_id(self.user_id, digest)):
+                # touched, not changed (or found unchanged on the server); one refused before is sent again
                 self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, old.source_uri, old.source_id,
                                          old.job_id, old.artifact_id))
                 report.unchanged += 1

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -256,5 +257,35 @@ def test_sb_watch_dirs_keeps_a_folder_in_sync_across_a_restart_of_up(root: Path,
             until(lambda: found(c, "Ficus-Lyrata water", "Wednesday"), 90, f"edit missed:\n{svc.tail()}")
             assert not found(c, "Ficus-Lyrata water", "Sunday")
         assert "keeping in sync" in svc.tail(200)
+    finally:
+        svc.stop()
+
+
+def test_a_file_refused_over_the_limit_is_sent_again_once_the_limit_is_raised(
+        root: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    notes = root / "limited"
+    notes.mkdir()
+    (notes / "bins.md").write_text("# Bins\n\nThe Brennholz-bins go out on Thursday evening.\n")
+    (notes / "orchard.md").write_text("# Orchard\n\n" + "The Quittenbaum-orchard needs pruning in February. " * 60)
+    svc = Service("up-limit", ["up", "--data-dir", str(root / "data-limit")],
+                  {"SB_WATCH_DIRS": str(notes), "SB_MAX_UPLOAD_BYTES": "2000"}, tmp_path_factory.mktemp("limit-logs"))
+    svc.start().wait_ready(timeout=120)
+
+    def refusals() -> int:
+        return sum("orchard.md" in line and "413" in line for line in svc.tail(400).splitlines())
+
+    try:
+        with svc.client() as c:
+            until(lambda: found(c, "Brennholz-bins", "Thursday"), 90, f"not captured:\n{svc.tail()}")
+            until(lambda: refusals() == 1, 30, f"the refusal was not said:\n{svc.tail()}")
+            os.utime(notes / "orchard.md")  # touched, not changed: sent again (and refused again)
+            until(lambda: refusals() == 2, 30, f"the touched file was not sent again:\n{svc.tail()}")
+            assert not found(c, "Quittenbaum-orchard pruning", "February")
+        svc.stop()
+        svc.env["SB_MAX_UPLOAD_BYTES"] = str(1024 * 1024)  # raised; the file itself is as it was
+        svc.start().wait_ready(timeout=120)
+        with svc.client() as c:
+            until(lambda: found(c, "Quittenbaum-orchard pruning", "February"), 90,
+                  f"the refused file was not sent again:\n{svc.tail()}")
     finally:
         svc.stop()
