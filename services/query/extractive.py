@@ -121,6 +121,8 @@ class Quote:
     earlier: str = ""  # set on an older statement of a fact that changed: when it was said
     page: int | None = None
     t_start: float | None = None  # seconds into a recording where the quoted words begin
+    speaker: str = ""  # who says it, in a conversation
+    by_asked: bool = False  # the speaker is the person the question asks about
 
 
 @dataclass(frozen=True, slots=True)
@@ -812,7 +814,8 @@ def _quote(ctx: _Asking, c: _Candidate) -> Quote:
         label = " \u203a ".join(c.st.headings[-2:])
     note = _dates(ctx, c.st.text, text, hit) if asked.wants("when") else ""
     page, t_start = _where(source, c.st)
-    return Quote(c.n, text, markdown, label, note, "", page, t_start)
+    return Quote(c.n, text, markdown, label, note, "", page, t_start, c.st.speaker or "",
+                 _said_by(c.st, {p.casefold() for p in asked.persons}))
 
 
 def _clip(text: str, terms: frozenset[str]) -> str:
@@ -1013,16 +1016,29 @@ def _fit(quotes: list[Quote], max_words: int) -> list[Quote]:
     used = 0
     for q in quotes:
         extra = len(q.label.split()) + len(q.note.split()) + (len(q.earlier.split()) + 1 if q.earlier else 0) + 1
+        extra += len(_speaks(q, out[-1] if out else None).split())
         n = len(q.text.split()) + extra
         if out and used + n > max_words:
             continue
         if not out and n > max_words:
             clipped = " ".join(q.text.split()[:max(5, max_words - extra)]) + " \u2026"
-            q = Quote(q.n, clipped, clipped, q.label, q.note, q.earlier, q.page, q.t_start)
+            q = replace(q, text=clipped, markdown=clipped)
             n = max_words
         out.append(q)
         used += n
     return out
+
+
+def _speaks(q: Quote, before: Quote | None) -> str:
+    """Who says a statement from within a turn of a conversation ("Dave: "): said when the quote before it, in
+    the same source, is someone else's, and when it leads its source's quotes and is not the person asked
+    about (whose words the question expects).  A statement opening a turn names its speaker already."""
+    if not q.speaker or q.text.startswith(f"{q.speaker}:"):
+        return ""
+    go_on = before is not None and before.n == q.n
+    if (go_on and before is not None and before.speaker == q.speaker) or (not go_on and q.by_asked):
+        return ""
+    return f"{q.speaker}: "
 
 
 def _compose(quotes: list[Quote], *, found: bool) -> Answer:
@@ -1034,6 +1050,7 @@ def _compose(quotes: list[Quote], *, found: bool) -> Answer:
         lead = f"earlier ({q.earlier}): " if q.earlier else ""
         label = f"{q.label}: " if q.label and (i == 0 or quotes[i - 1].label != q.label
                                                or quotes[i - 1].n != q.n) else ""
+        label += _speaks(q, quotes[i - 1] if i else None)
         cite = "" if nxt is not None and nxt.n == q.n and not nxt.earlier and not q.note else f" [{q.n}]"
         plain.append(f"{lead}{label}{q.text}{cite}{q.note}")
         marked.append(f"{lead}{label}{q.markdown}{cite}{q.note}")

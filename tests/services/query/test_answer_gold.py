@@ -17,7 +17,7 @@ from secondbrain.sparse import Bm25Encoder
 from services.chunker.logic import ChunkingConfig, chunk_segments
 from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
-from services.query.extractive import _FILLER, _SHAPES, Answer, extractive_answer
+from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, extractive_answer
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 
@@ -111,6 +111,25 @@ def test_another_speakers_words_quoted_after_a_turn_say_whose_they_are() -> None
     assert ans.text.startswith("John: Last week, we had a blast at a live music event."), ans.text
     echo = ans.text.find("So glad you and your family")
     assert echo == -1 or "Maria:" in ans.text[:echo], ans.text
+
+
+def test_words_from_within_a_turn_say_whose_they_are_unless_they_are_the_asked_persons() -> None:
+    """A statement inside a turn has no "Name:" of its own: beside a "not found" for Calvin, Dave's closest words
+    are labelled his; the asked person's own words need no label."""
+    chat = ("Calvin: How have you been?\nDave: Busy! Work has been hectic. I arranged with friends for regular "
+            "walks together in the park.\nCalvin: Nice. Yesterday I finally finished the new album.")
+    other = answer(Gold("transcript", (chat,), "What did Calvin and his friends arrange for in the park?", ""))
+    assert other.text.startswith("I could not find anything about Calvin"), other.text
+    assert "The closest I found: Dave: I arranged with friends for regular walks" in other.text, other.text
+    own = answer(Gold("transcript", (chat,), "What did Dave arrange with friends in the park?", ""))
+    assert own.found and "I arranged with friends for regular walks" in own.text, own.text
+    assert "Dave: I arranged" not in own.text, own.text
+    # the rule itself: who is named before a quote that does not open a turn
+    asked, dave, calvin = (Quote(1, "It was great.", "", speaker="Ana", by_asked=True),
+                           Quote(1, "I arranged walks.", "", speaker="Dave"), Quote(2, "Nice.", "", speaker="Calvin"))
+    assert [_speaks(asked, None), _speaks(dave, None), _speaks(dave, asked), _speaks(asked, dave),
+            _speaks(dave, dave), _speaks(calvin, dave)] == ["", "Dave: ", "Dave: ", "Ana: ", "", "Calvin: "]
+    assert _speaks(Quote(1, "Dave: I arranged walks.", "", speaker="Dave"), None) == ""  # it opens a turn
 
 
 @pytest.mark.parametrize(("question", "kind"), [
