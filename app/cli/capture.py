@@ -13,6 +13,7 @@ from tenacity import RetryCallState
 
 from app.cli.client import (
     MANY_JOBS,
+    detail_of,
     expand_paths,
     guess_type,
     http_client,
@@ -32,6 +33,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print("error: give file paths or --note TEXT", file=sys.stderr)
         return EXIT_USAGE
     submitted: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []  # files the server would not take: said, and the others still sent
+    refused_exit = EXIT_OK
     try:
         with http_client(args) as client:
             if args.note is not None:
@@ -67,8 +70,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if args.captured_at:
                     data["captured_at"] = args.captured_at
                 resp = _send_file(client, path, data)
-                if resp.status_code != 202:
+                if resp.status_code in (401, 403):  # the key: every other file would be refused the same way
                     return http_error(resp)
+                if resp.status_code != 202:
+                    # one file the server will not take (empty, too big, not what it claims) stops no other
+                    if len(files) > MANY_JOBS and sys.stderr.isatty():
+                        sys.stderr.write("\n")
+                    refused_exit = max(refused_exit, http_error(resp, str(path)))
+                    refused.append({"path": str(path), "status": resp.status_code, "reason": detail_of(resp)})
+                    continue
                 submitted.append({"label": path.name, **resp.json()})
                 if len(files) > MANY_JOBS and sys.stderr.isatty():
                     sys.stderr.write(f"\r\x1b[Ksending {len(submitted)}/{len(files)}: {path.name[:50]}")
@@ -78,20 +88,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if not args.json:
                 for s in submitted:
                     print(s["job_id"])
-            if args.no_wait:
+            if args.no_wait or not submitted:
                 if args.json:
-                    print(json.dumps({"jobs": submitted}))
-                return EXIT_OK
+                    print(json.dumps({"jobs": submitted, "refused": refused}))
+                return refused_exit
             results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout)
     except httpx.TransportError as exc:
         return unreachable(args, exc)
     # a job replaced by a newer upload of the same file is not a failure: the newer one is what counts
     failed = [r for r in results.values() if r["status"] not in ("succeeded", "duplicate", "superseded")]
     if args.json:
-        print(json.dumps({"jobs": list(results.values())}, default=str))
+        print(json.dumps({"jobs": list(results.values()), "refused": refused}, default=str))
     for r in failed:
         say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
-    return EXIT_FAILED if failed else EXIT_OK
+    if refused:
+        say(f"{len(refused)} of {len(refused) + len(submitted)} files refused (said above); the others went in")
+    return max(refused_exit, EXIT_FAILED if failed else EXIT_OK)
 
 
 def _send_file(client: Any, path: Path, data: dict[str, str]) -> Any:

@@ -61,12 +61,17 @@ def unreachable(args: argparse.Namespace, exc: Exception) -> int:
     return EXIT_USAGE
 
 
-def http_error(resp: Any) -> int:
+def detail_of(resp: Any) -> str:
+    """The server's sentence for a refusal (its ``detail``), else the body as it came."""
     try:
-        detail = resp.json().get("detail", resp.text)
+        return str(resp.json().get("detail", resp.text))
     except ValueError:
-        detail = resp.text
-    print(f"error: HTTP {resp.status_code}: {detail}", file=sys.stderr)
+        return str(resp.text)
+
+
+def http_error(resp: Any, what: str | None = None) -> int:
+    """Say what the server answered (about ``what``, when given); the exit status it calls for."""
+    print(f"error: {f'{what}: ' if what else ''}HTTP {resp.status_code}: {detail_of(resp)}", file=sys.stderr)
     if resp.status_code == 401:
         print("  (the CLI sends --api-key, SB_API_KEY, or the key `secondbrain up` saved in its data directory: "
               "run it where `up` runs, or pass --data-dir)", file=sys.stderr)

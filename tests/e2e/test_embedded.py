@@ -131,6 +131,17 @@ def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
     empty.write_bytes(b"")
     res = run_cli(["ingest", str(empty)], env)
     assert res.returncode == 2 and "empty" in res.stderr
+    # In a folder, the empty file is said (by name) and the others still go in.
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "a-empty.md").write_bytes(b"")
+    (folder / "b-boat.md").write_text("# Boat\n\nThe Vindolanda-skiff is moored at jetty 3 until October.\n")
+    mixed = run_cli(["ingest", str(folder), "--json"], env)
+    assert mixed.returncode == 2 and f"{folder / 'a-empty.md'}: HTTP 422" in mixed.stderr, mixed.stderr
+    out = json.loads(mixed.stdout)
+    assert [j["title"] for j in out["jobs"]] == ["Boat"] and out["jobs"][0]["status"] == "succeeded", out
+    assert [(r["path"], r["status"]) for r in out["refused"]] == [(str(folder / "a-empty.md"), 422)], out
+    assert "1 of 2 files refused" in mixed.stderr, mixed.stderr
     nothing = run_cli(["search", "zzzqqq xylophone"], {"SB_URL": embedded.url})
     assert nothing.returncode in (0, 1)
     busy = run_cli(["up", "--data-dir", str(tmp_path / "second"), "--port", str(embedded.port)], {}, timeout=60)
