@@ -33,8 +33,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print("error: give file paths or --note TEXT", file=sys.stderr)
         return EXIT_USAGE
     submitted: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []  # files the server would not take: said, and the others still sent
+    refused: list[dict[str, Any]] = []  # files and addresses the server would not take: said, the others sent
     refused_exit = EXIT_OK
+    urls = [p for p in args.paths if p.lower().startswith(("http://", "https://"))]
+    files = expand_paths([p for p in args.paths if p not in urls])
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:  # said before anything is sent
+        print(f"error: not found: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def refuse(resp: Any, item: str) -> None:
+        nonlocal refused_exit
+        refused_exit = max(refused_exit, http_error(resp, item))
+        refused.append({"item": item, "status": resp.status_code, "reason": detail_of(resp)})
+
     try:
         with http_client(args) as client:
             if args.note is not None:
@@ -47,7 +59,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if resp.status_code != 202:
                     return http_error(resp)
                 submitted.append({"label": args.title or args.note[:40], **resp.json()})
-            urls = [p for p in args.paths if p.lower().startswith(("http://", "https://"))]
             for url in urls:
                 page: dict[str, Any] = {"url": url}
                 if args.title:
@@ -55,14 +66,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if args.captured_at:
                     page["captured_at"] = args.captured_at
                 resp = client.post("/v1/urls", json=page)
-                if resp.status_code != 202:
+                if resp.status_code in (401, 403):
                     return http_error(resp)
+                if resp.status_code != 202:
+                    refuse(resp, url)  # one address it will not fetch stops no other
+                    continue
                 submitted.append({"label": url if len(url) <= 40 else url[:39] + "…", **resp.json()})
-            files = expand_paths([p for p in args.paths if p not in urls])
-            missing = [str(f) for f in files if not f.is_file()]
-            if missing:
-                print(f"error: not found: {', '.join(missing)}", file=sys.stderr)
-                return EXIT_USAGE
             for path in files:
                 data: dict[str, str] = {}
                 if args.title:
@@ -76,8 +85,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     # one file the server will not take (empty, too big, not what it claims) stops no other
                     if len(files) > MANY_JOBS and sys.stderr.isatty():
                         sys.stderr.write("\n")
-                    refused_exit = max(refused_exit, http_error(resp, str(path)))
-                    refused.append({"path": str(path), "status": resp.status_code, "reason": detail_of(resp)})
+                    refuse(resp, str(path))
                     continue
                 submitted.append({"label": path.name, **resp.json()})
                 if len(files) > MANY_JOBS and sys.stderr.isatty():
@@ -102,7 +110,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for r in failed:
         say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
     if refused:
-        say(f"{len(refused)} of {len(refused) + len(submitted)} files refused (said above); the others went in")
+        say(f"{len(refused)} of {len(refused) + len(submitted)} refused (said above); the others went in")
     return max(refused_exit, EXIT_FAILED if failed else EXIT_OK)
 
 

@@ -140,8 +140,8 @@ def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
     assert mixed.returncode == 2 and f"{folder / 'a-empty.md'}: HTTP 422" in mixed.stderr, mixed.stderr
     out = json.loads(mixed.stdout)
     assert [j["title"] for j in out["jobs"]] == ["Boat"] and out["jobs"][0]["status"] == "succeeded", out
-    assert [(r["path"], r["status"]) for r in out["refused"]] == [(str(folder / "a-empty.md"), 422)], out
-    assert "1 of 2 files refused" in mixed.stderr, mixed.stderr
+    assert [(r["item"], r["status"]) for r in out["refused"]] == [(str(folder / "a-empty.md"), 422)], out
+    assert "1 of 2 refused" in mixed.stderr, mixed.stderr
     nothing = run_cli(["search", "zzzqqq xylophone"], {"SB_URL": embedded.url})
     assert nothing.returncode in (0, 1)
     busy = run_cli(["up", "--data-dir", str(tmp_path / "second"), "--port", str(embedded.port)], {}, timeout=60)
