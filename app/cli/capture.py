@@ -66,7 +66,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if args.captured_at:
                     page["captured_at"] = args.captured_at
                 resp = client.post("/v1/urls", json=page)
-                if resp.status_code in (401, 403):
+                if _stops_all(resp.status_code):
                     return http_error(resp)
                 if resp.status_code != 202:
                     refuse(resp, url)  # one address it will not fetch stops no other
@@ -79,7 +79,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if args.captured_at:
                     data["captured_at"] = args.captured_at
                 resp = _send_file(client, path, data)
-                if resp.status_code in (401, 403):  # the key: every other file would be refused the same way
+                if _stops_all(resp.status_code):
                     return http_error(resp)
                 if resp.status_code != 202:
                     # one file the server will not take (empty, too big, not what it claims) stops no other
@@ -112,6 +112,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if refused:
         say(f"{len(refused)} of {len(refused) + len(submitted)} refused (said above); the others went in")
     return max(refused_exit, EXIT_FAILED if failed else EXIT_OK)
+
+
+def _stops_all(status: int) -> bool:
+    """A refusal that is not about the one item sent: the key (401, 403) or the server itself (5xx); every other
+    item would meet it too."""
+    return status in (401, 403) or status >= 500
 
 
 def _send_file(client: Any, path: Path, data: dict[str, str]) -> Any:
