@@ -1035,10 +1035,9 @@ def _speaks(q: Quote, before: Quote | None) -> str:
     about (whose words the question expects).  A statement opening a turn names its speaker already."""
     if not q.speaker or q.text.startswith(f"{q.speaker}:"):
         return ""
-    go_on = before is not None and before.n == q.n
-    if (go_on and before is not None and before.speaker == q.speaker) or (not go_on and q.by_asked):
-        return ""
-    return f"{q.speaker}: "
+    goes_on = before is not None and before.n == q.n
+    named = before.speaker != q.speaker if goes_on and before is not None else not q.by_asked
+    return f"{q.speaker}: " if named else ""
 
 
 def _compose(quotes: list[Quote], *, found: bool) -> Answer:
