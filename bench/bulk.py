@@ -8,8 +8,12 @@ folder/``, which sends every file and waits until every job is searchable).  The
 embedder stage embedded are read back (``GET /v1/export``), the server is stopped, and the same
 texts are embedded again in this process with the same model and batch size: the embedder alone.
 
-Prints chunks per second both ways and their ratio (the pipeline's share of the embedder's speed).
-Numbers belong to the machine they ran on; the script prints it.
+Prints chunks per second both ways and their ratio (the pipeline's share of the embedder's speed), and
+where the CPU went while the folder went in (Linux: read from /proc): the ``up`` process (every stage,
+the HTTP server and the model), its Kafka-protocol broker, the embedded PostgreSQL and the CLI, next
+to the CPU the embedder alone used for the same passages.  On a machine with few cores the pipeline
+is bound by that sum, not by any one stage.  Numbers belong to the machine they ran on; the script
+prints it.
 """
 
 from __future__ import annotations
@@ -52,6 +56,50 @@ def note(i: int, rng: random.Random) -> str:
     return "\n".join(parts)
 
 
+def _proc_table() -> dict[int, tuple[int, float, str]]:
+    """pid -> (parent pid, CPU seconds incl. reaped children, command line) for every readable process."""
+    tick = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
+        table[int(entry.name)] = (int(fields[1]), sum(int(f) for f in fields[11:15]) / tick, cmd)
+    return table
+
+
+def cpu_by_part(up_pid: int, data: Path, cli_pid: int | None) -> dict[str, float]:
+    """CPU seconds so far of the pipeline's processes, by part: `up` itself, its broker, the embedded
+    PostgreSQL (a daemon of its own, found by its data directory) and the CLI."""
+    table = _proc_table()
+    parts: dict[str, float] = {}
+
+    def tree(root: int) -> list[int]:
+        out, todo = [], [root]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            todo += [p for p, (parent, _, _) in table.items() if parent == pid]
+        return out
+
+    roots = {"up": up_pid}
+    for pid, (_, _, cmd) in table.items():
+        if "postgres" in cmd and f"-D {data}" in cmd:  # the postmaster; its workers are its children
+            roots["postgres"] = pid
+    if cli_pid:
+        roots["cli"] = cli_pid
+    for part, root in roots.items():
+        for pid in tree(root) if root in table else []:
+            name = "broker" if "tansu" in table[pid][2] else part
+            parts[name] = parts.get(name, 0.0) + table[pid][1]
+    return parts
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=1000)
@@ -75,9 +123,18 @@ def main() -> None:
             cli = [sys.executable, "-m", "app.cli", "ingest", str(folder), "--url", f"http://127.0.0.1:{port}",
                    "--data-dir", str(data), "--timeout", "3600"]
             print(f"secondbrain ingest {folder.name}/ ({args.notes} notes)...", file=sys.stderr)
+            before = cpu_by_part(proc.pid, data, None)
             t0 = time.perf_counter()
-            done = subprocess.run(cli, cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=False)
+            with subprocess.Popen(cli, cwd=REPO, env=env, stdout=subprocess.DEVNULL) as ingest:
+                during = before
+                while ingest.poll() is None:  # the CLI's own CPU is read while it still runs
+                    during = cpu_by_part(proc.pid, data, ingest.pid)
+                    time.sleep(0.5)
             wall = time.perf_counter() - t0
+            used = {k: v - before.get(k, 0.0) for k, v in (during | cpu_by_part(proc.pid, data, None)).items()}
+            if "cli" in during:
+                used["cli"] = during["cli"]
+            done = ingest
             if done.returncode != 0:
                 raise SystemExit(f"secondbrain ingest exited with {done.returncode}")
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600, headers=key_headers(data)) as c:
@@ -89,13 +146,18 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
     chunks = len(texts["markdown"])
     print("embedding the same passages with the embedder alone...", file=sys.stderr)
+    cpu0 = time.process_time()
     alone_s = embedder_alone(texts)["markdown"]
+    alone_cpu = time.process_time() - cpu0
     pipeline_rate, alone_rate = chunks / wall, chunks / alone_s
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           "one embedded process, every stage in it")
     print(f"{'notes':>6}{'chunks':>8}{'wall s':>9}{'pipeline ch/s':>15}{'embedder alone ch/s':>21}{'ratio':>8}")
     print(f"{args.notes:>6}{chunks:>8}{wall:>9.1f}{pipeline_rate:>15.1f}{alone_rate:>21.1f}"
           f"{100 * pipeline_rate / alone_rate:>7.0f}%")
+    shown = ", ".join(f"{k} {used.get(k, 0.0):.0f}" for k in ("up", "broker", "postgres", "cli"))
+    print(f"CPU s while importing: {sum(used.values()):.0f} ({shown}); the embedder alone: {alone_cpu:.0f} "
+          f"(its loading included), so about {sum(used.values()) - alone_cpu:.0f} outside the model")
     print(f"machine at start: {at_start}")
     print(f"machine at end:   {charts.machine()}")
 
