@@ -22,7 +22,7 @@ from typing import Any
 
 from tenacity import RetryCallState
 
-from app.cli.client import http_client, http_error, unreachable
+from app.cli.client import detail_of, http_client, http_error, unreachable
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
 from secondbrain.pipeline import retry
 
@@ -30,6 +30,10 @@ BATCH_ITEMS = 100
 BATCH_BYTES = 16 * 1024 * 1024
 POLL_WINDOW = 16  # unfinished jobs asked about per round (one person's captures go through in order)
 FINAL = ("succeeded", "failed", "duplicate", "superseded")
+# What a reverse proxy answers while the server behind it is down or too slow (the gateway never sends these for
+# a batch): waited out like a server that is away.  A 503 is not among them: the gateway sends it for a
+# process with no vector store, which no wait mends.  A batch sent again adds nothing it already took.
+BEHIND_PROXY = (502, 504)
 
 
 @dataclass
@@ -165,12 +169,14 @@ class Sender:
         def before_retry(state: RetryCallState) -> None:
             nonlocal told
             assert state.outcome is not None
-            if not state.outcome.failed:  # the pipeline is full of this person's captures, or the minute's limit
+            away: object = state.outcome.exception() if state.outcome.failed else None
+            if away is None and state.outcome.result().status_code in BEHIND_PROXY:
+                away = f"HTTP {state.outcome.result().status_code} from a proxy in front of it"
+            if away is None:  # the pipeline is full of this person's captures, or the minute's limit
                 self.tally.waiting = "waiting for the pipeline"
             elif not told:
                 self.progress.done()
-                say(f"secondbrain is not reachable ({state.outcome.exception()}); trying again until it is "
-                    "(Ctrl-C stops)")
+                say(f"secondbrain is not reachable ({away}); trying again until it is (Ctrl-C stops)")
                 told = True
 
         def pause(seconds: float) -> None:
@@ -184,7 +190,7 @@ class Sender:
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
             self.tally.waiting = None
 
-        patience = retry.server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=30.0,
+        patience = retry.server_patience(statuses=(429, *BEHIND_PROXY), asked_default_s=5.0, asked_max_s=30.0,
                                          unreachable=_transport_errors(), unreachable_wait_s=3.0,
                                          before_sleep=before_retry, sleep=pause)
         resp = patience(self.client.post, "/v1/imports/batch", files=files, timeout=300)
@@ -193,7 +199,7 @@ class Sender:
                 for one in batch:  # one capture spoils the batch: send each alone to find it
                     self._send([one])
                 return
-            reason = _detail(resp)
+            reason = f"HTTP {resp.status_code}: {detail_of(resp)[:200]}"
             for c, _d in batch:
                 self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason))
             return
@@ -270,14 +276,6 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     import httpx
 
     return (httpx.TransportError,)
-
-
-def _detail(resp: Any) -> str:
-    try:
-        detail = resp.json().get("detail")
-    except ValueError:
-        detail = None
-    return f"HTTP {resp.status_code}: {detail or resp.text[:200]}"
 
 
 def _options(args: argparse.Namespace) -> Any:

@@ -122,3 +122,34 @@ def test_a_batch_waits_for_a_server_that_is_away_or_full_and_follows_its_jobs_me
     last_send = max(i for i, path in enumerate(asked) if path == "/v1/imports/batch")
     assert "/v1/jobs/j1" in asked[:last_send]  # the jobs sent before are followed during the 429's wait
     assert capsys.readouterr().err.count("not reachable") == 1  # said once
+
+
+@pytest.mark.fast
+def test_a_proxy_saying_the_server_behind_it_is_down_is_waited_out_but_a_refusal_is_not(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import httpx
+
+    answers = [httpx.Response(502, text="<html>502 Bad Gateway</html>"),
+               httpx.Response(504, text="<html>504 Gateway Time-out</html>", headers={"Retry-After": "7"}),
+               httpx.Response(200, json={"results": [{"status": "imported", "job_id": "j1"}]}),
+               httpx.Response(503, json={"detail": "this process has no vector store configured"})]
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/v1/jobs/"):
+            return httpx.Response(200, json={"job_id": "j1", "status": "succeeded"})
+        return answers.pop(0)
+
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    tally = Tally(total=2)
+    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
+        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+        sender.add(render.note("notes", "one.md", origin="one.md", title="one", body="Note one.", created=None))
+        sender.flush()  # a 502, then a 504, then taken
+        sender.add(render.note("notes", "two.md", origin="two.md", title="two", body="Note two.", created=None))
+        sender.flush()  # the server's own 503: said, not waited for
+    assert [(i.label, i.status) for i in tally.items] == [("one", "succeeded"), ("two", "refused")]
+    assert tally.items[1].reason == "HTTP 503: this process has no vector store configured"
+    assert slept[:2] == [5.0, 7.0]  # the default wait, then the one the proxy asked for
+    err = capsys.readouterr().err
+    assert err.count("not reachable (HTTP 502 from a proxy in front of it)") == 1 and "HTTP 504" not in err
