@@ -11,12 +11,13 @@ in ``attributes``; :func:`lift_list_attributes` reads those, so points already s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from secondbrain.events.models import TimeMention, lift_list_attributes
+from secondbrain.events.models import WORD_TIMES, TimeMention, WordTime, lift_list_attributes, lift_word_times
 from secondbrain.temporal.mentions import mention_points
 from secondbrain.time_formats import rfc3339  # re-exported: the payload's times are written this way
 
@@ -38,6 +39,14 @@ def _text(value: Any, default: str = "") -> str:
 
 def _when(value: Any) -> datetime:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _word_times(value: Any) -> tuple[WordTime, ...]:
+    """Stored ``[[offset, second], ...]`` pairs; empty when absent or not of that shape."""
+    try:
+        return tuple(WordTime(offset=int(v[0]), second=float(v[1])) for v in value or ())
+    except (TypeError, ValueError, IndexError, KeyError):
+        return ()
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -82,8 +91,9 @@ class IndexedPassage:
     speakers: tuple[str, ...] = ()  # a chat chunk's speakers, in order of first turn
     turn_ids: tuple[str, ...] = ()  # a chat chunk's turns, when the transcript gave ids
     links: tuple[str, ...] = ()  # what a Markdown passage links to
-    attributes: Mapping[str, str] = field(default_factory=dict)  # other small facts (tags, word_times)
+    attributes: Mapping[str, str] = field(default_factory=dict)  # other small facts (tags)
     mentions: tuple[TimeMention, ...] = ()  # times the passage speaks of
+    word_times: tuple[WordTime, ...] = ()  # when a recording's words are said
 
     def to_payload(self) -> dict[str, Any]:
         """The payload stored with the point (``mentioned_at``: the instants a dated search matches)."""
@@ -107,6 +117,8 @@ class IndexedPassage:
                 out[name] = list(values)
         if self.attributes:
             out["attributes"] = dict(self.attributes)
+        if self.word_times:  # pairs, not records: a passage holds up to 600 of them
+            out["word_times"] = [[w.offset, w.second] for w in self.word_times]
         if self.mentions:
             out["mentions"] = [mention_json(m) for m in self.mentions]
             out["mentioned_at"] = [rfc3339(t) for t in mention_points([(m.start, m.end) for m in self.mentions])]
@@ -119,6 +131,7 @@ class IndexedPassage:
         p = payload
         attributes = {str(k): str(v) for k, v in (p.get("attributes") or {}).items()}
         rest, speakers, turn_ids, links = lift_list_attributes(attributes)
+        rest, old_word_times = lift_word_times(rest)
         return cls(
             chunk_id=_text(p.get("chunk_id"), point_id or ""), user_id=_text(p.get("user_id")),
             document_id=_text(p.get("document_id")), artifact_id=_text(p.get("artifact_id")),
@@ -134,6 +147,7 @@ class IndexedPassage:
             at_start=p.get("at_start"), at_end=p.get("at_end"),
             speakers=_strings(p.get("speakers")) or speakers, turn_ids=_strings(p.get("turn_ids")) or turn_ids,
             links=_strings(p.get("links")) or links, attributes=rest,
+            word_times=_word_times(p.get("word_times")) or tuple(old_word_times),
             mentions=tuple(TimeMention(start=_when(m["start"]), end=_when(m["end"]), expression=str(m["expression"]))
                            for m in (p.get("mentions") or []) if m.get("start") and m.get("end")),
         )
@@ -144,7 +158,8 @@ class IndexedPassage:
 
     def shown_attributes(self) -> dict[str, str]:
         """The attributes as the API shows them (see :func:`shown_attributes`)."""
-        return shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids, links=self.links)
+        return shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids, links=self.links,
+                                word_times=self.word_times)
 
     def placement(self) -> dict[str, Any]:
         """Where the passage is in its document (for exports and the passage list): the fields that are set."""
@@ -156,11 +171,13 @@ class IndexedPassage:
 
 
 def shown_attributes(attributes: Mapping[str, str], *, speakers: Sequence[str], turn_ids: Sequence[str],
-                     links: Sequence[str]) -> dict[str, str]:
+                     links: Sequence[str], word_times: Sequence[WordTime] = ()) -> dict[str, str]:
     """A passage's attributes as the API has always shown them, the lists joined (speakers with ", ",
-    turn ids with spaces, links with " | "), so the web page, the CLI, the MCP server and scripts read
-    them unchanged."""
+    turn ids with spaces, links with " | ", word times as compact JSON ``[[offset, second], ...]``), so the
+    web page, the CLI, the MCP server and scripts read them unchanged."""
     out = dict(attributes)
+    if word_times:
+        out[WORD_TIMES] = json.dumps([[w.offset, w.second] for w in word_times], separators=(",", ":"))
     if links:
         out["links"] = " | ".join(links)
     if speakers:

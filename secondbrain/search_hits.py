@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from secondbrain.events.models import TimeMention
+from secondbrain.events.models import TimeMention, WordTime
 from secondbrain.passage import IndexedPassage, mention_json, shown_attributes
 from secondbrain.titles import display_title
 
@@ -37,11 +37,12 @@ class SearchHit:
     chunk_index: int = 0
     token_count: int = 0
     kind: str = ""
-    attributes: dict[str, str] = field(default_factory=dict)  # other small facts: tags, word_times
+    attributes: dict[str, str] = field(default_factory=dict)  # other small facts: tags
     mentions: list[TimeMention] = field(default_factory=list)  # times the passage speaks of
     speakers: tuple[str, ...] = ()  # a chat chunk's speakers
     turn_ids: tuple[str, ...] = ()  # a chat chunk's turns
     links: tuple[str, ...] = ()  # what a Markdown passage links to
+    word_times: tuple[WordTime, ...] = ()  # when a recording's words are said
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -54,9 +55,10 @@ class SearchHit:
             "captured_at_source": self.captured_at_source, "at_start": self.at_start, "at_end": self.at_end,
             "chunk_index": self.chunk_index, "token_count": self.token_count, "kind": self.kind,
             "speakers": list(self.speakers), "turn_ids": list(self.turn_ids), "links": list(self.links),
+            "word_times": [{"offset": w.offset, "second": w.second} for w in self.word_times],
             # the same lists joined in the attributes, as clients before the lists read them
             "attributes": shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids,
-                                           links=self.links),
+                                           links=self.links, word_times=self.word_times),
             "mentions": [mention_json(m) for m in self.mentions],
         }
 
@@ -75,5 +77,5 @@ def hit_from_passage(p: IndexedPassage, score: float) -> SearchHit:
         heading_path=list(p.heading_path), page=p.page, t_start=p.t_start, t_end=p.t_end, source_uri=p.source_uri,
         captured_at_source=p.captured_at_source, at_start=p.at_start, at_end=p.at_end, chunk_index=p.chunk_index,
         token_count=p.token_count, kind=p.kind, attributes=dict(p.attributes), mentions=list(p.mentions),
-        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links,
+        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links, word_times=p.word_times,
     )

@@ -11,6 +11,8 @@ list the values known today and are deliberately *not* enforced by :meth:`Event.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -290,6 +292,37 @@ class TimeMention(Record):
         return cls(start=when(record["start"]), end=when(record["end"]), expression=str(record["expression"]))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WordTime(Record):
+    """When a word of a recording's passage is said: where it starts in the passage's text, and the second."""
+
+    offset: int
+    second: float
+
+
+#: Where chunk events before v6 (and payloads stored then) kept a recording's word times: compact JSON.
+WORD_TIMES = "word_times"
+
+
+def read_word_times(raw: str) -> list[WordTime]:
+    """Word times kept as compact JSON ``[[offset, second], ...]`` (before v6), sorted by offset; empty when
+    missing or unreadable, and without negative or non-finite seconds."""
+    if not raw:
+        return []
+    try:
+        rows = json.loads(raw)
+        marks = [(int(r[0]), float(r[1])) for r in rows]
+    except (ValueError, TypeError, IndexError, KeyError, RecursionError):
+        return []
+    return [WordTime(offset=at, second=s) for at, s in sorted(marks) if math.isfinite(s) and s >= 0]
+
+
+def lift_word_times(attributes: Mapping[str, str]) -> tuple[dict[str, str], list[WordTime]]:
+    """The attributes without ``word_times``, and the word times they held (see :func:`read_word_times`)."""
+    rest = {k: v for k, v in attributes.items() if k != WORD_TIMES}
+    return rest, read_word_times(attributes.get(WORD_TIMES, ""))
+
+
 #: How chunk events before v5 (and payloads stored then) joined a chunk's lists in its attributes.
 _JOINED: tuple[tuple[str, str], ...] = (("speakers", ","), ("turn_ids", " "), ("links", " | "))
 
@@ -319,20 +352,24 @@ class Chunk(Record):
     page: int | None = None
     t_start: float | None = None
     t_end: float | None = None
-    attributes: dict[str, str] = field(default_factory=dict)  # v3: small facts (tags, word_times)
+    attributes: dict[str, str] = field(default_factory=dict)  # v3: small facts (tags)
     mentions: list[TimeMention] = field(default_factory=list)  # v4: times the chunk speaks of
     speakers: list[str] = field(default_factory=list)  # v5: a chat chunk's speakers, in order of first turn
     turn_ids: list[str] = field(default_factory=list)  # v5: a chat chunk's turns, when the transcript gave ids
     links: list[str] = field(default_factory=list)  # v5: what a Markdown passage links to
+    word_times: list[WordTime] = field(default_factory=list)  # v6: when a recording's words are said
 
-    _NESTED: ClassVar[Mapping[str, type[Record]]] = {"mentions": TimeMention}
+    _NESTED: ClassVar[Mapping[str, type[Record]]] = {"mentions": TimeMention, "word_times": WordTime}
 
     @classmethod
     def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """A v3/v4 chunk (or a claim check written then) kept its lists joined in ``attributes``."""
+        """A v3/v4 chunk (or a claim check written then) kept its lists joined in ``attributes``, and a v3-v5
+        one its word times as JSON there."""
         rest, speakers, turn_ids, links = lift_list_attributes(kwargs.get("attributes") or {})
+        rest, word_times = lift_word_times(rest)
         return {**kwargs, "attributes": rest, "speakers": kwargs.get("speakers") or list(speakers),
-                "turn_ids": kwargs.get("turn_ids") or list(turn_ids), "links": kwargs.get("links") or list(links)}
+                "turn_ids": kwargs.get("turn_ids") or list(turn_ids), "links": kwargs.get("links") or list(links),
+                "word_times": kwargs.get("word_times") or word_times}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -340,7 +377,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 5
+    SCHEMA_VERSION: ClassVar[int] = 6
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
 
     event_id: str

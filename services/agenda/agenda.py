@@ -203,7 +203,7 @@ def citation(s: Said, tz: tzinfo) -> dict[str, Any]:
     hit, h = s.hit, s.happening
     second = None
     if hit.t_start is not None:
-        second = quoted_second(hit.attributes, hit.t_start, hit.t_end, len(hit.text), h.statement_start)
+        second = quoted_second(hit.word_times, hit.t_start, hit.t_end, len(hit.text), h.statement_start)
     link = f"/v1/artifacts/{hit.artifact_id}/raw"
     if hit.page is not None:
         link += f"#page={hit.page}"

@@ -16,10 +16,10 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
-from secondbrain.events.models import Segment
+from secondbrain.events.models import Segment, WordTime
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -45,8 +45,7 @@ class ChunkDraft:
     page: int | None
     t_start: float | None
     t_end: float | None
-    # speech chunks: word_times (see ``word_times_attribute``)
-    attributes: Mapping[str, str] = field(default_factory=dict)
+    word_times: tuple[WordTime, ...] = ()  # speech chunks: when its words are said (see ``chunk_word_times``)
     speakers: tuple[str, ...] = ()  # chat chunks: the speakers of its turns, in order of first turn
     turn_ids: tuple[str, ...] = ()  # chat chunks: its turns, when the transcript gave every one an id
 
@@ -209,13 +208,10 @@ def chunk_speech(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfi
         base = len(chunks)
         marks = _speech_marks(segs, full_text)
         for k, c in enumerate(pieces):
-            times = word_times_attribute(marks, c.char_start, c.char_end)
-            attrs = {**c.attributes, WORD_TIMES: times} if times else c.attributes
-            chunks.append(replace(c, index=base + k, attributes=attrs))
+            chunks.append(replace(c, index=base + k, word_times=chunk_word_times(marks, c.char_start, c.char_end)))
     return chunks
 
 
-WORD_TIMES = "word_times"
 WORD_TIMES_MAX = 600  # entries per chunk; a 90 s window of fast talk is about 300 words
 _WORD_SEARCH_CHARS = 200  # a word not found this close after the previous one is skipped, not guessed
 
@@ -258,9 +254,9 @@ def _words(raw: str) -> list[tuple[str, float]]:
     return [(w, t) for w, t in out if w and math.isfinite(t)]
 
 
-def word_times_attribute(marks: Sequence[tuple[int, float]], char_start: int, char_end: int) -> str:
-    """A speech chunk's ``word_times``: compact JSON ``[[offset, second], ...]``, the offset of each word's
-    start in the chunk's text and the second (0.1 s) it is said at, so a citation can name the second of
+def chunk_word_times(marks: Sequence[tuple[int, float]], char_start: int, char_end: int) -> tuple[WordTime, ...]:
+    """A speech chunk's ``word_times``: the offset of each word's start in the chunk's text and the second
+    (0.1 s) it is said at, so a citation can name the second of
     a quoted sentence rather than one spread over the chunk's span.  A chunk starting inside a segment
     begins with the word said at its first character.  At most ``WORD_TIMES_MAX`` entries (evenly
     thinned, the first kept); empty when there is less than two to tell (the chunk's start says it)."""
@@ -277,8 +273,8 @@ def word_times_attribute(marks: Sequence[tuple[int, float]], char_start: int, ch
         step = (len(rows) - 1) / (WORD_TIMES_MAX - 1)
         rows = [rows[round(i * step)] for i in range(WORD_TIMES_MAX)]
     if len(rows) < 2:
-        return ""
-    return json.dumps([[int(a), s] for a, s in rows], separators=(",", ":"))
+        return ()
+    return tuple(WordTime(offset=int(a), second=s) for a, s in rows)
 
 
 def chunk_turns(turns: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:

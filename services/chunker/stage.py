@@ -123,9 +123,10 @@ class ChunkerStage:
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
                   heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end,
-                  attributes={**note_attributes(ev.metadata), **d.attributes},
+                  attributes=note_attributes(ev.metadata),
                   mentions=self._mentions(d, ev), speakers=list(d.speakers), turn_ids=list(d.turn_ids),
-                  links=passage_links(d.text, markdown=ev.modality in ("markdown", "note")))
+                  links=passage_links(d.text, markdown=ev.modality in ("markdown", "note")),
+                  word_times=list(d.word_times))
             for d in drafts
         ]
         # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.

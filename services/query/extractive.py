@@ -852,8 +852,8 @@ def _where(source: SearchHit | Source, st: Statement) -> tuple[int | None, float
         return hit.page, None
     offset = st.start - shift
     if 0 <= offset < len(hit.text):
-        return hit.page, quoted_second(hit.attributes, hit.t_start, hit.t_end, len(hit.text), offset)
-    return hit.page, quoted_second({}, start, end, len(text), st.start)
+        return hit.page, quoted_second(hit.word_times, hit.t_start, hit.t_end, len(hit.text), offset)
+    return hit.page, quoted_second((), start, end, len(text), st.start)
 
 
 def _newest_first(ctx: _Asking, quotes: list[Quote], chosen: list[_Candidate]) -> list[Quote]:

@@ -19,7 +19,8 @@ import httpx
 import pytest
 
 from devtools import gen_audio, gen_office, gen_pdf_image, gen_web
-from secondbrain.word_times import WORD_TIMES, quoted_second
+from secondbrain.events.models import WORD_TIMES, WordTime
+from secondbrain.word_times import quoted_second
 from tests.e2e.harness import Service, Site, readable_tmp, run_cli, wait_jobs
 
 pytestmark = pytest.mark.e2e
@@ -118,9 +119,10 @@ def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site
     assert at(hit["at_start"]) == spoken_at + timedelta(seconds=hit["t_start"])
     # ... and its words' times: a word of sentence 3 is cited at a second inside the sentence (spreading the
     # passage's span over its text can land in the pause before it)
-    assert WORD_TIMES in hit["attributes"], hit["attributes"]
+    assert hit["word_times"] and WORD_TIMES in hit["attributes"], hit  # typed, and shown as before too
     words = hit["text"].casefold()
-    said = quoted_second(hit["attributes"], hit["t_start"], hit["t_end"], len(words), words.index("quarterly"))
+    said = quoted_second([WordTime(**w) for w in hit["word_times"]], hit["t_start"], hit["t_end"], len(words),
+                         words.index("quarterly"))
     assert said is not None and rec.starts[2] < said < rec.ends[2], (said, rec.starts, rec.ends)
     assert at(hit["captured_at"]) == spoken_at and hit["captured_at_source"] == "user"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -332,9 +331,9 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
                        ).json()["hits"]
     # the citation opens where the quoted sentence is said: its first word's time, from the words' times the
     # passage keeps (the passage itself starts seconds earlier, with the sentences before it)
-    text, marks = hits[0]["text"], json.loads(hits[0]["attributes"]["word_times"])
+    text, marks = hits[0]["text"], hits[0]["word_times"]
     said = text.index("orchestra") - len("The ")
-    cited_second = int(max(t for offset, t in marks if offset <= said))
+    cited_second = int(max(m["second"] for m in marks if m["offset"] <= said))
     assert cited_second > int(hits[0]["t_start"]) + 3  # three sentences are said before it
     page.get_by_role("button", name="New conversation").click()
     ask(page, "Where did the orchestra rehearse the symphony?")

@@ -11,6 +11,7 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.events import Chunk, ChunksCreated, TimeMention
+from secondbrain.events.models import WordTime
 from secondbrain.passage import IndexedPassage
 from secondbrain.search_hits import hit_from_payload
 from services.embedder.stage import embedding_input, indexed_passage
@@ -81,11 +82,19 @@ def test_a_hit_shows_the_same_json_from_either_shape() -> None:
 def test_a_recording_passage_has_its_wall_clock_times_and_the_text_the_models_saw() -> None:
     speech = Chunk(chunk_id=ids.chunk_id(DOC, 0), index=0, text="The budget is approved.", char_start=0,
                    char_end=23, token_count=5, heading_path=["Caroline and Melanie", "Budget"], kind="speech",
-                   t_start=90.0, t_end=95.5, attributes={"word_times": "[[0,90.0],[4,90.4]]"})
+                   t_start=90.0, t_end=95.5,
+                   word_times=[WordTime(offset=0, second=90.0), WordTime(offset=4, second=90.4)])
     passage = indexed_passage(_event(speech, recording_start=T0), speech, "minilm")
     payload = passage.to_payload()
     assert (payload["at_start"], payload["at_end"]) == ("2023-05-08T13:57:30.000000Z", "2023-05-08T13:57:35.500000Z")
-    assert payload["attributes"] == {"word_times": "[[0,90.0],[4,90.4]]"}
+    assert payload["word_times"] == [[0, 90.0], [4, 90.4]] and "attributes" not in payload
+    assert IndexedPassage.from_payload(payload).word_times == tuple(speech.word_times)
+    # a point stored before kept them as JSON in its attributes: read the same, and shown there as before
+    before = {**payload, "attributes": {"word_times": "[[0,90.0],[4,90.4]]"}}
+    del before["word_times"]
+    old = IndexedPassage.from_payload(before)
+    assert old.word_times == tuple(speech.word_times) and old.attributes == {}
+    assert old.shown_attributes() == {"word_times": "[[0,90.0],[4,90.4]]"}
     assert "speakers" not in payload and "mentions" not in payload
     # Re-indexing embeds exactly what the stage embedded.
     assert IndexedPassage.from_payload(payload).embedding_text() == embedding_input("Caroline and Melanie", speech)

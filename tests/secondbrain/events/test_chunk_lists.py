@@ -11,6 +11,7 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.events import Chunk, ChunksCreated, EventCodec, TimeMention
+from secondbrain.events.models import WordTime
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -62,7 +63,7 @@ def test_v5_carries_the_lists_as_avro_arrays(codec: EventCodec) -> None:
                   links=["a | b"], attributes={"tags": "x"})
     event = ChunksCreated(**{**_event([]), "chunks": [chunk], "chunk_count": 1})
     data = codec.encode(event)
-    assert codec.identify(data).version == ChunksCreated.SCHEMA_VERSION == 5
+    assert codec.identify(data).version == ChunksCreated.SCHEMA_VERSION == 6
     (back,) = codec.decode(data, ChunksCreated).chunks
     # Commas, spaces and bars inside a value survive: nothing is joined or split on the way.
     assert (back.speakers, back.turn_ids, back.links) == (["Ana, Jr.", "Bo"], ["t 1"], ["a | b"])
@@ -80,3 +81,21 @@ def test_a_chunk_without_lists_has_empty_ones(codec: EventCodec) -> None:
     data = codec.encode_record("chunks_created", _event([_old_chunk({})]), version=3)
     (chunk,) = codec.decode(data, ChunksCreated).chunks
     assert (chunk.speakers, chunk.turn_ids, chunk.links, chunk.attributes) == ([], [], [], {})
+
+
+@pytest.mark.parametrize("version", [3, 4, 5])
+def test_word_times_kept_as_json_in_the_attributes_decode_into_records(codec: EventCodec, version: int) -> None:
+    """Before v6 a recording's word times travelled as compact JSON in the attributes."""
+    more: dict[str, Any] = {"mentions": []} if version >= 4 else {}
+    if version == 5:
+        more |= {"speakers": [], "turn_ids": [], "links": []}
+    old = _old_chunk({"word_times": "[[0,90.0],[4,90.4]]", "tags": "memo"}, **more)
+    data = codec.encode_record("chunks_created", _event([old]), version=version)
+    (chunk,) = codec.decode(data, ChunksCreated).chunks
+    assert chunk.word_times == [WordTime(offset=0, second=90.0), WordTime(offset=4, second=90.4)]
+    assert chunk.attributes == {"tags": "memo"}
+    # written again today: an array of records, nothing in the attributes
+    again = codec.decode(codec.encode(ChunksCreated(**{**_event([]), "chunks": [chunk], "chunk_count": 1})),
+                         ChunksCreated).chunks[0]
+    assert again == chunk and again.to_record()["word_times"] == [{"offset": 0, "second": 90.0},
+                                                                  {"offset": 4, "second": 90.4}]

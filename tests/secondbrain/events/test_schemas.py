@@ -42,6 +42,7 @@ from secondbrain.events import (
     schema_name,
 )
 from secondbrain.events.codec import DEFAULT_SCHEMA_DIR
+from secondbrain.events.models import WordTime
 from tests.paths import REPO
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -83,7 +84,8 @@ def _chunks() -> list[Chunk]:
               char_start=0, char_end=40, token_count=17, heading_path=["Réunion — 東京 🚀"],
               kind="heading", page=1),
         Chunk(chunk_id=ids.chunk_id(DOC, 1), index=1, text="ok", char_start=70, char_end=72,
-              token_count=1, heading_path=[], kind="speech", t_start=12.5, t_end=14.25),
+              token_count=1, heading_path=[], kind="speech", t_start=12.5, t_end=14.25,
+              word_times=[WordTime(offset=0, second=12.5), WordTime(offset=1, second=12.9)]),
     ]
 
 
@@ -271,7 +273,7 @@ def test_model_matches_latest_schema(codec: EventCodec, name: str) -> None:
     assert schema_name(cls) == name == cls.SCHEMA_NAME
     assert codec.latest_version(name) == cls.SCHEMA_VERSION, "model not updated for the newest schema"
     pairs: list[tuple[type[Any], dict[str, Any]]] = [(cls, codec.schema_of(name))]
-    nested = {"Segment": Segment, "Chunk": Chunk, "TimeMention": TimeMention}
+    nested = {"Segment": Segment, "Chunk": Chunk, "TimeMention": TimeMention, "WordTime": WordTime}
     for record in _walk_records(codec.schema_of(name))[1:]:
         pairs.append((nested[record["name"]], record))
     for model, record in pairs:

@@ -11,17 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from secondbrain.events.models import DocumentExtracted, Segment
+from secondbrain.events.models import ChunksCreated, DocumentExtracted, Segment, WordTime
 from secondbrain.stores.memory import MemoryMetadataStore
 from secondbrain.stores.objects_fs import FileObjectStore
 from secondbrain.word_times import quoted_second
 from services.chunker.logic import (
-    WORD_TIMES,
     WORD_TIMES_MAX,
     ChunkDraft,
     ChunkingConfig,
     chunk_segments,
-    word_times_attribute,
+    chunk_word_times,
 )
 from services.chunker.stage import ChunkerStage
 
@@ -61,14 +60,14 @@ def test_a_sentence_fifteen_seconds_into_a_recording_is_cited_at_fifteen_seconds
     segments, full = recording(talk())
     chunks = chunk_segments(segments, full, ChunkingConfig())
     first = chunks[0]
-    assert first.kind == "speech" and first.t_start == 0.0 and WORD_TIMES in first.attributes
+    assert first.kind == "speech" and first.t_start == 0.0 and first.word_times
     at = first.text.index("The budget")
-    assert quoted_second(first.attributes, first.t_start, first.t_end, len(first.text), at) == 15.0
+    assert quoted_second(first.word_times, first.t_start, first.t_end, len(first.text), at) == 15.0
     # a word inside the sentence: "garden" is its 5th word, said 4 x 0.4 s after the first
-    assert quoted_second(first.attributes, first.t_start, first.t_end, len(first.text),
+    assert quoted_second(first.word_times, first.t_start, first.t_end, len(first.text),
                          first.text.index("garden")) == 16.6
     # what spreading the chunk's span over its text would say: seconds off (the silence is not in the text)
-    spread = quoted_second({}, first.t_start, first.t_end, len(first.text), at)
+    spread = quoted_second((), first.t_start, first.t_end, len(first.text), at)
     assert spread is not None and abs(spread - 15.0) > 3
 
 
@@ -78,16 +77,20 @@ def test_every_word_of_every_chunk_maps_to_its_second() -> None:
     chunks = chunks_of(segments, full, ChunkingConfig())
     assert len(chunks) >= 2
     for c in chunks:
-        rows = json.loads(c.attributes[WORD_TIMES])
+        rows = pairs(c.word_times)
         assert rows[0][0] == 0 and [r[0] for r in rows] == sorted(r[0] for r in rows)
         for seg in segments:
             if c.char_start <= seg.char_start < c.char_end:
                 at = seg.char_start
                 for word, start, _end in json.loads(seg.attributes["words"]):
                     at = full.index(word.strip(), at)
-                    second = quoted_second(c.attributes, c.t_start, c.t_end, len(c.text), at - c.char_start)
+                    second = quoted_second(c.word_times, c.t_start, c.t_end, len(c.text), at - c.char_start)
                     assert second == round(start, 1)
                     at += len(word.strip())
+
+
+def pairs(word_times: Sequence[WordTime]) -> list[list[float]]:
+    return [[w.offset, w.second] for w in word_times]
 
 
 def chunks_of(segments: list[Segment], full: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
@@ -103,21 +106,19 @@ def test_a_chunk_cut_inside_a_long_segment_starts_with_the_word_said_at_its_firs
     chunks = chunks_of(segments, full, ChunkingConfig(target=30, max_tokens=40, min_tokens=20, overlap=8))
     assert len(chunks) > 3
     for c in chunks:
-        rows = json.loads(c.attributes[WORD_TIMES])
-        assert rows[0][0] == 0
+        assert c.word_times[0].offset == 0
         word = c.text.split()[0]
         k = len(full[:c.char_start].split())  # words said before the chunk
         assert word == text.split()[k]
-        assert quoted_second(c.attributes, c.t_start, c.t_end, len(c.text), 0) == round(100.0 + 0.25 * k, 1)
+        assert quoted_second(c.word_times, c.t_start, c.t_end, len(c.text), 0) == round(100.0 + 0.25 * k, 1)
 
 
 def test_segments_without_words_give_their_starts() -> None:
     segments, full = recording(talk(), words=False)
     first = chunk_segments(segments, full, ChunkingConfig())[0]
-    rows = json.loads(first.attributes[WORD_TIMES])
-    assert rows[:3] == [[0, 0.0], [full.index("Let us"), 2.0], [full.index("The budget"), 15.0]]
+    assert pairs(first.word_times)[:3] == [[0, 0.0], [full.index("Let us"), 2.0], [full.index("The budget"), 15.0]]
     at = first.text.index("garden")  # inside the sentence said from 15 s: its start
-    assert quoted_second(first.attributes, first.t_start, first.t_end, len(first.text), at) == 15.0
+    assert quoted_second(first.word_times, first.t_start, first.t_end, len(first.text), at) == 15.0
 
 
 def test_a_malformed_words_attribute_falls_back_to_the_segment_start() -> None:
@@ -126,24 +127,23 @@ def test_a_malformed_words_attribute_falls_back_to_the_segment_start() -> None:
                                                       "t_end")}, "attributes": {"words": "[[not json"}})
            for s in segments]
     first = chunk_segments(bad, full, ChunkingConfig())[0]
-    assert json.loads(first.attributes[WORD_TIMES])[2] == [full.index("The budget"), 15.0]
+    assert pairs(first.word_times)[2] == [full.index("The budget"), 15.0]
 
 
 def test_word_times_are_capped_and_thinned_evenly() -> None:
     marks = [(k * 5, k * 0.3) for k in range(2000)]
-    rows = json.loads(word_times_attribute(marks, 0, 10_000))
+    rows = pairs(chunk_word_times(marks, 0, 10_000))
     assert len(rows) == WORD_TIMES_MAX and rows[0] == [0, 0.0] and rows[-1] == [9995, 599.7]
     gaps = {b[0] - a[0] for a, b in pairwise(rows)}
     assert gaps <= {15, 20}  # 1999 / 599 words apart, rounded
-    assert len(word_times_attribute(marks, 0, 10_000)) < 12_000
-    assert word_times_attribute([(0, 1.0)], 0, 50) == ""  # one mark: the chunk's start says it all
+    assert chunk_word_times([(0, 1.0)], 0, 50) == ()  # one mark: the chunk's start says it all
 
 
 def test_other_chunks_carry_no_word_times() -> None:
     text = "A note about the garden. It has a shed."
     seg = Segment(index=0, kind="paragraph", text=text, char_start=0, char_end=len(text))
     (chunk,) = chunk_segments([seg], text, ChunkingConfig())
-    assert chunk.attributes == {}
+    assert chunk.word_times == ()
 
 
 def test_the_chunk_event_carries_word_times(tmp_path: Path) -> None:
@@ -159,6 +159,7 @@ def test_the_chunk_event_carries_word_times(tmp_path: Path) -> None:
     store.intake.request_url(ev.user_id, ev.job_id, "https://example.org/page", None, [])
     (out,) = ChunkerStage(FileObjectStore(tmp_path), ChunkingConfig(), fence=store.fence).process(ev)
     chunk = out.chunks[0]
-    assert chunk.to_record()["attributes"][WORD_TIMES] == chunk.attributes[WORD_TIMES]
-    assert quoted_second(chunk.attributes, chunk.t_start, chunk.t_end, len(chunk.text),
+    assert chunk.attributes == {} and chunk.word_times  # typed, not a string in the attributes
+    assert ChunksCreated.from_record(out.to_record()).chunks[0].word_times == chunk.word_times
+    assert quoted_second(chunk.word_times, chunk.t_start, chunk.t_end, len(chunk.text),
                          chunk.text.index("The budget")) == 15.0

@@ -4,13 +4,13 @@ through the real extractor and chunker first), and the sentence cutting it relie
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from secondbrain.events.models import WordTime
 from secondbrain.search_hits import SearchHit
 from secondbrain.sentences import sentences
 from secondbrain.sparse import Bm25Encoder
@@ -214,7 +214,7 @@ def test_an_audio_citation_opens_at_the_second_the_quoted_sentence_is_said() -> 
     hit = SearchHit(chunk_id="c0", score=1.0, text=text, title="Voice memo", document_id="d0", artifact_id="a0",
                     source_id="s0", modality="audio", captured_at=DEFAULT_TIME, ingested_at=DEFAULT_TIME,
                     char_start=0, char_end=len(text), heading_path=[], page=None, t_start=2.0, t_end=22.0,
-                    chunk_index=0, attributes={"word_times": json.dumps(marks)})
+                    chunk_index=0, word_times=tuple(WordTime(offset=o, second=s) for o, s in marks))
     ans = extractive_answer("What did I say in the voice memo about the plumber?", [hit], tz=UTC)
     assert ans.quotes[0].text.startswith("Also the plumber"), ans.text
     assert ans.quotes[0].t_start == 17.0  # not 2.0 (the passage's start), nor a guess spread over its text
