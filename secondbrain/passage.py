@@ -6,7 +6,8 @@ and exports all use the same typed fields instead of dict keys.
 
 Lists are lists here and in new payloads.  Payloads written before (and chunk events before
 ``chunks_created`` v5) kept a chat chunk's speakers and turn ids and a note's links as joined strings
-in ``attributes``; :func:`lift_list_attributes` reads those, so points already stored keep working.
+in ``attributes``, and before v6 a recording's word times as JSON there; :func:`lift_list_attributes` and
+:func:`lift_word_times` read those, so points already stored keep working.
 """
 
 from __future__ import annotations
