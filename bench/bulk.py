@@ -134,9 +134,8 @@ def main() -> None:
             used = {k: v - before.get(k, 0.0) for k, v in (during | cpu_by_part(proc.pid, data, None)).items()}
             if "cli" in during:
                 used["cli"] = during["cli"]
-            done = ingest
-            if done.returncode != 0:
-                raise SystemExit(f"secondbrain ingest exited with {done.returncode}")
+            if ingest.returncode != 0:
+                raise SystemExit(f"secondbrain ingest exited with {ingest.returncode}")
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600, headers=key_headers(data)) as c:
                 batch = Batch("markdown", [(p.name, b"", "text/markdown") for p in sorted(folder.iterdir())])
                 texts = embedding_inputs(c, [batch])

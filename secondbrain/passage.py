@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from secondbrain.events.models import WORD_TIMES, TimeMention, WordTime, lift_list_attributes, lift_word_times
+from secondbrain.events.models import (
+    WORD_TIMES,
+    TimeMention,
+    WordTime,
+    lift_list_attributes,
+    lift_word_times,
+    word_time_pairs,
+    word_times_from_pairs,
+)
 from secondbrain.temporal.mentions import mention_points
 from secondbrain.time_formats import rfc3339  # re-exported: the payload's times are written this way
 
@@ -40,14 +48,6 @@ def _text(value: Any, default: str = "") -> str:
 
 def _when(value: Any) -> datetime:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
-
-
-def _word_times(value: Any) -> tuple[WordTime, ...]:
-    """Stored ``[[offset, second], ...]`` pairs; empty when absent or not of that shape."""
-    try:
-        return tuple(WordTime(offset=int(v[0]), second=float(v[1])) for v in value or ())
-    except (TypeError, ValueError, IndexError, KeyError):
-        return ()
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -119,7 +119,7 @@ class IndexedPassage:
         if self.attributes:
             out["attributes"] = dict(self.attributes)
         if self.word_times:  # pairs, not records: a passage holds up to 600 of them
-            out["word_times"] = [[w.offset, w.second] for w in self.word_times]
+            out["word_times"] = word_time_pairs(self.word_times)
         if self.mentions:
             out["mentions"] = [mention_json(m) for m in self.mentions]
             out["mentioned_at"] = [rfc3339(t) for t in mention_points([(m.start, m.end) for m in self.mentions])]
@@ -148,7 +148,7 @@ class IndexedPassage:
             at_start=p.get("at_start"), at_end=p.get("at_end"),
             speakers=_strings(p.get("speakers")) or speakers, turn_ids=_strings(p.get("turn_ids")) or turn_ids,
             links=_strings(p.get("links")) or links, attributes=rest,
-            word_times=_word_times(p.get("word_times")) or tuple(old_word_times),
+            word_times=tuple(word_times_from_pairs(p.get("word_times")) or old_word_times),
             mentions=tuple(TimeMention(start=_when(m["start"]), end=_when(m["end"]), expression=str(m["expression"]))
                            for m in (p.get("mentions") or []) if m.get("start") and m.get("end")),
         )
@@ -178,7 +178,7 @@ def shown_attributes(attributes: Mapping[str, str], *, speakers: Sequence[str], 
     web page, the CLI, the MCP server and scripts read them unchanged."""
     out = dict(attributes)
     if word_times:
-        out[WORD_TIMES] = json.dumps([[w.offset, w.second] for w in word_times], separators=(",", ":"))
+        out[WORD_TIMES] = json.dumps(word_time_pairs(word_times), separators=(",", ":"))
     if links:
         out["links"] = " | ".join(links)
     if speakers:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, ClassVar, Literal, Self
@@ -304,17 +304,30 @@ class WordTime(Record):
 WORD_TIMES = "word_times"
 
 
+def word_time_pairs(word_times: Sequence[WordTime]) -> list[list[float]]:
+    """``[[offset, second], ...]``: how a passage payload and the attribute shown before v6 write them."""
+    return [[w.offset, w.second] for w in word_times]
+
+
+def word_times_from_pairs(rows: Any) -> list[WordTime]:
+    """Word times from ``[[offset, second], ...]`` pairs, sorted by offset; empty when not of that shape, and
+    without negative or non-finite seconds (a stored payload must not carry them back in)."""
+    try:
+        marks = [(int(r[0]), float(r[1])) for r in rows or ()]
+    except (ValueError, TypeError, IndexError, KeyError):
+        return []
+    return [WordTime(offset=at, second=s) for at, s in sorted(marks) if math.isfinite(s) and s >= 0]
+
+
 def read_word_times(raw: str) -> list[WordTime]:
-    """Word times kept as compact JSON ``[[offset, second], ...]`` (before v6), sorted by offset; empty when
-    missing or unreadable, and without negative or non-finite seconds."""
+    """Word times kept as compact JSON ``[[offset, second], ...]`` (before v6); see :func:`word_times_from_pairs`."""
     if not raw:
         return []
     try:
         rows = json.loads(raw)
-        marks = [(int(r[0]), float(r[1])) for r in rows]
-    except (ValueError, TypeError, IndexError, KeyError, RecursionError):
+    except (ValueError, RecursionError):
         return []
-    return [WordTime(offset=at, second=s) for at, s in sorted(marks) if math.isfinite(s) and s >= 0]
+    return word_times_from_pairs(rows)
 
 
 def lift_word_times(attributes: Mapping[str, str]) -> tuple[dict[str, str], list[WordTime]]:

@@ -95,6 +95,10 @@ def test_a_recording_passage_has_its_wall_clock_times_and_the_text_the_models_sa
     old = IndexedPassage.from_payload(before)
     assert old.word_times == tuple(speech.word_times) and old.attributes == {}
     assert old.shown_attributes() == {"word_times": "[[0,90.0],[4,90.4]]"}
+    # a payload's pairs are read as the old JSON is: in order, none negative or endless, bad shapes ignored
+    odd = IndexedPassage.from_payload({**payload, "word_times": [[4, 90.4], [0, 90.0], [9, -1.0], [12, 1e999]]})
+    assert odd.word_times == tuple(speech.word_times)
+    assert IndexedPassage.from_payload({**payload, "word_times": [["x"]]}).word_times == ()
     assert "speakers" not in payload and "mentions" not in payload
     # Re-indexing embeds exactly what the stage embedded.
     assert IndexedPassage.from_payload(payload).embedding_text() == embedding_input("Caroline and Melanie", speech)
