@@ -43,6 +43,7 @@ from secondbrain.passage import DATETIME_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
 from secondbrain.stores.vector_payload import (
     RRF_K,
+    RRF_WEIGHTS,
     DatetimeRangeCondition,
     EitherCondition,
     EnsuredCollections,
@@ -593,7 +594,8 @@ class EdgeVectorStore:
                                       params=params)
         else:
             prefetch_limit = max(candidates, limit)
-            fusion: Any = qe.Fusion.Rrf(k=RRF_K)  # the stub's query union omits Fusion's variants
+            weights = [RRF_WEIGHTS["dense"], RRF_WEIGHTS["sparse"]]  # two queries: dense, then sparse
+            fusion: Any = qe.Fusion.Rrf(k=RRF_K, weights=weights)  # the stub's query union omits its variants
             request = qe.QueryRequest(
                 limit=limit,
                 prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter, params=params)

@@ -19,6 +19,8 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 from secondbrain.passage import DATETIME_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit, VectorPoint
 from secondbrain.stores.vector_payload import (
+    RRF_K,
+    RRF_WEIGHTS,
     DatetimeRangeCondition,
     EitherCondition,
     EnsuredCollections,
@@ -239,7 +241,8 @@ class QdrantVectorStore:
             request = {
                 "prefetch": [models.Prefetch(query=q, using=u, filter=qfilter, limit=prefetch_limit,
                                              params=_RESCORE) for q, u in queries],
-                "query": models.FusionQuery(fusion=models.Fusion.RRF),
+                "query": models.RrfQuery(rrf=models.Rrf(k=RRF_K, weights=[
+                    RRF_WEIGHTS["dense" if u == self.dense_name else "sparse"] for _q, u in queries])),
             }
         try:
             with self._lock:

@@ -336,6 +336,34 @@ def test_identifier_is_found_by_sparse_when_dense_misses_it(loaded: Harness) -> 
     assert query(store, ALICE, "4471", mode="hybrid")[0].id == target
 
 
+def test_a_hybrid_tie_ranks_the_same_whatever_ids_the_points_got(harness: Harness) -> None:
+    # One point is first by meaning and second by words, the other the mirror image: equal under plain RRF.
+    # Point ids are random per import, so breaking that tie by id would rank the same data differently after
+    # a fresh import; the dense side wins it, whichever id is the lower and whichever point came first.
+    store, low, high = harness.store, "00000000-0000-4000-8000-000000000001", "ffffffff-ffff-4fff-bfff-ffffffffffff"
+    axis = np.eye(DIMENSION, dtype=np.float64)
+    by_meaning = axis[0].tolist()
+    by_words = (axis[0] + 0.5 * axis[1]) / np.linalg.norm(axis[0] + 0.5 * axis[1])
+
+    def point(user: str, pid: str, dense: list[float], weight: float) -> VectorPoint:
+        return VectorPoint(id=pid, dense=dense, sparse=SparseVector([7], [weight]), payload={
+            "user_id": user, "document_id": pid, "source_id": "src", "chunk_id": pid, "chunk_index": 0,
+            "modality": "note", "title": "t", "text": pid, "captured_at": "2024-01-01T00:00:00Z",
+            "ingested_at": "2024-01-01T00:00:00Z", "char_start": 0, "char_end": 1})
+
+    for user, meaning_id, words_id, meaning_first in (("tiea", low, high, True), ("tieb", high, low, False)):
+        store.ensure_collection(user, DIMENSION)  # and in both orders of writing
+        points = [point(user, meaning_id, by_meaning, 1.0), point(user, words_id, by_words.tolist(), 2.0)]
+        store.upsert(user, points if meaning_first else points[::-1])
+        assert [h.id for h in store.search(user, dense=by_meaning, sparse=None, limit=2, mode="dense")] == \
+            [meaning_id, words_id]
+        assert [h.id for h in store.search(user, dense=None, sparse=SparseVector([7], [1.0]), limit=2,
+                                           mode="sparse")] == [words_id, meaning_id]
+        hits = store.search(user, dense=by_meaning, sparse=SparseVector([7], [1.0]), limit=2)
+        assert [h.id for h in hits] == [meaning_id, words_id], user
+        assert hits[0].score == pytest.approx(hits[1].score, rel=1e-3)  # a tie but for the hair that breaks it
+
+
 def test_sparse_only_and_dense_only_inputs(loaded: Harness) -> None:
     store = loaded.store
     # hybrid with one side missing degrades to the other side
