@@ -26,7 +26,7 @@ from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
 #: differently: 417 of 1,969 LoCoMo questions got their sources in another order.  The hair (a thousandth
 #: of the sparse side's share) can otherwise only swap two near-ties.
 RRF_K = 2
-RRF_WEIGHTS = {"dense": 1.0, "sparse": 0.999}
+RRF_WEIGHTS = (1.0, 0.999)  # the dense query, then the sparse one: the order both stores build them in
 
 # Leading alphanumeric and no path separators: the name is used verbatim as a directory name
 # (edge store) and a Qdrant collection name, so "..", "/" and "\\" must never get through.

@@ -594,8 +594,7 @@ class EdgeVectorStore:
                                       params=params)
         else:
             prefetch_limit = max(candidates, limit)
-            weights = [RRF_WEIGHTS["dense"], RRF_WEIGHTS["sparse"]]  # two queries: dense, then sparse
-            fusion: Any = qe.Fusion.Rrf(k=RRF_K, weights=weights)  # the stub's query union omits its variants
+            fusion: Any = qe.Fusion.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))  # the stub's union omits its variants
             request = qe.QueryRequest(
                 limit=limit,
                 prefetches=[qe.Prefetch(limit=prefetch_limit, query=q, filter=edge_filter, params=params)

@@ -241,8 +241,7 @@ class QdrantVectorStore:
             request = {
                 "prefetch": [models.Prefetch(query=q, using=u, filter=qfilter, limit=prefetch_limit,
                                              params=_RESCORE) for q, u in queries],
-                "query": models.RrfQuery(rrf=models.Rrf(k=RRF_K, weights=[
-                    RRF_WEIGHTS["dense" if u == self.dense_name else "sparse"] for _q, u in queries])),
+                "query": models.RrfQuery(rrf=models.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
             }
         try:
             with self._lock:
