@@ -488,6 +488,7 @@ _QUERY = TypeAdapter(models.QueryRequest)
 _SCROLL = TypeAdapter(models.ScrollRequest)
 _COUNT = TypeAdapter(models.CountRequest)
 _SELECTOR: TypeAdapter[Any] = TypeAdapter(models.PointsSelector)
+_VECTORS = TypeAdapter(models.UpdateVectors)
 
 
 def _envelope(result: Any, started: float) -> JSONResponse:
@@ -616,6 +617,23 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
         def apply(shard: qe.EdgeShard) -> None:
             shard.update(qe.UpdateOperation.upsert_points(points, condition=condition, update_mode=mode))
             shard.flush()  # durable before we answer, like wait=true on a server
+
+        await run_in_threadpool(locked, name, apply)
+        return _envelope(_update_result(registry, _wait(request)), started)
+
+    @app.put("/collections/{name}/points/vectors")
+    async def update_vectors(name: str, request: Request) -> JSONResponse:
+        started = time.perf_counter()
+        parsed = _parse(_VECTORS, await request.body())
+        if parsed.shard_key is not None:
+            raise _unsupported("shard keys")
+        op = qe.UpdateOperation.update_vectors(
+            [qe.PointVectors(_point_id(p.id), _vector_struct(p.vector)) for p in parsed.points],
+            condition=_filter(parsed.update_filter))
+
+        def apply(shard: qe.EdgeShard) -> None:
+            shard.update(op)
+            shard.flush()
 
         await run_in_threadpool(locked, name, apply)
         return _envelope(_update_result(registry, _wait(request)), started)

@@ -674,8 +674,29 @@ class EdgeVectorStore:
                 shard = self._open(name, slot)
                 if shard is None:
                     continue
-                self._apply(slot, shard, qe.UpdateOperation.delete_points_by_filter(edge_filter), 1)
+                ids = self._ids(shard, edge_filter)
+                if not ids:
+                    continue
+                # A deleted point's words stay in the engine's BM25 statistics (how many passages
+                # hold a word) until its segment is rebuilt; emptying its sparse vector first takes
+                # them out of the writable segment at once.  An indexed segment keeps counting them
+                # until a build vacuums it, which these deletions count towards.
+                emptied = [qe.PointVectors(i, {self.sparse_name: qe.SparseVector([], [])}) for i in ids]
+                self._apply(slot, shard, qe.UpdateOperation.update_vectors(emptied), 0)
+                self._apply(slot, shard, qe.UpdateOperation.delete_points_by_filter(edge_filter), len(ids))
                 shard.flush()
+
+    @staticmethod
+    def _ids(shard: qe.EdgeShard, edge_filter: qe.Filter) -> list[Any]:
+        """The ids of every point matching ``edge_filter`` (lock held)."""
+        ids: list[Any] = []
+        offset = None
+        while True:
+            records, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=1000, filter=edge_filter,
+                                                            with_payload=False, with_vector=False))
+            ids.extend(r.id for r in records)
+            if offset is None:
+                return ids
 
     def list_indexes(self, user_id: str) -> list[str]:
         """The versions of the user's collection that exist on disk, oldest first."""

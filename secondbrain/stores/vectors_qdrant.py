@@ -317,13 +317,31 @@ class QdrantVectorStore:
         if plan.matches_nothing or qfilter is None:
             return
         for index in self.list_indexes(user_id):
+            name = self._name(user_id, index)
             try:
                 with self._lock:
-                    self.client.delete(self._name(user_id, index),
-                                       points_selector=models.FilterSelector(filter=qfilter), wait=True)
+                    # A deleted point's words stay in the engine's BM25 statistics until its segment
+                    # is rebuilt; emptying its sparse vector first takes them out of the writable
+                    # segment at once (the edge store does the same).
+                    emptied = [models.PointVectors(id=i, vector={self.sparse_name: models.SparseVector(
+                        indices=[], values=[])}) for i in self._ids(name, qfilter)]
+                    if emptied:
+                        self.client.update_vectors(name, points=emptied, wait=True)
+                    self.client.delete(name, points_selector=models.FilterSelector(filter=qfilter), wait=True)
             except Exception as exc:
                 if not _is_not_found(exc):
                     raise
+
+    def _ids(self, name: str, qfilter: models.Filter) -> list[models.ExtendedPointId]:
+        """The ids of every point of ``name`` matching ``qfilter`` (lock held)."""
+        ids: list[models.ExtendedPointId] = []
+        offset: models.ExtendedPointId | None = None
+        while True:
+            records, offset = self.client.scroll(name, scroll_filter=qfilter, limit=1000, offset=offset,
+                                                 with_payload=False, with_vectors=False)
+            ids.extend(r.id for r in records)
+            if offset is None:
+                return ids
 
     def list_indexes(self, user_id: str) -> list[str]:
         """The versions of the user's collection the server has, oldest first."""

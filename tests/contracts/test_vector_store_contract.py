@@ -364,6 +364,38 @@ def test_a_hybrid_tie_ranks_the_same_whatever_ids_the_points_got(harness: Harnes
         assert hits[0].score == pytest.approx(hits[1].score, rel=1e-3)  # a tie but for the hair that breaks it
 
 
+def test_a_deleted_document_no_longer_weighs_in_the_word_ranking(harness: Harness) -> None:
+    # BM25 weighs a word by how many of the user's passages hold it.  Once a document is deleted its
+    # passages must stop counting, or a note the person removed keeps reordering what they search for.
+    store = harness.store
+    kept = ["Invoice 8391 from Acme Hosting, total 240 EUR.", "The plumber comes on Tuesday about the leak.",
+            "Garden plan: tomatoes by the fence, basil in pots.", "Lisbon flight departs at 7:40 from gate B12."]
+    gone = [f"Invoice {n} from Acme Hosting, paid by card." for n in range(1000, 1040)]
+
+    def points(user: str, key: str, texts: list[str]) -> list[VectorPoint]:
+        sparse = ENCODER.encode_documents(texts)
+        return [VectorPoint(id=point_id(user, key, i), dense=[1.0] + [0.0] * (DIMENSION - 1), sparse=sparse[i],
+                            payload={"user_id": user, "document_id": key, "source_id": key, "chunk_id": f"{key}{i}",
+                                     "chunk_index": i, "modality": "note", "title": key, "text": t,
+                                     "captured_at": "2024-01-01T00:00:00Z", "ingested_at": "2024-01-01T00:00:00Z",
+                                     "char_start": 0, "char_end": len(t)})
+                for i, t in enumerate(texts)]
+
+    def ranked(user: str) -> list[tuple[str, float]]:
+        hits = store.search(user, dense=None, sparse=ENCODER.encode_query("Acme invoice plumber"), limit=4,
+                            mode="sparse")
+        return [(str(h.payload["text"]), round(h.score, 4)) for h in hits]
+
+    for user in ("never", "deleted"):
+        store.ensure_collection(user, DIMENSION)
+        store.upsert(user, points(user, "kept", kept))
+    store.upsert("deleted", points("deleted", "gone", gone))
+    assert ranked("deleted") != ranked("never")  # forty invoices make "invoice" a common word
+    store.delete_where("deleted", VectorFilter(document_ids=["gone"]))
+    assert store.count("deleted") == len(kept)
+    assert ranked("deleted") == ranked("never")
+
+
 def test_sparse_only_and_dense_only_inputs(loaded: Harness) -> None:
     store = loaded.store
     # hybrid with one side missing degrades to the other side
