@@ -529,6 +529,8 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
         except Exception as exc:  # an engine error: report it the way Qdrant reports service errors
             status = 400 if _is_input_error(exc) else 500
             prefix = "Wrong input" if status == 400 else "Service internal error"
+            if str(exc).startswith("No point with id"):  # an update of a point that is not there
+                status, prefix = 404, "Not found"
             return JSONResponse({"status": {"error": f"{prefix}: {exc}"},
                                  "time": time.perf_counter() - started}, status_code=status)
 

@@ -326,7 +326,12 @@ class QdrantVectorStore:
                     emptied = [models.PointVectors(id=i, vector={self.sparse_name: models.SparseVector(
                         indices=[], values=[])}) for i in self._ids(name, qfilter)]
                     if emptied:
-                        self.client.update_vectors(name, points=emptied, wait=True)
+                        try:
+                            self.client.update_vectors(name, points=emptied, wait=True)
+                        except Exception as exc:
+                            # a point another process deleted since the scroll: the deletion goes on
+                            if not _is_not_found(exc):
+                                raise
                     self.client.delete(name, points_selector=models.FilterSelector(filter=qfilter), wait=True)
             except Exception as exc:
                 if not _is_not_found(exc):

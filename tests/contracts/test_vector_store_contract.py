@@ -396,6 +396,40 @@ def test_a_deleted_document_no_longer_weighs_in_the_word_ranking(harness: Harnes
     assert ranked("deleted") == ranked("never")
 
 
+def test_a_deletion_racing_another_process_still_deletes(edge_server: EdgeServerProcess,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two processes delete from one collection on the server: the other one removes one of the points between
+    # this one's listing of them and its emptying of their sparse vectors.  The deletion must still finish.
+    prefix = f"t{uuid.uuid4().hex[:10]}_"
+    mine = QdrantVectorStore.from_url(edge_server.url, collection_prefix=prefix)
+    other = QdrantVectorStore.from_url(edge_server.url, collection_prefix=prefix)
+    try:
+        mine.ensure_collection(ALICE, DIMENSION)
+        texts = ["Invoice 8391 from Acme Hosting.", "Invoice 7204 from Acme Hosting.", "The plumber comes Tuesday."]
+        sparse = ENCODER.encode_documents(texts)
+        mine.upsert(ALICE, [VectorPoint(
+            id=point_id(ALICE, "race", i), dense=[1.0] + [0.0] * (DIMENSION - 1), sparse=sparse[i],
+            payload={"user_id": ALICE, "document_id": "invoices" if i < 2 else "plumber", "source_id": f"s{i}",
+                     "chunk_id": f"c{i}", "chunk_index": i, "modality": "note", "title": "t", "text": t,
+                     "captured_at": "2024-01-01T00:00:00Z", "ingested_at": "2024-01-01T00:00:00Z",
+                     "char_start": 0, "char_end": len(t)}) for i, t in enumerate(texts)])
+        listed = mine._ids
+
+        def listed_then_raced(*args: Any) -> Any:
+            ids = listed(*args)
+            other.delete_where(ALICE, VectorFilter(source_ids=["s0"]))  # one of the two invoices
+            return ids
+
+        monkeypatch.setattr(mine, "_ids", listed_then_raced)
+        mine.delete_where(ALICE, VectorFilter(document_ids=["invoices"]))
+        assert mine.count(ALICE) == 1
+        assert [h.payload["text"] for h in mine.search(ALICE, dense=None, sparse=ENCODER.encode_query("invoice"),
+                                                       limit=3, mode="sparse")] == []
+    finally:
+        mine.close()
+        other.close()
+
+
 def test_sparse_only_and_dense_only_inputs(loaded: Harness) -> None:
     store = loaded.store
     # hybrid with one side missing degrades to the other side
