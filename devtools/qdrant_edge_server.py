@@ -539,6 +539,14 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
         with coll.lock:
             return fn(coll.open_shard())
 
+    async def applied(name: str, op: qe.UpdateOperation, request: Request, started: float) -> JSONResponse:
+        def apply(shard: qe.EdgeShard) -> None:
+            shard.update(op)
+            shard.flush()  # durable before we answer, like wait=true on a server
+
+        await run_in_threadpool(locked, name, apply)
+        return _envelope(_update_result(registry, _wait(request)), started)
+
     @app.get("/")
     async def root() -> dict[str, str]:
         return {"title": "qdrant - vector search engine", "version": API_VERSION,
@@ -615,13 +623,8 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
         mode = {None: None, models.UpdateMode.UPSERT: qe.UpdateMode.Upsert,
                 models.UpdateMode.INSERT_ONLY: qe.UpdateMode.InsertOnly,
                 models.UpdateMode.UPDATE_ONLY: qe.UpdateMode.UpdateOnly}[parsed.update_mode]
-
-        def apply(shard: qe.EdgeShard) -> None:
-            shard.update(qe.UpdateOperation.upsert_points(points, condition=condition, update_mode=mode))
-            shard.flush()  # durable before we answer, like wait=true on a server
-
-        await run_in_threadpool(locked, name, apply)
-        return _envelope(_update_result(registry, _wait(request)), started)
+        return await applied(name, qe.UpdateOperation.upsert_points(points, condition=condition, update_mode=mode),
+                             request, started)
 
     @app.put("/collections/{name}/points/vectors")
     async def update_vectors(name: str, request: Request) -> JSONResponse:
@@ -632,13 +635,7 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
         op = qe.UpdateOperation.update_vectors(
             [qe.PointVectors(_point_id(p.id), _vector_struct(p.vector)) for p in parsed.points],
             condition=_filter(parsed.update_filter))
-
-        def apply(shard: qe.EdgeShard) -> None:
-            shard.update(op)
-            shard.flush()
-
-        await run_in_threadpool(locked, name, apply)
-        return _envelope(_update_result(registry, _wait(request)), started)
+        return await applied(name, op, request, started)
 
     @app.post("/collections/{name}/points/query")
     async def query_points(name: str, request: Request) -> JSONResponse:
@@ -696,13 +693,7 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
             op = qe.UpdateOperation.delete_points_by_filter(flt)
         else:
             op = qe.UpdateOperation.delete_points([_point_id(i) for i in parsed.points])
-
-        def apply(shard: qe.EdgeShard) -> None:
-            shard.update(op)
-            shard.flush()
-
-        await run_in_threadpool(locked, name, apply)
-        return _envelope(_update_result(registry, _wait(request)), started)
+        return await applied(name, op, request, started)
 
     return app
 
