@@ -8,8 +8,8 @@ transactions) let several gateway replicas relay side by side.
 
 Rows the gateway in the same process just queued come already leased to this relay
 (:meth:`OutboxRelay.hand_over`): they are published without being claimed first, and every
-batch is marked published by the claim that follows it, so one capture costs the relay a
-single round trip to Postgres.
+batch is marked published by the claim that follows it (or, in a burst of handed-over rows,
+before the next batch goes), so one capture costs the relay a single round trip to Postgres.
 """
 
 from __future__ import annotations
@@ -130,6 +130,11 @@ class OutboxRelay:
             self._prepare = None
         with self._handed_lock:
             rows, self._handed = self._handed[:self.batch], self._handed[self.batch:]
+        if rows and self._sent:
+            # A burst of handed-over rows: the batch before is marked now, not by a claim that comes only
+            # when the burst is over, maybe after its lease ran out (another claim would send it again).
+            await asyncio.to_thread(self.metadata.outbox.mark_published, self._sent)
+            self._sent = []
         if not rows:
             # Rows sent by the last batch are marked published with this claim (one round trip for both).
             rows = await asyncio.to_thread(self.metadata.outbox.claim_outbox, self.batch, self.LEASE_S, self._sent)
@@ -159,7 +164,7 @@ class OutboxRelay:
             raise
         for span in spans:
             span.end()
-        self._sent = [r.id for r in rows]  # marked by the next claim, which follows at once
+        self._sent.extend(r.id for r in rows)  # marked with the next claim, or before the next batch
         self.published += len(rows)
         return len(rows)
 

@@ -274,10 +274,11 @@ class JobGone(LookupError):
     """The work of a job is no longer wanted: the job was deleted with its source, its user was erased
     (``state == "gone"``), or it ended meanwhile, e.g. replaced by a newer submission (``"ended"``)."""
 
-    def __init__(self, job_id: str, state: Literal["gone", "ended"]) -> None:
+    def __init__(self, job_id: str, state: Literal["gone", "ended"], status: JobStatus | None = None) -> None:
         super().__init__(f"job {job_id} is {'gone' if state == 'gone' else 'no longer running'}")
         self.job_id = job_id
         self.state = state
+        self.status = status  # how it ended, where known ("succeeded": this work was a second copy of done work)
 
 
 class LeaseLost(LookupError):

@@ -212,10 +212,12 @@ class EmbedderStage:
         try:
             older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points),
                                                   job_id=ev.job_id)
-        except JobGone:
+        except JobGone as gone:
             # Ended or gone just after the write: this job's passages go again (only this job's: a newer job of
-            # the same bytes writes the same points under its own id).
-            self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id], job_ids=[ev.job_id]))
+            # the same bytes writes the same points under its own id).  Not when the job succeeded: this was a
+            # second copy of its event (delivery is at least once), which wrote the very points it finished with.
+            if gone.status != "succeeded":
+                self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id], job_ids=[ev.job_id]))
             raise
         if older:
             self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=older))

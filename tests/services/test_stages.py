@@ -470,6 +470,26 @@ def test_embed_replay_keeps_the_count(pipeline: Pipeline, user: str) -> None:
     assert row is not None and row.chunk_count == before
 
 
+def test_a_second_copy_of_a_finished_jobs_event_leaves_its_passages(pipeline: Pipeline, user: str) -> None:
+    # Delivery is at least once: two copies of one event can be embedded side by side.  Both write while the
+    # job runs; the first finishes it.  The second then finds the job ended, and must not take back the
+    # passages: they are the very points the job finished with.
+    ev = submit_like_gateway(pipeline, user, TRIP.encode(), filename="twice.md")
+    jobs = pipeline.metadata.jobs
+    doc = only(core.run(pipeline.extract, ev, jobs, trusted=True), topic_names.DOCUMENTS_EXTRACTED, DocumentExtracted)
+    chunks = only(core.run(pipeline.chunk, doc, jobs), topic_names.CHUNKS_CREATED, ChunksCreated)
+    copy = roundtrip(chunks)
+    written = pipeline.embed.prepare([copy])[0]  # the copy writes while the job is still running
+    indexed = only(core.run(pipeline.embed, chunks, jobs), topic_names.CHUNKS_INDEXED, ChunksIndexed)
+    assert jobs.get_job(user, chunks.job_id).status == "succeeded"  # type: ignore[union-attr]
+    with pytest.raises(JobGone) as info:
+        pipeline.embed.process_prepared(copy, written)
+    assert (info.value.state, info.value.status) == ("ended", "succeeded")
+    assert sorted(pt["chunk_id"] for pt in points_of(pipeline, user, chunks.document_id)) == sorted(indexed.point_ids)
+    hits = pipeline.retriever.search(user, "night train to Lisbon", k=1)
+    assert hits and hits[0].document_id == chunks.document_id
+
+
 class CountingVectors:
     """The vector store, counting the updates the stage sends it."""
 
