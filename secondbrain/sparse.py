@@ -162,3 +162,17 @@ class Bm25Encoder:
         indices = sorted(tf)
         values = [tf[i] * (self.k1 + 1.0) / (tf[i] + norm) for i in indices]
         return SparseVector(indices=indices, values=values)
+
+
+#: Word (BM25) scores tie exactly whenever two passages hold the asked words as often at the same length,
+#: and the engine breaks such ties by storage order, which follows how the pipeline happened to batch its
+#: writes: two fresh imports of the same data gave 29 of 1,982 LoCoMo questions other sources.  Each
+#: passage's sparse vector is scaled by 1 plus up to this much, by its id (derived from its content and
+#: position), so a tie goes the same way on every import; scores further apart keep their order.
+TIE_BREAK = 1e-4
+
+
+def tie_broken(sparse: SparseVector, point_id: str) -> SparseVector:
+    """A passage's ``sparse`` vector scaled by its tie-break factor (see :data:`TIE_BREAK`)."""
+    factor = 1.0 + TIE_BREAK * zlib.crc32(point_id.encode()) / 2**32
+    return SparseVector(list(sparse.indices), [v * factor for v in sparse.values])

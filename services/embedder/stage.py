@@ -45,6 +45,7 @@ from secondbrain.ports import (
     VectorPoint,
     VectorStore,
 )
+from secondbrain.sparse import tie_broken
 from secondbrain.time_formats import rfc3339
 from secondbrain.vector_indexes import ACTIVE_INDEX_TTL_S, ActiveIndexes, embedder_for
 
@@ -254,7 +255,8 @@ class EmbedderStage:
     def _points(self, ev: ChunksCreated, chunks: list[Chunk], sparse: list[SparseVector], model: Embedder,
                 dense: list[list[float]]) -> list[VectorPoint]:
         return [
-            VectorPoint(id=c.chunk_id, dense=d, sparse=s, payload=indexed_passage(ev, c, model.model_id).to_payload())
+            VectorPoint(id=c.chunk_id, dense=d, sparse=tie_broken(s, c.chunk_id),
+                        payload=indexed_passage(ev, c, model.model_id).to_payload())
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
 

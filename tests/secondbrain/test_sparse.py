@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,32 @@ def test_default_parameters_and_validation() -> None:
     for bad in ({"k1": -1.0}, {"b": 1.5}, {"avgdl": 0.0}):
         with pytest.raises(ValueError):
             Bm25Encoder(**bad)  # type: ignore[arg-type]
+
+
+def test_a_word_tie_ranks_the_same_whichever_passage_was_stored_first(tmp_path: Path) -> None:
+    # Both passages hold "plan" once at the same length: their BM25 scores tie exactly, and the engine would
+    # order them by how they happened to be stored.  Scaled by their ids, they rank alike on every import.
+    from secondbrain.ports import VectorPoint
+    from secondbrain.sparse import tie_broken
+    from secondbrain.stores.vectors_edge import EdgeVectorStore
+
+    enc = Bm25Encoder()
+    texts = {"00000000-0000-4000-8000-00000000000a": "The garden plan lists tomatoes.",
+             "00000000-0000-4000-8000-00000000000b": "The museum plan lists paintings."}
+    store = EdgeVectorStore(tmp_path / "vectors")
+    try:
+        orders = []
+        for user, ids in (("first", list(texts)), ("second", list(texts)[::-1])):
+            store.ensure_collection(user, 2)
+            for pid in ids:  # one write each, in this order
+                store.upsert(user, [VectorPoint(id=pid, dense=[1.0, 0.0], sparse=tie_broken(
+                    enc.encode_documents([texts[pid]])[0], pid), payload={
+                    "user_id": user, "document_id": pid, "source_id": pid, "chunk_id": pid, "chunk_index": 0,
+                    "modality": "note", "title": "t", "text": texts[pid], "captured_at": "2024-01-01T00:00:00Z",
+                    "ingested_at": "2024-01-01T00:00:00Z", "char_start": 0, "char_end": 1})])
+            hits = store.search(user, dense=None, sparse=enc.encode_query("plan"), limit=2, mode="sparse")
+            assert hits[0].score == pytest.approx(hits[1].score, rel=2e-4)  # a tie but for the hair
+            orders.append([h.id for h in hits])
+        assert orders[0] == orders[1]
+    finally:
+        store.close()
