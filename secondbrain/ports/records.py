@@ -280,6 +280,11 @@ class JobGone(LookupError):
         self.state = state
         self.status = status  # how it ended, where known ("succeeded": this work was a second copy of done work)
 
+    @classmethod
+    def of_status(cls, job_id: str, status: JobStatus | None) -> JobGone:
+        """A job no longer queued or running, by its status (``None``: no such job of the user)."""
+        return cls(job_id, "gone" if status is None else "ended", status)
+
 
 class LeaseLost(LookupError):
     """A re-index's lease is no longer the caller's: the re-index was cancelled or switched, its user

@@ -63,7 +63,7 @@ class MemoryCatalog(MemoryRole):
             return
         job = self._t.job_of(user_id, job_id)
         if job is None or job.status in FINISHED:
-            raise JobGone(job_id, "gone" if job is None else "ended", None if job is None else job.status)
+            raise JobGone.of_status(job_id, None if job is None else job.status)
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
         """Record how many chunks a document was indexed as (unknown or other users' documents: no-op)."""

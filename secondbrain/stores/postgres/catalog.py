@@ -76,7 +76,7 @@ class PostgresCatalog(PgRole):
                 },
             )])
         if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
-            raise JobGone(job_id, "gone" if status is None else "ended", None if status is None else status[0])
+            raise JobGone.of_status(job_id, None if status is None else status[0])
         return int(row[0]) if row else 0
 
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
@@ -202,7 +202,7 @@ class PostgresCatalog(PgRole):
             """,
             {"doc": document_id, "user": user_id, "source": source_id, "count": chunk_count, "job": job_id})])
         if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
-            raise JobGone(job_id, "gone" if status is None else "ended", None if status is None else status[0])
+            raise JobGone.of_status(job_id, None if status is None else status[0])
         return list(row[0]) if row else []
 
     def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
