@@ -353,8 +353,11 @@ class StageRunner:
     def _dropped(self, ref: JobRef, why: str) -> None:
         self.stats.dropped += 1
         telemetry.STAGE_EVENTS.add(1, {"stage": self.step.name, "outcome": "dropped"})
-        log.info("work of a deleted or replaced source dropped", extra={
-            "stage": self.step.name, "job_id": ref.job_id, "found_at": why})
+        # Say which: an ended job's copy (a replay, a duplicate event) is routine, a deletion is the user's doing.
+        what = ("work of a job that had already ended (finished, failed or replaced) dropped" if "ended" in why
+                else "work of a replaced document dropped" if "superseded" in why
+                else "work of a deleted source or erased user dropped")
+        log.info(what, extra={"stage": self.step.name, "job_id": ref.job_id, "found_at": why})
 
     def _encode_all(self, outputs: list[Any], submitted_at: str | None) -> list[Output]:
         extra = [(telemetry.SUBMITTED_AT_HEADER, submitted_at.encode())] if submitted_at else []

@@ -99,7 +99,7 @@ def test_an_erased_users_text_does_not_come_back(server: Service) -> None:
     erased = admin.delete("/v1/admin/users/gina", params={"confirm": "gina"})
     assert erased.status_code == 200, erased.text
     # The embedder's work in flight ends (dropped, not written, not dead-lettered).
-    eventually(lambda: job in server.log_path.read_text() and "work of a deleted or replaced source dropped"
+    eventually(lambda: job in server.log_path.read_text() and "work of a deleted source or erased user dropped"
                in server.log_path.read_text(), "the in-flight embed to be dropped", timeout=300)
     time.sleep(2)
     data = server.data_dir
