@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from secondbrain.errors import PermanentError, SourceGone, Unauthorized, classify
 from secondbrain.pipeline.stage import AdmittingStage, BatchingStage, DiscardingStage, JobRef, Stage
@@ -48,11 +48,19 @@ class Publish:
 
 @dataclass(frozen=True, slots=True)
 class Dropped:
-    """No longer wanted: nothing is published and nothing fails.  ``found_at`` says where it showed;
+    """No longer wanted: nothing is published and nothing fails.  ``where`` it showed (the stage's own admission
+    ``check`` of an event from another app, the job's state at ``admission``, a failure in ``processing``, the
+    stage's ``finish``, or a ``dead letter`` of an erased user) and ``why``: the source or user ``gone``, the
+    document ``superseded``, or the job ``ended`` (finished, failed or replaced; a replay or a duplicate).
     ``counted`` is False for a job that ended meanwhile (it already has its outcome)."""
 
-    found_at: str
+    where: Literal["check", "admission", "processing", "finish", "dead letter"]
+    why: Literal["gone", "ended", "superseded"]
     counted: bool = True
+
+    @property
+    def found_at(self) -> str:
+        return f"{self.where} ({self.why})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +112,7 @@ async def admit(stage: Stage[Any], event: Any, ref: JobRef, value: bytes, header
             try:
                 found = await fx.admit(stage.admit, event, value, headers)
             except SourceGone:
-                return Dropped("admission")
+                return Dropped("check", "gone")
             except Exception as exc:
                 # No job bookkeeping: a refused event must not start or fail anyone's job.
                 kind = exc.kind if isinstance(exc, PermanentError) else "retries_exhausted"
@@ -119,7 +127,7 @@ async def admit(stage: Stage[Any], event: Any, ref: JobRef, value: bytes, header
         # user erased).  A job another app's signed event names may not exist yet: the stage creates it.
         state = await fx.job_state(ref, patient=True)
         if state == "ended" or (state == "gone" and not stage.step.open_input):
-            return Dropped(f"admission ({state})")
+            return Dropped("admission", state)
     return Admission(state, found)
 
 
@@ -146,7 +154,7 @@ async def process(stage: Stage[Any], event: Any, ref: JobRef, admission: Admissi
             # bytes, and the fence kept it from writing after it ended).
             if state == "gone" and isinstance(stage, DiscardingStage):
                 await fx.call(stage.discard, event, [])
-            return Dropped(f"processing ({state})")
+            return Dropped("processing", state)
         kind = exc.kind if isinstance(exc, PermanentError) else (
             "retries_exhausted" if classify(exc) == "retryable" else "permanent")
         return DeadLetter(kind, exc, attempts)
@@ -156,9 +164,9 @@ async def process(stage: Stage[Any], event: Any, ref: JobRef, admission: Admissi
         # published (the next stage would only bring it back).
         if isinstance(stage, DiscardingStage):
             await fx.call(stage.discard, event, outputs)
-        return Dropped(outcome)
+        return Dropped("finish", outcome)
     if outcome == "ended":  # the job failed or ended as a duplicate meanwhile: nothing more to do
-        return Dropped(outcome, counted=False)
+        return Dropped("finish", outcome, counted=False)
     return Publish(outputs, attempts)
 
 

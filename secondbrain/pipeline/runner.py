@@ -62,6 +62,11 @@ T = TypeVar("T")
 BATCH_MAX = 16  # events of one lane handed to a batching stage at once
 STOP_DRAIN_S = 4.0  # how long a stopping stage lets its events in flight finish, and then faust leave the group
 Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
+_DROPPED = {  # what the log says of dropped work, by why it was dropped
+    "ended": "work of a job that had already ended (finished, failed or replaced) dropped",
+    "superseded": "work of a replaced document dropped",
+    "gone": "work of a deleted source or erased user dropped",
+}
 
 
 @dataclass
@@ -298,7 +303,7 @@ class StageRunner:
         event_telemetry.describe(span, event)
         admitted = await core.admit(self.stage, event, ref, msg.value or b"", msg.headers, _Effects(self, ref, span))
         if isinstance(admitted, core.Dropped):
-            self._dropped(ref, admitted.found_at)
+            self._dropped(ref, admitted)
             return None
         if isinstance(admitted, core.DeadLetter):
             await self._dead_letter(msg, kind=admitted.kind, exc=admitted.error, attempts=admitted.attempts,
@@ -316,7 +321,7 @@ class StageRunner:
         outcome = await core.process(self.stage, work.event, work.ref, work.admission, fx, prepared)
         if isinstance(outcome, core.Dropped):
             if outcome.counted:
-                self._dropped(work.ref, outcome.found_at)
+                self._dropped(work.ref, outcome)
         elif isinstance(outcome, core.DeadLetter):
             await self._dead_letter(work.msg, kind=outcome.kind, exc=outcome.error, attempts=outcome.attempts,
                                     ref=work.ref, opened=work.opened)
@@ -350,14 +355,12 @@ class StageRunner:
         log.info("stage done", extra={"stage": self.step.name, "job_id": ref.job_id, "outputs": len(outputs),
                                       "ms": round((time.monotonic() - work.started) * 1000, 1)})
 
-    def _dropped(self, ref: JobRef, why: str) -> None:
+    def _dropped(self, ref: JobRef, dropped: core.Dropped) -> None:
         self.stats.dropped += 1
         telemetry.STAGE_EVENTS.add(1, {"stage": self.step.name, "outcome": "dropped"})
         # Say which: an ended job's copy (a replay, a duplicate event) is routine, a deletion is the user's doing.
-        what = ("work of a job that had already ended (finished, failed or replaced) dropped" if "ended" in why
-                else "work of a replaced document dropped" if "superseded" in why
-                else "work of a deleted source or erased user dropped")
-        log.info(what, extra={"stage": self.step.name, "job_id": ref.job_id, "found_at": why})
+        log.info(_DROPPED[dropped.why], extra={"stage": self.step.name, "job_id": ref.job_id,
+                                                "found_at": dropped.found_at})
 
     def _encode_all(self, outputs: list[Any], submitted_at: str | None) -> list[Output]:
         extra = [(telemetry.SUBMITTED_AT_HEADER, submitted_at.encode())] if submitted_at else []
@@ -402,7 +405,7 @@ class StageRunner:
                 self.codec, msg, stage=self.step.name, kind=kind, exc=exc, job_id=ref.job_id, user_id=ref.user_id,
                 opened=opened))
             if kept is False:  # the user was erased: nothing is kept for them, not even a letter
-                self._dropped(ref, "erased user")
+                self._dropped(ref, core.Dropped("dead letter", "gone"))
                 return
         self.stats.failed += 1
         self.stats.dead_lettered += 1

@@ -1103,17 +1103,17 @@ def test_the_step_core_publishes_drops_and_dead_letters_at_every_stage(pipeline:
     # Dropped: the job ended, so a redelivery at any stage costs nothing and changes nothing.
     for stage, event in ((fetcher, req), (pipeline.extract, submitted), (pipeline.chunk, doc),
                          (pipeline.embed, chunks)):
-        assert step(stage, event, pipeline) == core.Dropped("admission (ended)")
+        assert step(stage, event, pipeline) == core.Dropped("admission", "ended")
     # ... and the source deleted while its work was in flight: dropped at admission (open topics) or when the
     # job is looked up (internal ones), nothing written.
     again = request_url(pipeline, user, f"{site.base}/core-deleted")
     fetched = published(step(fetcher, again, pipeline), ArtifactSubmitted)
     assert pipeline.metadata.lifecycle.delete_source(user, fetched.source_id) is not None  # type: ignore[arg-type]
-    assert step(fetcher, again, pipeline) == core.Dropped("admission")
-    assert step(pipeline.extract, fetched, pipeline) == core.Dropped("admission")
+    assert step(fetcher, again, pipeline) == core.Dropped("check", "gone")
+    assert step(pipeline.extract, fetched, pipeline) == core.Dropped("check", "gone")
     late_doc = replace(doc, job_id=again.job_id, source_id=fetched.source_id)
-    assert step(pipeline.chunk, late_doc, pipeline) == core.Dropped("admission (gone)")
-    assert step(pipeline.embed, replace(chunks, job_id=again.job_id), pipeline) == core.Dropped("admission (gone)")
+    assert step(pipeline.chunk, late_doc, pipeline) == core.Dropped("admission", "gone")
+    assert step(pipeline.embed, replace(chunks, job_id=again.job_id), pipeline) == core.Dropped("admission", "gone")
 
     # Dead letter: an event no app of the user signed or queued is refused before any job is touched ...
     forged = replace(req, event_id="forged", job_id=ids.job_id(user, "forged"), url=f"{site.base}/other")
