@@ -232,12 +232,14 @@ def http_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Confi
     """How a process serves HTTP: h11 bounds the request head it buffers (httptools does not; the app
     answers 431 below twice that, with a sentence, and h11 drops anything larger), and a head must be
     complete within SB_HEADER_TIMEOUT_S (:mod:`app.http_protocol`), so slow or silent connections
-    do not pile up.  ``overrides``: other uvicorn options (the LAN listener's address and certificate)."""
+    do not pile up; an idle kept-alive connection lives SB_KEEP_ALIVE_S, longer than clients keep theirs.
+    ``overrides``: other uvicorn options (the LAN listener's address and certificate)."""
     from app.http_protocol import head_timeout_protocol
 
     options: dict[str, Any] = {"host": settings.host, "port": settings.port, **overrides}
     return uvicorn.Config(app, log_config=None, access_log=False,
                           lifespan="off", http=head_timeout_protocol(settings.header_timeout_s),
+                          timeout_keep_alive=settings.keep_alive_s,
                           h11_max_incomplete_event_size=2 * settings.max_header_bytes, **options)
 
 

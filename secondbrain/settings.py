@@ -304,6 +304,10 @@ class Settings(BaseSettings):
         10.0, gt=0, description="A request head (request line and headers) must arrive whole within this many "
                                 "seconds of the connection's start (or of its first byte, on a kept-alive "
                                 "connection); otherwise the connection is closed (slow or silent clients).")
+    keep_alive_s: int = Field(
+        75, ge=1, description="An idle kept-alive connection is closed after this many seconds.  Longer than "
+                                "clients keep idle connections (httpx 5 s, proxies 60 s), so a client never "
+                                "reuses one at the instant the server closes it (a reset request).")
 
     # --- Outbox relay
     relay_batch: int = 100

@@ -136,3 +136,37 @@ def test_a_complete_head_sent_slowly_within_the_deadline_is_served(port: int) ->
             conn.sendall(piece)
             time.sleep(TIMEOUT_S / 4)
         assert reply(conn).startswith(b"HTTP/1.1 200 ")
+
+
+def test_an_idle_kept_alive_connection_outlasts_a_clients_own_expiry(port: int) -> None:
+    """httpx drops an idle connection after 5 s; a server that closed at the same 5 s (uvicorn's default)
+    reset the request a client sent at that instant (seen as ``Connection reset by peer`` on a job poll).
+    With SB_KEEP_ALIVE_S at its default, a connection idle past the client's expiry is still served."""
+    client_expiry_s = httpx.Limits().keepalive_expiry
+    assert client_expiry_s is not None
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert reply(conn).startswith(b"HTTP/1.1 200 ")
+        time.sleep(client_expiry_s + 1)
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert reply(conn).startswith(b"HTTP/1.1 200 ")
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_the_keep_alive_setting() -> None:
+    settings = Settings(host="127.0.0.1", port=free_port(), keep_alive_s=1)  # type: ignore[call-arg]
+    server = uvicorn.Server(http_config(hello, settings))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", settings.port)) as conn:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert reply(conn).startswith(b"HTTP/1.1 200 ")
+            took, got = closed_within(conn, 1 + MARGIN_S)
+        assert got == b"" and took <= 1 + MARGIN_S
+    finally:
+        server.should_exit = True
+        thread.join(10)
