@@ -6,6 +6,7 @@ on a loopback port with a one-second SB_HEADER_TIMEOUT_S and talk to it over raw
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -34,19 +35,28 @@ async def hello(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-@pytest.fixture(scope="module")
-def port() -> Iterator[int]:
-    settings = Settings(host="127.0.0.1", port=free_port(), header_timeout_s=TIMEOUT_S)  # type: ignore[call-arg]
-    server = uvicorn.Server(http_config(hello, settings))
+@contextlib.contextmanager
+def serving(**settings: Any) -> Iterator[int]:
+    """The test app served with ``http_config`` on a free loopback port, with these settings; the port."""
+    config = Settings(host="127.0.0.1", port=free_port(), **settings)
+    server = uvicorn.Server(http_config(hello, config))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline
-        time.sleep(0.02)
-    yield settings.port
-    server.should_exit = True
-    thread.join(10)
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        yield config.port
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def port() -> Iterator[int]:
+    with serving(header_timeout_s=TIMEOUT_S) as port:
+        yield port
 
 
 def closed_within(sock: socket.socket, seconds: float) -> tuple[float, bytes]:
@@ -153,20 +163,8 @@ def test_an_idle_kept_alive_connection_outlasts_a_clients_own_expiry(port: int) 
 
 
 def test_an_idle_kept_alive_connection_is_closed_after_the_keep_alive_setting() -> None:
-    settings = Settings(host="127.0.0.1", port=free_port(), keep_alive_s=1)  # type: ignore[call-arg]
-    server = uvicorn.Server(http_config(hello, settings))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline
-            time.sleep(0.02)
-        with socket.create_connection(("127.0.0.1", settings.port)) as conn:
-            conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            assert reply(conn).startswith(b"HTTP/1.1 200 ")
-            took, got = closed_within(conn, 1 + MARGIN_S)
-        assert got == b"" and took <= 1 + MARGIN_S
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serving(keep_alive_s=1) as port, socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert reply(conn).startswith(b"HTTP/1.1 200 ")
+        took, got = closed_within(conn, 1 + MARGIN_S)
+    assert got == b"" and took <= 1 + MARGIN_S
