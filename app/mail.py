@@ -135,6 +135,19 @@ Send = Callable[[list[Any]], list[str]]
 Message = tuple[str, bytes, datetime | None]  # where it is (a UID, a Maildir name), its bytes, when it came
 
 
+_MAILDIR_NAME = re.compile(r"(\d+)\.(?:.*?M(\d+))?(?:.*?Q(\d+))?")
+
+
+def delivered(name: str) -> tuple[int, int, int, str]:
+    """A Maildir file name's place in delivery order: ``<seconds>.M<microseconds>P<pid>Q<count>.<host>`` (what
+    Python, Dovecot and most delivery agents write) by its numbers, since the microseconds are not zero-padded
+    (``M98765`` comes after ``M123456`` as text); a name in another form by its leading seconds, then as text."""
+    m = _MAILDIR_NAME.match(name)
+    if m is None:
+        return (0, 0, 0, name)
+    return (int(m[1]), int(m[2] or 0), int(m[3] or 0), name)
+
+
 class MailSync:
     """Takes the mail not taken yet and sends it with ``send``."""
 
@@ -213,7 +226,8 @@ class MailSync:
         mark = self.state.maildirs.get(key) or {}
         seen = set(mark.get("seen") or [])
         again: dict[str, Any] = dict(mark.get("again") or {})  # name -> its refusals and next turn
-        names = self._due(again) + sorted(k for k in box.iterkeys() if k not in seen and k not in again)
+        names = self._due(again) + sorted((k for k in box.iterkeys() if k not in seen and k not in again),
+                                          key=delivered)
         for start in range(0, len(names), MESSAGES_PER_BATCH):
             chunk = names[start:start + MESSAGES_PER_BATCH]
             messages: list[Message] = []

@@ -107,3 +107,22 @@ def test_a_refused_maildir_message_is_sent_again_at_its_turn_or_at_once(tmp_path
         box.add(note(n))
     box.close()
     refused_until_allowed(lambda sync: sync.maildir(tmp_path / "Maildir"), tmp_path / "mail.json")
+
+
+@pytest.mark.fast
+def test_maildir_messages_are_sent_in_delivery_order_when_their_microseconds_differ_in_length(tmp_path: Path) -> None:
+    """Maildir names carry unpadded microseconds: ``M98765`` was delivered before ``M123456`` of the same second,
+    though it sorts after it as text (under load, the test above once got Note 2, Note 3, Note 1)."""
+    box = mailbox.Maildir(tmp_path / "Maildir", create=True)
+    box.close()
+    for n, name in ((1, "1732780000.M98765P7Q1.host"), (2, "1732780000.M123456P7Q2.host"),
+                    (3, "1732780001.M5P7Q3.host")):
+        (tmp_path / "Maildir" / "new" / name).write_bytes(note(n))
+    sent: list[str] = []
+
+    def send(captures: list[Any]) -> list[str]:
+        sent.extend(c.title for c in captures)
+        return ["queued"] * len(captures)
+
+    report = MailSync(State(tmp_path / "mail.json"), send, say=print).maildir(tmp_path / "Maildir")
+    assert report.messages == 3 and sent == ["Note 1", "Note 2", "Note 3"]
