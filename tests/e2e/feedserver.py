@@ -54,6 +54,7 @@ class Feed:
     the GETs and ``not_modified`` the 304s."""
 
     def __init__(self, path: str = "/calendar/ical/secret-8c1f/basic.ics") -> None:
+        # fixed date: the feed's Last-Modified stamp; nothing reads it against today
         self.path = path
         self.body = b""
         self.status = 200

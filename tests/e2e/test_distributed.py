@@ -201,6 +201,7 @@ def _point_count(qdrant_url: str, user: str = USER) -> int:
 
 
 def test_note_and_markdown_flow_through_separate_processes(cluster: Cluster, tmp_path: Path) -> None:
+    # fixed date: a capture time in the past, only read back; nothing is asked against today
     gw = cluster.client(cluster.gateway)
     q = cluster.client(cluster.query)
     note_job = _note(gw, "Dentist appointment moved to Thursday 14:30 at the Harbour Street clinic.",
@@ -213,6 +214,7 @@ def test_note_and_markdown_flow_through_separate_processes(cluster: Cluster, tmp
     final = wait_jobs(gw, [note_job, md_job], timeout=120)
     assert {j["status"] for j in final.values()} == {"succeeded"}, final
 
+    # fixed date: a capture time in the past, only read back; nothing is asked against today
     hits = q.get("/v1/search", params={"q": "when is the dentist", "k": 3}).json()["hits"]
     assert hits[0]["title"] == "Dentist"
     hits = q.get("/v1/search", params={"q": "LX-55120", "k": 3, "mode": "sparse"}).json()["hits"]

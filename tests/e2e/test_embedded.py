@@ -61,6 +61,7 @@ def embedded(tmp_path: Path, data_dir: Path):
 
 def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: Path) -> None:
     env = {"SB_URL": embedded.url}
+    # fixed date: a capture time in the past, only read back (here and below)
     note = run_cli(["ingest", "--note", "Invoice 8391 from Acme Ltd is due on Friday; pay it from the "
                     "business account.", "--title", "Acme invoice", "--captured-at", "2026-03-02T09:00:00+00:00"],
                    env)
@@ -77,6 +78,7 @@ def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: 
     assert job["status"] == "succeeded"
     assert [s["status"] for s in job["stages"]] == ["succeeded"] * 3
 
+    # fixed date: the capture time above, read back
     found = run_cli(["search", "invoice 8391", "--json"], env)
     assert found.returncode == 0, found.stderr
     top = json.loads(found.stdout)["hits"][0]
@@ -103,6 +105,7 @@ def test_note_and_markdown_file_become_search_hits(embedded: Service, tmp_path: 
     assert res.returncode == 0, res.stderr
     assert sorted(j["title"] for j in json.loads(res.stdout)["jobs"]) == ["March", "april.txt"]
 
+    # fixed date: the capture time above, read back
     asked = run_cli(["ask", "when is the invoice from Acme due?"], env)
     assert asked.returncode == 0, asked.stderr
     assert "quotes your sources" in asked.stderr  # labelled as extractive: no language model configured
@@ -198,6 +201,7 @@ def test_ask_about_last_week_in_the_terminal(embedded: Service) -> None:
     env = {"SB_URL": embedded.url, "TZ": "UTC"}
     # Asked as of a fixed Wednesday (--as-of), so the day the suite runs on cannot move "last week"; the
     # module's other notes are captured at the real time, long after it.
+    # fixed date: the question's "now" is fixed with --as-of
     as_of = datetime(2026, 3, 18, 12, 0, tzinfo=UTC)
     last_week = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)  # Thursday of the week before
     older = last_week - timedelta(days=45)

@@ -78,6 +78,7 @@ def source_count(client: httpx.Client) -> int:
 
 
 # (export, CLI options, a question, the title that must answer it, when it was written, expected speakers)
+# fixed date: each export's own past times, read as written
 CASES: dict[str, tuple[str, tuple[str, ...], str, str, datetime, str | None]] = {
     "keep": ("keep", (), "combination of the blue bike lock", "Bike lock", gen.KEEP_CREATED["bike"], None),
     "evernote": ("evernote", (), "pastel de nata at Manteigaria price", "Pastry receipt",
@@ -156,6 +157,7 @@ def test_what_each_format_skipped_or_failed_says_why(first_runs: dict[str, dict[
 
 def test_attachments_go_through_the_extractors_dated_like_their_note(client: httpx.Client,
                                                                      first_runs: dict[str, Any]) -> None:
+    # fixed date: each export's own past times, read as written
     boarding = top(client, "boarding pass TP1352 Lisbon gate 14")
     assert boarding["modality"] == "image" and boarding["title"] == "Boarding pass and logbook (boarding-pass.png)"
     assert at(boarding["captured_at"]) == datetime(2023, 5, 21, 6, 10, tzinfo=UTC)
@@ -167,6 +169,7 @@ def test_attachments_go_through_the_extractors_dated_like_their_note(client: htt
 
 
 def test_times_spoken_of_in_a_chat_are_read_against_its_day(client: httpx.Client, first_runs: dict[str, Any]) -> None:
+    # fixed date: each export's own past times, read as written
     hit = top(client, "passport numbers for the hostel in Naxos")
     assert hit["title"] == "WhatsApp chat with Priya, Wednesday 13 March 2024"
     assert hit["attributes"]["turn_ids"] == "19:20" and hit["text"].startswith("Sam: We'll send the hostel")
@@ -223,6 +226,7 @@ def test_an_import_stopped_with_ctrl_c_goes_on_where_it_stopped(service: Service
 
 
 def test_the_upload_route_reads_an_export_like_the_cli(client: httpx.Client, tmp_path: Path) -> None:
+    # fixed date: each export's own past times, read as written
     clippings = gen.write_kindle(tmp_path)
     r = client.post("/v1/imports", data={"tz": "America/New_York"},
                     files={"file": ("My Clippings.txt", clippings.read_bytes(), "text/plain")})

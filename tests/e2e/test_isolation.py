@@ -123,6 +123,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         time.sleep(0.25)
 
     # What Bob tries, per endpoint; every endpoint the server has must be here.
+    # fixed date: a window in the past and MCP's protocol version, for access checks only
     tries: dict[tuple[str, str], list[dict[str, Any]]] = {
         ("get", "/v1/jobs/{job_id}"): [{}],
         ("get", "/v1/jobs/{job_id}/stream"): [{}],

@@ -29,6 +29,7 @@ from tests.e2e.mailserver import USER, Dovecot
 
 pytestmark = pytest.mark.e2e
 
+# fixed date: each message's own Date header, in the past; read as written
 LEASE_DATE = datetime(2024, 2, 12, 8, 30, tzinfo=UTC)
 REPLY_DATE = datetime(2024, 2, 13, 17, 5, tzinfo=UTC)
 HIKE_DATE = datetime(2023, 8, 3, 6, 15, tzinfo=UTC)
@@ -72,6 +73,7 @@ def message(subject: str, when: datetime, mid: str, *, text: str | None = None, 
     return bytes(msg)
 
 
+# fixed date: each message's own Date header, in the past; read as written
 LEASE = message("Lease renewal for the Harbour Street flat", LEASE_DATE, "<lease-1@example.org>",
                 text="The landlord agrees to renew the lease for another year at a monthly rent of 1240 euros.\n",
                 attachments=(("deposit.pdf", deposit_pdf(), "application/pdf"),
@@ -321,6 +323,7 @@ def test_a_maildir_is_read_once(service: Service, client: httpx.Client, tmp_path
 
 def test_an_attachment_over_the_upload_limit_is_refused_and_the_message_text_is_kept(
         service: Service, client: httpx.Client, tmp_path: Path) -> None:
+    # fixed date: each message's own Date header, in the past; read as written
     box = mailbox.Maildir(tmp_path / "Maildir", create=True)
     box.add(message("Roof survey", datetime(2024, 6, 3, 8, 0, tzinfo=UTC), "<survey@example.org>",
                     text="The roof survey found two cracked slates above the north gable.\n",
@@ -345,6 +348,7 @@ def test_an_attachment_over_the_upload_limit_is_refused_and_the_message_text_is_
 def test_mail_every_takes_new_mail_as_it_comes_until_stopped(service: Service, client: httpx.Client,
                                                              tmp_path: Path) -> None:
     """``--every``: a pass at once and one every interval, each saying what it took; Ctrl-C ends it."""
+    # fixed date: each message's own Date header, in the past; read as written
     box = mailbox.Maildir(tmp_path / "Maildir", create=True)
     box.add(message("Bike repair", datetime(2024, 6, 3, 18, 0, tzinfo=UTC), "<wheel@example.org>",
                     text="The bike shop trued the rear wheel and replaced both brake cables.\n"))
@@ -353,6 +357,7 @@ def test_mail_every_takes_new_mail_as_it_comes_until_stopped(service: Service, c
     proc = subprocess.Popen(cmd, env=cli_env({"SB_URL": service.url}), cwd=REPO, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
+        # fixed date: each message's own Date header, in the past; read as written
         first = searchable(client, "trued the rear wheel", "Bike repair")
         box.add(message("Window cleaner", datetime(2024, 6, 4, 8, 0, tzinfo=UTC), "<windows@example.org>",
                         text="The window cleaner polished the conservatory glass and the skylights.\n"))

@@ -81,6 +81,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[gen_audio.Recor
 def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site: Site,
                                                       recording: tuple[gen_audio.Recording, bytes]) -> None:
     rec, mp3 = recording
+    # fixed date: the recording's and the photo's own past times, read back as written
     spoken_at = datetime(2026, 3, 4, 9, 15, tzinfo=UTC)
     photo = gen_pdf_image.text_photo("JPEG", gen_pdf_image.exif(taken="2025:07:14 18:30:00", offset="+02:00"))
     jobs = {
@@ -127,6 +128,7 @@ def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site
     assert at(hit["captured_at"]) == spoken_at and hit["captured_at_source"] == "user"
 
     # Photo: found by the text in it, dated by EXIF DateTimeOriginal with its offset.
+    # fixed date: the photo's own EXIF time, read back
     hit = search(client, "invoice number 4471 Blue Heron Paper")[0]
     assert hit["modality"] == "image"
     assert at(hit["captured_at"]) == datetime(2025, 7, 14, 16, 30, tzinfo=UTC)
@@ -141,6 +143,7 @@ def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site
 def test_a_chat_record_is_found_by_the_time_it_speaks_of(client: httpx.Client) -> None:
     """A chat of Wednesday 29 April looking forward to "the weekend" answers a question about that
     weekend, read in the server's zone (Paris), through the running service."""
+    # fixed date: the chat's own day, and the question's "now" fixed with now=
     chat = (b"Caroline: I can't wait for the weekend, we're going to the ceramics fair in Annecy!\n"
             b"Melanie: Bring me back a bowl!\n")
     job = upload(client, "fair.chat", chat, "text/x-chat", captured_at="2026-04-29T18:00:00+02:00")

@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -54,7 +54,11 @@ def user_zone() -> str:
     return browser_zone()
 VOICE = (gen_audio.SCRIPT[1], gen_audio.SCRIPT[3])  # the grandmother's cake, then the orchestra
 VOICE_LEAD_S = 4.0  # silence before the first word, so the cited second is not simply 0
-DENTIST = "My dentist appointment with Dr. Adeyemi is on the 3rd of December at 9:30."
+# three weeks from the day the suite runs, written as people write it ("the 3rd of December")
+_DENTIST_DAY = datetime.now(UTC).date() + timedelta(days=21)
+_ORDINAL = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}.get(_DENTIST_DAY.day, "th")
+DENTIST = (f"My dentist appointment with Dr. Adeyemi is on the {_DENTIST_DAY.day}{_ORDINAL} of "
+           f"{_DENTIST_DAY:%B} at 9:30.")
 PACKING = "# Packing list\n\nTake the green umbrella and the harbour map to the ferry on Saturday.\n"
 PROCESSING_TIMEOUT_MS = 150_000
 
@@ -380,7 +384,7 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
     turn = page.locator("#thread .turn").last
     expect(turn.locator(".understood-range")).to_contain_text("today")
     expect(turn.locator(".answer")).to_contain_text("Harbour Logbook")
-    turn.get_by_role("button", name=re.compile("Change the time range")).click()
+    turn.get_by_role("button", name=re.compile("^Change range")).click()
     today = datetime.now(ZoneInfo(user_zone())).date().isoformat()
     expect(page.get_by_label("From")).to_have_value(today)
     expect(page.get_by_label("To (included)")).to_have_value(today)

@@ -1,10 +1,14 @@
 """The agenda on the web page, in headless Chromium against real stores: the Upcoming panel lists an
-appointment booked then moved once, at its new time, with "moved from", and opens its citation; a trip weeks
-away is under Later; On this day shows last year's entry; Settings makes a calendar address whose feed holds
-the event, and revoking it there shuts the address (401).  Screenshots go to test-artifacts/web/."""
+appointment booked then moved once, at its new time, with "moved from", and opens its citation; a cancelled
+meeting and a call at a stated zone's time are shown as such; a trip weeks away is under Later; On this day
+shows last year's entry; axe finds nothing serious with all of them on the page (each line's name is the
+words it shows); Settings makes a calendar address whose feed holds the event, and revoking it there shuts
+the address (401).  Every date is counted from the day the test runs, so the day decides nothing.
+Screenshots go to test-artifacts/web/."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -27,6 +31,7 @@ from services.embedder.stage import EmbedderStage
 from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor
+from tests.e2e.axe import axe_source, serious
 from tests.paths import REPO
 from tests.serving import serve_in_thread
 
@@ -45,6 +50,7 @@ def day_words(d: date) -> str:
 def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     today = datetime.now(TZ).date()
     booked, moved, trip = today + timedelta(days=5), today + timedelta(days=6), today + timedelta(days=40)
+    board, call = today + timedelta(days=3), today + timedelta(days=8)
     noon = datetime.combine(today, datetime.min.time()).replace(tzinfo=TZ) + timedelta(hours=12)
     try:
         last_year = noon.replace(year=noon.year - 1)
@@ -53,6 +59,10 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     records = [("Dentist booked", f"Dentist appointment on {day_words(booked)} at 10:00.", noon - timedelta(days=7)),
                ("Dentist moved", f"Dentist moved to {day_words(moved)} at 09:40.", noon - timedelta(days=2)),
                ("Rome trip", f"Flight to Rome on {trip.day} {trip:%B} {trip.year} at 07:25.", noon - timedelta(days=1)),
+               ("Board meeting", f"Board meeting on {day_words(board)} at 15:00.", noon - timedelta(days=9)),
+               ("Board off", f"The board meeting on {day_words(board)} is cancelled.", noon - timedelta(days=1)),
+               ("Tokyo call", f"Call with the Tokyo office on {day_words(call)} at 10:00 Tokyo time.",
+                noon - timedelta(days=3)),
                ("Bath", "We went to the Christmas fair in Bath today.", last_year)]
     settings = Settings(data_dir=tmp_path_factory.mktemp("web-agenda"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
                         kafka_bootstrap="127.0.0.1:9", auth="off", timezone="Europe/London")
@@ -81,13 +91,19 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     rt.close()
 
 
+@pytest.fixture(scope="module")
+def axe(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return axe_source(tmp_path_factory.mktemp("axe"))
+
+
 @pytest.mark.parametrize("width", [1366, 390], ids=["desktop", "phone"])
-def test_upcoming_on_this_day_and_the_calendar_feed(site: str, width: int) -> None:
+def test_upcoming_on_this_day_and_the_calendar_feed(site: str, axe: str, width: int) -> None:
     assert CHROMIUM.exists(), "the browser tests need Chromium: scripts/install.sh --dev installs it"
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
-        context = browser.new_context(viewport={"width": width, "height": 900}, timezone_id="Europe/London")
+        context = browser.new_context(viewport={"width": width, "height": 900}, timezone_id="Europe/London",
+                                      bypass_csp=True)  # (axe-core is injected only then)
         page = context.new_page()
         page.set_default_timeout(20_000)
         errors: list[str] = []
@@ -95,13 +111,21 @@ def test_upcoming_on_this_day_and_the_calendar_feed(site: str, width: int) -> No
         page.goto(site + "/")
         expect(page.locator("body")).to_have_attribute("data-ready", "true")
         soon = page.locator("#agenda-soon .agenda-line")
-        expect(soon).to_have_count(1)
-        line = soon.first
+        expect(soon).to_have_count(3)
+        line = soon.filter(has_text="Dentist")
         expect(line).to_contain_text("09:40")
         expect(line).to_contain_text("Dentist moved to")
         expect(line).to_contain_text("moved from")
         expect(page.locator("#agenda-later .agenda-line")).to_contain_text("Flight to Rome")
         expect(page.locator("#onthisday")).to_contain_text("We went to the Christmas fair in Bath today.")
+        board_line = soon.filter(has_text="board meeting")
+        expect(board_line).to_have_class(re.compile(r"\bcancelled\b"))
+        expect(board_line).to_contain_text("cancelled")
+        expect(soon.filter(has_text="Tokyo office")).to_contain_text("Tokyo time")
+        # Each line's button is named by what it shows, in order: the time, the quote, the move, the source.
+        expect(line.get_by_role("button")).to_have_accessible_name(re.compile(
+            r"^09:40\s*“Dentist moved to .*”\s*moved from .*Dentist moved$"))
+        assert serious(page, axe) == []
         page.locator("#agenda").scroll_into_view_if_needed()
         page.locator("#agenda").screenshot(path=str(SHOTS / f"agenda-upcoming-{width}.png"))
         line.locator("button").click()

@@ -17,12 +17,11 @@ import base64
 import io
 import json
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from fpdf import FPDF
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from devtools import gen_audio, gen_pdf_image, gen_web
+from tests.e2e.axe import axe_source, serious
 from tests.e2e.harness import REPO, Service, Site, readable_tmp, run_cli, wait_jobs
 
 pytestmark = pytest.mark.e2e
@@ -41,10 +41,15 @@ pytestmark = pytest.mark.e2e
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = REPO / "test-artifacts" / "web"
 ZONE = "Europe/Berlin"
-LAST_YEAR = datetime.now(ZoneInfo(ZONE)).year - 1
+# Dates are counted from the day the suite runs, so that what the page shows does not depend on it: the train
+# always leaves inside the Upcoming panel's 14 days (its line is on the page when axe looks), and the island
+# trip is always in an earlier year and never on this day.
+TODAY = datetime.now(ZoneInfo(ZONE)).date()
+TRAIN_DAY = f"{(TODAY + timedelta(days=10)).day} {(TODAY + timedelta(days=10)):%B}"
+ISLAND = datetime.combine(TODAY - timedelta(days=380), datetime.min.time()).replace(hour=9, tzinfo=ZoneInfo(ZONE))
 SIZES = {"desktop": (1366, 850), "phone": (390, 844)}
 LOOKS = [(size, scheme) for size in SIZES for scheme in ("light", "dark")]
-TRIP = ("# Trip\n\nThe night train to Lyon leaves on **12 December** at *7:40*; bring the `rail pass`.\n\n"
+TRIP = (f"# Trip\n\nThe night train to Lyon leaves on **{TRAIN_DAY}** at *7:40*; bring the `rail pass`.\n\n"
         "- pack the green umbrella\n- book the [station café](https://example.org/cafe)\n")
 HOSTILE = ('The attic safe code is 4411. <img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> '
            "[open me](javascript:window.pwned=3) <b onmouseover=\"window.pwned=4\">bold</b>")
@@ -156,7 +161,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 note("hostile", "Hostile note", HOSTILE)
                 note("lock", "Bike lock", "The combination of the blue bike lock is 4-7-1-9.")
                 note("island", "Island trip", "We walked round the island and ate saffron buns at the harbour.",
-                     captured_at=f"{LAST_YEAR}-11-20T09:00:00+01:00")
+                     captured_at=ISLAND.isoformat())
                 note("doomed", "Doomed note", "The spare key to the boathouse is under the blue flowerpot.")
                 for key, name, data, mime in (
                         ("timetable", "ferry-timetable.pdf", untitled_pdf(), "application/pdf"),
@@ -187,10 +192,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture(scope="module")
 def axe(tmp_path_factory: pytest.TempPathFactory) -> str:
-    folder = tmp_path_factory.mktemp("axe")
-    subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), "axe-core@4"],
-                   check=True, timeout=240, capture_output=True)
-    return (folder / "node_modules" / "axe-core" / "axe.min.js").read_text()
+    return axe_source(tmp_path_factory.mktemp("axe"))
 
 
 def open_page(browser: Browser, server: Server, size: str = "desktop", scheme: str = "light",
@@ -221,13 +223,6 @@ def ask(page: Page, question: str) -> Any:
     expect(turns).to_have_count(before + 1)
     expect(turns.last).not_to_have_attribute("data-state", "streaming", timeout=60_000)
     return turns.last
-
-
-def serious(page: Page, axe_source: str) -> list[str]:
-    page.add_script_tag(content=axe_source)
-    found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-                          ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' '))}))")
-    return [f"{v['id']} ({v['impact']}): {v['nodes'][:3]}" for v in found if v["impact"] in ("serious", "critical")]
 
 
 def clipboard(page: Page) -> str:
@@ -281,12 +276,12 @@ def test_the_chat_basics(browser: Browser, server: Server, axe: str, size: str, 
     # Markdown in an answer and in its passages is shown, not its markers.
     turn = ask(page, "When does the night train to Lyon leave?")
     answer = turn.locator(".answer")
-    expect(answer.locator("strong")).to_have_text("12 December")
+    expect(answer.locator("strong")).to_have_text(TRAIN_DAY)
     expect(answer.locator("em")).to_have_text("7:40")
     expect(answer.locator("code")).to_have_text("rail pass")
     expect(answer).not_to_contain_text("**")
     card = turn.locator(".turn-sources .source-card").first
-    expect(card.locator(".src-snippet strong")).to_have_text("12 December")
+    expect(card.locator(".src-snippet strong")).to_have_text(TRAIN_DAY)
     expect(card.locator(".src-snippet")).to_contain_text("book the station café")  # (no link inside a button)
     expect(card.locator(".src-snippet a")).to_have_count(0)
     expect(answer.locator("a")).to_have_count(0)
@@ -295,10 +290,10 @@ def test_the_chat_basics(browser: Browser, server: Server, axe: str, size: str, 
     turn.get_by_role("button", name="Copy the answer to “When does the night train to Lyon leave?”").click()
     expect(turn.get_by_role("button", name=re.compile("^Copied: Copy the answer"))).to_have_text("Copied")
     copied = clipboard(page)
-    assert "12 December" in copied and "**" not in copied, copied
+    assert TRAIN_DAY in copied and "**" not in copied, copied
     card.get_by_role("button", name="Copy source 1: Trip plan").click()
     copied = clipboard(page)
-    assert copied.startswith("[1] Trip plan (Note") and "12 December" in copied, copied
+    assert copied.startswith("[1] Trip plan (Note") and TRAIN_DAY in copied, copied
 
     # Nothing a source holds runs: its HTML is shown as text, its javascript: link is not a link.
     turn = ask(page, "What is the attic safe code?")
@@ -322,6 +317,8 @@ def test_the_chat_basics(browser: Browser, server: Server, axe: str, size: str, 
     expect(edit).to_be_focused()
     expect(edit).to_have_value("What is the attic safe code?")
     page.screenshot(path=str(SHOTS / f"chat-edit-{name}.png"))
+    # the train's line is in the Upcoming panel when axe looks (its name must be the words it shows)
+    expect(page.locator("#agenda-soon .agenda-line").filter(has_text="night train to Lyon")).to_have_count(1)
     assert serious(page, axe) == []
     edit.fill("What is the combination of the bike lock?")
     edit.press("Enter")
@@ -488,7 +485,8 @@ def test_what_was_saved_today_is_listed_by_when_it_was_saved(browser: Browser, s
     assert shown == saved, (shown, saved)  # everything saved today, the latest save first
     assert all(", saved " in line for line in lines), lines
     island = next(line for line in lines if line.startswith("Island trip"))
-    assert re.search(rf", dated \w{{3}} 20 Nov {LAST_YEAR}\) \[\d+\]$", island), island  # another year: said
+    dated = rf", dated {ISLAND:%a} 0?{ISLAND.day} {ISLAND:%b} {ISLAND.year}\) \[\d+\]$"
+    assert re.search(dated, island), island  # another year: said
     assert str(datetime.now(ZoneInfo(ZONE)).year) not in island.split(", dated")[0]  # this year's: not
     expect(turn.locator(".turn-sources .src-where").first).to_contain_text("saved ")
     answer.scroll_into_view_if_needed()
@@ -560,7 +558,7 @@ def test_the_small_wording_bugs_are_gone(browser: Browser, server: Server, size:
     trip = page.locator("#source-list .source").filter(has_text="Trip plan")
     trip.get_by_role("button", name="Open Trip plan").click()
     dialog = page.locator("#source-page")
-    expect(dialog.locator(".page-text strong")).to_have_text("12 December")
+    expect(dialog.locator(".page-text strong")).to_have_text(TRAIN_DAY)
     expect(dialog.locator(".page-text li")).to_have_count(2)
     expect(dialog.locator(".page-text a")).to_have_attribute("target", "_blank")
     assert "null" not in dialog.inner_text()

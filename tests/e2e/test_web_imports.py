@@ -102,6 +102,7 @@ def test_an_export_imported_from_the_page(site: str, tmp_path: Path) -> None:
         browser.close()
     sources = httpx.get(site + "/v1/sources", params={"limit": 100}, timeout=30).json()["sources"]
     titles = {s["title"]: s for s in sources}
+    # fixed date: the export's own past time, read back as written
     assert {"Lisbon trip", "Pastry receipt", "Bike lock", "Groceries"} <= set(titles)
     assert titles["Lisbon trip"]["captured_at"].startswith("2023-05-14T08:30:00")
     assert titles["Bike lock"]["source_uri"].startswith("import:keep:created:")

@@ -23,14 +23,15 @@ function where(src) {
   return parts.join(" · ");
 }
 
+// A line's button is named by what it shows, in the order shown (time, quote, move, source), so that a screen
+// reader reads, and voice control matches, the words on screen; its day is the heading of its list.
 function eventLine(e, label) {
   const src = {...e.source, n: label};
   const when = e.time || (e.precision === "day" ? "all day" : e.when);
   const moved = e.moved_from ? el("span", {class: "agenda-moved"}, `moved from ${e.moved_from.when}`) : null;
   const stated = e.stated ? el("span", {class: "muted small"}, ` (${e.stated})`) : null;
   return el("li", {class: `agenda-line${e.status === "cancelled" ? " cancelled" : ""}`, dataset: {id: e.id}},
-    el("button", {type: "button", class: "agenda-open", "aria-label": `${label}, ${when}: ${e.quote} (${where(e.source)})`,
-                  onclick: (ev) => openSource(src, ev.currentTarget)},
+    el("button", {type: "button", class: "agenda-open", onclick: (ev) => openSource(src, ev.currentTarget)},
        el("span", {class: "agenda-time"}, when, stated),
        el("span", {class: "agenda-quote"}, `“${e.quote}”`),
        moved,

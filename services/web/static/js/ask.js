@@ -133,7 +133,7 @@ function renderMeta(turn, meta) {
     const origin = range.source === "question" ? `Time understood${expression ? ` from “${expression}”` : ""}` : "Time";
     box.append(el("span", {class: "understood-range"}, `${origin}: ${described}${field}`),
                el("button", {type: "button", class: "edit-range",
-                             "aria-label": `Change the time range (${described}) and ask again`,
+                             "aria-label": `Change range (${described}) and ask again`,
                              onclick: () => editRange(range.start, range.end, turn.question)},
                   "Change range"));
   } else if (meta.time_filter === "preference" && meta.understood) {
