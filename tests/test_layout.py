@@ -10,7 +10,8 @@ pytestmark = pytest.mark.fast  # no services: in the fast lane
 
 # Suites that are not about one package: the ports' contract suites, end-to-end runs and whole-product checks.
 CROSS_CUTTING = {"contracts", "e2e"}
-TOP_LEVEL = {"test_architecture.py", "test_packaging.py", "test_tenancy.py", "test_layout.py", "test_fast_lane.py"}
+TOP_LEVEL = {"test_architecture.py", "test_packaging.py", "test_tenancy.py", "test_layout.py", "test_fast_lane.py",
+             "test_e2e_dates.py"}
 
 
 def test_every_test_module_sits_where_its_package_is() -> None:
