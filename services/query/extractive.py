@@ -39,7 +39,8 @@ from secondbrain.reading import Statement, read
 from secondbrain.search_hits import SearchHit
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
-from secondbrain.temporal.mentions import MONTH_NAMES, Mention, mentioned_times
+from secondbrain.temporal.mentions import MONTH_NAMES, Mention
+from secondbrain.temporal.tense import said_times
 from secondbrain.temporal.written import Calendar, span_words
 from secondbrain.word_times import quoted_second
 from services.query.engine import Source
@@ -893,7 +894,7 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     said_at, tz, cal = _moment(hit), ctx.tz, ctx.cal
     if said_at is None or tz is None:
         return ""
-    mentions = mentioned_times(sentence, said_at, tz, conventions=ctx.conventions, max_span=GLOSS_SPAN)
+    mentions = said_times(sentence, said_at, tz, conventions=ctx.conventions, max_span=GLOSS_SPAN)
     shown = []
     for m in mentions:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
