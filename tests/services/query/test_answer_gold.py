@@ -5,6 +5,7 @@ through the real extractor and chunker first), and the sentence cutting it relie
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from functools import cache
 from zoneinfo import ZoneInfo
 
@@ -14,6 +15,7 @@ from secondbrain.events.models import WordTime
 from secondbrain.search_hits import SearchHit
 from secondbrain.sentences import sentences
 from secondbrain.sparse import Bm25Encoder
+from secondbrain.temporal import understand as understand_time
 from services.chunker.logic import ChunkingConfig, chunk_segments
 from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
@@ -26,43 +28,24 @@ pytestmark = pytest.mark.fast  # no services: in the fast lane
 
 MODALITY = {"note": "note", "markdown": "markdown", "pdf": "pdf", "ocr": "image", "transcript": "audio"}
 UTC = ZoneInfo("UTC")
-# Misses the rules cannot fix (none at present).
-KNOWN_MISSES: dict[str, str] = {}
+# Misses the rules cannot fix: the source never names the thing asked about, and only a reader who knows what
+# the photo shows could tell ("ICE 578" is a train).
+KNOWN_MISSES: dict[str, str] = {
+    "ocr: Which platform does the train leave from?": "the departures board never says \"train\"",
+}
 # The near-miss cases the answerer missed when they were written (24 of 73 right): each passes or is listed here.
 FIRST_MISSES = {
-    'note: How much was the hotel in Porto?',
-    'note: When does the train to Leeds leave?',
-    "note: What is Sam's email address?",
-    'note: Where did I put the passport?',
-    "note: When is Leo's school play?",
-    'transcript: What did Priya say about the marketing budget?',
-    "note: How much did the dog's vet visit cost?",
-    'note: Who is my landlord?',
-    'note: What is the back door code?',
     'note: How much is the late checkout fee?',
-    "note: What is my mother's blood type?",
+    "note: What is Sam's email address?",
+    'note: What is the back door code?',
     'note: When is the second vaccine dose due?',
-    'note: How much money did I give Priya?',
-    'note: How much did the new tyres cost?',
-    'note: When is the boiler service?',
-    'note: Who is coming to fix the washing machine?',
-    'note: Where is the team dinner?',
-    'note: What is the alarm code?',
     'ocr: What time does the pharmacy close on Sunday?',
-    'note: How many times did I run in October?',
-    'note: How many times did I go swimming in November?',
-    'note: How often did I go to the gym this month?',
     'note: How many books did I finish this year?',
-    'note: How many times did I see the physio?',
-    'note: How many times did we visit Grandma in October?',
-    'note: How many times did I run in September?',
     'note: When did I go swimming?',
     'note: What did I pay for the taxi?',
-    'note: Where is the book club?',
     'ocr: How much did I spend at the Blue Heron cafe?',
     'ocr: What did the taxi cost?',
     'ocr: How much was the croissant?',
-    'markdown: How much were the cedar boards?',
     'markdown: Which day is the recycling collected?',
     'markdown: What time is check-in at the hotel?',
     'note: Which books did I finish this year?',
@@ -71,9 +54,6 @@ FIRST_MISSES = {
     'note: Who came to the barbecue?',
     'note: Which films did I watch this month?',
     'note: Which museums did I visit in Vienna?',
-    "note: When is Mum's birthday?",
-    'note: How much were the movie tickets?',
-    'note: How much did the car repair cost?',
 }
 KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case in FIRST_MISSES}
 
@@ -105,8 +85,15 @@ def hits(case: Gold) -> list[SearchHit]:
     return out
 
 
+# When the gold questions are asked: "this month" is November 2026.
+ASKED_AT = datetime(2026, 11, 17, 12, tzinfo=UTC)
+
+
 def answer(case: Gold) -> Answer:
-    return extractive_answer(case.question, hits(case), tz=UTC)
+    """The answer as the service gives it: with the time window the question names (the engine's plan)."""
+    when = understand_time(case.question, ASKED_AT, UTC).time
+    window = (when.start, when.end) if when is not None else None
+    return extractive_answer(case.question, hits(case), tz=UTC, window=window)
 
 
 def test_the_gold_suite_is_large_and_covers_every_kind_of_capture_and_family() -> None:
