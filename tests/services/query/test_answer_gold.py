@@ -23,6 +23,7 @@ from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, 
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 from tests.services.query.gold_near_misses import NEAR_MISSES
+from tests.services.query.gold_untuned import UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -103,7 +104,14 @@ def test_the_gold_suite_is_large_and_covers_every_kind_of_capture_and_family() -
     assert len({c.id for c in GOLD}) == len(GOLD)
 
 
-CASES = GOLD + NEAR_MISSES
+# The cases written after the rules, scored once (24 of 30): their misses stay listed, never tuned away.
+UNTUNED_MISSES = {
+    "note: What is the water meter reading?", "pdf: What is the notice period for the flat?",
+    "note: How much cash did I lend Tom?", "note: Who repaired the bicycle?",
+    "note: How much was the taxi to the airport?", "note: What time does the chemist open?",
+}
+KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNTUNED_MISSES}
+CASES = GOLD + NEAR_MISSES + UNTUNED
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
