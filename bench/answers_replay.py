@@ -41,7 +41,7 @@ def capture(keep: Path, out: Path) -> None:
     from secondbrain.settings import Settings
     from services.query.answerer import Answerer
 
-    settings = Settings(data_dir=(keep / "data").resolve())
+    settings = Settings(data_dir=(keep / "data").resolve())  # type: ignore[call-arg]
     pg = EmbeddedPostgres(settings.postgres_dir).start()
     rows: list[dict[str, Any]] = []
     try:

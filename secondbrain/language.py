@@ -55,16 +55,16 @@ class WordNet:
         for p, f in self._data.items():
             where: dict[int, int] = {}
             at = 0
-            for line in f.read().split(b"\n"):
-                if line[:1].isdigit():
-                    where[int(line[:8])] = at
-                at += len(line) + 1
+            for raw in f.read().split(b"\n"):
+                if raw[:1].isdigit():
+                    where[int(raw[:8])] = at
+                at += len(raw) + 1
             self._where[p] = where
         self._exceptions: dict[str, dict[str, str]] = {}
         for p, name in _FILES.items():
             table: dict[str, str] = {}
-            for line in (root / f"{name}.exc").read_text().splitlines():
-                parts = line.split()
+            for entry in (root / f"{name}.exc").read_text().splitlines():
+                parts = entry.split()
                 if len(parts) >= 2:
                     table.setdefault(parts[0], parts[1])
             self._exceptions[p] = table

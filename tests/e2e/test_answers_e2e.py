@@ -53,6 +53,7 @@ def test_a_near_miss_says_what_it_did_not_find(env: dict[str, str]) -> None:
 
 
 def test_repeated_runs_are_counted_and_listed_with_their_dates(env: dict[str, str]) -> None:
+    # fixed date: the notes are captured and the question asked at fixed times (--captured-at, --as-of)
     answer = str(ask(env, "How many times did I run in October?")["answer"])
     assert answer.startswith("3 times:"), answer
     assert "earlier" not in answer, answer
@@ -62,6 +63,7 @@ def test_repeated_runs_are_counted_and_listed_with_their_dates(env: dict[str, st
 
 
 def test_a_weekday_still_to_come_is_glossed_as_the_coming_one(env: dict[str, str]) -> None:
+    # fixed date: the note is captured on a fixed Thursday and the question asked at a fixed time
     answer = str(ask(env, "When can the electrician come?")["answer"])
     assert "\u201con Monday\u201d = Mon, November 23, 2026" in answer, answer
     assert "November 16" not in answer, answer
