@@ -467,20 +467,10 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     return "asked" if second else "other" if first else "neutral"
 
 
-def _covers(term: str, terms: set[str], words: set[str], others: frozenset[str]) -> bool:
-    """Whether a source speaks of ``term``: as a word of its own, or joined with another word of the question
-    in a compound ("roadtrip" for "road trip"), never as a mere part of another word ("lock" in "locker")."""
-    return term in terms or any(term + o in words or o + term in words for o in others if o != term)
-
-
 # Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.
 _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
     "code codes number numbers time times date dates day days price cost amount total password pin place name"))
 
-
-# Nouns too general to tell one thing from another on their own ("the hiring plan": the hiring tells).
-_GENERIC = frozenset(Bm25Encoder().tokenize("plan plans idea ideas thing things stuff information details part "
-                                            "way reason note notes list"))
 
 
 def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
@@ -528,48 +518,6 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
                 if before and before[0] not in asked:
                     return True
     return False
-
-
-def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: list[tuple[set[str], str]],
-                          hits: Sequence[SearchHit | Source], enc: SparseEncoder) -> str | None:
-    """What the question is about that no source covers, when that makes every source an answer to something
-    else: a source naming the same kind of thing narrowed otherwise ("Gym locker code" for "bike lock code"),
-    or sources sharing no word of substance with the question and holding no fact of the kind asked."""
-    def covered(term: str) -> bool:
-        return any(_covers(term, terms, set(re.findall(r"[\w'-]+", text.casefold())), asked.terms)
-                   for terms, text in sources)
-
-    for narrower in asked.narrowers:
-        # "the wifi password at the office" over a note of the cabin's: the office is what it asks about
-        rest = narrower.modifiers - {narrower.head}
-        if covered(narrower.head) and not (narrower.head in _GENERIC and rest and not any(map(covered, rest))):
-            continue
-        # a topic ("about the hiring plan") must be there; a thing narrowed ("the total on the receipt") only
-        # counts as missing when a source narrows the same thing to another ("the wifi password at the cabin")
-        if not narrower.governor or any(_rival(narrower, asked.terms, text) for _terms, text in sources):
-            return f"\u201c{narrower.words}\u201d"
-    for phrase in asked.phrases:
-        if any(covered(m) for m in phrase.modifiers):
-            continue
-        if any(_narrowed_otherwise(phrase.head, asked.terms, text) for _terms, text in sources):
-            return f"\u201c{phrase.words}\u201d"  # the same kind of thing, but another one
-    named = asked.subjects - asked.answer_kind
-    rest = asked.terms - asked.subjects
-    if named and not asked.persons and not any(map(covered, asked.subjects)) and any(
-            _narrowed_otherwise(t, asked.terms, text) for t in rest for _terms, text in sources):
-        # "How much did the bicycle cost?" over the car service's cost: nothing is about the thing it asks of.
-        # (Not for a question about someone: what people say of their lives is paraphrased, "my grandma"
-        # for "her grandmother", and their name already ties the sources to it.)
-        return _missing(asked, named)
-    substance = asked.terms - _KIND_TERMS
-    shared = any(substance & terms for terms, _text in sources)
-    others = substance - _name_terms(asked, enc)
-    if asked.persons and named and not any(others & terms for terms, _text in sources):
-        # "What did Melanie buy for the piano lessons?": the sources share only her name with it
-        return _missing(asked, named)
-    if asked.facts and not shared and not any(c.fact for c in candidates):
-        return _missing(asked, asked.subjects)
-    return None
 
 
 # What a "not found" says it found none of, per kind of fact asked.
@@ -622,19 +570,6 @@ def _phrase(asked: Asked, word: str) -> str:
     """The longest phrase of the question that holds ``word`` ("hotel in Porto" for "hotel"), else the word."""
     held = [p.words for p in (*asked.narrowers, *asked.phrases) if word.casefold() in p.words.casefold().split()]
     return max(held, key=len) if held else word
-
-
-def _missing(asked: Asked, terms: frozenset[str]) -> str:
-    """How a "not found" answer names what is missing: the question's first phrase, else the first of ``terms``
-    as the question wrote it, quoted ("that" when there is neither)."""
-    missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(terms)]
-    return f"\u201c{missing[0]}\u201d" if missing else "that"
-
-
-def _written(asked: Asked, term: str) -> str:
-    """A term as the question wrote it ("wine", not the stem "win")."""
-    enc = Bm25Encoder()
-    return next((w for w in re.findall(r"[\w'-]+", asked.text) if enc.tokenize(w)[:1] == [term]), term)
 
 
 def _without(sentence: str, question: str) -> str:
