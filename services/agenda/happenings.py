@@ -35,10 +35,11 @@ from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal.calendar import Conventions, Ctx, Span
 from secondbrain.temporal.grammar import scan
 from secondbrain.temporal.mentions import MONTH_NAMES
+from secondbrain.temporal.tense import Tense, occurrence
+from secondbrain.temporal.tense import tense as tense_of
 from services.agenda.clock import Clock, clocks, passage_zone
 
 Precision = Literal["time", "day", "days", "week", "month"]
-Tense = Literal["future", "past", "present"]
 MAX_SPAN = timedelta(days=62)  # longer than two months is a period, not an event ("in 2019", "Q3")
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -79,19 +80,6 @@ _DID = re.compile(r"(?<!\bof\s)(?<!\bthe\s)\b(?:I|we|he|she|they|you|[A-Z][a-z]+
                   r"left|arrived|visited|celebrated|finished|started|moved|attended|watched|played|won|lost|"
                   r"married|graduated|bought|sold|joined|quit|spent|stayed|drove|walked|hiked|swam|cooked|"
                   r"hosted|threw|organised|organized|signed|passed|failed|(?:\w+ed))\b")
-# Sentences about what is to come, and about what was.
-_FUTURE = re.compile(
-    r"\b(?:will|shall|won['\u2019]t|gonna|going\s+to|plan(?:s|ned|ning)?\s+(?:to|on)|can['\u2019]?t\s+wait|"
-    r"looking\s+forward|look\s+forward|hop(?:e|es|ing)\s+to|about\s+to|upcoming|coming\s+up|scheduled|"
-    r"booked|due|starts?|starting|begins?|opens?|closes?|departs?|leaves|lands|arrives|expires?|renews?|"
-    r"goes\s+up|rises|(?:is|are|it['\u2019]s|'s)\s+(?:on|at|set\s+for|planned|happening|coming)|meets|"
-    r"moved\s+to|moves|rescheduled|postponed|pushed|brought\s+forward|need\s+to|have\s+to|must|remind\s+me|remember|"
-    r"don['\u2019]t\s+forget|let['\u2019]s|see\s+you|should\s+be|next|tomorrow|tonight|(?:I|we)['\u2019]re\s+\w+ing|"
-    r"(?:I|we)['\u2019]m\s+\w+ing)\b|['\u2019]ll\b|^(?:pay|submit|book|call|renew|send|bring|pick\s+up|collect|"
-    r"return)\b", re.I)
-_PAST = re.compile(r"\b(?:was|were|went|had|did|ago|yesterday|last\s+night|got|came|saw|met|took|ran|flew|"
-                   r"celebrated|visited|attended|finished|happened|used\s+to)\b|\b(?:I|we|he|she|they)\s+\w+ed\b",
-                   re.I)
 # Dates that are not events: of birth, of publication, of a document.
 _NOT_EVENT = re.compile(
     r"\b(?:born|birth|d\.?o\.?b\.?|published|publication|posted|updated|modified|copyright|reprinted|"
@@ -109,13 +97,8 @@ _HABIT = re.compile(
 _MOVE = re.compile(r"\b(?:moved|moves|moving|move|rescheduled|reschedule|postponed|pushed(?:\s+back)?|"
                    r"brought\s+forward|changed|switched|now)\b", re.I)
 _CANCEL = re.compile(r"\b(?:cancel+ed|cancel+ing|called\s+off|no\s+longer\s+(?:on|happening))\b", re.I)
-_RELATIVE = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|ago|coming|past|previous|"
-                       r"following|weekend|week)\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}")
 _MONTH = re.compile(rf"\b(?:{MONTH_NAMES})\b", re.I)
-_BARE_WEEKDAY = re.compile(rf"^(?:on\s+)?{_WEEKDAY}\b", re.I)
-_WEEKDAY_DATE = re.compile(rf"\b({_WEEKDAY})\W+(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+({MONTH_NAMES})\b"
-                           rf"|\b({_WEEKDAY})\W+({MONTH_NAMES})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I)
 _FROM_TO = re.compile(r"^(?:from\s+)?(?P<old>.+?)\s+(?:to|until|till|-|\u2013)\s+(?P<new>.+)$", re.I)
 _ANAPHORIC = re.compile(r"\b(?:that|the\s+same|the\s+following|the\s+next)\s*$", re.I)
 # A holiday before an event's name ("Christmas dinner", "New Year's Eve party"): the parser needs a preposition.
@@ -125,7 +108,6 @@ _HOLIDAY_EVENT = re.compile(r"\b(Christmas(?:\s+Eve|\s+Day)?|Boxing\s+Day|New\s+
                             r"meal|do|concert|play|show)\b", re.I)
 _AGREES = re.compile(r"^(?:\W*\w+\s?:\s*)?(?:yes|yeah|yep|sure|ok|okay|sounds\s+good|perfect|great|deal|"
                      r"will\s+do|of\s+course|absolutely|definitely|done|agreed|I['\u2019]ll|I\s+can|we\s+can)\b", re.I)
-_STARTING = re.compile(r"^(?:from|starting|as\s+of|beginning|effective)\b", re.I)
 _TO_NEW = re.compile(r"\b(?:to|until|till|for|now|on)\s*$", re.I)
 _FROM_OLD = re.compile(r"\bfrom\s*$", re.I)
 # Words that say nothing about which event it is ("the meeting moved to Monday at 10").
@@ -255,7 +237,7 @@ def _statement(r: _Reading, st: Statement, context: str, *, questions: bool = Fa
     if (_asks(t) and not questions) or _HABIT.search(t):
         return []
     ctx = Ctx(r.said_at, cast(ZoneInfo, r.zone), 0, r.conventions)
-    tense = _tense(t)
+    tense = tense_of(t)
     dated: list[tuple[int, int, Span]] = []
     for a, b, raw in _scan(t, ctx):
         span = _settle(ctx, t[a:b], raw, tense, t)
@@ -328,12 +310,6 @@ def _asks(text: str) -> bool:
     return text.rstrip(" \"')]").endswith("?") and bool(_QUESTION.search(text))
 
 
-def _tense(text: str) -> Tense:
-    if _FUTURE.search(text):
-        return "future"
-    return "past" if _PAST.search(text) else "present"
-
-
 def _kind(text: str) -> str | None:
     for kind, pattern in _KINDS:
         if pattern.search(text):
@@ -341,97 +317,10 @@ def _kind(text: str) -> str | None:
     return None
 
 
-def _settle(ctx: Ctx, expression: str, span: Span, tense: Tense, sentence: str) -> Span | None:
-    """The occurrence a statement means, or ``None`` when the time is no event's: vague, open, too long."""
-    if span.vague or span.start is None or span.end is None:
-        return None
-    if span.partial:
-        fixed = _weekday_date(ctx, expression, tense)
-        if fixed is None:
-            return None
-        span = fixed
-    if span.start is None or span.end is None or span.end - span.start > MAX_SPAN:
-        return None
-    if _YEAR.search(expression) or _RELATIVE.search(expression):
-        return _from_start(ctx, expression, span)
-    occurrences = _occurrences(ctx, expression, span)
-    day_start = ctx.at(ctx.today)
-    if tense == "past":
-        before = [o for o in occurrences if o.start is not None and o.start <= ctx.now]
-        chosen = max(before, key=_start) if before else span
-    elif tense == "future" or _BARE_WEEKDAY.search(expression):
-        ahead = [o for o in occurrences if o.end is not None and o.end > day_start]
-        chosen = min(ahead, key=_start) if ahead else span
-    else:  # a date with no sign of either: the occurrence nearest the passage's own time
-        chosen = min(occurrences, key=lambda o: (abs((_start(o) - ctx.now).total_seconds()), _start(o) < ctx.now))
-    return _from_start(ctx, expression, chosen)
-
-
-def _start(span: Span) -> datetime:
-    assert span.start is not None
-    return span.start
-
-
-def _from_start(ctx: Ctx, expression: str, span: Span) -> Span:
-    """"From January", "starting March": the first day of it, when the change takes effect."""
-    if _STARTING.search(expression) and span.grain == "month" and span.start is not None:
-        first = span.start.astimezone(ctx.tz).date()
-        return ctx.day(first)
-    return span
-
-
-def _occurrences(ctx: Ctx, expression: str, span: Span) -> list[Span]:
-    """The occurrences of a recurring time around the passage's own: earlier and later ones."""
-    out = [span]
-    if span.shift is not None:
-        for k in (-2, -1, 1, 2, 3):
-            moved = span.shift(k)
-            if moved is not None and moved.start is not None and moved.end is not None:
-                out.append(moved)
-    elif _MONTH.search(expression):  # a range of days in a month has no shift: read it a year on and back
-        for years in (-1, 1):
-            try:
-                later = Ctx(ctx.now.replace(year=ctx.now.year + years), ctx.tz, ctx.week_start, ctx.conventions)
-            except ValueError:  # 29 February
-                continue
-            found = [s for a, b, s in scan(expression, later) if b - a == len(expression)]
-            if found and found[0].start is not None and found[0].end is not None and not found[0].partial:
-                out.append(found[0])
-    return out
-
-
-def _weekday_date(ctx: Ctx, expression: str, tense: Tense) -> Span | None:
-    """"Thursday 10 December" read in part because the last 10 December was a Wednesday: the year in which
-    that date is a Thursday, nearest the passage's own time (ahead in a sentence about what is to come)."""
-    m = _WEEKDAY_DATE.search(expression)
-    if not m:
-        return None
-    weekday, day, month = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(6), m.group(5))
-    number = _month_number(month)
-    wanted = next((i for i, name in enumerate(_WEEKDAYS) if name.startswith(weekday[:3].lower())), None)
-    if number is None or wanted is None:
-        return None
-    candidates = []
-    for year in (ctx.today.year - 1, ctx.today.year, ctx.today.year + 1, ctx.today.year + 2):
-        try:
-            d = date(year, number, int(day))
-        except ValueError:
-            continue
-        if d.weekday() == wanted:
-            candidates.append(d)
-    if tense != "past":
-        ahead = [d for d in candidates if d >= ctx.today]
-        candidates = ahead or candidates
-    if not candidates:
-        return None
-    best = min(candidates, key=lambda d: abs((d - ctx.today).days))
-    return ctx.day(best)
-
-
-def _month_number(name: str) -> int | None:
-    key = name[:3].lower()
-    months = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-    return months.index(key) + 1 if key in months else None
+def _settle(ctx: Ctx, expression: str, span: Span, said: Tense, _sentence: str) -> Span | None:
+    """The occurrence a statement means (the reading every reader shares: ``secondbrain.temporal.tense``), or
+    ``None`` when the time is no event's: vague, open, too long."""
+    return occurrence(ctx, expression, span, said, max_span=MAX_SPAN)
 
 
 def _moved(text: str, dated: list[tuple[int, int, Span]]) -> tuple[tuple[int, int, Span] | None,

@@ -186,7 +186,8 @@ class Answerer:
                 text, cited, grounded = NOT_FOUND, [], False
                 yield Token(text)
             elif mode == "extractive":
-                ans = quoted_answer(standalone, sources, beyond, encoder=encoder, tz=zone_, conventions=calendar)
+                ans = quoted_answer(standalone, sources, beyond, encoder=encoder, tz=zone_, conventions=calendar,
+                                    window=(plan.start, plan.end) if beyond is None else None)
                 text, cited, grounded = ans.text, ans.citations, ans.grounded
                 answered = quoted_json(ans, sources)
                 for word in text.split(" "):
@@ -243,11 +244,11 @@ class Answerer:
 
 
 def quoted_answer(question: str, sources: list[Source], beyond: str | None, *, encoder: SparseEncoder, tz: ZoneInfo,
-                  conventions: Conventions) -> Answer:
+                  conventions: Conventions, window: tuple[datetime | None, datetime | None] | None = None) -> Answer:
     """The extractive answer, the answer itself without a model and the quoted passages beside a model's answer
     that cites nothing: led by ``beyond`` (sources from other times than the one asked) within the same word
     budget, so neither reads as from the time asked."""
-    ans = extractive_answer(question, sources, encoder=encoder, tz=tz, conventions=conventions,
+    ans = extractive_answer(question, sources, encoder=encoder, tz=tz, conventions=conventions, window=window,
                             max_words=MAX_WORDS - len(beyond.split()) if beyond else MAX_WORDS)
     if beyond and ans.found:
         ans = replace(ans, text=f"{beyond} {ans.text}", markdown=f"{beyond} {ans.markdown or ans.text}")

@@ -39,11 +39,13 @@ from secondbrain.reading import Statement, read
 from secondbrain.search_hits import SearchHit
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
-from secondbrain.temporal.mentions import MONTH_NAMES, Mention, mentioned_times
+from secondbrain.temporal.mentions import MONTH_NAMES, Mention
+from secondbrain.temporal.tense import said_times
 from secondbrain.temporal.written import Calendar, span_words
 from secondbrain.word_times import quoted_second
+from services.query import coverage
 from services.query.engine import Source
-from services.query.question import Asked, FactKind, Phrase, understand
+from services.query.question import _TIMES, Asked, FactKind, Phrase, understand
 
 _DEFAULT_ENCODER = Bm25Encoder()
 NOT_FOUND = "I could not find anything about that in your data."
@@ -73,12 +75,15 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
                            r"couple of)\s+(?:\w+\s)?|an?\s+(?:(?:full|whole|entire|single|extra|few|couple of)\s)?)"
                            r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|years?|decades?)\b",
                            re.I),
-    "amount": re.compile(r"[$€£¥₹]\s?\d|\d[\d,.]*\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|chf|francs?|"
-                         r"k\b|thousand|million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
+    "amount": re.compile(r"[$€£¥₹]\s?\d|(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                         r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a)"
+                         r")\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|quid|bucks|chf|francs?|k\b|thousand|"
+                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                         r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
     "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
-    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|(?<!^)(?<![.!?:]\s)\b"
+    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|\b[A-Z]\.\s(?:[A-Z]\.\s)*[A-Z][a-z]+|"
+                         r"(?<!^)(?<![.!?:]\s)\b"
                          rf"(?!{_CALENDAR_WORDS})"
                          r"[A-Z][a-z]+|^[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}$"),  # or a name alone ("- Ana")
     "frequency": re.compile(r"\b(?:once|twice|thrice|\w+ times?|a (?:few|couple of) times)\s+(?:a|an|per|each|every)\s|"
@@ -92,9 +97,12 @@ _SHAPES: dict[FactKind, re.Pattern[str]] = {
                           r"disappoint\w*|reward\w*|fulfill\w*|cozy|magical|electric|stoked|pumped|humbl\w*|"
                           r"amaz\w*|awesome|wonderful|fantastic|incredible|great|good|bad|terrible|love[ds]?|"
                           r"enjoy\w*|fun|nostalgi\w*|connected|motivat\w*|confiden\w*|energi[sz]ed)\b", re.I),
-    "place": re.compile(r"(?i:\b(?:at|in|on|near|behind|under|inside|next to|room|street|st\.|road|avenue|"
-                        r"floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
-                        r"(?<!^)\b[A-Z][a-z]+"),
+    # a place: a preposition of place before something that is not a time, a word for a place, or a name
+    "place": re.compile(rf"(?i:\b(?:at|in|on|near|behind|under|inside|next to|mov\w*\s+to)\s+(?:the\s|my\s|our\s|a\s|"
+                        rf"his\s|her\s|their\s|_\s)?(?!{_CALENDAR_WORDS}|\d|noon|night|midnight|morning|evening|"
+                        r"afternoon|time|the\s+(?:morning|evening|afternoon|weekend))[a-z]|\b(?:room|street|st\.|"
+                        r"road|avenue|floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
+                        rf"(?<!^)\b(?!{_CALENDAR_WORDS})[A-Z][a-z]+"),
 }
 # A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
 _LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|their|them|there|he|his|him|she|her|then|so|"
@@ -152,6 +160,7 @@ class _Candidate:
     said: int = 0  # subject terms in the statement's own words
     score: float = 0.0
     quoted: str = ""  # its words as quoted (see _shown)
+    missing: tuple[str, ...] = ()  # what the question is about that it does not speak of (see coverage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,18 +176,20 @@ class _Asking:
 
 def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_sentences: int = 3,
                       encoder: SparseEncoder | None = None, tz: ZoneInfo | None = None,
-                      conventions: Conventions | None = None, max_words: int = MAX_WORDS) -> Answer:
+                      conventions: Conventions | None = None, max_words: int = MAX_WORDS,
+                      window: tuple[datetime | None, datetime | None] | None = None) -> Answer:
     """The user's own words that answer ``question`` from ``hits`` (see the module doc).  Dates are read in
-    ``tz`` and written in the order of ``conventions`` (month first by default, as in en_US)."""
+    ``tz`` and written in the order of ``conventions`` (month first by default, as in en_US); ``window`` is the
+    time the question asks about (events outside it are not counted)."""
     enc = _Lemmas(encoder or _DEFAULT_ENCODER)
     asked = understand(question, enc)
     if not asked.terms or not hits:
         return _not_found()
     asked = _known_persons(asked, hits)
     ctx = _Asking(asked, hits, tz, conventions, Calendar(conventions.date_order if conventions else "mdy"))
-    candidates, source_terms = _candidates(asked, hits, enc)
+    candidates, _source_terms = _candidates(asked, hits, enc)
     scored = [c for c in candidates if c.overlap > 0 or c.subjects]
-    other = _about_something_else(asked, candidates, source_terms, hits, enc)
+    other = _not_there(asked, candidates, _source_terms)
     if other is not None:
         return _closest(ctx, other, scored, max_words)
     ranked = sorted(scored, key=lambda c: -c.score)
@@ -188,6 +199,8 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated) \
             and not own:
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
+    if _COUNTS.search(asked.text) and (counted := _count(ctx, candidates, window, max_words)) is not None:
+        return counted
     gathered = _gather(asked, sorted(candidates, key=lambda c: -c.score), hits) if asked.gathers else []
     if not gathered and not scored:
         return _opening(hits, candidates)
@@ -202,6 +215,42 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         composed = _compose(_fit(quotes, max_words - 1), found=True)  # "Yes:" is a word of the answer too
         return replace(composed, text=f"Yes: {composed.text}", markdown=f"Yes: {composed.markdown}")
     return _compose(_fit(quotes, max_words), found=True)
+
+
+# "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
+_COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
+                     re.I)
+
+
+def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | None, datetime | None] | None,
+           max_words: int) -> Answer | None:
+    """Repeated events counted: each source that records one (a statement with the question's words, inside the
+    time asked about) is an event, those of one day one event; the number first, then each, dated and cited.
+    ``None`` when a statement states the number itself ("Ana has three kids") or nothing matches."""
+    asked = ctx.asked
+    if any(c.fact and not c.missing and c.overlap > 0 for c in candidates) \
+            and not re.search(r"times|often", asked.text):
+        return None  # the number is stated: quoted as any fact is
+    wanted = {t for t in asked.terms if t not in _KIND_TERMS} - _name_terms(asked, Bm25Encoder())
+    events: dict[tuple[int, str], _Candidate] = {}
+    for c in sorted(candidates, key=lambda c: -c.score):
+        at = _moment(_hit(c.source))
+        if c.asks or not (wanted & c.terms) or c.missing or at is None:
+            continue
+        if window is not None and ((window[0] and at < window[0]) or (window[1] and at >= window[1])):
+            continue
+        day = _day(at, ctx.tz, ctx.cal)
+        if not any(d == day for _n, d in events) and c.n not in {n for n, _d in events}:
+            events[(c.n, day)] = c
+    if not events:
+        return None
+    ordered = sorted(events.values(), key=lambda c: _moment(_hit(c.source)) or datetime.min)
+    quotes = [replace(_quote(ctx, c), note="", label=_day(_moment(_hit(c.source)) or datetime.min, ctx.tz, ctx.cal))
+              for c in ordered]
+    noun = "time" if re.search(r"times|often", asked.text) else asked.category.rstrip("s") or "time"
+    head = f"{len(ordered)} {noun}{'s' if len(ordered) != 1 else ''}:"
+    body = _compose(_fit(quotes, max_words - len(head.split())), found=True)
+    return replace(body, text=f"{head} {body.text}", markdown=f"{head} {body.markdown or body.text}")
 
 
 _NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
@@ -284,12 +333,15 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
     wanted = [_SHAPES[k] for k in asked.facts]
     persons = {p.casefold() for p in asked.persons}
     speech = bool(_SPEECH.search(asked.text))
+    things = tuple(t for t in asked.things if t.casefold() not in persons)
     for n, source in enumerate(hits, 1):
         hit = _hit(source)
         text = source.text
         speakers = frozenset(hit.speakers)
         statements = read(text, tuple(hit.heading_path), speakers)
         title_terms = set(enc.tokenize(hit.title))
+        around = coverage.words(f"{hit.title} {' '.join(hit.heading_path)}")
+        said_words = [coverage.words(st.text) for st in statements]
         # each statement's terms once (a statement is also the context of the ones after it)
         terms = [set(enc.tokenize(st.text)) for st in statements]
         headings: dict[tuple[str, ...], set[str]] = {}
@@ -302,12 +354,14 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             if st.headings not in headings:
                 headings[st.headings] = set(enc.tokenize(" ".join(st.headings)))
             context = headings[st.headings] | title_terms
+            spoken = said_words[i] | around | coverage.words(" ".join(st.headings))
             for j in range(max(0, i - DISCOURSE), i):
                 # what was just said sets the topic a statement goes on about ("They eat insects." after "my
                 # turtles"), and a question someone just asked is what it answers
                 prior = statements[j]
                 if prior.speaker == st.speaker or _is_question(prior):
                     context |= terms[j]
+                    spoken |= said_words[j]
             mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
             overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
             bare = _without(st.text, asked.text)
@@ -325,7 +379,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             asks = _is_question(st)  # a question in a source states no fact
             empty = _FILLER.fullmatch(_spoken(st)) is not None  # nor do thanks or a greeting
             c = _Candidate(n, st, source, own, overlap, fact, covered, about_other, asks, about == "asked", said,
-                           quoted=_shown(st.text, asked.terms, enc))
+                           quoted=_shown(st.text, asked.terms, enc), missing=coverage.missing(things, spoken))
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
             c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
@@ -413,20 +467,10 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     return "asked" if second else "other" if first else "neutral"
 
 
-def _covers(term: str, terms: set[str], words: set[str], others: frozenset[str]) -> bool:
-    """Whether a source speaks of ``term``: as a word of its own, or joined with another word of the question
-    in a compound ("roadtrip" for "road trip"), never as a mere part of another word ("lock" in "locker")."""
-    return term in terms or any(term + o in words or o + term in words for o in others if o != term)
-
-
 # Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.
 _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
     "code codes number numbers time times date dates day days price cost amount total password pin place name"))
 
-
-# Nouns too general to tell one thing from another on their own ("the hiring plan": the hiring tells).
-_GENERIC = frozenset(Bm25Encoder().tokenize("plan plans idea ideas thing things stuff information details part "
-                                            "way reason note notes list"))
 
 
 def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
@@ -456,7 +500,7 @@ _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "l
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
 # A word shaped like an adjective or a participle ("a frustrating issue", "a shiny finish") says what the
 # thing is like, not which thing it is.
-_DESCRIBES = re.compile(r"\w{3,}(?:ing|ed|ful|ous|ive|able|ible|ic|ish|less|ly|y)$", re.I)
+_DESCRIBES = re.compile(r"\w{3,}(?:ed|ful|ous|ive|able|ible|ic|ish|less|ly|y)$", re.I)
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -468,7 +512,7 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
-            if enc.tokenize(w)[:1] == [head] and prev.isalpha() and prev.casefold() not in _QUALITIES \
+            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
                     and not _DESCRIBES.search(prev):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
@@ -476,59 +520,56 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
     return False
 
 
-def _about_something_else(asked: Asked, candidates: list[_Candidate], sources: list[tuple[set[str], str]],
-                          hits: Sequence[SearchHit | Source], enc: SparseEncoder) -> str | None:
-    """What the question is about that no source covers, when that makes every source an answer to something
-    else: a source naming the same kind of thing narrowed otherwise ("Gym locker code" for "bike lock code"),
-    or sources sharing no word of substance with the question and holding no fact of the kind asked."""
-    def covered(term: str) -> bool:
-        return any(_covers(term, terms, set(re.findall(r"[\w'-]+", text.casefold())), asked.terms)
-                   for terms, text in sources)
+# What a "not found" says it found none of, per kind of fact asked.
+_KIND_NAMES = {"amount": "an amount", "when": "a date or time", "person": "a name", "place": "a place",
+               "code": "a code or number"}
+_PAST_QUESTION = re.compile(r"\b(?:did|was|were|had)\b", re.I)
 
-    for narrower in asked.narrowers:
-        # "the wifi password at the office" over a note of the cabin's: the office is what it asks about
-        rest = narrower.modifiers - {narrower.head}
-        if covered(narrower.head) and not (narrower.head in _GENERIC and rest and not any(map(covered, rest))):
-            continue
-        # a topic ("about the hiring plan") must be there; a thing narrowed ("the total on the receipt") only
-        # counts as missing when a source narrows the same thing to another ("the wifi password at the cabin")
-        if not narrower.governor or any(_rival(narrower, asked.terms, text) for _terms, text in sources):
-            return f"\u201c{narrower.words}\u201d"
-    for phrase in asked.phrases:
-        if any(covered(m) for m in phrase.modifiers):
-            continue
-        if any(_narrowed_otherwise(phrase.head, asked.terms, text) for _terms, text in sources):
-            return f"\u201c{phrase.words}\u201d"  # the same kind of thing, but another one
-    named = asked.subjects - asked.answer_kind
-    rest = asked.terms - asked.subjects
-    if named and not asked.persons and not any(map(covered, asked.subjects)) and any(
-            _narrowed_otherwise(t, asked.terms, text) for t in rest for _terms, text in sources):
-        # "How much did the bicycle cost?" over the car service's cost: nothing is about the thing it asks of.
-        # (Not for a question about someone: what people say of their lives is paraphrased, "my grandma"
-        # for "her grandmother", and their name already ties the sources to it.)
-        return _missing(asked, named)
-    substance = asked.terms - _KIND_TERMS
-    shared = any(substance & terms for terms, _text in sources)
-    others = substance - _name_terms(asked, enc)
-    if asked.persons and named and not any(others & terms for terms, _text in sources):
-        # "What did Melanie buy for the piano lessons?": the sources share only her name with it
-        return _missing(asked, named)
-    if asked.facts and not shared and not any(c.fact for c in candidates):
-        return _missing(asked, asked.subjects)
+
+def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[set[str], str]]) -> str | None:
+    """What the question asks about that no source speaks of ("the hotel in Porto" over the flights there), what
+    narrows it that a source narrows otherwise ("the back door code" over the front door's), or the kind of fact
+    it asks for that no statement about it holds (the price of the tyres): how the "not found" names it; ``None``
+    when a statement answers it."""
+    said = [coverage.words(text) for _terms, text in sources]
+    persons = {p.casefold() for p in asked.persons}
+    things = [t for t in asked.things if t.casefold() not in persons and t.casefold() not in coverage.KIND_WORDS
+              and t.casefold() not in _TIMES]
+    absent = [t for t in things if not any(coverage.covers(t, w) for w in said) and (
+        t[:1].isupper() or coverage.known(t))]
+    main = asked.main or None
+    if asked.persons and any(t[:1].islower() and coverage.concrete(t) for t in things) and not any(
+            coverage.covers(t, w) for t in things for w in said):
+        return f"\u201c{_phrase(asked, things[0])}\u201d"  # the sources share only the person's name with it
+    if main is not None and any(c.st.speaker for c in candidates) and not coverage.concrete(main):
+        main = None  # in a conversation, what people did and felt is put in other words than the question's
+    if main is not None and main in absent:
+        return f"\u201c{_phrase(asked, main)}\u201d"
+    for n in asked.narrowers:  # a topic ("about the hiring plan") must be there
+        if n.preposition == "about" and any(t in absent for t in things if t.casefold() in coverage.words(n.words)):
+            return f"\u201c{n.words}\u201d"
+    for t in absent:
+        heads = [p.head for p in asked.phrases if t.casefold() in p.words.casefold().split()[:-1]]
+        narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
+        if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for _terms, text in sources) or any(
+                _rival(n, asked.terms, text) for n in narrowed for _terms, text in sources):
+            return f"\u201c{_phrase(asked, t)}\u201d"
+    kinds = [k for k in asked.facts if k in _KIND_NAMES
+             and (k not in ("when", "place") or not _PAST_QUESTION.search(asked.text))
+             and (k != "amount" or _MONEY_QUESTION.search(asked.text))]
+    if kinds and things and not asked.gathers and not any(c.st.speaker for c in candidates) \
+            and not any(c.fact for c in candidates if not c.asks and (main or "") not in c.missing):
+        return f"{_KIND_NAMES[kinds[0]]} for \u201c{_phrase(asked, main or things[0])}\u201d"
     return None
 
 
-def _missing(asked: Asked, terms: frozenset[str]) -> str:
-    """How a "not found" answer names what is missing: the question's first phrase, else the first of ``terms``
-    as the question wrote it, quoted ("that" when there is neither)."""
-    missing = [p.words for p in asked.phrases] or [_written(asked, t) for t in sorted(terms)]
-    return f"\u201c{missing[0]}\u201d" if missing else "that"
+_MONEY_QUESTION = re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|spen[dt]|charge|fee)\b", re.I)
 
 
-def _written(asked: Asked, term: str) -> str:
-    """A term as the question wrote it ("wine", not the stem "win")."""
-    enc = Bm25Encoder()
-    return next((w for w in re.findall(r"[\w'-]+", asked.text) if enc.tokenize(w)[:1] == [term]), term)
+def _phrase(asked: Asked, word: str) -> str:
+    """The longest phrase of the question that holds ``word`` ("hotel in Porto" for "hotel"), else the word."""
+    held = [p.words for p in (*asked.narrowers, *asked.phrases) if word.casefold() in p.words.casefold().split()]
+    return max(held, key=len) if held else word
 
 
 def _without(sentence: str, question: str) -> str:
@@ -591,7 +632,9 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         chosen.insert(0, before)
     after = _beside(chosen[-1], everything, 1)
     if after is not None and after.st.headings == best.st.headings and after.st.speaker == best.st.speaker and (
-            (asked.facts and not best.fact and after.fact) or _LEANS_BACK.match(after.st.text)
+            (asked.facts and not best.fact and after.fact
+             and (not asked.main or coverage.covers(asked.main, coverage.words(after.st.text))))
+            or _LEANS_BACK.match(after.st.text)
             or len(best.st.text) < 30 or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
         chosen.append(after)
     reply = _reply_to_follow_up(chosen[-1], everything)
@@ -893,7 +936,7 @@ def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
     said_at, tz, cal = _moment(hit), ctx.tz, ctx.cal
     if said_at is None or tz is None:
         return ""
-    mentions = mentioned_times(sentence, said_at, tz, conventions=ctx.conventions, max_span=GLOSS_SPAN)
+    mentions = said_times(sentence, said_at, tz, conventions=ctx.conventions, max_span=GLOSS_SPAN)
     shown = []
     for m in mentions:
         if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
@@ -980,7 +1023,8 @@ def _weekday_clash(sentence: str, said_at: datetime, cal: Calendar) -> str:
 
 def _closest(ctx: _Asking, about: str, scored: list[_Candidate], max_words: int) -> Answer:
     """Nothing covers what the question is about: say so, then show the closest statement, labelled."""
-    head = f"I could not find anything about {about} in your data." if about and about != "that" else NOT_FOUND
+    head = NOT_FOUND if not about or about == "that" else f"I could not find {about} in your data." \
+        if about.startswith(tuple(_KIND_NAMES.values())) else f"I could not find anything about {about} in your data."
     if not scored:
         return Answer(head, [], False, head, found=False)
     best = max(scored, key=lambda c: c.score)

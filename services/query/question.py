@@ -106,6 +106,8 @@ class Asked:
     narrowers: tuple[Phrase, ...] = ()  # what a prepositional phrase narrows it to ("... at the office")
     category: str = ""  # what a gathering question lists ("places", "books"), as written
     answer_kind: frozenset[str] = frozenset()  # terms of the noun naming the kind of answer ("which city")
+    things: tuple[str, ...] = ()  # words of what it is about and what narrows it, as written (see coverage)
+    main: str = ""  # the noun naming the thing it asks about ("standup" in "the team standup"), as written
 
     def wants(self, kind: FactKind) -> bool:
         """Whether a fact of ``kind`` answers it."""
@@ -120,8 +122,11 @@ def _tagger() -> Any:
 
 
 def warm_up() -> None:
-    """Load the tagger now (the query service does at start-up, so no question waits for it)."""
+    """Load the tagger and open WordNet now (the query service does at start-up, so no question waits)."""
+    from secondbrain.language import wordnet
+
     _tagger()
+    wordnet()
 
 
 def understand(question: str, encoder: SparseEncoder) -> Asked:
@@ -171,13 +176,39 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
             if not (t.pos_ in ("ADJ", "PROPN") or t.lower_ in _NOT_NARROWED or t.lower_ == "of"):
                 break
     answer_kind = frozenset(encoder.tokenize(kind.text)) if kind is not None else frozenset()
+    # what it is about, and what narrows it: its nouns and names, and a word before a noun that says which one
+    # ("back door", "guest network"), not what it is like ("new", "next")
+    answer_words = {kind.lower_} if kind is not None else set()
+    if gathers and category is not None:
+        answer_words.add(category.lower_)
+    things = tuple(dict.fromkeys(
+        t.text for t in doc
+        if t.i not in verbs and t.lower_ not in answer_words and t.lower_ not in kind_words
+        and t.lower_ not in _MONTHS_DAYS and (t.pos_ in ("NOUN", "PROPN") or (
+            (t.pos_ in ("ADJ", "ADV", "NUM") or t.tag_ == "VBG") and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"
+            and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
                  gathers=gathers, yes_no=bool(_YES_NO.match(question)),
                  phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}),
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
-                 answer_kind=answer_kind)
+                 answer_kind=answer_kind, things=things, main=_main(doc, things))
+
+
+def _main(doc: Any, things: tuple[str, ...]) -> str:
+    """The thing a question asks about: the last noun of its first run of nouns that says what it is about
+    ("standup" in "the team standup", "door" in "the back door code", where "code" names the kind of fact)."""
+    from services.query.coverage import KIND_WORDS
+
+    run: list[Any] = []
+    for t in doc:
+        if (t.pos_ == "NOUN" and t.text in things) or (run and t.pos_ == "NOUN"):
+            run.append(t)
+        elif run:
+            break
+    named = [t for t in run if t.lower_ not in KIND_WORDS and t.lower_ not in _TIMES and t.text in things]
+    return named[-1].text if named else ""
 
 
 def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
@@ -198,6 +229,11 @@ def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
     return out
 
 
+# Words before a noun that say what it is like or which of a series, not which thing ("next appointment").
+_QUALITIES = {"new", "old", "next", "last", "latest", "current", "recent", "upcoming", "favorite", "favourite", "big",
+              "small", "little", "good", "best", "great", "nice", "main", "usual", "same", "other", "own", "whole",
+              "full", "certain", "different", "special", "particular", "real", "important", "much", "many", "more",
+              "most", "few", "several", "recently", "only", "just", "very", "really", "also", "ever", "first"}
 _SPANS = {"period", "periods", "spell", "stretch"}  # "for a period of time" narrows nothing
 _NARROWING = {"at", "for", "of", "in", "on", "from", "with", "by", "near", "about"}
 # Nouns a prepositional phrase does not narrow ("the kind of car" is about a car), and times ("in May").

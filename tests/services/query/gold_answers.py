@@ -30,7 +30,10 @@ class Gold:
     found: bool = True  # False: the answer must say it found nothing about the question
     order: tuple[str, ...] = ()  # must appear in this order (lists in time order, the newest fact first)
     times: tuple[str, ...] = ()  # capture time of each passage (ISO, UTC); DEFAULT_TIME when empty
-    family: str = "fact"  # fact, none, gather, update, gloss, structure, modality
+    family: str = "fact"  # fact, none, gather, update, gloss, structure, modality (and gold_near_misses.py's)
+    missing: str = ""  # a "not found" answer names this (what it did not find) before anything it shows
+    count: int | None = None  # the answer starts with this number (repeated events counted)
+    apart: tuple[str, ...] = ()  # absent, or only after "Also mentioned" (near items of a list)
 
     @property
     def id(self) -> str:

@@ -5,6 +5,7 @@ through the real extractor and chunker first), and the sentence cutting it relie
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from functools import cache
 from zoneinfo import ZoneInfo
 
@@ -14,19 +15,48 @@ from secondbrain.events.models import WordTime
 from secondbrain.search_hits import SearchHit
 from secondbrain.sentences import sentences
 from secondbrain.sparse import Bm25Encoder
+from secondbrain.temporal import understand as understand_time
 from services.chunker.logic import ChunkingConfig, chunk_segments
 from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
 from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, extractive_answer
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
+from tests.services.query.gold_near_misses import NEAR_MISSES
+from tests.services.query.gold_untuned import UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
 MODALITY = {"note": "note", "markdown": "markdown", "pdf": "pdf", "ocr": "image", "transcript": "audio"}
 UTC = ZoneInfo("UTC")
-# Misses the rules cannot fix (none at present).
-KNOWN_MISSES: dict[str, str] = {}
+# Misses the rules cannot fix: the source never names the thing asked about, and only a reader who knows what
+# the photo shows could tell ("ICE 578" is a train).
+KNOWN_MISSES: dict[str, str] = {
+    "ocr: Which platform does the train leave from?": "the departures board never says \"train\"",
+}
+# The near-miss cases the answerer missed when they were written (24 of 73 right): each passes or is listed here.
+FIRST_MISSES = {
+    'note: How much is the late checkout fee?',
+    "note: What is Sam's email address?",
+    'note: What is the back door code?',
+    'note: When is the second vaccine dose due?',
+    'ocr: What time does the pharmacy close on Sunday?',
+    'note: How many books did I finish this year?',
+    'note: When did I go swimming?',
+    'note: What did I pay for the taxi?',
+    'ocr: How much did I spend at the Blue Heron cafe?',
+    'ocr: What did the taxi cost?',
+    'ocr: How much was the croissant?',
+    'markdown: Which day is the recycling collected?',
+    'markdown: What time is check-in at the hotel?',
+    'note: Which books did I finish this year?',
+    'note: Which countries did I visit this year?',
+    'note: What did I buy for the garden?',
+    'note: Who came to the barbecue?',
+    'note: Which films did I watch this month?',
+    'note: Which museums did I visit in Vienna?',
+}
+KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case in FIRST_MISSES}
 
 
 @cache
@@ -56,8 +86,15 @@ def hits(case: Gold) -> list[SearchHit]:
     return out
 
 
+# When the gold questions are asked: "this month" is November 2026.
+ASKED_AT = datetime(2026, 11, 17, 12, tzinfo=UTC)
+
+
 def answer(case: Gold) -> Answer:
-    return extractive_answer(case.question, hits(case), tz=UTC)
+    """The answer as the service gives it: with the time window the question names (the engine's plan)."""
+    when = understand_time(case.question, ASKED_AT, UTC).time
+    window = (when.start, when.end) if when is not None else None
+    return extractive_answer(case.question, hits(case), tz=UTC, window=window)
 
 
 def test_the_gold_suite_is_large_and_covers_every_kind_of_capture_and_family() -> None:
@@ -67,10 +104,24 @@ def test_the_gold_suite_is_large_and_covers_every_kind_of_capture_and_family() -
     assert len({c.id for c in GOLD}) == len(GOLD)
 
 
+# The cases written after the rules, scored once (24 of 30): their misses stay listed, never tuned away.
+UNTUNED_MISSES = {
+    "note: What is the water meter reading?", "pdf: What is the notice period for the flat?",
+    "note: How much cash did I lend Tom?", "note: Who repaired the bicycle?",
+    "note: How much was the taxi to the airport?", "note: What time does the chemist open?",
+}
+KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNTUNED_MISSES}
+CASES = GOLD + NEAR_MISSES + UNTUNED
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
-    reason=KNOWN_MISSES[c.id], strict=True)] if c.id in KNOWN_MISSES else []) for c in GOLD])
+    reason=KNOWN_MISSES[c.id], strict=True)] if c.id in KNOWN_MISSES else []) for c in CASES])
 def test_the_answer(case: Gold) -> None:
-    ans = answer(case)
+    check(case, answer(case))
+
+
+def check(case: Gold, ans: Answer) -> None:
+    """What a person checks in the answer to a gold case (raises AssertionError when it is wrong)."""
     text = ans.text
     assert len(text.split()) <= 70, text  # a quote, not the whole source (60 words of quotation and marks)
     for bad in case.absent:
@@ -78,15 +129,16 @@ def test_the_answer(case: Gold) -> None:
     assert "**" not in text and "](" not in text  # never raw Markdown in the plain answer
     if not case.found:
         assert not ans.found and text.startswith("I could not find"), text
+        head = text.split(" The closest I found:")[0]
+        assert case.missing.casefold() in head.casefold(), text  # it says what it did not find
         return
     assert ans.found and not text.startswith("I could not find"), text
     assert case.fact in text, text
     assert ans.grounded and ans.citations
-    # The fact is cited by the source it came from.
-    # (a gloss's date is worked out, not written: its one passage is the source)
-    source = 1 if case.family == "gloss" else next(
-        i for i, p in enumerate(case.passages, 1) if case.fact in " ".join(p.split())
-        or case.fact in " ".join(re.sub(r"[*_`]", "", p).split()))
+    # The fact is cited by the source it came from (a date worked out from a time word is not written in any:
+    # then the first passage is the source).
+    source = next((i for i, p in enumerate(case.passages, 1) if case.fact in " ".join(p.split())
+                   or case.fact in " ".join(re.sub(r"[*_`]", "", p).split())), 1)
     if case.kind != "markdown":
         assert source in ans.citations, text
     positions = [text.find(item) for item in case.order]
@@ -94,6 +146,13 @@ def test_the_answer(case: Gold) -> None:
     assert positions == sorted(positions), (case.order, text)
     if case.family == "update":
         assert "earlier" in text[text.find(case.order[0]):], text  # the older value is said to be older
+    if case.count is not None:  # the number first, each event cited
+        assert re.match(rf"(?:You \w+ )?{case.count}\b", text), text
+        assert len(ans.citations) >= min(case.count, len(case.passages) - len(case.absent) + 1), text
+    cut = text.casefold().find("also mentioned")
+    listed = text if cut < 0 else text[:cut]
+    for near in case.apart:
+        assert near not in listed, f"{near!r} listed in {text!r}"
 
 
 def test_a_note_with_headings_answers_with_the_fact_under_them_labelled() -> None:

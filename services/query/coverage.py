@@ -1,0 +1,101 @@
+"""Whether a statement speaks of what a question asks about: every noun of the question that says what it is
+about or narrows it ("hotel" and "Porto" in "the hotel in Porto", "back" in "the back door code"), as the same
+word, another form of it ("tyres", "ran"), a true synonym ("bike" for "bicycle") or a kind of it ("jog" for
+"run"), from WordNet (``secondbrain.language``).  Nearness in meaning never counts: "flights" is near "hotel"
+and covers nothing of it.
+
+The kind of fact a question wants is satisfied by its shape, not by a word: "money" and "cost" by "£20",
+"when" by a date, "who" by a name; those words are not things a statement must name.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from secondbrain.language import wordnet
+from secondbrain.sparse import Bm25Encoder
+
+_ENC = Bm25Encoder()
+# Words that name the kind of fact asked or nothing in particular: satisfied by the fact's shape, never required.
+_KIND_TEXT = """
+time times date dates day days year years month months week weeks hour hours minute minutes code codes
+number numbers price prices cost costs amount amounts total money sum fee fees charge name names place places kind
+kinds type types sort sorts thing things something anything stuff way ways lot part reason idea information detail
+details fact facts one ones people person everyone anyone someone much many often how what which who whom where when
+why i me my we us our you your he him his she her they them their it its address location phone tel telephone
+mobile ref reference serial dosage dose entry admission deadline
+"""
+KIND_WORDS = frozenset(_KIND_TEXT.split())
+_WORD = re.compile(r"[\w'\u2019-]+")
+
+
+def words(text: str) -> frozenset[str]:
+    """A text's words, lower case, a hyphenated one also written together ("check-in": "checkin"), never as its
+    parts ("check" alone is another thing)."""
+    out: set[str] = set()
+    for w in _WORD.findall(text.casefold()):
+        w = re.sub(r"['\u2019]s$", "", w).strip("-'")
+        out |= {w, w.replace("-", "")} if w else set()
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _forms(word: str) -> frozenset[str]:
+    """The base forms of a word as a noun and as a verb ("tyres": "tyre"; "ran": "run"), and its stem."""
+    wn = wordnet()
+    return frozenset({word, wn.base(word, "n"), wn.base(word, "v"), *_ENC.tokenize(word)})
+
+
+@lru_cache(maxsize=65536)
+def _also(word: str) -> frozenset[str]:
+    """What ``word`` may also be called: the words of its commonest senses, as a noun and as a verb."""
+    wn = wordnet()
+    out: set[str] = set()
+    for form in _forms(word):
+        out |= wn.synonyms(form, "n")
+    return frozenset(w.strip(".") for w in out if "_" not in w)
+
+
+def covers(asked: str, said: frozenset[str]) -> bool:
+    """Whether a statement with the words ``said`` speaks of the question's word ``asked`` (see the module doc);
+    a compound written as one word ("roadtrip" for "road trip") covers its parts."""
+    asked = asked.casefold()
+    if asked in said:
+        return True
+    mine = _forms(asked)
+    also = _also(asked)
+    wn = wordnet()
+    for w in said:
+        theirs = _forms(w)
+        if theirs & mine or theirs & also:
+            return True
+        if len(w) > len(asked) + 2 and (w.startswith(asked) or w.endswith(asked)) and w.isalpha() \
+                and not wn.offsets(w, "n") and not wn.offsets(w, "v"):
+            return True  # "roadtrip": not a word of its own, made of the asked one
+        if any(wn.is_kind_of(t, m, "n", depth=6) for t in theirs for m in mine
+               if t.isalpha() and len(t) > 2):
+            return True
+    return False
+
+
+def missing(asked: tuple[str, ...], said: frozenset[str]) -> tuple[str, ...]:
+    """The question's words (``asked``) a statement with the words ``said`` does not speak of."""
+    return tuple(w for w in asked if w.casefold() not in KIND_WORDS and not covers(w, said))
+
+
+# WordNet's files of things one can point at: body, animal, artifact, food, location, object, person, plant,
+# substance (noun.body is 8, noun.animal 5 ...), as opposed to acts, feelings, ideas and what is said.
+_CONCRETE = frozenset({5, 6, 8, 13, 15, 17, 18, 20, 27})
+
+
+def known(word: str) -> bool:
+    """Whether WordNet knows the word (a misspelt word says nothing either way: "fesetival")."""
+    wn = wordnet()
+    return any(wn.offsets(f, p) for f in _forms(word.casefold()) for p in ("n", "v", "a", "r"))
+
+
+def concrete(word: str) -> bool:
+    """Whether the commonest sense of a noun is a thing one can point at ("hotel", "puppy"), not an act, a
+    feeling or what is said ("reaction", "suggestion"), which people put in other words."""
+    return wordnet().lexname(word.casefold(), "n") in _CONCRETE
