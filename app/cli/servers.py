@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
+from app.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    KEY_FILE,
+    noted_data_dir,
+    running_servers,
+    say,
+    server_pointer,
+    settings_for,
+)
 from app.cli.periodic import Background
 
 if TYPE_CHECKING:
@@ -81,6 +90,9 @@ def cmd_up(args: argparse.Namespace) -> int:
               "Use 127.0.0.1, or run the distributed services (they require API keys off loopback).",
               file=sys.stderr)
         return EXIT_USAGE
+    data_dir = _data_dir_for_up(settings)
+    if data_dir is None:
+        return EXIT_USAGE
     if not _port_free(settings.host, settings.port):
         return EXIT_USAGE
     if settings.kafka_port is not None and not _kafka_port_free(settings.kafka_port):
@@ -90,7 +102,6 @@ def cmd_up(args: argparse.Namespace) -> int:
         lan_address = _lan_address(args, settings)
         if lan_address is None:
             return EXIT_USAGE
-    data_dir = settings.data_dir.resolve()
     settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
     # Run as root, the embedded PostgreSQL runs as the user 'pgserver', who must pass through the data directory.
@@ -200,6 +211,28 @@ def cmd_up(args: argparse.Namespace) -> int:
         # for it (as the interpreter would at exit) could take minutes.
         _exit_now(EXIT_OK)
     return EXIT_OK
+
+
+def _data_dir_for_up(settings: Any) -> Path | None:
+    """The data directory ``up`` keeps (absolute), after moving an earlier version's ``./.secondbrain`` to the
+    platform's place when no directory was named; ``None`` after saying why it cannot be used."""
+    from app.data_home import DataDirError, legacy_data_dir, move_legacy
+
+    chosen = Path(settings.data_dir).expanduser().resolve()
+    if "data_dir" in settings.model_fields_set:  # --data-dir or SB_DATA_DIR: used where it is
+        return chosen
+    old = legacy_data_dir(Path.cwd())
+    if old is None or old == chosen:
+        return chosen
+
+    def running_at(path: Path) -> str | None:
+        return next((s.url for s in running_servers() if s.data_dir == path), None)
+
+    try:
+        return move_legacy(old, chosen, running_at=running_at, say=say)
+    except (DataDirError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def _lan_address(args: argparse.Namespace, settings: Any) -> str | None:
