@@ -148,23 +148,37 @@ def default_data_dir(args: argparse.Namespace, *, say_so: bool = False) -> Path:
 @contextlib.contextmanager
 def metadata_for(args: argparse.Namespace) -> Any:
     """The metadata store: SB_POSTGRES_DSN, or the embedded Postgres under --data-dir (shared with a
-    running `secondbrain up`)."""
+    running `secondbrain up`), upgraded in place as ``up`` upgrades it (:mod:`app.upgrade`)."""
     from app.assembly import build_metadata
+    from app.upgrade import DataTooNew, check_postgres_version, upgrade_in_place
+    from secondbrain.stores.migrations import NewerSchema
 
     settings = settings_for(args)
     pg = None
+    data_dir = None
     if settings.postgres_dsn is None:
         from secondbrain.infra.postgres import EmbeddedPostgres
 
         data_dir = named_data_dir(args) or default_data_dir(args, say_so=True)
+        try:
+            check_postgres_version(data_dir / "postgres")
+        except DataTooNew as exc:
+            say(f"error: {exc}")
+            raise SystemExit(EXIT_USAGE) from None
         pg = EmbeddedPostgres(data_dir / "postgres").start()
         settings = settings.model_copy(update={"postgres_dsn": SecretStr(pg.dsn)})
     store = build_metadata(settings)
     try:
-        store.database.migrate()
+        try:
+            if data_dir is not None:
+                upgrade_in_place(data_dir, store.database, say=say)
+            else:
+                store.database.migrate()
+        except (NewerSchema, DataTooNew) as exc:  # an older command on data a newer secondbrain wrote
+            say(f"error: {exc}")
+            raise SystemExit(EXIT_USAGE) from None
         yield store
     finally:
         store.database.close()
         if pg is not None:
             pg.stop()
-

@@ -109,6 +109,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     opened = make_private(data_dir, others_may_pass=pg_passes)  # a data directory from an earlier version
     if opened:
         say(f"secondbrain: made {opened} files and folders in {data_dir} readable by you only")
+    if settings.postgres_dsn is None and not _postgres_not_newer(settings.postgres_dir):
+        return EXIT_USAGE
     lan = None
     if lan_address is not None:
         from app.serve import LanListener
@@ -148,6 +150,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             update["pipeline_key"] = SecretStr(local_pipeline_key(data_dir))
         llm_update, answers_line = answers.result()
         settings = settings.model_copy(update={**update, **llm_update})
+        if not upgrade_data(settings):
+            return EXIT_USAGE
         key_file, new_key, links = local_key(settings, links=2 if lan else 1)
         link = links[0]
         watcher = _Watcher()
@@ -487,6 +491,36 @@ def _busy_threads() -> list[threading.Thread]:
 
 
 
+def _postgres_not_newer(pgdata: Path) -> bool:
+    """Whether the data directory's PostgreSQL cluster is one the PostgreSQL shipped here can run (after
+    saying why not)."""
+    from app.upgrade import DataTooNew, check_postgres_version
+
+    try:
+        check_postgres_version(pgdata)
+    except DataTooNew as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def upgrade_data(settings: Any) -> bool:
+    """``up``'s upgrade step: the data directory migrated in place to this version (see :mod:`app.upgrade`),
+    or refused with a sentence when a newer secondbrain wrote it (False)."""
+    from app.assembly import build_metadata
+    from app.upgrade import DataTooNew, upgrade_in_place
+
+    store = build_metadata(settings)
+    try:
+        upgrade_in_place(settings.data_dir, store.database, say=say)
+    except DataTooNew as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return False
+    finally:
+        store.database.close()
+    return True
+
+
 PIPELINE_KEY_FILE = "pipeline.key"
 
 
@@ -576,10 +610,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Apply database migrations and exit (a Kubernetes Job in production)."""
     from app.assembly import build_metadata
+    from secondbrain.stores.migrations import NewerSchema
 
     store = build_metadata(settings_for(args))
     try:
         applied = store.database.migrate()
+    except NewerSchema as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         store.database.close()
     print(json.dumps({"applied": applied}))
