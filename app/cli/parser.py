@@ -19,6 +19,7 @@ from app.cli.mail import add_parser as add_mail_parser
 from app.cli.mcp import cmd_mcp
 from app.cli.reindex import cmd_reindex
 from app.cli.servers import cmd_gateway, cmd_migrate, cmd_query, cmd_topics, cmd_up, cmd_worker
+from app.cli.service import add_parser as add_service_parser
 from app.cli.watch import cmd_watch
 
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="run everything locally (embedded mode)")
     up_options(up, server_opts)
     up.set_defaults(func=cmd_up)
+    add_service_parser(sub, lambda sp: up_options(sp, server_opts))
 
     for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),
                                ("query", cmd_query, "run the query service (distributed mode)")):
