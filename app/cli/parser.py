@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     op = sub.add_parser("open", help="sign the web page in: a one-time link, opened in the browser")
     op.add_argument("--print", dest="print_only", action="store_true", help="only print the link")
+    op.add_argument("--phone", action="store_true", help="a link at the public address (SB_PUBLIC_URL) with a "
+                                                         "QR code to scan with the phone")
     client_opts(op)
     op.set_defaults(func=cmd_open)
 
@@ -232,7 +234,7 @@ def up_options(up: argparse.ArgumentParser, server_opts: Any) -> None:
                          "(default 9092 when free, else any free port; SB_KAFKA_PORT)")
     up.add_argument("--lan", action="store_true",
                     help="also serve HTTPS on this machine's local network address, for a phone (a self-signed "
-                         "certificate kept in the data directory; see the README's 'On your phone')")
+                         "certificate kept in the data directory; see the phone in docs/at-home.md)")
     up.add_argument("--lan-address", metavar="IP", default=None,
                     help="the IPv4 address to serve --lan on (implies --lan; SB_LAN_ADDRESS; default: the "
                          "private address of the interface traffic leaves by)")

@@ -152,7 +152,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={**update, **llm_update})
         if not upgrade_data(settings):
             return EXIT_USAGE
-        key_file, new_key, links = local_key(settings, links=2 if lan else 1)
+        # One link per browser to sign in: this computer's, the phone's at the public address, on the LAN.
+        key_file, new_key, links = local_key(settings, links=1 + bool(settings.public_url) + bool(lan))
         link = links[0]
         watcher = _Watcher()
         mailer = _Mailer()
@@ -164,8 +165,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             say(f"  {answers_line}")
             say(f"  web app: open {url}/?token={link}")
             say("    (signs this browser in once; run `secondbrain open` for a new link)")
+            if settings.public_url:
+                say_public(f"{settings.public_url}/?token={links[1]}")
             if lan is not None:
-                _say_lan(lan.host, lan.port, links[1], cert)
+                _say_lan(lan.host, lan.port, links[-1], cert)
             if new_key:  # never printed: output ends up in logs; the sign-in link above is enough
                 say(f"  created an admin API key for user {settings.default_user!r}")
             say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
@@ -258,6 +261,14 @@ def _lan_address(args: argparse.Namespace, settings: Any) -> str | None:
         return None
     # The same port on both addresses: one number to remember, and the phone's link says it anyway.
     return address if _port_free(address, settings.port) else None
+
+
+def say_public(url: str) -> None:
+    """The phone's sign-in link at the public address (SB_PUBLIC_URL), and its QR code."""
+    say(f"  on your phone: open {url}")
+    say("    or scan this code with the phone's camera (the link works once, within a day; "
+        "`secondbrain open --phone` makes another):")
+    say("\n".join(_qr_lines(url, sys.stderr)))
 
 
 def _say_lan(host: str, port: int, token: str, cert: LanCertificate) -> None:
