@@ -5,6 +5,7 @@
 import {loadKeys} from "./account.js";
 import {$, announce, el} from "./dom.js";
 import {api} from "./http.js";
+import {loadWritten} from "./written.js";
 
 const STATES = {"working": "Working", "not configured": "Not configured", "error": "Error"};
 
@@ -69,7 +70,7 @@ export async function loadSettings() {
   } catch (err) {
     $("#status-error").textContent = `Could not read the status: ${err.message}`;
   }
-  await loadAnswers();
+  await Promise.all([loadAnswers(), loadWritten()]);
 }
 
 function statusRow(id, c) {
