@@ -1,9 +1,13 @@
 # The two commands the README starts with.
-.PHONY: up test test-fast lint whisperx extension
+.PHONY: up test test-fast lint whisperx extension service
 
 up:  ## install what is needed, then run secondbrain (embedded mode)
 	@scripts/install.sh
 	.venv/bin/secondbrain up
+
+service:  ## install what is needed, then run secondbrain at login and keep it running (again after git pull)
+	@scripts/install.sh
+	.venv/bin/secondbrain service install
 
 test:  ## install with test tools, then run the whole suite against real components
 	@scripts/install.sh --dev

@@ -124,8 +124,8 @@ def check_postgres_version(pgdata: Path, bundled: Callable[[], int] = bundled_po
         raise DataTooNew(
             f"{pgdata.parent}: this data was written by a newer secondbrain: its database is PostgreSQL {theirs}, "
             f"and this version ships PostgreSQL {ours}. Start the newer version again (in a git clone: "
-            "`git pull`, then `make up`); to go back to this version, restore the backup taken before the upgrade "
-            "(see Upgrading in docs/at-home.md).")
+            "`git pull`, then `make up`); to go back to this version, restore the copy of your data from before the "
+            "upgrade (see Upgrading in docs/at-home.md).")
 
 
 def shipped_schema() -> int:

@@ -93,6 +93,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     data_dir = _data_dir_for_up(settings)
     if data_dir is None:
         return EXIT_USAGE
+    already = next((s.url for s in running_servers() if s.data_dir == data_dir), None)
+    if already:  # a second `up` on the same data would only fail later, on the vector engine's lock
+        print(f"error: secondbrain is already running on {data_dir} at {already}: `secondbrain open` signs a "
+              "browser in to it. To restart it, stop that one first (Ctrl-C where it runs; as a service, "
+              "`secondbrain service install` restarts it).", file=sys.stderr)
+        return EXIT_USAGE
     if not _port_free(settings.host, settings.port):
         return EXIT_USAGE
     if settings.kafka_port is not None and not _kafka_port_free(settings.kafka_port):

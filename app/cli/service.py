@@ -80,7 +80,10 @@ class Systemd:
     def install(self, spec: ServiceSpec, running_url: str | None) -> int:
         _write_private(self.env_file, render_env_file(spec.environment).encode(), 0o600)
         _write_private(self.unit, render_systemd_unit(spec, self.env_file).encode(), 0o644)
-        for step in (("daemon-reload",), ("enable", UNIT_NAME) if running_url else ("enable", "--now", UNIT_NAME)):
+        # Started, or restarted when it ran already: installing again is how a new version or new settings
+        # take over (not while another `up` keeps the data: it would only fail on the port).
+        steps = [("daemon-reload",), ("enable", UNIT_NAME)] + ([] if running_url else [("restart", UNIT_NAME)])
+        for step in steps:
             done = self.systemctl(*step)
             if done.returncode != 0:
                 return self._failed(done)
@@ -91,7 +94,7 @@ class Systemd:
             say(f"  not started now: secondbrain is already running on {spec.data_dir} at {running_url}. Stop it "
                 f"(Ctrl-C where it runs), then `systemctl --user start {UNIT_NAME}` (or log in again)")
         else:
-            say("  started now; sign a browser in with `secondbrain open`")
+            say("  (re)started now; sign a browser in with `secondbrain open`")
         say("  logs: journalctl --user -u secondbrain -f    state: secondbrain service status")
         say("  to keep it running while you are logged out (a home server): loginctl enable-linger $USER")
         return EXIT_OK

@@ -37,6 +37,10 @@ def test_an_earlier_versions_folder_moves_to_the_platforms_place(tmp_path_factor
             assert f"error: a secondbrain is still running on {old} at {before.url}" in said
             assert "Stop it (Ctrl-C where it runs), then start again to move it" in said
             assert old.is_dir() and not (data_home / "secondbrain").exists()
+            # Nor is a second server started on data a running one keeps.
+            twice = Service("up-twice", ["up", "--data-dir", str(old), "--no-llm"], env, logs, cwd=clone).start()
+            assert twice.proc is not None and twice.proc.wait(120) == 2, twice.tail()
+            assert f"error: secondbrain is already running on {old} at {before.url}" in twice.tail()
         finally:
             assert before.stop() == 0
 

@@ -82,10 +82,10 @@ def test_install_status_and_uninstall_with_systemd(home: Path, capsys: pytest.Ca
                                                                "SubState=running\nMainPID=4242\nNRestarts=1\n"
                                                                "ExecMainStartTimestamp=Sun 2026-11-29 08:00:00 UTC\n")})
     assert cmd_service(service("install"), platform="linux", run=systemctl) == 0
-    assert systemctl.calls == [["systemctl", "--user", "daemon-reload"],
-                               ["systemctl", "--user", "enable", "--now", UNIT_NAME]]
+    assert systemctl.calls == [["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", UNIT_NAME],
+                               ["systemctl", "--user", "restart", UNIT_NAME]]  # again: a new version takes over
     err = capsys.readouterr().err
-    assert f"installed {UNIT_NAME} (a systemd user service)" in err and "started now" in err
+    assert f"installed {UNIT_NAME} (a systemd user service)" in err and "(re)started now" in err
     assert "journalctl --user -u secondbrain -f" in err and "loginctl enable-linger" in err
     assert cmd_service(service("status"), platform="linux", run=systemctl) == 0
     assert "secondbrain service: enabled, active (running) since Sun 2026-11-29 08:00:00 UTC, pid 4242, " \
