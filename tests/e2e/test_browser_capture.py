@@ -181,8 +181,9 @@ def options_opened_on_install(browser: Browser) -> Page:
     raise AssertionError(f"the options did not open on install: {[p.url for p in browser.context.pages]}")
 
 
-def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wiki: Wiki,
-                                                              browser: Browser) -> None:
+def sign_in_through_the_page(browser: Browser, server: Service) -> str:
+    """The extension's options, opened on install, signed in through secondbrain's page (the options tab
+    stays open); the capture key the extension stored."""
     options = options_opened_on_install(browser)
     expect(options.locator("body")).to_have_attribute("data-ready", "true")
     # Its icon is there, at the sizes the manifest names.
@@ -218,6 +219,12 @@ def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wi
     assert key not in signin_tab.content() and key not in options.content()  # never shown
     expect(signin_tab.locator("#key-list")).to_contain_text("browser extension")
     signin_tab.close()
+    return key
+
+
+def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wiki: Wiki,
+                                                              browser: Browser) -> None:
+    key = sign_in_through_the_page(browser, server)
 
     page = open_tab(browser, f"{wiki.base}/wiki/kiln")
     expect(page.locator("#app")).to_have_text(WIKI_TEXT)
