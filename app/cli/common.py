@@ -35,8 +35,8 @@ def say(msg: str) -> None:
 
 
 def server_pointer(port: int) -> Path:
-    """Where ``up`` notes its data directory (first line) and its address (second line) for clients on
-    this machine (never the key)."""
+    """Where ``up`` notes its data directory (first line), its address (second line) and its process id
+    (third line) for clients on this machine (never the key)."""
     return _state_dir() / f"server-{port}"
 
 
@@ -119,6 +119,8 @@ def running_servers() -> list[RunningServer]:
             if not lines or not lines[0].strip():
                 continue
             url = lines[1].strip() if len(lines) > 1 and lines[1].strip() else f"http://127.0.0.1:{port}"
+            if len(lines) > 2 and lines[2].strip().isdigit() and not _alive(int(lines[2])):
+                continue  # its `up` was killed; the port may be another program's by now
             parts = urlsplit(url)
             try:  # a pointer left by a server that was killed is not a running server
                 with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or port), timeout=0.3):
@@ -127,6 +129,16 @@ def running_servers() -> list[RunningServer]:
                 continue
             found.append(RunningServer(Path(lines[0].strip()), url, since))
     return sorted(found, key=lambda s: s.since, reverse=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def default_data_dir(args: argparse.Namespace, *, say_so: bool = False) -> Path:

@@ -182,7 +182,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
                 pointer.parent.mkdir(parents=True, exist_ok=True)
                 here = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-                pointer.write_text(f"{data_dir}\nhttp://{here}:{settings.port}\n")
+                pointer.write_text(f"{data_dir}\nhttp://{here}:{settings.port}\n{os.getpid()}\n")
             # Point at the command as it can be typed here (the venv may not be on PATH).
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"

@@ -97,6 +97,12 @@ def test_a_server_that_is_gone_is_not_taken_and_the_error_says_what_runs(
         state: Path, listening: list[socket.socket], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (state / "server-9").write_text(f"{tmp_path / 'gone'}\nhttp://127.0.0.1:9\n")  # nothing listens on 9
     assert server_url(args()) == DEFAULT_URL
+    # A killed `up` whose port another program took since: its process is gone, so it is not running.
+    taken = server(state, listening, tmp_path / "killed", 3_000_000)
+    port = taken.rsplit(":", 1)[1]
+    no_such_pid = 2 ** 22 + 1  # above the largest pid Linux hands out (pid_max is at most 2**22)
+    (state / f"server-{port}").write_text(f"{tmp_path / 'killed'}\n{taken}\n{no_such_pid}\n")
+    assert server_url(args()) == DEFAULT_URL
     assert unreachable(args(url=DEFAULT_URL), ConnectionRefusedError("refused")) == 2
     err = capsys.readouterr().err
     assert "No `secondbrain up` is running on this machine: start it with `secondbrain up`" in err
