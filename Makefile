@@ -1,9 +1,13 @@
 # The two commands the README starts with.
-.PHONY: up test test-fast lint whisperx
+.PHONY: up test test-fast lint whisperx extension service
 
 up:  ## install what is needed, then run secondbrain (embedded mode)
 	@scripts/install.sh
 	.venv/bin/secondbrain up
+
+service:  ## install what is needed, then run secondbrain at login and keep it running (again after git pull)
+	@scripts/install.sh
+	.venv/bin/secondbrain service install
 
 test:  ## install with test tools, then run the whole suite against real components
 	@scripts/install.sh --dev
@@ -22,3 +26,6 @@ whisperx:  ## the opt-in WhisperX transcriber in its own .venv-whisperx (torch 2
 	@scripts/install-whisperx.sh
 	SB_TRANSCRIBER=whisperx .venv-whisperx/bin/python -m pytest -q \
 		tests/contracts/test_transcriber_contract.py tests/secondbrain/test_transcribe_whisperx.py
+
+extension:  ## the browser extension as a zip, in dist/ (standard library only)
+	python3 -m devtools.extension_zip

@@ -205,7 +205,8 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Filename"],
                            allow_credentials=False)
     # Outermost: refused requests never reach a route (or CORS, or telemetry).
-    app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_names, allowed_origins=settings.origins,
+    app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_names,
+                       allowed_origins=[*settings.origins, *settings.own_origins],
                        max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings),
                        navigation_paths=("/share",))
     telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on

@@ -26,6 +26,12 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+# A benchmark's servers note themselves, and keep any default data, in the run's own directories: the
+# person's CLI never takes one for their own secondbrain, and their data is never touched.
+from devtools.processes import AWAY_FROM_HOME  # noqa: E402
 
 PAGE = (
     "Quarterly planning notes. The team reviewed the roadmap, the hiring plan and the budget for the "
@@ -45,7 +51,7 @@ def free_port() -> int:
 
 def start(data_dir: Path, port: int, otel: str | None = None,
           extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")} | (extra_env or {})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")} | AWAY_FROM_HOME | (extra_env or {})
     if otel:  # telemetry on: traces and metrics exported to this OTLP/HTTP endpoint
         env["SB_OTEL_ENDPOINT"] = otel
     t0 = time.perf_counter()

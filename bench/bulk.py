@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
-from bench.backbone import free_port, key_headers, start, stop  # noqa: E402
+from bench.backbone import AWAY_FROM_HOME, free_port, key_headers, start, stop  # noqa: E402
 from bench.modalities import Batch, embedder_alone, embedding_inputs  # noqa: E402
 
 TOPICS = ["budget", "garden", "boiler", "holiday", "reading", "training", "recipes", "meeting", "car", "taxes"]
@@ -123,7 +123,7 @@ def main() -> None:
         print("starting secondbrain up...", file=sys.stderr)
         proc, _ = start(data, port)
         try:
-            env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")} | AWAY_FROM_HOME
             cli = [sys.executable, "-m", "app.cli", "ingest", str(folder), "--url", f"http://127.0.0.1:{port}",
                    "--data-dir", str(data), "--timeout", "3600"]
             print(f"secondbrain ingest {folder.name}/ ({args.notes} notes)...", file=sys.stderr)

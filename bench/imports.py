@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
-from bench.backbone import free_port, key_headers, start, stop  # noqa: E402
+from bench.backbone import AWAY_FROM_HOME, free_port, key_headers, start, stop  # noqa: E402
 from bench.modalities import embedder_alone  # noqa: E402
 from devtools import gen_exports as gen  # noqa: E402
 from devtools import gen_web  # noqa: E402
@@ -182,7 +182,7 @@ def many_bookmarks(root: Path, n: int, base: str) -> Path:
 
 
 def run_import(path: Path, port: int, data: Path, *args: str) -> tuple[dict[str, Any], float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")} | AWAY_FROM_HOME
     cli = [sys.executable, "-m", "app.cli", "import", str(path), "--url", f"http://127.0.0.1:{port}",
            "--data-dir", str(data), "--json", "--tz", "UTC", *args]
     t0 = time.perf_counter()

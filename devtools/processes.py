@@ -22,12 +22,25 @@ REPO = Path(__file__).resolve().parents[1]
 # Where `secondbrain up` notes its data directory for clients on the machine: one place for the
 # whole run (a test session, a benchmark), outside the person's home.
 STATE_HOME = Path(tempfile.mkdtemp(prefix="sb-state-"))
+# The platform's user data and config directories for the run: a process started without a data
+# directory (the default place) or a service file written by a test land here, never in the person's.
+DATA_HOME = Path(tempfile.mkdtemp(prefix="sb-data-home-"))
+CONFIG_HOME = Path(tempfile.mkdtemp(prefix="sb-config-home-"))
+DATA_HOME.chmod(0o755)  # run as root, the embedded PostgreSQL's own user passes through to a data directory here
+AWAY_FROM_HOME = {"XDG_STATE_HOME": str(STATE_HOME), "XDG_DATA_HOME": str(DATA_HOME),
+                  "XDG_CONFIG_HOME": str(CONFIG_HOME)}
+
+
+def keep_away_from_home() -> None:
+    """Point this process's platform directories (and so its children's) at the run's own, so nothing
+    it does reaches the person's data, state or configuration (the test suite calls it first)."""
+    os.environ.update(AWAY_FROM_HOME)
 
 
 def cli_env(extra: dict[str, str]) -> dict[str, str]:
     """The environment for a child process: this one, minus SB_* leaks, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
-    env.update({"PYTHONUNBUFFERED": "1", "SB_LOG_LEVEL": "INFO", "XDG_STATE_HOME": str(STATE_HOME), **extra})
+    env.update({"PYTHONUNBUFFERED": "1", "SB_LOG_LEVEL": "INFO", **AWAY_FROM_HOME, **extra})
     return env
 
 
@@ -47,6 +60,7 @@ class Service:
     log_dir: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    cwd: Path = REPO  # where it runs (an earlier version's ./.secondbrain is looked for there)
 
     @property
     def url(self) -> str:
@@ -82,7 +96,7 @@ class Service:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         env = cli_env({**self.env, "SB_PORT": str(self.port)})
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", *self.args], env=env, cwd=REPO,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", *self.args], env=env, cwd=self.cwd,
                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         return self

@@ -87,20 +87,29 @@ def discover(spec: str = DEFAULT_CANDIDATES, *, timeout_s: float = 0.4, budget_s
 
     All candidates are asked at once; whatever has not answered within ``budget_s`` is not waited for.
     """
+    return next(iter(discover_all(spec, timeout_s=timeout_s, budget_s=budget_s, first=True)), None)
+
+
+def discover_all(spec: str = DEFAULT_CANDIDATES, *, timeout_s: float = 0.4, budget_s: float = 1.0,
+                 first: bool = False) -> list[FoundServer]:
+    """Every candidate of ``spec`` that is a confirmed model server, in ``spec``'s order (only the first
+    one with ``first``).  All are asked at once; whatever has not answered within ``budget_s`` is left out."""
     urls = candidates(spec)
     if not urls:
-        return None
+        return []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="llm-discover")
     futures = [pool.submit(_probe, url, timeout_s) for url in urls]
     deadline = time.monotonic() + budget_s
-    found: FoundServer | None = None
+    found: list[FoundServer] = []
     for future in futures:  # in preference order: an earlier candidate wins even if it answers later
         try:
-            found = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            server = future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            found = None
-        if found is not None:
-            break
+            server = None
+        if server is not None:
+            found.append(server)
+            if first:
+                break
     pool.shutdown(wait=False, cancel_futures=True)
     return found
 

@@ -14,6 +14,17 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Mode = Literal["embedded", "distributed"]
+APP_NAME = "secondbrain"
+
+
+def default_data_dir() -> Path:
+    """Where embedded mode keeps a person's data unless told otherwise: the platform's directory for an
+    application's user data (``~/.local/share/secondbrain`` on Linux, or ``$XDG_DATA_HOME/secondbrain``;
+    ``~/Library/Application Support/secondbrain`` on macOS), never a folder of the checkout, which
+    ``git clean`` or deleting the clone would take with it."""
+    import platformdirs
+
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
 
 
 class Settings(BaseSettings):
@@ -22,7 +33,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SB_", env_file=".env", extra="ignore", frozen=True)
 
     mode: Mode = "embedded"
-    data_dir: Path = Path(".secondbrain")
+    data_dir: Path = Field(default_factory=default_data_dir,
+                           description="Embedded mode's data (database, files, vectors, keys). Default: the "
+                                       "platform's user data directory, ~/.local/share/secondbrain on Linux.")
 
     # --- HTTP
     host: str = "127.0.0.1"
@@ -41,6 +54,11 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         "", description="Comma-separated origins (https://app.example.org) allowed to make cross-site requests; "
                         "CORS headers are sent for them only.")
+    public_url: str | None = Field(
+        None, description="The https:// address this server is reached at through a reverse proxy (Caddy) or "
+                          "Tailscale Serve, e.g. https://brain.example.org: links (sign-in links, calendar "
+                          "feeds) and the installed app's start address use it, and its name and origin are "
+                          "allowed like the server's own.")
     lan_address: str | None = Field(
         None, description="`up --lan`: the IPv4 address on the local network to serve HTTPS on (default: the "
                           "private address of the interface this machine's traffic leaves by).")
@@ -71,6 +89,25 @@ class Settings(BaseSettings):
     def _auth_ok(cls, v: object) -> object:
         # 'auto' (no key on loopback) was the default once; it now means what every mode means: keys required.
         return "required" if v == "auto" else v
+
+    @field_validator("public_url", mode="before")
+    @classmethod
+    def _public_url_ok(cls, v: object) -> object:
+        from urllib.parse import urlsplit
+
+        if v is None or (isinstance(v, str) and not v.strip()):
+            return None  # SB_PUBLIC_URL= is unset
+        text = str(v).strip().rstrip("/")
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path \
+                or parts.query or parts.fragment or parts.username:
+            raise ValueError(f"public_url must be an address such as https://brain.example.org (a scheme and a "
+                             f"name, no path: the page lives at the root of its address), not {text[:80]!r}")
+        return text
 
     @model_validator(mode="after")
     def _auth_off_only_on_loopback(self) -> Settings:
@@ -341,8 +378,17 @@ class Settings(BaseSettings):
 
     @property
     def host_names(self) -> list[str]:
-        """``allowed_hosts`` as a list."""
-        return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+        """``allowed_hosts`` as a list, with the name of ``public_url`` (a proxy passes it on in ``Host``)."""
+        names = [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+        public = self.public_host
+        return [*names, public] if public and public not in names else names
+
+    @property
+    def public_host(self) -> str | None:
+        """The host name of ``public_url``, if one is set."""
+        from urllib.parse import urlsplit
+
+        return urlsplit(self.public_url).hostname if self.public_url else None
 
     @property
     def watch_paths(self) -> list[Path]:
@@ -353,6 +399,12 @@ class Settings(BaseSettings):
     def origins(self) -> list[str]:
         """``allowed_origins`` as a list."""
         return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    @property
+    def own_origins(self) -> list[str]:
+        """Origins whose pages are this server's own besides the address it is reached at directly: the
+        ``public_url`` a proxy serves it at (the proxy speaks plain http to it, so the scheme differs)."""
+        return [self.public_url] if self.public_url else []
 
     @property
     def max_note_body_bytes(self) -> int:

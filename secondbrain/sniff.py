@@ -43,6 +43,13 @@ _EXTENSIONS: dict[str, tuple[str, str]] = {
     ".ppt": (OFFICE, "application/vnd.ms-powerpoint"), ".msg": (OFFICE, "application/vnd.ms-outlook"),
 }
 
+def shareable() -> list[str]:
+    """What a phone may share as a file (the web app's share target): each content type with an extractor
+    and each file name extension, as a manifest's ``accept`` list lists them."""
+    types = sorted({ct for _fam, ct in _EXTENSIONS.values()} | {"image/*", "audio/*", "video/mp4", "video/webm"})
+    return [*types, *sorted(_EXTENSIONS)]
+
+
 _TYPES: dict[str, str] = {ct: fam for fam, ct in _EXTENSIONS.values()}
 _TYPES.update({
     "text/x-markdown": TEXT, "audio/mp3": AUDIO, "audio/x-wav": AUDIO, "audio/wave": AUDIO,

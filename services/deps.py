@@ -16,7 +16,8 @@ from secondbrain.settings import Settings
 from services.access import AdminUser, CurrentPrincipal, CurrentUser, request_runtime
 
 __all__ = ["AdminUser", "CurrentPrincipal", "CurrentUser", "MetadataDep", "ObjectsDep", "RelayDep", "RuntimeDep",
-           "SettingsDep", "get_metadata", "get_objects", "get_relay", "get_runtime", "get_settings", "relay_of"]
+           "SettingsDep", "get_metadata", "get_objects", "get_relay", "get_runtime", "get_settings", "public_base",
+           "relay_of"]
 
 
 async def get_runtime(request: Request) -> Runtime:
@@ -33,6 +34,12 @@ async def get_metadata(request: Request) -> MetadataStore:
 
 async def get_objects(request: Request) -> ObjectStore:
     return request_runtime(request).objects
+
+
+def public_base(request: Request, settings: Settings) -> str:
+    """The address links are made with: SB_PUBLIC_URL when set (a proxy's https address, which the phone and
+    calendar apps reach), else the address the request came to."""
+    return settings.public_url or str(request.base_url).rstrip("/")
 
 
 def relay_of(request: Request) -> OutboxRelay | None:

@@ -6,9 +6,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from secondbrain.infra.tansu import TansuBroker
-from tests.model_guard import pytest_runtest_protocol  # noqa: F401 - a hook: fast tests load no model
-from tests.pg import base_dsn, fresh_database
+from devtools.processes import keep_away_from_home
+
+# Before anything reads a platform directory: the suite never touches the person's data, state or config.
+keep_away_from_home()
+
+from secondbrain.infra.tansu import TansuBroker  # noqa: E402
+from tests.model_guard import pytest_runtest_protocol  # noqa: E402, F401 - a hook: fast tests load no model
+from tests.pg import base_dsn, fresh_database  # noqa: E402
 
 
 @pytest.fixture(scope="module")

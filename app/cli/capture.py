@@ -154,8 +154,22 @@ def cmd_open(args: argparse.Namespace) -> int:
     if resp.status_code != 201:
         return http_error(resp)
     link = args.url.rstrip("/") + resp.json()["path"]
+    if getattr(args, "phone", False):
+        public = resp.json().get("public_url")
+        if not public:
+            say("error: this secondbrain has no public address for a phone: set SB_PUBLIC_URL to the https "
+                "address a reverse proxy or Tailscale Serve gives it, restart it, and try again (see the phone "
+                "in docs/at-home.md); or run `secondbrain up --lan`")
+            return EXIT_USAGE
+        link = public
     if args.json:
         print(json.dumps({"url": link, "expires_in_s": resp.json()["expires_in_s"]}))
+        return EXIT_OK
+    if getattr(args, "phone", False):
+        from app.cli.servers import say_public
+
+        print(link)
+        say_public(link)
         return EXIT_OK
     print(link)
     say("  this link signs one browser in, once, within a day")

@@ -11,7 +11,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
+from app.cli.common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    KEY_FILE,
+    default_data_dir,
+    named_data_dir,
+    noted_data_dir,
+    running_servers,
+    say,
+    server_pointer,
+)
 from secondbrain.pipeline import retry
 
 
@@ -25,18 +35,17 @@ def http_client(args: argparse.Namespace) -> Any:
 
 def _find_key(args: argparse.Namespace) -> str | None:
     """The key a client sends: ``--api-key``, ``SB_API_KEY``, else the key ``secondbrain up`` saved in its
-    data directory (``--data-dir``/``SB_DATA_DIR``, or the one a local ``up`` on that port noted)."""
+    data directory: the one named (``--data-dir``/``SB_DATA_DIR``), else the one the ``up`` at the address
+    talked to noted, else the default place."""
     from urllib.parse import urlsplit
 
     key = getattr(args, "api_key", None) or os.environ.get("SB_API_KEY")
     if key:
         return str(key).strip()
     dirs: list[Path] = []
-    if getattr(args, "data_dir", None):
-        dirs.append(Path(args.data_dir))
-    else:
-        with contextlib.suppress(Exception):  # a broken .env is reported by the commands that need it
-            dirs.append(settings_for(args).data_dir)
+    named = named_data_dir(args)
+    if named is not None:
+        dirs.append(named)
     try:
         url = urlsplit(args.url)
         from secondbrain.infra.ports import is_loopback
@@ -47,6 +56,9 @@ def _find_key(args: argparse.Namespace) -> str | None:
                 dirs.append(noted)
     except (OSError, ValueError):
         pass
+    if named is None:
+        with contextlib.suppress(Exception):  # a broken .env is reported by the commands that need it
+            dirs.append(default_data_dir(args))
     for d in dirs:
         with contextlib.suppress(OSError):
             found = (d / KEY_FILE).read_text().strip()
@@ -56,8 +68,21 @@ def _find_key(args: argparse.Namespace) -> str | None:
 
 
 def unreachable(args: argparse.Namespace, exc: Exception) -> int:
-    print(f"error: cannot reach secondbrain at {args.url} ({exc}). Start it with `secondbrain up`, "
-          "or pass --url / set SB_URL.", file=sys.stderr)
+    """Say that nothing answers at the address, and which servers do run here (or how to start one)."""
+    running = running_servers()
+    named = named_data_dir(args)
+    print(f"error: cannot reach secondbrain at {args.url} ({exc}).", file=sys.stderr)
+    if running:
+        what = f"none of them keeps {named}" if named is not None and not any(
+            s.data_dir == named for s in running) else "none of them answers there"
+        print(f"  secondbrain runs here at another address ({what}):", file=sys.stderr)
+        for server in running:
+            print(f"    {server.line()}", file=sys.stderr)
+        print("  choose one with --url URL, --data-dir DIR or SB_URL=URL", file=sys.stderr)
+    else:
+        print("  No `secondbrain up` is running on this machine: start it with `secondbrain up` (or keep it "
+              "running with `secondbrain service install`), or name another server with --url / SB_URL.",
+              file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import os
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +35,8 @@ def say(msg: str) -> None:
 
 
 def server_pointer(port: int) -> Path:
-    """Where ``up`` notes its data directory (first line) and its address (second line) for clients on
-    this machine (never the key)."""
+    """Where ``up`` notes its data directory (first line), its address (second line) and its process id
+    (third line) for clients on this machine (never the key)."""
     return _state_dir() / f"server-{port}"
 
 
@@ -52,71 +54,143 @@ def noted_data_dir(pointer: Path) -> Path | None:
     return Path(first) if first else None
 
 
+@dataclass(frozen=True, slots=True)
+class RunningServer:
+    """A ``secondbrain up`` that recorded itself on this machine and answers on its port."""
+
+    data_dir: Path
+    url: str
+    since: float  # when it recorded itself, as it became ready (seconds since the epoch)
+
+    def line(self) -> str:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.since))
+        return f"{self.url}  data in {self.data_dir}  (up since {started})"
+
+
+def named_data_dir(args: argparse.Namespace) -> Path | None:
+    """The data directory the person named (``--data-dir``, else ``SB_DATA_DIR`` in the environment or
+    ``.env``), resolved; ``None`` when none was named (the default place then applies)."""
+    named = getattr(args, "data_dir", None)
+    if named:
+        return Path(named).expanduser().resolve()
+    with contextlib.suppress(Exception):  # a broken .env is reported by the commands that need it
+        settings = settings_for(args)
+        if "data_dir" in settings.model_fields_set:
+            return Path(settings.data_dir).expanduser().resolve()
+    return None
+
+
 def server_url(args: argparse.Namespace) -> str:
-    """The address a client command talks to: ``SB_URL``, else the ``secondbrain up`` this machine runs
-    (the one keeping this data directory; without ``--data-dir``, else the only one running), else
-    :data:`DEFAULT_URL`."""
+    """The address a client command talks to: ``SB_URL``; else the ``secondbrain up`` keeping the data
+    directory named (``--data-dir``, ``SB_DATA_DIR``); else the newest ``up`` running on this machine
+    (saying so, with the others and how to choose, when several run); else :data:`DEFAULT_URL`."""
     if os.environ.get("SB_URL"):
         return os.environ["SB_URL"]
-    running = _running_servers()
+    running = running_servers()
+    named = named_data_dir(args)
+    if named is not None:
+        same = [s for s in running if s.data_dir == named]
+        return same[0].url if same else DEFAULT_URL  # a named directory is that server's or none
     if not running:
         return DEFAULT_URL
-    named = getattr(args, "data_dir", None)
-    wanted = None
-    with contextlib.suppress(Exception):  # a broken .env is reported by the commands that need it
-        wanted = (Path(named) if named else settings_for(args).data_dir).resolve()
-    same = [url for data_dir, url in running if data_dir == wanted]
-    if same:
-        return same[0]
-    # A data directory given by name is that server's or none; otherwise the one server running here.
-    return running[0][1] if len(running) == 1 and not named else DEFAULT_URL
+    if len(running) > 1:
+        say(f"secondbrain: {len(running)} servers are running on this machine; talking to the newest, "
+            f"{running[0].url}:")
+        for n, server in enumerate(running):
+            say(f"  {server.line()}" + ("   <- this one" if n == 0 else ""))
+        say("  choose another with --url URL, --data-dir DIR (the one it keeps) or SB_URL=URL")
+    return running[0].url
 
 
-def _running_servers() -> list[tuple[Path, str]]:
-    """(data directory, address) of each ``secondbrain up`` that noted itself and answers on its port."""
+def running_servers() -> list[RunningServer]:
+    """Each ``secondbrain up`` that recorded itself on this machine and answers on its port, newest first."""
     import socket
     from urllib.parse import urlsplit
 
     found = []
     with contextlib.suppress(OSError):
-        for pointer in sorted(_state_dir().glob("server-*")):
+        for pointer in _state_dir().glob("server-*"):
             try:
                 lines = pointer.read_text().splitlines()
                 port = int(pointer.name.removeprefix("server-"))
+                since = pointer.stat().st_mtime
             except (OSError, ValueError):
                 continue
             if not lines or not lines[0].strip():
                 continue
             url = lines[1].strip() if len(lines) > 1 and lines[1].strip() else f"http://127.0.0.1:{port}"
+            if len(lines) > 2 and lines[2].strip().isdigit() and not _alive(int(lines[2])):
+                continue  # its `up` was killed; the port may be another program's by now
             parts = urlsplit(url)
             try:  # a pointer left by a server that was killed is not a running server
                 with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or port), timeout=0.3):
                     pass
             except OSError:
                 continue
-            found.append((Path(lines[0].strip()), url))
-    return found
+            found.append(RunningServer(Path(lines[0].strip()), url, since))
+    return sorted(found, key=lambda s: s.since, reverse=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def default_data_dir(args: argparse.Namespace, *, say_so: bool = False) -> Path:
+    """The data directory a command that opens it (the key, the embedded database) uses when none is
+    named: the platform's place, or an earlier version's ``./.secondbrain`` while ``up`` has not moved it
+    yet (it moves it at its next start)."""
+    from app.data_home import holds_data, legacy_data_dir
+
+    place = Path(settings_for(args).data_dir).expanduser().resolve()
+    old = legacy_data_dir(Path.cwd())
+    if old is not None and old != place and not holds_data(place):
+        if say_so:
+            say(f"secondbrain: using the data in {old} (where earlier versions kept it); the next "
+                f"`secondbrain up` moves it to {place}")
+        return old
+    return place
 
 
 @contextlib.contextmanager
 def metadata_for(args: argparse.Namespace) -> Any:
     """The metadata store: SB_POSTGRES_DSN, or the embedded Postgres under --data-dir (shared with a
-    running `secondbrain up`)."""
+    running `secondbrain up`), upgraded in place as ``up`` upgrades it (:mod:`app.upgrade`)."""
     from app.assembly import build_metadata
+    from app.upgrade import DataTooNew, check_postgres_version, upgrade_in_place
+    from secondbrain.stores.migrations import NewerSchema
 
     settings = settings_for(args)
     pg = None
+    data_dir = None
     if settings.postgres_dsn is None:
         from secondbrain.infra.postgres import EmbeddedPostgres
 
-        pg = EmbeddedPostgres(settings.data_dir.resolve() / "postgres").start()
+        data_dir = named_data_dir(args) or default_data_dir(args, say_so=True)
+        try:
+            check_postgres_version(data_dir / "postgres")
+        except DataTooNew as exc:
+            say(f"error: {exc}")
+            raise SystemExit(EXIT_USAGE) from None
+        pg = EmbeddedPostgres(data_dir / "postgres").start()
         settings = settings.model_copy(update={"postgres_dsn": SecretStr(pg.dsn)})
     store = build_metadata(settings)
     try:
-        store.database.migrate()
+        try:
+            if data_dir is not None:
+                upgrade_in_place(data_dir, store.database, say=say)
+            else:
+                store.database.migrate()
+        except (NewerSchema, DataTooNew) as exc:  # an older command on data a newer secondbrain wrote
+            say(f"error: {exc}")
+            raise SystemExit(EXIT_USAGE) from None
         yield store
     finally:
         store.database.close()
         if pg is not None:
             pg.stop()
-

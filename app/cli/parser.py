@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from app.cli.accounts import cmd_keys, cmd_users, cmd_users_list
 from app.cli.agenda import cmd_agenda, cmd_digest
@@ -18,6 +19,7 @@ from app.cli.mail import add_parser as add_mail_parser
 from app.cli.mcp import cmd_mcp
 from app.cli.reindex import cmd_reindex
 from app.cli.servers import cmd_gateway, cmd_migrate, cmd_query, cmd_topics, cmd_up, cmd_worker
+from app.cli.service import add_parser as add_service_parser
 from app.cli.watch import cmd_watch
 
 
@@ -35,24 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="JSON lines for log collectors, text for people; auto: text on a terminal")
 
     up = sub.add_parser("up", help="run everything locally (embedded mode)")
-    up.add_argument("--data-dir", default=None, help="where data lives (default ./.secondbrain; SB_DATA_DIR)")
-    server_opts(up)
-    up.add_argument("--llm", metavar="URL", default=None,
-                    help="OpenAI-compatible endpoint for answers, e.g. http://127.0.0.1:11434/v1 (SB_LLM_BASE_URL; "
-                         "default: a local Ollama, llama.cpp or LM Studio if one is running)")
-    up.add_argument("--llm-model", metavar="NAME", default=None,
-                    help="the model to answer with (SB_LLM_MODEL; default: the first the server lists)")
-    up.add_argument("--no-llm", action="store_true", help="do not look for a local model server")
-    up.add_argument("--kafka-port", type=int, default=None,
-                    help="port of the local Kafka broker other apps publish to, on 127.0.0.1 "
-                         "(default 9092 when free, else any free port; SB_KAFKA_PORT)")
-    up.add_argument("--lan", action="store_true",
-                    help="also serve HTTPS on this machine's local network address, for a phone (a self-signed "
-                         "certificate kept in the data directory; see the README's 'On your phone')")
-    up.add_argument("--lan-address", metavar="IP", default=None,
-                    help="the IPv4 address to serve --lan on (implies --lan; SB_LAN_ADDRESS; default: the "
-                         "private address of the interface traffic leaves by)")
+    up_options(up, server_opts)
     up.set_defaults(func=cmd_up)
+    add_service_parser(sub, lambda sp: up_options(sp, server_opts))
 
     for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),
                                ("query", cmd_query, "run the query service (distributed mode)")):
@@ -92,12 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     ks.set_defaults(func=cmd_keys)
 
     def client_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--url", default=None, help="secondbrain's address (default: SB_URL, else the `secondbrain "
-                                                    f"up` running on this machine, else {DEFAULT_URL})")
+        sp.add_argument("--url", default=None, help="secondbrain's address (default: SB_URL, else the newest "
+                                                    f"`secondbrain up` running on this machine, else {DEFAULT_URL})")
         sp.add_argument("--api-key", default=None, help="API key (default: SB_API_KEY, else the key `secondbrain "
                                                         "up` saved in its data directory)")
-        sp.add_argument("--data-dir", default=None, help="where `secondbrain up` keeps its data (and key), if not "
-                                                         "./.secondbrain or SB_DATA_DIR")
+        sp.add_argument("--data-dir", default=None, help="where `secondbrain up` keeps its data (and key): talk to "
+                                                         "the `up` keeping it (default: SB_DATA_DIR, else the "
+                                                         "platform's place)")
         sp.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     ing = sub.add_parser("ingest", help="add files, web pages (URLs) or a note")
@@ -128,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     op = sub.add_parser("open", help="sign the web page in: a one-time link, opened in the browser")
     op.add_argument("--print", dest="print_only", action="store_true", help="only print the link")
+    op.add_argument("--phone", action="store_true", help="a link at the public address (SB_PUBLIC_URL) with a "
+                                                         "QR code to scan with the phone")
     client_opts(op)
     op.set_defaults(func=cmd_open)
 
@@ -225,6 +215,29 @@ def build_parser() -> argparse.ArgumentParser:
     ri.add_argument("--json", action="store_true", help="print JSON for scripts")
     ri.set_defaults(func=cmd_reindex)
     return p
+
+
+def up_options(up: argparse.ArgumentParser, server_opts: Any) -> None:
+    """``up``'s options (also taken by ``service install``, which runs ``up`` with them)."""
+    up.add_argument("--data-dir", default=None,
+                    help="where data lives (default: ~/.local/share/secondbrain on Linux, ~/Library/Application "
+                         "Support/secondbrain on macOS; SB_DATA_DIR)")
+    server_opts(up)
+    up.add_argument("--llm", metavar="URL", default=None,
+                    help="OpenAI-compatible endpoint for answers, e.g. http://127.0.0.1:11434/v1 (SB_LLM_BASE_URL; "
+                         "default: a local Ollama, llama.cpp or LM Studio if one is running)")
+    up.add_argument("--llm-model", metavar="NAME", default=None,
+                    help="the model to answer with (SB_LLM_MODEL; default: the first the server lists)")
+    up.add_argument("--no-llm", action="store_true", help="do not look for a local model server")
+    up.add_argument("--kafka-port", type=int, default=None,
+                    help="port of the local Kafka broker other apps publish to, on 127.0.0.1 "
+                         "(default 9092 when free, else any free port; SB_KAFKA_PORT)")
+    up.add_argument("--lan", action="store_true",
+                    help="also serve HTTPS on this machine's local network address, for a phone (a self-signed "
+                         "certificate kept in the data directory; see the phone in docs/at-home.md)")
+    up.add_argument("--lan-address", metavar="IP", default=None,
+                    help="the IPv4 address to serve --lan on (implies --lan; SB_LAN_ADDRESS; default: the "
+                         "private address of the interface traffic leaves by)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from app.cli.common import EXIT_OK, EXIT_USAGE, KEY_FILE, noted_data_dir, say, server_pointer, settings_for
+from app.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    KEY_FILE,
+    noted_data_dir,
+    running_servers,
+    say,
+    server_pointer,
+    settings_for,
+)
 from app.cli.periodic import Background
 
 if TYPE_CHECKING:
@@ -81,6 +90,15 @@ def cmd_up(args: argparse.Namespace) -> int:
               "Use 127.0.0.1, or run the distributed services (they require API keys off loopback).",
               file=sys.stderr)
         return EXIT_USAGE
+    data_dir = _data_dir_for_up(settings)
+    if data_dir is None:
+        return EXIT_USAGE
+    already = next((s.url for s in running_servers() if s.data_dir == data_dir), None)
+    if already:  # a second `up` on the same data would only fail later, on the vector engine's lock
+        print(f"error: secondbrain is already running on {data_dir} at {already}: `secondbrain open` signs a "
+              "browser in to it. To restart it, stop that one first (Ctrl-C where it runs; as a service, "
+              "`secondbrain service install` restarts it).", file=sys.stderr)
+        return EXIT_USAGE
     if not _port_free(settings.host, settings.port):
         return EXIT_USAGE
     if settings.kafka_port is not None and not _kafka_port_free(settings.kafka_port):
@@ -90,7 +108,6 @@ def cmd_up(args: argparse.Namespace) -> int:
         lan_address = _lan_address(args, settings)
         if lan_address is None:
             return EXIT_USAGE
-    data_dir = settings.data_dir.resolve()
     settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
     # Run as root, the embedded PostgreSQL runs as the user 'pgserver', who must pass through the data directory.
@@ -98,6 +115,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     opened = make_private(data_dir, others_may_pass=pg_passes)  # a data directory from an earlier version
     if opened:
         say(f"secondbrain: made {opened} files and folders in {data_dir} readable by you only")
+    if settings.postgres_dsn is None and not _postgres_not_newer(settings.postgres_dir):
+        return EXIT_USAGE
     lan = None
     if lan_address is not None:
         from app.serve import LanListener
@@ -137,7 +156,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             update["pipeline_key"] = SecretStr(local_pipeline_key(data_dir))
         llm_update, answers_line = answers.result()
         settings = settings.model_copy(update={**update, **llm_update})
-        key_file, new_key, links = local_key(settings, links=2 if lan else 1)
+        if not upgrade_data(settings):
+            return EXIT_USAGE
+        # One link per browser to sign in: this computer's, the phone's at the public address, on the LAN.
+        key_file, new_key, links = local_key(settings, links=1 + bool(settings.public_url) + bool(lan))
         link = links[0]
         watcher = _Watcher()
         mailer = _Mailer()
@@ -149,8 +171,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             say(f"  {answers_line}")
             say(f"  web app: open {url}/?token={link}")
             say("    (signs this browser in once; run `secondbrain open` for a new link)")
+            if settings.public_url:
+                say_public(f"{settings.public_url}/?token={links[1]}")
             if lan is not None:
-                _say_lan(lan.host, lan.port, links[1], cert)
+                _say_lan(lan.host, lan.port, links[-1], cert)
             if new_key:  # never printed: output ends up in logs; the sign-in link above is enough
                 say(f"  created an admin API key for user {settings.default_user!r}")
             say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
@@ -158,7 +182,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
                 pointer.parent.mkdir(parents=True, exist_ok=True)
                 here = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-                pointer.write_text(f"{data_dir}\nhttp://{here}:{settings.port}\n")
+                pointer.write_text(f"{data_dir}\nhttp://{here}:{settings.port}\n{os.getpid()}\n")
             # Point at the command as it can be typed here (the venv may not be on PATH).
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"
@@ -202,6 +226,28 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _data_dir_for_up(settings: Any) -> Path | None:
+    """The data directory ``up`` keeps (absolute), after moving an earlier version's ``./.secondbrain`` to the
+    platform's place when no directory was named; ``None`` after saying why it cannot be used."""
+    from app.data_home import DataDirError, legacy_data_dir, move_legacy
+
+    chosen = Path(settings.data_dir).expanduser().resolve()
+    if "data_dir" in settings.model_fields_set:  # --data-dir or SB_DATA_DIR: used where it is
+        return chosen
+    old = legacy_data_dir(Path.cwd())
+    if old is None or old == chosen:
+        return chosen
+
+    def running_at(path: Path) -> str | None:
+        return next((s.url for s in running_servers() if s.data_dir == path), None)
+
+    try:
+        return move_legacy(old, chosen, running_at=running_at, say=say)
+    except (DataDirError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
 def _lan_address(args: argparse.Namespace, settings: Any) -> str | None:
     """The address ``--lan`` serves on, checked, or None after saying why there is none."""
     from secondbrain.infra.lan import LanError, choose_address
@@ -221,6 +267,14 @@ def _lan_address(args: argparse.Namespace, settings: Any) -> str | None:
         return None
     # The same port on both addresses: one number to remember, and the phone's link says it anyway.
     return address if _port_free(address, settings.port) else None
+
+
+def say_public(url: str) -> None:
+    """The phone's sign-in link at the public address (SB_PUBLIC_URL), and its QR code."""
+    say(f"  on your phone: open {url}")
+    say("    or scan this code with the phone's camera (the link works once, within a day; "
+        "`secondbrain open --phone` makes another):")
+    say("\n".join(_qr_lines(url, sys.stderr)))
 
 
 def _say_lan(host: str, port: int, token: str, cert: LanCertificate) -> None:
@@ -454,6 +508,36 @@ def _busy_threads() -> list[threading.Thread]:
 
 
 
+def _postgres_not_newer(pgdata: Path) -> bool:
+    """Whether the data directory's PostgreSQL cluster is one the PostgreSQL shipped here can run (after
+    saying why not)."""
+    from app.upgrade import DataTooNew, check_postgres_version
+
+    try:
+        check_postgres_version(pgdata)
+    except DataTooNew as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def upgrade_data(settings: Any) -> bool:
+    """``up``'s upgrade step: the data directory migrated in place to this version (see :mod:`app.upgrade`),
+    or refused with a sentence when a newer secondbrain wrote it (False)."""
+    from app.assembly import build_metadata
+    from app.upgrade import DataTooNew, upgrade_in_place
+
+    store = build_metadata(settings)
+    try:
+        upgrade_in_place(settings.data_dir, store.database, say=say)
+    except DataTooNew as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return False
+    finally:
+        store.database.close()
+    return True
+
+
 PIPELINE_KEY_FILE = "pipeline.key"
 
 
@@ -543,10 +627,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Apply database migrations and exit (a Kubernetes Job in production)."""
     from app.assembly import build_metadata
+    from secondbrain.stores.migrations import NewerSchema
 
     store = build_metadata(settings_for(args))
     try:
         applied = store.database.migrate()
+    except NewerSchema as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         store.database.close()
     print(json.dumps({"applied": applied}))

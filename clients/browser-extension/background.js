@@ -2,13 +2,16 @@
 // browser shows it, so a page behind a sign-in is saved as you see it); the right-click menu saves the
 // page, the selected text (as a quote with the page's address) or a link (the server fetches it).
 //
-// Everything goes to the server's HTTP API with the key the options page stored, in an Authorization
-// header and never with cookies: the server accepts an extension's origin only that way.  The key
-// stays in this extension's storage; no page it reads ever sees it.
+// Everything goes to the server's HTTP API with the capture key the options page got when the person
+// signed in there (secondbrain's page makes it), in an Authorization header and never with cookies: the
+// server accepts an extension's origin only that way.  The key stays in this extension's storage; no page
+// it reads ever sees it.
 
 const MENU = {page: "sb-save-page", selection: "sb-save-selection", link: "sb-save-link"};
 
-chrome.runtime.onInstalled.addListener(() => {
+chrome.runtime.onInstalled.addListener(({reason}) => {
+  // A new install opens the options, where the person signs in to their secondbrain.
+  if (reason === chrome.runtime.OnInstalledReason.INSTALL) chrome.runtime.openOptionsPage();
   chrome.contextMenus.removeAll(() => {
     chrome.contextMenus.create({id: MENU.page, title: "Save this page to secondbrain", contexts: ["page"]});
     chrome.contextMenus.create({id: MENU.selection, title: "Save the selection to secondbrain (as a quote)",
@@ -31,7 +34,7 @@ async function connection() {
   const {server, key} = await chrome.storage.local.get(["server", "key"]);
   if (!server || !key) {
     chrome.runtime.openOptionsPage();
-    throw new Error("Set your secondbrain server and key in the extension's options first.");
+    throw new Error("Sign in to your secondbrain in the extension's options first.");
   }
   return {server, key};
 }
@@ -48,9 +51,14 @@ async function call(path, body) {
   } catch (err) {
     throw new Error(`secondbrain at ${server} could not be reached (${err.message}).`);
   }
+  if (res.status === 401) throw new Error(WRONG_KEY);
   if (!res.ok) throw new Error(await reason(res));
   return res.json();
 }
+
+// The server's own 401 sentence names the key `secondbrain up` keeps for the CLI; the extension has its own.
+const WRONG_KEY = "secondbrain did not accept this extension's capture key (it was revoked, or it belongs to "
+  + "another secondbrain): open the extension's options and sign in again.";
 
 async function reason(res) {
   try {

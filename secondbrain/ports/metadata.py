@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from secondbrain.ports.records import (
     FINISHED_JOB_STATUSES,
@@ -38,12 +38,25 @@ from secondbrain.ports.records import (
     VectorIndex,
 )
 
+if TYPE_CHECKING:
+    from secondbrain.stores.migrations import Migration
+
 
 class Database(Protocol):
     """The database itself: migrations, readiness and the pool every role shares."""
 
     def migrate(self) -> list[int]:
-        """Apply pending versioned migrations; return the versions applied now."""
+        """Apply pending versioned migrations; return the versions applied now.  Raises
+        :class:`secondbrain.stores.migrations.NewerSchema` (applying nothing) when the database has a
+        migration this version does not ship."""
+        ...
+
+    def applied_migrations(self) -> dict[int, str]:
+        """The migrations the database has (version -> name); empty for a new database."""
+        ...
+
+    def pending_migrations(self) -> list[Migration]:
+        """The migrations :meth:`migrate` would apply now, in order (raises ``NewerSchema`` as it does)."""
         ...
 
     def check(self) -> None:

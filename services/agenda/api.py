@@ -27,6 +27,7 @@ from services.agenda.deps import AgendaDep, CurrentUser
 from services.agenda.feeds import Feed
 from services.agenda.ics import calendar
 from services.agenda.service import Window, day_bounds
+from services.deps import public_base
 
 DEFAULT_DAYS = 14
 FEED_PAST = timedelta(days=30)  # a subscribed calendar shows the last month too
@@ -193,7 +194,7 @@ async def new_feed(ctx: Ctx, user: User, body: FeedIn, request: Request) -> dict
     z = zone(body.tz, ctx.settings.timezone)
     feed, token = await asyncio.to_thread(ctx.feeds.create, user, body.name, str(z))
     path = f"/v1/agenda.ics?token={token}"
-    return {**feed_json(feed), "token": token, "path": path, "url": str(request.base_url).rstrip("/") + path,
+    return {**feed_json(feed), "token": token, "path": path, "url": public_base(request, ctx.settings) + path,
             "note": "shown once: subscribe to this address in your calendar app; anyone with it can read your "
                     "agenda (and nothing else) until you revoke it"}
 
@@ -226,7 +227,7 @@ async def agenda_ics(
     events = await asyncio.to_thread(ctx.agenda.events, feed.user_id,
                                      Window(now - FEED_PAST, now + FEED_AHEAD, z, cal))
     lines = [line for d in days_json(events, z, cal.date_order) for line in d["events"]]
-    body = calendar(lines, name=f"secondbrain: {feed.name}", base_url=str(request.base_url), now=now)
+    body = calendar(lines, name=f"secondbrain: {feed.name}", base_url=public_base(request, ctx.settings), now=now)
     return Response(body, media_type="text/calendar; charset=utf-8",
                     headers={"Cache-Control": "private, max-age=300",
                              "Content-Disposition": 'inline; filename="agenda.ics"'})

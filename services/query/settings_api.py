@@ -2,7 +2,9 @@
 
 ``GET/PUT/DELETE /v1/settings/answers``: the OpenAI-compatible endpoint answers come from, kept in
 Postgres and overriding the start-up one until deleted.  The API key is stored but never sent back:
-the answer says only whether one is set.  ``GET /v1/status``: the answer model, the embedding
+the answer says only whether one is set.  ``GET /v1/settings/answers/found`` lists the local model servers
+running on the usual addresses (what the page offers to connect) and ``POST /v1/settings/answers/test`` asks
+the answer model a test question (admins).  ``GET /v1/status``: the answer model, the embedding
 model, the transcriber and OCR, each ``working``, ``not configured`` or ``error`` with a sentence; and
 where other apps publish events (the Kafka broker's address and the topics).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,7 +23,15 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from secondbrain import __version__, topic_names
-from secondbrain.llm_discovery import NotAModelServer, endpoint_state, list_models, server_name
+from secondbrain.llm import LLMRequestError, LLMUnavailable
+from secondbrain.llm_discovery import (
+    NotAModelServer,
+    candidates,
+    discover_all,
+    endpoint_state,
+    list_models,
+    server_name,
+)
 from secondbrain.runtime import Runtime
 from secondbrain.secret_box import SecretUnavailable
 from secondbrain.settings import Settings
@@ -110,6 +121,43 @@ async def delete_answers(_admin: AdminUser, answers: AnswerModelDep, settings: S
     await asyncio.to_thread(metadata.server_settings.clear_answer_endpoint)
     answers.changed()
     return await asyncio.to_thread(answers_json, answers, settings)
+
+
+# The test question a newly connected model is asked (the web page's "written answers" card): short, and
+# with nothing of the person's in it, so it says only whether the model writes.
+TEST_QUESTION = "In one short sentence: what could a personal notes assistant help me remember?"
+
+
+@router.get("/v1/settings/answers/found", summary="Local model servers running now (admins)")
+async def found_servers(_admin: AdminUser, settings: SettingsDep) -> dict[str, Any]:
+    """The OpenAI-compatible servers running on the usual addresses (SB_LLM_DISCOVER: Ollama, llama.cpp,
+    LM Studio), each with its models: what the page offers to answer with.  Only those addresses are
+    asked, each for its list of models."""
+    found = await asyncio.to_thread(discover_all, settings.llm_discover, timeout_s=1.0, budget_s=2.0)
+    return {"servers": [{"name": f.name, "base_url": f.base_url, "models": list(f.models)} for f in found],
+            "looked_at": candidates(settings.llm_discover)}
+
+
+@router.post("/v1/settings/answers/test", summary="Ask the answer model a test question (admins)")
+async def test_answers(_admin: AdminUser, answers: AnswerModelDep) -> dict[str, Any]:
+    """A short question to the model answers come from now, and what it wrote: whether written answers work."""
+    llm = await asyncio.to_thread(answers.current)
+    if llm is None:
+        raise HTTPException(409, "no model is connected: answers quote your sources. Connect one first "
+                                 "(PUT /v1/settings/answers, or Settings on the page).")
+    started = time.perf_counter()
+    messages = [{"role": "system", "content": "You are a helpful assistant. Answer in one short sentence."},
+                {"role": "user", "content": TEST_QUESTION}]
+    try:
+        reply = await asyncio.to_thread(llm.complete, messages, max_tokens=60, temperature=0.2)
+    except (LLMUnavailable, LLMRequestError) as exc:
+        raise HTTPException(502, f"the model did not answer the test question: {exc}") from None
+    reply = " ".join(reply.split())
+    if not reply:
+        raise HTTPException(502, f"{llm.model_id} answered the test question with nothing; try another model")
+    url = getattr(llm, "base_url", None)
+    return {"question": TEST_QUESTION, "reply": reply[:1000], "model": llm.model_id,
+            "server": server_name(url) if url else None, "seconds": round(time.perf_counter() - started, 2)}
 
 
 @router.get("/v1/status", summary="What answers, embeds, transcribes and reads images, and whether it works")

@@ -18,6 +18,9 @@ from importlib import resources
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from secondbrain.sniff import shareable
+from services.web.deps import SettingsDep
+
 JAVASCRIPT = "text/javascript; charset=utf-8"
 # Which files in static/js/ are served: lower-case names with one dot (".js"), so nothing else that
 # lands in the folder (a dotfile, an editor's backup) becomes reachable.
@@ -77,6 +80,28 @@ def _service_worker(page: Asset, assets: dict[str, Asset]) -> Asset:
     return Asset(body, JAVASCRIPT, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
 
 
+class _Manifests:
+    """The installed app's manifest: the static file, with every kind of file secondbrain reads in its share
+    target's ``accept`` list and, when the server has a public address (SB_PUBLIC_URL), its start address,
+    scope and share target there (what the phone opens and shares to)."""
+
+    def __init__(self, static: bytes) -> None:
+        self._static = json.loads(static)
+        self._made: dict[str | None, Asset] = {}
+
+    def get(self, public_url: str | None) -> Asset:
+        if public_url not in self._made:
+            m = json.loads(json.dumps(self._static))
+            m["share_target"]["params"]["files"][0]["accept"] = shareable()
+            if public_url:
+                m["id"] = m["start_url"] = m["scope"] = f"{public_url}/"
+                m["share_target"]["action"] = f"{public_url}/share"
+            body = json.dumps(m, indent=2).encode()
+            self._made[public_url] = Asset(body, "application/manifest+json",
+                                           '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+        return self._made[public_url]
+
+
 def create_router() -> APIRouter:
     """``GET /`` (the page), ``GET /save`` (what the bookmarklet opens), ``GET /web/<path>`` (their modules,
     stylesheet, icons and manifest) and ``GET /sw.js`` (the installed app's service worker: served at the
@@ -85,6 +110,7 @@ def create_router() -> APIRouter:
     save_page = _load("save.html", "text/html; charset=utf-8")
     assets = {name: _load(name, media_type) for name, media_type in ASSETS.items()}
     worker = _service_worker(page, assets)
+    manifests = _Manifests(assets["manifest.webmanifest"].body)
     router = APIRouter(include_in_schema=False)
 
     @router.get("/")
@@ -99,6 +125,10 @@ def create_router() -> APIRouter:
     @router.get("/sw.js")
     async def service_worker(request: Request) -> Response:
         return _answer(request, worker)
+
+    @router.get("/web/manifest.webmanifest")
+    async def manifest(request: Request, settings: SettingsDep) -> Response:
+        return _answer(request, manifests.get(settings.public_url))
 
     @router.get("/web/{path:path}")
     async def asset(path: str, request: Request) -> Response:

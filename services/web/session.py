@@ -76,7 +76,8 @@ async def sign_out(request: Request, store: MetadataDep) -> Response:
 
 
 @router.post("/v1/login-links", status_code=201, summary="A one-time sign-in link for the web page")
-async def login_link(principal: CurrentPrincipal, store: MetadataDep) -> dict[str, Any]:
+async def login_link(principal: CurrentPrincipal, store: MetadataDep, request: Request,
+                     settings: SettingsDep) -> dict[str, Any]:
     if principal.key_id is None:
         raise HTTPException(409, "sign-in links act as a key; this request carried none")
     try:
@@ -84,5 +85,7 @@ async def login_link(principal: CurrentPrincipal, store: MetadataDep) -> dict[st
     except KeyError:
         raise HTTPException(401, "the key was revoked meanwhile") from None
     return {"path": f"/?token={token}", "token": token, "expires_in_s": LINK_TTL_S,
+            # The whole link at the server's public address (SB_PUBLIC_URL), where a phone reaches it.
+            "public_url": f"{settings.public_url}/?token={token}" if settings.public_url else None,
             "note": "works once, within a day; open it in the browser that should be signed in"}
 

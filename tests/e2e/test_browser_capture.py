@@ -1,21 +1,26 @@
-"""Saving from the browser against a real ``secondbrain up``: the extension in clients/browser-extension,
-loaded into headless Chromium, and the bookmarklet from the settings page.
+"""Saving from the browser against a real ``secondbrain up``: the extension as ``make extension`` packages it
+(the zip, unpacked) loaded into headless Chromium, and the bookmarklet from the settings page.
 
 A small site on loopback has a wiki page that shows its text only to a signed-in browser (the server's
 fetcher gets the sign-in page) and writes it with a script, and an article that anyone may fetch.  The
-extension is connected through its options page with the key the settings page's "Make a key for the
-browser extension" makes (a capture key, which reads nothing back; a wrong key is refused there with the
-server's sentence).  Then the page, a selection and a link are saved through the functions its toolbar
-button and right-click menu call (native menus cannot be clicked headless); its requests come from its
-chrome-extension:// origin, with the key in a header.  Each is found by search with the page's address
-kept.  The bookmarklet is taken from the settings page and run on the wiki page: its window saves nothing
-until Save is pressed, then the quote and the page are searchable too.
+extension opens its options on install, with its icon; there the person gives the server's address and
+presses Sign in: secondbrain's page opens in a tab, signed out at first (the person signs in there), then
+asks to connect the extension and makes it a capture key (which reads nothing back), handed to the extension
+without being shown or pasted.  Then the page, a selection and a link are saved through the functions its
+toolbar button and right-click menu call (native menus cannot be clicked headless); its requests come from
+its chrome-extension:// origin, with the key in a header.  Each is found by search with the page's address
+kept.  Once its key is revoked, a save says the capture key was refused and to sign in again.  The
+bookmarklet is taken from the settings page and run on the wiki page: its window saves nothing until Save is
+pressed, then the quote and the page are searchable too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import subprocess
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +30,13 @@ from urllib.parse import unquote
 import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page, Worker, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.harness import REPO, LoopbackSite, QuietHandler, Service, running_up, wait_jobs
 
 pytestmark = pytest.mark.e2e
 
 CHROMIUM = Path("/usr/bin/chromium")
-EXTENSION = REPO / "clients" / "browser-extension"
 SHOTS = REPO / "test-artifacts" / "web"
 
 # Written into the wiki page by its script, for a signed-in reader only.
@@ -104,15 +109,30 @@ def wiki() -> Iterator[Wiki]:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory, wiki: Wiki) -> Iterator[Browser]:
+def packaged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extension as `make extension` packages it, unpacked (what Load unpacked, or a store, takes)."""
+    made = subprocess.run(["make", "-s", "extension"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert made.returncode == 0, made.stderr
+    zipped = REPO / made.stdout.strip().splitlines()[-1]
+    assert zipped.name.startswith("secondbrain-extension-") and zipped.suffix == ".zip"
+    out = tmp_path_factory.mktemp("extension")
+    with zipfile.ZipFile(zipped) as zf:
+        assert "manifest.json" in zf.namelist() and "README.md" not in zf.namelist()
+        zf.extractall(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory, wiki: Wiki, packaged: Path) -> Iterator[Browser]:
     assert CHROMIUM.exists(), "the browser tests need Chromium: scripts/install.sh --dev installs it"
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        # Extensions need a persistent profile; Playwright's headless Chromium loads them.
+        # Extensions need a persistent profile; Playwright's headless Chromium (the new headless) loads them.
         context = pw.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("profile")), executable_path=str(CHROMIUM), headless=True,
-            args=["--no-sandbox", "--disable-gpu", f"--disable-extensions-except={EXTENSION}",
-                  f"--load-extension={EXTENSION}"])
+            args=["--no-sandbox", "--disable-gpu", f"--disable-extensions-except={packaged}",
+                  f"--load-extension={packaged}"])
         context.set_default_timeout(30_000)
         worker = context.service_workers[0] if context.service_workers else context.wait_for_event("serviceworker")
         # The wiki's own sign-in, as the person would have it in their browser.
@@ -148,34 +168,63 @@ def select(page: Page, element_id: str) -> None:
         getSelection().removeAllRanges(); getSelection().addRange(range); }""", element_id)
 
 
-def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wiki: Wiki,
-                                                              browser: Browser) -> None:
-    # Connecting: a wrong key is refused with the server's sentence, the right one is kept.
-    options = open_tab(browser, f"chrome-extension://{browser.extension_id}/options.html")
+def options_opened_on_install(browser: Browser) -> Page:
+    """The options tab the extension opened itself when it was installed."""
+    url = f"chrome-extension://{browser.extension_id}/options.html"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [p for p in browser.context.pages if p.url == url]
+        if found:
+            return found[0]
+        with contextlib.suppress(PlaywrightTimeout):  # lets Playwright take in the browser's events meanwhile
+            browser.context.wait_for_event("page", timeout=500)
+    raise AssertionError(f"the options did not open on install: {[p.url for p in browser.context.pages]}")
+
+
+def sign_in_through_the_page(browser: Browser, server: Service) -> str:
+    """The extension's options, opened on install, signed in through secondbrain's page (the options tab
+    stays open); the capture key the extension stored."""
+    options = options_opened_on_install(browser)
     expect(options.locator("body")).to_have_attribute("data-ready", "true")
+    # Its icon is there, at the sizes the manifest names.
+    icon = options.locator("h1 img")
+    expect(icon).to_have_attribute("src", "icons/icon-48.png")
+    assert options.evaluate("async () => { const i = new Image(); i.src = 'icons/icon-128.png'; await i.decode(); "
+                            "return [i.naturalWidth, i.naturalHeight]; }") == [128, 128]
+    # Signing in: secondbrain's page opens in a tab; this browser is not signed in there yet.
     options.get_by_label("Address of your secondbrain").fill(server.url + "/#settings")
-    expect(options.get_by_role("link", name="Open its Settings to create a key")).to_have_attribute(
-        "href", server.url + "/#settings")
-    options.get_by_label("API key").fill("sb_0_not-a-key")
-    options.get_by_role("button", name="Connect").click()
-    expect(options.locator("#status")).to_contain_text("That key was not accepted: unknown or revoked API key")
-    # The key comes from the settings page, signed in: one that can only add.
-    settings = browser.context.new_page()
+    with browser.context.expect_page() as opened:
+        options.get_by_role("button", name="Sign in").click()
+    signin_tab = opened.value
+    expect(options.locator("#status")).to_contain_text(f"Opened {server.url} in a new tab")
+    expect(signin_tab.locator("#signin")).to_be_visible()
+    # The person signs in there (a link from `secondbrain open`, opened in that tab): the page then asks to
+    # connect the extension, which has said hello to it.
     with api(server) as client:
-        settings.goto(server.url + client.post("/v1/login-links").json()["path"])
-    settings.get_by_role("link", name="Settings").click()
-    settings.get_by_role("button", name="Make a key for the browser extension").click()
-    made = settings.get_by_label("The extension's key: paste it in its options now, it is shown only once")
-    expect(made).to_have_value(re.compile(r"^sb_"))
-    key = made.input_value()
-    expect(settings.locator("#key-list")).to_contain_text("adds only")
-    options.get_by_label("API key").fill(key)
-    options.get_by_role("button", name="Connect").click()
+        signin_tab.goto(server.url + client.post("/v1/login-links").json()["path"])
+    card = signin_tab.locator("#connect-extension")
+    expect(card).to_be_visible()
+    button = signin_tab.get_by_role("button", name="Connect the extension")
+    expect(button).to_be_enabled()
+    signin_tab.screenshot(path=str(SHOTS / "extension-connect.png"))
+    button.click()
+    expect(signin_tab.locator("#connect-extension-status")).to_have_text(
+        "Connected: the extension saves to your memory now. You can close this tab.")
     expect(options.locator("#status")).to_have_text(
-        f"Connected to {server.url} as local. This key can only add to your memory.")
+        f"Connected to {server.url} as local. This extension's key can only add to your memory.")
     options.screenshot(path=str(SHOTS / "extension-options.png"))
     stored = browser.call("return await chrome.storage.local.get(['server', 'key']);")
-    assert stored == {"server": server.url, "key": key}
+    assert stored["server"] == server.url and stored["key"].startswith("sb_")
+    key = stored["key"]
+    assert key not in signin_tab.content() and key not in options.content()  # never shown
+    expect(signin_tab.locator("#key-list")).to_contain_text("browser extension")
+    signin_tab.close()
+    return key
+
+
+def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wiki: Wiki,
+                                                              browser: Browser) -> None:
+    key = sign_in_through_the_page(browser, server)
 
     page = open_tab(browser, f"{wiki.base}/wiki/kiln")
     expect(page.locator("#app")).to_have_text(WIKI_TEXT)
@@ -216,8 +265,28 @@ def test_the_extension_saves_the_page_a_selection_and_a_link(server: Service, wi
     browser.call("const [tab] = args; await report(tab, saveLink('ftp://example.org/x', ''));", tab)
     title = browser.call("const [tab] = args; return await chrome.action.getTitle({tabId: tab.id});", tab)
     assert title == "Not saved: Only http and https addresses can be saved."
-    page.close()
-    options.close()
+    # Its key revoked: the button says the capture key was refused and to sign in again (not the CLI's key).
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}) as extension:
+        key_id = extension.get("/v1/me").json()["key_id"]
+    with api(server) as client:
+        assert client.delete(f"/v1/keys/{key_id}").status_code == 204
+    browser.call("const [tab] = args; await report(tab, savePage(tab));", tab)
+    title = browser.call("const [tab] = args; return await chrome.action.getTitle({tabId: tab.id});", tab)
+    assert title == ("Not saved: secondbrain did not accept this extension's capture key (it was revoked, or it "
+                     "belongs to another secondbrain): open the extension's options and sign in again.")
+    # Another site that opens the page to connect "the extension" gets nothing: its hello comes from its own
+    # window, not from a script of the extension in the page's, so Connect stays off.
+    with browser.context.expect_page() as opened:
+        page.evaluate("""(u) => { const w = window.open(u);
+            setInterval(() => w.postMessage({type: 'secondbrain:extension-hello', nonce: 'forged'}, '*'), 300); }""",
+                      f"{server.url}/#connect-extension")
+    forged = opened.value
+    expect(forged.locator("#connect-extension")).to_be_visible()
+    forged.wait_for_timeout(2000)
+    expect(forged.get_by_role("button", name="Connect the extension")).to_be_disabled()
+    expect(forged.locator("#connect-extension-status")).to_contain_text("Waiting for the extension")
+    forged.close()
+    page.close()  # the options tab stays: closing the last tab would end the browser's session (its cookies)
 
 
 def test_the_bookmarklet_saves_after_the_person_presses_save(server: Service, wiki: Wiki,

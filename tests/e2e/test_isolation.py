@@ -188,6 +188,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("get", "/v1/settings/answers"): [{}],
         ("put", "/v1/settings/answers"): [{"json": {"base_url": "http://127.0.0.1:9/v1", "model": "x"}}],
         ("delete", "/v1/settings/answers"): [{}],
+        # Looking for local model servers and asking the answer model a test question: an administrator's.
+        ("get", "/v1/settings/answers/found"): [{}],
+        ("post", "/v1/settings/answers/test"): [{"json": {}}],
         ("get", "/healthz"): [{}],
         ("get", "/readyz"): [{}],
         # MCP's streamable HTTP transport: Bob's own session, and a search through it.

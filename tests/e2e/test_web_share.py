@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from devtools import gen_pdf_image
+from devtools import gen_office, gen_pdf_image
 from tests.e2e.harness import Service, Site, readable_tmp, wait_jobs
 from tests.paths import REPO
 
@@ -122,7 +122,7 @@ def test_the_app_installs_from_its_manifest_and_its_worker_keeps_only_the_page(
     assert manifest.ok and manifest.headers["content-type"].startswith("application/manifest+json")
     m = manifest.json()
     assert (m["name"], m["start_url"], m["display"], m["share_target"]["action"]) == (
-        "secondbrain", "/", "standalone", "/share")
+        "secondbrain", "/", "standalone", "/share")  # no SB_PUBLIC_URL here: the address it was opened at
     assert page.locator('meta[name="theme-color"]').get_attribute("content") == m["theme_color"]
     for icon in m["icons"]:
         got = page.request.get(server.url + icon["src"])
@@ -166,10 +166,16 @@ def test_a_share_is_captured_shown_and_searchable(server: Service, api: httpx.Cl
     assert answer.status == 303 and answer.headers["location"].startswith("/?shared=")
     jobs = answer.headers["location"].removeprefix("/?shared=").split(",")
     assert len(jobs) == 3  # the page, the words, the picture
-    status = page.locator("#capture-status")
-    expect(status).to_have_text("Shared to secondbrain: 3 captures; progress shows below.")
+    status = page.locator("#shared-status")
+    expect(status).to_have_text("Kept 3 captures: each can be found once it shows Ready.")
     assert "shared=" not in page.url  # taken out of the address bar: a reload does not show it again
-    expect(page.locator("#captured li")).to_have_count(3)
+    expect(page.locator("#shared-list li")).to_have_count(3)
+    # The confirmation opens at the top, on screen, where the phone shows the app (not below the Add card).
+    assert page.evaluate("window.scrollY") == 0
+    box = page.locator("#shared").bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+    expect(page.locator("#shared")).to_be_focused()
+    expect(page.locator("#shared-list li").first).to_contain_text("Ready", timeout=180_000)
     page.screenshot(path=str(SHOTS / "share-390.png"))
     finished = wait_jobs(api, jobs, timeout=180)
     assert {j["status"] for j in finished.values()} == {"succeeded"}, finished
@@ -179,6 +185,33 @@ def test_a_share_is_captured_shown_and_searchable(server: Service, api: httpx.Cl
     assert page_hit["modality"] == "web"
     picture = api.get("/v1/search", params={"q": "invoice number 4471 Blue Heron Paper"}).json()["hits"][0]
     assert picture["modality"] == "image" and picture["title"] == "IMG_20261126_0930.png"
+    assert errors == []
+
+
+def test_text_markdown_and_office_files_can_be_shared(server: Service, api: httpx.Client, browser: Browser) -> None:
+    page, errors = phone(browser)
+    sign_in(page, server, api)
+    manifest = page.request.get(server.url + "/web/manifest.webmanifest").json()
+    accepted = set(manifest["share_target"]["params"]["files"][0]["accept"])
+    files = [("allotment.md", b"# Allotment\n\nThe water butt by plot 14 leaks at the tap.\n", "text/markdown"),
+             ("ferry.txt", b"The winter ferry to the island leaves at 07:40 from pier three.\n", "text/plain"),
+             ("report.docx", gen_office.make_docx(),
+              "application/vnd.openxmlformats-officedocument.wordprocessingml.document")]
+    assert {t for _n, _b, t in files} <= accepted
+    with page.expect_response(lambda r: r.url.endswith("/share")) as posted:
+        page.evaluate(SHARE_FORM, shared("/share", {}, files))
+    jobs = posted.value.headers["location"].removeprefix("/?shared=").split(",")
+    assert len(jobs) == 3
+    expect(page.locator("#shared-list li")).to_have_count(3)
+    finished = wait_jobs(api, jobs, timeout=180)
+    assert [finished[j]["status"] for j in jobs] == ["succeeded"] * 3, finished
+    for question, words in (("which plot has the leaking water butt", "plot 14 leaks"),
+                            ("when does the winter ferry leave", "07:40 from pier three"),
+                            ("what replaced the cracked hydrophone", gen_office.DOC_SECTION_1_TEXT[:40])):
+        hits = api.get("/v1/search", params={"q": question}).json()["hits"]
+        assert hits and words in hits[0]["text"], (question, hits[:1])
+    page.locator("#shared-done").click()
+    expect(page.locator("#shared")).to_be_hidden()
     assert errors == []
 
 

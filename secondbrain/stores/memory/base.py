@@ -39,6 +39,7 @@ from secondbrain.ports import (
     VectorIndex,
 )
 from secondbrain.stages import STAGES
+from secondbrain.stores.migrations import Migration, load_migrations
 
 FINISHED = FINISHED_JOB_STATUSES
 UNFINISHED = LIVE_JOB_STATUSES
@@ -426,6 +427,16 @@ class MemoryDatabase:
 
     def migrate(self) -> list[int]:
         """Nothing to migrate: the tables are the current schema (no version is ever applied)."""
+        with self._tx():
+            return []
+
+    def applied_migrations(self) -> dict[int, str]:
+        """Every shipped migration: the tables are the current schema from the start."""
+        with self._tx():
+            return {m.version: m.name for m in load_migrations()}
+
+    def pending_migrations(self) -> list[Migration]:
+        """None: the tables are the current schema."""
         with self._tx():
             return []
 

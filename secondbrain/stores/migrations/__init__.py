@@ -44,3 +44,27 @@ def load_migrations() -> list[Migration]:
             raise ValueError(f"duplicate migration version {version}: {found[version].name} and {entry.name}")
         found[version] = Migration(version, match.group(2), entry.read_text(encoding="utf-8"))
     return [found[v] for v in sorted(found)]
+
+
+class NewerSchema(Exception):
+    """The database carries migrations this version does not ship: a newer secondbrain wrote it, and this
+    one could misread or damage what it wrote.  The message says what to do."""
+
+    def __init__(self, unknown: dict[int, str], known: int) -> None:
+        self.unknown = dict(sorted(unknown.items()))
+        self.known = known
+        listed = ", ".join(f"{v} ({name})" for v, name in self.unknown.items())
+        super().__init__(
+            f"this data was written by a newer secondbrain: its database has migration{'s' * (len(unknown) > 1)} "
+            f"{listed}, which this version (schema {known}) does not know. Start the newer version again "
+            "(in a git clone: `git pull`, then `make up`); to go back to this version, restore the copy "
+            "of your data from before the upgrade (see Upgrading in docs/at-home.md).")
+
+
+def check_known(applied: dict[int, str]) -> None:
+    """Raise :class:`NewerSchema` when ``applied`` (version -> name, as ``schema_migrations`` holds them) has a
+    version this code does not ship."""
+    shipped = {m.version for m in load_migrations()}
+    unknown = {v: name for v, name in applied.items() if v not in shipped}
+    if unknown:
+        raise NewerSchema(unknown, max(shipped))

@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool
 
 from secondbrain.ports import ArtifactRecord, DocumentRecord
 from secondbrain.stages import STAGES
-from secondbrain.stores.migrations import load_migrations
+from secondbrain.stores.migrations import Migration, check_known, load_migrations
 
 # Arbitrary but fixed key of the advisory lock serialising migrations across processes.
 _MIGRATION_LOCK_KEY = 0x5EC0_B7A1_0001
@@ -129,13 +129,34 @@ class PostgresDatabase:
         with self._pool.connection() as conn, conn.transaction():
             yield conn
 
+    def applied_migrations(self) -> dict[int, str]:
+        """The migrations this database has (version -> name); empty for a new database."""
+        with self._pool.connection() as conn:
+            exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+            if not exists or not exists[0]:
+                return {}
+            rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
+        return {int(v): str(name) for v, name in rows}
+
+    def pending_migrations(self) -> list[Migration]:
+        """The migrations :meth:`migrate` would apply now, in order.
+
+        :raises NewerSchema: the database has a migration this version does not ship (a newer one wrote it).
+        """
+        applied = self.applied_migrations()
+        check_known(applied)
+        return [m for m in load_migrations() if m.version not in applied]
+
     def migrate(self) -> list[int]:
         """Apply pending versioned migrations; return the versions applied now.
 
         Each migration runs in its own transaction that first takes a transaction-scoped
         advisory lock, so concurrent starters wait for each other and then see the
         version as applied instead of racing.
+
+        :raises NewerSchema: the database has a migration this version does not ship; nothing is applied.
         """
+        check_known(self.applied_migrations())
         applied_now: list[int] = []
         for migration in load_migrations():
             with self._tx() as conn:

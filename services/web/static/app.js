@@ -20,6 +20,8 @@ import {wireProgress} from "./js/progress.js";
 import {wireSourcePage} from "./js/source-page.js";
 import {wireTheme} from "./js/theme.js";
 import {registerWorker, sharedSignedOut, showShared, takeShared} from "./js/pwa.js";
+import {wireWritten} from "./js/written.js";
+import {wireExtension} from "./js/extension.js";
 
 const OLD_KEY_NAME = "secondbrain.key"; // where earlier versions kept the key: removed at start
 
@@ -40,6 +42,8 @@ function wire() {
   wireSourcePage();
   wireAccount();
   wireAgenda();
+  wireWritten(loadSettings);
+  wireExtension();
 }
 
 async function start() {

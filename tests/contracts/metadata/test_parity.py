@@ -27,6 +27,7 @@ from secondbrain.ports import (
 )
 from secondbrain.stores.memory import MemoryMetadataStore
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
+from secondbrain.stores.migrations import load_migrations
 from secondbrain.stores.postgres import base as postgres_base
 from tests.contracts.metadata.helpers import Stores
 
@@ -115,6 +116,8 @@ def test_a_composed_store_answers_only_through_its_roles(stores: Stores) -> None
 def test_a_closed_store_refuses_calls(stores: Stores) -> None:
     stores.database.check()
     assert stores.database.migrate() == []  # already migrated: nothing left to apply
+    assert stores.database.pending_migrations() == []
+    assert max(stores.database.applied_migrations()) == max(m.version for m in load_migrations())
     stores.database.close()
     with pytest.raises(Exception) as refused:
         stores.database.check()

@@ -14,7 +14,7 @@ from secondbrain import ids
 from secondbrain.ports import OutboxMessage
 from secondbrain.stages import FILE_STAGES as STAGES
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
-from secondbrain.stores.migrations import load_migrations
+from secondbrain.stores.migrations import NewerSchema, load_migrations
 from tests.contracts.metadata.helpers import (
     TOPICS,
     artifact,
@@ -68,6 +68,34 @@ def test_migrations_apply_once_and_are_idempotent(fresh_dsn: str) -> None:
         assert s.migrate() == []  # the transitional flat call reaches the database
     assert count(fresh_dsn, "schema_migrations") == len(ALL_VERSIONS)
     assert scalar(fresh_dsn, "SELECT name FROM schema_migrations WHERE version = 1") == "init"
+
+
+def test_pending_migrations_are_those_migrate_would_apply(fresh_dsn: str) -> None:
+    with PostgresMetadataStore(fresh_dsn) as s:
+        assert s.database.applied_migrations() == {}
+        assert [m.version for m in s.database.pending_migrations()] == ALL_VERSIONS
+        s.database.migrate()
+        assert s.database.pending_migrations() == []
+        assert s.database.applied_migrations() == {m.version: m.name for m in load_migrations()}
+
+
+def test_a_database_a_newer_version_migrated_is_refused_untouched(fresh_dsn: str) -> None:
+    with PostgresMetadataStore(fresh_dsn) as s:
+        s.database.migrate()
+    newest = ALL_VERSIONS[-1]
+    with psycopg.connect(fresh_dsn, autocommit=True) as conn:  # what a newer secondbrain leaves behind
+        conn.execute("DELETE FROM schema_migrations WHERE version = %s", (newest,))
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (9001, 'from_the_future')")
+    with PostgresMetadataStore(fresh_dsn) as s:
+        for call in (s.database.migrate, s.database.pending_migrations):
+            with pytest.raises(NewerSchema) as refused:
+                call()
+            assert refused.value.unknown == {9001: "from_the_future"} and refused.value.known == newest
+            assert "written by a newer secondbrain" in str(refused.value) and "9001 (from_the_future)" in str(
+                refused.value)
+            assert "git pull" in str(refused.value) and "restore the copy of your data" in str(refused.value)
+    # Nothing was applied: the migration it took out is still missing.
+    assert scalar(fresh_dsn, "SELECT count(*) FROM schema_migrations WHERE version = %s", newest) == 0
 
 
 def test_concurrent_migrate_does_not_fail(fresh_dsn: str) -> None:

@@ -194,6 +194,20 @@ def test_embedded_postgres_keeps_data(pg_parent_dir: Path) -> None:
         pg.stop()
 
 
+def test_embedded_postgres_runs_in_a_folder_with_spaces_in_its_path(pg_parent_dir: Path) -> None:
+    # macOS keeps application data in "~/Library/Application Support": pg_ctl splits its socket option
+    # on spaces, and a libpq URI may not hold one.
+    where = pg_parent_dir / "Application Support" / "secondbrain" / "postgres"
+    where.parent.mkdir(parents=True)
+    where.parent.parent.chmod(0o755)  # as pg_parent_dir: run as root, the postgres user passes through
+    with EmbeddedPostgres(where) as pg, psycopg.connect(pg.dsn, autocommit=True) as conn:
+        conn.execute("create table kept (v text)")
+        conn.execute("insert into kept values ('spaced')")
+    # A second process on the same folder (the CLI beside a running `up`) reaches it the same way.
+    with EmbeddedPostgres(where) as pg, psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("select v from kept").fetchall() == [("spaced",)]
+
+
 def test_machine_postgres_dsn_is_quick() -> None:
     started = time.monotonic()
     dsn = machine_postgres_dsn()

@@ -57,7 +57,12 @@ def test_the_manifest_names_the_app_its_icons_and_the_share_target(client: TestC
     assert (share["action"], share["method"], share["enctype"]) == ("/share", "POST", "multipart/form-data")
     assert {k: share["params"][k] for k in ("title", "text", "url")} == {"title": "title", "text": "text", "url": "url"}
     (files,) = share["params"]["files"]
-    assert files["name"] == "files" and set(files["accept"]) == {"image/*", "application/pdf", "audio/*"}
+    # Whatever secondbrain reads can be shared to it: pictures, PDFs, recordings, text, Markdown, office files.
+    assert files["name"] == "files" and {
+        "image/*", "audio/*", "application/pdf", "text/plain", "text/markdown", ".md", ".txt", "text/csv",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ".docx", ".xlsx", ".pptx",
+        "application/vnd.oasis.opendocument.text", "application/epub+zip"} <= set(files["accept"])
+    assert all(a.startswith(".") or "/" in a for a in files["accept"])
 
 
 def test_the_service_worker_keeps_only_the_page_s_own_files(client: TestClient) -> None:

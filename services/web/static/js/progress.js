@@ -9,13 +9,14 @@ const SAID = {queued: "Waiting", running: "Processing", succeeded: "Ready", fail
               duplicate: "Already added"};
 const tracked = new Map(); // job id -> its line under Add
 
-// Called by js/capture.js when a capture was accepted.
-export function trackCapture(jobId, name) {
+// Called by js/capture.js when a capture was accepted (and by js/pwa.js for a share, in its own list,
+// where a finished line stays until the person is done with it).
+export function trackCapture(jobId, name, {list = "#captured", keep = false} = {}) {
   if (!jobId || tracked.has(jobId)) return;
   const bar = el("progress", {max: "3", value: "0", "aria-label": `Progress of ${name}`});
-  const item = el("li", {class: "captured", dataset: {jobId}},
+  const item = el("li", {class: "captured", dataset: {jobId, keep: keep ? "true" : "false"}},
     el("span", {class: "name"}, name), " ", el("span", {class: "state queued"}, SAID.queued), bar);
-  $("#captured").prepend(item);
+  $(list).prepend(item);
   tracked.set(jobId, item);
   refresh();
 }
@@ -37,7 +38,7 @@ function refresh() {
     bar.hidden = !WORKING.has(status);
     if (!WORKING.has(status)) {
       tracked.delete(jobId);
-      setTimeout(() => item.remove(), 8000); // long enough to read, then out of the way
+      if (item.dataset.keep !== "true") setTimeout(() => item.remove(), 8000); // long enough to read
     }
   }
   const busy = document.querySelectorAll('.source[data-status="queued"], .source[data-status="running"]').length

@@ -35,13 +35,20 @@ export function sharedSignedOut() {
   return "Sign in, then share again: what you shared was not kept, as this phone was not signed in.";
 }
 
+// What a share brought, at the top of the page where the app opens (on a phone the Add card is far
+// below): a sentence, then each capture with its progress until the person presses Done.
 export async function showShared(ids) {
+  const box = $("#shared");
+  box.hidden = false;
+  $("#shared-done").onclick = () => { box.hidden = true; $("#shared-list").replaceChildren(); };
+  window.scrollTo({top: 0});
+  box.focus({preventScroll: true});
   if (!ids.length) {
-    announce("capture-status", "Nothing came with the share: no link, text or file to keep.");
+    announce("shared-status", "Nothing came with the share: no link, text or file to keep.");
     return;
   }
-  announce("capture-status", `Shared to secondbrain: ${plural(ids.length, "capture", "captures")}; progress shows below.`);
-  $("#add").scrollIntoView({block: "start"});
+  announce("shared-status", `Kept ${plural(ids.length, "capture", "captures")}: each can be found once it `
+    + "shows Ready.");
   for (const id of ids) {
     let name = "Shared item";
     try {
@@ -50,6 +57,6 @@ export async function showShared(ids) {
     } catch {
       // The line still follows the capture; only its name is missing.
     }
-    trackCapture(id, name);
+    trackCapture(id, name, {list: "#shared-list", keep: true});
   }
 }

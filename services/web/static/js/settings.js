@@ -2,9 +2,9 @@
 // (admins) the endpoint answers come from.  The server never sends the answer endpoint's API key
 // back: the form only says whether one is set.
 
-import {loadKeys} from "./account.js";
-import {$, announce, el} from "./dom.js";
+import {$, el} from "./dom.js";
 import {api} from "./http.js";
+import {loadWritten} from "./written.js";
 
 const STATES = {"working": "Working", "not configured": "Not configured", "error": "Error"};
 
@@ -36,28 +36,6 @@ function showBrowserCapture() {
   // Pressed here it would only open the save window for this page: it is meant for the bookmarks bar.
   link.addEventListener("click", (event) => event.preventDefault());
   $("#server-address").textContent = location.origin;
-  $("#extension-key-button").addEventListener("click", extensionKey);
-}
-
-// A capture key: it adds pages, quotes and links and reads nothing, so one kept in a browser's
-// extension storage gives nothing away if it leaks.
-async function extensionKey() {
-  const button = $("#extension-key-button");
-  button.disabled = true;
-  $("#extension-key").hidden = true;
-  try {
-    const made = await (await api("/v1/keys", {method: "POST",
-                                              json: {name: "browser extension", scope: "capture"}})).json();
-    $("#extension-key-value").value = made.api_key;
-    $("#extension-key").hidden = false;
-    $("#extension-key-value").focus();
-    $("#extension-key-value").select();
-    await loadKeys();
-  } catch (err) {
-    announce("extension-key-status", `The key was not created. ${err.message}`);
-  } finally {
-    button.disabled = false;
-  }
 }
 
 export async function loadSettings() {
@@ -69,7 +47,7 @@ export async function loadSettings() {
   } catch (err) {
     $("#status-error").textContent = `Could not read the status: ${err.message}`;
   }
-  await loadAnswers();
+  await Promise.all([loadAnswers(), loadWritten()]);
 }
 
 function statusRow(id, c) {

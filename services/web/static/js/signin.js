@@ -4,6 +4,7 @@
 import {newConversation} from "./ask.js";
 import {restoreConversations} from "./conversations.js";
 import {$} from "./dom.js";
+import {showConnectExtension} from "./extension.js";
 import {ApiError, errorText} from "./http.js";
 import {clearSources, loadSources, stopAllStreams} from "./sources.js";
 import {state} from "./state.js";
@@ -66,6 +67,7 @@ export function showApp(me, {focus = false} = {}) {
   loadSources();
   restoreConversations();
   if (focus) $("#question").focus();
+  showConnectExtension();
 }
 
 async function signIn(event) {
