@@ -14,6 +14,7 @@ for the checks after the upgrade.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import subprocess
@@ -59,8 +60,21 @@ class Seeded:
         path.write_text(json.dumps(asdict(self), indent=2))
 
 
+def _fetch_history(commit: str) -> None:
+    """A shallow clone lacks the earlier release: fetch the rest of its history from where it was cloned."""
+    has = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True)
+    if has.returncode == 0:
+        return
+    shallow = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True)
+    if shallow.stdout.strip() == "true":
+        subprocess.run(["git", "-C", str(REPO), "fetch", "--quiet", "--unshallow"], capture_output=True, timeout=300)
+
+
 def checkout(commit: str, dest: Path) -> Path:
     """The tree of ``commit`` (from this repository's git history) extracted into ``dest``."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        _fetch_history(commit)
     try:
         tar = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", commit], capture_output=True,
                              check=True, timeout=120).stdout
