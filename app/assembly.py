@@ -13,6 +13,7 @@ from secondbrain.events.codec import EventCodec
 from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, VectorStore
+from secondbrain.ports.backup import BackupGate
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.topic_names import TopicNames
@@ -93,6 +94,19 @@ def build_sealer(settings: Settings) -> Sealer | None:
     return Sealer.from_text(settings.pipeline_key.get_secret_value())
 
 
+def build_gate(metadata: MetadataStore) -> BackupGate:
+    """The backup gate on the deployment's PostgreSQL (every process shares it), or one process's own."""
+    from secondbrain.stores.postgres.base import PostgresDatabase
+
+    if isinstance(metadata.database, PostgresDatabase):
+        from secondbrain.stores.postgres.backup_gate import PostgresBackupGate
+
+        return PostgresBackupGate(metadata.database)
+    from secondbrain.stores.memory.backup_gate import MemoryBackupGate
+
+    return MemoryBackupGate()
+
+
 def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False) -> Runtime:
     """Build stores (and load models when ``models``; the answer model client when ``llm``) for a
     process; apply migrations."""
@@ -102,12 +116,17 @@ def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool 
     applied = metadata.database.migrate()
     if applied:
         log.info("migrations applied", extra={"versions": applied})
+    from secondbrain.stores.gated import GatedObjectStore, GatedVectorStore
+
+    # Every removal of an object or a vector point waits while a backup takes its picture.
+    gate = build_gate(metadata)
+    objects: ObjectStore = GatedObjectStore(build_objects(settings), gate)
     rt = Runtime(
-        settings=settings, metadata=metadata, objects=build_objects(settings), codec=EventCodec(),
-        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings),
+        settings=settings, metadata=metadata, objects=objects, codec=EventCodec(),
+        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings), gate=gate,
     )
     if vectors:
-        rt.vectors = build_vectors(settings)
+        rt.vectors = GatedVectorStore(build_vectors(settings), gate)
     if models:
         rt.embedders = build_embedders(settings)
         rt.embedder = rt.embedders.default
