@@ -110,8 +110,10 @@ class Backups:
         return last is None or (self.clock() - last.taken_at).total_seconds() >= self.interval_s
 
     async def loop(self, tick_s: float = TICK_S) -> None:
-        """Back up whenever :meth:`due` (until cancelled); a failure is logged and tried again next tick."""
+        """Back up whenever :meth:`due` (until cancelled); a failure is logged and tried again next tick.  The
+        first look is one tick after start: a backup does not compete with the start-up's own work."""
         while True:
+            await asyncio.sleep(min(tick_s, self.interval_s or tick_s))
             if self.due() and self.running is None:
                 try:
                     await asyncio.to_thread(self.take)
@@ -119,7 +121,6 @@ class Backups:
                     pass
                 except Exception as exc:
                     log.warning("scheduled backup failed; trying again later", extra={"error": str(exc)})
-            await asyncio.sleep(min(tick_s, self.interval_s or tick_s))
 
     def status(self) -> dict[str, Any]:
         """Where backups stand, for the web page and ``GET /v1/admin/backups``."""

@@ -1,0 +1,147 @@
+"""secondbrain's own export (``GET /v1/export``, ``secondbrain export``), read back into an account, so a person
+can move their memory from one server to another.
+
+The export's ``sources.jsonl`` lists every version of every source; each version whose job succeeded comes back
+from its original file (``raw/<artifact id>/<name>``) with its title, its time and its provenance (the original
+source address, in ``import.source_uri``).  Tags are in a note's own text (its front matter), so they come back
+with it.  A version whose original file expired under the retention setting comes back from the text the
+export kept (``documents/<id>.json``) as a note.  The versions of one source are imported in order, each once
+the one before it is indexed, so the source keeps its versions.  ``conversations.jsonl`` comes back as the
+conversations they were, with their times.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from services.importers.archive import Export
+from services.importers.format import Format
+from services.importers.model import (
+    Capture,
+    Conversation,
+    ConversationTurn,
+    ExportError,
+    Options,
+    Result,
+    Skipped,
+)
+
+NAME = "secondbrain"
+EXPORT_FORMAT = "secondbrain-export"
+MAX_SOURCE_URI = 1900  # an imported item's source is import:secondbrain:<original>, at most 2000 characters
+
+
+def _manifest(export: Export) -> dict[str, Any] | None:
+    entry = export.get("manifest.json")
+    if entry is None or export.get("sources.jsonl") is None:
+        return None
+    try:
+        data = json.loads(export.read(entry, 1024 * 1024))
+    except (ValueError, ExportError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == EXPORT_FORMAT else None
+
+
+def detect(export: Export) -> str | None:
+    manifest = _manifest(export)
+    if manifest is None:
+        return None
+    counts = manifest.get("counts") or {}
+    return (f"{counts.get('sources', 0)} source versions and {counts.get('conversations', 0)} conversations of "
+            f"{manifest.get('user_id', 'a user')}")
+
+
+def _lines(export: Export, name: str) -> list[dict[str, Any]]:
+    if export.get(name) is None:
+        return []
+    rows = []
+    for line in export.read(name).decode("utf-8").splitlines():
+        if line.strip():
+            item = json.loads(line)
+            if isinstance(item, dict):
+                rows.append(item)
+    return rows
+
+
+def count(export: Export, options: Options) -> int:
+    return len(_lines(export, "sources.jsonl")) + len(_lines(export, "conversations.jsonl"))
+
+
+def _when(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _raw_entry(export: Export, artifact_id: str) -> str | None:
+    prefix = f"raw/{artifact_id}/"
+    found = [e.path for e in export.entries() if e.path.startswith(prefix)]
+    return found[0] if found else None
+
+
+def _version(export: Export, row: dict[str, Any], wave: int) -> Result:
+    uri = str(row.get("source_uri") or "")
+    label = str(row.get("title") or uri or row.get("source_id"))
+    if row.get("status") != "succeeded":
+        return Skipped(label, f"its job did not succeed where it came from ({row.get('status')}); there is nothing "
+                              "of it to bring", "sources.jsonl")
+    if len(uri) > MAX_SOURCE_URI:
+        return Skipped(label, "its source address is too long to import", "sources.jsonl")
+    note = uri.startswith("note:") or row.get("modality") == "note"
+    common: dict[str, Any] = {
+        "source_uri": f"import:{NAME}:{uri}", "label": label, "title": row.get("title"),
+        "captured_at": _when(row.get("captured_at")), "wave": wave,
+        "attributes": {"import.source_uri": uri, **({"kind": "note"} if note else {})}}
+    raw = _raw_entry(export, str(row.get("artifact_id"))) if row.get("raw") == "kept" else None
+    if raw is not None:
+        kind: Literal["note", "file"] = "note" if note else "file"
+        return Capture(kind=kind, content=lambda: export.read(raw), filename=raw.rsplit("/", 1)[-1],
+                       content_type=str(row.get("content_type") or "application/octet-stream"), **common)
+    doc = f"documents/{row.get('document_id')}.json"
+    text = json.loads(export.read(doc)).get("text") if export.get(doc) is not None else None
+    if not text:
+        return Skipped(label, "neither its original file nor its text is in the export", "sources.jsonl")
+    body = (f"# {row.get('title')}\n\n{text}" if row.get("title") else str(text)).encode("utf-8")
+    return Capture(kind="note", content=body, content_type="text/markdown", filename=None,
+                   **{**common, "attributes": {**common["attributes"], "kind": "note", "import.from": "text"}})
+
+
+def _conversation(row: dict[str, Any], addresses: dict[str, str]) -> Result:
+    key = str(row.get("conversation_id") or "")
+    turns = tuple(ConversationTurn(role=t["role"], content=str(t.get("content") or ""),
+                                   created_at=_when(t.get("created_at")) or datetime.now(UTC),
+                                   meta=t.get("meta") if isinstance(t.get("meta"), dict) else {})
+                  for t in row.get("turns") or () if t.get("role") in ("user", "assistant"))
+    label = str(row.get("title") or (turns[0].content[:80] if turns else key))
+    if not key or not turns:
+        return Skipped(label, "an empty conversation", "conversations.jsonl")
+    return Conversation(key=key, label=label, title=row.get("title"),
+                        created_at=_when(row.get("created_at")) or turns[0].created_at, turns=turns,
+                        sources=addresses)
+
+
+def read(export: Export, options: Options) -> Iterator[Result]:
+    rows = _lines(export, "sources.jsonl")
+    # Each source's versions in order: version n goes in wave n-1, sent once the earlier waves are indexed.
+    rows.sort(key=lambda r: (int(r.get("version") or 1), str(r.get("source_id"))))
+    order: dict[str, int] = {}
+    for row in rows:
+        source = str(row.get("source_id"))
+        wave = order.get(source, 0)
+        result = _version(export, row, wave)
+        if isinstance(result, Capture):
+            order[source] = wave + 1
+        yield result
+    addresses = {str(r.get("source_id")): f"import:{NAME}:{r.get('source_uri')}" for r in rows
+                 if order.get(str(r.get("source_id")))}
+    for row in _lines(export, "conversations.jsonl"):
+        yield _conversation(row, addresses)
+
+
+FORMAT = Format(name=NAME, label="secondbrain", what="Settings > Export, or `secondbrain export -o FILE.zip`: the "
+                "ZIP with manifest.json, sources.jsonl, raw/ and conversations.jsonl",
+                detect=detect, count=count, read=read, aliases=("secondbrain-export",))
