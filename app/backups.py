@@ -272,6 +272,9 @@ def restore_servers(archive: Path, settings: Settings, *, secret: Secret | None 
     with restore.staged(base / f".restore-staging-{os.getpid()}") as staging:
         opened = restore.open_archive(archive, staging, secret, progress)
         objects = build_objects(settings)
+        ensure = getattr(objects, "ensure_bucket", None)
+        if ensure is not None:  # an S3 bucket is made when missing
+            ensure()
         if objects.list("users/"):
             raise BackupError("the object store already holds secondbrain objects: restore into an empty bucket")
         applied = _load_and_migrate(opened, dsn, progress)

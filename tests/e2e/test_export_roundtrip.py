@@ -45,7 +45,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service,
 def sources(client: httpx.Client) -> dict[str, dict[str, Any]]:
     """The current sources by title."""
     rows = client.get("/v1/sources", params={"limit": 500}).json()["sources"]
-    return {r["title"]: r for r in rows if r["status"] == "succeeded" and not r.get("superseded")}
+    newest: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r["status"] == "succeeded" and (r["title"] not in newest or
+                                           (r.get("version") or 0) > (newest[r["title"]].get("version") or 0)):
+            newest[r["title"]] = r
+    return newest
 
 
 def versions(client: httpx.Client, source_id: str) -> list[dict[str, Any]]:
@@ -119,7 +124,7 @@ def assert_same(client: httpx.Client, before: dict[str, dict[str, Any]], after: 
                 plan_versions: list[dict[str, Any]], hit: dict[str, Any], talks: list[dict[str, Any]]) -> None:
     for title, was in before.items():
         now = after[title]
-        assert now["captured_at"] == was["captured_at"], title
+        assert now["captured_at"] == was["captured_at"], (title, now, was, versions(client, now["source_id"]))
         assert now["size_bytes"] == was["size_bytes"], title  # the raw file, byte for byte
     assert after["Shed"]["captured_at"].startswith("2023-05-14T07:30")
     moved = versions(client, after["Trip plan"]["source_id"])
