@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -125,7 +126,7 @@ def du(path: Path) -> tuple[int, int]:
 
 def cli(args: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run(["python", "-m", "app.cli", *args], env={**os.environ, **env}, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "app.cli", *args], env={**os.environ, **env}, capture_output=True,
                           text=True, check=False, cwd=Path(__file__).resolve().parents[1])
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args[:2])} failed: {done.stderr[-2000:]}")
@@ -152,8 +153,8 @@ def main() -> None:
         sealed_s = cli(["backup", str(root / "sealed.sbk"), "--passphrase"],
                        {**env, "SB_BACKUP_PASSPHRASE": "a bench passphrase of some length"})
         restore_s = cli(["restore", str(root / "plain.sbk"), "--data-dir", str(root / "restored")], {})
-        check = json.loads(subprocess.run(["python", "-m", "app.cli", "restore", str(root / "plain.sbk"), "--check",
-                                           "--json"], capture_output=True, text=True, check=True,
+        check = json.loads(subprocess.run([sys.executable, "-m", "app.cli", "restore", str(root / "plain.sbk"),
+                                           "--check", "--json"], capture_output=True, text=True, check=True,
                                           cwd=Path(__file__).resolve().parents[1]).stdout)
         assert check["users"]["local"]["passages"] == passages, check
         restored = du(root / "restored")

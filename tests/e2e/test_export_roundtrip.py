@@ -98,6 +98,11 @@ def test_an_export_read_back_into_a_fresh_account_is_the_same_memory(servers: tu
     got = run_cli(["export", "-o", str(export), "--url", old.url, "--api-key", old.key], {})
     assert got.returncode == 0, got.stderr
 
+    import zipfile
+
+    with zipfile.ZipFile(export) as zf:
+        exported = [json.loads(x) for x in zf.read("sources.jsonl").splitlines()]
+    print("exported", [(r["title"], r["version"], r["captured_at"], r["status"]) for r in exported])
     imported = run_cli(["import", str(export), "--json", "--url", new.url, "--api-key", new.key], {}, timeout=600)
     assert imported.returncode == 0, imported.stderr
     summary = json.loads(imported.stdout)
