@@ -164,11 +164,13 @@ def exported_snapshot(dsn: str) -> Iterator[tuple[str, dict[str, Any]]]:
                 conn.execute("ROLLBACK")
 
 
-def dump(dsn: str, snapshot: str, target: Path, major: int) -> None:
-    """``pg_dump`` of the whole database as the snapshot saw it (custom format, compressed)."""
+def dump(dsn: str, snapshot: str, target: Path, major: int) -> int:
+    """``pg_dump`` of the whole database as the snapshot saw it (custom format, compressed); the tool's major
+    version (a restore needs a pg_restore at least as new)."""
     tools = pgtools.tools_for(major)
     pgtools.run([str(tools.pg_dump), "--format=custom", "--no-owner", "--no-privileges", f"--snapshot={snapshot}",
                  f"--file={target}", f"--dbname={dsn}"], "pg_dump")
+    return tools.major
 
 
 def _say(progress: Progress | None, what: str, done: float) -> None:
@@ -191,7 +193,7 @@ def capture_parts(sources: Sources, staging: Path, progress: Progress | None = N
                                                 "objects": len(objects), "vector_files": len(vectors)})
         _say(progress, "dumping PostgreSQL", 0.25)
         target = staging / "postgres.dump"
-        dump(sources.dsn, snapshot, target, facts["postgres_major"])
+        facts["pg_dump_major"] = dump(sources.dsn, snapshot, target, facts["postgres_major"])
     return facts, objects, vectors, target
 
 

@@ -74,16 +74,21 @@ def _candidates() -> list[Path]:
 
 
 def tools_for(server_major: int) -> PgTools:
-    """Client tools that can dump a server of ``server_major`` (and restore what they dumped)."""
+    """Client tools that can dump a server of ``server_major`` (and restore what they dumped): those of its own
+    major version when there are some (a newer pg_restore writes settings an older server does not know, such as
+    PostgreSQL 17's transaction_timeout), else the oldest newer ones."""
     seen: list[str] = []
+    fitting: list[PgTools] = []
     for bin_dir in _candidates():
         if not (bin_dir / "pg_dump").exists() or not (bin_dir / "pg_restore").exists():
             seen.append(f"{bin_dir} (no pg_dump and pg_restore there)")
             continue
         major = tool_major(bin_dir / "pg_dump")
         if major is not None and major >= server_major:
-            return PgTools(bin_dir, major)
+            fitting.append(PgTools(bin_dir, major))
         seen.append(f"{bin_dir} (version {major})")
+    if fitting:
+        return min(fitting, key=lambda t: t.major)
     raise BackupError(f"no pg_dump of PostgreSQL {server_major} or newer was found to back up this PostgreSQL "
                       f"{server_major} server (looked at: {'; '.join(seen) or 'nothing'}): install the client tools "
                       f"of PostgreSQL {server_major} (e.g. postgresql-client-{server_major}) or name their directory "

@@ -123,7 +123,9 @@ def load_database(opened: Opened, dsn: str) -> None:
     if archive_major > target_major:
         raise BackupError(f"the backup was dumped from PostgreSQL {archive_major}, and the server to restore into is "
                           f"PostgreSQL {target_major}: restore into PostgreSQL {archive_major} or newer")
-    tools = pgtools.tools_for(max(archive_major, target_major))
+    # A pg_restore at least as new as the pg_dump that wrote the dump, and of the target's own version when the
+    # dump allows it.
+    tools = pgtools.tools_for(max(int(opened.manifest.fields.get("pg_dump_major") or archive_major), target_major))
     pgtools.run([str(tools.pg_restore), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction",
                  f"--dbname={dsn}", str(dumped)], "pg_restore")
 

@@ -58,7 +58,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, objec
                    "new_dsn": new_dsn, "logs": logs}
     finally:
         for q in (old_q, new_q):
-            q.stop()
+            assert q.proc is not None
+            q.proc.terminate()  # not a process group of its own (see qdrant_server)
+            q.proc.wait(10)
         broker.stop()
         s3.stop()
 
