@@ -108,13 +108,15 @@ class Conversation:
     title: str | None
     created_at: datetime
     turns: tuple[ConversationTurn, ...]
-    # The sources the answers cite, by their id where they came from -> their source address here: the
-    # citations are pointed at the imported sources.
+    # The sources the answers cite, by their id where they came from -> their source address here, and the
+    # cited files by their artifact id there -> the SHA-256 of the bytes imported for them: the citations (source,
+    # file, passage and the links to them) are pointed at the imported copies.
     sources: Mapping[str, str] = field(default_factory=dict)
+    artifacts: Mapping[str, str] = field(default_factory=dict)
 
     def json(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "title": self.title, "created_at": self.created_at.isoformat(),
-                "sources": dict(self.sources),
+                "sources": dict(self.sources), "artifacts": dict(self.artifacts),
                 "turns": [{"role": t.role, "content": t.content, "created_at": t.created_at.isoformat(),
                            "meta": dict(t.meta)} for t in self.turns]}
 

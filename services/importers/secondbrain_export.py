@@ -7,11 +7,14 @@ source address, in ``import.source_uri``).  Tags are in a note's own text (its f
 with it.  A version whose original file expired under the retention setting comes back from the text the
 export kept (``documents/<id>.json``) as a note.  The versions of one source are imported in order, each once
 the one before it is indexed, so the source keeps its versions.  ``conversations.jsonl`` comes back as the
-conversations they were, with their times.
+conversations they were, with their times; what their answers cite (sources, files, passages, links) is
+pointed at the imported copies, whose ids the server derives for the importing person from the cited
+sources' addresses and the SHA-256 of the files imported for them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -110,7 +113,35 @@ def _version(export: Export, row: dict[str, Any], wave: int) -> Result:
                    **{**common, "attributes": {**common["attributes"], "kind": "note", "import.from": "text"}})
 
 
-def _conversation(row: dict[str, Any], addresses: dict[str, str]) -> Result:
+def _cited(value: Any, key: str) -> set[str]:
+    """Every id under ``key`` (``source_id``, ``artifact_id``) that an answer's records name."""
+    if isinstance(value, dict):
+        return set().union(*(({v} if k == key and isinstance(v, str) else _cited(v, key)) for k, v in value.items()))
+    if isinstance(value, list):
+        return set().union(*(_cited(v, key) for v in value))
+    return set()
+
+
+class _Imported:
+    """What was imported for each version: its source's address here, and its bytes' digest (read only for the
+    files a conversation cites)."""
+
+    def __init__(self) -> None:
+        self.addresses: dict[str, str] = {}  # source id there -> source address here
+        self.captures: dict[str, Capture] = {}  # artifact id there -> what was imported for it
+        self.digests: dict[str, str] = {}
+
+    def add(self, row: dict[str, Any], capture: Capture) -> None:
+        self.addresses[str(row.get("source_id"))] = capture.source_uri
+        self.captures[str(row.get("artifact_id"))] = capture
+
+    def digest(self, artifact_id: str) -> str:
+        if artifact_id not in self.digests:
+            self.digests[artifact_id] = hashlib.sha256(self.captures[artifact_id].data()).hexdigest()
+        return self.digests[artifact_id]
+
+
+def _conversation(row: dict[str, Any], imported: _Imported) -> Result:
     key = str(row.get("conversation_id") or "")
     turns = tuple(ConversationTurn(role=t["role"], content=str(t.get("content") or ""),
                                    created_at=_when(t.get("created_at")) or datetime.now(UTC),
@@ -119,9 +150,12 @@ def _conversation(row: dict[str, Any], addresses: dict[str, str]) -> Result:
     label = str(row.get("title") or (turns[0].content[:80] if turns else key))
     if not key or not turns:
         return Skipped(label, "an empty conversation", "conversations.jsonl")
+    metas = [dict(t.meta) for t in turns]
+    sources = {s: imported.addresses[s] for s in sorted(_cited(metas, "source_id")) if s in imported.addresses}
+    files = {a: imported.digest(a) for a in sorted(_cited(metas, "artifact_id")) if a in imported.captures}
     return Conversation(key=key, label=label, title=row.get("title"),
                         created_at=_when(row.get("created_at")) or turns[0].created_at, turns=turns,
-                        sources=addresses)
+                        sources=sources, artifacts=files)
 
 
 def read(export: Export, options: Options) -> Iterator[Result]:
@@ -129,17 +163,17 @@ def read(export: Export, options: Options) -> Iterator[Result]:
     # Each source's versions in order: version n goes in wave n-1, sent once the earlier waves are indexed.
     rows.sort(key=lambda r: (int(r.get("version") or 1), str(r.get("source_id"))))
     order: dict[str, int] = {}
+    imported = _Imported()
     for row in rows:
         source = str(row.get("source_id"))
         wave = order.get(source, 0)
         result = _version(export, row, wave)
         if isinstance(result, Capture):
             order[source] = wave + 1
+            imported.add(row, result)
         yield result
-    addresses = {str(r.get("source_id")): f"import:{NAME}:{r.get('source_uri')}" for r in rows
-                 if order.get(str(r.get("source_id")))}
     for row in _lines(export, "conversations.jsonl"):
-        yield _conversation(row, addresses)
+        yield _conversation(row, imported)
 
 
 FORMAT = Format(name=NAME, label="secondbrain", what="Settings > Export, or `secondbrain export -o FILE.zip`: the "
