@@ -107,6 +107,19 @@ def build_gate(metadata: MetadataStore) -> BackupGate:
     return MemoryBackupGate()
 
 
+def build_gated_stores(settings: Settings, metadata: MetadataStore, *, vectors: bool
+                       ) -> tuple[BackupGate, ObjectStore, VectorStore | None]:
+    """The deployment's backup gate and its object store (and vector store), every removal of theirs holding
+    that gate: whatever removes objects or vector points (the pipeline, the lifecycle, an admin command, a
+    re-index) waits while a backup, in this process or another, takes its picture.  One gate for both, so a
+    removal that holds it around several (re-entrant per thread) never waits on itself."""
+    from secondbrain.stores.gated import GatedObjectStore, GatedVectorStore
+
+    gate = build_gate(metadata)
+    return (gate, GatedObjectStore(build_objects(settings), gate),
+            GatedVectorStore(build_vectors(settings), gate) if vectors else None)
+
+
 def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False) -> Runtime:
     """Build stores (and load models when ``models``; the answer model client when ``llm``) for a
     process; apply migrations."""
@@ -116,17 +129,12 @@ def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool 
     applied = metadata.database.migrate()
     if applied:
         log.info("migrations applied", extra={"versions": applied})
-    from secondbrain.stores.gated import GatedObjectStore, GatedVectorStore
-
     # Every removal of an object or a vector point waits while a backup takes its picture.
-    gate = build_gate(metadata)
-    objects: ObjectStore = GatedObjectStore(build_objects(settings), gate)
+    gate, objects, vector_store = build_gated_stores(settings, metadata, vectors=vectors)
     rt = Runtime(
         settings=settings, metadata=metadata, objects=objects, codec=EventCodec(),
-        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings), gate=gate,
+        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings), gate=gate, vectors=vector_store,
     )
-    if vectors:
-        rt.vectors = GatedVectorStore(build_vectors(settings), gate)
     if models:
         rt.embedders = build_embedders(settings)
         rt.embedder = rt.embedders.default

@@ -262,7 +262,7 @@ def restore_servers(archive: Path, settings: Settings, *, secret: Secret | None 
                     progress: Progress | None = None, staging_dir: Path | None = None) -> Restored:
     """Restore ``archive`` into the (empty) stores of a distributed deployment: PostgreSQL at SB_POSTGRES_DSN,
     the S3 bucket and the Qdrant server; unfinished jobs are queued again for its pipeline."""
-    from app.assembly import build_metadata, build_objects, build_vectors
+    from app.assembly import build_gated_stores, build_metadata, build_objects
 
     if settings.postgres_dsn is None:
         raise BackupError("restoring into servers needs SB_POSTGRES_DSN (and SB_OBJECT_STORE=s3, SB_VECTOR_STORE="
@@ -280,10 +280,12 @@ def restore_servers(archive: Path, settings: Settings, *, secret: Secret | None 
         applied = _load_and_migrate(opened, dsn, progress)
         count = restore.place_objects(opened, objects, progress)
         collections = _place_vectors(opened, settings)
-        vectors = build_vectors(settings)
         metadata = build_metadata(settings)
+        # The leftovers are removed holding the deployment's backup gate, like every other removal.
+        _gate, gated_objects, vectors = build_gated_stores(settings, metadata, vectors=True)
+        assert vectors is not None
         try:
-            report = reconcile.reconcile(dsn, objects, vectors)
+            report = reconcile.reconcile(dsn, gated_objects, vectors)
             requeued = metadata.outbox.requeue_unfinished()
             log.info("restored into servers", extra={"requeued": requeued})
         finally:

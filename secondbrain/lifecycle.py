@@ -201,12 +201,13 @@ class RetentionReport:
 
 
 def purge_expired_raw(metadata: MetadataStore, objects: ObjectStore, days: int, *, now: datetime | None = None,
-                      batch: int = 500, gate: BackupGate | None = None) -> RetentionReport:
+                      batch: int = 500, gate: BackupGate | None) -> RetentionReport:
     """Remove the raw bytes of artifacts whose jobs all finished more than ``days`` days ago.
 
     Chunks and vectors stay (the text remains searchable); each artifact records when its raw
     file expired.  Bytes are removed before that is recorded, so an interrupted run is finished
-    by the next one.
+    by the next one.  ``gate``: the deployment's backup gate, held over both (the one ``objects``
+    holds, for re-entrancy); required, so no caller forgets it (None only where no backup can run).
     """
     if days < 0:
         raise ValueError("retention days must be 0 or more")
