@@ -25,9 +25,12 @@ STATE_HOME = Path(tempfile.mkdtemp(prefix="sb-state-"))
 
 
 def cli_env(extra: dict[str, str]) -> dict[str, str]:
-    """The environment for a child process: this one, minus SB_* leaks, plus ``extra``."""
+    """The environment for a child process: this one, minus SB_* leaks, plus ``extra``.  `up`'s daily backups
+    are off (a backup a minute after each start would add load to every test and benchmark, and write beside
+    their data directories); the runs that are about backups turn them on in ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
-    env.update({"PYTHONUNBUFFERED": "1", "SB_LOG_LEVEL": "INFO", "XDG_STATE_HOME": str(STATE_HOME), **extra})
+    env.update({"PYTHONUNBUFFERED": "1", "SB_LOG_LEVEL": "INFO", "XDG_STATE_HOME": str(STATE_HOME),
+                "SB_BACKUP_INTERVAL": "off", **extra})
     return env
 
 

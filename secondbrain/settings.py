@@ -323,8 +323,8 @@ class Settings(BaseSettings):
         None, description="Where `secondbrain up` keeps its backups (default: a folder beside the data directory, "
                           "<data dir>-backups). Put it on another disk.")
     backup_interval: str = Field(
-        "", description="How often `secondbrain up` backs up, e.g. '24h', '6h', '30m' or '1d' (empty or 'off': "
-                        "only when asked, with `secondbrain backup` or the web page's 'Back up now').")
+        "24h", description="How often `secondbrain up` backs up, e.g. '24h' (the default: daily), '6h', '30m' or "
+                           "'1w' ('off': only when asked, with `secondbrain backup` or the web page's 'Back up now').")
     backup_keep_daily: int = Field(7, ge=0, description="Backups kept: the newest of each of the last N days.")
     backup_keep_weekly: int = Field(4, ge=0, description="...and the newest of each of the last M weeks.")
     backup_passphrase: SecretStr | None = Field(

@@ -63,6 +63,7 @@ class Backups:
     running: Running | None = None
     last_error: str | None = None
     last_users: dict[str, Any] = field(default_factory=dict)  # the counts per user of the last backup taken here
+    started: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self) -> backup_folder.Archive:
@@ -122,13 +123,19 @@ class Backups:
                 except Exception as exc:
                     log.warning("scheduled backup failed; trying again later", extra={"error": str(exc)})
 
+    def _first_late(self) -> bool:
+        """No backup yet: late once the schedule's first one failed, or should have been written by now (it is
+        taken a tick after start), not while it is being written."""
+        return self.running is None and (self.last_error is not None or
+                                         time.monotonic() - self.started > 2 * TICK_S)
+
     def status(self) -> dict[str, Any]:
         """Where backups stand, for the web page and ``GET /v1/admin/backups``."""
         found = backup_folder.archives(self.folder)
         last = found[-1] if found else None
         age = (self.clock() - last.taken_at).total_seconds() if last is not None else None
-        stale = self.interval_s is not None and (age is None or age > 2 * self.interval_s)
         running = self.running
+        stale = self.interval_s is not None and (age > 2 * self.interval_s if age is not None else self._first_late())
         return {"folder": str(self.folder), "interval_s": self.interval_s, "scheduled": self.interval_s is not None,
                 "keep": {"daily": self.keep_daily, "weekly": self.keep_weekly}, "sealed": self.secret is not None,
                 "last": last.json() if last else None, "age_s": round(age, 1) if age is not None else None,

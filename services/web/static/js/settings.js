@@ -183,7 +183,7 @@ function showBackups(b) {
   }
   $("#backup-schedule").textContent = (b.scheduled
     ? `Backed up ${every(b.interval_s)} into ${b.folder}, keeping ${b.keep.daily} daily and ${b.keep.weekly} weekly.`
-    : `Scheduled backups are off (SB_BACKUP_INTERVAL); "Back up now" writes into ${b.folder}.`);
+    : `Scheduled backups are off (SB_BACKUP_INTERVAL=off; 24h backs up daily); "Back up now" writes into ${b.folder}.`);
   $("#backup-now").disabled = Boolean(b.running);
   if (b.running) showRunning(b.running);
 }
