@@ -80,6 +80,12 @@ def _when(text: Any) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
+def _number(row: dict[str, Any]) -> int:
+    """A row's version number (a job that made no document has none: it is skipped anyway)."""
+    version = row.get("version")
+    return version if isinstance(version, int) and version > 0 else 1
+
+
 def _raw_entry(export: Export, artifact_id: str) -> str | None:
     prefix = f"raw/{artifact_id}/"
     found = [e.path for e in export.entries() if e.path.startswith(prefix)]
@@ -160,16 +166,15 @@ def _conversation(row: dict[str, Any], imported: _Imported) -> Result:
 
 def read(export: Export, options: Options) -> Iterator[Result]:
     rows = _lines(export, "sources.jsonl")
-    # Each source's versions in order: version n goes in wave n-1, sent once the earlier waves are indexed.
-    rows.sort(key=lambda r: (int(r.get("version") or 1), str(r.get("source_id"))))
-    order: dict[str, int] = {}
+    # Each source's versions in order: the n-th version number of the export goes in wave n-1, sent once the
+    # earlier waves are indexed (by version number, not by a source's count of versions imported: a version
+    # whose predecessor did not come still goes after every wave that may hold one).
+    rows.sort(key=lambda r: (_number(r), str(r.get("source_id"))))
+    waves = {number: wave for wave, number in enumerate(sorted({_number(r) for r in rows}))}
     imported = _Imported()
     for row in rows:
-        source = str(row.get("source_id"))
-        wave = order.get(source, 0)
-        result = _version(export, row, wave)
+        result = _version(export, row, waves[_number(row)])
         if isinstance(result, Capture):
-            order[source] = wave + 1
             imported.add(row, result)
         yield result
     for row in _lines(export, "conversations.jsonl"):

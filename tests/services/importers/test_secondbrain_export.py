@@ -114,3 +114,29 @@ def test_citations_point_at_the_importing_persons_copies(results: list[Any], tmp
                       "link": f"/v1/artifacts/{artifact}/raw"}
     assert turns[1].meta["meta"]["conversation_id"] == listed.conversation_id
     assert turns[1].meta["citations"] == [1]
+
+
+def test_a_version_whose_predecessor_did_not_come_still_waits_for_it(tmp_path: Path) -> None:
+    """C's first version failed where it came from; its second and third must still go one after the other,
+    also when D's versions set the pace."""
+    # D's versions come first where the export lists a version number's rows (by source id).
+    (d, d_uri), (c, c_uri) = sorted((ids.source_id(THERE, uri), uri) for uri in ("file:a.md", "file:b.md"))
+    bodies = {name: f"# {name}\n".encode() for name in ("c2", "c3", "d1", "d2")}
+    art = {name: ids.artifact_id(THERE, hashlib.sha256(b).hexdigest()) for name, b in bodies.items()}
+    rows = [row(c, c_uri, 1, "gone", "2024-01-01T00:00:00Z", status="failed"),
+            row(c, c_uri, 2, art["c2"], "2024-01-02T00:00:00Z"),
+            row(c, c_uri, 3, art["c3"], "2024-01-03T00:00:00Z"),
+            row(d, d_uri, 1, art["d1"], "2024-01-01T00:00:00Z"),
+            row(d, d_uri, 2, art["d2"], "2024-01-02T00:00:00Z")]
+    path = tmp_path / "memory.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("manifest.json", json.dumps({"format": "secondbrain-export", "user_id": THERE}))
+        z.writestr("sources.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+        for name, data in bodies.items():
+            z.writestr(f"raw/{art[name]}/{name[0]}.md", data)
+    with Export.open(path) as export:
+        captures = [r for r in secondbrain_export.read(export, Options()) if isinstance(r, Capture)]
+        wave_of = {c.data(): c.wave for c in captures}
+    waves = [c.wave for c in captures]
+    assert waves == sorted(waves)  # sent in order: a later wave only once the earlier ones are indexed
+    assert wave_of[bodies["c2"]] < wave_of[bodies["c3"]] and wave_of[bodies["d1"]] < wave_of[bodies["d2"]]
