@@ -71,10 +71,13 @@ class Secret:
             data = path.read_bytes()
         except OSError as exc:
             raise BackupError(f"the key file {path} cannot be read: {exc.strerror or exc}") from None
-        if len(data.strip()) < MIN_KEY_FILE:
+        # A key written as text (`openssl rand -base64 32 > FILE`) may end in a newline that is not part of it;
+        # random bytes are the key as they are (any of them may be a byte that looks like white space).
+        material = data.strip() if all(32 <= b < 127 or b in b"\t\r\n" for b in data) else data
+        if len(material) < MIN_KEY_FILE:
             raise BackupError(f"the key file {path} is too short to be a key: make one of {MIN_KEY_FILE} random "
                               f"bytes, e.g. `head -c 32 /dev/urandom > {path.name}`")
-        return cls("key-file", data.strip())
+        return cls("key-file", material)
 
     def describe(self) -> str:
         return "passphrase" if self.kind == "passphrase" else "key file"

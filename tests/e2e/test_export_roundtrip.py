@@ -141,7 +141,7 @@ def assert_same(client: httpx.Client, before: dict[str, dict[str, Any]], after: 
         assert (now["captured_at"], now["modality"], now["version"]) == \
             (was["captured_at"], was["modality"], was["version"]), title
     # A time the person gave comes back as it was.
-    assert after["Shed"]["captured_at"].startswith("2023-05-14T07:30")
+    assert after["Shed"]["captured_at"].startswith("2023-05-14T07:30")  # fixed date: WHEN, in UTC
     moved = versions(client, after["Trip plan"]["source_id"])
     assert [v["version"] for v in moved] == [v["version"] for v in plan_versions] == [2, 1]
     for key in ("size_bytes", "captured_at", "title", "superseded"):

@@ -54,6 +54,19 @@ def test_a_key_file_seals_and_opens(tmp_path: Path) -> None:
         unseal(seal(data, Secret.key_file(key)), Secret.key_file(other))
 
 
+def test_a_key_file_of_random_bytes_is_taken_as_it_is_and_a_text_key_without_its_newline(tmp_path: Path) -> None:
+    key = tmp_path / "backup.key"
+    key.write_bytes(b" " + os.urandom(30) + b"\n")  # random bytes may look like white space at either end
+    assert Secret.key_file(key).value == key.read_bytes()
+    text = tmp_path / "text.key"
+    text.write_bytes(b"q1Jd3nL0t8mZ0vYk9e2Xc7RwT4pA6sHb1uNfG5yQ8iE=\n")  # openssl rand -base64 32
+    assert Secret.key_file(text).value == text.read_bytes().strip()
+    with pytest.raises(BackupError, match="too short"):
+        short = tmp_path / "short.key"
+        short.write_bytes(b"a short key written by hand\n")
+        Secret.key_file(short)
+
+
 def test_a_wrong_passphrase_is_told_apart_from_damage() -> None:
     blob = seal(os.urandom(50_000), Secret.passphrase("correct horse battery staple"))
     with pytest.raises(WrongKey, match="this passphrase does not open the archive"):
