@@ -13,6 +13,7 @@ from secondbrain.events.codec import EventCodec
 from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, VectorStore
+from secondbrain.ports.backup import BackupGate
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.topic_names import TopicNames
@@ -93,21 +94,48 @@ def build_sealer(settings: Settings) -> Sealer | None:
     return Sealer.from_text(settings.pipeline_key.get_secret_value())
 
 
-def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False) -> Runtime:
+def build_gate(metadata: MetadataStore) -> BackupGate:
+    """The backup gate on the deployment's PostgreSQL (every process shares it), or one process's own."""
+    from secondbrain.stores.postgres.base import PostgresDatabase
+
+    if isinstance(metadata.database, PostgresDatabase):
+        from secondbrain.stores.postgres.backup_gate import PostgresBackupGate
+
+        return PostgresBackupGate(metadata.database)
+    from secondbrain.stores.memory.backup_gate import MemoryBackupGate
+
+    return MemoryBackupGate()
+
+
+def build_gated_stores(settings: Settings, metadata: MetadataStore, *, vectors: bool
+                       ) -> tuple[BackupGate, ObjectStore, VectorStore | None]:
+    """The deployment's backup gate and its object store (and vector store), every removal of theirs holding
+    that gate: whatever removes objects or vector points (the pipeline, the lifecycle, an admin command, a
+    re-index) waits while a backup, in this process or another, takes its picture.  One gate for both, so a
+    removal that holds it around several (re-entrant per thread) never waits on itself."""
+    from secondbrain.stores.gated import GatedObjectStore, GatedVectorStore
+
+    gate = build_gate(metadata)
+    return (gate, GatedObjectStore(build_objects(settings), gate),
+            GatedVectorStore(build_vectors(settings), gate) if vectors else None)
+
+
+def build_runtime(settings: Settings, *, vectors: bool, models: bool, llm: bool = False,
+                  migrate: bool = True) -> Runtime:
     """Build stores (and load models when ``models``; the answer model client when ``llm``) for a
-    process; apply migrations."""
+    process; apply migrations (unless ``migrate`` is False: a backup reads the data as it is)."""
     from secondbrain.sparse import Bm25Encoder
 
     metadata = build_metadata(settings)
-    applied = metadata.database.migrate()
+    applied = metadata.database.migrate() if migrate else []
     if applied:
         log.info("migrations applied", extra={"versions": applied})
+    # Every removal of an object or a vector point waits while a backup takes its picture.
+    gate, objects, vector_store = build_gated_stores(settings, metadata, vectors=vectors)
     rt = Runtime(
-        settings=settings, metadata=metadata, objects=build_objects(settings), codec=EventCodec(),
-        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings),
+        settings=settings, metadata=metadata, objects=objects, codec=EventCodec(),
+        names=TopicNames(settings.topic_prefix), sealer=build_sealer(settings), gate=gate, vectors=vector_store,
     )
-    if vectors:
-        rt.vectors = build_vectors(settings)
     if models:
         rt.embedders = build_embedders(settings)
         rt.embedder = rt.embedders.default

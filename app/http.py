@@ -135,7 +135,7 @@ async def readyz(request: Request, rt: RuntimeDep) -> JSONResponse:
 
 
 def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
-               liveness: Callable[[], str | None] | None = None) -> FastAPI:
+               liveness: Callable[[], str | None] | None = None, backups: Any = None) -> FastAPI:
     """Build the FastAPI app for a process.
 
     ``liveness`` returns a reason when the process should be restarted (e.g. a stage that
@@ -148,9 +148,13 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     app.state.runtime = rt
     app.state.relay = relay
     app.state.liveness = liveness
+    app.state.backups = backups  # `up`'s backups (services.backups); None where another process takes them
     app.state.serves_gateway, app.state.serves_query = gateway, query
 
     app.include_router(admin_router)
+    from services.backups.api import router as backups_router
+
+    app.include_router(backups_router)
     from services.query.answer_model import AnswerModel
     from services.query.settings_api import router as settings_router
 

@@ -97,6 +97,8 @@ class Process:
     server: uvicorn.Server | None = None
     retention: asyncio.Task[None] | None = None
     reindex: Any = None  # the ReindexWorker of a process that embeds
+    backups: Any = None  # `up`'s backup folder and schedule (services.backups.service.Backups)
+    backup_loop: asyncio.Task[None] | None = None
 
     def liveness(self) -> str | None:
         """A reason to restart this process, or None."""
@@ -175,10 +177,20 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
         await proc.relay.start()
         if settings.raw_retention_days is not None:
             proc.retention = asyncio.create_task(retention_loop(rt, settings.raw_retention_days))
+    if embedded and rt.vectors is not None:  # `up` backs the whole instance up (SB_BACKUP_*)
+        from app.backups import backups_for
+
+        proc.backups = backups_for(rt, settings.data_dir)
+        if proc.backups.interval_s is not None:
+            proc.backup_loop = asyncio.create_task(proc.backups.loop())
 
 
 async def stop_process(proc: Process) -> None:
     """Stop runners, relay and stores (in reverse order of start)."""
+    if proc.backup_loop is not None:
+        proc.backup_loop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await proc.backup_loop
     if proc.reindex is not None:
         await proc.reindex.stop()
     if proc.retention is not None:
@@ -208,7 +220,7 @@ async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_I
 
     while True:
         try:
-            report = await asyncio.to_thread(purge_expired_raw, rt.metadata, rt.objects, days)
+            report = await asyncio.to_thread(purge_expired_raw, rt.metadata, rt.objects, days, gate=rt.gate)
             log.info("raw-file retention ran", extra={"days": days, **report.to_json()})
         except Exception as exc:
             log.warning("raw-file retention failed; trying again later", extra={"error": repr(exc)})
@@ -294,7 +306,8 @@ async def _serve(settings: Settings, t0: float, *, gateway: bool, query: bool, s
     second: _Listener | None = None
     second_serving: asyncio.Task[None] | None = None
     try:
-        app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness)
+        app = create_app(proc.rt, gateway=gateway, query=query, relay=proc.relay, liveness=proc.liveness,
+                         backups=proc.backups)
         config = http_config(app, settings)
         # A stop does not wait long for open connections (a streamed answer, a slow client): the pipeline
         # and the stores still have to stop within the process's stop deadline.

@@ -124,8 +124,9 @@ def check_postgres_version(pgdata: Path, bundled: Callable[[], int] = bundled_po
         raise DataTooNew(
             f"{pgdata.parent}: this data was written by a newer secondbrain: its database is PostgreSQL {theirs}, "
             f"and this version ships PostgreSQL {ours}. Start the newer version again (in a git clone: "
-            "`git pull`, then `make up`); to go back to this version, restore the copy of your data from before the "
-            "upgrade (see Upgrading in docs/at-home.md).")
+            "`git pull`, then `make up`); to go back to this version, restore the backup the newer one took before it "
+            "upgraded, as it was (`secondbrain restore ARCHIVE --data-dir DIR --as-it-was`, run with the newer "
+            "version; see Upgrading in docs/at-home.md).")
 
 
 def shipped_schema() -> int:

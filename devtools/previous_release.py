@@ -22,6 +22,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -148,22 +149,30 @@ def source_of(client: httpx.Client, job: str) -> str:
     return str(next(s["source_id"] for s in sources if s["artifact_id"] == artifact))
 
 
-def write_data_dir(data_dir: Path, log_dir: Path, *, commit: str = PREVIOUS_RELEASE) -> Seeded:
-    """Run release ``commit`` on a new ``data_dir``, fill it, stop it; what it was given."""
+@contextlib.contextmanager
+def running_release(data_dir: Path, log_dir: Path, *, commit: str = PREVIOUS_RELEASE) -> Iterator[Service]:
+    """Release ``commit``'s own ``secondbrain up`` on ``data_dir``, ready; stopped afterwards (an exit other than
+    0 is an error)."""
     with tempfile.TemporaryDirectory(prefix="sb-release-") as tree:
         checkout(commit, Path(tree))
         old = Service("previous-release", ["up", "--data-dir", str(data_dir), "--no-llm"], {}, log_dir,
                       cwd=Path(tree))  # run from its own tree: its packages come first on the path
         old.start().wait_ready(timeout=240)
         try:
-            seeded = Seeded(str(data_dir), commit, admin_key=old.key, laptop_key="", maya_key="")
-            with old.client(timeout=60) as client:
-                seed(client, seeded)
+            yield old
         finally:
             code = old.stop()
         if code != 0:
             raise RuntimeError(f"the earlier release exited with {code}:\n{old.tail()}")
-        return seeded
+
+
+def write_data_dir(data_dir: Path, log_dir: Path, *, commit: str = PREVIOUS_RELEASE) -> Seeded:
+    """Run release ``commit`` on a new ``data_dir``, fill it, stop it; what it was given."""
+    with running_release(data_dir, log_dir, commit=commit) as old:
+        seeded = Seeded(str(data_dir), commit, admin_key=old.key, laptop_key="", maya_key="")
+        with old.client(timeout=60) as client:
+            seed(client, seeded)
+    return seeded
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,8 @@ lack are answered with HTTP 400 and a clear message.  Responses use Qdrant's env
 Run: ``python -m devtools.qdrant_edge_server --host 127.0.0.1 --port 6333 --data DIR``.
 It binds to loopback unless ``--allow-remote`` is given, and checks an ``api-key`` header when
 ``--api-key`` (or ``SB_QDRANT_EDGE_API_KEY``) is set.  It is a development tool: one process,
-one lock per collection, no replication, no snapshots, no background optimisation.
+one lock per collection, no replication, no background optimisation; snapshots are tars of a
+collection's directory (create, list, download, delete and upload, as Qdrant's snapshot API).
 """
 
 from __future__ import annotations
@@ -199,6 +200,54 @@ class Registry:
             (self.root / name).rename(tomb)
         shutil.rmtree(tomb, ignore_errors=True)
         return True
+
+    # -- snapshots: a collection's directory as a tar, taken under its lock (Qdrant's snapshot API)
+    def snapshot_dir(self, name: str) -> Path:
+        return self.root.parent / "snapshots" / self.check_name(name)
+
+    def create_snapshot(self, name: str) -> dict[str, Any]:
+        """A tar of the collection as it is now: ``collection.json`` and ``shard/``, flushed under its lock."""
+        import hashlib
+        import tarfile
+
+        coll = self.get(name)
+        folder = self.snapshot_dir(name)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC)
+        snap = folder / f"{name}-{stamp:%Y-%m-%d-%H-%M-%S}-{uuid.uuid4().hex[:6]}.snapshot"
+        with coll.lock:
+            coll.open_shard().flush()
+            with tarfile.open(snap, "w") as tar:
+                tar.add(coll.path / "collection.json", "collection.json")
+                tar.add(coll.path / "shard", "shard")
+        digest = hashlib.sha256(snap.read_bytes()).hexdigest()
+        return {"name": snap.name, "creation_time": rfc3339(stamp), "size": snap.stat().st_size, "checksum": digest}
+
+    def snapshot_path(self, name: str, snapshot: str) -> Path:
+        path = self.snapshot_dir(name) / snapshot
+        if "/" in snapshot or not snapshot.endswith(".snapshot") or not path.is_file():
+            raise ApiError(404, f"Not found: Snapshot {snapshot} not found")
+        return path
+
+    def recover(self, name: str, upload: IO[bytes]) -> None:
+        """Make ``name`` the collection in an uploaded snapshot (replacing one of that name)."""
+        import tarfile
+
+        self.check_name(name)
+        tmp = self.root / f".tmp-{name}-{uuid.uuid4().hex}"
+        tmp.mkdir()
+        try:
+            with tarfile.open(fileobj=upload, mode="r|") as tar:
+                tar.extractall(tmp, filter="data")
+            if not (tmp / "collection.json").is_file() or not (tmp / "shard").is_dir():
+                raise ApiError(400, "Wrong input: the file is not a snapshot of this server")
+            qe.EdgeShard.load(str(tmp / "shard")).close()  # it opens: a whole shard
+            self.delete(name)
+            with self._lock:
+                tmp.rename(self.root / name)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
     def close(self) -> None:
         """Flush and close every open shard."""
@@ -592,6 +641,41 @@ def create_app(data: Path, *, api_key: str | None = None) -> FastAPI:
     async def delete_collection(name: str) -> JSONResponse:
         started = time.perf_counter()
         return _envelope(await run_in_threadpool(registry.delete, name), started)
+
+    @app.post("/collections/{name}/snapshots")
+    async def create_snapshot(name: str) -> JSONResponse:
+        started = time.perf_counter()
+        return _envelope(await run_in_threadpool(registry.create_snapshot, name), started)
+
+    @app.get("/collections/{name}/snapshots")
+    async def list_snapshots(name: str) -> JSONResponse:
+        started = time.perf_counter()
+        folder = registry.snapshot_dir(name)
+        found = sorted(folder.glob("*.snapshot")) if folder.is_dir() else []
+        return _envelope([{"name": p.name, "size": p.stat().st_size} for p in found], started)
+
+    @app.get("/collections/{name}/snapshots/{snapshot}")
+    async def download_snapshot(name: str, snapshot: str) -> Any:
+        from fastapi.responses import FileResponse
+
+        return FileResponse(registry.snapshot_path(name, snapshot), media_type="application/octet-stream")
+
+    @app.delete("/collections/{name}/snapshots/{snapshot}")
+    async def delete_snapshot(name: str, snapshot: str) -> JSONResponse:
+        started = time.perf_counter()
+        registry.snapshot_path(name, snapshot).unlink()
+        return _envelope(True, started)
+
+    @app.post("/collections/{name}/snapshots/upload")
+    async def upload_snapshot(name: str, request: Request) -> JSONResponse:
+        """Qdrant's ``POST .../snapshots/upload`` (multipart field ``snapshot``): the collection recovered."""
+        started = time.perf_counter()
+        form = await request.form()
+        upload = form.get("snapshot")
+        if upload is None or isinstance(upload, str):
+            raise ApiError(400, "Wrong input: send the snapshot as the multipart field 'snapshot'")
+        await run_in_threadpool(registry.recover, name, upload.file)
+        return _envelope(True, started)
 
     @app.put("/collections/{name}/index")
     async def create_index(name: str, request: Request) -> JSONResponse:

@@ -45,6 +45,7 @@ from secondbrain.ports import (
     VectorFilter,
     VectorStore,
 )
+from secondbrain.ports.backup import BackupGate
 
 log = logging.getLogger(__name__)
 
@@ -200,12 +201,13 @@ class RetentionReport:
 
 
 def purge_expired_raw(metadata: MetadataStore, objects: ObjectStore, days: int, *, now: datetime | None = None,
-                      batch: int = 500) -> RetentionReport:
+                      batch: int = 500, gate: BackupGate | None) -> RetentionReport:
     """Remove the raw bytes of artifacts whose jobs all finished more than ``days`` days ago.
 
     Chunks and vectors stay (the text remains searchable); each artifact records when its raw
     file expired.  Bytes are removed before that is recorded, so an interrupted run is finished
-    by the next one.
+    by the next one.  ``gate``: the deployment's backup gate, held over both (the one ``objects``
+    holds, for re-entrancy); required, so no caller forgets it (None only where no backup can run).
     """
     if days < 0:
         raise ValueError("retention days must be 0 or more")
@@ -218,10 +220,13 @@ def purge_expired_raw(metadata: MetadataStore, objects: ObjectStore, days: int, 
             by_user.setdefault(art.user_id, []).append(art)
         progress = 0
         for user_id, arts in by_user.items():
-            for art in arts:
-                if keys.owns_key(user_id, art.object_key):
-                    objects.delete(art.object_key)
-            progress += metadata.catalog.mark_raw_purged(user_id, [a.artifact_id for a in arts])
+            # The bytes go before their removal is recorded: with the backup gate held over both, a backup's
+            # dump never says a raw file is kept that its copy of the objects lacks.
+            with gate.removing() if gate is not None else contextlib.nullcontext():
+                for art in arts:
+                    if keys.owns_key(user_id, art.object_key):
+                        objects.delete(art.object_key)
+                progress += metadata.catalog.mark_raw_purged(user_id, [a.artifact_id for a in arts])
             size += sum(a.size_bytes for a in arts)
         purged += progress
         if len(found) < batch or progress == 0:

@@ -13,6 +13,7 @@ from secondbrain.events.codec import EventCodec
 from secondbrain.events.sealing import Sealer
 from secondbrain.llm import ChatLLM
 from secondbrain.ports import Embedder, MetadataStore, ObjectStore, SparseEncoder, VectorStore
+from secondbrain.ports.backup import BackupGate
 from secondbrain.settings import Settings
 from secondbrain.topic_names import TopicNames
 
@@ -35,6 +36,7 @@ class Runtime:
     llm: ChatLLM | None = None  # answers; None means extractive answers
     embedders: EmbedderPool | None = None  # every embedding model in use; ``embedder`` is its default
     sealer: Sealer | None = None  # seals the internal topics' events (needs SB_PIPELINE_KEY)
+    gate: BackupGate | None = None  # removals hold it shared, a backup's picture alone (secondbrain.ports.backup)
 
     def close(self) -> None:
         """Release pools and files."""

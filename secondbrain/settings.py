@@ -355,6 +355,40 @@ class Settings(BaseSettings):
         None, ge=0, description="Remove raw files this many days after their jobs finished (the index stays "
                                 "searchable); none: keep them forever.")
 
+    # --- Backups (secondbrain.backup; `secondbrain backup` / `restore`, and `up` on a schedule)
+    backup_dir: Path | None = Field(
+        None, description="Where `secondbrain up` keeps its backups (default: a folder beside the data directory, "
+                          "<data dir>-backups). Put it on another disk.")
+    backup_interval: str = Field(
+        "24h", description="How often `secondbrain up` backs up, e.g. '24h' (the default: daily), '6h', '30m' or "
+                           "'1w' ('off': only when asked, with `secondbrain backup` or the web page's 'Back up now').")
+    backup_keep_daily: int = Field(7, ge=0, description="Backups kept: the newest of each of the last N days.")
+    backup_keep_weekly: int = Field(4, ge=0, description="...and the newest of each of the last M weeks.")
+    backup_passphrase: SecretStr | None = Field(
+        None, description="Seal `up`'s backups (and `secondbrain backup`'s unless told otherwise) with this "
+                          "passphrase (ChaCha20-Poly1305, key from scrypt).")
+    backup_key_file: Path | None = Field(
+        None, description="Seal backups with the key in this file instead (at least 32 random bytes).")
+
+    @field_validator("backup_interval")
+    @classmethod
+    def _interval_ok(cls, v: str) -> str:
+        parse_interval(v)  # a bad interval is a start-up error naming it
+        return v.strip()
+
+    @property
+    def backup_interval_s(self) -> float | None:
+        """``backup_interval`` in seconds (None: no scheduled backups)."""
+        return parse_interval(self.backup_interval)
+
+    @property
+    def backups_dir(self) -> Path:
+        """Where backups are kept (``backup_dir``, else beside the data directory)."""
+        if self.backup_dir is not None:
+            return self.backup_dir
+        data = self.data_dir
+        return data.with_name(f"{data.name.lstrip('.') or 'secondbrain'}-backups") if data.name else Path("backups")
+
     # --- Telemetry (secondbrain.telemetry)
     otel_endpoint: str | None = Field(
         None, description="OTLP collector base URL (http://collector:4318, or :4317 with grpc); none: no "
@@ -434,3 +468,22 @@ class Settings(BaseSettings):
                 "No Postgres configured: set SB_POSTGRES_DSN (distributed mode) or run `secondbrain up`."
             )
         return self.postgres_dsn.get_secret_value()
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_interval(text: str) -> float | None:
+    """'24h', '30m', '1d', '90s', '1w' or a number of seconds in seconds; '' / 'off' / '0': None."""
+    value = (text or "").strip().lower()
+    if value in ("", "off", "0", "none", "never"):
+        return None
+    unit = value[-1] if value[-1] in _UNITS else "s"
+    number = value[:-1] if value[-1] in _UNITS else value
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except ValueError:
+        raise ValueError(f"backup_interval {text!r} is not an interval such as 24h, 6h, 30m or 1d") from None
+    if seconds < 60:
+        raise ValueError(f"backup_interval {text!r} is under a minute; back up at most once a minute")
+    return seconds

@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,12 +158,34 @@ def default_data_dir(args: argparse.Namespace, *, say_so: bool = False) -> Path:
     return place
 
 
+def backup_before(settings: Any) -> Callable[[Any], None]:
+    """``before_migrating`` of an upgrade (:mod:`app.upgrade`): an archive of the data directory as the earlier
+    version left it, taken through the embedded PostgreSQL ``settings`` point at, and said."""
+    from app.backups import back_up_before_upgrade
+
+    def take(plan: Any) -> None:
+        say(f"secondbrain: backing up {settings.data_dir} before the upgrade...")
+        archive = back_up_before_upgrade(settings)
+        say(f"secondbrain: backed up the data as it was to {archive} ({archive.stat().st_size / 1e6:.1f} MB); "
+            f"`secondbrain restore {archive} --data-dir NEW_DIR` brings it back")
+
+    return take
+
+
+def not_upgraded(data_dir: Path, exc: Exception) -> str:
+    """Why an upgrade did not happen when its backup failed, and what to do."""
+    return (f"secondbrain did not upgrade the data in {data_dir}, because the backup it takes first failed: {exc}. "
+            "Nothing was changed: fix that (or set SB_BACKUP_DIR to a folder with room) and start it again, or go "
+            "back to the version you had.")
+
+
 @contextlib.contextmanager
 def metadata_for(args: argparse.Namespace) -> Any:
     """The metadata store: SB_POSTGRES_DSN, or the embedded Postgres under --data-dir (shared with a
     running `secondbrain up`), upgraded in place as ``up`` upgrades it (:mod:`app.upgrade`)."""
     from app.assembly import build_metadata
     from app.upgrade import DataTooNew, check_postgres_version, upgrade_in_place
+    from secondbrain.backup.archive import BackupError
     from secondbrain.stores.migrations import NewerSchema
 
     settings = settings_for(args)
@@ -178,16 +201,19 @@ def metadata_for(args: argparse.Namespace) -> Any:
             say(f"error: {exc}")
             raise SystemExit(EXIT_USAGE) from None
         pg = EmbeddedPostgres(data_dir / "postgres").start()
-        settings = settings.model_copy(update={"postgres_dsn": SecretStr(pg.dsn)})
+        settings = settings.model_copy(update={"postgres_dsn": SecretStr(pg.dsn), "data_dir": data_dir})
     store = build_metadata(settings)
     try:
         try:
             if data_dir is not None:
-                upgrade_in_place(data_dir, store.database, say=say)
+                upgrade_in_place(data_dir, store.database, say=say, before_migrating=backup_before(settings))
             else:
                 store.database.migrate()
         except (NewerSchema, DataTooNew) as exc:  # an older command on data a newer secondbrain wrote
             say(f"error: {exc}")
+            raise SystemExit(EXIT_USAGE) from None
+        except BackupError as exc:
+            say(f"error: {not_upgraded(data_dir or settings.data_dir, exc)}")
             raise SystemExit(EXIT_USAGE) from None
         yield store
     finally:

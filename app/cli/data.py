@@ -149,13 +149,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _admin_stores(args: argparse.Namespace, *, vectors: bool) -> tuple[Any, Any]:
-    """The object store (and vector store) of the deployment the admin command acts on."""
-    from app.assembly import build_objects, build_vectors
+def _admin_stores(args: argparse.Namespace, metadata: Any, *, vectors: bool) -> tuple[Any, Any, Any]:
+    """The backup gate, object store (and vector store) of the deployment the admin command acts on; their
+    removals hold the gate, so a backup taken meanwhile (by `up` or another command) keeps its picture whole."""
+    from app.assembly import build_gated_stores
 
     settings = settings_for(args)
     settings = settings.model_copy(update={"data_dir": settings.data_dir.resolve()})
-    return build_objects(settings), (build_vectors(settings) if vectors else None)
+    return build_gated_stores(settings, metadata, vectors=vectors)
 
 
 def cmd_users_erase(args: argparse.Namespace) -> int:
@@ -172,7 +173,7 @@ def cmd_users_erase(args: argparse.Namespace) -> int:
               f"repeat with --yes to do it", file=sys.stderr)
         return EXIT_USAGE
     with metadata_for(args) as store:
-        objects, vectors = _admin_stores(args, vectors=True)
+        _gate, objects, vectors = _admin_stores(args, store, vectors=True)
         try:
             try:  # before touching anything: a running embedded server holds its vector shards
                 vectors.count(args.user_id)
@@ -205,8 +206,8 @@ def cmd_retention(args: argparse.Namespace) -> int:
         print("error: --days must be 0 or more", file=sys.stderr)
         return EXIT_USAGE
     with metadata_for(args) as store:
-        objects, _ = _admin_stores(args, vectors=False)
-        report = lifecycle.purge_expired_raw(store, objects, days)
+        gate, objects, _ = _admin_stores(args, store, vectors=False)
+        report = lifecycle.purge_expired_raw(store, objects, days, gate=gate)
     if args.json:
         print(json.dumps({"days": days, **report.to_json()}))
     else:

@@ -141,6 +141,8 @@ class Sender:
         self.batch: list[Any] = []
         self.batch_bytes = 0
         self.polled = 0  # items before this index are all finished
+        self.wave = 0  # captures of a later wave wait until the jobs sent so far have finished
+        self.conversations: list[Any] = []
 
     # --- sending
     def add(self, capture: Any) -> None:
@@ -151,10 +153,39 @@ class Sender:
         if len(self.batch) >= self.batch_items or self.batch_bytes >= BATCH_BYTES:
             self.flush()
 
+    def next_wave(self, wave: int, timeout_s: float | None) -> None:
+        """An item's next version: sent once every job sent so far has finished (it would replace one still
+        in the pipeline before it was indexed)."""
+        if wave > self.wave:
+            self.flush()
+            self.wait(timeout_s)
+            self.wave = wave
+
+    def add_conversation(self, conversation: Any) -> None:
+        self.conversations.append(conversation)
+        if len(self.conversations) >= 50:
+            self._send_conversations()
+
+    def _send_conversations(self) -> None:
+        sent, self.conversations = self.conversations, []
+        manifest = {"format": self.fmt, "captures": [], "conversations": [c.json() for c in sent]}
+        resp = self.client.post("/v1/imports/batch", files=[("manifest", (None, json.dumps(manifest),
+                                                                          "application/json"))], timeout=300)
+        if resp.status_code != 200:
+            reason = f"HTTP {resp.status_code}: {detail_of(resp)[:200]}"
+            self.tally.items += [Item(c.label, "conversation", status="refused", reason=reason) for c in sent]
+            return
+        for c, r in zip(sent, resp.json()["results"], strict=True):
+            status = {"imported": "succeeded", "unchanged": "succeeded"}.get(r["status"], "refused")
+            self.tally.items.append(Item(c.label, "conversation", status=status, reason=r.get("reason"),
+                                         earlier=r["status"] == "unchanged"))
+
     def flush(self) -> None:
         batch, self.batch, self.batch_bytes = self.batch, [], 0
         if batch:
             self._send(batch)
+        if self.conversations:
+            self._send_conversations()
 
     def _send(self, batch: list[Any]) -> None:
         manifest = {"format": self.fmt, "captures": [c.json(None if c.kind == "url" else f"p{i}")
@@ -308,7 +339,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Import an export: read it here, send it in batches, wait until it is searchable, sum up."""
     from services.importers import registry
     from services.importers.archive import Export
-    from services.importers.model import ExportError, Skipped
+    from services.importers.model import Conversation, ExportError, Skipped
 
     path = Path(args.path).expanduser()
     try:
@@ -346,6 +377,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                         (tally.repeats if result.duplicate else tally.skipped).append((result.label, result.reason))
                         progress.show(result.label)
                         continue
+                    if isinstance(result, Conversation):
+                        sender.add_conversation(result)
+                        continue
+                    sender.next_wave(result.wave, args.timeout)
                     sender.add(result)
                 sender.flush()
                 if args.retry_failed:
@@ -366,13 +401,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _dry_run(fmt: Any, export: Any, options: Any, tally: Tally, args: argparse.Namespace) -> int:
-    from services.importers.model import Skipped
+    from services.importers.model import Conversation, Skipped
 
     rows = []
     for result in _results(fmt, export, options):
         if isinstance(result, Skipped):
             (tally.repeats if result.duplicate else tally.skipped).append((result.label, result.reason))
             rows.append({"skipped": result.label, "reason": result.reason})
+            continue
+        if isinstance(result, Conversation):
+            rows.append({"kind": "conversation", "title": result.label, "turns": str(len(result.turns))})
+            tally.items.append(Item(result.label, "conversation", status="would import"))
+            if not args.json:
+                print(f"{'conv':<5} {result.created_at.isoformat(timespec='minutes'):<22} {result.label[:70]}")
             continue
         when = result.captured_at.isoformat(timespec="minutes") if result.captured_at else "-"
         rows.append({"kind": result.kind, "title": result.title or result.label, "captured_at": when,

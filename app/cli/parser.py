@@ -9,6 +9,7 @@ from typing import Any
 from app.cli.accounts import cmd_keys, cmd_users, cmd_users_list
 from app.cli.agenda import cmd_agenda, cmd_digest
 from app.cli.asking import cmd_ask, cmd_jobs, cmd_search
+from app.cli.backup import add_parser as add_backup_parser
 from app.cli.calendar import add_parser as add_calendar_parser
 from app.cli.capture import cmd_ingest, cmd_open
 from app.cli.common import DEFAULT_URL, server_url
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     client_opts(ing)
     ing.set_defaults(func=cmd_ingest)
     add_import_parser(sub, client_opts)
+    add_backup_parser(sub, client_opts)
     add_mail_parser(sub, client_opts)
     add_calendar_parser(sub, client_opts)
 

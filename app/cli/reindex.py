@@ -38,7 +38,7 @@ def _index_line(i: Any, rows: list[Any] | None = None) -> str:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Re-embed users' chunks with another model into a new collection version, then switch to it."""
-    from app.assembly import build_vectors
+    from app.assembly import build_gated_stores
     from secondbrain.embedding import EmbedderPool, check_spec, load_embedder
     from secondbrain.errors import RetryableError
     from secondbrain.sparse import Bm25Encoder
@@ -81,7 +81,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         if not users:
             say("no user has anything indexed yet: nothing to re-index")
             return EXIT_OK
-        vectors = build_vectors(settings)
+        # Dropping the old index or stale points waits while a backup takes its picture.
+        _gate, _objects, vectors = build_gated_stores(settings, store, vectors=True)
+        assert vectors is not None
         last_print = [0.0]
 
         def show(p: Progress) -> None:

@@ -24,6 +24,8 @@ from app.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     KEY_FILE,
+    backup_before,
+    not_upgraded,
     noted_data_dir,
     running_servers,
     say,
@@ -34,6 +36,7 @@ from app.cli.periodic import Background
 
 if TYPE_CHECKING:
     from secondbrain.infra.lan import LanCertificate
+    from secondbrain.settings import Settings
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -65,6 +68,16 @@ def _kafka_port_free(port: int) -> bool:
 
 def _json_logs(args: argparse.Namespace) -> bool:
     return args.log_format == "json" or (args.log_format == "auto" and not sys.stderr.isatty())
+
+
+def backups_line(settings: Settings) -> str:
+    """What `up` says about its backups at start."""
+    folder = settings.backups_dir.resolve()
+    if settings.backup_interval_s is None:
+        return (f"  backups: only when asked (`secondbrain backup`, or Settings > Back up now), into {folder}; "
+                "SB_BACKUP_INTERVAL=24h backs up daily")
+    return (f"  backups: every {settings.backup_interval} into {folder} (SB_BACKUP_INTERVAL, SB_BACKUP_DIR; "
+            "put them on another disk)")
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -190,6 +203,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                 "artifacts.submitted or urls.requested; see the README's 'Event contract for other apps')")
             say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
             say("  stop with Ctrl-C; data stays in " + str(data_dir))
+            say(backups_line(settings))
             if settings.watch_paths:
                 watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
             if settings.mail_host or settings.mail_maildir:
@@ -526,16 +540,21 @@ def upgrade_data(settings: Any) -> bool:
     or refused with a sentence when a newer secondbrain wrote it (False)."""
     from app.assembly import build_metadata
     from app.upgrade import DataTooNew, upgrade_in_place
+    from secondbrain.backup.archive import BackupError
 
     store = build_metadata(settings)
     try:
-        upgrade_in_place(settings.data_dir, store.database, say=say)
+        upgrade_in_place(settings.data_dir, store.database, say=say, before_migrating=backup_before(settings))
     except DataTooNew as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return False
+    except BackupError as exc:
+        print(f"error: {not_upgraded(settings.data_dir, exc)}", file=sys.stderr)
         return False
     finally:
         store.database.close()
     return True
+
 
 
 PIPELINE_KEY_FILE = "pipeline.key"

@@ -442,6 +442,12 @@ class Conversations(Protocol):
         """Remove the conversation and its turns; False when it is not the user's."""
         ...
 
+    def import_conversation(self, user_id: str, conversation_id: str, title: str | None, created_at: datetime,
+                            turns: Sequence[Turn]) -> bool:
+        """Keep a conversation brought from elsewhere (an export) with its own times, title and turns; False
+        (nothing written) when the user has it already; ``ForeignConversation`` when the id is another's."""
+        ...
+
 
 class IndexVersions(Protocol):
     """The vector index versions of each user and the leases of a re-index."""

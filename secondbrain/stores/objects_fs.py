@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Iterator
@@ -293,6 +294,26 @@ class FileObjectStore:
                 found.append((self._info(key, path, st), path))
         found.sort(key=lambda item: item[0].key)
         return found
+
+    def linked_copy(self, dest: Path) -> builtins.list[tuple[ObjectInfo, Path]]:
+        """Every object as it is now, hard-linked under ``dest`` (same filesystem; copied otherwise), with
+        its info: a picture that later writes cannot change (a put renames a new file over the old one, and
+        the link keeps the old one)."""
+        dest.mkdir(parents=True, exist_ok=True)
+        taken: builtins.list[tuple[ObjectInfo, Path]] = []
+        for info, path in self._walk(""):
+            target = dest / f"{len(taken):08d}"
+            try:
+                os.link(path, target)
+            except FileNotFoundError:  # deleted while walking: not part of the picture
+                continue
+            except OSError:  # another filesystem, or links not allowed: a copy
+                try:
+                    shutil.copyfile(path, target)
+                except FileNotFoundError:
+                    continue
+            taken.append((info, target))
+        return taken
 
     def _base_dir(self, prefix: str) -> Path:
         """The deepest directory that contains every key starting with ``prefix``."""

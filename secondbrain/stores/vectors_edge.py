@@ -726,6 +726,29 @@ class EdgeVectorStore:
             if path.exists():
                 shutil.rmtree(path)
 
+    def copy_collections(self, dest: Path) -> list[str]:
+        """Copy every collection's shard directory under ``dest`` (``dest/<collection>``), each one flushed and
+        copied under its lock, so no write or index swap of that collection falls in the middle of its copy
+        (as an index build copies a shard).  Returns the collections copied."""
+        copied = []
+        names = sorted(e.name for e in self.root.iterdir() if e.is_dir() and not e.name.startswith("."))
+        for name in names:
+            with self._slots_lock:
+                if self._root_key is None:
+                    self._root_key, fresh = _lock_root(self.root)
+                    if fresh:
+                        _recover_builds(self.root)
+                slot = self._slots.setdefault(name, _Slot())
+            with slot.lock:
+                path = self.root / name
+                if not path.is_dir():  # dropped meanwhile
+                    continue
+                if slot.shard is not None:
+                    slot.shard.flush()
+                shutil.copytree(path, dest / name)
+            copied.append(name)
+        return copied
+
     def check(self) -> None:
         """Raise unless ``root`` exists and is writable."""
         self.root.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import IO, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -25,8 +26,8 @@ from secondbrain.validation import text_problem
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
-from services.importers.model import ExportError, Options, Skipped
-from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json
+from services.importers.model import Conversation, ExportError, Options, Skipped
+from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json, conversation_from_json
 from services.importers.wire import Batch, read_batch
 
 MAX_ITEMS_PER_UPLOAD = 20_000
@@ -65,6 +66,7 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
         detected = registry.detect(export, forced)
         outcomes: list[Outcome] = []
         skipped: list[Skipped] = []
+        wave = 0
         for result in registry_results(detected.format, export, options):
             if len(outcomes) + len(skipped) >= MAX_ITEMS_PER_UPLOAD:
                 skipped.append(Skipped("the rest of the export", f"an upload imports at most {MAX_ITEMS_PER_UPLOAD}"
@@ -72,9 +74,28 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
                 break
             if isinstance(result, Skipped):
                 skipped.append(result)
+            elif isinstance(result, Conversation):
+                outcomes.append(submitter.keep_conversation(user, result))
             else:
+                if result.wave > wave:  # an item's next version: once the versions before it are indexed
+                    wait_for(submitter, user, [o.job_id for o in outcomes if o.job_id])
+                    wave = result.wave
                 outcomes.append(submitter.submit(user, result))
     return summary(detected, outcomes, skipped)
+
+
+WAVE_TIMEOUT_S = 600.0
+
+
+def wait_for(submitter: CaptureSubmitter, user: str, job_ids: list[str], timeout_s: float = WAVE_TIMEOUT_S) -> None:
+    """Until these jobs have finished (the versions of an export's items go in order), at most ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    pending = list(dict.fromkeys(job_ids))
+    while pending and time.monotonic() < deadline:
+        pending = [j for j in pending if (job := submitter.job(user, j)) is not None and job.status in
+                   ("queued", "running")]
+        if pending:
+            time.sleep(0.5)
 
 
 def registry_results(fmt: registry.Format, export: Export, options: Options) -> Any:
@@ -100,8 +121,17 @@ def summary(detected: registry.Detected, outcomes: list[Outcome], skipped: list[
 
 
 def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch) -> list[dict[str, Any]]:
-    """Submit each capture of a batch; a bad one is refused with its reason, the others go on.  Blocking."""
+    """Submit each capture of a batch (and keep each conversation it carries); a bad one is refused with its
+    reason, the others go on.  Blocking."""
     results: list[dict[str, Any]] = []
+    conversations = batch.manifest.get("conversations") or []
+    for n, item in enumerate(conversations if isinstance(conversations, list) else [], 1):
+        try:
+            if not isinstance(item, dict):
+                raise ValueError(f"conversation {n} is not an object")
+            results.append(submitter.keep_conversation(user, conversation_from_json(item)).json())
+        except ValueError as exc:
+            results.append({"label": f"conversation {n}", "source_uri": None, "status": "refused", "reason": str(exc)})
     for n, item in enumerate(batch.manifest["captures"], 1):
         if not isinstance(item, dict):
             results.append({"status": "refused", "reason": f"capture {n} is not an object"})

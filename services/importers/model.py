@@ -53,6 +53,9 @@ class Capture:
     filename: str | None = None
     url: str | None = None
     attributes: Mapping[str, str] = field(default_factory=dict)  # provenance: import.format, import.file, ...
+    # Sent once every capture of an earlier wave has finished: the versions of one item, in order (a version
+    # submitted while the one before it is still in the pipeline would replace it before it is indexed).
+    wave: int = 0
 
     def data(self) -> bytes:
         """The bytes to send (a file's are read only now, so a large export is never held whole)."""
@@ -86,7 +89,39 @@ class Skipped:
     duplicate: bool = False
 
 
-Result = Capture | Skipped
+@dataclass(frozen=True, slots=True)
+class ConversationTurn:
+    """One message of an imported conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    created_at: datetime
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A conversation with secondbrain itself (its own export's questions and answers), kept as it was."""
+
+    key: str  # the conversation's id where it came from: importing it again adds nothing
+    label: str
+    title: str | None
+    created_at: datetime
+    turns: tuple[ConversationTurn, ...]
+    # The sources the answers cite, by their id where they came from -> their source address here, and the
+    # cited files by their artifact id there -> the SHA-256 of the bytes imported for them: the citations (source,
+    # file, passage and the links to them) are pointed at the imported copies.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    artifacts: Mapping[str, str] = field(default_factory=dict)
+
+    def json(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "title": self.title, "created_at": self.created_at.isoformat(),
+                "sources": dict(self.sources), "artifacts": dict(self.artifacts),
+                "turns": [{"role": t.role, "content": t.content, "created_at": t.created_at.isoformat(),
+                           "meta": dict(t.meta)} for t in self.turns]}
+
+
+Result = Capture | Skipped | Conversation
 
 
 def guarded(label: str, origin: str, work: Callable[..., Result | Iterable[Result]], *args: Any) -> Iterator[Result]:
@@ -94,7 +129,7 @@ def guarded(label: str, origin: str, work: Callable[..., Result | Iterable[Resul
     note that is not what its format says) never stops the rest of an import."""
     try:
         out = work(*args)
-        if isinstance(out, Capture | Skipped):
+        if isinstance(out, Capture | Skipped | Conversation):
             yield out
         else:
             yield from out

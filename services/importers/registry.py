@@ -27,12 +27,13 @@ def formats() -> list[Format]:
         notes_folder,
         notion,
         readwise,
+        secondbrain_export,
         telegram,
         whatsapp,
     )
 
-    return [evernote.FORMAT, bookmarks.FORMAT, keep.FORMAT, notion.FORMAT, telegram.FORMAT, mem0.FORMAT,
-            khoj.FORMAT, kindle.FORMAT, readwise.FORMAT, whatsapp.FORMAT, ics.FORMAT,
+    return [secondbrain_export.FORMAT, evernote.FORMAT, bookmarks.FORMAT, keep.FORMAT, notion.FORMAT, telegram.FORMAT,
+            mem0.FORMAT, khoj.FORMAT, kindle.FORMAT, readwise.FORMAT, whatsapp.FORMAT, ics.FORMAT,
             notes_folder.FORMAT]
 
 

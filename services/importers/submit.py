@@ -7,23 +7,27 @@ Blocking (object store and Postgres): call it from a worker thread.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from secondbrain import ids
 from secondbrain.addresses import parse_networks
 from secondbrain.http_security import short
 from secondbrain.pipeline.relay import OutboxRelay
-from secondbrain.ports import JobView
+from secondbrain.ports import ForeignConversation, JobView, Turn
 from secondbrain.runtime import Runtime
 from secondbrain.submissions import Submissions, private_target
 from secondbrain.validation import text_problem
-from services.importers.model import KINDS, Capture
+from services.importers.model import KINDS, Capture, Conversation, ConversationTurn
 
 Status = Literal["imported", "unchanged", "refused"]
 MAX_ATTRIBUTES = 24
 MAX_ATTRIBUTE_CHARS = 1000
+MAX_TURNS = 10_000
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,22 @@ class CaptureSubmitter:
                 idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes),
                 capture="note" if capture.kind == "note" else "import")
         return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
+
+    def keep_conversation(self, user: str, conversation: Conversation) -> Outcome:
+        """Keep an imported conversation as it was (its times, title and turns); ``unchanged`` when the person
+        imported it before."""
+        if len(conversation.turns) > MAX_TURNS or not all(t.role in ("user", "assistant") for t in conversation.turns):
+            return Outcome(conversation.label, conversation.key, "refused",
+                           reason=f"a conversation holds at most {MAX_TURNS} turns, each a question or an answer")
+        conversation_id = ids.event_id("imported conversation", user, conversation.key)
+        here = _CitedHere(user, conversation, conversation_id)
+        turns = [Turn(t.role, t.content, t.created_at, here.meta(dict(t.meta))) for t in conversation.turns]
+        try:
+            made = self.rt.metadata.conversations.import_conversation(user, conversation_id, conversation.title,
+                                                                      conversation.created_at, turns)
+        except ForeignConversation:
+            return Outcome(conversation.label, conversation.key, "refused", reason="it is another person's")
+        return Outcome(conversation.label, conversation.key, "imported" if made else "unchanged")
 
     def job(self, user: str, job_id: str) -> JobView | None:
         return self.rt.metadata.jobs.get_job(user, job_id)
@@ -151,3 +171,88 @@ def capture_from_json(item: Mapping[str, Any], content: bytes) -> Capture:
                    label=(text("label") or text("title") or text("source_uri") or "")[:300], title=text("title"),
                    captured_at=when, content=content, content_type=(text("content_type") or "")[:200].lower(),
                    filename=text("filename"), url=text("url"), attributes=attributes)
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class _CitedHere:
+    """An imported answer's records pointed at the imported copies: the ids where the conversation came from
+    (its own, the cited sources', files', documents' and passages', also inside links) become the ones the
+    importing person's copies have here (ids are derived from the user and the content, see
+    :mod:`secondbrain.ids`); the cited source's address becomes the imported one.  Ids of things not imported
+    stay as they were."""
+
+    def __init__(self, user: str, conversation: Conversation, conversation_id: str) -> None:
+        self.addresses = dict(conversation.sources)
+        self.ids: dict[str, str] = {conversation.key: conversation_id}
+        self.ids.update({old: ids.source_id(user, uri) for old, uri in conversation.sources.items()})
+        self.documents: dict[str, str] = {}
+        for old, sha256 in conversation.artifacts.items():
+            new = ids.artifact_id(user, sha256)
+            self.ids[old] = new
+            self.documents[ids.document_id(old)] = ids.document_id(new)
+        self.ids.update(self.documents)
+
+    def meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+        self._passages(meta)
+        moved: dict[str, Any] = self._moved(meta)
+        return moved
+
+    def _passages(self, value: Any) -> None:
+        """A cited passage's id, from its document's id here and its place in it."""
+        if isinstance(value, dict):
+            doc, index = self.documents.get(str(value.get("document_id"))), value.get("chunk_index")
+            if doc is not None and isinstance(value.get("chunk_id"), str) and isinstance(index, int):
+                self.ids[value["chunk_id"]] = ids.chunk_id(doc, index)
+            for v in value.values():
+                self._passages(v)
+        elif isinstance(value, list):
+            for v in value:
+                self._passages(v)
+
+    def _moved(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            out = {k: self._moved(v) for k, v in value.items()}
+            if isinstance(value.get("source_uri"), str) and value.get("source_id") in self.addresses:
+                out["source_uri"] = self.addresses[value["source_id"]]
+            return out
+        if isinstance(value, list):
+            return [self._moved(v) for v in value]
+        if isinstance(value, str):
+            return _UUID.sub(lambda m: self.ids.get(m.group(0), m.group(0)), value)
+        return value
+
+
+def conversation_from_json(item: Mapping[str, Any]) -> Conversation:
+    """A conversation sent in a batch's manifest; raises ValueError with a sentence."""
+    def when(value: Any) -> datetime:
+        if not isinstance(value, str):
+            raise ValueError("a conversation's times must be ISO 8601 text")
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if parsed.tzinfo is None:
+            raise ValueError("a conversation's times must say their zone")
+        return parsed
+
+    turns = item.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise ValueError("a conversation needs its turns")
+    if not all(isinstance(t, dict) and t.get("role") in ("user", "assistant") for t in turns):
+        raise ValueError("each turn of a conversation is a question (user) or an answer (assistant)")
+    made = tuple(ConversationTurn(role=t["role"], content=str(t.get("content") or ""),
+                                  created_at=when(t.get("created_at")),
+                                  meta=dict(t["meta"]) if isinstance(t.get("meta"), dict) else {})
+                 for t in turns)
+    key, title = item.get("key"), item.get("title")
+    if not isinstance(key, str) or not key or len(key) > 200 or (title is not None and not isinstance(title, str)):
+        raise ValueError("a conversation needs its key (at most 200 characters) and a text title")
+    sources = item.get("sources") or {}
+    if not isinstance(sources, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.startswith("import:")
+                                                for k, v in sources.items()):
+        raise ValueError("a conversation's sources map ids to import: addresses")
+    files = item.get("artifacts") or {}
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) and _SHA256.fullmatch(v)
+                                              for k, v in files.items()):
+        raise ValueError("a conversation's artifacts map ids to the SHA-256 (hex) of the files imported for them")
+    return Conversation(key=key, label=str(item.get("label") or title or key)[:300], title=title,
+                        created_at=when(item.get("created_at")), turns=made, sources=sources, artifacts=files)

@@ -115,4 +115,4 @@ def test_a_cluster_of_a_newer_postgres_is_refused_before_it_starts(tmp_path: Pat
     with pytest.raises(DataTooNew) as refused:
         check_postgres_version(pgdata)
     assert f"its database is PostgreSQL {ours + 1}, and this version ships PostgreSQL {ours}" in str(refused.value)
-    assert "restore the copy of your data from before the upgrade" in str(refused.value)
+    assert "restore the backup the newer one took before it upgraded" in str(refused.value)

@@ -111,7 +111,8 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     source = next(s for s in alice.get("/v1/sources").json()["sources"] if s["job_id"] == note)
     alice_key_id = alice.get("/v1/me").json()["key_id"]
     ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
-           "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation, "feed_id": feed["feed_id"]}
+           "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation, "feed_id": feed["feed_id"],
+           "name": admin.post("/v1/admin/backups").json()["archive"]["name"]}  # a backup holding Alice's data
     alice_link = alice.post("/v1/login-links").json()["token"]
     assert alice_link
     # A refusal of Alice's: an unsigned event naming her, from an app called after her.
@@ -173,6 +174,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
             {"source_uri": "import:notes:attic.md", "kind": "note", "title": "Attic", "part": "p0",
              "content_type": "text/markdown", "attributes": {"kind": "note"}}]})},
             "files": {"p0": ("attic.md", b"# Attic\n\nBob's attic holds bicycles.", "text/markdown")}}],
+        # A backup holds every user's data: an administrator's alone, to take, list or download.
+        ("get", "/v1/admin/backups"): [{}],
+        ("post", "/v1/admin/backups"): [{}],
+        ("get", "/v1/admin/backups/{name}"): [{}],
         ("get", "/v1/admin/users"): [{}],
         ("post", "/v1/admin/users"): [{"json": {"user_id": "mallory"}}],
         ("delete", "/v1/admin/users/{user_id}"): [{"params": {"confirm": "alice"}}],

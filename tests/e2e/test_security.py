@@ -313,7 +313,8 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
                              ("POST", "/v1/jobs/x/retry"), ("DELETE", "/v1/jobs/x"), ("GET", "/v1/status"),
                              ("GET", "/v1/settings/answers"), ("GET", "/v1/conversations?q=safe"),
                              ("GET", "/v1/deadletters"), ("POST", "/share"), ("GET", "/v1/settings/answers/found"),
-                             ("POST", "/v1/settings/answers/test")):
+                             ("POST", "/v1/settings/answers/test"), ("GET", "/v1/admin/backups"),
+                             ("POST", "/v1/admin/backups")):
             r = anyone.request(method, path, json={"name": "e", "scope": "admin"} if method == "POST" else None)
             assert r.status_code == 401 and str(running.data / "api-key") in r.json()["detail"]
         # A cross-site form (the browser adds Origin), even when a key would be there.
@@ -333,6 +334,10 @@ def test_rebinding_cross_site_and_keyless_requests_are_refused(running: Running)
         assert r.status_code == 403
         r = anyone.delete("/v1/jobs/anything", headers={"Origin": "http://attacker.example",
                                                         "Authorization": f"Bearer {key}"})
+        assert r.status_code == 403 and "cross-site" in r.json()["detail"]
+        # A page elsewhere cannot make the server write a backup of everyone's data.
+        r = anyone.post("/v1/admin/backups", headers={"Origin": "http://attacker.example",
+                                                      "Authorization": f"Bearer {key}"})
         assert r.status_code == 403 and "cross-site" in r.json()["detail"]
         # A page elsewhere cannot point this server's answers at a model of its choosing.
         r = anyone.put("/v1/settings/answers", json={"base_url": "http://attacker.example/v1"},

@@ -3,7 +3,9 @@ repository's history by devtools/previous_release.py and filled through its HTTP
 version, which migrates it in place and says so; then everything is still there: each source with its id,
 title and passages (a PDF's pages too), search, the kept and renamed conversation, every key, the other
 user's data kept apart, and a deleted source still gone; new captures and deletions work on the upgraded
-data.  Data a newer version wrote is refused by this one (``up`` and the admin commands) with what to do."""
+data.  The archive ``up`` took before it migrated goes back to the earlier release (restored as it was, and
+served by that release's own ``up``).  Data a newer version wrote is refused by this one (``up`` and the admin
+commands) with what to do."""
 
 from __future__ import annotations
 
@@ -15,8 +17,18 @@ import httpx
 import psycopg
 import pytest
 
-from devtools.previous_release import BOILER, DELETED, GARDEN, MAYA, PREVIOUS_SCHEMA, Seeded, write_data_dir
+from devtools.previous_release import (
+    BOILER,
+    DELETED,
+    GARDEN,
+    MAYA,
+    PREVIOUS_SCHEMA,
+    Seeded,
+    running_release,
+    write_data_dir,
+)
 from devtools.processes import run_cli
+from secondbrain.backup.folder import SUFFIX
 from secondbrain.infra.postgres import EmbeddedPostgres
 from secondbrain.stores.migrations import load_migrations
 from tests.e2e.harness import Service, readable_tmp, wait_jobs
@@ -64,6 +76,25 @@ def test_the_upgrade_is_made_in_place_and_said(upgraded: Upgraded) -> None:
     assert f"secondbrain: upgraded the data in {upgraded.data_dir} to database schema {SHIPPED}" in said
     # The admin key the previous release saved still signs this one in.
     assert (upgraded.data_dir / "api-key").read_text().strip() == upgraded.seeded.admin_key
+
+
+def test_the_data_was_backed_up_before_the_upgrade_and_that_archive_goes_back(
+        upgraded: Upgraded, tmp_path_factory: pytest.TempPathFactory) -> None:
+    said = upgraded.svc.tail(400)
+    archives = sorted((upgraded.data_dir.parent / f"{upgraded.data_dir.name}-backups").glob(f"*{SUFFIX}"))
+    assert len(archives) == 1, archives  # the one taken before migrating (scheduled backups are off here)
+    assert f"secondbrain: backed up the data as it was to {archives[0]}" in said
+    assert said.index("backed up the data as it was") < said.index("secondbrain: upgraded the data")
+    # Going back: the archive restored as it was, and served by the earlier release itself.
+    back = tmp_path_factory.mktemp("back") / "data"
+    restored = run_cli(["restore", str(archives[0]), "--data-dir", str(back), "--as-it-was"], {}, timeout=300)
+    assert restored.returncode == 0, restored.stderr
+    assert f"database schema {PREVIOUS_SCHEMA}" in restored.stderr
+    with running_release(back, tmp_path_factory.mktemp("logs")) as old, old.client(timeout=60) as c:
+        assert old.key == upgraded.seeded.admin_key
+        listed = {s["source_id"] for s in c.get("/v1/sources", params={"limit": 100}).json()["sources"]}
+        assert listed == set(upgraded.seeded.sources.values())
+        assert BOILER in str(search(c, "who serviced the boiler at Alder Street")[0]["text"])
 
 
 def test_every_source_and_passage_is_still_there(upgraded: Upgraded) -> None:

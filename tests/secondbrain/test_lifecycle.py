@@ -458,7 +458,7 @@ def test_retention_removes_old_raw_files_and_keeps_their_text_searchable(env: En
         conn.execute("UPDATE artifacts SET submitted_at = now() - interval '10 days' WHERE artifact_id = %s",
                      (row["artifact_id"],))
 
-    report = lifecycle.purge_expired_raw(env.rt.metadata, env.rt.objects, 7)
+    report = lifecycle.purge_expired_raw(env.rt.metadata, env.rt.objects, 7, gate=env.rt.gate)
     assert report.artifacts == 1 and report.bytes == len(receipt)
     assert env.rt.objects.stat(keys.artifact_key("alice", row["artifact_id"])) is None
     gone = c.get(raw_url, headers=env.h("alice"))

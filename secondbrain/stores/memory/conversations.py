@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from secondbrain.ports import (
@@ -38,6 +39,26 @@ def redact_answers(t: Tables, user_id: str, source_id: str) -> None:
 
 class MemoryConversations(MemoryRole):
     """Conversations and their turns."""
+
+    def import_conversation(self, user_id: str, conversation_id: str, title: str | None, created_at: datetime,
+                            turns: Sequence[Turn]) -> bool:
+        """Keep a conversation from an export with its own times (see the port)."""
+        t = self._t
+        with self._tx():
+            conv = t.conversations.get(conversation_id)
+            if conv is not None:
+                if conv.user_id != user_id:
+                    raise ForeignConversation("this conversation id belongs to someone else; start a new one")
+                return False
+            if user_id not in t.users:
+                raise IntegrityError(f"unknown user {user_id!r}: a conversation needs its user")
+            last = max([created_at, *(turn.created_at for turn in turns)])
+            conv = t.conversations[conversation_id] = ConversationRow(conversation_id, user_id, created_at, last,
+                                                                      title=title)
+            for turn in turns:
+                conv.turns.append(TurnRow(next(t.turn_ids), turn.role, turn.content, jsonb(turn.meta),
+                                          turn.created_at))
+        return True
 
     def add_turn(self, user_id: str, conversation_id: str, role: Literal["user", "assistant"], content: str,
                  meta: Mapping[str, Any] | None = None) -> None:

@@ -57,8 +57,9 @@ class NewerSchema(Exception):
         super().__init__(
             f"this data was written by a newer secondbrain: its database has migration{'s' * (len(unknown) > 1)} "
             f"{listed}, which this version (schema {known}) does not know. Start the newer version again "
-            "(in a git clone: `git pull`, then `make up`); to go back to this version, restore the copy "
-            "of your data from before the upgrade (see Upgrading in docs/at-home.md).")
+            "(in a git clone: `git pull`, then `make up`); to go back to this version, restore the backup the "
+            "newer one took before it upgraded, as it was (`secondbrain restore ARCHIVE --data-dir DIR --as-it-was`, "
+            "run with the newer version; see Upgrading in docs/at-home.md).")
 
 
 def check_known(applied: dict[int, str]) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 import psycopg
@@ -130,6 +131,27 @@ class PostgresConversations(PgRole):
             cur = conn.execute("DELETE FROM conversations WHERE conversation_id = %s AND user_id = %s",
                                (conversation_id, user_id))
             return cur.rowcount == 1
+
+    def import_conversation(self, user_id: str, conversation_id: str, title: str | None, created_at: datetime,
+                            turns: Sequence[Turn]) -> bool:
+        """Keep a conversation from an export with its own times (see the port)."""
+        last = max([created_at, *(t.created_at for t in turns)])
+        with self._tx() as conn:
+            made = conn.execute(
+                "INSERT INTO conversations (conversation_id, user_id, created_at, updated_at, title) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (conversation_id) DO NOTHING RETURNING user_id",
+                (conversation_id, user_id, created_at, last, title)).fetchone()
+            if made is None:
+                owner = conn.execute("SELECT user_id FROM conversations WHERE conversation_id = %s",
+                                     (conversation_id,)).fetchone()
+                if owner is None or owner[0] != user_id:
+                    raise ForeignConversation("this conversation id belongs to someone else; start a new one")
+                return False
+            for turn in turns:
+                conn.execute("INSERT INTO conversation_turns (conversation_id, role, content, meta, created_at) "
+                             "VALUES (%s, %s, %s, %s, %s)",
+                             (conversation_id, turn.role, turn.content, Jsonb(dict(turn.meta)), turn.created_at))
+        return True
 
     def _listed(self, where: str, params: tuple[Any, ...]) -> list[ConversationInfo]:
         # The title stands in as the first question until the person gives one.

@@ -93,7 +93,7 @@ def test_a_database_a_newer_version_migrated_is_refused_untouched(fresh_dsn: str
             assert refused.value.unknown == {9001: "from_the_future"} and refused.value.known == newest
             assert "written by a newer secondbrain" in str(refused.value) and "9001 (from_the_future)" in str(
                 refused.value)
-            assert "git pull" in str(refused.value) and "restore the copy of your data" in str(refused.value)
+            assert "git pull" in str(refused.value) and "restore the backup the newer one took" in str(refused.value)
     # Nothing was applied: the migration it took out is still missing.
     assert scalar(fresh_dsn, "SELECT count(*) FROM schema_migrations WHERE version = %s", newest) == 0
 

@@ -354,7 +354,8 @@ def test_formats_are_found_from_content_not_names(tmp_path: Path) -> None:
         assert read(other)[0] == fmt, fmt
     stray = tmp_path / "stray.bin"
     stray.write_bytes(bytes(range(256)) * 4)
-    with pytest.raises(ExportError, match=r"is not an export secondbrain recognises\. It reads: Evernote"):
+    recognised = r"is not an export secondbrain recognises\. It reads: secondbrain \(.*\); Evernote"
+    with pytest.raises(ExportError, match=recognised):
         read(stray)
     with pytest.raises(ExportError, match=r"does not look like Evernote \(File > Export Notes"):
         read(renamed["kindle"], forced="evernote")

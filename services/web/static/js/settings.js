@@ -2,7 +2,8 @@
 // (admins) the endpoint answers come from.  The server never sends the answer endpoint's API key
 // back: the form only says whether one is set.
 
-import {$, el} from "./dom.js";
+import {$, announce, el} from "./dom.js";
+import {formatWhen} from "./format.js";
 import {api} from "./http.js";
 import {loadWritten} from "./written.js";
 
@@ -16,6 +17,7 @@ export function wireSettings() {
   // What the person is typing is never overwritten by a refresh of the view.
   $("#answers-form").addEventListener("input", (event) => { event.currentTarget.dataset.edited = "true"; });
   $("#answers-reset").addEventListener("click", resetAnswers);
+  $("#backup-now").addEventListener("click", backUpNow);
   showBrowserCapture();
 }
 
@@ -47,7 +49,7 @@ export async function loadSettings() {
   } catch (err) {
     $("#status-error").textContent = `Could not read the status: ${err.message}`;
   }
-  await Promise.all([loadAnswers(), loadWritten()]);
+  await Promise.all([loadAnswers(), loadWritten(), loadBackups()]);
 }
 
 function statusRow(id, c) {
@@ -114,5 +116,78 @@ async function resetAnswers() {
     await loadSettings();
   } catch (err) {
     $("#answers-error").textContent = err.message;
+  }
+}
+
+// Backups (admins): the last one and its size, a warning when it is overdue (older than twice the
+// interval), and "Back up now", with what the server is doing and the time left while it writes.
+function megabytes(bytes) {
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function every(seconds) {
+  if (seconds % 86400 === 0) return seconds === 86400 ? "every day" : `every ${seconds / 86400} days`;
+  if (seconds % 3600 === 0) return seconds === 3600 ? "every hour" : `every ${seconds / 3600} hours`;
+  return `every ${Math.round(seconds / 60)} minutes`;
+}
+
+async function loadBackups() {
+  let status;
+  try {
+    status = await (await api("/v1/admin/backups")).json();
+  } catch {
+    $("#backups").hidden = true; // not an admin, or this server does not take backups itself
+    return null;
+  }
+  showBackups(status);
+  return status;
+}
+
+function showBackups(b) {
+  $("#backups").hidden = false;
+  const last = b.last;
+  $("#backup-last").textContent = last
+    ? `Last backup: ${formatWhen(last.taken_at)}, ${megabytes(last.size)}${b.sealed ? ", sealed" : ""}.`
+    : "No backup yet.";
+  const warning = $("#backup-warning");
+  warning.hidden = !b.stale;
+  if (b.stale) {
+    warning.textContent = last
+      ? `The last backup is older than twice the interval (${every(b.interval_s)}): back up now, and see the `
+        + "server's log for why the scheduled ones did not happen."
+      : `Backups are due ${every(b.interval_s)}, and none was made yet: back up now.`;
+    if (b.last_error) warning.textContent += ` The last try failed: ${b.last_error}`;
+  }
+  $("#backup-schedule").textContent = (b.scheduled
+    ? `Backed up ${every(b.interval_s)} into ${b.folder}, keeping ${b.keep.daily} daily and ${b.keep.weekly} weekly.`
+    : `Scheduled backups are off (SB_BACKUP_INTERVAL=off; 24h backs up daily); "Back up now" writes into ${b.folder}.`);
+  $("#backup-now").disabled = Boolean(b.running);
+  if (b.running) showRunning(b.running);
+}
+
+function showRunning(r) {
+  const left = r.left_s == null ? "" : `, about ${Math.max(1, Math.round(r.left_s))} s left`;
+  $("#backup-status").textContent = `Backing up: ${r.what}, ${Math.round(r.done * 100)} %${left}.`;
+}
+
+async function backUpNow() {
+  const button = $("#backup-now");
+  button.disabled = true;
+  $("#backup-status").textContent = "Backing up…";
+  const watch = setInterval(async () => {
+    try {
+      const b = await (await api("/v1/admin/backups")).json();
+      if (b.running) showRunning(b.running);
+    } catch { /* the answer to the backup itself says what went wrong */ }
+  }, 1000);
+  try {
+    const made = await (await api("/v1/admin/backups", {method: "POST"})).json();
+    showBackups(made.status);
+    announce("backup-status", `Backed up: ${made.archive.name}, ${megabytes(made.archive.size)}.`);
+  } catch (err) {
+    announce("backup-status", `The backup did not finish. ${err.message}`);
+  } finally {
+    clearInterval(watch);
+    button.disabled = false;
   }
 }

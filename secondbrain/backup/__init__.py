@@ -1,0 +1,1 @@
+"""Backup and restore of a whole instance: the archive format, sealing, the consistent picture, restoring."""
