@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
@@ -78,15 +78,57 @@ class Capture:
 @dataclass(frozen=True, slots=True)
 class Skipped:
     """An item left out, and why (a sentence); ``origin`` is where it is in the export.  ``duplicate``: it
-    repeats another item of the same export (counted with the duplicates, not as a problem)."""
+    repeats another item of the same export (counted with the duplicates, not as a problem), ``equal_to``
+    naming that item when it is known."""
 
     label: str
     reason: str
     origin: str = ""
     duplicate: bool = False
+    equal_to: str | None = None
 
 
 Result = Capture | Skipped
+
+
+class Distinct:
+    """Keeps the items of one import apart: two items with the same identity (``source_uri``) would otherwise
+    be one source, the second silently the next version of the first.  The same item twice (the same
+    content) is found equal and imported once, and said so; two different items that an export names alike
+    are both kept, the second under its identity and a hash of its content (listed in ``kept_apart``)."""
+
+    def __init__(self) -> None:
+        # Per identity: the first item's label, and its fingerprint (a file's, whose bytes are read late, is
+        # worked out only on a clash: the capture is kept instead).
+        self._first: dict[str, tuple[str, str | Capture]] = {}
+        self.kept_apart: list[tuple[str, str]] = []  # (label, the label of the item it was named like)
+
+    def __call__(self, results: Iterable[Result]) -> Iterator[Result]:
+        for result in results:
+            yield result if isinstance(result, Skipped) else self.check(result)
+
+    def check(self, capture: Capture) -> Result:
+        first = self._first.get(capture.source_uri)
+        if first is None:
+            self._first[capture.source_uri] = (capture.label, capture if callable(capture.content)
+                                               else fingerprint(capture))
+            return capture
+        label, earlier = first
+        mine = fingerprint(capture)
+        if (earlier if isinstance(earlier, str) else fingerprint(earlier)) == mine:
+            return Skipped(capture.label, f"found equal to {label}: the same item is in the export twice, "
+                                          "imported once", str(capture.attributes.get("import.file", "")),
+                           duplicate=True, equal_to=label)
+        self.kept_apart.append((capture.label, label))
+        return self.check(replace(capture, source_uri=f"{capture.source_uri}#{mine[:12]}"))
+
+
+def fingerprint(capture: Capture) -> str:
+    """What an item is, to tell two items with one identity apart: its kind, title, time and content."""
+    body = capture.url.encode() if capture.kind == "url" and capture.url else capture.data()
+    parts = [capture.kind, capture.title, capture.captured_at.isoformat() if capture.captured_at else None,
+             hashlib.sha256(body).hexdigest()]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def guarded(label: str, origin: str, work: Callable[..., Result | Iterable[Result]], *args: Any) -> Iterator[Result]:

@@ -64,10 +64,14 @@ def detect(export: Export, forced: str | None = None) -> Detected:
     if forced:
         fmt = by_name(forced)
         found = fmt.detect(export)
+        if found is None and export.damaged:
+            raise ExportError(export.damage_report())
         if found is None:
             raise ExportError(f"{export.name} does not look like {fmt.label} ({fmt.what})")
         return Detected(fmt, found)
     hits = [(f, found) for f in formats() if (found := f.detect(export)) is not None]
+    if not hits and export.damaged:  # what it is cannot be told: the damage is the answer
+        raise ExportError(export.damage_report())
     if not hits:
         raise ExportError(
             f"{export.name} is not an export secondbrain recognises. It reads: "

@@ -71,6 +71,9 @@ class CaptureSubmitter:
                 return Outcome(capture.label, capture.source_uri, "refused",
                                reason=f"it is {len(body)} bytes, over the {self.settings.max_upload_bytes}-byte "
                                       "limit for one file (SB_MAX_UPLOAD_BYTES)")
+            too_long = self.text_problem(capture, body)
+            if too_long:
+                return Outcome(capture.label, capture.source_uri, "refused", reason=too_long)
             done = self.submissions.file(
                 user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
                 content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
@@ -78,6 +81,18 @@ class CaptureSubmitter:
                 idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes),
                 capture="note" if capture.kind == "note" else "import")
         return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
+
+    def text_problem(self, capture: Capture, body: bytes) -> str | None:
+        """A note or a chat longer than ``POST /v1/notes`` and ``/v1/pages`` take (``SB_MAX_NOTE_CHARS``): the
+        same limit whichever route brings it."""
+        limit = self.settings.max_note_chars
+        if capture.kind not in ("note", "chat") or len(body) <= limit:  # never more characters than bytes
+            return None
+        chars = len(body.decode("utf-8", "replace"))
+        if chars <= limit:
+            return None
+        return (f"it has {chars} characters; the limit for a {capture.kind} is {limit} (SB_MAX_NOTE_CHARS). "
+                "Upload it as a file instead, or ask the operator to raise the limit.")
 
     def job(self, user: str, job_id: str) -> JobView | None:
         return self.rt.metadata.jobs.get_job(user, job_id)

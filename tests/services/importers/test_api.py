@@ -30,6 +30,7 @@ def gateway(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
     settings = Settings(  # type: ignore[call-arg]
         data_dir=tmp_path, postgres_dsn=SecretStr(dsn), max_upload_bytes=2 * 1024 * 1024,
         kafka_bootstrap="127.0.0.1:9", topic_prefix=f"im{tmp_path.name[-6:]}.", auth="off", max_pending_jobs=0,
+        max_note_chars=4_000_000,
     )
     rt = build_runtime(settings, vectors=False, models=False)
     app = create_app(rt, gateway=True, query=False, relay=None)
@@ -71,9 +72,9 @@ def test_an_uploaded_takeout_becomes_dated_notes_and_a_second_upload_adds_nothin
         ("Broken", "not a readable Keep note: Unterminated string starting at: line 1 column 36 (char 35)")}
     events = {e.title: e for e in outbox_events(rt) if isinstance(e, ArtifactSubmitted)}
     bike = events["Bike lock"]
-    assert bike.captured_at == gen.KEEP_CREATED["bike"] and bike.source_uri.startswith("import:keep:created:")
+    assert bike.captured_at == gen.KEEP_CREATED["bike"] and bike.source_uri == "import:keep:Keep/Bike%20lock.json"
     assert bike.attributes == {"kind": "note", "import.format": "keep", "import.file": "Takeout/Keep/Bike lock.json",
-                               "import.item": bike.source_uri.removeprefix("import:keep:")}
+                               "import.item": "Keep/Bike lock.json"}
     assert b"3-9-1-7" in rt.objects.get(bike.object_key)
     photo = events["Whiteboard (1b7a9c0d2e.jpg)"]
     assert photo.content_type == "image/png" and photo.filename == "1b7a9c0d2e.jpg"
@@ -209,10 +210,15 @@ def test_a_batch_waits_while_the_pipeline_is_full(dsn: str, tmp_path: Path) -> N
             parts = {f"p{i}": f"# n{i}\n\nnote {i} of the full pipeline".encode() for i in range(3)}
             first = client.post("/v1/imports/batch", **batch([note(f"import:notes:full{i}.md", f"p{i}")
                                                               for i in range(3)], parts))
-            assert first.status_code == 200  # a batch is let in whole...
+            # As many as the backlog has room for go in; the rest wait, and the answer says when to send them.
+            assert first.status_code == 200 and first.headers["retry-after"] == "10", first.text
+            statuses = [r["status"] for r in first.json()["results"]]
+            assert statuses == ["imported", "imported", "waiting"] and first.json()["waiting"] == 1
+            waiting = first.json()["results"][2]["reason"]
+            assert "you have 2 captures still being processed (the limit is 2, SB_MAX_PENDING_JOBS)" in waiting
             second = client.post("/v1/imports/batch", **batch([note("import:notes:more.md", "p0")], parts))
-            assert second.status_code == 429 and second.headers["retry-after"] == "5"  # ...the next one waits
-            assert "you have 3 captures still being processed (the limit is 2)" in second.json()["detail"]
+            assert second.status_code == 429 and second.headers["retry-after"] == "5"  # full: the next one waits
+            assert "you have 2 captures still being processed (the limit is 2)" in second.json()["detail"]
     finally:
         rt.close()
 
@@ -227,3 +233,125 @@ def test_a_batch_that_is_not_one_is_refused(gateway: tuple[TestClient, Runtime])
     assert r.status_code == 422 and r.json()["detail"].startswith("the manifest is not JSON")
     r = client.post("/v1/imports/batch", files={"manifest": (None, json.dumps({"items": []}))})
     assert r.status_code == 422 and r.json()["detail"] == "the manifest must be an object with a 'captures' list"
+
+
+# --------------------------------------------------------------------------- broken archives
+
+
+@pytest.mark.parametrize(("kind", "says"), [
+    ("crc", "notes.zip: 1 file in it cannot be read. Notes/Tuesday.md: its checksum is wrong (a bad CRC-32)"),
+    ("encrypted", "notes.zip: 1 file in it cannot be read. Notes/Tuesday.md: it is encrypted (password-protected)"),
+    ("truncated", "notes.zip starts like a zip archive but is incomplete or damaged"),
+])
+def test_a_zip_that_cannot_be_read_is_refused_naming_what_is_wrong(gateway: tuple[TestClient, Runtime],
+                                                                   kind: str, says: str) -> None:
+    client, _rt = gateway
+    r = client.post("/v1/imports", files={"file": ("notes.zip", gen.damaged_zip(kind), "application/zip")})
+    assert r.status_code == 422, r.text
+    assert says in r.json()["detail"]
+    assert client.get("/v1/sources").json()["sources"] == []
+
+
+def test_the_readable_files_of_a_damaged_zip_go_in_and_the_damaged_one_is_named(
+        gateway: tuple[TestClient, Runtime]) -> None:
+    client, _rt = gateway
+    files = {f"Notes/Day {i}.md": f"# Day {i}\n\nThe crate {i} went to the shed.".encode() for i in range(4)}
+    r = client.post("/v1/imports", files={"file": ("notes.zip", gen.damaged_zip("crc", files, bad="Notes/Day 2.md"),
+                                                   "application/zip")})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert body["imported"] == 3
+    assert [d["entry"] for d in body["damaged"]] == ["Notes/Day 2.md"]
+    assert any("Notes/Day 2.md in the archive cannot be read" in s["reason"] for s in body["skipped"])
+
+
+# --------------------------------------------------------------------------- identity
+
+
+def test_five_hundred_keep_notes_made_in_the_same_microsecond_are_five_hundred_sources(
+        gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, rt = gateway
+    body = zipped(gen.write_same_time_keep_notes(tmp_path / "export", 500))
+    r = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")})
+    assert r.status_code == 202, r.text
+    assert (r.json()["imported"], r.json()["duplicates"], r.json()["kept_apart"]) == (500, 0, [])
+    events = [e for e in outbox_events(rt) if isinstance(e, ArtifactSubmitted) and e.title == "Pantry label"]
+    assert len({e.source_id for e in events}) == 500
+
+
+def test_the_same_item_twice_is_found_equal_and_said_so(gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, _rt = gateway
+    note = json.dumps(gen.keep_note(title="Spare key", created=datetime(2023, 1, 2, tzinfo=UTC),
+                                    edited=datetime(2023, 1, 2, tzinfo=UTC), text="Under the blue pot."))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:  # two Takeouts of one account, unpacked into one zip
+        z.writestr("Takeout/Keep/Spare key.json", note)
+        z.writestr("Takeout 2/Keep/Spare key.json", note)
+        z.writestr("Takeout 2/Keep/Other.json", note.replace("Under the blue pot", "In the shed"))
+    r = client.post("/v1/imports", files={"file": ("takeouts.zip", out.getvalue(), "application/zip")})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert (body["imported"], body["duplicates"]) == (2, 1)
+    (equal,) = body["found_equal"]
+    assert equal["equal_to"] == "Spare key" and "found equal to Spare key" in equal["reason"]
+
+
+# --------------------------------------------------------------------------- the single routes' limits
+
+
+def test_a_batch_refuses_a_note_over_the_note_limit_like_the_notes_route(dsn: str, tmp_path: Path) -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", auth="off",
+        topic_prefix="lim.", max_pending_jobs=0, max_note_chars=1000, default_user="limits")
+    rt = build_runtime(settings, vectors=False, models=False)
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            parts = {"p0": b"# Long\n\n" + "\u00e9".encode() * 1001, "p1": b"# Short\n\nfits",
+                     "p2": b"[10:00] Ann: " + b"x" * 2000}
+            r = client.post("/v1/imports/batch", **batch([note("import:notes:long.md", "p0"),
+                                                          note("import:notes:short.md", "p1"),
+                                                          {**note("import:chat:day", "p2"), "kind": "chat",
+                                                           "content_type": "text/x-chat"}], parts))
+            assert r.status_code == 200, r.text
+            long, short, chat = r.json()["results"]
+            assert short["status"] == "imported"
+            assert long["status"] == "refused" and "it has 1009 characters; the limit for a note is 1000" in \
+                long["reason"] and "SB_MAX_NOTE_CHARS" in long["reason"]
+            assert chat["status"] == "refused" and "the limit for a chat is 1000" in chat["reason"]
+            single = client.post("/v1/notes", json={"text": "\u00e9" * 1007})
+            assert single.status_code == 413  # the same limit as the notes route
+    finally:
+        rt.close()
+
+
+# --------------------------------------------------------------------------- the backlog
+
+
+def test_an_upload_pauses_at_the_backlog_limit_and_goes_on_from_where_it_paused(dsn: str, tmp_path: Path) -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", auth="off",
+        topic_prefix="pause.", max_pending_jobs=4, default_user="pauser")  # no pipeline: the jobs stay queued
+    rt = build_runtime(settings, vectors=False, models=False)
+    body = zipped(gen.write_many_keep_notes(tmp_path / "export", 6))
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            first = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")})
+            assert first.status_code == 202 and first.headers["retry-after"] == "10", first.text
+            paused = first.json()["paused"]
+            assert first.json()["imported"] == 4 and paused["resume_from"] == 4
+            assert "you have 4 captures still being processed (the limit is 4, SB_MAX_PENDING_JOBS)" in \
+                paused["reason"]
+            # Full: the next request waits at the door.
+            again = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")},
+                                data={"resume_from": "4"})
+            assert again.status_code == 429 and again.headers["retry-after"]
+            # Once the pipeline took them, it goes on from where it paused, and nothing is sent twice.
+            for job in [j["job_id"] for j in first.json()["jobs"]]:
+                rt.metadata.jobs.job_failed("pauser", job, "extract", "taken by the test")
+            rest = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")},
+                               data={"resume_from": "4"})
+            assert rest.status_code == 202 and "retry-after" not in rest.headers, rest.text
+            assert (rest.json()["imported"], rest.json()["paused"]) == (2, None)
+            assert len([e for e in outbox_events(rt) if e.user_id == "pauser"]) == 6
+    finally:
+        rt.close()
