@@ -252,6 +252,15 @@ class JobLedger(Protocol):
         do not count."""
         ...
 
+    def note_key_job(self, user_id: str, key_id: str, job_id: str) -> None:
+        """Remember that the key ``key_id`` made the user's job ``job_id`` (a capture key follows only its own
+        jobs); nothing for a job or a key that is not the user's."""
+        ...
+
+    def made_by_key(self, user_id: str, key_id: str, job_id: str) -> bool:
+        """Whether the user's key ``key_id`` made the job (see :meth:`note_key_job`)."""
+        ...
+
     # -- data lifecycle: deleting sources, erasing users, raw-file retention, export
 
     def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
