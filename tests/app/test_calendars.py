@@ -150,3 +150,78 @@ def test_a_server_that_does_not_answer_is_reported(tmp_path: Path) -> None:
 
         with pytest.raises(FeedError, match="did not answer within 1 s"):
             fetch(url, etag=None, last_modified=None, timeout_s=1)
+
+
+# --------------------------------------------------------------------------- where a calendar may be fetched from
+
+
+@pytest.mark.parametrize(("address", "says"), [
+    ("http://169.254.169.254/latest/meta-data/cal.ics", "link-local"),
+    ("https://169.254.169.254/latest/meta-data/cal.ics", "link-local"),
+    ("webcal://169.254.169.254/cal.ics", "link-local"),
+    ("http://[fe80::1]/cal.ics", "link-local"),
+    ("https://[fe80::1]:8443/cal.ics", "link-local"),
+    ("http://0.0.0.0:8000/cal.ics", "unspecified"),
+    ("https://[::]/cal.ics", "unspecified"),
+    ("http://0x0/cal.ics", "unspecified"),
+    ("https://224.0.0.251/cal.ics", "multicast"),
+    ("https://[ff02::1]/cal.ics", "multicast"),
+    ("https://[::ffff:169.254.169.254]/cal.ics", "link-local"),
+])
+def test_link_local_unspecified_and_multicast_addresses_are_refused_whatever_the_scheme(address: str,
+                                                                                        says: str) -> None:
+    with pytest.raises(ValueError, match=says) as err:
+        normalize(address)
+    assert "SB_CALENDAR_ALLOW_HOSTS" in str(err.value) and "meta-data" not in str(err.value)
+    host = address.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[0] if "]" not in address else \
+        address.split("[", 1)[1].split("]", 1)[0]
+    assert normalize(address, [host]).startswith(("http://", "https://"))  # the operator allows it by name
+    assert normalize("http://127.0.0.1:8080/cal.ics") and normalize("http://10.0.0.5/cal.ics")  # a NAS, a test
+
+
+def test_a_name_that_leads_to_a_link_local_address_is_refused_when_it_is_looked_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from app.calendars import fetch
+
+    real = socket.getaddrinfo
+
+    def lookup(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host == "calendar.attacker.example":  # a name the attacker points wherever they like
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", 443))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    with pytest.raises(FeedError, match="calendar.attacker.example is at a link-local address"):
+        fetch("https://calendar.attacker.example/cal.ics", etag=None, last_modified=None, timeout_s=2)
+
+
+def test_every_redirect_is_checked_before_it_is_followed(tmp_path: Path) -> None:
+    from devtools.loopback import LoopbackSite, QuietHandler
+
+    from app.calendars import fetch
+
+    asked: list[str] = []
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            hops = {"/first": "/second", "/second": "/third",
+                    "/third": "http://169.254.169.254/latest/meta-data/iam/cal.ics",
+                    "/plain": "http://calendar.example.org/cal.ics", "/good": "/cal.ics"}
+            if self.path in hops:
+                self.reply(302, "text/plain", b"", {"Location": hops[self.path]})
+                return
+            self.reply(200, "text/calendar", ics([DENTIST]))
+
+    site = LoopbackSite(Handler)
+    try:
+        with pytest.raises(FeedError, match=r"sent the request on to http://169\.254\.169\.254/…; refused") as err:
+            fetch(f"{site.base}/first", etag=None, last_modified=None)
+        assert "meta-data" not in str(err.value) and asked == ["/first", "/second", "/third"]
+        with pytest.raises(FeedError, match="HTTPS only"):
+            fetch(f"{site.base}/plain", etag=None, last_modified=None)  # a public host over plain HTTP
+        assert fetch(f"{site.base}/good", etag=None, last_modified=None).body == ics([DENTIST])
+    finally:
+        site.close()
