@@ -338,12 +338,12 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _results(fmt: Any, export: Any, options: Any) -> Iterator[Any]:
     """The format's results; a failure of the export as a whole, past the first items, ends it as a skip."""
-    from services.importers.model import ExportError, Skipped
+    from services.importers.model import Skipped, failure
 
     try:
         yield from fmt.read(export, options)
-    except (ExportError, OSError, ValueError) as exc:
-        yield Skipped("the rest of the export", str(exc), export.name)
+    except Exception as exc:  # whatever a damaged export raises past its items, what was read stays read
+        yield Skipped("the rest of the export", failure(exc), export.name)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ from secondbrain.validation import text_problem
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
-from services.importers.model import Distinct, ExportError, Options, Skipped
+from services.importers.model import Distinct, ExportError, Options, Skipped, failure
 from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json
 from services.importers.wire import Batch, read_batch
 
@@ -136,8 +136,8 @@ def registry_results(fmt: registry.Format, export: Export, options: Options) -> 
     """The format's results, with a failure of the export as a whole (past the first items) as a last skip."""
     try:
         yield from fmt.read(export, options)
-    except (ExportError, OSError, ValueError) as exc:
-        yield Skipped("the rest of the export", str(exc), export.name)
+    except Exception as exc:  # whatever a damaged export raises past its items, what was read stays read
+        yield Skipped("the rest of the export", failure(exc), export.name)
 
 
 def summary(detected: registry.Detected, outcomes: list[Outcome], skipped: list[Skipped]) -> dict[str, Any]:
