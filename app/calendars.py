@@ -5,9 +5,10 @@ Each refresh fetches the feed (HTTPS only, a size limit and a timeout; ``ETag`` 
 so an unchanged feed costs one small request and nothing else), reads it as ``secondbrain import`` reads an
 ``.ics`` (:mod:`services.importers.ics`) and sends the events through the import batch route: an unchanged event
 adds nothing, a changed one becomes the next version of its source.  What the calendar no longer has (an event
-deleted or cancelled, an occurrence taken out) has its source deleted: the state file remembers, per feed, the
-sources the last refresh had.  An occurrence of a recurring event that only fell out of the rolling window (more
-than :data:`~services.importers.ics.YEARS_BACK` years ago) is kept: it happened.
+deleted or cancelled) has its source deleted: the state file remembers, per feed, the sources the last refresh
+had.  A recurring event is one source (its rule, its exceptions and its moved occurrences; see
+:mod:`services.importers.ics`): an occurrence taken out or moved changes that source.  The sources an earlier
+version made for each occurrence are deleted on the next refresh, the series standing for them.
 
 The address is a secret (whoever has it reads the calendar): it is never shown in full, and the state file,
 readable only by its owner, names each feed by a hash of it.
@@ -41,8 +42,6 @@ MAX_FEED_BYTES = 20 * 1024 * 1024  # a busy calendar of ten years is a few MB
 TIMEOUT_S = 30.0
 MAX_REDIRECTS = 5
 _REDIRECTS = (301, 302, 303, 307, 308)
-# Past the window's start by this much is "fell out of it", not "taken out" (zones, all-day events).
-WINDOW_MARGIN_S = 2 * 86400
 
 
 class FeedError(Exception):
@@ -295,14 +294,13 @@ def refresh(url: str, state: State, user_id: str, send: Send, delete: Delete, *,
     had: dict[str, Any] = dict(mark.get("sources") or {})
     # Everything the feed has stays remembered, even what the gateway refused: it is still in the calendar.
     has: dict[str, Any] = {c.source_uri: {"at": c.captured_at.isoformat() if c.captured_at else None,
-                                          "series": bool(c.attributes.get("import.occurrence"))} for c in captures}
+                                          "series": c.attributes.get("import.series") == "yes"} for c in captures}
     report.refused = statuses.count("refused")
-    window_start = ics._years(now, -ics.YEARS_BACK).timestamp() + WINDOW_MARGIN_S
+    # What the calendar no longer has goes.  So do the occurrences an earlier version kept one record each for:
+    # their series is one record now, and it holds them.
     for uri, seen in had.items():
         if uri in has:
             continue
-        if seen.get("series") and seen.get("at") and datetime.fromisoformat(seen["at"]).timestamp() < window_start:
-            continue  # it happened: only the window moved past it
         if delete(ids.source_id(user_id, uri)):
             report.removed += 1
         else:
