@@ -77,6 +77,7 @@ def read(export: Export, options: Options) -> Iterator[Result]:
 class _Calendar:
     name: str | None
     zone: tzinfo  # where all-day events and floating times are read
+    stated: bool = False  # the calendar names its zone (X-WR-TIMEZONE): its series written in UTC repeat there
 
 
 def _zone(cal: icalendar.Calendar, options: Options) -> tzinfo:
@@ -101,7 +102,8 @@ def _read(export: Export, entry: Entry, options: Options, seen: set[str]) -> Ite
 
 
 def _calendar(cal: icalendar.Calendar, entry: Entry, options: Options, seen: set[str]) -> Iterator[Result]:
-    info = _Calendar(str(cal.get("X-WR-CALNAME") or "").strip() or None, _zone(cal, options))
+    info = _Calendar(str(cal.get("X-WR-CALNAME") or "").strip() or None, _zone(cal, options),
+                     bool(str(cal.get("X-WR-TIMEZONE") or "").strip()))
     groups: dict[str, list[Any]] = {}
     for n, event in enumerate(cal.walk("VEVENT")):
         uid = str(event.get("UID") or "").strip() or f"#{n}"  # without a UID, an event is its own
@@ -273,13 +275,17 @@ def _series(event: Any, overrides: list[Any], start: date | datetime, end: date 
 
 
 def _zone_of(start: date | datetime, info: _Calendar) -> str:
-    """The IANA zone a series repeats in: its start's own zone, else the calendar's."""
+    """The IANA zone a series repeats in: its start's own zone, else the calendar's.  A series written in UTC in a
+    calendar that names its zone repeats on that zone's clock (as Google and the X-WR-TIMEZONE convention read
+    it: the weekly 18:00 stays at 18:00 when the clocks change)."""
     if isinstance(start, datetime) and start.tzinfo is not None:
+        utc = start.utcoffset() == timedelta(0) and str(tzid_from_dt(start) or "UTC").upper() in ("UTC", "Z", "GMT")
+        if utc:
+            key = getattr(info.zone, "key", None)
+            return str(key) if info.stated and key and _known_zone(str(key)) else "UTC"
         for name in (getattr(start.tzinfo, "key", None), tzid_from_dt(start)):
             if name and _known_zone(str(name)):
                 return str(name)
-        if start.utcoffset() == timedelta(0):
-            return "UTC"
     key = getattr(info.zone, "key", None)
     return str(key) if key and _known_zone(str(key)) else "UTC"
 

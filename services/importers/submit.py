@@ -12,18 +12,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from secondbrain import ids
 from secondbrain.addresses import parse_networks
 from secondbrain.http_security import short
 from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import JobView
 from secondbrain.runtime import Runtime
-from secondbrain.submissions import Submissions, private_target
+from secondbrain.submissions import Submissions, Submitted, private_target
 from secondbrain.validation import text_problem
 from services.importers.model import KINDS, Capture
 
 Status = Literal["imported", "unchanged", "refused"]
 MAX_ATTRIBUTES = 24
 MAX_ATTRIBUTE_CHARS = 1000
+MAX_RETURNS = 20  # an item back to an earlier content this many times over is not followed further
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +63,7 @@ class CaptureSubmitter:
             refusal = None if self.settings.fetch_allow_private else private_target(capture.url, self.networks)
             if refusal:
                 return Outcome(capture.label, capture.source_uri, "refused", reason=refusal)
-            done = self.submissions.url(user, capture.url, capture.title, capture.captured_at,
-                                        capture.submission_key(), dict(capture.attributes))
+            body = b""
         else:
             body = capture.data() if data is None else data
             if not body:
@@ -74,13 +75,46 @@ class CaptureSubmitter:
             too_long = self.text_problem(capture, body)
             if too_long:
                 return Outcome(capture.label, capture.source_uri, "refused", reason=too_long)
-            done = self.submissions.file(
-                user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
-                content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
-                title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri,
-                idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes),
-                capture="note" if capture.kind == "note" else "import")
+        key = capture.submission_key(body) if capture.kind != "url" else capture.submission_key()
+        done = self._file(user, capture, body, key)
+        for _ in range(MAX_RETURNS):
+            # The same content was imported before.  If a later version of the source replaced it since (an
+            # occurrence cancelled, then restored), it is that content's turn again: a new version, once (named
+            # by the submission that replaced it, so importing it again finds that one).
+            after = None if done.created else self._replaced_by(user, capture.source_uri, done.job_id)
+            if after is None:
+                break
+            key = f"{key}:after:{after}"
+            done = self._file(user, capture, body, key)
         return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
+
+    def _replaced_by(self, user: str, source_uri: str, job_id: str) -> str | None:
+        """The submission of the source that came after ``job_id`` when that job's content is no longer the
+        source's current version; None when it still is (or is still on its way)."""
+        md = self.rt.metadata
+        job = md.jobs.get_job(user, job_id)
+        if job is None or job.status in ("queued", "running", "failed", "duplicate"):
+            return None
+        if job.status == "superseded":
+            return job.superseded_by
+        if job.artifact_id is None or not md.catalog.is_superseded(user, ids.document_id(job.artifact_id)):
+            return None
+        history = [r.job_id for r in reversed(md.catalog.list_sources(user, 200, source_id=ids.source_id(
+            user, source_uri)))]
+        later = history[history.index(job_id) + 1:] if job_id in history else []
+        return later[0] if later else None
+
+    def _file(self, user: str, capture: Capture, body: bytes, key: str) -> Submitted:
+        if capture.kind == "url":
+            assert capture.url is not None
+            return self.submissions.url(user, capture.url, capture.title, capture.captured_at, key,
+                                        dict(capture.attributes))
+        return self.submissions.file(
+            user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
+            content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
+            title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri,
+            idempotency_key=key, attributes=dict(capture.attributes),
+            capture="note" if capture.kind == "note" else "import")
 
     def text_problem(self, capture: Capture, body: bytes) -> str | None:
         """A note or a chat longer than ``POST /v1/notes`` and ``/v1/pages`` take (``SB_MAX_NOTE_CHARS``): the
