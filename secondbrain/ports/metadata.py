@@ -341,6 +341,11 @@ class Catalog(Protocol):
         """Whether a newer version of the document's source exists (or the document is gone)."""
         ...
 
+    def sources_under(self, user_id: str, uri_prefix: str, limit: int = 10_000) -> list[str]:
+        """The ids of the user's sources whose ``source_uri`` starts with ``uri_prefix`` (at most ``limit``,
+        sorted): the records a calendar import once made per occurrence of a series, ``import:ics:<uid>/...``."""
+        ...
+
     def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
         """The user's artifact (with ``raw_purged_at``), or ``None``."""
         ...

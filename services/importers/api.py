@@ -147,6 +147,8 @@ def summary(detected: registry.Detected, outcomes: list[Outcome], skipped: list[
         "also": [{"format": f.name, "label": f.label, "found": found} for f, found in detected.also],
         "items": len(outcomes) + len(skipped), **count,
         "duplicates": sum(1 for s in skipped if s.duplicate),
+        # Records an earlier version made per occurrence of a recurring event, replaced by its one record.
+        "replaced_occurrences": sum(o.replaced for o in outcomes),
         # Items the export holds twice: imported once, each named with the one it was found equal to.
         "found_equal": [{"label": s.label, "equal_to": s.equal_to, "reason": s.reason, "origin": s.origin}
                         for s in skipped if s.duplicate],

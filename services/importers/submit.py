@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from secondbrain import ids
+from secondbrain import ids, lifecycle
 from secondbrain.addresses import parse_networks
 from secondbrain.http_security import short
 from secondbrain.pipeline.relay import OutboxRelay
@@ -38,10 +38,11 @@ class Outcome:
     status: Status
     job_id: str | None = None
     reason: str | None = None
+    replaced: int = 0  # records an earlier version made per occurrence of this series, deleted now
 
     def json(self) -> dict[str, Any]:
         return {"label": self.label, "source_uri": self.source_uri, "status": self.status, "job_id": self.job_id,
-                "reason": self.reason}
+                "reason": self.reason, "replaced": self.replaced}
 
 
 class CaptureSubmitter:
@@ -86,7 +87,25 @@ class CaptureSubmitter:
                 break
             key = f"{key}:after:{after}"
             done = self._file(user, capture, body, key)
-        return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
+        replaced = self._replace_occurrences(user, capture) if done.created else 0
+        return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id,
+                       replaced=replaced)
+
+    def _replace_occurrences(self, user: str, capture: Capture) -> int:
+        """A calendar's series is one record now; earlier versions made one per occurrence
+        (``import:ics:<uid>/<occurrence>``).  Those give way to the series when it comes in: deleted like any
+        source (where this process has the vector store; elsewhere they stay until a refresh deletes them)."""
+        vectors = self.rt.vectors
+        if capture.attributes.get("import.series") != "yes" or vectors is None:
+            return 0
+        gone = 0
+        for source_id in self.rt.metadata.catalog.sources_under(user, capture.source_uri + "/"):
+            try:
+                lifecycle.delete_source(self.rt.metadata, self.rt.objects, vectors, user, source_id)
+                gone += 1
+            except lifecycle.SourceNotFound:
+                continue  # deleted meanwhile
+        return gone
 
     def _replaced_by(self, user: str, source_uri: str, job_id: str) -> str | None:
         """The submission of the source that came after ``job_id`` when that job's content is no longer the

@@ -6,6 +6,7 @@ and says which."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -130,3 +131,36 @@ def test_a_search_in_a_window_finds_a_series_when_it_occurs_there(client: httpx.
     for day in (t["physio"] + timedelta(weeks=2), t["physio"] + timedelta(weeks=5)):
         start = datetime.combine(day.date(), datetime.min.time(), LONDON)
         assert hits(start, start + timedelta(days=1)) == [], day
+
+
+def test_the_records_an_earlier_version_made_per_occurrence_give_way_to_the_series(client: httpx.Client) -> None:
+    """What an earlier version left: one note per occurrence of a weekly choir practice (import:ics:<uid>/<when>).
+    Importing the calendar again makes the series, deletes those, and the agenda has each occurrence once."""
+    first = datetime.combine(datetime.now(LONDON).date() - timedelta(weeks=2), datetime.min.time(), LONDON) \
+        + timedelta(hours=19)
+    old = [first + timedelta(weeks=n) for n in range(3)]
+    captures, parts = [], {}
+    for n, at in enumerate(old):
+        iso = at.astimezone(UTC).isoformat()
+        captures.append({"source_uri": f"import:ics:choir-7@example.org/{iso}", "kind": "note", "part": f"p{n}",
+                         "title": "Choir practice", "captured_at": iso, "content_type": "text/markdown",
+                         "attributes": {"kind": "note", "import.format": "ics", "import.occurrence": iso}})
+        parts[f"p{n}"] = (f"{n}.md", f"# Choir practice\n\nWhen: {at:%A %d %B %Y, %H:%M}\nRepeats: this is one "
+                                     "occurrence of a recurring event\n".encode(), "text/markdown")
+    r = client.post("/v1/imports/batch", files=[("manifest", (None, json.dumps({"format": "ics", "captures": captures}),
+                                                             "application/json")), *parts.items()])
+    assert r.status_code == 200, r.text
+    wait_jobs(client, [x["job_id"] for x in r.json()["results"]], timeout=180)
+    ics = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nX-WR-TIMEZONE:Europe/London\r\nBEGIN:VEVENT\r\n"
+           "UID:choir-7@example.org\r\n"
+           f"DTSTART;TZID=Europe/London:{first:%Y%m%dT%H%M%S}\r\nDURATION:PT90M\r\nSUMMARY:Choir practice\r\n"
+           "RRULE:FREQ=WEEKLY;COUNT=5\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").encode()
+    body, _ = upload(client, "choir.ics", ics)
+    assert (body["imported"], body["replaced_occurrences"]) == (1, 3), body
+    left = [s for s in client.get("/v1/sources", params={"limit": 500}).json()["sources"]
+            if s["source_uri"].startswith("import:ics:choir-7@example.org")]
+    assert [s["source_uri"] for s in left] == ["import:ics:choir-7@example.org"]
+    lines = [e for e in agenda(client, **{"from": (first - timedelta(days=1)).isoformat(),
+                                          "to": (first + timedelta(weeks=6)).isoformat()})
+             if "Choir practice" in e["quote"]]
+    assert [datetime.fromisoformat(e["start"]) for e in lines] == [first + timedelta(weeks=n) for n in range(5)]
