@@ -337,9 +337,10 @@ def between(rec: Recurrence, lo: datetime, hi: datetime, limit: int = MAX_PER_WI
     tz = ZoneInfo(rec.zone)
     length = timedelta(seconds=rec.duration_s)
     start = _wall(rec.start, tz)
-    # A little either side on the wall clock: a zone's change moves it against the instants (at most 2 hours).
-    lo_wall = _wall(lo, tz) - length - _SHIFT
-    hi_wall = _wall(hi, tz) + _SHIFT
+    # Either side on the wall clock, as much as the zone's clock changes there (0 in most windows): an occurrence
+    # on the wall clock just outside may be an instant inside.
+    lo_wall = _wall(lo, tz) - length - _shift(tz, lo)
+    hi_wall = _wall(hi, tz) + _shift(tz, hi)
     skipped = {d.astimezone(UTC) for d in rec.exceptions} | {m.original.astimezone(UTC) for m in rec.moved}
     walls = [_rule_walls(_parse_kept(r), start, lo_wall, hi_wall) for r in rec.rules]
     walls.append(iter([start]))  # DTSTART is always an occurrence (RFC 5545)
@@ -371,6 +372,12 @@ def between(rec: Recurrence, lo: datetime, hi: datetime, limit: int = MAX_PER_WI
     if len(out) > limit:
         out, more = out[:limit], True
     return Expansion(out, more)
+
+
+def _shift(tz: ZoneInfo, at: datetime) -> timedelta:
+    """How far the zone's clock moves within a few hours of ``at`` (a summer-time change: an hour)."""
+    offsets = [(at + d).astimezone(tz).utcoffset() or timedelta(0) for d in (-_SHIFT, timedelta(0), _SHIFT)]
+    return max(offsets) - min(offsets)
 
 
 def occurs(rec: Recurrence, lo: datetime, hi: datetime) -> Occurrence | None:

@@ -183,6 +183,20 @@ def test_an_event_cancelled_then_restored_comes_back(service: Service, client: h
     assert times(client, "dentist check-up at Harbour Dental", DENTIST.summary) == [DENTIST_MOVED]
 
 
+def test_a_calendar_at_a_link_local_address_or_redirected_there_is_refused(service: Service, client: httpx.Client,
+                                                                         state: Path) -> None:
+    before = sources(client)
+    done = run_cli(["calendar", "http://169.254.169.254/latest/meta-data/cal.ics", "--state", str(state), "--json"],
+                   {"SB_URL": service.url}, timeout=120)
+    assert done.returncode == 2 and "link-local" in done.stderr and "meta-data" not in done.stderr, done.stderr
+    with serving(Feed("/calendar/ical/secret-hop/basic.ics")) as hop:
+        hop.redirect = "http://0.0.0.0:9/cal.ics"  # its every answer sends the request on to 0.0.0.0
+        rc, out, printed = refresh(service, hop, state)
+    assert rc == 1 and "0.0.0.0" in out["feeds"][0]["error"] and "unspecified" in out["feeds"][0]["error"], out
+    assert "secret-hop" not in printed
+    assert sources(client) == before
+
+
 def test_up_refreshes_its_calendars_in_the_background(service: Service, client: httpx.Client,
                                                        background_feed: Feed) -> None:
     deadline = time.monotonic() + 120
