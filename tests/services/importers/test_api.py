@@ -4,6 +4,7 @@ the jobs wait in the outbox, which is what is checked (the end-to-end tests run 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import zipfile
@@ -23,6 +24,7 @@ from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from services.importers.submit import CaptureSubmitter
 
 
 @pytest.fixture()
@@ -392,3 +394,39 @@ def test_an_upload_pauses_at_the_backlog_limit_and_goes_on_from_where_it_paused(
             assert len([e for e in outbox_events(rt) if e.user_id == "pauser"]) == 6
     finally:
         rt.close()
+
+
+def test_an_import_whose_client_went_away_stops_at_the_next_item(gateway: tuple[TestClient, Runtime],
+                                                                 tmp_path: Path) -> None:
+    """The server reads an upload in a worker thread; when the client disconnects, the route sets the import's
+    cancel flag and the reading stops at the next item (here: set before the first)."""
+    import threading
+
+    from services.importers.api import _until_done_or_gone, import_export
+    from services.importers.model import Options
+
+    _client, rt = gateway
+    submitter = CaptureSubmitter(rt, None)
+    body = zipped(gen.write_many_keep_notes(tmp_path / "export", 5))
+    cancel = threading.Event()
+    cancel.set()
+    out = import_export(submitter, "local", "takeout.zip", io.BytesIO(body), None, Options(), cancel=cancel)
+    assert out["items"] == 0 and out["jobs"] == []
+
+    class Gone:  # a request whose client has gone away
+        async def is_disconnected(self) -> bool:
+            return True
+
+    async def run() -> dict[str, Any]:
+        started = threading.Event()
+        flag = threading.Event()
+
+        def slow() -> dict[str, Any]:
+            started.set()
+            assert flag.wait(10), "the import was never told its client went away"
+            return {"stopped": True}
+
+        work = asyncio.ensure_future(asyncio.to_thread(slow))
+        return await _until_done_or_gone(Gone(), work, flag)  # type: ignore[arg-type]
+
+    assert asyncio.run(run()) == {"stopped": True}
