@@ -363,13 +363,11 @@ class QueryEngine:
             user_id, plan.start, plan.end, field=plan.time_field, limit=limit, modalities=plan.filters.modalities)
         if plan.filters.source_ids is not None:
             docs = [d for d in docs if d.source_id in set(plan.filters.source_ids)]
-        if not docs:
-            return []
         firsts: dict[str, SearchHit] = {}
         offset: str | None = None
         flt = VectorFilter(document_ids=[d.document_id for d in docs], chunk_index_range=(0, 0))
         index = self.target(user_id).index
-        while True:
+        while docs:
             page, offset = self.vectors.scroll(user_id, flt=flt, limit=256, offset=offset, index=index)
             for h in page:
                 hit = hit_from_payload(h.id, 0.0, h.payload)

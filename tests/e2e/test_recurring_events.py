@@ -164,3 +164,14 @@ def test_the_records_an_earlier_version_made_per_occurrence_give_way_to_the_seri
                                           "to": (first + timedelta(weeks=6)).isoformat()})
              if "Choir practice" in e["quote"]]
     assert [datetime.fromisoformat(e["start"]) for e in lines] == [first + timedelta(weeks=n) for n in range(5)]
+
+
+def test_a_question_about_a_day_alone_lists_the_series_occurring_then(client: httpx.Client,
+                                                                      google: dict[str, Any]) -> None:
+    t = gen.calendar_times(gen.calendar_anchor(NOW))
+    day = (t["physio"] + timedelta(weeks=3)).astimezone(LONDON)
+    r = client.get("/v1/search", params={"q": f"{day:%A} {day.day} {day:%B %Y}", "tz": "Europe/London"})
+    assert r.status_code == 200, r.text
+    assert r.json()["query_class"] == "temporal", r.json()
+    listed = [h for h in r.json()["hits"] if h["title"] == "Physio with Marta"]
+    assert listed and listed[0]["occurrence"] == day.astimezone(UTC).isoformat(), r.json()["hits"]
