@@ -5,9 +5,10 @@ Each refresh fetches the feed (HTTPS only, a size limit and a timeout; ``ETag`` 
 so an unchanged feed costs one small request and nothing else), reads it as ``secondbrain import`` reads an
 ``.ics`` (:mod:`services.importers.ics`) and sends the events through the import batch route: an unchanged event
 adds nothing, a changed one becomes the next version of its source.  What the calendar no longer has (an event
-deleted or cancelled, an occurrence taken out) has its source deleted: the state file remembers, per feed, the
-sources the last refresh had.  An occurrence of a recurring event that only fell out of the rolling window (more
-than :data:`~services.importers.ics.YEARS_BACK` years ago) is kept: it happened.
+deleted or cancelled) has its source deleted: the state file remembers, per feed, the sources the last refresh
+had.  A recurring event is one source (its rule, its exceptions and its moved occurrences; see
+:mod:`services.importers.ics`): an occurrence taken out or moved changes that source.  The sources an earlier
+version made for each occurrence are deleted on the next refresh, the series standing for them.
 
 The address is a secret (whoever has it reads the calendar): it is never shown in full, and the state file,
 readable only by its owner, names each feed by a hash of it.
@@ -20,57 +21,121 @@ import io
 import ipaddress
 import json
 import os
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from secondbrain import ids
+from secondbrain.addresses import literal_address
 from services.importers import ics
 from services.importers.archive import Export
 from services.importers.model import ExportError, Options, Skipped
 
 MAX_FEED_BYTES = 20 * 1024 * 1024  # a busy calendar of ten years is a few MB
 TIMEOUT_S = 30.0
-# Past the window's start by this much is "fell out of it", not "taken out" (zones, all-day events).
-WINDOW_MARGIN_S = 2 * 86400
+MAX_REDIRECTS = 5
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 class FeedError(Exception):
     """The feed could not be read (unreachable, refused, not a calendar): a sentence; nothing was changed."""
 
 
-def normalize(url: str) -> str:
-    """``webcal://`` is HTTPS; plain HTTP only to this machine or a private network (a test server, a NAS):
-    ValueError otherwise."""
+def normalize(url: str, allowed_hosts: Collection[str] = ()) -> str:
+    """``webcal://`` is HTTPS; plain HTTP only to this machine or a private network (a test server, a NAS).
+    Never to a link-local, unspecified or multicast address (a cloud server's metadata service at
+    169.254.169.254, ``0.0.0.0``), whatever the scheme, unless the operator allows the host by name
+    (``SB_CALENDAR_ALLOW_HOSTS``).  ValueError otherwise."""
     url = url.strip()
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in ("webcal", "webcals", "http", "https"):
+        raise ValueError(f"{shown(url)} is not a calendar address (https://... or webcal://...)")
+    if not host:
+        raise ValueError(f"{shown(url)} names no server")
+    allowed = host in {h.strip().lower().strip("[]") for h in allowed_hosts}
+    address = literal_address(host)
+    refusal = None if allowed or address is None else address_refusal(address)
+    if refusal:
+        raise ValueError(f"{shown(url)} is {refusal}: calendars are not fetched from there. If the calendar really is "
+                         "there, the operator can allow the host by name in SB_CALENDAR_ALLOW_HOSTS")
     if scheme in ("webcal", "webcals"):
         parts = parts._replace(scheme="https")
-    elif scheme == "http":
-        if not _near(parts.hostname or ""):
-            raise ValueError(f"{shown(url)}: calendars are fetched over HTTPS only (the address is a secret); "
-                             "use the https:// or webcal:// address")
-    elif scheme != "https":
-        raise ValueError(f"{shown(url)} is not a calendar address (https://... or webcal://...)")
-    if not parts.hostname:
-        raise ValueError(f"{shown(url)} names no server")
+    elif scheme == "http" and not (allowed or _near(host, address)):
+        raise ValueError(f"{shown(url)}: calendars are fetched over HTTPS only (the address is a secret); "
+                         "use the https:// or webcal:// address")
     return urlunsplit(parts)
 
 
-def _near(host: str) -> bool:
+def address_refusal(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why a calendar is never fetched from ``ip``, or None.  This machine and the private network are fine (a
+    test server, a NAS); an address that reaches a cloud server's metadata service or everyone at once is not."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_unspecified:
+        return f"the unspecified address ({ip}: it reaches this machine on every interface)"
+    if ip.is_link_local:
+        return f"a link-local address ({ip}: where cloud servers answer with their credentials)"
+    if ip.is_multicast:
+        return f"a multicast address ({ip})"
+    if ip.is_reserved or (isinstance(ip, ipaddress.IPv4Address) and ip == ipaddress.IPv4Address("255.255.255.255")):
+        return f"a reserved address ({ip})"
+    return None
+
+
+def _near(host: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> bool:
     if host == "localhost":
         return True
+    return address is not None and (address.is_loopback or address.is_private)
+
+
+def checked_address(host: str, port: int, allowed_hosts: Collection[str] = ()) -> str:
+    """Resolve ``host`` once and check every address it has (a name may lead to 169.254.169.254 too); the one
+    to connect to.  A host the operator allows by name is taken as it resolves."""
     try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_private
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise FeedError(f"the calendar's server {host} could not be found ({exc.strerror})") from None
+    addresses = [str(info[4][0]).split("%")[0] for info in infos]
+    if host.lower().strip("[]") not in {h.strip().lower().strip("[]") for h in allowed_hosts}:
+        for address in addresses:
+            refusal = address_refusal(ipaddress.ip_address(address))
+            if refusal:
+                raise FeedError(f"the calendar's server {host} is at {refusal}: refused (the operator can allow it "
+                                "by name in SB_CALENDAR_ALLOW_HOSTS)")
+    if not addresses:
+        raise FeedError(f"the calendar's server {host} could not be found (no addresses)")
+    return addresses[0]
+
+
+class _CheckedBackend(httpcore.SyncBackend):
+    """Opens each connection to an address checked in the same step (no second lookup a rebinding name could
+    answer differently).  TLS still checks the certificate against the host name."""
+
+    def __init__(self, allowed_hosts: Collection[str]) -> None:
+        super().__init__()
+        self.allowed_hosts = allowed_hosts
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        return super().connect_tcp(checked_address(host, port, self.allowed_hosts), port, timeout=timeout,
+                                   local_address=local_address, socket_options=socket_options)
+
+
+def _transport(allowed_hosts: Collection[str]) -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport()
+    # httpx takes no network backend; its pool does (the same defaults as httpx's own pool).
+    transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(),
+                                              network_backend=_CheckedBackend(allowed_hosts))
+    return transport
 
 
 def shown(url: str) -> str:
@@ -91,8 +156,10 @@ class Fetched:
 
 
 def fetch(url: str, *, etag: str | None, last_modified: str | None, timeout_s: float = TIMEOUT_S,
-          limit: int = MAX_FEED_BYTES) -> Fetched:
-    """The feed, or None when the server says it has not changed; FeedError says why not."""
+          limit: int = MAX_FEED_BYTES, allowed_hosts: Collection[str] = ()) -> Fetched:
+    """The feed, or None when the server says it has not changed; FeedError says why not.  Each redirect is
+    checked before it is followed (the same rules as the address itself), and every connection goes to an
+    address checked when it was looked up."""
     headers = {"Accept": "text/calendar, */*;q=0.5", "User-Agent": "secondbrain-calendar"}
     if etag:
         headers["If-None-Match"] = etag
@@ -100,36 +167,50 @@ def fetch(url: str, *, etag: str | None, last_modified: str | None, timeout_s: f
         headers["If-Modified-Since"] = last_modified
     where = shown(url)
     try:
-        with httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True, max_redirects=5) as client, \
-                client.stream("GET", url, headers=headers) as resp:
-            # A redirect must keep to HTTPS too (or stay on this machine / the private network).
-            try:
-                normalize(str(resp.url))
-            except ValueError:
-                raise FeedError(f"{where} sent the request on to a plain HTTP address; refused") from None
-            if resp.status_code == 304:
-                return Fetched(None, etag, last_modified)
-            if resp.status_code != 200:
-                hint = " (the address may have been reset: copy the secret address again)" \
-                    if resp.status_code in (401, 403, 404, 410) else ""
-                raise FeedError(f"{where} answered HTTP {resp.status_code}{hint}")
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in resp.iter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise FeedError(f"{where} sent more than {limit // (1024 * 1024)} MB; that is not a calendar "
-                                    "this reads")
-                chunks.append(chunk)
-            body = b"".join(chunks)
-            new_etag, modified = resp.headers.get("etag"), resp.headers.get("last-modified")
+        with httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=False,
+                          transport=_transport(allowed_hosts)) as client:
+            for _hop in range(MAX_REDIRECTS + 1):
+                with client.stream("GET", url, headers=headers) as resp:
+                    location = resp.headers.get("location")
+                    if resp.status_code in _REDIRECTS and location:
+                        url = _next_hop(url, location, where, allowed_hosts)
+                        continue
+                    return _received(resp, where, etag, last_modified, limit)
+            raise FeedError(f"{where} redirected more than {MAX_REDIRECTS} times")
     except httpx.TimeoutException:
         raise FeedError(f"{where} did not answer within {timeout_s:g} s") from None
     except httpx.HTTPError as exc:
         raise FeedError(f"{where} is not reachable ({type(exc).__name__}: {_no_url(str(exc), url)})") from None
+
+
+def _next_hop(url: str, location: str, where: str, allowed_hosts: Collection[str]) -> str:
+    """Where a redirect leads, checked before it is followed."""
+    target = urljoin(url, location)
+    try:
+        return normalize(target, allowed_hosts)
+    except ValueError as exc:  # the sentence names the address as shown (never its secret path)
+        raise FeedError(f"{where} sent the request on to {shown(target)}; refused: {exc}") from None
+
+
+def _received(resp: httpx.Response, where: str, etag: str | None, last_modified: str | None,
+              limit: int) -> Fetched:
+    if resp.status_code == 304:
+        return Fetched(None, etag, last_modified)
+    if resp.status_code != 200:
+        hint = " (the address may have been reset: copy the secret address again)" \
+            if resp.status_code in (401, 403, 404, 410) else ""
+        raise FeedError(f"{where} answered HTTP {resp.status_code}{hint}")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in resp.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise FeedError(f"{where} sent more than {limit // (1024 * 1024)} MB; that is not a calendar this reads")
+        chunks.append(chunk)
+    body = b"".join(chunks)
     if not body.lstrip(b"\xef\xbb\xbf \t\r\n").upper().startswith(b"BEGIN:VCALENDAR"):
         raise FeedError(f"{where} did not send a calendar (no BEGIN:VCALENDAR); check that it is the iCal address")
-    return Fetched(body, new_etag, modified)
+    return Fetched(body, resp.headers.get("etag"), resp.headers.get("last-modified"))
 
 
 def _no_url(text: str, url: str) -> str:
@@ -180,14 +261,16 @@ Delete = Callable[[str], bool]
 
 
 def refresh(url: str, state: State, user_id: str, send: Send, delete: Delete, *, tz: tzinfo,
-            now: datetime | None = None, fetcher: Callable[..., Fetched] = fetch) -> Refresh:
+            now: datetime | None = None, fetcher: Callable[..., Fetched] = fetch,
+            allowed_hosts: Collection[str] = ()) -> Refresh:
     """Fetch one feed and bring secondbrain in step with it.  FeedError (nothing changed) when it cannot be
-    read; what was sent or deleted before a lost server stays done, and the next refresh finishes it."""
-    url = normalize(url)
+    read; what was sent or deleted before a lost server stays done, and the next refresh finishes it.
+    ``allowed_hosts``: hosts the operator allows by name whatever their address (SB_CALENDAR_ALLOW_HOSTS)."""
+    url = normalize(url, allowed_hosts)
     key = feed_key(url)
     mark = state.feeds.get(key) or {}
     report = Refresh(shown(url))
-    got = fetcher(url, etag=mark.get("etag"), last_modified=mark.get("last_modified"))
+    got = fetcher(url, etag=mark.get("etag"), last_modified=mark.get("last_modified"), allowed_hosts=allowed_hosts)
     if got.body is None:
         report.unchanged = True
         return report
@@ -211,14 +294,13 @@ def refresh(url: str, state: State, user_id: str, send: Send, delete: Delete, *,
     had: dict[str, Any] = dict(mark.get("sources") or {})
     # Everything the feed has stays remembered, even what the gateway refused: it is still in the calendar.
     has: dict[str, Any] = {c.source_uri: {"at": c.captured_at.isoformat() if c.captured_at else None,
-                                          "series": bool(c.attributes.get("import.occurrence"))} for c in captures}
+                                          "series": c.attributes.get("import.series") == "yes"} for c in captures}
     report.refused = statuses.count("refused")
-    window_start = ics._years(now, -ics.YEARS_BACK).timestamp() + WINDOW_MARGIN_S
+    # What the calendar no longer has goes.  So do the occurrences an earlier version kept one record each for:
+    # their series is one record now, and it holds them.
     for uri, seen in had.items():
         if uri in has:
             continue
-        if seen.get("series") and seen.get("at") and datetime.fromisoformat(seen["at"]).timestamp() < window_start:
-            continue  # it happened: only the window moved past it
         if delete(ids.source_id(user_id, uri)):
             report.removed += 1
         else:

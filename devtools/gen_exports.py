@@ -120,6 +120,60 @@ def write_many_keep_notes(root: Path, count: int) -> Path:
     return root / "Takeout"
 
 
+def write_same_time_keep_notes(root: Path, count: int) -> Path:
+    """``count`` different Keep notes made in the same microsecond (a script, a sync, a restore makes them so):
+    Takeout names each one's file apart, ``Pantry label.json``, ``Pantry label(1).json``..."""
+    keep = root / "Takeout" / "Keep"
+    keep.mkdir(parents=True, exist_ok=True)
+    when = datetime(2023, 3, 4, 10, 20, 30, 123456, tzinfo=UTC)
+    for i in range(count):
+        note = keep_note(title="Pantry label", created=when, edited=when,
+                         text=f"Label {i}: shelf {i // 10}, jar {i % 10}, the {i}th jar of quince jelly.")
+        (keep / (f"Pantry label({i}).json" if i else "Pantry label.json")).write_text(json.dumps(note))
+    return root / "Takeout"
+
+
+# ------------------------------------------------------------------------------------------ broken archives
+
+
+def damaged_zip(kind: str, files: dict[str, bytes] | None = None, *, bad: str | None = None) -> bytes:
+    """A zip of ``files`` (stored, not compressed) with ``bad`` (default: the first) damaged as ``kind`` says:
+    ``crc`` (a byte of its content changed after the checksum was written: a lying header, a flipped bit),
+    ``encrypted`` (marked as password-protected, as a zip made with a password is) or ``truncated`` (the whole
+    archive cut short, as a download that stopped: its table of contents, at the end, is gone)."""
+    files = files or {"Notes/Tuesday.md": b"# Tuesday\n\nThe boiler service is booked for 9:00."}
+    bad = bad or next(iter(files))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    raw = bytearray(out.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(raw))) as z:
+        info = z.getinfo(bad)
+    if kind == "crc":
+        at = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+        raw[at] ^= 0x20
+    elif kind == "encrypted":
+        raw[info.header_offset + 6] |= 0x01  # the local header's flag: encrypted
+        raw[_central_entry(bytes(raw), bad) + 8] |= 0x01  # and the central directory's
+    elif kind == "truncated":
+        raw = raw[: len(raw) * 2 // 3]
+    else:
+        raise ValueError(f"unknown damage {kind!r}")
+    return bytes(raw)
+
+
+def _central_entry(raw: bytes, name: str) -> int:
+    """Where the central directory's entry for ``name`` starts."""
+    at = raw.index(b"PK\x01\x02")
+    while at >= 0:
+        length = int.from_bytes(raw[at + 28:at + 30], "little")
+        if raw[at + 46:at + 46 + length] == name.encode():
+            return at
+        at = raw.find(b"PK\x01\x02", at + 4)
+    raise ValueError(f"{name} is not in the central directory")
+
+
 # ------------------------------------------------------------------------------------------ Evernote
 ENEX_BOARDING_LINES = ("BOARDING PASS TP1352", "LISBON GATE 14")
 

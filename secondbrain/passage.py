@@ -20,6 +20,7 @@ from typing import Any
 
 from secondbrain.events.models import (
     WORD_TIMES,
+    Recurrence,
     TimeMention,
     WordTime,
     lift_list_attributes,
@@ -27,6 +28,7 @@ from secondbrain.events.models import (
     word_time_pairs,
     word_times_from_pairs,
 )
+from secondbrain.temporal import recurrence
 from secondbrain.temporal.mentions import mention_points
 from secondbrain.time_formats import rfc3339  # re-exported: the payload's times are written this way
 
@@ -34,7 +36,7 @@ from secondbrain.time_formats import rfc3339  # re-exported: the payload's times
 KEYWORD_FIELDS: tuple[str, ...] = ("user_id", "document_id", "source_id", "modality")
 #: Payload fields holding RFC 3339 timestamps, filtered on by range (``mentioned_at`` is a list:
 #: a point matches when any of its values does).
-DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at", "mentioned_at")
+DATETIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at", "mentioned_at", "recurs_from", "recurs_until")
 TIME_FIELDS: tuple[str, ...] = ("captured_at", "ingested_at")  # what ``VectorFilter.time_field`` may name
 INTEGER_FIELDS: tuple[str, ...] = ("chunk_index",)
 
@@ -48,6 +50,16 @@ def _text(value: Any, default: str = "") -> str:
 
 def _when(value: Any) -> datetime:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _series(value: Any) -> Recurrence | None:
+    """A stored payload's series (None for a passage of anything else, or one this cannot read)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return recurrence.loaded(value)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -95,6 +107,7 @@ class IndexedPassage:
     attributes: Mapping[str, str] = field(default_factory=dict)  # other small facts (tags)
     mentions: tuple[TimeMention, ...] = ()  # times the passage speaks of
     word_times: tuple[WordTime, ...] = ()  # when a recording's words are said
+    recurrence: Recurrence | None = None  # the document is a recurring event (its series, kept as one)
 
     def to_payload(self) -> dict[str, Any]:
         """The payload stored with the point (``mentioned_at``: the instants a dated search matches)."""
@@ -123,6 +136,10 @@ class IndexedPassage:
         if self.mentions:
             out["mentions"] = [mention_json(m) for m in self.mentions]
             out["mentioned_at"] = [rfc3339(t) for t in mention_points([(m.start, m.end) for m in self.mentions])]
+        if self.recurrence is not None:  # the series, and the span a window must overlap to hold an occurrence
+            first, last = recurrence.span(self.recurrence)
+            out["recurrence"] = recurrence.to_json(self.recurrence)
+            out["recurs_from"], out["recurs_until"] = rfc3339(first), rfc3339(last)
         return out
 
     @classmethod
@@ -151,6 +168,7 @@ class IndexedPassage:
             word_times=tuple(word_times_from_pairs(p.get("word_times")) or old_word_times),
             mentions=tuple(TimeMention(start=_when(m["start"]), end=_when(m["end"]), expression=str(m["expression"]))
                            for m in (p.get("mentions") or []) if m.get("start") and m.get("end")),
+            recurrence=_series(p.get("recurrence")),
         )
 
     def embedding_text(self) -> str:

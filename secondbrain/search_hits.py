@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from secondbrain.events.models import TimeMention, WordTime
+from secondbrain.events.models import Recurrence, TimeMention, WordTime
 from secondbrain.passage import IndexedPassage, mention_json, shown_attributes
+from secondbrain.temporal import recurrence
 from secondbrain.titles import display_title
 
 
@@ -43,6 +44,8 @@ class SearchHit:
     turn_ids: tuple[str, ...] = ()  # a chat chunk's turns
     links: tuple[str, ...] = ()  # what a Markdown passage links to
     word_times: tuple[WordTime, ...] = ()  # when a recording's words are said
+    recurrence: Recurrence | None = None  # the passage is of a recurring event (kept as one)
+    occurrence: str | None = None  # its occurrence in the window a search asked about (RFC 3339)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the API."""
@@ -60,6 +63,8 @@ class SearchHit:
             "attributes": shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids,
                                            links=self.links, word_times=self.word_times),
             "mentions": [mention_json(m) for m in self.mentions],
+            **({"repeats": recurrence.describe(self.recurrence), "occurrence": self.occurrence}
+               if self.recurrence is not None else {}),
         }
 
 
@@ -77,5 +82,5 @@ def hit_from_passage(p: IndexedPassage, score: float) -> SearchHit:
         heading_path=list(p.heading_path), page=p.page, t_start=p.t_start, t_end=p.t_end, source_uri=p.source_uri,
         captured_at_source=p.captured_at_source, at_start=p.at_start, at_end=p.at_end, chunk_index=p.chunk_index,
         token_count=p.token_count, kind=p.kind, attributes=dict(p.attributes), mentions=list(p.mentions),
-        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links, word_times=p.word_times,
+        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links, word_times=p.word_times, recurrence=p.recurrence,
     )

@@ -80,9 +80,16 @@ class Settings(BaseSettings):
     calendar_urls: SecretStr | None = Field(None, description="Secret iCal addresses (https:// or webcal://, "
                                              "comma-separated) of calendars `up` keeps in step.")
     calendar_interval_s: float = Field(1800.0, ge=5, description="How often `up` refreshes SB_CALENDAR_URLS.")
+    calendar_allow_hosts: str = Field("", description="Comma-separated host names (or addresses) calendars may be "
+                                                      "fetched from even when they are link-local, unspecified or "
+                                                      "multicast addresses (refused otherwise).")
     session_days: int = Field(30, ge=1, le=365, description="How long the web page stays signed in with "
                                                               "'remember me' (otherwise until the browser closes, "
                                                               "at most a day).")
+
+    def calendar_hosts(self) -> tuple[str, ...]:
+        """SB_CALENDAR_ALLOW_HOSTS as host names, lower case."""
+        return tuple(h.strip().lower() for h in self.calendar_allow_hosts.split(",") if h.strip())
 
     @field_validator("auth", mode="before")
     @classmethod

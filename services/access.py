@@ -93,6 +93,7 @@ async def current_principal(request: Request,
                                  "files, pages and links and follow their progress; use a user key to read")
     telemetry.set_user(principal.user_id)  # on the request's span, hashed
     request.state.pending = checked.pending
+    request.state.principal = principal  # what the key may see of a job (a capture key: only its own)
     field, what = BUDGETS[bucket]
     limit: int = getattr(settings, field)
     if 0 < limit < checked.hits:

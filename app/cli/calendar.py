@@ -40,7 +40,7 @@ def urls_from(args: argparse.Namespace, settings: Any) -> list[str]:
     if not urls:
         raise ValueError("give a calendar's secret iCal address (https://... or webcal://...), in "
                          "SB_CALENDAR_URLS or a file with --urls-file")
-    return list(dict.fromkeys(normalize(u) for u in urls))
+    return list(dict.fromkeys(normalize(u, settings.calendar_hosts()) for u in urls))
 
 
 def default_state_path(url: str, user_hint: str) -> Path:
@@ -62,7 +62,7 @@ def _local_zone() -> Any:
 
 
 def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally, progress: Progress,
-                tz: Any) -> tuple[list[dict[str, Any]], Sender]:
+                tz: Any, allowed_hosts: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]], Sender]:
     """One refresh of each feed: a row per feed (its error, when it failed) and the sender.  A feed that fails
     changes nothing and the others go on."""
     from app.calendars import FeedError, State, refresh, shown
@@ -92,7 +92,7 @@ def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally,
     for url in urls:
         before = len(tally.items)
         try:
-            got = refresh(url, state, user_id, send, delete, tz=tz)
+            got = refresh(url, state, user_id, send, delete, tz=tz, allowed_hosts=allowed_hosts)
         except (FeedError, ValueError) as exc:  # ValueError: not a calendar address (SB_CALENDAR_URLS)
             rows.append({"feed": shown(url), "error": str(exc)})
             continue
@@ -142,7 +142,8 @@ def cmd_calendar(args: argparse.Namespace) -> int:
 
             def run_pass() -> None:
                 nonlocal rows, sender
-                rows, sender = refresh_all(client, state, urls, tally=tally, progress=progress, tz=_local_zone())
+                rows, sender = refresh_all(client, state, urls, tally=tally, progress=progress, tz=_local_zone(),
+                                           allowed_hosts=settings.calendar_hosts())
                 if args.every:
                     progress.done()
                     for row in rows:
@@ -221,6 +222,6 @@ def background_pass(url: str, key_file: Path, settings: Any, state: Path) -> tup
     tally = Tally(0)
     with httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(60.0, connect=5.0)) as client:
         rows, _sender = refresh_all(client, state, urls, tally=tally, progress=Progress(tally, quiet=True),
-                                    tz=ZoneInfo(settings.timezone))
+                                    tz=ZoneInfo(settings.timezone), allowed_hosts=settings.calendar_hosts())
     return ([_line(r) for r in rows if "error" not in r and not r["unchanged"] and (r["added"] or r["removed"])],
             [_line(r) for r in rows if "error" in r])

@@ -58,6 +58,8 @@ class Tally:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (label, reason)
     repeats: list[tuple[str, str]] = field(default_factory=list)  # items the export holds twice
     waiting: str | None = None
+    pauses: int = 0  # times the server said the person's backlog was full (SB_MAX_PENDING_JOBS)
+    paused_s: float = 0.0  # how long the import waited for it, in all
 
     def count(self, *statuses: str, earlier: bool | None = None) -> int:
         return sum(1 for i in self.items if i.status in statuses and (earlier is None or i.earlier == earlier))
@@ -188,6 +190,34 @@ class Sender:
             self._send_conversations()
 
     def _send(self, batch: list[Any]) -> None:
+        """Send a batch; what the server leaves waiting (the person's backlog is full) goes again once the
+        pipeline has caught up, however long that takes (Ctrl-C stops; nothing sent is sent twice)."""
+        while batch:
+            resp = self._post(batch)
+            if resp is None:
+                return
+            batch = self._take(batch, resp)
+            if batch:
+                body = resp.json()
+                self._wait_for_room(retry.server_asked_wait(resp, 5.0, 30.0), body.get("pending"),
+                                    body.get("max_pending"))
+
+    def _wait_for_room(self, seconds: float, pending: Any, limit: Any) -> None:
+        self.tally.pauses += 1
+        self.tally.waiting = (f"paused: {pending} of yours still being processed (the limit is {limit}, "
+                              "SB_MAX_PENDING_JOBS)")
+        started = time.monotonic()
+        deadline = started + seconds  # the jobs sent so far are followed meanwhile
+        while time.monotonic() < deadline:
+            self.poll()
+            self.progress.show()
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        self.tally.paused_s += time.monotonic() - started
+        self.tally.waiting = None
+
+    def _post(self, batch: list[Any]) -> Any:
+        """The server's answer to a batch (after waiting out a full pipeline or an absent server), or None when
+        it refused the batch (each capture then says why)."""
         manifest = {"format": self.fmt, "captures": [c.json(None if c.kind == "url" else f"p{i}")
                                                        for i, (c, _d) in enumerate(batch)]}
         # Always multipart, even for a batch of web pages only (no bytes): the manifest is a part of its own.
@@ -205,6 +235,7 @@ class Sender:
                 away = f"HTTP {state.outcome.result().status_code} from a proxy in front of it"
             if away is None:  # the pipeline is full of this person's captures, or the minute's limit
                 self.tally.waiting = "waiting for the pipeline"
+                self.tally.pauses += 1
             elif not told:
                 self.progress.done()
                 say(f"secondbrain is not reachable ({away}); trying again until it is (Ctrl-C stops)")
@@ -214,11 +245,13 @@ class Sender:
             if self.tally.waiting is None:
                 time.sleep(seconds)
                 return
-            deadline = time.monotonic() + seconds  # the jobs sent so far are followed meanwhile
+            started = time.monotonic()
+            deadline = started + seconds  # the jobs sent so far are followed meanwhile
             while time.monotonic() < deadline:
                 self.poll()
                 self.progress.show()
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            self.tally.paused_s += time.monotonic() - started
             self.tally.waiting = None
 
         patience = retry.server_patience(statuses=(429, *BEHIND_PROXY), asked_default_s=5.0, asked_max_s=30.0,
@@ -229,12 +262,20 @@ class Sender:
             if len(batch) > 1 and resp.status_code in (400, 413, 422):
                 for one in batch:  # one capture spoils the batch: send each alone to find it
                     self._send([one])
-                return
+                return None
             reason = f"HTTP {resp.status_code}: {detail_of(resp)[:200]}"
             for c, _d in batch:
                 self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason))
-            return
-        for (c, _d), r in zip(batch, resp.json()["results"], strict=True):
+            return None
+        return resp
+
+    def _take(self, batch: list[Any], resp: Any) -> list[Any]:
+        """Record what the server made of each capture; the ones it left waiting, to send again."""
+        again = []
+        for (c, d), r in zip(batch, resp.json()["results"], strict=True):
+            if r["status"] == "waiting":
+                again.append((c, d))
+                continue
             item = Item(c.label, c.kind, r.get("job_id"), reason=r.get("reason"))
             if r["status"] == "imported":
                 item.status = "queued"
@@ -246,6 +287,7 @@ class Sender:
                 item.status = "refused"
             self.tally.items.append(item)
         self.poll()
+        return again
 
     # --- waiting
     def poll(self, window: int = POLL_WINDOW) -> None:
@@ -327,19 +369,19 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _results(fmt: Any, export: Any, options: Any) -> Iterator[Any]:
     """The format's results; a failure of the export as a whole, past the first items, ends it as a skip."""
-    from services.importers.model import ExportError, Skipped
+    from services.importers.model import Skipped, failure
 
     try:
         yield from fmt.read(export, options)
-    except (ExportError, OSError, ValueError) as exc:
-        yield Skipped("the rest of the export", str(exc), export.name)
+    except Exception as exc:  # whatever a damaged export raises past its items, what was read stays read
+        yield Skipped("the rest of the export", failure(exc), export.name)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import an export: read it here, send it in batches, wait until it is searchable, sum up."""
     from services.importers import registry
     from services.importers.archive import Export
-    from services.importers.model import Conversation, ExportError, Skipped
+    from services.importers.model import Conversation, Distinct, ExportError, Skipped
 
     path = Path(args.path).expanduser()
     try:
@@ -372,7 +414,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                 if me.status_code != 200:
                     return http_error(me)
                 sender = Sender(client, tally, progress, fmt.name, batch_items=args.batch)
-                for result in _results(fmt, export, options):
+                distinct = Distinct()
+                for result in distinct(_results(fmt, export, options)):
                     if isinstance(result, Skipped):
                         (tally.repeats if result.duplicate else tally.skipped).append((result.label, result.reason))
                         progress.show(result.label)
@@ -401,10 +444,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _dry_run(fmt: Any, export: Any, options: Any, tally: Tally, args: argparse.Namespace) -> int:
-    from services.importers.model import Conversation, Skipped
+    from services.importers.model import Conversation, Distinct, Skipped
 
     rows = []
-    for result in _results(fmt, export, options):
+    for result in Distinct()(_results(fmt, export, options)):
         if isinstance(result, Skipped):
             (tally.repeats if result.duplicate else tally.skipped).append((result.label, result.reason))
             rows.append({"skipped": result.label, "reason": result.reason})
@@ -463,6 +506,7 @@ def _summary(fmt: Any, tally: Tally, args: argparse.Namespace, *, finished: bool
             "skipped": [{"label": lb, "reason": r} for lb, r in tally.skipped],
             "repeated_in_export": [{"label": lb, "reason": r} for lb, r in tally.repeats],
             "failed": [{"label": lb, "reason": r} for lb, r in failed],
+            "paused": {"times": tally.pauses, "seconds": round(tally.paused_s, 1)},
             "seconds": round(elapsed, 1), "items_per_s": round(rate, 2)}))
     else:
         print(f"{fmt.label}: {_n(tally.seen, 'item')} in {clock(elapsed)} ({rate:.1f} items/s)")
@@ -474,9 +518,13 @@ def _summary(fmt: Any, tally: Tally, args: argparse.Namespace, *, finished: bool
                   f"{len(tally.repeats)} repeated in the export")
         if superseded:
             print(f"  {superseded} replaced by a newer version of the same item")
+        if tally.pauses:
+            print(f"  paused {_n(tally.pauses, 'time')} ({clock(tally.paused_s)} in all) while your captures in the "
+                  "pipeline were at the limit (SB_MAX_PENDING_JOBS), so that other work was not held up")
         if pending:
             state = "still being processed" if args.no_wait or not finished else "not finished"
             print(f"  {len(pending)} {state} (they go on; `secondbrain sources` shows them)")
+        _print_reasons(f"{len(tally.repeats)} found equal (imported once)", tally.repeats)
         _print_reasons(f"{len(tally.skipped)} skipped", tally.skipped)
         _print_reasons(f"{len(failed)} failed", failed)
         if any(i.earlier and i.status == "failed" for i in tally.items) and not args.retry_failed:

@@ -60,6 +60,8 @@ class Record:
 
     # Fields holding arrays of nested records, mapped to the nested record class.
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {}
+    # Fields holding one nested record or null, mapped to its class.
+    _ONE: ClassVar[Mapping[str, type[Record]]] = {}
 
     def to_record(self) -> dict[str, Any]:
         """The dict fastavro writes for this record (nested records converted too)."""
@@ -78,8 +80,11 @@ class Record:
                 continue
             value = record[f.name]
             nested = cls._NESTED.get(f.name)
+            one = cls._ONE.get(f.name)
             if nested is not None:
                 value = [nested.from_record(item) for item in value]
+            elif one is not None:
+                value = None if value is None else one.from_record(value)
             elif isinstance(value, list):
                 value = list(value)
             elif isinstance(value, Mapping):
@@ -208,6 +213,38 @@ class UrlRequested(Event):
         _require(len(self.url) <= 8192, f"{name}.url is longer than 8192 characters")
 
 
+# --------------------------------------------------------------------------- recurrence
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Moved(Record):
+    """An occurrence of a series that happens at another time (an iCalendar override)."""
+
+    original: datetime  # the occurrence it replaces
+    start: datetime
+    end: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recurrence(Record):
+    """A recurring event kept as one (RFC 5545): see ``schemas/document_extracted.v3.avsc``.  Its occurrences
+    are worked out for a window when asked (:mod:`secondbrain.temporal.recurrence`), never ahead of time."""
+
+    start: datetime  # the first occurrence (DTSTART); an all-day series: midnight of its first day in ``zone``
+    zone: str  # the IANA zone whose wall clock the rules repeat in
+    all_day: bool = False
+    duration_s: int = 0
+    rules: list[str] = field(default_factory=list)  # RRULE values, defaults written out, COUNT made UNTIL
+    dates: list[datetime] = field(default_factory=list)  # RDATE
+    exceptions: list[datetime] = field(default_factory=list)  # EXDATE and the cancelled
+    moved: list[Moved] = field(default_factory=list)
+    until: datetime | None = None  # no occurrence starts after this; None: endless
+    count: int | None = None  # the COUNT the calendar wrote
+    capped: bool = False  # kept up to secondbrain's cap, not to its own end
+
+    _NESTED: ClassVar[Mapping[str, type[Record]]] = {"moved": Moved}
+
+
 # --------------------------------------------------------------------------- document_extracted
 
 
@@ -232,8 +269,9 @@ class DocumentExtracted(Event):
     """The text of one artifact as ordered segments (or a claim check in ``body_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "document_extracted"
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"segments": Segment}
+    _ONE: ClassVar[Mapping[str, type[Record]]] = {"recurrence": Recurrence}
 
     event_id: str
     job_id: str
@@ -255,6 +293,7 @@ class DocumentExtracted(Event):
     source_uri: str = ""
     version: int = 1
     recording_start: datetime | None = None
+    recurrence: Recurrence | None = None  # v3: a recurring event, kept as one
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME
@@ -390,8 +429,9 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 6
+    SCHEMA_VERSION: ClassVar[int] = 7
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
+    _ONE: ClassVar[Mapping[str, type[Record]]] = {"recurrence": Recurrence}
 
     event_id: str
     job_id: str
@@ -411,6 +451,7 @@ class ChunksCreated(Event):
     captured_at_source: str = ""
     recording_start: datetime | None = None
     version: int = 1
+    recurrence: Recurrence | None = None  # v7: a recurring event, kept as one
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME

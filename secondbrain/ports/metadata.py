@@ -265,6 +265,15 @@ class JobLedger(Protocol):
         do not count."""
         ...
 
+    def note_key_job(self, user_id: str, key_id: str, job_id: str) -> None:
+        """Remember that the key ``key_id`` made the user's job ``job_id`` (a capture key follows only its own
+        jobs); nothing for a job or a key that is not the user's."""
+        ...
+
+    def made_by_key(self, user_id: str, key_id: str, job_id: str) -> bool:
+        """Whether the user's key ``key_id`` made the job (see :meth:`note_key_job`)."""
+        ...
+
     # -- data lifecycle: deleting sources, erasing users, raw-file retention, export
 
     def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
@@ -343,6 +352,11 @@ class Catalog(Protocol):
 
     def is_superseded(self, user_id: str, document_id: str) -> bool:
         """Whether a newer version of the document's source exists (or the document is gone)."""
+        ...
+
+    def sources_under(self, user_id: str, uri_prefix: str, limit: int = 10_000) -> list[str]:
+        """The ids of the user's sources whose ``source_uri`` starts with ``uri_prefix`` (at most ``limit``,
+        sorted): the records a calendar import once made per occurrence of a series, ``import:ics:<uid>/...``."""
         ...
 
     def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:

@@ -53,6 +53,10 @@ class VectorFilter:
     # With ``time_range``: a passage also matches when it speaks of a time in this range ("yesterday I
     # ran", said the day after), through the ``mentioned_at`` payload field (see ``secondbrain.temporal.mentions``).
     mentioned_range: TimeRange | None = None
+    # Passages of recurring events (``recurs_from``/``recurs_until``, see ``secondbrain.temporal.recurrence``)
+    # whose series spans this range: with ``time_range``, they match too; alone, only they match.  Whether an
+    # occurrence falls in the range is for the caller to work out.
+    recurring_range: TimeRange | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from secondbrain.keys import check_user_id
 from secondbrain.passage import TIME_FIELDS, rfc3339
-from secondbrain.ports import SparseVector, VectorFilter, VectorPoint
+from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorPoint
 
 #: Reciprocal rank fusion: a point scores ``weight / (RRF_K + rank)`` summed over the dense and the
 #: sparse list (rank from 0); k = 2 is Qdrant's server default.  The sparse side weighs a hair less, so a
@@ -152,13 +152,20 @@ class IntRangeCondition:
 
 
 @dataclass(frozen=True, slots=True)
-class EitherCondition:
-    """At least one of ``conditions`` holds."""
+class AllCondition:
+    """Every one of ``conditions`` holds (a branch of an :class:`EitherCondition`)."""
 
     conditions: tuple[DatetimeRangeCondition, ...]
 
 
-Condition = MatchAnyCondition | DatetimeRangeCondition | IntRangeCondition | EitherCondition
+@dataclass(frozen=True, slots=True)
+class EitherCondition:
+    """At least one of ``conditions`` holds."""
+
+    conditions: tuple[DatetimeRangeCondition | AllCondition, ...]
+
+
+Condition = MatchAnyCondition | DatetimeRangeCondition | IntRangeCondition | EitherCondition | AllCondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,17 +202,27 @@ def plan_filter(flt: VectorFilter | None) -> FilterPlan:
         if start is not None and end is not None and _utc(end) <= _utc(start):
             nothing = True  # an empty interval
         own = _range(flt.time_field, start, end)
+        branches: list[DatetimeRangeCondition | AllCondition] = [own]
         mentioned = flt.mentioned_range
         if mentioned is not None and (mentioned.start is not None or mentioned.end is not None):
-            conditions.append(EitherCondition((own, _range("mentioned_at", mentioned.start, mentioned.end))))
-        else:
-            conditions.append(own)
+            branches.append(_range("mentioned_at", mentioned.start, mentioned.end))
+        if flt.recurring_range is not None:
+            branches.append(_spans(flt.recurring_range))
+        conditions.append(EitherCondition(tuple(branches)) if len(branches) > 1 else own)
+    elif flt.recurring_range is not None:
+        conditions.extend(_spans(flt.recurring_range).conditions)
     if flt.chunk_index_range is not None:
         first, last = flt.chunk_index_range
         if last < first:
             nothing = True
         conditions.append(IntRangeCondition("chunk_index", int(first), int(last)))
     return FilterPlan(tuple(conditions), nothing)
+
+
+def _spans(window: TimeRange) -> AllCondition:
+    """A recurring event's passages whose series spans the window: it begins before the window ends and ends
+    after it begins (``recurs_until`` is far in the future for a series without end)."""
+    return AllCondition((_range("recurs_from", None, window.end), _range("recurs_until", window.start, None)))
 
 
 def _range(fieldname: str, start: datetime | None, end: datetime | None) -> DatetimeRangeCondition:

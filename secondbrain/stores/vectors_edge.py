@@ -44,6 +44,7 @@ from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit,
 from secondbrain.stores.vector_payload import (
     RRF_K,
     RRF_WEIGHTS,
+    AllCondition,
     DatetimeRangeCondition,
     EitherCondition,
     EnsuredCollections,
@@ -348,8 +349,11 @@ class EdgeVectorStore:
             elif isinstance(cond, IntRangeCondition):
                 must.append(qe.FieldCondition(cond.field, range=qe.RangeFloat(gte=cond.gte, lte=cond.lte)))
             elif isinstance(cond, EitherCondition):
-                must.append(qe.Filter(should=[qe.FieldCondition(c.field, range=qe.RangeDateTime(gte=c.gte, lt=c.lt))
+                must.append(qe.Filter(should=[_edge_range(c) if isinstance(c, DatetimeRangeCondition)
+                                              else qe.Filter(must=[_edge_range(x) for x in c.conditions])
                                               for c in cond.conditions]))
+            elif isinstance(cond, AllCondition):
+                must.extend(_edge_range(c) for c in cond.conditions)
         return qe.Filter(must=must)
 
     @staticmethod
@@ -777,3 +781,7 @@ class EdgeVectorStore:
             key, self._root_key = self._root_key, None
         if key is not None:
             _unlock_root(key)
+
+
+def _edge_range(c: DatetimeRangeCondition) -> Any:
+    return qe.FieldCondition(c.field, range=qe.RangeDateTime(gte=c.gte, lt=c.lt))

@@ -21,6 +21,7 @@ from secondbrain.ports import SearchMode, SparseVector, VectorFilter, VectorHit,
 from secondbrain.stores.vector_payload import (
     RRF_K,
     RRF_WEIGHTS,
+    AllCondition,
     DatetimeRangeCondition,
     EitherCondition,
     EnsuredCollections,
@@ -126,9 +127,10 @@ class QdrantVectorStore:
                 must.append(models.FieldCondition(key=cond.field, range=models.Range(gte=cond.gte, lte=cond.lte)))
             elif isinstance(cond, EitherCondition):
                 must.append(models.Filter(should=[
-                    models.FieldCondition(key=c.field,
-                                          range=models.DatetimeRange(gte=_parse_dt(c.gte), lt=_parse_dt(c.lt)))
-                    for c in cond.conditions]))
+                    _qdrant_range(c) if isinstance(c, DatetimeRangeCondition)
+                    else models.Filter(must=[_qdrant_range(x) for x in c.conditions]) for c in cond.conditions]))
+            elif isinstance(cond, AllCondition):
+                must.extend(_qdrant_range(c) for c in cond.conditions)
         return models.Filter(must=must)
 
     @staticmethod
@@ -382,3 +384,7 @@ class QdrantVectorStore:
         self._ensured.forget()
         with self._lock:
             self.client.close()
+
+
+def _qdrant_range(c: DatetimeRangeCondition) -> models.FieldCondition:
+    return models.FieldCondition(key=c.field, range=models.DatetimeRange(gte=_parse_dt(c.gte), lt=_parse_dt(c.lt)))

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
 
+from secondbrain.events.models import Recurrence
 from secondbrain.search_hits import SearchHit
 from secondbrain.temporal.mentions import Mention
+from secondbrain.temporal.recurrence import between, describe
 from secondbrain.temporal.written import written_span
 from secondbrain.word_times import quoted_second
 from services.agenda.happenings import Habit, Happening
@@ -47,6 +49,9 @@ class Event:
     also: list[Said] = field(default_factory=list)  # other sources that say the same
     cancelled: Said | None = None
     occurrence: date | None = None  # a birthday's or a habit's day in the window
+    series: Recurrence | None = None  # an occurrence of a recurring event kept as one (a calendar's series)
+    series_at: datetime | None = None  # which occurrence: the time it was due (before any move)
+    more: bool = False  # the series has more occurrences in the window than the agenda shows
 
     @property
     def happening(self) -> Happening:
@@ -192,6 +197,9 @@ def _zone(tz: tzinfo) -> Any:
 
 def event_id(event: Event) -> str:
     """Stable across requests and moves: the first source's statement of it (and a birthday's year)."""
+    if event.series_at is not None:  # an occurrence of a series: the series and the time it was due
+        raw = f"{event.now.hit.document_id}|series|{event.series_at.astimezone(UTC).isoformat()}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
     first = event.moved_from[0] if event.moved_from else (event.also[0] if event.also else event.now)
     raw = f"{first.hit.document_id}|{first.happening.statement_start}|{event.occurrence or ''}"
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
@@ -253,4 +261,45 @@ def event_json(event: Event, tz: tzinfo, order: str) -> dict[str, Any]:
         out["recurs"] = "yearly"
     if h.kind == "habit":
         out["recurs"] = "habit"
+    if event.series is not None:
+        out["recurs"] = "series"
+        out["repeats"] = describe(event.series)
+        if event.more:
+            out["more_occurrences"] = True  # the window holds more of them than are listed
     return out
+
+
+def series_events(hit: SearchHit, series: Recurrence, start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
+    """The occurrences of a recurring event kept as one (its passage ``hit``) that fall in ``[start, end)``, as
+    agenda lines: at their own times, a moved one with where it moved from, at most
+    :data:`~secondbrain.temporal.recurrence.MAX_PER_WINDOW` (the last one saying there are more)."""
+    said_at = _said_at(hit)
+    expansion = between(series, start, end)
+    out = []
+    for occ in expansion.occurrences:
+        now = Said(_occurrence_happening(hit, series, occ.start, occ.end), hit, said_at)
+        moved = []
+        if occ.moved_from is not None:
+            length = timedelta(seconds=series.duration_s)
+            moved = [Said(_occurrence_happening(hit, series, occ.moved_from, occ.moved_from + length), hit, said_at)]
+        out.append(Event(now, moved_from=moved, series=series, series_at=occ.moved_from or occ.start))
+    if expansion.more and out:
+        out[-1].more = True
+    return out
+
+
+def _occurrence_happening(hit: SearchHit, series: Recurrence, start: datetime, end: datetime) -> Happening:
+    title = hit.title or "Untitled event"
+    if series.all_day:  # whole days on the series' own wall clock
+        first, last = start.date(), max(end.date(), start.date() + timedelta(days=1))
+        return Happening(first, last, None, None, "day" if (last - first).days == 1 else "days", "event", title,
+                         title, describe(series), 0, len(title))
+    return Happening(start.date(), start.date() + timedelta(days=1), start, end if end > start else None, "time",
+                     "event", title, title, describe(series), 0, len(title))
+
+
+def _said_at(hit: SearchHit) -> datetime:
+    try:
+        return datetime.fromisoformat(hit.captured_at.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.now(UTC)

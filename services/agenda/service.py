@@ -26,13 +26,14 @@ from secondbrain.search_hits import SearchHit, hit_from_payload
 from secondbrain.temporal.calendar import Conventions
 from secondbrain.temporal.mentions import MONTH_NAMES
 from secondbrain.titles import display_title
-from services.agenda.agenda import Event, Said, habit_events, in_window, merge
+from services.agenda.agenda import Event, Said, habit_events, in_window, merge, series_events
 from services.agenda.happenings import Habit, Happening, habits, read_passage
 
 LOOKBACK = timedelta(days=120)
 MOVE_MARGIN = timedelta(days=45)
 READ_CACHE = 50_000  # passages read, kept by chunk id
 MAX_PASSAGES = 5_000  # read for one window at most
+MAX_SERIES = 2_000  # recurring events expanded for one window at most
 _DATEISH = re.compile(rf"\d|\b(?:{MONTH_NAMES}|mon|tue|wed|thu|fri|sat|sun|today|tonight|tomorrow|yesterday|next|"
                       r"last|week|weekend|christmas|easter|new\s+year|thanksgiving|halloween|every|birthday)", re.I)
 _OFFSET = re.compile(r"([+-])(\d{2}):?(\d{2})$")
@@ -68,8 +69,30 @@ class Agenda:
         events = in_window(merge(said), w.start, w.end, w.tz)
         if w.habits:
             events += habit_events(habit_list, w.start, w.end, w.tz)
-            events.sort(key=lambda e: _sort_key(e, w.tz))
+        events += self._series(user, w)
+        events.sort(key=lambda e: _sort_key(e, w.tz))
         return events
+
+    def _series(self, user: str, w: Window) -> list[Event]:
+        """The occurrences in the window of recurring events kept as one, worked out now (each series read once,
+        from its opening passage; at most :data:`MAX_SERIES` series)."""
+        flt = VectorFilter(recurring_range=TimeRange(w.start, w.end), chunk_index_range=(0, 0))
+        index = self._index(user)
+        found: dict[str, SearchHit] = {}
+        offset: str | None = None
+        while len(found) < MAX_SERIES:
+            page, offset = self.vectors.scroll(user, flt=flt, limit=256, offset=offset, index=index)
+            for p in page:
+                hit = hit_from_payload(p.id, 0.0, p.payload)
+                if hit.recurrence is not None:
+                    found.setdefault(hit.document_id, hit)
+            if offset is None:
+                break
+        out: list[Event] = []
+        for hit in found.values():
+            assert hit.recurrence is not None
+            out += series_events(hit, hit.recurrence, w.start, w.end, w.tz)
+        return out
 
     def saved_between(self, user: str, start: datetime, end: datetime, *, field: str = "captured_at",
                       limit: int = 200) -> list[dict[str, Any]]:
@@ -113,8 +136,8 @@ class Agenda:
         said: list[Said] = []
         found_habits: list[tuple[Habit, SearchHit, datetime]] = []
         for hit in hits:
-            if not _DATEISH.search(hit.text):
-                continue
+            if hit.recurrence is not None or not _DATEISH.search(hit.text):
+                continue  # a recurring event's occurrences come from its series, not from its words
             at = said_at(hit)
             if at is None:
                 continue

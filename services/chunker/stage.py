@@ -140,4 +140,5 @@ class ChunkerStage:
             ingested_at=ev.ingested_at, chunks=[] if chunks_ref else chunks, chunks_ref=chunks_ref,
             chunk_count=len(chunks), source_uri=ev.source_uri or ev.metadata.get("source_uri", ""),
             captured_at_source=ev.captured_at_source, recording_start=ev.recording_start, version=ev.version,
+            recurrence=ev.recurrence,
         )]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from secondbrain.events.models import Segment
+from secondbrain.events.models import Recurrence, Segment
 
 SEPARATOR = "\n\n"
 
@@ -49,7 +49,8 @@ class Extracted:
     ``stated_time`` is a time the content itself states (EXIF DateTimeOriginal, PDF
     CreationDate, an audio tag, a page's published date); ``stated_time_source`` says which
     kind it is: ``file_metadata`` or ``published``.  ``recording_start`` is the wall-clock
-    time at second 0 of a recording, when known, so speech can get absolute times.
+    time at second 0 of a recording, when known, so speech can get absolute times.  ``recurrence``:
+    the document is a recurring event, kept as one (a calendar's series imported as a note).
     """
 
     title: str | None
@@ -60,6 +61,7 @@ class Extracted:
     stated_time_source: str = "file_metadata"
     language: str | None = None
     recording_start: datetime | None = None
+    recurrence: Recurrence | None = None  # the document is a recurring event (a note's front matter says so)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,15 @@ citations) can name the exact messages they hold.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
 from secondbrain.errors import PermanentError
-from secondbrain.events.models import Segment
+from secondbrain.events.models import Recurrence, Segment
+from secondbrain.temporal import recurrence
 from services.extractors import dates
 from services.extractors.document import Block, Extracted, ExtractionContext, assemble
 
@@ -45,6 +47,7 @@ class ExtractedText:
     full_text: str
     metadata: dict[str, str]
     stated_time: datetime | None = None  # a date the file itself states (front matter)
+    recurrence: Recurrence | None = None  # front matter's ``recurrence``: the note is a recurring event
 
 
 def decode_text(raw: bytes) -> str:
@@ -279,8 +282,9 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
             meta["tags"] = " ".join(tags)  # passages carry them (services/chunker/stage.py)
         if "date" in front:
             stated = dates.iso_datetime(front["date"])
+        series = _series(front.get("recurrence"), meta)
     else:
-        front, blocks = {}, text_blocks(text)
+        front, blocks, series = {}, text_blocks(text), None
     if not blocks:
         raise PermanentError("the file has no text content to index")
     segments, full = assemble(blocks)
@@ -290,7 +294,21 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
         title = _first_line_title(full)
     modality = "note" if is_note else ("markdown" if markdown else "text")
     return ExtractedText(title=title, modality=modality, segments=segments, full_text=full,
-                         metadata=meta, stated_time=stated)
+                         metadata=meta, stated_time=stated, recurrence=series if markdown else None)
+
+
+def _series(raw: str | None, meta: dict[str, str]) -> Recurrence | None:
+    """The series a note's ``recurrence`` front matter holds (one line of JSON, as the calendar importer writes
+    it), checked like one made from a calendar; a note whose series cannot be read stays a note (and says why)."""
+    if not raw:
+        return None
+    try:
+        series = recurrence.from_json(json.loads(raw))
+    except (ValueError, RecursionError) as exc:
+        meta["recurrence_error"] = str(exc)[:300]
+        return None
+    meta["repeats"] = recurrence.describe(series)
+    return series
 
 
 def supports(content_type: str, filename: str | None) -> bool:
@@ -315,4 +333,5 @@ class TextExtractor:
         # text page fetched): listed and asked about as one ("the article I saved").
         web = not ctx.is_note and ctx.source_uri.lower().startswith(("http://", "https://"))
         return Extracted(title=doc.title, modality="web" if web else doc.modality, blocks=blocks,
-                         metadata=dict(doc.metadata), stated_time=doc.stated_time, stated_time_source="file_metadata")
+                         metadata=dict(doc.metadata), stated_time=doc.stated_time, stated_time_source="file_metadata",
+                         recurrence=doc.recurrence)

@@ -3,17 +3,24 @@
 * ``POST /v1/imports``: an export file (a zip, an ``.enex``, a bookmarks ``.html``, a ``result.json``, a
   WhatsApp ``.txt``, ``My Clippings.txt``, a Readwise ``.csv``...) as multipart ``file`` (with ``format``,
   ``tz`` and ``date_order`` fields when wanted), read here: the web page's import.  Answers with what was
-  found and done once every item is submitted.
+  found and done once the items are submitted.  Its items count against the person's backlog
+  (``SB_MAX_PENDING_JOBS``): when the backlog is full the import pauses there, and the answer says so with
+  ``Retry-After`` and where to go on (``resume_from``, sent back with the same file).  A client that goes
+  away stops it at the next item.  A zip whose files cannot be read (a wrong checksum, cut short, encrypted)
+  is refused with 422 naming them, unless other files of it went in (then they are named in the summary).
 * ``POST /v1/imports/batch``: captures a client already read from an export (``secondbrain import``), in
   batches (see :mod:`services.importers.wire`).  A batch is one request against the per-minute limit however
-  many items it holds, so a person's own import is not throttled like interactive traffic; it waits, like
-  any capture, while the person has ``SB_MAX_PENDING_JOBS`` captures in the pipeline.
+  many items it holds, so a person's own import is not throttled like interactive traffic; it takes as many
+  as the person's backlog has room for, and answers the rest ``waiting`` (with ``Retry-After``), to be sent
+  again.  Notes and chats keep the note limit of ``POST /v1/notes`` (``SB_MAX_NOTE_CHARS``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from dataclasses import dataclass
 from typing import IO, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -26,12 +33,14 @@ from secondbrain.validation import text_problem
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
-from services.importers.model import Conversation, ExportError, Options, Skipped
+from services.importers.model import Conversation, Distinct, ExportError, Options, Skipped, failure
 from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json, conversation_from_json
 from services.importers.wire import Batch, read_batch
 
 MAX_ITEMS_PER_UPLOAD = 20_000
 UNPACK_FACTOR = 20
+RETRY_AFTER_S = 10  # how long an import paused for the backlog waits before it goes on
+DISCONNECT_POLL_S = 0.5
 
 
 def backlog_refusal(settings: Settings, pending: int) -> HTTPException | None:
@@ -56,32 +65,79 @@ def options_from(fields: dict[str, str], settings: Settings) -> Options:
     return Options(tz=zone, date_order=order)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True, slots=True)
+class Room:
+    """How many new jobs an import may make now: the person's ``SB_MAX_PENDING_JOBS`` less what they already
+    have in the pipeline (None: no limit)."""
+
+    left: int | None
+    pending: int
+    limit: int
+
+    @classmethod
+    def of(cls, settings: Settings, pending: int) -> Room:
+        limit = settings.max_pending_jobs
+        return cls(None if limit <= 0 else max(0, limit - pending), pending, limit)
+
+    def paused(self, made: int, resume_from: int | None) -> dict[str, Any]:
+        """What the summary says when the import stops to let the pipeline catch up."""
+        again = "send the same file again with resume_from" if resume_from is not None else "send the rest again"
+        return {"reason": f"you have {self.pending + made} captures still being processed (the limit is "
+                          f"{self.limit}, SB_MAX_PENDING_JOBS): the import paused there so that your other "
+                          f"captures, and other people's, are not held up; {again} once some have finished "
+                          "(the web page and `secondbrain import` do this themselves). Nothing is imported twice.",
+                "retry_after_s": RETRY_AFTER_S, "resume_from": resume_from}
+
+
 def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[bytes], forced: str | None,
-                  options: Options) -> dict[str, Any]:
-    """Read an uploaded export and submit every item; the summary as JSON.  Blocking."""
+                  options: Options, room: Room | None = None, resume_from: int = 0,
+                  cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Read an uploaded export and submit its items, from the ``resume_from``-th on, as long as ``room``
+    lasts and ``cancel`` is not set (the client went away); the summary as JSON.  Blocking."""
     limit = submitter.settings.max_upload_bytes
+    room = room or Room(None, 0, 0)
     # An uploaded zip may not unpack without bound (a zip bomb): a file at most an upload's size, the whole at most
     # UNPACK_FACTOR uploads.
     with Export.from_file(name, fh, entry_limit=limit, total_limit=UNPACK_FACTOR * limit) as export:
         detected = registry.detect(export, forced)
         outcomes: list[Outcome] = []
         skipped: list[Skipped] = []
+        distinct = Distinct()
+        paused: dict[str, Any] | None = None
+        made = 0
         wave = 0
-        for result in registry_results(detected.format, export, options):
-            if len(outcomes) + len(skipped) >= MAX_ITEMS_PER_UPLOAD:
+        for n, result in enumerate(distinct(registry_results(detected.format, export, options))):
+            if n < resume_from:
+                continue  # sent by an earlier request of this import
+            if cancel is not None and cancel.is_set():
+                break
+            if room.left is not None and made >= room.left:
+                paused = room.paused(made, n)
+                break
+            if n - resume_from >= MAX_ITEMS_PER_UPLOAD:
                 skipped.append(Skipped("the rest of the export", f"an upload imports at most {MAX_ITEMS_PER_UPLOAD}"
-                                       " items; import the rest with `secondbrain import`", export.name))
+                                       " items at a time; import the rest with `secondbrain import`", export.name))
                 break
             if isinstance(result, Skipped):
                 skipped.append(result)
-            elif isinstance(result, Conversation):
+                continue
+            if isinstance(result, Conversation):
                 outcomes.append(submitter.keep_conversation(user, result))
-            else:
-                if result.wave > wave:  # an item's next version: once the versions before it are indexed
-                    wait_for(submitter, user, [o.job_id for o in outcomes if o.job_id])
-                    wave = result.wave
-                outcomes.append(submitter.submit(user, result))
-    return summary(detected, outcomes, skipped)
+                continue
+            if result.wave > wave:  # an item's next version: once the versions before it are indexed
+                wait_for(submitter, user, [o.job_id for o in outcomes if o.job_id])
+                wave = result.wave
+            outcome = submitter.submit(user, result)
+            made += outcome.status == "imported"
+            outcomes.append(outcome)
+        report = export.damage_report()
+        if report and not any(o.status in ("imported", "unchanged") for o in outcomes) and not resume_from:
+            raise ExportError(report)  # nothing of it could be read: the damage is the answer
+        body = summary(detected, outcomes, skipped)
+        body["kept_apart"] = [{"label": a, "named_like": b} for a, b in distinct.kept_apart]
+        body["damaged"] = [{"entry": path, "reason": why} for path, why in sorted(export.damaged.items())]
+        body["paused"] = paused
+    return body
 
 
 WAVE_TIMEOUT_S = 600.0
@@ -102,8 +158,8 @@ def registry_results(fmt: registry.Format, export: Export, options: Options) -> 
     """The format's results, with a failure of the export as a whole (past the first items) as a last skip."""
     try:
         yield from fmt.read(export, options)
-    except (ExportError, OSError, ValueError) as exc:
-        yield Skipped("the rest of the export", str(exc), export.name)
+    except Exception as exc:  # whatever a damaged export raises past its items, what was read stays read
+        yield Skipped("the rest of the export", failure(exc), export.name)
 
 
 def summary(detected: registry.Detected, outcomes: list[Outcome], skipped: list[Skipped]) -> dict[str, Any]:
@@ -113,6 +169,11 @@ def summary(detected: registry.Detected, outcomes: list[Outcome], skipped: list[
         "also": [{"format": f.name, "label": f.label, "found": found} for f, found in detected.also],
         "items": len(outcomes) + len(skipped), **count,
         "duplicates": sum(1 for s in skipped if s.duplicate),
+        # Records an earlier version made per occurrence of a recurring event, replaced by its one record.
+        "replaced_occurrences": sum(o.replaced for o in outcomes),
+        # Items the export holds twice: imported once, each named with the one it was found equal to.
+        "found_equal": [{"label": s.label, "equal_to": s.equal_to, "reason": s.reason, "origin": s.origin}
+                        for s in skipped if s.duplicate],
         "skipped": [{"label": s.label, "reason": s.reason, "origin": s.origin} for s in skipped if not s.duplicate],
         "refused_items": [o.json() for o in outcomes if o.status == "refused"],
         "jobs": [{"label": o.label, "job_id": o.job_id, "source_uri": o.source_uri, "new": o.status == "imported"}
@@ -120,10 +181,13 @@ def summary(detected: registry.Detected, outcomes: list[Outcome], skipped: list[
     }
 
 
-def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch) -> list[dict[str, Any]]:
+def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch,
+                 room: Room | None = None) -> list[dict[str, Any]]:
     """Submit each capture of a batch (and keep each conversation it carries); a bad one is refused with its
-    reason, the others go on.  Blocking."""
+    reason, the others go on; past the person's ``room`` the rest wait (``waiting``: sent again later).
+    Blocking."""
     results: list[dict[str, Any]] = []
+    made = 0
     conversations = batch.manifest.get("conversations") or []
     for n, item in enumerate(conversations if isinstance(conversations, list) else [], 1):
         try:
@@ -137,6 +201,10 @@ def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch) -> list[d
             results.append({"status": "refused", "reason": f"capture {n} is not an object"})
             continue
         label = str(item.get("label") or item.get("source_uri") or f"capture {n}")[:300]
+        if room is not None and room.left is not None and made >= room.left:
+            results.append({"label": label, "source_uri": item.get("source_uri"), "status": "waiting",
+                            "reason": room.paused(made, None)["reason"]})
+            continue
         part = item.get("part")
         try:
             if part is not None and (not isinstance(part, str) or part not in batch.parts):
@@ -148,6 +216,7 @@ def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch) -> list[d
                             "reason": str(exc)})
             continue
         outcome = submitter.submit(user, capture, content if part is not None else None)
+        made += outcome.status == "imported"
         results.append({**outcome.json(), **job_state(submitter, user, outcome)})
     return results
 
@@ -199,17 +268,44 @@ async def post_import(request: Request, user: CurrentUser, settings: SettingsDep
             if problem:
                 raise HTTPException(422, f"a field {problem}")
         options = options_from(upload.fields, settings)
+        resume_from = _resume_from(upload.fields.get("resume_from"))
         name = (upload.filename or "export").replace("\\", "/").rsplit("/", 1)[-1][:255] or "export"
+        room = Room.of(settings, getattr(request.state, "pending", 0))
+        cancel = threading.Event()
+        work = asyncio.ensure_future(asyncio.to_thread(import_export, submitter, user, name, upload.file,
+                                                       upload.fields.get("format") or None, options, room,
+                                                       resume_from, cancel))
         try:
-            body = await asyncio.to_thread(import_export, submitter, user, name, upload.file,
-                                           upload.fields.get("format") or None, options)
+            body = await _until_done_or_gone(request, work, cancel)
         except ExportError as exc:
             raise HTTPException(422, str(exc)) from None
     finally:
         upload.close()
     if relay is not None:
         relay.wake()
-    return JSONResponse(body, status_code=202)
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if body.get("paused") else None
+    return JSONResponse(body, status_code=202, headers=headers)
+
+
+def _resume_from(value: str | None) -> int:
+    """Where a paused import goes on (the ``resume_from`` its summary gave); 422 for anything else."""
+    if not value:
+        return 0
+    if not value.strip().isdigit() or len(value.strip()) > 9:
+        raise HTTPException(422, "resume_from is the item number an earlier answer gave (a whole number)")
+    return int(value.strip())
+
+
+async def _until_done_or_gone(request: Request, work: asyncio.Future[dict[str, Any]],
+                              cancel: threading.Event) -> dict[str, Any]:
+    """The import's summary; when the client goes away first, ``cancel`` stops the import at the next item
+    (what was sent stays sent: importing the file again goes on from there)."""
+    while True:
+        done, _ = await asyncio.wait({work}, timeout=DISCONNECT_POLL_S)
+        if done:
+            return work.result()
+        if not cancel.is_set() and await request.is_disconnected():
+            cancel.set()
 
 
 @router.post("/v1/imports/batch", summary="Submit captures read from an export (secondbrain import)",
@@ -226,14 +322,16 @@ async def post_batch(request: Request, user: CurrentUser, settings: SettingsDep,
     backlog(request, settings)
     batch = await read_batch(request.stream(), request.headers.get("content-type", ""),
                              limit=settings.max_upload_bytes)
+    pending = getattr(request.state, "pending", 0)
     try:
-        results = await asyncio.to_thread(submit_batch, submitter, user, batch)
+        results = await asyncio.to_thread(submit_batch, submitter, user, batch, Room.of(settings, pending))
     finally:
         batch.close()
     if relay is not None:
         relay.wake()
-    pending = getattr(request.state, "pending", 0)
+    waiting = sum(r["status"] == "waiting" for r in results)
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if waiting else None
     return JSONResponse({"results": results, "pending": pending + sum(r["status"] == "imported" for r in results),
-                         "max_pending": settings.max_pending_jobs})
+                         "max_pending": settings.max_pending_jobs, "waiting": waiting}, headers=headers)
 
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -23,6 +24,37 @@ from services.importers.model import ExportError
 
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 MAX_ENTRIES = 200_000
+# What reading a damaged or locked zip member raises: a wrong CRC or a cut-off stream (BadZipFile, zlib.error,
+# EOFError), a password (RuntimeError), a compression this Python cannot read (NotImplementedError).
+_DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError)
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+
+
+class DamagedEntry(ExportError):
+    """One file of a zip cannot be read (a wrong checksum, cut short, encrypted): the sentence names it."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{path} in the archive cannot be read: {why}")
+        self.path = path
+        self.why = why
+
+
+def damage(exc: BaseException) -> str:
+    """What is wrong with a zip member, as a person would say it, from what reading it raised."""
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and ("encrypted" in text.lower() or "password" in text.lower()):
+        return "it is encrypted (password-protected); export it again without a password"
+    if "crc" in text.lower():
+        return ("its checksum is wrong (a bad CRC-32): the archive was changed or cut short; download the "
+                "export again")
+    if isinstance(exc, NotImplementedError):
+        return f"it is packed in a way this cannot unpack ({text[:120]})"
+    return f"it is damaged ({type(exc).__name__}: {text[:160]}); download the export again"
+
+
+def _truncated_zip(head: bytes) -> bool:
+    """A file that starts like a zip but is not one any more: its table of contents (at the end) is missing."""
+    return head.startswith(_ZIP_MAGIC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +104,8 @@ class Export:
         self._where: dict[str, _Where] = {}  # where each file's bytes are
         self._zips: list[zipfile.ZipFile] = []
         self._temps: list[IO[bytes]] = []
+        # Files of a zip that could not be read (path: why), as they were tried: the import names them.
+        self.damaged: dict[str, str] = {}
 
     # --- opening
     @classmethod
@@ -86,11 +120,17 @@ class Export:
             elif zipfile.is_zipfile(path):
                 export._add_zip(zipfile.ZipFile(path), "")
             else:
+                with path.open("rb") as fh:
+                    if _truncated_zip(fh.read(4)) and path.suffix.lower() == ".zip":
+                        raise ExportError(_INCOMPLETE.format(name=path.name))
                 stat = path.stat()
                 export._add("", path.name, stat.st_size, datetime.fromtimestamp(stat.st_mtime, UTC), path)
-        except (OSError, zipfile.BadZipFile) as exc:
+        except DamagedEntry:
             export.close()
-            raise ExportError(f"{path.name} could not be read: {exc}") from exc
+            raise
+        except (OSError, *_DAMAGE) as exc:
+            export.close()
+            raise ExportError(f"{path.name} could not be read: {damage(exc)}") from exc
         return export
 
     @classmethod
@@ -106,13 +146,18 @@ class Export:
                 fh.seek(0)
                 export._add_zip(zipfile.ZipFile(fh), "")
             else:
+                fh.seek(0)
+                if _truncated_zip(fh.read(4)):
+                    raise ExportError(_INCOMPLETE.format(name=name))
                 fh.seek(0, os.SEEK_END)
                 size = fh.tell()
                 fh.seek(0)
                 export._add("", PurePosixPath(name).name or "export", size, None, fh)
-        except (OSError, zipfile.BadZipFile) as exc:
+        except (ExportError, OSError, *_DAMAGE) as exc:
             export.close()
-            raise ExportError(f"{name} could not be read as a zip archive: {exc}") from exc
+            if isinstance(exc, ExportError):
+                raise
+            raise ExportError(f"{name} could not be read as a zip archive: {damage(exc)}") from exc
         return export
 
     def _add(self, prefix: str, path: str, size: int, mtime: datetime | None, where: _Where) -> None:
@@ -150,7 +195,11 @@ class Export:
             except ValueError:
                 stamp = None
             if name.lower().endswith(".zip") and depth == 0 and info.file_size <= self.entry_limit:
-                inner = self._spool(archive, info)
+                try:
+                    inner = self._spool(archive, info)
+                except _DAMAGE as exc:  # named when the import reads it; the rest of the archive goes on
+                    self.damaged[f"{prefix}{name}"] = damage(exc)
+                    inner = None
                 if inner is not None and zipfile.is_zipfile(inner):
                     inner.seek(0)
                     self._add_zip(zipfile.ZipFile(inner), prefix, depth + 1)
@@ -161,7 +210,7 @@ class Export:
         tmp = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the export
         self._temps.append(tmp)
         with archive.open(info) as src:
-            source = src if self.total_limit is None else _Counted(src, self)
+            source = src if self.total_limit is None else _Member(src, self, info.filename)
             shutil.copyfileobj(source, tmp, 1024 * 1024)
         tmp.seek(0)
         return tmp
@@ -205,11 +254,29 @@ class Export:
                 yield fh
         elif isinstance(where, tuple):
             archive, info = where
-            with archive.open(info) as member:
-                yield member if self.total_limit is None else _Counted(member, self)  # type: ignore[misc]
+            try:
+                member = archive.open(info)
+            except _DAMAGE as exc:
+                raise self._damaged(path, exc) from None
+            with member:
+                yield _Member(member, self, path)  # type: ignore[misc]
         else:
             where.seek(0)
             yield where
+
+    def _damaged(self, path: str, exc: BaseException) -> DamagedEntry:
+        why = damage(exc)
+        self.damaged[path] = why
+        return DamagedEntry(path, why)
+
+    def damage_report(self) -> str | None:
+        """The files of the archive that could not be read, as a sentence naming them (None: all were read)."""
+        if not self.damaged:
+            return None
+        items = sorted(self.damaged.items())
+        named = "; ".join(f"{path}: {why}" for path, why in items[:5])
+        more = f" (and {len(items) - 5} more)" if len(items) > 5 else ""
+        return f"{self.name}: {len(items)} file{'s' if len(items) > 1 else ''} in it cannot be read. {named}{more}"
 
     def modified(self, entry: Entry, tz: tzinfo) -> datetime | None:
         """The file's modification time, aware (a zip's local time is read in ``tz``)."""
@@ -245,15 +312,24 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
-class _Counted:
-    """A zip member whose bytes count against its export's unpacking budget (``total_limit``)."""
+_INCOMPLETE = ("{name} starts like a zip archive but is incomplete or damaged (its table of contents, at the end, "
+               "is missing: the download was probably cut short); download the export again")
 
-    def __init__(self, member: IO[bytes], export: Export) -> None:
+
+class _Member:
+    """A zip member as it is read: its bytes count against the export's unpacking budget (``total_limit``),
+    and a damaged member (wrong checksum, cut short, encrypted) raises :class:`DamagedEntry` naming it."""
+
+    def __init__(self, member: IO[bytes], export: Export, path: str) -> None:
         self.member = member
         self.export = export
+        self.path = path
 
     def read(self, size: int = -1) -> bytes:
-        data = self.member.read(size)
+        try:
+            data = self.member.read(size)
+        except _DAMAGE as exc:
+            raise self.export._damaged(self.path, exc) from None
         self.export.unpacked += len(data)
         limit = self.export.total_limit
         if limit is not None and self.export.unpacked > limit:

@@ -5,7 +5,8 @@ A note holds ``title``, ``textContent`` or a checklist (``listContent``: ``text`
 ``labels``, ``annotations`` (links Keep found in it), ``attachments`` (``filePath``, ``mimetype``),
 ``createdTimestampUsec`` and ``userEditedTimestampUsec`` (microseconds since 1970), and ``isTrashed`` /
 ``isArchived`` / ``isPinned``.  A note is dated when it was created (older exports only say when it was last
-edited); notes in Keep's trash are skipped.
+edited); notes in Keep's trash are skipped.  Keep gives a note no id: it is named by its file in the Keep
+folder (Takeout names each note's file apart), never by its time alone.
 """
 
 from __future__ import annotations
@@ -89,7 +90,10 @@ def _note(export: Export, entry: Entry) -> Iterator[Result]:
     if not body.strip() and not attachments and not title:
         yield Skipped(label, "the note is empty", entry.path)
         return
-    item = f"created:{note['createdTimestampUsec']}" if note.get("createdTimestampUsec") else entry.name
+    # Keep writes no id of its own: a note is named by its file in the export (unique there, and the same in
+    # the next export while its title is), never by its creation time alone (notes made in the same
+    # microsecond, as a script or a sync makes them, are still different notes).
+    item = _identity(entry)
     tags = [str(lb.get("name")) for lb in note.get("labels") or [] if isinstance(lb, dict) and lb.get("name")]
     tags += [flag for flag, key in (("archived", "isArchived"), ("pinned", "isPinned")) if note.get(key)]
     links = [(str(a.get("title") or a.get("url")), str(a.get("url"))) for a in note.get("annotations") or []
@@ -99,6 +103,15 @@ def _note(export: Export, entry: Entry) -> Iterator[Result]:
                       updated=edited, tags=tags, links=links, details=details, label=label)
     for att in attachments:
         yield _attachment(export, entry, att, item, title or label, created or edited)
+
+
+def _identity(entry: Entry) -> str:
+    """The note's file, from the Keep folder on (``Keep/Groceries.json``): the same whatever the Takeout zip
+    or folder around it is called."""
+    parts = PurePosixPath(entry.path).parts
+    lowered = [p.lower() for p in parts]
+    start = len(lowered) - 1 - lowered[::-1].index("keep") if "keep" in lowered[:-1] else len(parts) - 1
+    return "/".join(parts[start:])
 
 
 def _body(note: dict[str, Any]) -> str:

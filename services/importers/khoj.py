@@ -118,7 +118,11 @@ def _conversation(c: dict[str, Any], entry: Entry, options: Options) -> Iterator
     if not messages:
         yield Skipped(title, "the conversation has no dated messages", entry.path)
         return
-    key = f"{c.get('created_at') or ''}/{hashlib.sha256(title.encode()).hexdigest()[:12]}"
+    # Khoj's own id when the export has one, else when it began with a hash of its first message (two
+    # conversations begun in the same second under the same title are still two; one that goes on is the same).
+    first = messages[0]
+    digest = hashlib.sha256(f"{title}\x1f{first.at.isoformat()}\x1f{first.text}".encode()).hexdigest()[:12]
+    key = str(c.get("id") or "") or f"{c.get('created_at') or ''}/{digest}"
     yield from render.chat_records(NAME, key, origin=entry.path, title=f"Khoj: {title}", messages=messages,
                                    tz=options.tz, chat=title)
 

@@ -15,7 +15,9 @@ beside it; deleted memories are left out, archived and paused ones are kept (tag
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,10 +30,26 @@ from services.importers.times import iso
 NAME = "mem0"
 
 
+MAX_UNPACKED = 256 * 1024 * 1024
+
+
+def _gunzip(raw: bytes, name: str) -> bytes:
+    """A ``.gz`` file's content, read no further than :data:`MAX_UNPACKED` (a small file may unpack to
+    gigabytes); ExportError when it is damaged."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            data = fh.read(MAX_UNPACKED + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ExportError(f"{name} is not a readable gzip file ({exc})") from None
+    if len(data) > MAX_UNPACKED:
+        raise ExportError(f"{name} unpacks to more than {MAX_UNPACKED // (1024 * 1024)} MB")
+    return data
+
+
 def _load(export: Export, entry: Entry) -> Any:
-    raw = export.read(entry, limit=256 * 1024 * 1024)
+    raw = export.read(entry, limit=MAX_UNPACKED)
     if entry.path.endswith(".gz"):
-        raw = gzip.decompress(raw)
+        raw = _gunzip(raw, entry.path)
         return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
     if entry.suffix == ".jsonl":
         return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]

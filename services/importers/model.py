@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
@@ -56,6 +56,9 @@ class Capture:
     # Sent once every capture of an earlier wave has finished: the versions of one item, in order (a version
     # submitted while the one before it is still in the pipeline would replace it before it is indexed).
     wave: int = 0
+    # False for an earlier version an export carries (secondbrain's own keeps each source's history): filed in
+    # its order, and never brought back as the source's current content when it is imported again.
+    current: bool = True
 
     def data(self) -> bytes:
         """The bytes to send (a file's are read only now, so a large export is never held whole)."""
@@ -66,7 +69,7 @@ class Capture:
         return {"source_uri": self.source_uri, "kind": self.kind, "label": self.label, "title": self.title,
                 "captured_at": self.captured_at.isoformat() if self.captured_at else None,
                 "content_type": self.content_type, "filename": self.filename, "url": self.url,
-                "attributes": dict(self.attributes), "part": part}
+                "attributes": dict(self.attributes), "part": part, **({} if self.current else {"current": False})}
 
     def submission_key(self, data: bytes | None = None) -> str:
         """The idempotency key of this item with this content: importing it again changes nothing, and a
@@ -81,12 +84,14 @@ class Capture:
 @dataclass(frozen=True, slots=True)
 class Skipped:
     """An item left out, and why (a sentence); ``origin`` is where it is in the export.  ``duplicate``: it
-    repeats another item of the same export (counted with the duplicates, not as a problem)."""
+    repeats another item of the same export (counted with the duplicates, not as a problem), ``equal_to``
+    naming that item when it is known."""
 
     label: str
     reason: str
     origin: str = ""
     duplicate: bool = False
+    equal_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +127,47 @@ class Conversation:
 
 
 Result = Capture | Skipped | Conversation
+
+
+class Distinct:
+    """Keeps the items of one import apart: two items with the same identity (``source_uri``) would otherwise
+    be one source, the second silently the next version of the first.  The same item twice (the same
+    content) is found equal and imported once, and said so; two different items that an export names alike
+    are both kept, the second under its identity and a hash of its content (listed in ``kept_apart``)."""
+
+    def __init__(self) -> None:
+        # Per identity and wave: the first item's label, and its fingerprint (a file's, whose bytes are read late,
+        # is worked out only on a clash: the capture is kept instead).  The versions of one item that an export
+        # holds (secondbrain's own) share its identity, each in a wave of its own: they are versions, not a clash.
+        self._first: dict[tuple[str, int], tuple[str, str | Capture]] = {}
+        self.kept_apart: list[tuple[str, str]] = []  # (label, the label of the item it was named like)
+
+    def __call__(self, results: Iterable[Any]) -> Iterator[Any]:
+        for result in results:
+            yield self.check(result) if isinstance(result, Capture) else result
+
+    def check(self, capture: Capture) -> Result:
+        first = self._first.get((capture.source_uri, capture.wave))
+        if first is None:
+            self._first[(capture.source_uri, capture.wave)] = (capture.label, capture if callable(capture.content)
+                                                               else fingerprint(capture))
+            return capture
+        label, earlier = first
+        mine = fingerprint(capture)
+        if (earlier if isinstance(earlier, str) else fingerprint(earlier)) == mine:
+            return Skipped(capture.label, f"found equal to {label}: the same item is in the export twice, "
+                                          "imported once", str(capture.attributes.get("import.file", "")),
+                           duplicate=True, equal_to=label)
+        self.kept_apart.append((capture.label, label))
+        return self.check(replace(capture, source_uri=f"{capture.source_uri}#{mine[:12]}"))
+
+
+def fingerprint(capture: Capture) -> str:
+    """What an item is, to tell two items with one identity apart: its kind, title, time and content."""
+    body = capture.url.encode() if capture.kind == "url" and capture.url else capture.data()
+    parts = [capture.kind, capture.title, capture.captured_at.isoformat() if capture.captured_at else None,
+             hashlib.sha256(body).hexdigest()]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def guarded(label: str, origin: str, work: Callable[..., Result | Iterable[Result]], *args: Any) -> Iterator[Result]:

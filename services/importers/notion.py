@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -193,7 +194,9 @@ def _database(export: Export, db: Entry, options: Options, row_pages: set[tuple[
             continue
         props = {k.lower(): v for k, v in cells}
         created = _date(props, _CREATED, options) or _date(props, ("date",), options)
-        item = f"{db_id}/row-{hashlib.sha256(first.encode()).hexdigest()[:16]}" if first else f"{db_id}/row-{n}"
+        # A row without a page of its own has no id in the export: it is named by its cells (two rows with
+        # the same first cell are different rows).
+        item = f"{db_id}/row-{hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:16]}"
         body = "\n".join(f"- **{k}**: {v}" for k, v in cells)
         yield render.note(NAME, item, origin=db.path, title=f"{db_title} > {name}", body=body, created=created,
                           updated=_date(props, _UPDATED, options), tags=_tags(props), label=f"{db_title} > {name}")

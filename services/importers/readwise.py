@@ -29,7 +29,10 @@ def _files(export: Export) -> list[Entry]:
                 head = fh.read(4096).decode("utf-8-sig", "replace")
         except (OSError, ExportError):
             continue
-        first = next(csv.reader(io.StringIO(head.split("\n", 1)[0])), [])
+        try:
+            first = next(csv.reader(io.StringIO(head.split("\n", 1)[0])), [])
+        except csv.Error:  # a lone carriage return, a NUL: not a Readwise export
+            continue
         if {c.strip().lower() for c in first} >= _REQUIRED:
             out.append(e)
     return out

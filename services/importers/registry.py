@@ -7,11 +7,14 @@ it into captures.  Detection tries the specific formats first and the generic no
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from services.importers.archive import Export
 from services.importers.format import Format
 from services.importers.model import ExportError
+
+log = logging.getLogger(__name__)
 
 
 def formats() -> list[Format]:
@@ -60,15 +63,31 @@ class Detected:
     also: tuple[tuple[Format, str], ...] = ()
 
 
+def _detect(fmt: Format, export: Export) -> str | None:
+    """What ``fmt`` finds in the export; a file that trips its reader up (a hostile or damaged export) means
+    it is not this format, never a failure of the import."""
+    try:
+        return fmt.detect(export)
+    except ExportError:
+        return None
+    except Exception:  # a reader's own error on bytes it did not expect
+        log.warning("the %s reader failed on an export while detecting its format", fmt.name, exc_info=True)
+        return None
+
+
 def detect(export: Export, forced: str | None = None) -> Detected:
     """Which format ``export`` is (``forced``: this one, checked all the same)."""
     if forced:
         fmt = by_name(forced)
-        found = fmt.detect(export)
+        found = _detect(fmt, export)
+        if found is None and export.damaged:
+            raise ExportError(export.damage_report())
         if found is None:
             raise ExportError(f"{export.name} does not look like {fmt.label} ({fmt.what})")
         return Detected(fmt, found)
-    hits = [(f, found) for f in formats() if (found := f.detect(export)) is not None]
+    hits = [(f, found) for f in formats() if (found := _detect(f, export)) is not None]
+    if not hits and export.damaged:  # what it is cannot be told: the damage is the answer
+        raise ExportError(export.damage_report())
     if not hits:
         raise ExportError(
             f"{export.name} is not an export secondbrain recognises. It reads: "

@@ -59,9 +59,11 @@ def _one_line(value: str) -> str:
 
 def note(fmt: str, item: str, *, origin: str, title: str | None, body: str, created: datetime | None,
          updated: datetime | None = None, tags: Iterable[str] = (), links: Iterable[tuple[str, str]] = (),
-         details: Sequence[tuple[str, str]] = (), label: str | None = None, **attrs: str | None) -> Capture:
+         details: Sequence[tuple[str, str]] = (), label: str | None = None,
+         front: Sequence[tuple[str, str]] = (), **attrs: str | None) -> Capture:
     """A note: ``body`` is Markdown; ``links`` are (text, URL); ``details`` are (name, value) lines shown
-    under the body (a highlight's book and location, a memory's app)."""
+    under the body (a highlight's book and location, a memory's app); ``front``: more front matter lines
+    (a calendar series' ``recurrence``, one line of JSON)."""
     tag_list = list(dict.fromkeys(t for t in (tag(x) for x in tags) if t))
     head = ["---"]
     if title:
@@ -72,6 +74,7 @@ def note(fmt: str, item: str, *, origin: str, title: str | None, body: str, crea
         head.append(f"updated: {updated.isoformat()}")
     if tag_list:
         head.append(f"tags: [{', '.join(tag_list)}]")
+    head += [f"{name}: {value}" for name, value in front if "\n" not in value]
     head.append("---")
     tail: list[str] = []
     link_list = [(text or url, url) for text, url in links if url]

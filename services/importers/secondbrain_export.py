@@ -92,7 +92,7 @@ def _raw_entry(export: Export, artifact_id: str) -> str | None:
     return found[0] if found else None
 
 
-def _version(export: Export, row: dict[str, Any], wave: int) -> Result:
+def _version(export: Export, row: dict[str, Any], wave: int, current: bool) -> Result:
     uri = str(row.get("source_uri") or "")
     label = str(row.get("title") or uri or row.get("source_id"))
     if row.get("status") != "succeeded":
@@ -103,7 +103,7 @@ def _version(export: Export, row: dict[str, Any], wave: int) -> Result:
     note = uri.startswith("note:") or row.get("modality") == "note"
     common: dict[str, Any] = {
         "source_uri": f"import:{NAME}:{uri}", "label": label, "title": row.get("title"),
-        "captured_at": _when(row.get("captured_at")), "wave": wave,
+        "captured_at": _when(row.get("captured_at")), "wave": wave, "current": current,
         "attributes": {"import.source_uri": uri, **({"kind": "note"} if note else {})}}
     raw = _raw_entry(export, str(row.get("artifact_id"))) if row.get("raw") == "kept" else None
     if raw is not None:
@@ -171,9 +171,10 @@ def read(export: Export, options: Options) -> Iterator[Result]:
     # whose predecessor did not come still goes after every wave that may hold one).
     rows.sort(key=lambda r: (_number(r), str(r.get("source_id"))))
     waves = {number: wave for wave, number in enumerate(sorted({_number(r) for r in rows}))}
+    newest = {str(r.get("source_id")): _number(r) for r in rows}  # (sorted: the last one of a source is its newest)
     imported = _Imported()
     for row in rows:
-        result = _version(export, row, waves[_number(row)])
+        result = _version(export, row, waves[_number(row)], _number(row) == newest[str(row.get("source_id"))])
         if isinstance(result, Capture):
             imported.add(row, result)
         yield result

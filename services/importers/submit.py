@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from secondbrain import ids
+from secondbrain import ids, lifecycle
 from secondbrain.addresses import parse_networks
 from secondbrain.http_security import short
 from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import ForeignConversation, JobView, Turn
 from secondbrain.runtime import Runtime
-from secondbrain.submissions import Submissions, private_target
+from secondbrain.submissions import Submissions, Submitted, private_target
 from secondbrain.validation import text_problem
 from services.importers.model import KINDS, Capture, Conversation, ConversationTurn
 
@@ -28,6 +28,7 @@ MAX_ATTRIBUTES = 24
 MAX_ATTRIBUTE_CHARS = 1000
 MAX_TURNS = 10_000
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+MAX_RETURNS = 20  # an item back to an earlier content this many times over is not followed further
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +41,11 @@ class Outcome:
     status: Status
     job_id: str | None = None
     reason: str | None = None
+    replaced: int = 0  # records an earlier version made per occurrence of this series, deleted now
 
     def json(self) -> dict[str, Any]:
         return {"label": self.label, "source_uri": self.source_uri, "status": self.status, "job_id": self.job_id,
-                "reason": self.reason}
+                "reason": self.reason, "replaced": self.replaced}
 
 
 class CaptureSubmitter:
@@ -65,8 +67,7 @@ class CaptureSubmitter:
             refusal = None if self.settings.fetch_allow_private else private_target(capture.url, self.networks)
             if refusal:
                 return Outcome(capture.label, capture.source_uri, "refused", reason=refusal)
-            done = self.submissions.url(user, capture.url, capture.title, capture.captured_at,
-                                        capture.submission_key(), dict(capture.attributes))
+            body = b""
         else:
             body = capture.data() if data is None else data
             if not body:
@@ -75,13 +76,80 @@ class CaptureSubmitter:
                 return Outcome(capture.label, capture.source_uri, "refused",
                                reason=f"it is {len(body)} bytes, over the {self.settings.max_upload_bytes}-byte "
                                       "limit for one file (SB_MAX_UPLOAD_BYTES)")
-            done = self.submissions.file(
-                user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
-                content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
-                title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri,
-                idempotency_key=capture.submission_key(body), attributes=dict(capture.attributes),
-                capture="note" if capture.kind == "note" else "import")
-        return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id)
+            too_long = self.text_problem(capture, body)
+            if too_long:
+                return Outcome(capture.label, capture.source_uri, "refused", reason=too_long)
+        key = capture.submission_key(body) if capture.kind != "url" else capture.submission_key()
+        done = self._file(user, capture, body, key)
+        for _ in range(MAX_RETURNS):
+            # The same content was imported before.  If a later version of the source replaced it since (an
+            # occurrence cancelled, then restored), it is that content's turn again: a new version, once (named
+            # by the submission that replaced it, so importing it again finds that one).
+            after = None if done.created or not capture.current else self._replaced_by(user, capture.source_uri,
+                                                                                        done.job_id)
+            if after is None:
+                break
+            key = f"{key}:after:{after}"
+            done = self._file(user, capture, body, key)
+        replaced = self._replace_occurrences(user, capture) if done.created else 0
+        return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id,
+                       replaced=replaced)
+
+    def _replace_occurrences(self, user: str, capture: Capture) -> int:
+        """A calendar's series is one record now; earlier versions made one per occurrence
+        (``import:ics:<uid>/<occurrence>``).  Those give way to the series when it comes in: deleted like any
+        source (where this process has the vector store; elsewhere they stay until a refresh deletes them)."""
+        vectors = self.rt.vectors
+        if capture.attributes.get("import.series") != "yes" or vectors is None:
+            return 0
+        gone = 0
+        for source_id in self.rt.metadata.catalog.sources_under(user, capture.source_uri + "/"):
+            try:
+                lifecycle.delete_source(self.rt.metadata, self.rt.objects, vectors, user, source_id)
+                gone += 1
+            except lifecycle.SourceNotFound:
+                continue  # deleted meanwhile
+        return gone
+
+    def _replaced_by(self, user: str, source_uri: str, job_id: str) -> str | None:
+        """The submission of the source that came after ``job_id`` when that job's content is no longer the
+        source's current version; None when it still is (or is still on its way)."""
+        md = self.rt.metadata
+        job = md.jobs.get_job(user, job_id)
+        if job is None or job.status in ("queued", "running", "failed", "duplicate"):
+            return None
+        if job.status == "superseded":
+            return job.superseded_by
+        if job.artifact_id is None or not md.catalog.is_superseded(user, ids.document_id(job.artifact_id)):
+            return None
+        history = [r.job_id for r in reversed(md.catalog.list_sources(user, 200, source_id=ids.source_id(
+            user, source_uri)))]
+        later = history[history.index(job_id) + 1:] if job_id in history else []
+        return later[0] if later else None
+
+    def _file(self, user: str, capture: Capture, body: bytes, key: str) -> Submitted:
+        if capture.kind == "url":
+            assert capture.url is not None
+            return self.submissions.url(user, capture.url, capture.title, capture.captured_at, key,
+                                        dict(capture.attributes))
+        return self.submissions.file(
+            user, data=body, size=len(body), sha256=hashlib.sha256(body).hexdigest(),
+            content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
+            title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri,
+            idempotency_key=key, attributes=dict(capture.attributes),
+            capture="note" if capture.kind == "note" else "import")
+
+    def text_problem(self, capture: Capture, body: bytes) -> str | None:
+        """A note or a chat longer than ``POST /v1/notes`` and ``/v1/pages`` take (``SB_MAX_NOTE_CHARS``): the
+        same limit whichever route brings it."""
+        limit = self.settings.max_note_chars
+        if capture.kind not in ("note", "chat") or len(body) <= limit:  # never more characters than bytes
+            return None
+        chars = len(body.decode("utf-8", "replace"))
+        if chars <= limit:
+            return None
+        return (f"it has {chars} characters; the limit for a {capture.kind} is {limit} (SB_MAX_NOTE_CHARS). "
+                "Upload it as a file instead, or ask the operator to raise the limit.")
 
     def keep_conversation(self, user: str, conversation: Conversation) -> Outcome:
         """Keep an imported conversation as it was (its times, title and turns); ``unchanged`` when the person
@@ -167,10 +235,13 @@ def capture_from_json(item: Mapping[str, Any], content: bytes) -> Capture:
     if not isinstance(attributes, dict):
         raise ValueError("attributes must be an object")
     kind = text("kind", required=True) or ""
+    current = item.get("current", True)
+    if not isinstance(current, bool):
+        raise ValueError("current must be true or false")
     return Capture(source_uri=text("source_uri", required=True) or "", kind=kind,  # type: ignore[arg-type]
                    label=(text("label") or text("title") or text("source_uri") or "")[:300], title=text("title"),
                    captured_at=when, content=content, content_type=(text("content_type") or "")[:200].lower(),
-                   filename=text("filename"), url=text("url"), attributes=attributes)
+                   filename=text("filename"), url=text("url"), attributes=attributes, current=current)
 
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

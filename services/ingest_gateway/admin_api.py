@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from secondbrain import keys, lifecycle
 from secondbrain.ports import ApiKeyInfo, KeyScope, MetadataStore
 from secondbrain.validation import Text
-from services.ingest_gateway.deps import AdminUser, CurrentPrincipal, MetadataDep, RuntimeDep
+from services.ingest_gateway.deps import AdminUser, CurrentPrincipal, MetadataDep, RuntimeDep, SettingsDep
 
 
 class KeyIn(BaseModel):
@@ -60,8 +60,14 @@ async def make_key(store: MetadataStore, user_id: str, body: KeyIn) -> dict[str,
 
 
 @router.get("/v1/me", summary="Who this key acts for")
-async def me(principal: CurrentPrincipal) -> dict[str, Any]:
-    return {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
+async def me(principal: CurrentPrincipal, request: Request, settings: SettingsDep) -> dict[str, Any]:
+    """Who the key acts for; with a key that may read, how many captures are still in the pipeline and how
+    many may be (``SB_MAX_PENDING_JOBS``; 0: no limit): past it, captures and imports wait."""
+    out: dict[str, Any] = {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
+    if principal.scope != "capture":  # a capture key learns nothing of what the person has
+        out["pending_jobs"] = int(getattr(request.state, "pending", 0))
+        out["max_pending_jobs"] = settings.max_pending_jobs
+    return out
 
 
 @router.get("/v1/keys", summary="Your API keys")

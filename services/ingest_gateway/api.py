@@ -28,7 +28,7 @@ from secondbrain.events.models import unsaid_capture
 from secondbrain.http_security import short
 from secondbrain.ids import normalise_url
 from secondbrain.pipeline.relay import OutboxRelay
-from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, SourceView
+from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, MetadataStore, Principal, SourceView
 from secondbrain.settings import Settings
 from secondbrain.submissions import Submissions, Submitted
 from secondbrain.submissions import private_target as _private_target
@@ -111,6 +111,48 @@ def job_json(job: JobView) -> dict[str, Any]:
     }
 
 
+# What a capture key is told of a finished job: that it was taken in, never whether the same thing was there
+# already (a duplicate), what replaced it or what the stages did, so that it learns nothing of what is stored.
+CAPTURE_STATUS = {"succeeded": "accepted", "duplicate": "accepted", "superseded": "accepted"}
+
+
+def capture_job_json(job: JobView) -> dict[str, Any]:
+    """A job as a capture key (a browser extension's) sees one of its own: ``queued``, ``running``,
+    ``accepted`` (taken in: searchable, or the same as something already there) or ``failed`` with why."""
+    failed = job.status == "failed"
+    return {"job_id": job.job_id, "status": CAPTURE_STATUS.get(job.status, job.status),
+            "reason": failure_sentence(job.error, retryable=job.retryable) if failed else None,
+            "created_at": job.created_at.isoformat(),
+            "finished": job.status in FINISHED_JOB_STATUSES}
+
+
+def _capture_key(request: Request) -> Principal | None:
+    """The request's principal when it is a capture key (which follows only the jobs it made)."""
+    principal: Principal | None = getattr(request.state, "principal", None)
+    return principal if principal is not None and principal.scope == "capture" else None
+
+
+async def _owned(request: Request, metadata: MetadataStore, done: Submitted) -> None:
+    """A capture key's new job is remembered as its own (the only jobs it may follow)."""
+    key = _capture_key(request)
+    if key is not None and key.key_id and done.created:
+        await asyncio.to_thread(metadata.jobs.note_key_job, key.user_id, key.key_id, done.job_id)
+
+
+async def _job_for(request: Request, metadata: MetadataStore, user: str, job_id: str) -> JobView:
+    """The user's job, or 404; for a capture key only one it made itself (another is as unknown)."""
+    key = _capture_key(request)
+    if key is not None:
+        mine: bool = bool(key.key_id) and await asyncio.to_thread(metadata.jobs.made_by_key, user,
+                                                                   str(key.key_id), job_id)
+        if not mine:
+            raise HTTPException(404, "no such job")
+    job = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
+    if job is None:
+        raise HTTPException(404, "no such job")
+    return job
+
+
 def source_json(s: SourceView) -> dict[str, Any]:
     """A source as JSON."""
     return {
@@ -169,6 +211,7 @@ async def post_note(note: NoteIn, request: Request, user: CurrentUser, settings:
         title=note.title, captured_at=aware(note.captured_at), source_uri=f"note:{uuid.uuid4()}",
         idempotency_key=idempotency_key, attributes={"kind": "note"}, capture="note",
     )
+    await _owned(request, submissions.rt.metadata, body)
     return accepted(body, relay)
 
 
@@ -216,6 +259,7 @@ async def post_artifact(request: Request, user: CurrentUser, settings: SettingsD
         )
     finally:
         upload.close()
+    await _owned(request, submissions.rt.metadata, body)
     return accepted(body, relay)
 
 
@@ -232,8 +276,9 @@ async def post_url(page: UrlIn, request: Request, user: CurrentUser, settings: S
     if refusal:
         raise HTTPException(422, refusal)
     check_backlog(request, settings)
-    return accepted(await queue_url(submissions, user, url, page.title, aware(page.captured_at), idempotency_key),
-                    relay)
+    done = await asyncio.to_thread(submissions.url, user, url, page.title, aware(page.captured_at), idempotency_key)
+    await _owned(request, submissions.rt.metadata, done)
+    return accepted(done, relay)
 
 
 @router.post("/v1/pages", status_code=202, response_model=Accepted,
@@ -265,6 +310,7 @@ async def post_page(page: PageIn, request: Request, user: CurrentUser, settings:
         captured_at=None, source_uri=normalise_url(url), idempotency_key=idempotency_key,
         attributes={"kind": "page"}, capture="page",
     )
+    await _owned(request, submissions.rt.metadata, body)
     return accepted(body, relay)
 
 
@@ -338,10 +384,12 @@ async def post_share(request: Request, user: CurrentUser, settings: SettingsDep,
 
 
 @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
-async def get_job(job_id: str, user: CurrentUser, metadata: MetadataDep) -> dict[str, Any]:
-    job = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
-    if job is None:
-        raise HTTPException(404, "no such job")
+async def get_job(job_id: str, request: Request, user: CurrentUser, metadata: MetadataDep) -> dict[str, Any]:
+    """The job with its stages and events; a capture key sees only a job it made, and only how it went
+    (``accepted`` once taken in, whether or not the same thing was there already)."""
+    job = await _job_for(request, metadata, user, job_id)
+    if _capture_key(request) is not None:
+        return capture_job_json(job)
     out = job_json(job)
     out["events"] = [
         {**e, "at": e["at"].isoformat() if hasattr(e.get("at"), "isoformat") else e.get("at")}
@@ -351,14 +399,13 @@ async def get_job(job_id: str, user: CurrentUser, metadata: MetadataDep) -> dict
 
 
 @router.get("/v1/jobs/{job_id}/stream", summary="Live job progress as server-sent events")
-async def stream_job(job_id: str, user: CurrentUser, metadata: MetadataDep,
+async def stream_job(job_id: str, request: Request, user: CurrentUser, metadata: MetadataDep,
                      poll_s: float = 0.25) -> EventSourceResponse:
     """A ``job`` event (the same JSON as ``GET /v1/jobs/{id}``) whenever the job changes, ending
     with the finished job; a job of another user is 404, like an unknown one."""
-    first = await asyncio.to_thread(metadata.jobs.get_job, user, job_id)
-    if first is None:
-        raise HTTPException(404, "no such job")
+    first: JobView | None = await _job_for(request, metadata, user, job_id)
     interval = min(max(poll_s, 0.05), 5.0)
+    shown = capture_job_json if _capture_key(request) is not None else job_json
 
     async def events() -> AsyncIterator[dict[str, str]]:
         last: str | None = None
@@ -366,7 +413,7 @@ async def stream_job(job_id: str, user: CurrentUser, metadata: MetadataDep,
         while True:
             if job is None:
                 return  # deleted meanwhile
-            body = json.dumps(job_json(job))
+            body = json.dumps(shown(job))
             if body != last:
                 yield {"event": "job", "data": body}
                 last = body

@@ -66,7 +66,7 @@ from secondbrain.ports import (
     VectorStore,
 )
 from secondbrain.search_hits import SearchHit, hit_from_payload
-from secondbrain.temporal import Conventions, TimeWindow, understand
+from secondbrain.temporal import Conventions, TimeWindow, recurrence, understand
 from secondbrain.temporal.mentions import widen
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
 from services.query.retrieval import Retriever
@@ -78,6 +78,7 @@ TimeField = Literal["captured_at", "ingested_at"]
 RRF_K = 60
 RECENCY_WEIGHT = 0.5  # a vague time nudges, it does not decide
 PARTIAL_WINDOW_WEIGHT = 0.5  # so does a time read only in part
+MAX_SERIES = 2_000  # recurring events a window lists at most (each is checked for an occurrence in it)
 REPORT_LAG = timedelta(days=1)  # records made the day after a window still report on it
 # Later reports on a window (see the module doc) are fused in at this weight with a top-heavy RRF
 # constant: the best of them comes after about the fourth passage inside the window.
@@ -180,8 +181,29 @@ class Plan:
         mentioned = None
         if self.matches_mentions and self.start is not None and self.end is not None:
             mentioned = TimeRange(*widen(self.start, self.end))
+        # A recurring event kept as one matches a window of event time its series spans (whether one of its
+        # occurrences falls in the window is checked on the hits: see ``in_window``).
+        recurring = time_range if self.time_field == "captured_at" and time_range is not None else None
         return VectorFilter(modalities=self.filters.modalities, source_ids=self.filters.source_ids,
-                            time_range=time_range, time_field=self.time_field, mentioned_range=mentioned)
+                            time_range=time_range, time_field=self.time_field, mentioned_range=mentioned,
+                            recurring_range=recurring)
+
+    def in_window(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits, less those of recurring events with no occurrence in the window, each of the others with its
+        first occurrence there (``occurrence``)."""
+        if self.time_field != "captured_at" or not (self.start or self.end):
+            return hits
+        lo = self.start or datetime.min.replace(tzinfo=UTC)
+        hi = self.end or datetime.max.replace(tzinfo=UTC)
+        out = []
+        for h in hits:
+            if h.recurrence is None:
+                out.append(h)
+                continue
+            found = recurrence.occurs(h.recurrence, lo, hi)
+            if found is not None:
+                out.append(replace(h, occurrence=found.start.astimezone(UTC).isoformat()))
+        return out
 
     def meta(self) -> dict[str, object]:
         """The plan as the ``meta`` event shows it."""
@@ -319,7 +341,7 @@ class QueryEngine:
             hits = _boost_recent(hits, plan.time_field)
         if plan.prefers_window and plan.window is not None and hits:
             hits = _toward_window(hits, plan.window, plan.time_field)
-        return _diversify(hits, self.per_document)[:k]
+        return _diversify(plan.in_window(hits), self.per_document)[:k]
 
     def _on_subject(self, user_id: str, query: str, hits: list[SearchHit], flt: VectorFilter) -> list[SearchHit]:
         """The window's hits without those that share nothing with the subject (see the module doc).
@@ -341,13 +363,11 @@ class QueryEngine:
             user_id, plan.start, plan.end, field=plan.time_field, limit=limit, modalities=plan.filters.modalities)
         if plan.filters.source_ids is not None:
             docs = [d for d in docs if d.source_id in set(plan.filters.source_ids)]
-        if not docs:
-            return []
         firsts: dict[str, SearchHit] = {}
         offset: str | None = None
         flt = VectorFilter(document_ids=[d.document_id for d in docs], chunk_index_range=(0, 0))
         index = self.target(user_id).index
-        while True:
+        while docs:
             page, offset = self.vectors.scroll(user_id, flt=flt, limit=256, offset=offset, index=index)
             for h in page:
                 hit = hit_from_payload(h.id, 0.0, h.payload)
@@ -355,7 +375,27 @@ class QueryEngine:
             if offset is None:
                 break
         # Documents whose chunks are not indexed yet (still in the pipeline) are left out.
-        return [firsts[d.document_id] for d in docs if d.document_id in firsts]
+        found = [firsts[d.document_id] for d in docs if d.document_id in firsts]
+        return (found + self._series_in(user_id, plan, index, exclude=set(firsts)))[:limit]
+
+    def _series_in(self, user_id: str, plan: Plan, index: str | None, *, exclude: set[str]) -> list[SearchHit]:
+        """Recurring events with an occurrence in the plan's window (event time), each once with its opening
+        passage, by that occurrence."""
+        if plan.time_field != "captured_at" or plan.start is None or plan.end is None:
+            return []
+        flt = VectorFilter(recurring_range=TimeRange(plan.start, plan.end), chunk_index_range=(0, 0),
+                           modalities=plan.filters.modalities, source_ids=plan.filters.source_ids)
+        found: dict[str, SearchHit] = {}
+        offset: str | None = None
+        while len(found) < MAX_SERIES:
+            page, offset = self.vectors.scroll(user_id, flt=flt, limit=256, offset=offset, index=index)
+            for h in page:
+                hit = hit_from_payload(h.id, 0.0, h.payload)
+                if hit.document_id not in exclude:
+                    found.setdefault(hit.document_id, hit)
+            if offset is None:
+                break
+        return sorted(plan.in_window(list(found.values())), key=lambda h: h.occurrence or "", reverse=True)
 
     def sources(self, user_id: str, plan: Plan, *, k: int = 6) -> list[Source]:
         """The passages to ground an answer in, within the token budget."""

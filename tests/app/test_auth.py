@@ -301,6 +301,40 @@ def test_a_capture_key_adds_and_reads_nothing(served: tuple[TestClient, Runtime]
     assert len(client.get("/v1/sources", headers=bearer(user_key)).json()["sources"]) == 4
 
 
+def test_a_capture_key_follows_only_its_own_jobs_and_never_learns_what_is_stored(
+        served: tuple[TestClient, Runtime]) -> None:
+    client, rt = served
+    rt.metadata.users.ensure_user("cora")
+    _, user_key = rt.metadata.api_keys.create_api_key("cora", "laptop")
+    made = client.post("/v1/keys", json={"name": "extension", "scope": "capture"}, headers=bearer(user_key)).json()
+    other = client.post("/v1/keys", json={"name": "phone", "scope": "capture"}, headers=bearer(user_key)).json()
+    capture, phone, user = bearer(made["api_key"]), bearer(other["api_key"]), bearer(user_key)
+    secret = "The alarm code is 4471; the spare key is under the blue pot."
+    earlier = client.post("/v1/notes", json={"text": secret, "title": "House"}, headers=user).json()["job_id"]
+    # The first capture is taken in (the pipeline is not running here: the test plays its part).
+    for stage in ("extract", "chunk", "embed"):
+        rt.metadata.jobs.stage_succeeded("cora", earlier, stage)
+    # The same text again from the extension: accepted like anything new, nothing said of the earlier capture.
+    again = client.post("/v1/notes", json={"text": secret, "title": "guess"}, headers=capture)
+    assert again.status_code == 202 and earlier not in again.text
+    mine = again.json()["job_id"]
+    rt.metadata.jobs.job_duplicate("cora", mine, earlier)  # what the extractor does with the same bytes
+    seen = client.get(f"/v1/jobs/{mine}", headers=capture)
+    assert seen.status_code == 200, seen.text
+    assert seen.json()["status"] == "accepted" and seen.json()["finished"] is True
+    assert earlier not in seen.text and "House" not in seen.text and "duplicate" not in seen.text
+    stream = client.get(f"/v1/jobs/{mine}/stream", headers=capture)
+    assert '"status": "accepted"' in stream.text and earlier not in stream.text and "House" not in stream.text
+    # A job the extension did not make is unknown to it, like another user's: the user's, or another key's.
+    for job in (earlier, client.post("/v1/notes", json={"text": "From the phone"}, headers=phone).json()["job_id"]):
+        for path in (f"/v1/jobs/{job}", f"/v1/jobs/{job}/stream"):
+            r = client.get(path, headers=capture)
+            assert (r.status_code, r.json()) == (404, {"detail": "no such job"}), path
+    # The person's own key still sees everything about it.
+    full = client.get(f"/v1/jobs/{mine}", headers=user).json()
+    assert full["status"] == "duplicate" and full["duplicate_of"] == earlier
+
+
 def test_a_page_the_browser_rendered_is_one_source_with_its_url(served: tuple[TestClient, Runtime]) -> None:
     client, rt = served
     _, key = rt.metadata.api_keys.create_api_key("alice", "t")

@@ -1,10 +1,12 @@
 """Refreshing a subscribed calendar from a real HTTP server on loopback, the gateway replaced by a record of
-what was sent and deleted: an unchanged feed costs one 304, what the calendar no longer has is deleted, an
-occurrence that only fell out of the window is kept, a failing feed changes nothing, and the secret address is
-never shown."""
+what was sent and deleted: an unchanged feed costs one 304, what the calendar no longer has is deleted, a
+recurring event is one source (the records an earlier version made per occurrence are deleted), a failing feed
+changes nothing, the secret address is never shown, and no calendar is fetched from a link-local, unspecified or
+multicast address, nor through a redirect to one."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.calendars import FeedError, State, normalize, refresh, shown
+from app.calendars import FeedError, State, feed_key, normalize, refresh, shown
 from secondbrain import ids
 from tests.e2e.feedserver import Event, Feed, ics, serving
 
@@ -62,9 +64,9 @@ def test_an_unchanged_feed_costs_one_304_and_sends_nothing(feed: Feed, tmp_path:
     feed.serve(ics([DENTIST, DINNER, YOGA]))
     state, gw = State(tmp_path / "s.json"), Gateway()
     first = run(feed, state, gw)
-    assert (first.events, first.removed, len(gw.sent)) == (6, 0, 6)  # two events and four occurrences
+    assert (first.events, first.removed, len(gw.sent)) == (3, 0, 3)  # two events and one weekly series
     again = run(feed, State(tmp_path / "s.json"), gw)  # read back from the file
-    assert again.unchanged and len(gw.sent) == 6 and feed.not_modified == 1
+    assert again.unchanged and len(gw.sent) == 3 and feed.not_modified == 1
 
 
 def test_what_the_calendar_no_longer_has_is_deleted(feed: Feed, tmp_path: Path) -> None:
@@ -75,18 +77,24 @@ def test_what_the_calendar_no_longer_has_is_deleted(feed: Feed, tmp_path: Path) 
     feed.serve(ics([Event(DENTIST.uid, DENTIST.summary, DENTIST.start, status="CANCELLED"),
                     Event(YOGA.uid, YOGA.summary, YOGA.start, weekly=4, exdates=(third,))]))  # dinner deleted
     second = run(feed, state, gw)
-    assert second.removed == 3
-    assert sorted(gw.deleted) == sorted([sid("import:ics:dentist@test"), sid("import:ics:dinner@test"),
-                                         sid(f"import:ics:yoga@test/{third.isoformat()}")])
+    assert second.removed == 2
+    assert sorted(gw.deleted) == sorted([sid("import:ics:dentist@test"), sid("import:ics:dinner@test")])
+    # The series is still one source: an occurrence taken out is a new version of it, not a deletion.
+    (yoga,) = [c for c in gw.sent[3:] if c.title == "Yoga"]
+    assert yoga.source_uri == "import:ics:yoga@test" and "Not on:" in yoga.data().decode()
 
 
-def test_an_occurrence_that_fell_out_of_the_window_is_kept(feed: Feed, tmp_path: Path) -> None:
+def test_the_records_an_earlier_version_made_per_occurrence_give_way_to_the_series(feed: Feed,
+                                                                                 tmp_path: Path) -> None:
     feed.serve(ics([YOGA]))
-    state, gw = State(tmp_path / "s.json"), Gateway()
-    run(feed, state, gw)
-    feed.serve(ics([YOGA]) + b"\r\n")  # a new ETag: read again, two years and three weeks later
-    later = run(feed, state, gw, now=NOW.replace(year=NOW.year + 2) + timedelta(weeks=3))
-    assert later.removed == 0 and not gw.deleted
+    path = tmp_path / "s.json"
+    old = [f"import:ics:yoga@test/{(YOGA_START + timedelta(weeks=n)).isoformat()}" for n in range(4)]
+    path.write_text(json.dumps({"version": 1, "feeds": {feed_key(feed.url): {"sources": {
+        uri: {"at": None, "series": True} for uri in old}}}}))  # what the state file held before
+    gw = Gateway()
+    done = run(feed, State(path), gw)
+    assert done.removed == 4 and sorted(gw.deleted) == sorted(sid(u) for u in old)
+    assert [c.source_uri for c in gw.sent] == ["import:ics:yoga@test"]
 
 
 def test_a_refused_delete_is_tried_again_next_time(feed: Feed, tmp_path: Path) -> None:
@@ -150,3 +158,77 @@ def test_a_server_that_does_not_answer_is_reported(tmp_path: Path) -> None:
 
         with pytest.raises(FeedError, match="did not answer within 1 s"):
             fetch(url, etag=None, last_modified=None, timeout_s=1)
+
+
+# --------------------------------------------------------------------------- where a calendar may be fetched from
+
+
+@pytest.mark.parametrize(("address", "says"), [
+    ("http://169.254.169.254/latest/meta-data/cal.ics", "link-local"),
+    ("https://169.254.169.254/latest/meta-data/cal.ics", "link-local"),
+    ("webcal://169.254.169.254/cal.ics", "link-local"),
+    ("http://[fe80::1]/cal.ics", "link-local"),
+    ("https://[fe80::1]:8443/cal.ics", "link-local"),
+    ("http://0.0.0.0:8000/cal.ics", "unspecified"),
+    ("https://[::]/cal.ics", "unspecified"),
+    ("http://0x0/cal.ics", "unspecified"),
+    ("https://224.0.0.251/cal.ics", "multicast"),
+    ("https://[ff02::1]/cal.ics", "multicast"),
+    ("https://[::ffff:169.254.169.254]/cal.ics", "link-local"),
+])
+def test_link_local_unspecified_and_multicast_addresses_are_refused_whatever_the_scheme(address: str,
+                                                                                        says: str) -> None:
+    with pytest.raises(ValueError, match=says) as err:
+        normalize(address)
+    assert "SB_CALENDAR_ALLOW_HOSTS" in str(err.value) and "meta-data" not in str(err.value)
+    host = address.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[0] if "]" not in address else \
+        address.split("[", 1)[1].split("]", 1)[0]
+    assert normalize(address, [host]).startswith(("http://", "https://"))  # the operator allows it by name
+    assert normalize("http://127.0.0.1:8080/cal.ics") and normalize("http://10.0.0.5/cal.ics")  # a NAS, a test
+
+
+def test_a_name_that_leads_to_a_link_local_address_is_refused_when_it_is_looked_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from app.calendars import fetch
+
+    real = socket.getaddrinfo
+
+    def lookup(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host == "calendar.attacker.example":  # a name the attacker points wherever they like
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", 443))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    with pytest.raises(FeedError, match=r"calendar\.attacker\.example is at a link-local address"):
+        fetch("https://calendar.attacker.example/cal.ics", etag=None, last_modified=None, timeout_s=2)
+
+
+def test_every_redirect_is_checked_before_it_is_followed(tmp_path: Path) -> None:
+    from app.calendars import fetch
+    from devtools.loopback import LoopbackSite, QuietHandler
+
+    asked: list[str] = []
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            hops = {"/first": "/second", "/second": "/third",
+                    "/third": "http://169.254.169.254/latest/meta-data/iam/cal.ics",
+                    "/plain": "http://calendar.example.org/cal.ics", "/good": "/cal.ics"}
+            if self.path in hops:
+                self.reply(302, "text/plain", b"", {"Location": hops[self.path]})
+                return
+            self.reply(200, "text/calendar", ics([DENTIST]))
+
+    site = LoopbackSite(Handler)
+    try:
+        with pytest.raises(FeedError, match=r"sent the request on to http://169\.254\.169\.254/…; refused") as err:
+            fetch(f"{site.base}/first", etag=None, last_modified=None)
+        assert "meta-data" not in str(err.value) and asked == ["/first", "/second", "/third"]
+        with pytest.raises(FeedError, match="HTTPS only"):
+            fetch(f"{site.base}/plain", etag=None, last_modified=None)  # a public host over plain HTTP
+        assert fetch(f"{site.base}/good", etag=None, last_modified=None).body == ics([DENTIST])
+    finally:
+        site.close()

@@ -116,13 +116,19 @@ def corpus(user: str, dense_by_text: dict[str, list[float]]) -> list[VectorPoint
                 "user_id": user, "document_id": doc_id(user, doc.key), "source_id": f"src-{doc.key}",
                 "chunk_id": pid, "chunk_index": i, "modality": doc.modality, "title": doc.title,
                 "text": text, "captured_at": doc.captured_at, "ingested_at": doc.ingested_at,
-                "char_start": 0, "char_end": len(text), **MENTIONED.get((doc.key, i), {}),
+                "char_start": 0, "char_end": len(text), **MENTIONED.get((doc.key, i), {}), **RECURS.get(doc.key, {}),
             }))
     return points
 
 
 # The Lisbon e-mail (written 10 April) speaks of its Friday, 12 April: the points of that day.
 MENTIONED = {("trip", 0): {"mentioned_at": ["2024-04-12T00:00:00.000000Z", "2024-04-12T23:59:59.999999Z"]}}
+
+
+# Two recurring events kept as one each: the compost turning, fortnightly through the summer of 2024, and the
+# planning meeting, from 20 May 2024 without end (its span runs to the end of time).
+RECURS = {"garden": {"recurs_from": "2024-05-05T06:00:00Z", "recurs_until": "2024-09-01T00:00:00Z"},
+          "work": {"recurs_from": "2024-05-20T14:00:00Z", "recurs_until": "9999-12-31T00:00:00Z"}}
 
 
 def pid_of(user: str, key: str, index: int = 0) -> str:
@@ -527,6 +533,27 @@ def test_a_time_range_can_also_match_the_times_a_passage_speaks_of(loaded: Harne
     # It is one condition among the others (AND-ed), and only for the asking user.
     assert store.count(ALICE, VectorFilter(time_range=friday, mentioned_range=friday, modalities=["note"])) == 0
     assert store.count(NOBODY, either) == 0
+
+
+def test_a_time_range_can_also_match_the_recurring_events_whose_series_spans_it(loaded: Harness) -> None:
+    store = loaded.store
+    june = TimeRange(_dt("2024-06-01T00:00:00Z"), _dt("2024-07-01T00:00:00Z"))
+    assert store.count(ALICE, VectorFilter(time_range=june)) == 0
+    # With the time range: the two series span June (two passages each), as well as what was captured in June.
+    assert {h.payload["title"] for h in query(store, ALICE, "compost planning", limit=20,
+                                               flt=VectorFilter(time_range=june, recurring_range=june))} == {
+        "Garden diary", "Planning"}
+    assert store.count(ALICE, VectorFilter(time_range=june, recurring_range=june)) == 4
+    # Alone: only the series.  2030 holds the endless one only; April 2024 neither (before both began).
+    assert store.count(ALICE, VectorFilter(recurring_range=TimeRange(_dt("2030-01-01T00:00:00Z"),
+                                                                      _dt("2030-02-01T00:00:00Z")))) == 2
+    assert store.count(ALICE, VectorFilter(recurring_range=TimeRange(_dt("2024-04-01T00:00:00Z"),
+                                                                      _dt("2024-05-01T00:00:00Z")))) == 0
+    # With the words a passage speaks of, and the other conditions AND-ed; only the asking user's.
+    friday = TimeRange(_dt("2024-04-12T00:00:00Z"), _dt("2024-04-13T00:00:00Z"))
+    assert store.count(ALICE, VectorFilter(time_range=friday, mentioned_range=friday, recurring_range=june)) == 5
+    assert store.count(ALICE, VectorFilter(recurring_range=june, modalities=["chat"])) == 2
+    assert store.count(NOBODY, VectorFilter(recurring_range=june)) == 0
 
 
 def test_users_are_isolated(loaded: Harness) -> None:

@@ -62,6 +62,7 @@ class Feed:
         self.requests = 0
         self.not_modified = 0
         self.url = ""
+        self.redirect: str | None = None  # every answer sends the request on there instead
 
     def serve(self, body: bytes) -> None:
         self.body, self.status = body, 200
@@ -77,6 +78,9 @@ def serving(feed: Feed) -> Iterator[Feed]:
     class Handler(QuietHandler):
         def do_GET(self) -> None:
             feed.requests += 1
+            if feed.redirect is not None:
+                self.reply(302, "text/plain", b"", {"Location": feed.redirect})
+                return
             if self.path != feed.path or feed.status == 404:
                 self.send_error(404)
                 return

@@ -240,3 +240,23 @@ def test_the_upload_route_reads_an_export_like_the_cli(client: httpx.Client, tmp
     again = client.post("/v1/imports", data={"tz": "America/New_York"},
                         files={"file": ("My Clippings.txt", clippings.read_bytes(), "text/plain")}).json()
     assert (again["imported"], again["unchanged"]) == (0, 2)
+
+
+def test_five_hundred_keep_notes_made_in_the_same_microsecond_are_five_hundred_sources(
+        service: Service, client: httpx.Client, tmp_path: Path) -> None:
+    """Keep gives a note no id; its creation time names it no better (a script, a sync, a restore makes many in one
+    microsecond): each note is named by its file, so none is merged into another and none ends 'superseded'."""
+    def pantry_labels() -> set[str]:
+        ids: set[str] = set()
+        for offset in range(0, 5000, 500):
+            page = client.get("/v1/sources", params={"limit": 500, "offset": offset}).json()["sources"]
+            ids |= {s["source_id"] for s in page if s["title"] == "Pantry label"}
+            if len(page) < 500:
+                return ids
+        return ids
+
+    summary = run_import(service, gen.write_same_time_keep_notes(tmp_path / "same-time", 500))
+    assert (summary["imported"], summary["superseded"], summary["duplicates"], summary["failed"]) == (500, 0, 0, []), \
+        {k: v for k, v in summary.items() if k != "skipped"}
+    assert len(pantry_labels()) == 500
+    assert any("the 300th jar" in h["text"] for h in hits(client, "300th quince jelly", mode="sparse"))

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from devtools.gen_exports import damaged_zip
 from tests.e2e.harness import Service, readable_tmp, wait_jobs
 from tests.sse import sse_events
 
@@ -65,6 +66,7 @@ def refused_event(bootstrap: str, user_id: str, *, producer: str) -> str:
     return event.event_id
 
 
+BOB_FILES = {"Notes/shed.md": b"# Shed\n\nBob's shed holds a ladder.", "Notes/gate.md": b"# Gate\n\nBob's gate code."}
 BOB_ENEX = (b'<?xml version="1.0" encoding="UTF-8"?>\n<en-export><note><title>Bob\'s list</title><created>'
             b'20240101T100000Z</created><content><![CDATA[<en-note><div>Bob buys rope.</div></en-note>]]></content>'
             b'</note></en-export>\n')
@@ -169,11 +171,21 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/share"): [{"data": {"title": "Safe", "text": "Bob's shared note about his shed"},
                               "files": {"files": ("safe.txt", b"Bob's shed list", "text/plain")}}],
         # Bob's imports land in Bob's memory, whatever sources they name.
-        ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}}],
+        ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}},
+                                  # a zip with a damaged file: 422 naming Bob's file, nothing of Alice's
+                                  {"files": {"file": ("bob.zip", damaged_zip("crc", BOB_FILES), "application/zip")}},
+                                  # going on from where an import of Bob's paused
+                                  {"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")},
+                                   "data": {"resume_from": "1"}}],
         ("post", "/v1/imports/batch"): [{"data": {"manifest": json.dumps({"format": "notes", "captures": [
             {"source_uri": "import:notes:attic.md", "kind": "note", "title": "Attic", "part": "p0",
              "content_type": "text/markdown", "attributes": {"kind": "note"}}]})},
-            "files": {"p0": ("attic.md", b"# Attic\n\nBob's attic holds bicycles.", "text/markdown")}}],
+            "files": {"p0": ("attic.md", b"# Attic\n\nBob's attic holds bicycles.", "text/markdown")}},
+            # a note over the note limit: refused in the batch like POST /v1/notes refuses it
+            {"data": {"manifest": json.dumps({"format": "notes", "captures": [
+                {"source_uri": "import:notes:long.md", "kind": "note", "title": "Long", "part": "p0",
+                 "content_type": "text/markdown", "attributes": {"kind": "note"}}]})},
+             "files": {"p0": ("long.md", b"# Long\n\n" + b"b" * 1_000_001, "text/markdown")}}],
         # A backup holds every user's data: an administrator's alone, to take, list or download.
         ("get", "/v1/admin/backups"): [{}],
         ("post", "/v1/admin/backups"): [{}],
@@ -274,6 +286,19 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
             assert r.status_code == 202, (method, path, r.status_code)
         elif (method, path) not in public | follows | {("delete", "/v1/session")}:
             assert r.status_code in (401, 403), (method, path, r.status_code)
+
+    # The extension follows only the jobs it made: Alice's other captures are unknown to it, and its own capture of
+    # a text she already has is just 'accepted' (no earlier job's id, no title, no 'duplicate').
+    for path in (f"/v1/jobs/{ids['job_id']}", f"/v1/jobs/{ids['job_id']}/stream"):
+        r = extension.get(path)
+        assert (r.status_code, r.json()) == (404, {"detail": "no such job"}), path
+    again = extension.post("/v1/notes", json={"text": NOTE, "title": "guess"})
+    assert again.status_code == 202 and ids["job_id"] not in again.text
+    mine = again.json()["job_id"]
+    seen = wait_jobs(extension, [mine], done=("accepted", "failed"))[mine]
+    assert seen["status"] == "accepted" and ids["job_id"] not in json.dumps(seen) and "Safe" not in json.dumps(seen)
+    assert "duplicate" not in json.dumps(seen) and SECRET not in json.dumps(seen)
+    assert alice.get(f"/v1/jobs/{mine}").json()["duplicate_of"] == note  # Alice's own key sees what it was
 
     # Alice still has everything.
     assert alice.get("/v1/me").status_code == 200

@@ -25,6 +25,7 @@ import psycopg
 import pytest
 
 from devtools import gen_audio, gen_office, gen_pdf_image
+from devtools.gen_exports import damaged_zip
 from secondbrain.stores.objects_fs import FileObjectStore
 from tests.e2e.harness import Service, readable_tmp, wait_jobs
 
@@ -151,6 +152,23 @@ def upload(name: str, data: bytes | Callable[[], bytes], ctype: str = "applicati
     return send
 
 
+def import_upload(name: str, data: bytes) -> Send:
+    return lambda c, _r: c.post("/v1/imports", files={"file": (name, data, "application/octet-stream")})
+
+
+def batch_note(text: bytes) -> Send:
+    manifest = {"format": "notes", "captures": [{"source_uri": "import:notes:big.md", "kind": "note", "title": "Big",
+                                                 "part": "p0", "content_type": "text/markdown",
+                                                 "attributes": {"kind": "note"}}]}
+    return lambda c, _r: c.post("/v1/imports/batch", files=[("manifest", (None, json.dumps(manifest),
+                                                                          "application/json")),
+                                                            ("p0", ("big.md", text, "text/markdown"))])
+
+
+ENDLESS_HOURLY = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:pump@example.org\r\n"
+                  b"DTSTART:20240101T000000Z\r\nSUMMARY:Pump\r\nRRULE:FREQ=HOURLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+
+
 def raw_post(path: str, body: bytes, ctype: str, **headers: str) -> Send:
     return lambda c, _r: c.post(path, content=body, headers={"Content-Type": ctype, **headers})
 
@@ -247,6 +265,13 @@ CASES: list[Case] = [
     Case("private network", url("http://10.0.0.1/router"), 422, "private network"),
     Case("link-local metadata address", url("http://169.254.169.254/latest/meta-data/"), 422, "link-local"),
     Case("redirect to loopback", url(lambda r: r.redirector.url), 202, "loopback", job=True),
+    # Imports: a broken archive names what is wrong; the batch keeps the note limit; an endless rule is one event
+    Case("zip with a wrong CRC", import_upload("notes.zip", damaged_zip("crc")), 422, "checksum is wrong"),
+    Case("encrypted zip", import_upload("notes.zip", damaged_zip("encrypted")), 422, "encrypted"),
+    Case("zip cut short", import_upload("notes.zip", damaged_zip("truncated")), 422, "incomplete"),
+    Case("a batch note over the note limit", batch_note(b"# Big\n\n" + b"x" * (NOTE_LIMIT + 1)), 200,
+         "SB_MAX_NOTE_CHARS"),
+    Case("an endless hourly calendar rule", import_upload("pump.ics", ENDLESS_HOURLY), 202, '"imported": 1'),
     # Files whose problem is inside: accepted, then the job fails with a reason
     Case("truncated PDF", upload("broken.pdf", gen_pdf_image.truncated_pdf, "application/pdf"), 202, "damaged",
          job=True),

@@ -6,6 +6,7 @@ captures are checked through the API.  Screenshots go to test-artifacts/web/."""
 from __future__ import annotations
 
 import base64
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,4 +106,53 @@ def test_an_export_imported_from_the_page(site: str, tmp_path: Path) -> None:
     # fixed date: the export's own past time, read back as written
     assert {"Lisbon trip", "Pastry receipt", "Bike lock", "Groceries"} <= set(titles)
     assert titles["Lisbon trip"]["captured_at"].startswith("2023-05-14T08:30:00")
-    assert titles["Bike lock"]["source_uri"].startswith("import:keep:created:")
+    assert titles["Bike lock"]["source_uri"] == "import:keep:Keep/Bike%20lock.json"  # its file: Keep has no id
+
+
+def test_an_import_the_backlog_pauses_goes_on_by_itself_on_the_page(dsn: str,
+                                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A backlog of 3 (SB_MAX_PENDING_JOBS): the upload pauses after 3 notes; the page waits as the answer asks
+    and sends the export again from where it paused until all 8 are in, then says it paused."""
+    tmp = tmp_path_factory.mktemp("web-pause")
+    settings = Settings(data_dir=tmp / "data", postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9",  # type: ignore[call-arg]
+                        auth="off", max_pending_jobs=3, default_user="pager", topic_prefix="pager.")
+    rt = build_runtime(settings, vectors=False, models=False)
+    rt.metadata.users.ensure_user("pager")
+    takeout = tmp / "takeout.zip"
+    folder = gen.write_many_keep_notes(tmp / "keep", 8)
+    with zipfile.ZipFile(takeout, "w") as z:
+        for f in folder.rglob("*"):
+            z.write(f, f.relative_to(folder.parent).as_posix())
+    stop = threading.Event()
+
+    def pipeline() -> None:  # no pipeline runs here: this takes the queued jobs, as it would
+        while not stop.wait(0.5):
+            for row in rt.metadata.catalog.list_sources("pager", 100, status="queued"):
+                if row.job_id:
+                    rt.metadata.jobs.job_failed("pager", row.job_id, "extract", "taken by the test")
+
+    taker = threading.Thread(target=pipeline, daemon=True)
+    taker.start()
+    try:
+        with serve_in_thread(create_app(rt, gateway=True, query=False), access_log=False) as (url, _port), \
+                sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            page.set_default_timeout(90_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url + "/")
+            expect(page.locator("body")).to_have_attribute("data-ready", "true")
+            page.get_by_text("Import from another app").click()
+            page.get_by_label("Export file").set_input_files(str(takeout))
+            page.get_by_role("button", name="Import", exact=True).click()
+            result = page.locator("#import-result")
+            expect(result).to_contain_text("takeout.zip: Google Keep, 8 notes in Takeout/Keep: 8 items imported",
+                                           timeout=120_000)  # three rounds, each after the 10 s the answer asks
+            expect(result).to_contain_text("to let the pipeline catch up")
+            assert errors == []
+            browser.close()
+    finally:
+        stop.set()
+        taker.join(10)
+        rt.close()

@@ -122,3 +122,23 @@ def test_the_passage_type_needs_no_pipeline() -> None:
     out = subprocess.run([sys.executable, "-c", code.replace("PREFIXES", repr(("secondbrain.pipeline", "services")))],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_recurring_events_passage_keeps_its_series_and_the_span_a_window_matches() -> None:
+    from secondbrain.temporal import recurrence
+
+    series = recurrence.series(datetime(2026, 3, 3, 18, tzinfo=UTC), zone="Europe/London",
+                               duration=timedelta(minutes=45), rules=["FREQ=WEEKLY;COUNT=8"])
+    endless = recurrence.series(datetime(2020, 1, 1, tzinfo=UTC), zone="UTC", rules=["FREQ=HOURLY"])
+    for s, until in ((series, "2026-04-21T18:45:00.000000Z"), (endless, "9999-12-31T00:00:00.000000Z")):
+        passage = IndexedPassage(chunk_id="c1", document_id="d1", title="Physio", text="Knee exercises.",
+                                 captured_at="2026-03-03T18:00:00.000000Z", recurrence=s)
+        payload = passage.to_payload()
+        assert payload["recurs_from"] == s.start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+        assert payload["recurs_until"] >= until[:10]
+        back = IndexedPassage.from_payload(payload)  # what search, the agenda and a re-index read
+        assert back.recurrence == s and back == passage
+        assert hit_from_payload("c1", 0.0, payload).to_json()["repeats"] == recurrence.describe(s)
+    plain = IndexedPassage(chunk_id="c2", text="No repeats.").to_payload()
+    assert "recurrence" not in plain and "recurs_from" not in plain
+    assert IndexedPassage.from_payload({**plain, "recurrence": {"start": "garbage"}}).recurrence is None

@@ -237,6 +237,7 @@ class Tables:
         self.request_windows: dict[tuple[str, str, datetime], int] = {}  # (user, bucket, window start) -> hits
         self.artifacts: dict[str, ArtifactRecord] = {}
         self.jobs: dict[str, JobRow] = {}
+        self.key_jobs: set[tuple[str, str]] = set()  # (key id, job id): which capture key made which job
         # Written only through put_document/drop_documents, which keep the two lookups beside it.
         self.documents: dict[str, DocumentRecord] = {}
         self._docs_by_source: dict[tuple[str, str], set[str]] = {}  # (user, source) -> document ids
@@ -360,8 +361,10 @@ class Tables:
     # -- deletes, with the cascades of the foreign keys (ON DELETE CASCADE)
 
     def drop_jobs(self, job_ids: Sequence[str]) -> None:
-        for job_id in job_ids:
+        gone = set(job_ids)
+        for job_id in gone:
             self.jobs.pop(job_id, None)  # stages and events go with the job; outbox rows have no key
+        self.key_jobs = {kj for kj in self.key_jobs if kj[1] not in gone}
 
     def drop_artifacts(self, artifact_ids: Sequence[str]) -> None:
         gone = set(artifact_ids)

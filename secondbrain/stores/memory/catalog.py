@@ -175,6 +175,12 @@ class MemoryCatalog(MemoryRole):
                 t.put_document(replace(d, superseded_at=d.superseded_at or now))
             return sorted(d.document_id for d in older)
 
+    def sources_under(self, user_id: str, uri_prefix: str, limit: int = 10_000) -> list[str]:
+        with self._tx():
+            found = {a.source_id for a in self._t.artifacts.values()
+                     if a.user_id == user_id and a.source_uri.startswith(uri_prefix)}
+        return sorted(found)[:limit]
+
     def is_superseded(self, user_id: str, document_id: str) -> bool:
         """Whether the document is gone or a newer version of its source exists."""
         with self._tx():

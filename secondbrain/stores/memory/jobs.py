@@ -209,6 +209,17 @@ class MemoryJobs(MemoryRole):
         with self._tx():
             return sum(1 for j in self._t.jobs.values() if j.user_id == user_id and j.status in UNFINISHED)
 
+    def note_key_job(self, user_id: str, key_id: str, job_id: str) -> None:
+        """Remembered beside the job (it goes with the job, as the row of ``key_jobs`` does)."""
+        with self._tx():
+            key = self._t.api_keys.get(key_id)
+            if key is not None and key.user_id == user_id and self._t.job_of(user_id, job_id) is not None:
+                self._t.key_jobs.add((key_id, job_id))
+
+    def made_by_key(self, user_id: str, key_id: str, job_id: str) -> bool:
+        with self._tx():
+            return (key_id, job_id) in self._t.key_jobs and self._t.job_of(user_id, job_id) is not None
+
     def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
         """The earliest other job of the user whose artifact is the same bytes, that got past
         extraction (its document exists and is the current version of its source)."""

@@ -221,6 +221,13 @@ class PostgresCatalog(PgRole):
             ).fetchall()
         return sorted(r[0] for r in rows)
 
+    def sources_under(self, user_id: str, uri_prefix: str, limit: int = 10_000) -> list[str]:
+        with self._pool.connection() as conn:
+            rows = conn.execute("SELECT DISTINCT source_id FROM artifacts WHERE user_id = %s "
+                                "AND starts_with(source_uri, %s) ORDER BY source_id LIMIT %s",
+                                (user_id, uri_prefix, limit)).fetchall()
+        return [r[0] for r in rows]
+
     def is_superseded(self, user_id: str, document_id: str) -> bool:
         """Whether the document is gone or a newer version of its source exists."""
         with self._pool.connection() as conn:

@@ -255,6 +255,20 @@ class PostgresJobs(PgRole):
         assert row is not None
         return int(row[0])
 
+    def note_key_job(self, user_id: str, key_id: str, job_id: str) -> None:
+        """One row in ``key_jobs``, when both the job and the key are the user's."""
+        with self._pool.connection() as conn:
+            conn.execute("INSERT INTO key_jobs (key_id, job_id) SELECT k.key_id, j.job_id FROM api_keys k, jobs j "
+                         "WHERE k.key_id = %s AND k.user_id = %s AND j.job_id = %s AND j.user_id = %s "
+                         "ON CONFLICT DO NOTHING", (key_id, user_id, job_id, user_id))
+
+    def made_by_key(self, user_id: str, key_id: str, job_id: str) -> bool:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT 1 FROM key_jobs kj JOIN jobs j ON j.job_id = kj.job_id "
+                               "WHERE kj.key_id = %s AND kj.job_id = %s AND j.user_id = %s",
+                               (key_id, job_id, user_id)).fetchone()
+        return row is not None
+
     def find_original_job(self, user_id: str, artifact_id: str, job_id: str) -> str | None:
         """The earliest other job of the user whose artifact is the same bytes, that got past
         extraction (its document exists and is the current version of its source)."""

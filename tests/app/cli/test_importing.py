@@ -153,3 +153,37 @@ def test_a_proxy_saying_the_server_behind_it_is_down_is_waited_out_but_a_refusal
     assert slept[:2] == [5.0, 7.0]  # the default wait, then the one the proxy asked for
     err = capsys.readouterr().err
     assert err.count("not reachable (HTTP 502 from a proxy in front of it)") == 1 and "HTTP 504" not in err
+
+
+def test_what_the_server_leaves_waiting_for_the_backlog_is_sent_again_and_the_summary_says_so(
+        dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A full backlog (SB_MAX_PENDING_JOBS) pauses the import: the captures past it wait and go again once the
+    person's earlier ones have finished, none twice, and the summary says it paused."""
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", topic_prefix="clip.",
+        auth="off", max_pending_jobs=2, default_user="cli-pauser")
+    rt = build_runtime(settings, vectors=False, models=False)
+    finished: list[str] = []
+
+    def pipeline_catches_up(_seconds: float) -> None:  # while the import waits, the pipeline takes the jobs
+        for item in sender.tally.items:
+            if item.job_id and item.job_id not in finished:
+                rt.metadata.jobs.job_failed("cli-pauser", item.job_id, "extract", "taken by the test")
+                finished.append(item.job_id)
+
+    monkeypatch.setattr(time, "sleep", pipeline_catches_up)
+    tally = Tally(total=5)
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+            for i in range(5):
+                sender.add(render.note("notes", f"n{i}.md", origin=f"n{i}.md", title=f"n{i}", body=f"Note {i}.",
+                                       created=None))
+            sender.flush()
+            assert sorted(i.label for i in tally.items) == [f"n{i}" for i in range(5)]  # each once
+            assert len({i.job_id for i in tally.items}) == 5 and tally.pauses == 2
+            args = argparse.Namespace(json=False, no_wait=True, retry_failed=False)
+            _summary(by_name("notes"), tally, args, finished=True)
+            assert "paused 2 times" in capsys.readouterr().out
+    finally:
+        rt.close()

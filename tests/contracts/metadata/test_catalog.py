@@ -18,6 +18,7 @@ from tests.contracts.metadata.helpers import (
     in_threads,
     ingest,
     run_all_stages,
+    submission,
     submit,
     version_of,
 )
@@ -327,3 +328,17 @@ def test_sources_filtered_by_captured_time(stores: Stores) -> None:
     assert between(None, datetime(2025, 6, 1, tzinfo=UTC)) == [declared, extracted]
     assert len(between(None, None)) == 3
     assert len(between(datetime(2024, 1, 1, tzinfo=UTC), None, user="bob")) == 1
+
+
+def test_sources_under_an_address_prefix(stores: Stores) -> None:
+    """The records a calendar import once made per occurrence of a series share its address and a ``/``."""
+    uris = ("import:ics:yoga@x/2024-01-02T18:00:00+00:00", "import:ics:yoga@x/2024-01-09T18:00:00+00:00",
+            "import:ics:yoga@x", "import:ics:yoga@xyz/1")
+    for n, uri in enumerate(uris):
+        art = replace(artifact("alice", n), source_uri=uri, source_id=ids.source_id("alice", uri))
+        job = ids.job_id("alice", f"u{n}")
+        stores.intake.submit(art, job, [submission(art, job)])
+    found = stores.catalog.sources_under("alice", "import:ics:yoga@x/")
+    assert found == sorted(ids.source_id("alice", uri) for uri in uris[:2])
+    assert stores.catalog.sources_under("bob", "import:ics:yoga@x/") == []
+    assert stores.catalog.sources_under("alice", "import:ics:%") == []  # a prefix, not a pattern

@@ -322,3 +322,23 @@ def test_finishing_a_failed_or_duplicate_job_says_ended(stores: Stores) -> None:
     stores.jobs.job_duplicate("alice", dup, failed)
     assert stores.jobs.finish_stage("alice", dup, "chunk") == "ended"
     assert stores.jobs.get_job("alice", dup).status == "duplicate"  # type: ignore[union-attr]
+
+
+def test_a_key_made_only_the_jobs_noted_for_it_and_the_note_goes_with_the_job(stores: Stores) -> None:
+    job, _ = submit(stores)
+    other, _ = submit(stores, n=1)
+    stores.users.ensure_user("bob")
+    bobs_job, _ = submit(stores, user="bob", n=2)
+    key, _ = stores.api_keys.create_api_key("alice", "extension", "capture")
+    bobs_key, _ = stores.api_keys.create_api_key("bob", "extension", "capture")
+    stores.jobs.note_key_job("alice", key.key_id, job)
+    stores.jobs.note_key_job("alice", key.key_id, job)  # again: no change
+    stores.jobs.note_key_job("alice", key.key_id, bobs_job)  # not alice's job: nothing
+    stores.jobs.note_key_job("alice", bobs_key.key_id, job)  # not alice's key: nothing
+    assert stores.jobs.made_by_key("alice", key.key_id, job)
+    assert not stores.jobs.made_by_key("alice", key.key_id, other)
+    assert not stores.jobs.made_by_key("bob", key.key_id, bobs_job)
+    assert not stores.jobs.made_by_key("alice", bobs_key.key_id, job)
+    assert not stores.jobs.made_by_key("bob", key.key_id, job)  # asked as another user
+    stores.lifecycle.delete_source("alice", ids.source_id("alice", "file:///notes/0.md"))
+    assert not stores.jobs.made_by_key("alice", key.key_id, job)

@@ -63,7 +63,7 @@ def test_v5_carries_the_lists_as_avro_arrays(codec: EventCodec) -> None:
                   links=["a | b"], attributes={"tags": "x"})
     event = ChunksCreated(**{**_event([]), "chunks": [chunk], "chunk_count": 1})
     data = codec.encode(event)
-    assert codec.identify(data).version == ChunksCreated.SCHEMA_VERSION == 6
+    assert codec.identify(data).version == ChunksCreated.SCHEMA_VERSION == 7
     (back,) = codec.decode(data, ChunksCreated).chunks
     # Commas, spaces and bars inside a value survive: nothing is joined or split on the way.
     assert (back.speakers, back.turn_ids, back.links) == (["Ana, Jr.", "Bo"], ["t 1"], ["a | b"])

@@ -42,7 +42,7 @@ from secondbrain.events import (
     schema_name,
 )
 from secondbrain.events.codec import DEFAULT_SCHEMA_DIR
-from secondbrain.events.models import WordTime
+from secondbrain.events.models import Moved, Recurrence, WordTime
 from tests.paths import REPO
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -89,6 +89,15 @@ def _chunks() -> list[Chunk]:
     ]
 
 
+def _series() -> Recurrence:
+    """A weekly meeting in Paris, one week left out, one moved, endless."""
+    return Recurrence(start=T0 - timedelta(days=30), zone="Europe/Paris", duration_s=2700,
+                      rules=["FREQ=WEEKLY;BYDAY=TU;BYHOUR=17;BYMINUTE=0;BYSECOND=0"],
+                      dates=[T0 + timedelta(days=2)], exceptions=[T0 - timedelta(days=16)],
+                      moved=[Moved(original=T0 - timedelta(days=9), start=T0 - timedelta(days=8),
+                                   end=T0 - timedelta(days=8) + timedelta(minutes=45))])
+
+
 def _full_events() -> list[Event]:
     """One event per schema with every optional field set, unicode and nested arrays."""
     content = "# Réunion — 東京 🚀\n\nNous avons décidé…".encode()
@@ -106,14 +115,14 @@ def _full_events() -> list[Event]:
             captured_at=T0 - timedelta(days=3), captured_at_source="user", ingested_at=T0, text_length=120,
             segments=_segments(), body_ref=None, metadata={"language": "fr", "author": "Zoë"},
             text="x" * 120, source_uri="https://exemple.fr/réunion", version=2,
-            recording_start=T0 - timedelta(days=3, minutes=1),
+            recording_start=T0 - timedelta(days=3, minutes=1), recurrence=_series(),
         ),
         ChunksCreated(
             event_id=ids.event_id(JOB, "chunk"), job_id=JOB, user_id=USER, artifact_id=ART, source_id=SRC,
             document_id=DOC, title="Réunion — 東京 🚀", modality="audio", content_type="audio/mpeg",
             captured_at=T0 - timedelta(days=3), ingested_at=T0, chunks=_chunks(), chunk_count=2,
             source_uri="https://exemple.fr/réunion", captured_at_source="file_metadata",
-            recording_start=T0 - timedelta(days=3, minutes=1), version=3,
+            recording_start=T0 - timedelta(days=3, minutes=1), version=3, recurrence=_series(),
         ),
         UrlRequested(
             event_id="evt-url-1", job_id=JOB, user_id=USER, url="https://exemple.fr/réunion?q=東京#ancre",
@@ -273,7 +282,8 @@ def test_model_matches_latest_schema(codec: EventCodec, name: str) -> None:
     assert schema_name(cls) == name == cls.SCHEMA_NAME
     assert codec.latest_version(name) == cls.SCHEMA_VERSION, "model not updated for the newest schema"
     pairs: list[tuple[type[Any], dict[str, Any]]] = [(cls, codec.schema_of(name))]
-    nested = {"Segment": Segment, "Chunk": Chunk, "TimeMention": TimeMention, "WordTime": WordTime}
+    nested = {"Segment": Segment, "Chunk": Chunk, "TimeMention": TimeMention, "WordTime": WordTime,
+              "Recurrence": Recurrence, "Moved": Moved}
     for record in _walk_records(codec.schema_of(name))[1:]:
         pairs.append((nested[record["name"]], record))
     for model, record in pairs:
@@ -392,6 +402,8 @@ def test_accepts_bytearray_and_memoryview(codec: EventCodec) -> None:
 
 
 def _wrong_value(value: Any) -> Any:
+    if isinstance(value, Recurrence):
+        return {"start": "soon"}
     if isinstance(value, bool):
         return "yes"
     if isinstance(value, str):

@@ -4,6 +4,7 @@ the jobs wait in the outbox, which is what is checked (the end-to-end tests run 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import zipfile
@@ -23,6 +24,7 @@ from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from services.importers.submit import CaptureSubmitter
 
 
 @pytest.fixture()
@@ -30,6 +32,7 @@ def gateway(dsn: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
     settings = Settings(  # type: ignore[call-arg]
         data_dir=tmp_path, postgres_dsn=SecretStr(dsn), max_upload_bytes=2 * 1024 * 1024,
         kafka_bootstrap="127.0.0.1:9", topic_prefix=f"im{tmp_path.name[-6:]}.", auth="off", max_pending_jobs=0,
+        max_note_chars=4_000_000,
     )
     rt = build_runtime(settings, vectors=False, models=False)
     app = create_app(rt, gateway=True, query=False, relay=None)
@@ -71,9 +74,9 @@ def test_an_uploaded_takeout_becomes_dated_notes_and_a_second_upload_adds_nothin
         ("Broken", "not a readable Keep note: Unterminated string starting at: line 1 column 36 (char 35)")}
     events = {e.title: e for e in outbox_events(rt) if isinstance(e, ArtifactSubmitted)}
     bike = events["Bike lock"]
-    assert bike.captured_at == gen.KEEP_CREATED["bike"] and bike.source_uri.startswith("import:keep:created:")
+    assert bike.captured_at == gen.KEEP_CREATED["bike"] and bike.source_uri == "import:keep:Keep/Bike%20lock.json"
     assert bike.attributes == {"kind": "note", "import.format": "keep", "import.file": "Takeout/Keep/Bike lock.json",
-                               "import.item": bike.source_uri.removeprefix("import:keep:")}
+                               "import.item": "Keep/Bike lock.json"}
     assert b"3-9-1-7" in rt.objects.get(bike.object_key)
     photo = events["Whiteboard (1b7a9c0d2e.jpg)"]
     assert photo.content_type == "image/png" and photo.filename == "1b7a9c0d2e.jpg"
@@ -99,6 +102,42 @@ def test_an_edited_note_imported_again_is_the_next_version_of_its_source(
     assert (first["imported"], second["imported"]) == (1, 1)
     rows = [s for s in client.get("/v1/sources").json()["sources"] if s["title"] == "Plumber"]
     assert len(rows) == 2 and len({s["source_id"] for s in rows}) == 1  # one source, two versions
+
+
+def test_an_item_back_to_what_it_was_before_is_its_current_version_again(dsn: str, tmp_path: Path) -> None:
+    """A calendar whose occurrence was cancelled and then restored, a note edited and changed back: the content
+    of an earlier version, imported again, is the newest version again (not 'unchanged', which would leave
+    the change in place), and importing it once more adds nothing."""
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", auth="off",
+        topic_prefix="back.", max_pending_jobs=0, default_user="reverter")
+    rt = build_runtime(settings, vectors=False, models=False)
+    note = gen.keep_note(title="Tap", created=datetime(2024, 4, 1, tzinfo=UTC), edited=datetime(2024, 4, 1, tzinfo=UTC),
+                         text="The tap washer is 15 mm.")
+    first, changed = json.dumps(note).encode(), json.dumps({**note, "textContent": "It is 12 mm."}).encode()
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            def send(body: bytes) -> dict[str, Any]:
+                r = client.post("/v1/imports", data={"format": "keep"}, files={"file": ("Tap.json", body, "")})
+                assert r.status_code == 202, r.text
+                return dict(r.json())
+
+            def finish(job: str) -> None:  # the pipeline's part: the newest version supersedes the one before
+                for stage in ("extract", "chunk", "embed"):
+                    rt.metadata.jobs.stage_succeeded("reverter", job, stage)
+
+            a = send(first)
+            finish(a["jobs"][0]["job_id"])
+            b = send(changed)
+            finish(b["jobs"][0]["job_id"])
+            back = send(first)
+            assert back["imported"] == 1, back  # a new version with the first content
+            assert send(first)["imported"] == 0  # and only once
+            versions = [s for s in client.get("/v1/sources", params={"limit": 50}).json()["sources"]
+                        if s["title"] == "Tap"]
+            assert len(versions) == 3 and versions[0]["job_id"] == back["jobs"][0]["job_id"]
+    finally:
+        rt.close()
 
 
 def test_bad_uploads_are_refused_with_a_sentence(gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
@@ -196,7 +235,8 @@ def test_a_batch_refuses_bad_captures_one_by_one_and_takes_the_rest(gateway: tup
     # The same batch again: nothing new; each item imported before says how its job stands.
     again = client.post("/v1/imports/batch", **batch(captures[:1], {"p0": b"# ok\n\nKept."})).json()["results"]
     assert again == [{"label": "ok.md", "source_uri": "import:notes:ok.md", "status": "unchanged",
-                      "job_id": results[0]["job_id"], "reason": None, "job_status": "queued", "error": None}]
+                      "job_id": results[0]["job_id"], "reason": None, "replaced": 0, "job_status": "queued",
+                      "error": None}]
 
 
 def test_a_batch_waits_while_the_pipeline_is_full(dsn: str, tmp_path: Path) -> None:
@@ -209,10 +249,15 @@ def test_a_batch_waits_while_the_pipeline_is_full(dsn: str, tmp_path: Path) -> N
             parts = {f"p{i}": f"# n{i}\n\nnote {i} of the full pipeline".encode() for i in range(3)}
             first = client.post("/v1/imports/batch", **batch([note(f"import:notes:full{i}.md", f"p{i}")
                                                               for i in range(3)], parts))
-            assert first.status_code == 200  # a batch is let in whole...
+            # As many as the backlog has room for go in; the rest wait, and the answer says when to send them.
+            assert first.status_code == 200 and first.headers["retry-after"] == "10", first.text
+            statuses = [r["status"] for r in first.json()["results"]]
+            assert statuses == ["imported", "imported", "waiting"] and first.json()["waiting"] == 1
+            waiting = first.json()["results"][2]["reason"]
+            assert "you have 2 captures still being processed (the limit is 2, SB_MAX_PENDING_JOBS)" in waiting
             second = client.post("/v1/imports/batch", **batch([note("import:notes:more.md", "p0")], parts))
-            assert second.status_code == 429 and second.headers["retry-after"] == "5"  # ...the next one waits
-            assert "you have 3 captures still being processed (the limit is 2)" in second.json()["detail"]
+            assert second.status_code == 429 and second.headers["retry-after"] == "5"  # full: the next one waits
+            assert "you have 2 captures still being processed (the limit is 2)" in second.json()["detail"]
     finally:
         rt.close()
 
@@ -227,3 +272,162 @@ def test_a_batch_that_is_not_one_is_refused(gateway: tuple[TestClient, Runtime])
     assert r.status_code == 422 and r.json()["detail"].startswith("the manifest is not JSON")
     r = client.post("/v1/imports/batch", files={"manifest": (None, json.dumps({"items": []}))})
     assert r.status_code == 422 and r.json()["detail"] == "the manifest must be an object with a 'captures' list"
+
+
+# --------------------------------------------------------------------------- broken archives
+
+
+@pytest.mark.parametrize(("kind", "says"), [
+    ("crc", "notes.zip: 1 file in it cannot be read. Notes/Tuesday.md: its checksum is wrong (a bad CRC-32)"),
+    ("encrypted", "notes.zip: 1 file in it cannot be read. Notes/Tuesday.md: it is encrypted (password-protected)"),
+    ("truncated", "notes.zip starts like a zip archive but is incomplete or damaged"),
+])
+def test_a_zip_that_cannot_be_read_is_refused_naming_what_is_wrong(gateway: tuple[TestClient, Runtime],
+                                                                   kind: str, says: str) -> None:
+    client, _rt = gateway
+    before = len(client.get("/v1/sources", params={"limit": 500}).json()["sources"])
+    r = client.post("/v1/imports", files={"file": ("notes.zip", gen.damaged_zip(kind), "application/zip")})
+    assert r.status_code == 422, r.text
+    assert says in r.json()["detail"]
+    assert len(client.get("/v1/sources", params={"limit": 500}).json()["sources"]) == before  # nothing written
+
+
+def test_the_readable_files_of_a_damaged_zip_go_in_and_the_damaged_one_is_named(
+        gateway: tuple[TestClient, Runtime]) -> None:
+    client, _rt = gateway
+    files = {f"Notes/Day {i}.md": f"# Day {i}\n\nThe crate {i} went to the shed.".encode() for i in range(4)}
+    r = client.post("/v1/imports", files={"file": ("notes.zip", gen.damaged_zip("crc", files, bad="Notes/Day 2.md"),
+                                                   "application/zip")})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert body["imported"] == 3
+    assert [d["entry"] for d in body["damaged"]] == ["Notes/Day 2.md"]
+    assert any("Notes/Day 2.md in the archive cannot be read" in s["reason"] for s in body["skipped"])
+
+
+# --------------------------------------------------------------------------- identity
+
+
+def test_five_hundred_keep_notes_made_in_the_same_microsecond_are_five_hundred_sources(
+        gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, rt = gateway
+    body = zipped(gen.write_same_time_keep_notes(tmp_path / "export", 500))
+    r = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")})
+    assert r.status_code == 202, r.text
+    assert (r.json()["imported"], r.json()["duplicates"], r.json()["kept_apart"]) == (500, 0, [])
+    events = [e for e in outbox_events(rt) if isinstance(e, ArtifactSubmitted) and e.title == "Pantry label"]
+    assert len({e.source_id for e in events}) == 500
+
+
+def test_the_same_item_twice_is_found_equal_and_said_so(gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
+    client, _rt = gateway
+    note = json.dumps(gen.keep_note(title="Spare key", created=datetime(2023, 1, 2, tzinfo=UTC),
+                                    edited=datetime(2023, 1, 2, tzinfo=UTC), text="Under the blue pot."))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:  # two Takeouts of one account, unpacked into one zip
+        z.writestr("Takeout/Keep/Spare key.json", note)
+        z.writestr("Takeout 2/Keep/Spare key.json", note)
+        z.writestr("Takeout 2/Keep/Other.json", note.replace("Under the blue pot", "In the shed"))
+    r = client.post("/v1/imports", files={"file": ("takeouts.zip", out.getvalue(), "application/zip")})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert (body["imported"], body["duplicates"]) == (2, 1)
+    (equal,) = body["found_equal"]
+    assert equal["equal_to"] == "Spare key" and "found equal to Spare key" in equal["reason"]
+
+
+# --------------------------------------------------------------------------- the single routes' limits
+
+
+def test_a_batch_refuses_a_note_over_the_note_limit_like_the_notes_route(dsn: str, tmp_path: Path) -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", auth="off",
+        topic_prefix="lim.", max_pending_jobs=0, max_note_chars=1000, default_user="limits")
+    rt = build_runtime(settings, vectors=False, models=False)
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            parts = {"p0": b"# Long\n\n" + "\u00e9".encode() * 1001, "p1": b"# Short\n\nfits",
+                     "p2": b"[10:00] Ann: " + b"x" * 2000}
+            r = client.post("/v1/imports/batch", **batch([note("import:notes:long.md", "p0"),
+                                                          note("import:notes:short.md", "p1"),
+                                                          {**note("import:chat:day", "p2"), "kind": "chat",
+                                                           "content_type": "text/x-chat"}], parts))
+            assert r.status_code == 200, r.text
+            long, short, chat = r.json()["results"]
+            assert short["status"] == "imported"
+            assert long["status"] == "refused" and "it has 1009 characters; the limit for a note is 1000" in \
+                long["reason"] and "SB_MAX_NOTE_CHARS" in long["reason"]
+            assert chat["status"] == "refused" and "the limit for a chat is 1000" in chat["reason"]
+            single = client.post("/v1/notes", json={"text": "\u00e9" * 1007})
+            assert single.status_code == 413  # the same limit as the notes route
+    finally:
+        rt.close()
+
+
+# --------------------------------------------------------------------------- the backlog
+
+
+def test_an_upload_pauses_at_the_backlog_limit_and_goes_on_from_where_it_paused(dsn: str, tmp_path: Path) -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        data_dir=tmp_path, postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9", auth="off",
+        topic_prefix="pause.", max_pending_jobs=4, default_user="pauser")  # no pipeline: the jobs stay queued
+    rt = build_runtime(settings, vectors=False, models=False)
+    body = zipped(gen.write_many_keep_notes(tmp_path / "export", 6))
+    try:
+        with TestClient(create_app(rt, gateway=True, query=False), base_url="http://localhost") as client:
+            first = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")})
+            assert first.status_code == 202 and first.headers["retry-after"] == "10", first.text
+            paused = first.json()["paused"]
+            assert first.json()["imported"] == 4 and paused["resume_from"] == 4
+            assert "you have 4 captures still being processed (the limit is 4, SB_MAX_PENDING_JOBS)" in \
+                paused["reason"]
+            # Full: the next request waits at the door.
+            again = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")},
+                                data={"resume_from": "4"})
+            assert again.status_code == 429 and again.headers["retry-after"]
+            # Once the pipeline took them, it goes on from where it paused, and nothing is sent twice.
+            for job in [j["job_id"] for j in first.json()["jobs"]]:
+                rt.metadata.jobs.job_failed("pauser", job, "extract", "taken by the test")
+            rest = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")},
+                               data={"resume_from": "4"})
+            assert rest.status_code == 202 and "retry-after" not in rest.headers, rest.text
+            assert (rest.json()["imported"], rest.json()["paused"]) == (2, None)
+            assert len([e for e in outbox_events(rt) if e.user_id == "pauser"]) == 6
+    finally:
+        rt.close()
+
+
+def test_an_import_whose_client_went_away_stops_at_the_next_item(gateway: tuple[TestClient, Runtime],
+                                                                 tmp_path: Path) -> None:
+    """The server reads an upload in a worker thread; when the client disconnects, the route sets the import's
+    cancel flag and the reading stops at the next item (here: set before the first)."""
+    import threading
+
+    from services.importers.api import _until_done_or_gone, import_export
+    from services.importers.model import Options
+
+    _client, rt = gateway
+    submitter = CaptureSubmitter(rt, None)
+    body = zipped(gen.write_many_keep_notes(tmp_path / "export", 5))
+    cancel = threading.Event()
+    cancel.set()
+    out = import_export(submitter, "local", "takeout.zip", io.BytesIO(body), None, Options(), cancel=cancel)
+    assert out["items"] == 0 and out["jobs"] == []
+
+    class Gone:  # a request whose client has gone away
+        async def is_disconnected(self) -> bool:
+            return True
+
+    async def run() -> dict[str, Any]:
+        started = threading.Event()
+        flag = threading.Event()
+
+        def slow() -> dict[str, Any]:
+            started.set()
+            assert flag.wait(10), "the import was never told its client went away"
+            return {"stopped": True}
+
+        work = asyncio.ensure_future(asyncio.to_thread(slow))
+        return await _until_done_or_gone(Gone(), work, flag)  # type: ignore[arg-type]
+
+    assert asyncio.run(run()) == {"stopped": True}
