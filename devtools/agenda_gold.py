@@ -272,6 +272,8 @@ class Passage:
     speakers: frozenset[str] = frozenset()
     title: str = ""
     headings: tuple[str, ...] = ()  # the section it is in, as the chunker names it
+    source_uri: str = ""
+    kind: str = ""  # "chat" for a chat's record
 
 
 def passages(case: Case) -> list[Passage]:
@@ -282,7 +284,10 @@ def passages(case: Case) -> list[Passage]:
     out: list[Passage] = []
     for said, text in ((case.said, case.text), *case.then):
         said_at = datetime.fromisoformat(said).replace(tzinfo=written)
-        out.extend(_stored(case, text, said_at))
+        for p in _stored(case, text, said_at):
+            if p.source_uri:  # the same source again is a new version of it: the old one is gone
+                out = [q for q in out if q.source_uri != p.source_uri]
+            out.append(p)
     return out
 
 
@@ -300,18 +305,19 @@ def _stored(case: Case, text: str, said_at: datetime) -> list[Passage]:
     return [Passage(text, said_at)]
 
 
-def _chat(raw: bytes, said_at: datetime, title: str = "") -> Passage:
+def _chat(raw: bytes, said_at: datetime, title: str = "", source_uri: str = "") -> Passage:
     from services.extractors.text import extract_text
 
     extracted = extract_text(raw, content_type="text/x-chat", filename="chat.chat", is_note=False)
     speakers = frozenset(s.strip() for s in extracted.metadata["speakers"].split(","))
-    return Passage(extracted.full_text, said_at, speakers, title)
+    return Passage(extracted.full_text, said_at, speakers, title, source_uri=source_uri, kind="chat")
 
 
 def _mail(raw: str, received: datetime) -> list[Passage]:
     """A message as the mail import files it: its note, and each attachment the extractors read as text."""
     from secondbrain import sniff
     from secondbrain.errors import PermanentError
+    from services.agenda.service import CALENDAR_SOURCE
     from services.extractors.text import extract_text
     from services.importers import mail
     from services.importers.model import Capture
@@ -338,7 +344,10 @@ def _mail(raw: str, received: datetime) -> list[Passage]:
             continue
         body = [seg for seg in extracted.segments if seg.kind != "heading"] or extracted.segments
         section = tuple(max(body, key=lambda seg: len(seg.text)).heading_path)
-        out.append(Passage(extracted.full_text, said_at, title=capture.title or "", headings=section))
+        if not section and capture.source_uri.startswith(CALENDAR_SOURCE) and capture.title:
+            section = (capture.title,)  # a calendar event's record is read under its title, as the agenda does
+        out.append(Passage(extracted.full_text, said_at, title=capture.title or "", headings=section,
+                           source_uri=capture.source_uri))
     return out
 
 
@@ -355,7 +364,7 @@ def _whatsapp(case: Case, text: str) -> list[Passage]:
     with Export.from_file("WhatsApp Chat with gold.txt", io.BytesIO(text.encode())) as export:
         for capture in whatsapp.read(export, Options(tz=ZoneInfo(case.written_in or case.zone), date_order="dmy")):
             if isinstance(capture, Capture) and isinstance(capture.content, bytes) and capture.captured_at:
-                out.append(_chat(capture.content, capture.captured_at, capture.title or ""))
+                out.append(_chat(capture.content, capture.captured_at, capture.title or "", capture.source_uri))
     return out
 
 
@@ -373,7 +382,8 @@ def events(case: Case) -> list[Event]:
     said = []
     for n, p in enumerate(passages(case)):
         hit = SearchHit(f"{case.id}/{n}", 0.0, p.text, p.title, f"{case.id}/{n}", f"{case.id}/{n}", case.id,
-                        "text", p.said_at.isoformat(), p.said_at.isoformat(), 0, len(p.text), [], None, None, None)
+                        "text", p.said_at.isoformat(), p.said_at.isoformat(), 0, len(p.text), list(p.headings),
+                        None, None, None, source_uri=p.source_uri, kind=p.kind)
         for h in read_passage(p.text, p.said_at, written, headings=p.headings or case.headings, speakers=p.speakers,
                               conventions=calendar):
             said.append(Said(h, hit, p.said_at))

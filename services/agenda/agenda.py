@@ -23,6 +23,8 @@ from secondbrain.temporal.written import written_span
 from secondbrain.word_times import quoted_second
 from services.agenda.happenings import Habit, Happening
 
+CONVERSATION_GAP = timedelta(days=14)  # a move without a subject moves what its conversation set this recently
+
 
 @dataclass(frozen=True, slots=True)
 class Said:
@@ -67,6 +69,11 @@ def merge(said: list[Said]) -> list[Event]:
             if match is not None:
                 match.cancelled = s
             continue
+        if match is not None:
+            s = _keeps(match.happening, s)  # a move keeps every part of the time it does not change
+            h = s.happening
+        elif h.time_only:
+            continue  # "now at 11:30" about nothing read before: no day to put it on
         if match is None:
             event = Event(s)
             if h.moved_from is not None:  # the statement names the old time itself
@@ -87,17 +94,57 @@ def merge(said: list[Said]) -> list[Event]:
 
 
 def _same_event(events: list[Event], s: Said) -> Event | None:
-    """The event read before that ``s`` speaks of, if any (the latest such)."""
+    """The event read before that ``s`` speaks of, if any (the latest such): one it shares what it is about
+    with, at the same time or moved; else, in the same conversation (a chat, a mail thread), one at the same
+    time, or the one a move without a subject of its own ("can we push to Friday same time?") moves."""
     h = s.happening
     for event in reversed(events):
         e = event.happening
         if not (h.subject & e.subject) or h.yearly != e.yearly:
             continue
-        if _same_time(e, h) or h.day == e.day or h.change is not None:
+        if _same_time(e, h) or h.day == e.day or h.change is not None or h.time_only:
             return event
         if h.moved_from is not None and h.moved_from[0] == e.day:
             return event
+    talk = conversation(s.hit)
+    for event in reversed(events):
+        if conversation(event.now.hit) != talk or event.happening.yearly != h.yearly:
+            continue
+        if _same_time(event.happening, h) and h.start is not None:
+            return event
+        if (h.change == "moved" or h.time_only) and s.said_at - event.now.said_at <= CONVERSATION_GAP:
+            return event
     return None
+
+
+def conversation(hit: SearchHit) -> str:
+    """What a passage was said in: a chat (its days are records of their own), a mail thread, else its
+    document."""
+    if hit.kind == "chat" and "#" in hit.source_uri:
+        return hit.source_uri.split("#", 1)[0]
+    if hit.source_uri.startswith("import:mail:"):
+        return "mail:" + " ".join(hit.title.lower().split())
+    return hit.document_id
+
+
+def _keeps(old: Happening, s: Said) -> Said:
+    """A newer item about the same event with the parts of the old time it does not say: the time of day of a
+    move that names only the day ("moved to Tuesday 1 December, same time"), the day of one that names only
+    the time ("now at 11:30")."""
+    h = s.happening
+    if h.time_only and h.start is not None:
+        start = datetime.combine(old.day, h.start.timetz())
+        end = datetime.combine(old.day, h.end.timetz()) if h.end is not None else None
+        if end is None and old.start is not None and old.end is not None:
+            end = start + (old.end - old.start)
+        moved = replace(h, day=old.day, last_day=old.last_day, start=start, end=end, time_only=False,
+                        title=old.title or h.title, kind=old.kind)
+        return replace(s, happening=moved)
+    if h.start is None and h.precision == "day" and old.start is not None and h.day != old.day:
+        start = datetime.combine(h.day, old.start.timetz())
+        end = datetime.combine(h.day, old.end.timetz()) if old.end is not None else None
+        return replace(s, happening=replace(h, start=start, end=end, precision="time", title=h.title or old.title))
+    return s
 
 
 def _same_time(a: Happening, b: Happening) -> bool:
