@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         "", description="Comma-separated origins (https://app.example.org) allowed to make cross-site requests; "
                         "CORS headers are sent for them only.")
+    public_url: str | None = Field(
+        None, description="The https:// address this server is reached at through a reverse proxy (Caddy) or "
+                          "Tailscale Serve, e.g. https://brain.example.org: links (sign-in links, calendar "
+                          "feeds) and the installed app's start address use it, and its name and origin are "
+                          "allowed like the server's own.")
     lan_address: str | None = Field(
         None, description="`up --lan`: the IPv4 address on the local network to serve HTTPS on (default: the "
                           "private address of the interface this machine's traffic leaves by).")
@@ -71,6 +76,25 @@ class Settings(BaseSettings):
     def _auth_ok(cls, v: object) -> object:
         # 'auto' (no key on loopback) was the default once; it now means what every mode means: keys required.
         return "required" if v == "auto" else v
+
+    @field_validator("public_url", mode="before")
+    @classmethod
+    def _public_url_ok(cls, v: object) -> object:
+        from urllib.parse import urlsplit
+
+        if v is None or (isinstance(v, str) and not v.strip()):
+            return None  # SB_PUBLIC_URL= is unset
+        text = str(v).strip().rstrip("/")
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path \
+                or parts.query or parts.fragment or parts.username:
+            raise ValueError(f"public_url must be an address such as https://brain.example.org (a scheme and a "
+                             f"name, no path: the page lives at the root of its address), not {text[:80]!r}")
+        return text
 
     @model_validator(mode="after")
     def _auth_off_only_on_loopback(self) -> Settings:

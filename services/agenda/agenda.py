@@ -71,6 +71,8 @@ def merge(said: list[Said]) -> list[Event]:
             continue
         if match is not None:
             s = _keeps(match.happening, s)  # a move keeps every part of the time it does not change
+            if match.happening.title and (h.change == "moved" or not s.happening.title):
+                s = replace(s, happening=replace(s.happening, title=match.happening.title))  # named as first said
             h = s.happening
         elif h.time_only:
             continue  # "now at 11:30" about nothing read before: no day to put it on
@@ -152,12 +154,16 @@ def _same_time(a: Happening, b: Happening) -> bool:
 
 
 def in_window(events: list[Event], start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
-    """The events that fall in ``[start, end)`` (a birthday each year it comes back), earliest first."""
+    """The events that fall in ``[start, end)`` (a birthday each year it comes back, an arrangement on a rhythm
+    each time it falls), earliest first."""
     out: list[Event] = []
     for event in events:
         h = event.happening
         if h.yearly:
             out.extend(_yearly(event, start, end, tz))
+            continue
+        if h.recurrence is not None:
+            out.extend(_recurring(event, start, end, tz))
             continue
         lo, hi = bounds(h, tz)
         if lo < end and hi > start:
@@ -167,7 +173,7 @@ def in_window(events: list[Event], start: datetime, end: datetime, tz: tzinfo) -
 
 def bounds(h: Happening, tz: tzinfo, day: date | None = None) -> tuple[datetime, datetime]:
     """When an item starts and ends: its instants, or its days in the person's zone."""
-    if h.start is not None and day is None:
+    if h.start is not None and (day is None or day == h.day):
         return h.start, h.end or h.start + timedelta(minutes=1)
     first = day or h.day
     last = first + (h.last_day - h.day)
@@ -189,6 +195,25 @@ def _yearly(event: Event, start: datetime, end: datetime, tz: tzinfo) -> list[Ev
         lo, hi = bounds(h, tz, day)
         if lo < end and hi > start:
             out.append(Event(event.now, event.moved_from, event.also, event.cancelled, day))
+    return out
+
+
+def _recurring(event: Event, start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
+    """Each time an arrangement on a rhythm falls in ``[start, end)``: the item on that day, at its time of day."""
+    h = event.happening
+    assert h.recurrence is not None
+    first = (start - timedelta(days=1)).astimezone(tz).date()
+    out = []
+    for day in h.recurrence.days(first, end.astimezone(tz).date() + timedelta(days=1)):
+        shift = day - h.day
+        moved = replace(h, day=day, last_day=h.last_day + shift,
+                        start=None if h.start is None else datetime.combine(day, h.start.timetz()),
+                        end=None if h.end is None else datetime.combine(day + (h.end.date() - h.start.date()
+                                                                             if h.start else timedelta(0)),
+                                                                      h.end.timetz()))
+        lo, hi = bounds(moved, tz)
+        if lo < end and hi > start:
+            out.append(Event(replace(event.now, happening=moved), event.moved_from, event.also, event.cancelled, day))
     return out
 
 
@@ -237,6 +262,11 @@ def _zone(tz: tzinfo) -> Any:
     return tz  # written_span reads any tzinfo; it is typed for ZoneInfo
 
 
+def _short(quote: str, words: int = 8) -> str:
+    cut = quote.split()
+    return " ".join(cut[:words]) + ("\u2026" if len(cut) > words else "")
+
+
 def event_id(event: Event) -> str:
     """Stable across requests and moves: the first source's statement of it (and a birthday's year)."""
     first = event.moved_from[0] if event.moved_from else (event.also[0] if event.also else event.now)
@@ -272,19 +302,34 @@ def citation(s: Said, tz: tzinfo) -> dict[str, Any]:
     return out
 
 
+# How long an item lasts when its source does not say (the calendar feed shows it so): an hour for what one
+# goes to, the whole day for what is due on a day.
+DEFAULT_LENGTH = {"appointment": timedelta(hours=1), "event": timedelta(hours=1), "plan": timedelta(hours=1),
+                  "travel": timedelta(hours=1), "happened": timedelta(hours=1), "habit": timedelta(hours=1)}
+ALL_DAY_KINDS = frozenset({"deadline", "payment", "birthday"})
+
+
 def event_json(event: Event, tz: tzinfo, order: str) -> dict[str, Any]:
     """One agenda line as the API gives it."""
     h = event.happening
-    lo, hi = bounds_of(event, tz)
+    other_day = event.occurrence if event.occurrence is not None and event.occurrence != h.day else None
+    lo, hi = bounds(h, tz, other_day)
+    timed = h.start is not None and other_day is None
     local_lo, local_hi = lo.astimezone(tz), hi.astimezone(tz)
+    stated = h.end is not None or not timed
+    if timed and h.end is None:
+        local_hi = local_lo + DEFAULT_LENGTH.get(h.kind, timedelta(hours=1))
     out: dict[str, Any] = {
-        "id": event_id(event), "date": (event.occurrence or (local_lo.date() if h.start else h.day)).isoformat(),
-        "start": local_lo.isoformat(), "end": local_hi.isoformat(), "all_day": h.start is None or
-        event.occurrence is not None, "time": f"{local_lo:%H:%M}" if h.start is not None and not event.occurrence
-        else None, "when": written(h, tz, order, event.occurrence), "precision": h.precision, "kind": h.kind,
-        "quote": h.quote, "words": h.expression, "status": "cancelled" if event.cancelled else "confirmed",
+        "id": event_id(event), "date": (other_day or (local_lo.date() if timed else h.day)).isoformat(),
+        "start": local_lo.isoformat(), "end": local_hi.isoformat(), "all_day": not timed,
+        "time": f"{local_lo:%H:%M}" if timed else None, "end_time": f"{local_hi:%H:%M}" if timed and h.end else None,
+        "length": "stated" if stated else "default", "when": written(h, tz, order, other_day),
+        "precision": h.precision, "kind": h.kind, "title": h.title or _short(h.quote), "quote": h.quote,
+        "words": h.expression, "status": "cancelled" if event.cancelled else "confirmed",
         "source": citation(event.now, tz),
     }
+    if h.recurrence is not None:
+        out["recurs"] = h.recurrence.words()
     if h.zone_words and h.start is not None:
         written_at = h.start.astimezone(h.start.tzinfo)
         out["stated"] = f"{written_at:%H:%M} {h.zone_words}"  # as the source wrote it, before conversion

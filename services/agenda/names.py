@@ -15,16 +15,20 @@ MAX_WORDS = 7
 MAX_CHARS = 60
 
 _LEAD = re.compile(
-    r"^(?:(?:voice\s+(?:memo|note)|memo|note(?:\s+to\s+self)?|reminder|remember|fyi|ps|update|okay|ok|so|um|uh|"
-    r"quick\s+heads\s+up|heads\s+up|one\s+more\s+thing|don['\u2019]t\s+forget|remind\s+me\s+to|remember\s+to|"
-    r"please\s+note|note\s+that)[\s,.:;!-]+)+", re.I)
+    r"^(?:(?:voice\s+(?:memo|note)|memo|note\s+to\s+self|note\s+that|note|reminder|remind\s+me\s+to|"
+    r"remember\s+to|remember|fyi|ps|update|okay|ok|so|um|uh|quick\s+heads\s+up|heads\s+up|one\s+more\s+thing|"
+    r"don['\u2019]t\s+forget(?:\s+to)?|please\s+note)(?:[\s,.:;!-]+|$))+", re.I)
 _OWNER = re.compile(r"^(?:my|your|our|the|a|an|this|that)\s+", re.I)
 # Where the name of the event ends: a verb, or the words that start saying when.
 _VERB = re.compile(
     r"\s(?:is|are|was|were|will|would|has|have|had|'s|gets?|got|goes|went|moved|moves|moving|rescheduled|postponed|"
     r"pushed|booked|confirmed|set|starts?|starting|begins?|ends?|departs?|leaves?|lands?|arrives?|expires?|renews?|"
-    r"closes?|opens?|needs?|takes?|comes?|coming|meets?|falls?|happens?|due|on|at|from|until|till|by|between|"
+    r"closes?|opens?|needs?|takes?|comes?|coming|meets?|falls?|happens?|due|on|until|till|between|"
     r"tomorrow|today|tonight|next|this|every|each|in\s+(?:\d|a\b|an\b|one|two|three|four|five|six|ten))\b", re.I)
+# "Anna moved my physio to Tuesday": the event is what is moved.
+_MOVED = re.compile(r"^(?:[A-Z][a-z]+|they|we|I|he|she|you)\s+(?:has\s+|have\s+|had\s+)?(?:moved|rescheduled|"
+                    r"pushed(?:\s+back)?|postponed|brought\s+forward|changed)\s+(?:(?:my|our|your|the|his|her|their)\s+)?"
+                    r"(?P<what>\w.*?)\s+(?:to|from|until|till|for)\b")
 _DETAIL = re.compile(r"^(?:when|date|time|day|dep(?:arture)?|departs|arr(?:ival)?|appointment|slot|doors|start|"
                      r"starts)\b\s*[:\-]?", re.I)
 _INVITE = re.compile(r"^(?:(?:(?:updated\s+)?invitation|invite|accepted|declined|tentative|cancel+ed\s+event|"
@@ -42,6 +46,12 @@ def name(statement: str, words_of_time: list[str], headings: tuple[str, ...] = (
     detail = bool(_DETAIL.match(text))
     if not detail and ":" in text[:30] and _speaker_prefix(text):
         text = text.split(":", 1)[1]
+    moved = _MOVED.match(text)
+    if moved:
+        return _tidy(moved.group("what"))
+    first = min((i for w in words_of_time if w and (i := text.find(w)) >= 0), default=-1)
+    if first > 0 and _WORD.search(text[:first]) and not _VERB.match(" " + text[:first]):
+        text = text[:first]  # "Exam on Thursday 10 December, 09:00 until 11:20, sports hall": what comes first
     for words in sorted((w for w in words_of_time if w), key=len, reverse=True):
         text = text.replace(words, " ")
     text = " ".join(_ZONE.sub(" ", text).split())
