@@ -13,6 +13,7 @@ when asked for, each day they fall on.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
@@ -307,6 +308,7 @@ def citation(s: Said, tz: tzinfo) -> dict[str, Any]:
 DEFAULT_LENGTH = {"appointment": timedelta(hours=1), "event": timedelta(hours=1), "plan": timedelta(hours=1),
                   "travel": timedelta(hours=1), "happened": timedelta(hours=1), "habit": timedelta(hours=1)}
 ALL_DAY_KINDS = frozenset({"deadline", "payment", "birthday"})
+_PART = re.compile(r"\b(morning|afternoon|evening|night)\b", re.I)
 
 
 def event_json(event: Event, tz: tzinfo, order: str) -> dict[str, Any]:
@@ -330,6 +332,9 @@ def event_json(event: Event, tz: tzinfo, order: str) -> dict[str, Any]:
     }
     if h.recurrence is not None:
         out["recurs"] = h.recurrence.words()
+    part = _PART.search(h.expression) if not timed else None
+    if part is not None and h.precision == "day":
+        out["part"] = part.group(1).lower()  # "next Wednesday afternoon"
     if h.zone_words and h.start is not None:
         written_at = h.start.astimezone(h.start.tzinfo)
         out["stated"] = f"{written_at:%H:%M} {h.zone_words}"  # as the source wrote it, before conversion

@@ -111,9 +111,9 @@ class Told:
 
 def tell(agenda: AgendaLines, user: str, asked: AgendaQuestion, tz: ZoneInfo, conventions: Conventions) -> Told:
     """The agenda's lines for ``asked``, and the answer that gives them."""
-    found = [a for a in agenda(user, asked.start, asked.end, tz, conventions) if a.line["status"] != "cancelled"]
-    if asked.next_of:
-        found = [a for a in found if _about(a.line, asked.subject)][:1]
+    found = agenda(user, asked.start, asked.end, tz, conventions)
+    if asked.next_of:  # the next one that is still on
+        found = [a for a in found if a.line["status"] != "cancelled" and _about(a.line, asked.subject)][:1]
     hits: list[SearchHit] = []
     numbers: dict[str, int] = {}
     lines: list[dict[str, Any]] = []
@@ -141,6 +141,9 @@ def _text(asked: AgendaQuestion, lines: list[dict[str, Any]], tz: ZoneInfo, conv
     if not lines:
         return f"Nothing is on your agenda for {asked.label} ({span})."
     count = f"{len(lines)} thing{'s' if len(lines) != 1 else ''}"
+    off = sum(1 for line in lines if line["status"] == "cancelled")
+    if off:
+        count += f" ({off} of {'them' if len(lines) > 1 else 'it'} cancelled)"
     return "\n".join([f"For {asked.label} ({span}) your agenda has {count}:", *(f"- {_one(line)}" for line in lines)])
 
 
@@ -151,6 +154,8 @@ def _one(line: dict[str, Any]) -> str:
         text += f" (moved from {line['moved_from']['when']})"
     if line.get("recurs") and line["recurs"] not in ("yearly", "habit"):
         text += f" ({line['recurs']})"
+    if line["status"] == "cancelled":
+        text += " (cancelled)"
     return f"{text} \u2014 \u201c{line['quote']}\u201d [{line['n']}]"
 
 
