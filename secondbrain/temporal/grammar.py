@@ -897,10 +897,13 @@ def _iso_month(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return m.end(), p.ctx.month(int(m.group("y")), int(m.group("m")))
 
 
+_FOR_THE = re.compile(r"\bfor\s+$", re.I)
+
+
 @_rule(r"the\s+(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)")
 def _day_of_month(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
-    if not weak:
-        return None  # "the 3rd" alone is usually not a date; "on the 3rd" is
+    if not weak and not _FOR_THE.search(p.text, 0, m.start()):
+        return None  # "the 3rd" alone is usually not a date; "on the 3rd", "for the 15th" are
     ctx = p.ctx
     day = int(m.group("d"))
 
@@ -1678,7 +1681,8 @@ _NUMERIC_BEFORE = re.compile(r"(?:(?:^|\W)(?:on|since|until|till|til|before|afte
 
 # A time of day right after a numeric date ("14/01 07:25", "17/12, 2pm", "26/11 8am-10am"), and a weekday right
 # before one ("Thu 26/11"): what makes "14/01" a day without a preposition.
-_CLOCK_AFTER = re.compile(r"\s*,?\s*(?:at\s+|@\s*)?(?:[01]?\d|2[0-3])(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
+_CLOCK_AFTER = re.compile(r"\s*,?\s*(?:(?:at\s+|@\s*)?(?:[01]?\d|2[0-3])(?:[:.h][0-5]\d|\s*[ap]\.?m\b)|"
+                          r"(?:at|@)\s*(?:[01]?\d|2[0-3])\b(?![/.]\d))", re.I)
 _WEEKDAY_BEFORE = re.compile(rf"\b{_WD}\.?\s*,?\s*$", re.I)
 _NUMBER_PAIR = r"(?P<a>\d{1,2})[/.-](?P<b>\d{1,2})"
 _PARTNER_AFTER = re.compile(rf"(?:{_CONNECT}|\s+and\s+){_NUMBER_PAIR}", re.I)

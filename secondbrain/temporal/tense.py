@@ -12,7 +12,8 @@ A sentence someone wrote says which one it means by its tense:
 
 Words that name their time themselves ("tomorrow", "next Tuesday", "in 2027") keep the parser's reading, and a
 weekday with its date ("Thursday 10 December", "Thu 26/11") is the year in which that date is that weekday.  A
-weekday said on that weekday ("coffee on Tuesday?" asked on a Tuesday) is next week's: today is said "today".
+weekday said on that weekday ("coffee on Tuesday?" asked on a Tuesday) is next week's: today is said "today";
+so is a day of the month alone ("ready for collection on the 23rd").
 The tense is the clause's that holds the time: "Car service on 9 December, they quoted £240" is a service to come.
 """
 
@@ -49,14 +50,17 @@ _FUTURE = re.compile(
 _PAST = re.compile(r"\b(?:was|were|went|had|did|ago|yesterday|last\s+night|got|came|saw|met|took|ran|flew|"
                    r"celebrated|visited|attended|finished|happened|used\s+to)\b|"
                    r"\b(?:I|we|he|she|they)\s+\w+ed\b|^\W*(?:\w+\s?:\s*)?(?:just\s+)?\w{3,}ed\b", re.I)
-# A sentence's clauses: what commas, semicolons and dashes part, and "but", "so", "because" begin.
-_CLAUSE = re.compile(r"[^,;\u2013\u2014]+?(?=\s*(?:[,;\u2013\u2014]|\s(?:but|so|because|although|though|whereas)\s)|$)",
-                     re.I)
+# A sentence's clauses: what commas, semicolons, colons and dashes part, and "but", "so", "because" begin.
+_CLAUSE = re.compile(r"[^,;:\u2013\u2014]+?"
+                     r"(?=\s*(?:[,;:\u2013\u2014]|\s(?:but|so|because|although|though|whereas)\s)|$)", re.I)
 # A clause that reports or books what the sentence is about, not the thing itself: its past is not the event's.
 _REPORTS = re.compile(r"\b(?:quoted|said|says|told|mentioned|wrote|texted|emailed|e-mailed|messaged|confirmed|"
                       r"booked|asked|replied|rang|called|phoned|reminded|promised|agreed|paid|ordered)\b", re.I)
 _BARE_WEEKDAY = re.compile(rf"^(?:on\s+|this\s+)?{_WEEKDAY}\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}")
+_WEEK_OF = re.compile(r"(?:the\s+)?week\s+(?:of|commencing|beginning)\s", re.I)  # "the week of the 11th of January"
+# "on the 23rd": like a weekday, a day of the month with nothing to say otherwise is the coming one
+_BARE_DAY_OF_MONTH = re.compile(r"(?:(?:on|for|by)\s+)?the\s+\d{1,2}(?:st|nd|rd|th)", re.I)
 _NAMED_WEEKDAY = re.compile(rf"(?:on\s+)?{_WEEKDAY}", re.I)
 _RELATIVE = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|ago|coming|past|previous|"
                        r"following|weekend|weeks?|days|months|fortnight|from\s+now|hence)\b", re.I)
@@ -102,14 +106,14 @@ def occurrence(ctx: Ctx, expression: str, span: Span, said: Tense, *, max_span: 
         span = fixed
     if span.start is None or span.end is None or span.end - span.start > max_span:
         return None
-    if _YEAR.search(expression) or _RELATIVE.search(expression):
+    if _YEAR.search(expression) or (_RELATIVE.search(expression) and not _WEEK_OF.match(expression)):
         return _from_start(ctx, expression, span)
     occurrences = _occurrences(ctx, expression, span)
     day_start = ctx.at(ctx.today)
     if said == "past":
         before = [o for o in occurrences if o.start is not None and o.start <= ctx.now]
         chosen = max(before, key=_start) if before else span
-    elif said == "future" or _BARE_WEEKDAY.search(expression):
+    elif said == "future" or _BARE_WEEKDAY.search(expression) or _BARE_DAY_OF_MONTH.fullmatch(expression.strip()):
         ahead = [o for o in occurrences if o.end is not None and o.end > day_start]
         if _NAMED_WEEKDAY.fullmatch(expression.strip()):
             # "on Tuesday" said on a Tuesday: today is said "today"; the weekday is next week's

@@ -87,7 +87,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.I))
               r"electrician|builder|engineer|boiler|gym|movie|film|cinema|quiz|night\s+out|sleepover|playdate|"
               r"barbecue|bbq|picnic|strike|carol\s+service|nativity|pantomime|panto|coffee|tennis|squash|football|"
               r"five-a-side|shower|market|handover|fitters?|solicitor|lawyer|accountant|audit|planning|"
-              r"booked|booking|reserved|reservation|scheduled|table\s+for|skip|cleaner|doors)\b"),
+              r"booked|booking|reserved|reservation|scheduled|table\s+for|skip|cleaner|doors|christening|operation|"
+              r"leaving\s+do|farewell|"
+              r"(?:sports|open|inset|training|jumper|dress-down|non-uniform|fun|results|moving|match|race)\s+day)\b"),
 ))
 # A first-person plan or an errand: "I'll drop the keys off on Friday", "remind me to call the bank".
 _PLAN = re.compile(r"\b(?:I|we)(?:['\u2019]ll|\s+will|\s+(?:am|are|['\u2019]m|['\u2019]re)\s+(?:going\s+to|"
@@ -96,7 +98,9 @@ _PLAN = re.compile(r"\b(?:I|we)(?:['\u2019]ll|\s+will|\s+(?:am|are|['\u2019]m|['
                    r"^(?:pay|submit|book|call|renew|send|bring|pick\s+up|collect|return|buy|order|cancel|"
                    r"email|ring|post|drop)\b", re.I)
 # A proposal's words: "can we", "shall we", "how about", "fancy".
-_PROPOSES = re.compile(r"\b(?:can|could|shall|should)\s+(?:we|you|I)\b|\b(?:how|what)\s+about\b|\bfancy\b|"
+_PROPOSES = re.compile(r"\b(?:can|could|shall|should)\s+(?:we|you|I)\b|\bcan\s+(?:come|do|make\s+it)\b|"
+                       r"\bwhich\s+(?:is|works|suits)\s+(?:better|best)\b|\b(?:how|what)\s+about\b|\bfancy\b|"
+                       r"\bare\s+you\s+(?:coming|joining|around|up\s+for)\b|"
                        r"\bwant\s+to\b|\bup\s+for\b|\bfree\s+(?:for|on)\b|\bI\s+can\s+do\b|\bstill\s+on\b", re.I)
 # Something that happened, in the past tense, done by someone.
 _DID = re.compile(r"(?<!\bof\s)(?<!\bthe\s)\b(?:I|we|he|she|they|you|[A-Z][a-z]+)\s+"
@@ -113,6 +117,8 @@ _NOT_EVENT = re.compile(
     r"(?:post|article|blog\s+post|email|e-mail|message|letter|photo|picture|video|episode|issue)"
     r"\s+(?:from|of|on))\b|\u00a9", re.I)
 # A message's own date in its header ("Date: Fri, 20 Nov 2026 16:02:00 +0000", "Sent: Monday, 23 November").
+_HEADER_LINE = re.compile(r"^(?:from|to|cc|bcc|date|sent|subject|re|fwd?|on\s.{5,80}\bwrote)\s*:", re.I)
+_QUOTE_HEADER = re.compile(r"^on\s.{5,80}\bwrote:?$", re.I)
 _MESSAGE_DATE = re.compile(rf"^(?:date|sent|received)\s*:\s*{_WEEKDAY}\w*,|^on\s.{{5,80}}\bwrote:?$", re.I)
 # A newsletter (its events are the sender's), unless it speaks of the person's own booking.
 _NEWSLETTER = re.compile(r"\bunsubscribe\b|\bview\s+(?:this\s+email\s+)?in\s+(?:your\s+)?browser\b|"
@@ -130,7 +136,7 @@ _PERSONAL = re.compile(r"\b(?:I|me|my|we|us|our|you|your)\b|['\u2019](?:ll|m|d|v
 _HYPOTHETICAL = re.compile(
     r"\bif\b.*\b(?:would|['\u2019]d|might|could)\b|\b(?:would|['\u2019]d|might|could)\b.*\bif\b|"
     r"\b(?:would|['\u2019]d)\s+(?:have|love|rather)\b|\bhad\s+\w+\s+been\b|\bone\s+day\b|\bsomeday\b|\bmight\b|"
-    r"\bnothing['\u2019]?s?\s+(?:is\s+)?decided\b", re.I)
+    r"\bnothing['\u2019]?s?\s+(?:is\s+)?decided\b|\bmaybe\b|\bperhaps\b|\bwe['\u2019]ll\s+see\b|\bsupposing\b", re.I)
 # Someone else's trip, move or new job, with nothing of the person's in it.
 _THIRD_PARTY = re.compile(
     r"^(?:\W*[\w ]{1,30}:\s*)?(?:(?:my|our|his|her|their)\s+(?:brother|sister|mum|mom|mother|dad|father|parents|son|"
@@ -138,6 +144,8 @@ _THIRD_PARTY = re.compile(
     r"boss|colleague)|mum\s+and\s+dad|[A-Z][a-z]+\s+and\s+[A-Z][a-z]+|he|she|they)(?:['\u2019]s)?\s+"
     r"(?:(?:is|are|['\u2019]s|['\u2019]re|will\s+be|will)\s+)?(?:flying|fly|flies|off\s+to|going\s+to|heading|"
     r"travelling|traveling|leaving|starting|moving|driving)\b", re.I)
+_TRIP_TO = re.compile(r"^(?:\W*[\w ]{1,30}:\s*)?[A-Z][a-z]+(?:['\u2019]s|\s+is|\s+will\s+be)?\s+(?:flying|off|heading|"
+                      r"going|travelling|traveling|driving|moving)\s+(?:back\s+)?to\s+[A-Z]")
 _FIRST_PERSON = re.compile(r"\b(?:I|me|we|us|you)\b|['\u2019](?:ll|m)\b", re.I)
 _QUESTION = re.compile(r"^(?:\W*\w+\s?:\s*)?(?:are|is|am|do|does|did|can|could|would|will|shall|should|what|when|"
                        r"where|who|how|why|which|have|has|any|fancy|free)\b", re.I)
@@ -161,6 +169,7 @@ _CANCEL_HEADING = re.compile(r"^(?:canceled|cancelled)(?:\s+(?:event|meeting|inv
 _UPDATE_HEADING = re.compile(r"^(?:updated\s+invitation|updated(?:\s+event)?|rescheduled|new\s+time)\s*:", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}")
 _MONTH = re.compile(rf"\b(?:{MONTH_NAMES})\b", re.I)
+_BEFORE = re.compile(r"before\s+", re.I)
 _FROM_TO = re.compile(r"^(?:from\s+)?(?P<old>.+?)\s+(?:to|until|till|-|\u2013)\s+(?P<new>.+)$", re.I)
 _ANAPHORIC = re.compile(r"\b(?:that|the\s+same|the\s+following|the\s+next)\s*$", re.I)
 # A holiday before an event's name ("Christmas dinner", "New Year's Eve party"): the parser needs a preposition.
@@ -170,20 +179,23 @@ _HOLIDAY_EVENT = re.compile(r"\b(Christmas(?:\s+Eve|\s+Day)?|Boxing\s+Day|New\s+
                             r"meal|do|concert|play|show)\b", re.I)
 # An answer that agrees to what was proposed, or confirms it.
 _AGREES = re.compile(
-    r"^(?:\W*\w+\s?:\s*)?(?:yes|yeah|yep|yup|sure|ok|okay|k|sounds\s+(?:good|great|perfect|lovely)|perfect|great|"
+    r"^(?:\W*\w+\s?:\s*)?(?:no\s+problem|no\s+worries|wouldn['\u2019]t\s+miss\s+it|I['\u2019]ll\s+be\s+there|"
+    r"can['\u2019]t\s+wait|yes|yeah|yep|yup|sure|ok|okay|k|sounds\s+(?:good|great|perfect|lovely)|perfect|great|"
     r"lovely|brilliant|excellent|fab|deal|will\s+do|of\s+course|absolutely|definitely|done|agreed|booked|"
     r"confirmed|in|count\s+me\s+in|I['\u2019]m\s+in|I['\u2019]ll|I\s+can|we\s+can|(?:she|he|they|we|I)['\u2019]d\s+"
     r"love\s+to|love\s+to|works\s+for\s+me|see\s+you)\b|"
     r"\b(?:works|is\s+(?:fine|good|perfect|great)|['\u2019]s\s+(?:fine|good|perfect|great)|sounds\s+good|"
     r"see\s+you\s+(?:then|there)|it['\u2019]s\s+a\s+date)\b|[\U0001f44d\U0001f44c\u2705\U0001f389\U0001f64c\u2714]",
     re.I)
-_DECLINES = re.compile(r"\b(?:sorry|can['\u2019]?t|cannot|can\s+not|no|nope|not\s+free|busy|away|won['\u2019]t\s+make|"
+_DECLINES = re.compile(r"\b(?:sorry|can['\u2019]?t(?!\s+wait)|cannot|can\s+not|no(?!\s+(?:problem|worries))|nope|"
+                       r"not\s+free|busy|away|won['\u2019]t\s+make|"
                        r"don['\u2019]t\s+think|unfortunately|doesn['\u2019]t\s+work|no\s+can\s+do)\b", re.I)
 _WHEN_LINE = re.compile(r"^when\s*:", re.I)  # a calendar event's record: "When: All day, Tuesday 8 December 2026"
 _DEP_ARR = re.compile(r"\b(?:dep|departs?|departure)\b.*\b(?:arr|arrives?|arrival)\b", re.I)
 _OPTIONS = re.compile(r"\s+or\s+", re.I)
 _TO_NEW = re.compile(r"\b(?:to|until|till|for|now|on|make)\s*$", re.I)
 _FROM_OLD = re.compile(r"\bfrom\s*$", re.I)
+_INSTEAD_OF = re.compile(r"\b(?:instead\s+of|rather\s+than|not)\s*$", re.I)
 _ANCHOR = re.compile(r"\b(?:from|starting|beginning|next\s+(?:one|visit|session|lesson|meeting|collection)|"
                      r"first\s+(?:one|on))\b", re.I)
 # Words that say nothing about which event it is ("the meeting moved to Monday at 10").
@@ -270,7 +282,7 @@ def read_passage(text: str, said_at: datetime, zone: tzinfo, *, headings: Sequen
     r = _Reading(said_at, zone, conventions or Conventions(), passage_zone(text))
     if _NEWSLETTER.search(text) and not _YOURS.search(text):
         return []  # a shop's or a venue's newsletter: their events, not the person's
-    statements = read(text, tuple(headings), speakers)
+    statements = _quoted_first(read(text, tuple(headings), speakers))
     out: list[Happening] = []
     pending: _Proposal | None = None
     agreed: tuple[int, str | None] | None = None  # where the item just agreed is in ``out``, and who agreed
@@ -309,6 +321,15 @@ def read_passage(text: str, said_at: datetime, zone: tzinfo, *, headings: Sequen
             continue
         out.extend(_under_dated_heading(r, st, context))
     return out
+
+
+def _quoted_first(statements: list[Statement]) -> list[Statement]:
+    """A mail reply written above the message it quotes ("Yes, that works" / "On Thu, Tom wrote: > Could the
+    engineer come on Monday?"): read in the order it was said, the quoted message first."""
+    at = next((i for i, st in enumerate(statements) if _QUOTE_HEADER.search(st.text)), None)
+    if at is None or at + 1 >= len(statements) or at == 0:
+        return statements
+    return statements[at + 1:] + statements[:at + 1]
 
 
 def _offered(found: list[Happening], st: Statement) -> bool:
@@ -394,7 +415,8 @@ def _answer(r: _Reading, st: Statement, context: str, found: list[Happening],
             pending: _Proposal) -> tuple[list[Happening] | None, _Proposal | None]:
     """What an answer does with the proposal pending: agrees (the items, with what the answer adds), picks one
     of the days offered, declines, or says something else (the proposal waits a few statements)."""
-    agrees = bool(_AGREES.search(st.text)) and not re.match(r"^(?:\W*\w+\s?:\s*)?no\b", st.text, re.I)
+    agrees = bool(_AGREES.search(st.text)) and not re.match(r"^(?:\W*\w+\s?:\s*)?no\b(?!\s+(?:problem|worries))",
+                                                             st.text, re.I)
     options = pending.options
     if len(options) > 1:
         picked = [_fit(r, options, h) for h in found if _fit(r, options, h) is not h] or \
@@ -413,6 +435,8 @@ def _answer(r: _Reading, st: Statement, context: str, found: list[Happening],
         return [_agreed(base, st)], None
     if _DECLINES.search(st.text) or found:
         return None, None
+    if _HEADER_LINE.match(st.text):
+        return None, pending  # a forwarded or quoted message's header says nothing to the proposal
     pending.waited += 1
     return None, (pending if pending.waited < PROPOSAL_TURNS else None)
 
@@ -524,9 +548,10 @@ def _statement(r: _Reading, st: Statement, context: str, *, questions: bool = Fa
     kind = _kind_of(st, context, questions=questions)
     times = [c for c in clocks(t, context) if not any(a <= c.span[0] < b for a, b, _ in dated)]
     bare = _only_time(t, dated)
+    if bare and _past_stamp(r, dated) and times:
+        return []  # "03/12/2026 08:14" on a receipt: when it was printed
     if kind is None and bare:  # a ticket's "SAT 12/12/2026" over "DOORS 19:00": the line after says what it is
-        kind = _kind(after) or (None if _past_stamp(r, dated) else _kind(context) or (
-            "event" if any(c.end for c in times) else None))  # "14/12/2026 09:00 - 10:30" on an exam slip
+        kind = _kind(after) or _kind(context) or ("event" if any(c.end for c in times) else None)
     elif kind is None and (times or _WHEN_LINE.match(t)):
         kind = "event"  # "Carpet fitters on 2 December at 9": a day and a time make an arrangement
     if kind is None:
@@ -555,7 +580,8 @@ def _excluded(t: str) -> bool:
         return True
     if _NEWS.search(t) and not (_PERSONAL.search(t) or _PLAN.search(t)):
         return True
-    return bool(_THIRD_PARTY.search(t)) and not _FIRST_PERSON.search(t.split(":", 1)[-1] if ":" in t[:30] else t)
+    said = t.split(":", 1)[-1] if ":" in t[:30] else t
+    return bool(_THIRD_PARTY.search(t) or _TRIP_TO.search(t)) and not _FIRST_PERSON.search(said)
 
 
 def _dated(r: _Reading, t: str) -> list[tuple[int, int, Span]]:
@@ -658,6 +684,13 @@ def _scan(text: str, ctx: Ctx) -> list[tuple[int, int, Span]]:
             if day:
                 found.append((holiday.start(1), holiday.end(1), day[0]))
     for a, b, span in sorted(found, key=lambda f: f[0]):
+        before = _BEFORE.match(text, a, b)
+        if before and span.start is None and _PLAN.search(text):  # "Renew car tax before 31/12": do it by that day
+            words = f"on {text[before.end():b]}"
+            inner = [s for x, y, s in scan(words, ctx) if y - x == len(words)]
+            if inner:
+                out.append((before.end(), b, inner[0]))
+                continue
         m = _FROM_TO.match(text[a:b])
         if m and _MOVE.search(text):
             ends = [(a + m.start(g), a + m.end(g)) for g in ("old", "new")]
@@ -693,6 +726,8 @@ def _moved(text: str, dated: list[tuple[int, int, Span]]) -> tuple[tuple[int, in
     if len(dated) < 2 or not _MOVE.search(text):
         return None, None
     first, second = dated[0], dated[1]
+    if _INSTEAD_OF.search(text[:second[0]]):
+        return first, second  # "Monday instead of Sunday"
     if _FROM_OLD.search(text[:first[0]]) or _TO_NEW.search(text[:second[0]]):
         return second, first
     if _TO_NEW.search(text[:first[0]]):

@@ -17,7 +17,8 @@ MAX_CHARS = 60
 _LEAD = re.compile(
     r"^(?:(?:voice\s+(?:memo|note)|memo|note\s+to\s+self|note\s+that|note|reminder|remind\s+me\s+to|"
     r"remember\s+to|remember|fyi|ps|update|okay|ok|so|um|uh|quick\s+heads\s+up|heads\s+up|one\s+more\s+thing|"
-    r"don['\u2019]t\s+forget(?:\s+to)?|please\s+note)(?:[\s,.:;!-]+|$))+", re.I)
+    r"don['\u2019]t\s+forget(?:\s+to)?|please\s+note|could|can|shall|would|will|are\s+you|do\s+you|fancy|"
+    r"how\s+about|what\s+about)(?:[\s,.:;!-]+|$))+", re.I)
 _OWNER = re.compile(r"^(?:my|your|our|the|a|an|this|that)\s+", re.I)
 # Where the name of the event ends: a verb, or the words that start saying when.
 _VERB = re.compile(
