@@ -39,7 +39,7 @@ _FUTURE = re.compile(
     r"\b(?:will|shall|won['\u2019]t|gonna|going\s+to|plan(?:s|ned|ning)?\s+(?:to|on)|can['\u2019]?t\s+wait|"
     r"cannot\s+wait|looking\s+forward|look\s+forward|hop(?:e|es|ing)\s+to|about\s+to|intend(?:s|ing)?\s+to|"
     r"upcoming|coming\s+up|scheduled|booked|due|starts?|starting|begins?|opens?|closes?|departs?|leaves|lands|"
-    r"arrives|expires?|renews?|goes\s+up|rises|(?:is|are|it['\u2019]s|'s)\s+(?:on|at|set\s+for|planned|"
+    r"arrives|expires?|renews?|goes\s+up|rises|(?:is|are|(?:it|that|this|there|he|she|which|what)['\u2019]s)\s+(?:on|at|set\s+for|planned|"
     r"happening|coming)|meets|moved\s+to|moves?\s+to|moves|rescheduled|postponed|pushed|brought\s+forward|"
     r"need\s+to|have\s+to|must|remind\s+me|remember|don['\u2019]t\s+forget|let['\u2019]s|see\s+you|"
     r"should|can|could|next|tomorrow|tonight|(?:I|we|you|they)['\u2019]re\s+\w+ing|"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
@@ -60,7 +61,9 @@ def merge(said: list[Said]) -> list[Event]:
     """One event per thing said, at its newest time (see the module doc)."""
     events: list[Event] = []
     seen: set[tuple[str, str, date, datetime | None]] = set()
-    for s in sorted(said, key=lambda x: (x.said_at, x.hit.document_id, x.happening.statement_start)):
+    asked: dict[str, list[Said]] = {}  # per conversation, what was proposed and not yet answered
+    for s in _answered(sorted(said, key=lambda x: (x.said_at, x.hit.document_id, x.happening.statement_start)),
+                       asked):
         if s.key in seen:
             continue
         seen.add(s.key)
@@ -94,6 +97,25 @@ def merge(said: list[Said]) -> list[Event]:
             match.now = s
             match.cancelled = None  # moved again after a cancellation: it is on
     return events
+
+
+def _answered(said: list[Said], asked: dict[str, list[Said]]) -> Iterator[Said]:
+    """What was said, with a proposal left unanswered in its message ("are you free for a walk on Sunday
+    afternoon?") counted when a later message of the same conversation agrees ("See you there!"), within
+    ``CONVERSATION_GAP``; a later proposal there replaces it; one never agreed to is no event."""
+    for s in said:
+        h, talk = s.happening, conversation(s.hit)
+        if h.proposed:
+            asked[talk] = [p for p in asked.get(talk, []) if p.said_at == s.said_at] + [s]
+            continue
+        if h.agrees:
+            proposals = asked.pop(talk, [])
+            if len(proposals) == 1 and s.said_at - proposals[0].said_at <= CONVERSATION_GAP:
+                p = proposals[0]
+                yield replace(p, happening=replace(p.happening, proposed=False,
+                                                   quote=f"{p.happening.quote} {h.quote}"), said_at=s.said_at)
+            continue
+        yield s
 
 
 def _same_event(events: list[Event], s: Said) -> Event | None:

@@ -109,12 +109,12 @@ _CLOCK = re.compile(
     rf"(?:\s?(?:-|\u2013|to|until|till|and)\s?(?P<eh>[01]?\d|2[0-3])(?:[:.](?P<em>[0-5]\d))?(?:\s?{_END_MERIDIEM})?)?"
     r"(?![\w\u00a3$\u20ac%]|[.,:]\d)", re.I)
 # A bare hour is a time only after a word that introduces one ("at 7", "from 10"), or with am/pm.
-_INTRO = re.compile(r"(?:\b(?:at|from|by|until|till|before|after|around|about|between|starts?|begins?|"
+_INTRO = re.compile(r"(?:\b(?:make\s+it|say|at|from|by|until|till|before|after|around|about|between|starts?|begins?|"
                     r"ends?|opens?|closes?|departs?|leaves?|lands?|arrives?)|\u2013|-|@)\s*$", re.I)
 _DURATION_BEFORE = re.compile(r"\b(?:in|time\s+of|took|lasted|record\s+of)\s*$", re.I)
 _EARLY = re.compile(r"\b(?:flights?|fly|flying|departs?|departure|trains?|ferry|coach|bus|taxi|cab|airport|"
                     r"alarm|wake|sunrise|dawn|early|a\.?m\.?)\b", re.I)
-_EVENING = re.compile(r"\b(?:dinner|supper|evening|tonight|party|drinks|concert|gig|show|theatre|theater|"
+_EVENING = re.compile(r"\b(?:dinner|supper|evening|tonight|party|drinks|concert|gig|show|theatre|theater|club|quiz|"
                       r"movie|cinema|pub|bar|night)\b", re.I)
 
 

@@ -73,6 +73,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.I))
                r"trains?|ferry|coach|check(?:ing)?[\s-]?in|check(?:ing)?[\s-]?out|hotel|trips?|holidays?|"
                r"vacation|journey|cruise|road\s+trip|travel\w*|outbound|return\s+flight|dep|advance\s+single)\b"),
     ("deadline", r"\b(?:deadline|due|submit\w*|submission|hand\s+in|expir\w*|renew\w*|cut-?off|last\s+day|"
+                 r"runs?\s+out|"
                  r"register|apply|rsvp|closes?|reply\s+by)\b|\bneeds?\b.*\bby\s+(?:the\s+)?(?:\d|[A-Z]|tomorrow|next|"
                  r"end)"),
     ("payment", r"\b(?:pay|paid|payment|rent|invoice|bills?|fees?|subscription|direct\s+debit|instal+ments?|"
@@ -88,7 +89,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.I))
               r"barbecue|bbq|picnic|strike|carol\s+service|nativity|pantomime|panto|coffee|tennis|squash|football|"
               r"five-a-side|shower|market|handover|fitters?|solicitor|lawyer|accountant|audit|planning|"
               r"booked|booking|reserved|reservation|scheduled|table\s+for|skip|cleaner|doors|christening|operation|"
-              r"leaving\s+do|farewell|"
+              r"leaving\s+do|farewell|break\s+up|"
               r"(?:sports|open|inset|training|jumper|dress-down|non-uniform|fun|results|moving|match|race)\s+day)\b"),
 ))
 # A first-person plan or an errand: "I'll drop the keys off on Friday", "remind me to call the bank".
@@ -110,7 +111,8 @@ _DID = re.compile(r"(?<!\bof\s)(?<!\bthe\s)\b(?:I|we|he|she|they|you|[A-Z][a-z]+
                   r"hosted|threw|organised|organized|signed|passed|failed|(?:\w+ed))\b")
 # Dates that are not events: of birth, of publication, of a document.
 _NOT_EVENT = re.compile(
-    r"\b(?:born|birth|d\.?o\.?b\.?|published|publication|posted|updated(?!\s+(?:invitation|event|meeting))|"
+    r"\b(?:born|birth|d\.?o\.?b\.?|published|publication|(?<!\bcards\s)(?<!\bget\s)(?<!\bit\s)posted|"
+    r"updated(?!\s+(?:invitation|event|meeting))|"
     r"modified|copyright|reprinted|"
     r"released|issued|printed|accessed|statement\s+date|invoice\s+date|dated|written|created|edition|founded|"
     r"established|date\s+of\s+issue|issue\s+date|sunrise|sunset|"
@@ -170,6 +172,9 @@ _UPDATE_HEADING = re.compile(r"^(?:updated\s+invitation|updated(?:\s+event)?|res
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}")
 _MONTH = re.compile(rf"\b(?:{MONTH_NAMES})\b", re.I)
 _BEFORE = re.compile(r"before\s+", re.I)
+_BARE_NTH = re.compile(r"(?:\bthe\s+|^(?:\W*[\w ]{1,30}:\s*)?)(\d{1,2}(?:st|nd|rd|th))\b(?!\s+(?:of\b|century|time|"
+                       r"floor|anniversary|birthday|edition|place|row|annual|year|day|week|month|street|avenue|"
+                       r"[A-Z]))", re.I)
 _FROM_TO = re.compile(r"^(?:from\s+)?(?P<old>.+?)\s+(?:to|until|till|-|\u2013)\s+(?P<new>.+)$", re.I)
 _ANAPHORIC = re.compile(r"\b(?:that|the\s+same|the\s+following|the\s+next)\s*$", re.I)
 # A holiday before an event's name ("Christmas dinner", "New Year's Eve party"): the parser needs a preposition.
@@ -180,16 +185,22 @@ _HOLIDAY_EVENT = re.compile(r"\b(Christmas(?:\s+Eve|\s+Day)?|Boxing\s+Day|New\s+
 # An answer that agrees to what was proposed, or confirms it.
 _AGREES = re.compile(
     r"^(?:\W*\w+\s?:\s*)?(?:no\s+problem|no\s+worries|wouldn['\u2019]t\s+miss\s+it|I['\u2019]ll\s+be\s+there|"
+    r"(?:and\s+)?I['\u2019]m\s+(?:there|in)\b|"
     r"can['\u2019]t\s+wait|yes|yeah|yep|yup|sure|ok|okay|k|sounds\s+(?:good|great|perfect|lovely)|perfect|great|"
     r"lovely|brilliant|excellent|fab|deal|will\s+do|of\s+course|absolutely|definitely|done|agreed|booked|"
     r"confirmed|in|count\s+me\s+in|I['\u2019]m\s+in|I['\u2019]ll|I\s+can|we\s+can|(?:she|he|they|we|I)['\u2019]d\s+"
     r"love\s+to|love\s+to|works\s+for\s+me|see\s+you)\b|"
     r"\b(?:works|is\s+(?:fine|good|perfect|great)|['\u2019]s\s+(?:fine|good|perfect|great)|sounds\s+good|"
+    r"I['\u2019]m\s+there|it\s+is$|"
     r"see\s+you\s+(?:then|there)|it['\u2019]s\s+a\s+date)\b|[\U0001f44d\U0001f44c\u2705\U0001f389\U0001f64c\u2714]",
     re.I)
 _DECLINES = re.compile(r"\b(?:sorry|can['\u2019]?t(?!\s+wait)|cannot|can\s+not|no(?!\s+(?:problem|worries))|nope|"
                        r"not\s+free|busy|away|won['\u2019]t\s+make|"
                        r"don['\u2019]t\s+think|unfortunately|doesn['\u2019]t\s+work|no\s+can\s+do)\b", re.I)
+_BY_DAY = re.compile(r"\bby\s+(?:the\s+)?(?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next|end)", re.I)
+_TIME_FIRST = re.compile(r"^(?:at\s+)?\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.?m\.?)?\b", re.I)  # "10am, usual pitch"
+_COUNTER = re.compile(r"\b(?:make\s+it|say|let['\u2019]s\s+say|how\s+about|rather|better)\b", re.I)
+_WHAT_TIME = re.compile(r"\bwhat\s+time\b|\bwhen\s+(?:shall|should|do)\s+(?:we|I)\b", re.I)
 _WHEN_LINE = re.compile(r"^when\s*:", re.I)  # a calendar event's record: "When: All day, Tuesday 8 December 2026"
 _DEP_ARR = re.compile(r"\b(?:dep|departs?|departure)\b.*\b(?:arr|arrives?|arrival)\b", re.I)
 _OPTIONS = re.compile(r"\s+or\s+", re.I)
@@ -232,7 +243,8 @@ class Happening:
     title: str = ""  # the event's name, as a calendar shows it ("Dentist, Dr. Osei")
     recurrence: Rhythm | None = None  # an arrangement that comes back ("every other Friday")
     time_only: bool = False  # the statement gives a new time of day only ("now at 11:30"): its day is another's
-    conversation: str = ""  # the chat turns it was agreed in, when it was
+    proposed: bool = False  # put as a question and not answered in this passage: counts once a later one agrees
+    agrees: bool = False  # no item: this passage's answer agrees to what was proposed before it
 
     @property
     def all_day(self) -> bool:
@@ -286,13 +298,24 @@ def read_passage(text: str, said_at: datetime, zone: tzinfo, *, headings: Sequen
     out: list[Happening] = []
     pending: _Proposal | None = None
     agreed: tuple[int, str | None] | None = None  # where the item just agreed is in ``out``, and who agreed
+    asked_time: int | None = None  # the item "what time?" asks about
+    replied = False  # an answer that agrees, to a proposal made before this passage
     for i, st in enumerate(statements):
         context = " ".join(s.text for s in statements[max(0, i - 2):i])
         after = statements[i + 1].text if i + 1 < len(statements) else ""
+        if _WHAT_TIME.search(st.text) and out and out[-1].start is None:
+            asked_time = len(out) - 1
+            continue
         if _proposes(st.text):
             pending, agreed = _counter(r, st, context, pending), None
             continue
         found = _statement(r, st, context, after=after)
+        if asked_time is not None and not found and clocks(st.text, context) and len(st.text.split()) <= 8:
+            out[asked_time] = _agreed(_at_clock(r, out[asked_time], clocks(st.text, context)[0]), st)  # "7:30"
+            asked_time = None
+            continue
+        if pending is None and not out and not found and _AGREES.search(st.text) and not _DECLINES.search(st.text):
+            replied = True
         if agreed is not None and agreed[1] == st.speaker and (found or clocks(st.text, context)):
             refined = _refine(r, out[agreed[0]], found, st, context)  # "Yes!" then "Saturday at 7.30 at Dishoom."
             agreed = None
@@ -320,7 +343,20 @@ def read_passage(text: str, said_at: datetime, zone: tzinfo, *, headings: Sequen
             out[-1] = attached
             continue
         out.extend(_under_dated_heading(r, st, context))
+    if pending is not None:  # asked and not answered here: a later message may agree to it
+        out.extend(replace(h, proposed=True) for h in pending.options)
+    elif replied and not out:
+        out.append(_answer_mark(r, statements))
     return out
+
+
+def _answer_mark(r: _Reading, statements: list[Statement]) -> Happening:
+    """A passage that only agrees ("See you there!") to what an earlier one proposed: no item, a mark that the
+    agenda's merge pairs with that proposal in the same conversation."""
+    st = next(s for s in statements if _AGREES.search(s.text))
+    day = r.said_at.astimezone(r.zone).date()
+    return Happening(day, day + timedelta(days=1), None, None, "day", "answer", st.text, st.markdown, "", st.start,
+                     st.end, st.headings, st.speaker, agrees=True)
 
 
 def _quoted_first(statements: list[Statement]) -> list[Statement]:
@@ -415,6 +451,7 @@ def _answer(r: _Reading, st: Statement, context: str, found: list[Happening],
             pending: _Proposal) -> tuple[list[Happening] | None, _Proposal | None]:
     """What an answer does with the proposal pending: agrees (the items, with what the answer adds), picks one
     of the days offered, declines, or says something else (the proposal waits a few statements)."""
+    found = [h for h in found if not h.time_only]  # "Make it 6.30": a new time for what is proposed
     agrees = bool(_AGREES.search(st.text)) and not re.match(r"^(?:\W*\w+\s?:\s*)?no\b(?!\s+(?:problem|worries))",
                                                              st.text, re.I)
     options = pending.options
@@ -430,15 +467,27 @@ def _answer(r: _Reading, st: Statement, context: str, found: list[Happening],
         if found:  # "Yes! Saturday at 7.30 at Dishoom.": the answer says when itself
             return [_fit(r, options, h) for h in found], None
         clock = clocks(st.text, context)
-        if clock and base.start is None:  # "Yes, I'll get her at 3:15" / "Great, 2pm at the flat then"
+        if clock and (base.start is None or not _same_clock(base, clock[0])):
+            # "Yes, I'll get her at 3:15" / "Make it 6.30 and I'm there": the time is the answer's
             return [_agreed(_at_clock(r, base, clock[0]), st)], None
         return [_agreed(base, st)], None
+    clock = clocks(st.text, context)
+    said = " ".join(_words_said(st.text))
+    if len(options) == 1 and clock and not found and not _DECLINES.search(st.text) and len(said.split()) <= 8 and (
+            _TIME_FIRST.match(said) or _MOVED.search(said) or _COUNTER.search(said)):
+        return None, _Proposal([_agreed(_at_clock(r, options[0], clock[0]), st)], st.speaker)  # "Make it 6.30"
     if _DECLINES.search(st.text) or found:
         return None, None
     if _HEADER_LINE.match(st.text):
         return None, pending  # a forwarded or quoted message's header says nothing to the proposal
     pending.waited += 1
     return None, (pending if pending.waited < PROPOSAL_TURNS else None)
+
+
+def _same_clock(h: Happening, clock: Clock) -> bool:
+    assert h.start is not None
+    local = h.start.astimezone(h.start.tzinfo)
+    return (local.hour, local.minute) == (clock.hour, clock.minute)
 
 
 def _agreed(h: Happening, st: Statement) -> Happening:
@@ -609,11 +658,18 @@ def _kind_of(st: Statement, context: str, *, questions: bool = False) -> str | N
         return kind
     said = tense_of(t)
     if _PLAN.search(t) or (said == "future" and re.search(r"\b(?:I|we|you)\b", t)) or (
-            questions and _PROPOSES.search(t)):
-        return "plan"
+            questions and (_PROPOSES.search(t) or clocks(t) or len(_words_said(t)) <= 6)):
+        return "plan"  # ("Footy Sunday?", "2pm at the park gate?": a short question about a time proposes it)
+    if said != "past" and _BY_DAY.search(t):
+        return "deadline"  # "Get the cards posted by the 18th!"
     if said == "past" and _DID.search(t):
         return "happened"
     return None
+
+
+def _words_said(t: str) -> list[str]:
+    """The words of a statement without its speaker's name."""
+    return (t.split(":", 1)[1] if ":" in t[:30] else t).split()
 
 
 def _only_time(t: str, dated: list[tuple[int, int, Span]]) -> bool:
@@ -678,6 +734,11 @@ def _scan(text: str, ctx: Ctx) -> list[tuple[int, int, Span]]:
     December") is its two ends, the old time and the new."""
     out: list[tuple[int, int, Span]] = []
     found = scan(text, ctx)
+    for nth in _BARE_NTH.finditer(text):  # "Shall we say the 19th for the market?", "20th it is"
+        if not any(a <= nth.start() < b for a, b, _ in found):
+            day = [sp for x, y, sp in scan(f"on the {nth.group(1)}", ctx) if y - x == len(nth.group(1)) + 7]
+            if day:
+                found.append((nth.start(1), nth.end(1), day[0]))
     for holiday in _HOLIDAY_EVENT.finditer(text):
         if not found:  # "Christmas dinner at Gran's": the holiday is its day; "Christmas concert on 16/12" is not
             day = [sp for _a, _b, sp in scan(f"on {holiday.group(1)}", ctx)]
@@ -700,6 +761,8 @@ def _scan(text: str, ctx: Ctx) -> list[tuple[int, int, Span]]:
                 continue
         out.append((a, b, span))
     return out
+
+
 def _asks(text: str) -> bool:
     """A question states nothing ("Are you free on Friday?"); a proposal without a question word does
     ("Dinner Saturday at 7?" is read as the plan it puts forward)."""

@@ -1,4 +1,4 @@
-"""The agenda's gold sets (devtools/agenda_gold.py, agenda_gold2.py, agenda_gold3.py): notes, chat turns and
+"""The agenda's gold sets (devtools/agenda_gold.py, agenda_gold2.py to agenda_gold4.py): notes, chat turns and
 exports, e-mails and invitations, transcripts and OCR with the items they should produce and none where they must
 not; precision and recall both at least 0.9 on each, and each passage's misses and false items named when they
 are not."""
@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from devtools import agenda_gold, agenda_gold2, agenda_gold3
+from devtools import agenda_gold, agenda_gold2, agenda_gold3, agenda_gold4
 from devtools.agenda_gold import CASES, Case, measure
 
 pytestmark = pytest.mark.fast
 
-SETS = {"first": agenda_gold.CASES, "second": agenda_gold2.CASES, "third": agenda_gold3.CASES}
+SETS = {"first": agenda_gold.CASES, "second": agenda_gold2.CASES, "third": agenda_gold3.CASES,
+        "fourth": agenda_gold4.CASES}
 
 
 def test_the_gold_sets_are_large_and_varied() -> None:

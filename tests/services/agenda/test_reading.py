@@ -23,7 +23,8 @@ GB = Conventions.for_locale("en_GB")
 
 
 def read(text: str, said: datetime = THURSDAY, speakers: tuple[str, ...] = ()) -> list[Happening]:
-    return read_passage(text, said, TZ, speakers=frozenset(speakers), conventions=GB)
+    """The items a passage puts on the agenda by itself (without what it proposes and leaves unanswered)."""
+    return [h for h in read_passage(text, said, TZ, speakers=frozenset(speakers), conventions=GB) if not h.proposed]
 
 
 def when(h: Happening) -> str:
