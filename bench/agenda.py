@@ -20,7 +20,7 @@ from importlib import import_module
 from devtools.agenda_gold import Case, Outcome, measure
 
 SETS = {"first": "devtools.agenda_gold", "second": "devtools.agenda_gold2", "third": "devtools.agenda_gold3",
-        "fourth": "devtools.agenda_gold4"}
+        "fourth": "devtools.agenda_gold4", "fifth": "devtools.agenda_gold5"}
 SOURCES = ("note", "chat", "whatsapp", "mail", "transcript", "ocr")
 
 
