@@ -97,7 +97,7 @@ _ALL_TIMES = re.compile(
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _HOUR_WORD = "|".join(_NUMBER_WORDS)
-_MERIDIEM = r"(?P<mer>[ap]\.?\s?m\.?|o['\u2019]clock|in\s+the\s+(?:morning|afternoon|evening)|at\s+night|tonight)"
+_MERIDIEM = r"(?P<mer>[ap]\.?\s?m\.?|o['\u2019]clock|ish|in\s+the\s+(?:morning|afternoon|evening)|at\s+night|tonight)"
 _END_MERIDIEM = r"(?P<emer>[ap]\.?\s?m\.?\b)"
 _CLOCK = re.compile(
     r"(?<![\w.,:/\u00a3$\u20ac+-])"
@@ -110,7 +110,7 @@ _CLOCK = re.compile(
     r"(?![\w\u00a3$\u20ac%]|[.,:]\d)", re.I)
 # A bare hour is a time only after a word that introduces one ("at 7", "from 10"), or with am/pm.
 _INTRO = re.compile(r"(?:\b(?:make\s+it|say|at|from|by|until|till|before|after|around|about|between|starts?|begins?|"
-                    r"ends?|opens?|closes?|departs?|leaves?|lands?|arrives?)|\u2013|-|@)\s*$", re.I)
+                    r"ends?|opens?|closes?|departs?|leaves?|lands?|arrives?)|\u2013|\u2014|-|@)\s*$", re.I)
 _DURATION_BEFORE = re.compile(r"\b(?:in|time\s+of|took|lasted|record\s+of)\s*$", re.I)
 _EARLY = re.compile(r"\b(?:flights?|fly|flying|departs?|departure|trains?|ferry|coach|bus|taxi|cab|airport|"
                     r"alarm|wake|sunrise|dawn|early|a\.?m\.?)\b", re.I)

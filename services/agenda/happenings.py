@@ -145,9 +145,10 @@ _THIRD_PARTY = re.compile(
     r"daughter|husband|wife|partner|boyfriend|girlfriend|friends?|neighbou?rs?|cousin|aunt|uncle|grandparents?|"
     r"boss|colleague)|mum\s+and\s+dad|[A-Z][a-z]+\s+and\s+[A-Z][a-z]+|he|she|they)(?:['\u2019]s)?\s+"
     r"(?:(?:is|are|['\u2019]s|['\u2019]re|will\s+be|will)\s+)?(?:flying|fly|flies|off\s+to|going\s+to|heading|"
-    r"travelling|traveling|leaving|starting|moving|driving)\b", re.I)
-_TRIP_TO = re.compile(r"^(?:\W*[\w ]{1,30}:\s*)?[A-Z][a-z]+(?:['\u2019]s|\s+is|\s+will\s+be)?\s+(?:flying|off|heading|"
-                      r"going|travelling|traveling|driving|moving)\s+(?:back\s+)?to\s+[A-Z]")
+    r"travelling|traveling|leaving|starting|moving|driving|visiting\s+(?:his|her|their)|staying\s+with)\b", re.I)
+_TRIP_TO = re.compile(r"^(?:\W*[\w ]{1,30}:\s*)?(?:[A-Z][a-z]+\s+)?[A-Z][a-z]+(?:['\u2019]s|\s+is|\s+will\s+be)?\s+"
+                      r"(?:(?:flying|off|heading|going|travelling|traveling|driving|moving)\s+(?:back\s+)?to\s+[A-Z]|"
+                      r"visiting\s+(?:his|her|their)\b|staying\s+with\s+(?:his|her|their)\b)")
 _FIRST_PERSON = re.compile(r"\b(?:I|me|we|us|you)\b|['\u2019](?:ll|m)\b", re.I)
 _QUESTION = re.compile(r"^(?:\W*\w+\s?:\s*)?(?:are|is|am|do|does|did|can|could|would|will|shall|should|what|when|"
                        r"where|who|how|why|which|have|has|any|fancy|free)\b", re.I)
@@ -172,6 +173,12 @@ _UPDATE_HEADING = re.compile(r"^(?:updated\s+invitation|updated(?:\s+event)?|res
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}")
 _MONTH = re.compile(rf"\b(?:{MONTH_NAMES})\b", re.I)
 _BEFORE = re.compile(r"before\s+", re.I)
+_HOLIDAY_BEFORE_TIME = re.compile(r"\b(Christmas\s+(?:Eve|Day)|Boxing\s+Day|New\s+Year['\u2019]s\s+(?:Eve|Day))"
+                                  r"\s*,?\s*(?=(?:at\s+)?\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.?m|\b))", re.I)
+# A to-do written as a command: its first word is a verb, not a name, a number or an article.
+_TODO = re.compile(r"^(?:\W*\w+\s?:\s*)?(?:sign|get|send|fill|finish|sort|check|confirm|register|apply|book|renew|"
+                   r"pay|order|buy|return|post|cancel|change|update|tell|ask|email|ring|call|reply|write|print|pack|"
+                   r"clean|fix|move|bring|take|drop|collect|pick)\b", re.I)
 _BARE_NTH = re.compile(r"(?:\bthe\s+|^(?:\W*[\w ]{1,30}:\s*)?)(\d{1,2}(?:st|nd|rd|th))\b(?!\s+(?:of\b|century|time|"
                        r"floor|anniversary|birthday|edition|place|row|annual|year|day|week|month|street|avenue|"
                        r"[A-Z]))", re.I)
@@ -600,7 +607,8 @@ def _statement(r: _Reading, st: Statement, context: str, *, questions: bool = Fa
     if bare and _past_stamp(r, dated) and times:
         return []  # "03/12/2026 08:14" on a receipt: when it was printed
     if kind is None and bare:  # a ticket's "SAT 12/12/2026" over "DOORS 19:00": the line after says what it is
-        kind = _kind(after) or _kind(context) or ("event" if any(c.end for c in times) else None)
+        kind = _kind(after) or _kind(context) or ("event" if any(c.end for c in times) or (
+            times and not _could_be_past(r, t)) else None)  # "TUE 22 DEC 2026 7.30PM" on a theatre ticket
     elif kind is None and (times or _WHEN_LINE.match(t)):
         kind = "event"  # "Carpet fitters on 2 December at 9": a day and a time make an arrangement
     if kind is None:
@@ -682,6 +690,21 @@ def _only_time(t: str, dated: list[tuple[int, int, Span]]) -> bool:
     return not re.search(r"[A-Za-z]{2,}", re.sub(r"\b(?:date|on|at|the)\b", " ", rest, flags=re.I))
 
 
+def _could_be_past(r: _Reading, t: str) -> bool:
+    """Whether a numeric date on the line reads as a day already gone one way or the other ("12/11/2026" on a
+    receipt of 24 November: 12 November, day first): then it may be when the slip was printed."""
+    for m in re.finditer(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{2,4})\b", t):
+        a, b, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        year = y if y > 99 else 2000 + y
+        for month, day in ((a, b), (b, a)):
+            try:
+                if date(year, month, day) <= r.said_at.astimezone(r.zone).date():
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
 def _past_stamp(r: _Reading, dated: list[tuple[int, int, Span]]) -> bool:
     """Dates already gone: on a line of its own, a receipt's or a ticket's printing time."""
     return all(span.end is not None and span.end <= r.said_at for _a, _b, span in dated)
@@ -739,14 +762,15 @@ def _scan(text: str, ctx: Ctx) -> list[tuple[int, int, Span]]:
             day = [sp for x, y, sp in scan(f"on the {nth.group(1)}", ctx) if y - x == len(nth.group(1)) + 7]
             if day:
                 found.append((nth.start(1), nth.end(1), day[0]))
-    for holiday in _HOLIDAY_EVENT.finditer(text):
+    for holiday in [*_HOLIDAY_EVENT.finditer(text), *_HOLIDAY_BEFORE_TIME.finditer(text)]:
         if not found:  # "Christmas dinner at Gran's": the holiday is its day; "Christmas concert on 16/12" is not
             day = [sp for _a, _b, sp in scan(f"on {holiday.group(1)}", ctx)]
             if day:
                 found.append((holiday.start(1), holiday.end(1), day[0]))
     for a, b, span in sorted(found, key=lambda f: f[0]):
         before = _BEFORE.match(text, a, b)
-        if before and span.start is None and _PLAN.search(text):  # "Renew car tax before 31/12": do it by that day
+        if before and span.start is None and (_PLAN.search(text) or _TODO.match(text)):
+            # "Renew car tax before 31/12", "Sign up for the course before the 20th": do it by that day
             words = f"on {text[before.end():b]}"
             inner = [s for x, y, s in scan(words, ctx) if y - x == len(words)]
             if inner:
