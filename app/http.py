@@ -188,6 +188,7 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
         from services.agenda.api import router as agenda_router
 
         app.state.agenda = agenda_deps.bind(rt)
+        answerer.agenda = agenda_deps.lines(app.state.agenda)  # "what do I have next week?" from the agenda
         app.include_router(agenda_router)
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router

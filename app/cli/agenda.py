@@ -48,13 +48,18 @@ def cmd_agenda(args: argparse.Namespace) -> int:
 
 
 def line(e: dict[str, Any]) -> str:
-    """One event: its time, the quoted sentence, what changed, and where it is said."""
-    when = e["time"] or ("all day" if e["precision"] in ("day", "days") else e["when"])
+    """One event: its time, its name and the quoted sentence, what changed or how it repeats, and where it is
+    said."""
+    when = e["time"] or e.get("part") or ("all day" if e["precision"] in ("day", "days") else e["when"])
+    if e["time"] and e.get("end_time"):
+        when += f"\u2013{e['end_time']}"
     if e.get("stated"):
         when += f" ({e['stated']})"
     status = " [cancelled]" if e["status"] == "cancelled" else ""
     moved = f" (moved from {e['moved_from']['when']})" if e.get("moved_from") else ""
-    return f"{when}  \u201c{e['quote']}\u201d{moved}{status}\n      \u2014 {where(e['source'])}"
+    repeats = f" ({e['recurs']})" if e.get("recurs") not in (None, "yearly", "habit") else ""
+    name = f"{e['title']}: " if e.get("title") else ""
+    return f"{when}  {name}\u201c{e['quote']}\u201d{moved}{repeats}{status}\n      \u2014 {where(e['source'])}"
 
 
 def where(s: dict[str, Any]) -> str:

@@ -151,6 +151,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     pointer = server_pointer(settings.port)
     try:
         update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
+        if lan_address is not None:  # the address links are made with (calendar feeds), when no public one is set
+            update["lan_address"] = lan_address
         # One process owns every consumer group here, so a short session makes the group joins at
         # start-up quick (the local broker's join time follows it); explicit settings still win.
         if "SB_KAFKA_SESSION_TIMEOUT_MS" not in os.environ:

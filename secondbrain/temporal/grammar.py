@@ -333,7 +333,7 @@ class _Parser:
             return end, Span(span.end, None, "after")
         if word in ("until", "till", "til", "up to", "up until", "through", "thru", "as of"):
             return end, Span(None, span.end, "until")
-        return end, span  # in / during / on / from / at / over / within / throughout
+        return end, span  # in / during / on / from / at / by / over / within / throughout
 
     def _bare_range(self, pos: int) -> _ParseResult | None:
         """"March to May 2024", "Monday-Wednesday", "2019-2021"."""
@@ -580,7 +580,7 @@ def _weekday(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     assert wd is not None
     q = re.sub(r"\s+", " ", (m.group("q") or "").lower())
     if not q and not weak:
-        if token.lower() in _WEEKDAY_ABBR:
+        if token.lower() in _WEEKDAY_ABBR and not _abbreviated_day(p.text, token, m.end()):
             return None  # "sat", "sun", "wed" alone are ordinary words
         before = re.findall(r"[A-Za-z]+", p.text[: m.start()])
         if before and before[-1].lower() in _WEEKDAY_BLOCKERS:
@@ -621,6 +621,19 @@ def _weekday(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return m.end(), make(d)
 
 
+# After a weekday's short name, what makes it a day as written on tickets, slips and in chats ("Sat 10am",
+# "Thu 26/11", "SAT 12/12/2026", "Thu!"): a time, a date, or the end of what is said.
+_DAY_AFTER_ABBR = re.compile(rf"\.?(?:\s*,?\s*(?:at\s+)?\d|\s*[!?]|\s*$|\s+(?:or|and|to|-)\s+{_WD}\b)", re.I)
+
+
+def _abbreviated_day(text: str, token: str, end: int) -> bool:
+    """Whether a weekday's short name ("Thu", "Weds", "Sat") stands for a day: written with a capital, and, for
+    the three that are ordinary words too (sat, sun, wed), followed by a time or a date."""
+    if not token[0].isupper():
+        return False
+    return token.lower() not in _WORD_ABBR or bool(_DAY_AFTER_ABBR.match(text, end))
+
+
 @_rule(rf"(?P<wd>{_WD})\s*,?\s+(?:the\s+)?(?P<d>{_DAYNUM})(?!\s+(?:of\s+)?{_MON}|\s*[/.:-]?\d)", first=_WEEKDAY_WORDS)
 def _weekday_and_day(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     """"Thursday the 12th", "Friday 13th": the most recent such day of a month that fell on that weekday."""
@@ -628,8 +641,8 @@ def _weekday_and_day(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult |
                                                                                   lstrip(" ,"), re.I):
         return None  # "Monday 3 people came", "Monday 23 to Sunday 29 November": a day needs "the" or its suffix
     token = m.group("wd").lower()
-    if token in _WORD_ABBR:
-        return None  # "sat 3rd in the race"
+    if token in _WORD_ABBR and not m.group("wd")[0].isupper():
+        return None  # "sat 3rd in the race" ("Sat 12th" is a day)
     wd = _WEEKDAYS.get(token, _WEEKDAY_ABBR.get(token))
     assert wd is not None
     day = _day_number(m.group("d"))
@@ -884,10 +897,13 @@ def _iso_month(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     return m.end(), p.ctx.month(int(m.group("y")), int(m.group("m")))
 
 
+_FOR_THE = re.compile(r"\bfor\s+$", re.I)
+
+
 @_rule(r"the\s+(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)")
 def _day_of_month(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
-    if not weak:
-        return None  # "the 3rd" alone is usually not a date; "on the 3rd" is
+    if not weak and not _FOR_THE.search(p.text, 0, m.start()):
+        return None  # "the 3rd" alone is usually not a date; "on the 3rd", "for the 15th" are
     ctx = p.ctx
     day = int(m.group("d"))
 
@@ -1102,6 +1118,27 @@ def _ago(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
     if unit == "weekend":
         return m.end(), ctx.weekend_starting(_weekend_saturdays(ctx)[1] - timedelta(weeks=n - 1))
     return m.end(), ctx.unit_period(ctx.back(n, unit), unit)
+
+
+@_rule(rf"in\s+(?P<n>{_NUM})\s+(?P<u>day|week|fortnight|month)s?(?:{_AP}?\s+time)?(?!\s+(?:of|ago|before|after)\b)"
+       rf"|(?P<n2>{_NUM})\s+(?P<u2>day|week|fortnight|month)s?\s+(?:from\s+(?:now|today)|hence)",
+       first=_words("in") | _NUMBER_WORDS)
+def _ahead(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | None:
+    """"in two weeks", "in 10 days' time", "in a fortnight", "three days from now": the day that many days or
+    weeks after today; "in three months": that month."""
+    word = m.group("n") or m.group("n2")
+    if _is_fuzzy(word):
+        return None  # "in a few weeks" is vague
+    n = _number(word)
+    if n <= 0 or n > 500:
+        return None
+    unit = (m.group("u") or m.group("u2")).lower()
+    ctx = p.ctx
+    if unit == "month":
+        later = add_months(ctx.today, n)
+        return m.end(), ctx.month(later.year, later.month)
+    days = n * {"day": 1, "week": 7, "fortnight": 14}[unit]
+    return m.end(), ctx.day(ctx.today + timedelta(days=days))
 
 
 def _weekend_saturdays(ctx: Ctx) -> tuple[date, date, date]:
@@ -1642,6 +1679,11 @@ _NUMERIC_BEFORE = re.compile(r"(?:(?:^|\W)(?:on|since|until|till|til|before|afte
                              r"of|by)\s+|\s*[-\u2013]\s*)$", re.I)
 
 
+# A time of day right after a numeric date ("14/01 07:25", "17/12, 2pm", "26/11 8am-10am"), and a weekday right
+# before one ("Thu 26/11"): what makes "14/01" a day without a preposition.
+_CLOCK_AFTER = re.compile(r"\s*,?\s*(?:(?:at\s+|@\s*)?(?:[01]?\d|2[0-3])(?:[:.h][0-5]\d|\s*[ap]\.?m\b)|"
+                          r"(?:at|@)\s*(?:[01]?\d|2[0-3])\b(?![/.]\d))", re.I)
+_WEEKDAY_BEFORE = re.compile(rf"\b{_WD}\.?\s*,?\s*$", re.I)
 _NUMBER_PAIR = r"(?P<a>\d{1,2})[/.-](?P<b>\d{1,2})"
 _PARTNER_AFTER = re.compile(rf"(?:{_CONNECT}|\s+and\s+){_NUMBER_PAIR}", re.I)
 _PARTNER_BEFORE = re.compile(rf"{_NUMBER_PAIR}(?:[/.-]\d{{2,4}})?(?:{_CONNECT}|\s+and\s+)$", re.I)
@@ -1679,8 +1721,10 @@ def _numeric_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | No
     dated = bool(_NUMERIC_BEFORE.search(p.text[:m.start()]))
     if ys is None:
         # Without a year only "on 3/12", "since 3/12" (slashes): "12.5" is a number, "3-1" a score, "in 3/4
-        # of the cases" a fraction.
-        if sep != "/" or not (weak and dated) or (a, b) == (24, 7) or _FRACTION_AFTER.match(p.text, m.end()):
+        # of the cases" a fraction; and as tickets and chats write a day: "14/01 07:25", "Thu 26/11".
+        written = bool(_CLOCK_AFTER.match(p.text, m.end()) or _WEEKDAY_BEFORE.search(p.text, 0, m.start()))
+        if sep != "/" or not ((weak and dated) or written) or (a, b) == (24, 7) \
+                or _FRACTION_AFTER.match(p.text, m.end()):
             return None
     elif len(ys) == 2 and sep != "/" and not (weak and dated):
         return None  # "1.2.25", "in 3.11.12" read like versions
@@ -1711,7 +1755,7 @@ def _numeric_date(p: _Parser, m: re.Match[str], weak: bool) -> _ParseResult | No
 _THE_PERIOD = _rx(r"the\s+(?P<u>year|month|quarter|week)")
 _PART_SUFFIX = re.compile(r"\s+(?:in\s+the\s+|at\s+)?(?P<part>morning|afternoon|evening|night)(?!\w)", re.I)
 _WRAPPER = re.compile(r"(?P<w>between|from|since|ever\s+since|before|prior\s+to|earlier\s+than|after|until|till|til|"
-                      r"up\s+to|up\s+until|through|thru|as\s+of|in|during|on|at|over|within|throughout)\s+", re.I)
+                      r"up\s+to|up\s+until|through|thru|as\s+of|in|during|on|at|by|over|within|throughout)\s+", re.I)
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
 _OF = re.compile(r"\s+of\b", re.I)
 # What may stand between two expressions that name one time ("Tuesday two weeks ago", "Friday of last week").

@@ -41,9 +41,10 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 # Month names as a regex alternation (English, full or abbreviated); the answerer reads dates with it too.
 MONTH_NAMES = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
                 r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
-# A day with its month and no year: "3 May", "May 3rd", "the 3rd of December".
+# A day with its month and no year: "3 May", "May 3rd", "the 3rd of December", "14/01".
 _DAY_AND_MONTH = re.compile(rf"\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTH_NAMES})\b(?!,?\s*\d{{4}})|"
-                            rf"\b(?:{MONTH_NAMES})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})", re.I)
+                            rf"\b(?:{MONTH_NAMES})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})|"
+                            r"^\d{1,2}/\d{1,2}$", re.I)
 # "(for) the weekend" in a sentence about what is to come: the coming one (a question's "the weekend"
 # is the last one, and the parser needs a preposition it may not have: "can't wait for the weekend").
 _THE_WEEKEND = re.compile(r"\bthe\s+weekend\b", re.I)

@@ -11,7 +11,10 @@ A sentence someone wrote says which one it means by its tense:
 * neither, a date of the year ("the 3rd of December"): the occurrence nearest to when it was said.
 
 Words that name their time themselves ("tomorrow", "next Tuesday", "in 2027") keep the parser's reading, and a
-weekday with its date ("Thursday 10 December") is the year in which that date is that weekday.
+weekday with its date ("Thursday 10 December", "Thu 26/11") is the year in which that date is that weekday.  A
+weekday said on that weekday ("coffee on Tuesday?" asked on a Tuesday) is next week's: today is said "today";
+so is a day of the month alone ("ready for collection on the 23rd").
+The tense is the clause's that holds the time: "Car service on 9 December, they quoted £240" is a service to come.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ _FUTURE = re.compile(
     r"\b(?:will|shall|won['\u2019]t|gonna|going\s+to|plan(?:s|ned|ning)?\s+(?:to|on)|can['\u2019]?t\s+wait|"
     r"cannot\s+wait|looking\s+forward|look\s+forward|hop(?:e|es|ing)\s+to|about\s+to|intend(?:s|ing)?\s+to|"
     r"upcoming|coming\s+up|scheduled|booked|due|starts?|starting|begins?|opens?|closes?|departs?|leaves|lands|"
-    r"arrives|expires?|renews?|goes\s+up|rises|(?:is|are|it['\u2019]s|'s)\s+(?:on|at|set\s+for|planned|"
+    r"arrives|expires?|renews?|goes\s+up|rises|(?:is|are|(?:it|that|this|there|he|she|which|what)['\u2019]s)\s+(?:on|at|set\s+for|planned|"
     r"happening|coming)|meets|moved\s+to|moves?\s+to|moves|rescheduled|postponed|pushed|brought\s+forward|"
     r"need\s+to|have\s+to|must|remind\s+me|remember|don['\u2019]t\s+forget|let['\u2019]s|see\s+you|"
     r"should|can|could|next|tomorrow|tonight|(?:I|we|you|they)['\u2019]re\s+\w+ing|"
@@ -47,21 +50,47 @@ _FUTURE = re.compile(
 _PAST = re.compile(r"\b(?:was|were|went|had|did|ago|yesterday|last\s+night|got|came|saw|met|took|ran|flew|"
                    r"celebrated|visited|attended|finished|happened|used\s+to)\b|"
                    r"\b(?:I|we|he|she|they)\s+\w+ed\b|^\W*(?:\w+\s?:\s*)?(?:just\s+)?\w{3,}ed\b", re.I)
+# A sentence's clauses: what commas, semicolons, colons and dashes part, and "but", "so", "because" begin.
+_CLAUSE = re.compile(r"[^,;:\u2013\u2014]+?"
+                     r"(?=\s*(?:[,;:\u2013\u2014]|\s(?:but|so|because|although|though|whereas)\s)|$)", re.I)
+# A clause that reports or books what the sentence is about, not the thing itself: its past is not the event's.
+_REPORTS = re.compile(r"\b(?:quoted|said|says|told|mentioned|wrote|texted|emailed|e-mailed|messaged|confirmed|"
+                      r"booked|asked|replied|rang|called|phoned|reminded|promised|agreed|paid|ordered)\b", re.I)
 _BARE_WEEKDAY = re.compile(rf"^(?:on\s+|this\s+)?{_WEEKDAY}\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}")
+_WEEK_OF = re.compile(r"(?:the\s+)?week\s+(?:of|commencing|beginning)\s", re.I)  # "the week of the 11th of January"
+# "on the 23rd": like a weekday, a day of the month with nothing to say otherwise is the coming one
+_BARE_DAY_OF_MONTH = re.compile(r"(?:(?:on|for|by)\s+)?the\s+\d{1,2}(?:st|nd|rd|th)", re.I)
+_NAMED_WEEKDAY = re.compile(rf"(?:on\s+)?{_WEEKDAY}", re.I)
 _RELATIVE = re.compile(r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|ago|coming|past|previous|"
-                       r"following|weekend|week)\b", re.I)
+                       r"following|weekend|weeks?|days|months|fortnight|from\s+now|hence)\b", re.I)
 _MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.I)
 _STARTING = re.compile(r"^(?:from|starting|as\s+of|beginning|effective)\b", re.I)
+_WEEKDAY_NUMERIC = re.compile(rf"\b({_WEEKDAY})\W+(\d{{1,2}})/(\d{{1,2}})(?!/\d)", re.I)
 _WEEKDAY_DATE = re.compile(rf"\b({_WEEKDAY})\W+(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+({_MONTHS})\b"
                            rf"|\b({_WEEKDAY})\W+({_MONTHS})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I)
 
 
-def tense(sentence: str) -> Tense:
-    """Whether ``sentence`` speaks of what is still to come, of what was, or of neither."""
-    if _FUTURE.search(sentence):
+def tense(sentence: str, at: tuple[int, int] | None = None) -> Tense:
+    """Whether ``sentence`` speaks of what is still to come, of what was, or of neither; with ``at`` (where a
+    time is written in it), of the clause that holds that time: "Car service on 9 December at 8:00, they quoted
+    £240" speaks of a service to come, though the quote was given.  A clause that says neither takes the tense
+    of the sentence's other clauses, leaving out those that only report or book it ("they quoted", "Jo said")."""
+    if at is None:
+        return _tense(sentence)
+    clauses = [(m.start(), m.end()) for m in _CLAUSE.finditer(sentence)]
+    own = next(((a, b) for a, b in clauses if a <= at[0] < b), (0, len(sentence)))
+    said = _tense(sentence[own[0]:own[1]])
+    if said != "present":
+        return said
+    others = " ".join(sentence[a:b] for a, b in clauses if (a, b) != own and not _REPORTS.search(sentence[a:b]))
+    return _tense(others) if others else "present"
+
+
+def _tense(text: str) -> Tense:
+    if _FUTURE.search(text):
         return "future"
-    return "past" if _PAST.search(sentence) else "present"
+    return "past" if _PAST.search(text) else "present"
 
 
 def occurrence(ctx: Ctx, expression: str, span: Span, said: Tense, *, max_span: timedelta) -> Span | None:
@@ -77,15 +106,21 @@ def occurrence(ctx: Ctx, expression: str, span: Span, said: Tense, *, max_span: 
         span = fixed
     if span.start is None or span.end is None or span.end - span.start > max_span:
         return None
-    if _YEAR.search(expression) or _RELATIVE.search(expression):
+    if _YEAR.search(expression) or (_RELATIVE.search(expression) and not _WEEK_OF.match(expression)):
         return _from_start(ctx, expression, span)
     occurrences = _occurrences(ctx, expression, span)
     day_start = ctx.at(ctx.today)
     if said == "past":
         before = [o for o in occurrences if o.start is not None and o.start <= ctx.now]
         chosen = max(before, key=_start) if before else span
-    elif said == "future" or _BARE_WEEKDAY.search(expression):
+    elif said == "future" or _BARE_WEEKDAY.search(expression) or _BARE_DAY_OF_MONTH.fullmatch(expression.strip()):
         ahead = [o for o in occurrences if o.end is not None and o.end > day_start]
+        if _NAMED_WEEKDAY.fullmatch(expression.strip()):
+            # "on Tuesday" said on a Tuesday: today is said "today"; the weekday is next week's
+            ahead = [o for o in ahead if o.start is not None and o.start >= ctx.at(ctx.today + timedelta(days=1))]
+        elif span.grain == "range" and not _MONTH.search(expression):
+            # "from Monday until Wednesday" said on a Tuesday: next week's, not the one half gone
+            ahead = [o for o in ahead if o.start is not None and o.start >= day_start] or ahead
         chosen = min(ahead, key=_start) if ahead else span
     else:  # a date with no sign of either: the occurrence nearest the sentence's own time
         chosen = min(occurrences, key=lambda o: (abs((_start(o) - ctx.now).total_seconds()), _start(o) < ctx.now))
@@ -112,26 +147,45 @@ def _occurrences(ctx: Ctx, expression: str, span: Span) -> list[Span]:
             moved = span.shift(k)
             if moved is not None and moved.start is not None and moved.end is not None:
                 out.append(moved)
-    elif _MONTH.search(expression):  # a range of days in a month has no shift: read it a year on and back
-        for years in (-1, 1):
-            try:
-                later = Ctx(ctx.now.replace(year=ctx.now.year + years), ctx.tz, ctx.week_start, ctx.conventions)
-            except ValueError:  # 29 February
-                continue
+    else:
+        # A range of days in a month has no shift: read it a year on and back; a range of weekdays ("from
+        # Monday until Wednesday") a week on and back.
+        for later in _moved_contexts(ctx, expression):
             found = [s for a, b, s in scan(expression, later) if b - a == len(expression)]
             if found and found[0].start is not None and found[0].end is not None and not found[0].partial:
                 out.append(found[0])
     return out
 
 
+def _moved_contexts(ctx: Ctx, expression: str) -> list[Ctx]:
+    """The sentence's own time a year (for a range in a month) or a week (for a range of weekdays) on and back."""
+    times: list[datetime] = []
+    if _MONTH.search(expression):
+        for years in (-1, 1):
+            try:
+                times.append(ctx.now.replace(year=ctx.now.year + years))
+            except ValueError:  # 29 February
+                continue
+    elif re.search(rf"\b{_WEEKDAY}\b", expression, re.I):
+        times = [ctx.now + timedelta(weeks=k) for k in (-1, 1, 2)]
+    return [Ctx(t, ctx.tz, ctx.week_start, ctx.conventions) for t in times]
+
+
 def _weekday_date(ctx: Ctx, expression: str, said: Tense) -> Span | None:
     """"Thursday 10 December" read in part because the last 10 December was a Wednesday: the year in which
     that date is a Thursday, nearest the sentence's own time (ahead in a sentence about what is to come)."""
     m = _WEEKDAY_DATE.search(expression)
-    if not m:
+    numeric = _WEEKDAY_NUMERIC.search(expression) if not m else None
+    if numeric is not None:  # "Thu 26/11": day and month in the person's order
+        a, b = numeric.group(2), numeric.group(3)
+        weekday, (day, month) = numeric.group(1), ((b, a) if ctx.conventions.date_order == "mdy" else (a, b))
+        number: int | None = int(month) if 1 <= int(month) <= 12 else None
+    elif m:
+        weekday, day, month = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(6),
+                                                                                         m.group(5))
+        number = _month_number(month)
+    else:
         return None
-    weekday, day, month = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(6), m.group(5))
-    number = _month_number(month)
     wanted = next((i for i, name in enumerate(_WEEKDAYS) if name.startswith(weekday[:3].lower())), None)
     if number is None or wanted is None:
         return None
@@ -162,10 +216,9 @@ def said_times(sentence: str, said_at: datetime, tz: ZoneInfo, *, conventions: C
     doc), in the order written; left out: vague or open times, spans longer than ``max_span`` and the time the
     sentence was said in ("today")."""
     ctx = Ctx(said_at, tz, 0, conventions)
-    said = tense(sentence)
     out: list[Mention] = []
     for a, b, span in scan(sentence, ctx):
-        chosen = occurrence(ctx, sentence[a:b], span, said, max_span=max_span)
+        chosen = occurrence(ctx, sentence[a:b], span, tense(sentence, (a, b)), max_span=max_span)
         if chosen is None or chosen.start is None or chosen.end is None or chosen.start <= ctx.now < chosen.end:
             continue
         out.append(Mention(chosen.start, chosen.end, sentence[a:b], (a, b)))

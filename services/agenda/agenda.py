@@ -13,6 +13,8 @@ when asked for, each day they fall on.
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
@@ -24,6 +26,8 @@ from secondbrain.temporal.recurrence import between, describe
 from secondbrain.temporal.written import written_span
 from secondbrain.word_times import quoted_second
 from services.agenda.happenings import Habit, Happening
+
+CONVERSATION_GAP = timedelta(days=14)  # a move without a subject moves what its conversation set this recently
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +66,9 @@ def merge(said: list[Said]) -> list[Event]:
     """One event per thing said, at its newest time (see the module doc)."""
     events: list[Event] = []
     seen: set[tuple[str, str, date, datetime | None]] = set()
-    for s in sorted(said, key=lambda x: (x.said_at, x.hit.document_id, x.happening.statement_start)):
+    asked: dict[str, list[Said]] = {}  # per conversation, what was proposed and not yet answered
+    for s in _answered(sorted(said, key=lambda x: (x.said_at, x.hit.document_id, x.happening.statement_start)),
+                       asked):
         if s.key in seen:
             continue
         seen.add(s.key)
@@ -72,6 +78,13 @@ def merge(said: list[Said]) -> list[Event]:
             if match is not None:
                 match.cancelled = s
             continue
+        if match is not None:
+            s = _keeps(match.happening, s)  # a move keeps every part of the time it does not change
+            if match.happening.title and (h.change == "moved" or not s.happening.title):
+                s = replace(s, happening=replace(s.happening, title=match.happening.title))  # named as first said
+            h = s.happening
+        elif h.time_only:
+            continue  # "now at 11:30" about nothing read before: no day to put it on
         if match is None:
             event = Event(s)
             if h.moved_from is not None:  # the statement names the old time itself
@@ -91,18 +104,77 @@ def merge(said: list[Said]) -> list[Event]:
     return events
 
 
+def _answered(said: list[Said], asked: dict[str, list[Said]]) -> Iterator[Said]:
+    """What was said, with a proposal left unanswered in its message ("are you free for a walk on Sunday
+    afternoon?") counted when a later message of the same conversation agrees ("See you there!"), within
+    ``CONVERSATION_GAP``; a later proposal there replaces it; one never agreed to is no event."""
+    for s in said:
+        h, talk = s.happening, conversation(s.hit)
+        if h.proposed:
+            asked[talk] = [p for p in asked.get(talk, []) if p.said_at == s.said_at] + [s]
+            continue
+        if h.agrees:
+            proposals = asked.pop(talk, [])
+            if len(proposals) == 1 and s.said_at - proposals[0].said_at <= CONVERSATION_GAP:
+                p = proposals[0]
+                yield replace(p, happening=replace(p.happening, proposed=False,
+                                                   quote=f"{p.happening.quote} {h.quote}"), said_at=s.said_at)
+            continue
+        yield s
+
+
 def _same_event(events: list[Event], s: Said) -> Event | None:
-    """The event read before that ``s`` speaks of, if any (the latest such)."""
+    """The event read before that ``s`` speaks of, if any (the latest such): one it shares what it is about
+    with, at the same time or moved; else, in the same conversation (a chat, a mail thread), one at the same
+    time, or the one a move without a subject of its own ("can we push to Friday same time?") moves."""
     h = s.happening
     for event in reversed(events):
         e = event.happening
         if not (h.subject & e.subject) or h.yearly != e.yearly:
             continue
-        if _same_time(e, h) or h.day == e.day or h.change is not None:
+        if _same_time(e, h) or h.day == e.day or h.change is not None or h.time_only:
             return event
         if h.moved_from is not None and h.moved_from[0] == e.day:
             return event
+    talk = conversation(s.hit)
+    for event in reversed(events):
+        if conversation(event.now.hit) != talk or event.happening.yearly != h.yearly:
+            continue
+        if _same_time(event.happening, h) and h.start is not None:
+            return event
+        if (h.change == "moved" or h.time_only) and s.said_at - event.now.said_at <= CONVERSATION_GAP:
+            return event
     return None
+
+
+def conversation(hit: SearchHit) -> str:
+    """What a passage was said in: a chat (its days are records of their own), a mail thread, else its
+    document."""
+    if hit.kind == "chat" and "#" in hit.source_uri:
+        return hit.source_uri.split("#", 1)[0]
+    if hit.source_uri.startswith("import:mail:"):
+        return "mail:" + " ".join(hit.title.lower().split())
+    return hit.document_id
+
+
+def _keeps(old: Happening, s: Said) -> Said:
+    """A newer item about the same event with the parts of the old time it does not say: the time of day of a
+    move that names only the day ("moved to Tuesday 1 December, same time"), the day of one that names only
+    the time ("now at 11:30")."""
+    h = s.happening
+    if h.time_only and h.start is not None:
+        start = datetime.combine(old.day, h.start.timetz())
+        end = datetime.combine(old.day, h.end.timetz()) if h.end is not None else None
+        if end is None and old.start is not None and old.end is not None:
+            end = start + (old.end - old.start)
+        moved = replace(h, day=old.day, last_day=old.last_day, start=start, end=end, time_only=False,
+                        title=old.title or h.title, kind=old.kind)
+        return replace(s, happening=moved)
+    if h.start is None and h.precision == "day" and old.start is not None and h.day != old.day:
+        start = datetime.combine(h.day, old.start.timetz())
+        end = datetime.combine(h.day, old.end.timetz()) if old.end is not None else None
+        return replace(s, happening=replace(h, start=start, end=end, precision="time", title=h.title or old.title))
+    return s
 
 
 def _same_time(a: Happening, b: Happening) -> bool:
@@ -110,12 +182,16 @@ def _same_time(a: Happening, b: Happening) -> bool:
 
 
 def in_window(events: list[Event], start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
-    """The events that fall in ``[start, end)`` (a birthday each year it comes back), earliest first."""
+    """The events that fall in ``[start, end)`` (a birthday each year it comes back, an arrangement on a rhythm
+    each time it falls), earliest first."""
     out: list[Event] = []
     for event in events:
         h = event.happening
         if h.yearly:
             out.extend(_yearly(event, start, end, tz))
+            continue
+        if h.recurrence is not None:
+            out.extend(_recurring(event, start, end, tz))
             continue
         lo, hi = bounds(h, tz)
         if lo < end and hi > start:
@@ -125,7 +201,7 @@ def in_window(events: list[Event], start: datetime, end: datetime, tz: tzinfo) -
 
 def bounds(h: Happening, tz: tzinfo, day: date | None = None) -> tuple[datetime, datetime]:
     """When an item starts and ends: its instants, or its days in the person's zone."""
-    if h.start is not None and day is None:
+    if h.start is not None and (day is None or day == h.day):
         return h.start, h.end or h.start + timedelta(minutes=1)
     first = day or h.day
     last = first + (h.last_day - h.day)
@@ -147,6 +223,25 @@ def _yearly(event: Event, start: datetime, end: datetime, tz: tzinfo) -> list[Ev
         lo, hi = bounds(h, tz, day)
         if lo < end and hi > start:
             out.append(Event(event.now, event.moved_from, event.also, event.cancelled, day))
+    return out
+
+
+def _recurring(event: Event, start: datetime, end: datetime, tz: tzinfo) -> list[Event]:
+    """Each time an arrangement on a rhythm falls in ``[start, end)``: the item on that day, at its time of day."""
+    h = event.happening
+    assert h.recurrence is not None
+    first = (start - timedelta(days=1)).astimezone(tz).date()
+    out = []
+    for day in h.recurrence.days(first, end.astimezone(tz).date() + timedelta(days=1)):
+        shift = day - h.day
+        moved = replace(h, day=day, last_day=h.last_day + shift,
+                        start=None if h.start is None else datetime.combine(day, h.start.timetz()),
+                        end=None if h.end is None else datetime.combine(day + (h.end.date() - h.start.date()
+                                                                             if h.start else timedelta(0)),
+                                                                      h.end.timetz()))
+        lo, hi = bounds(moved, tz)
+        if lo < end and hi > start:
+            out.append(Event(replace(event.now, happening=moved), event.moved_from, event.also, event.cancelled, day))
     return out
 
 
@@ -195,6 +290,11 @@ def _zone(tz: tzinfo) -> Any:
     return tz  # written_span reads any tzinfo; it is typed for ZoneInfo
 
 
+def _short(quote: str, words: int = 8) -> str:
+    cut = quote.split()
+    return " ".join(cut[:words]) + ("\u2026" if len(cut) > words else "")
+
+
 def event_id(event: Event) -> str:
     """Stable across requests and moves: the first source's statement of it (and a birthday's year)."""
     if event.series_at is not None:  # an occurrence of a series: the series and the time it was due
@@ -233,19 +333,38 @@ def citation(s: Said, tz: tzinfo) -> dict[str, Any]:
     return out
 
 
+# How long an item lasts when its source does not say (the calendar feed shows it so): an hour for what one
+# goes to, the whole day for what is due on a day.
+DEFAULT_LENGTH = {"appointment": timedelta(hours=1), "event": timedelta(hours=1), "plan": timedelta(hours=1),
+                  "travel": timedelta(hours=1), "happened": timedelta(hours=1), "habit": timedelta(hours=1)}
+ALL_DAY_KINDS = frozenset({"deadline", "payment", "birthday"})
+_PART = re.compile(r"\b(morning|afternoon|evening|night)\b", re.I)
+
+
 def event_json(event: Event, tz: tzinfo, order: str) -> dict[str, Any]:
     """One agenda line as the API gives it."""
     h = event.happening
-    lo, hi = bounds_of(event, tz)
+    other_day = event.occurrence if event.occurrence is not None and event.occurrence != h.day else None
+    lo, hi = bounds(h, tz, other_day)
+    timed = h.start is not None and other_day is None
     local_lo, local_hi = lo.astimezone(tz), hi.astimezone(tz)
+    stated = h.end is not None or not timed
+    if timed and h.end is None:
+        local_hi = local_lo + DEFAULT_LENGTH.get(h.kind, timedelta(hours=1))
     out: dict[str, Any] = {
-        "id": event_id(event), "date": (event.occurrence or (local_lo.date() if h.start else h.day)).isoformat(),
-        "start": local_lo.isoformat(), "end": local_hi.isoformat(), "all_day": h.start is None or
-        event.occurrence is not None, "time": f"{local_lo:%H:%M}" if h.start is not None and not event.occurrence
-        else None, "when": written(h, tz, order, event.occurrence), "precision": h.precision, "kind": h.kind,
-        "quote": h.quote, "words": h.expression, "status": "cancelled" if event.cancelled else "confirmed",
+        "id": event_id(event), "date": (other_day or (local_lo.date() if timed else h.day)).isoformat(),
+        "start": local_lo.isoformat(), "end": local_hi.isoformat(), "all_day": not timed,
+        "time": f"{local_lo:%H:%M}" if timed else None, "end_time": f"{local_hi:%H:%M}" if timed and h.end else None,
+        "length": "stated" if stated else "default", "when": written(h, tz, order, other_day),
+        "precision": h.precision, "kind": h.kind, "title": h.title or _short(h.quote), "quote": h.quote,
+        "words": h.expression, "status": "cancelled" if event.cancelled else "confirmed",
         "source": citation(event.now, tz),
     }
+    if h.recurrence is not None:
+        out["recurs"] = h.recurrence.words()
+    part = _PART.search(h.expression) if not timed else None
+    if part is not None and h.precision == "day":
+        out["part"] = part.group(1).lower()  # "next Wednesday afternoon"
     if h.zone_words and h.start is not None:
         written_at = h.start.astimezone(h.start.tzinfo)
         out["stated"] = f"{written_at:%H:%M} {h.zone_words}"  # as the source wrote it, before conversion

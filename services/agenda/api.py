@@ -177,6 +177,20 @@ async def digest(
                        "total": len(coming), "days": days_json(coming, z, cal.date_order)}}
 
 
+def link_base(request: Request, settings: Settings) -> str | None:
+    """The address a calendar app opens a source's link at: ``SB_PUBLIC_URL``, else the LAN address ``up --lan``
+    serves (HTTPS), else the address the feed was asked at unless that is loopback; ``None`` when only this
+    machine can reach the server (a phone's calendar cannot open 127.0.0.1)."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    if settings.lan_address:
+        return f"https://{settings.lan_address}:{settings.port}"
+    host = request.url.hostname or ""
+    if host in ("localhost", "") or host.startswith("127.") or host == "::1":
+        return None
+    return str(request.base_url).rstrip("/")
+
+
 def feed_json(f: Feed) -> dict[str, Any]:
     return {"feed_id": f.feed_id, "name": f.name, "timezone": f.timezone, "created_at": f.created_at.isoformat(),
             "last_used_at": f.last_used_at.isoformat() if f.last_used_at else None, "revoked": f.revoked_at is not None}
@@ -227,7 +241,7 @@ async def agenda_ics(
     events = await asyncio.to_thread(ctx.agenda.events, feed.user_id,
                                      Window(now - FEED_PAST, now + FEED_AHEAD, z, cal))
     lines = [line for d in days_json(events, z, cal.date_order) for line in d["events"]]
-    body = calendar(lines, name=f"secondbrain: {feed.name}", base_url=public_base(request, ctx.settings), now=now)
+    body = calendar(lines, name=f"secondbrain: {feed.name}", base_url=link_base(request, ctx.settings), now=now)
     return Response(body, media_type="text/calendar; charset=utf-8",
                     headers={"Cache-Control": "private, max-age=300",
                              "Content-Disposition": 'inline; filename="agenda.ics"'})

@@ -88,7 +88,7 @@ _OFFSET = r"(?:UTC|GMT)\s?([+\u2212-])\s?(\d{1,2})(?::?(\d{2}))?"
 # What may follow a time to say its zone.
 _ZONE_AFTER = re.compile(
     rf"^\s*\(?\s*(?:(?P<offset>{_OFFSET})|(?P<abbr>{_ABBR})\b|(?P<city>[A-Z][\w'.-]*(?:\s[A-Z][\w'.-]*){{0,2}})\s+time\b|"
-    r"(?P<local>local\s+time)\b)\)?")
+    r"(?P<local>local\s+time)\b|(?P<iana>(?<=\()[A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)(?=\)))\)?")
 _ALL_TIMES = re.compile(
     rf"\b(?i:all\s+times?\s+(?:are\s+)?(?:in\s+)?|times?\s+(?:are\s+)?(?:given\s+)?in\s+|time\s*zone\s*[:=]\s*)"
     rf"(?:(?P<offset>{_OFFSET})|(?P<abbr>{_ABBR})\b|(?P<iana>[A-Z][a-z]+/[A-Za-z_]+)|"
@@ -97,7 +97,7 @@ _ALL_TIMES = re.compile(
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _HOUR_WORD = "|".join(_NUMBER_WORDS)
-_MERIDIEM = r"(?P<mer>[ap]\.?\s?m\.?|o['\u2019]clock|in\s+the\s+(?:morning|afternoon|evening)|at\s+night|tonight)"
+_MERIDIEM = r"(?P<mer>[ap]\.?\s?m\.?|o['\u2019]clock|ish|in\s+the\s+(?:morning|afternoon|evening)|at\s+night|tonight)"
 _END_MERIDIEM = r"(?P<emer>[ap]\.?\s?m\.?\b)"
 _CLOCK = re.compile(
     r"(?<![\w.,:/\u00a3$\u20ac+-])"
@@ -109,12 +109,12 @@ _CLOCK = re.compile(
     rf"(?:\s?(?:-|\u2013|to|until|till|and)\s?(?P<eh>[01]?\d|2[0-3])(?:[:.](?P<em>[0-5]\d))?(?:\s?{_END_MERIDIEM})?)?"
     r"(?![\w\u00a3$\u20ac%]|[.,:]\d)", re.I)
 # A bare hour is a time only after a word that introduces one ("at 7", "from 10"), or with am/pm.
-_INTRO = re.compile(r"(?:\b(?:at|from|by|until|till|before|after|around|about|between|starts?|begins?|"
-                    r"ends?|opens?|closes?|departs?|leaves?|lands?|arrives?)|\u2013|-|@)\s*$", re.I)
+_INTRO = re.compile(r"(?:\b(?:make\s+it|say|at|from|by|until|till|before|after|around|about|between|starts?|begins?|"
+                    r"ends?|opens?|closes?|departs?|leaves?|lands?|arrives?)|\u2013|\u2014|-|@)\s*$", re.I)
 _DURATION_BEFORE = re.compile(r"\b(?:in|time\s+of|took|lasted|record\s+of)\s*$", re.I)
 _EARLY = re.compile(r"\b(?:flights?|fly|flying|departs?|departure|trains?|ferry|coach|bus|taxi|cab|airport|"
                     r"alarm|wake|sunrise|dawn|early|a\.?m\.?)\b", re.I)
-_EVENING = re.compile(r"\b(?:dinner|supper|evening|tonight|party|drinks|concert|gig|show|theatre|theater|"
+_EVENING = re.compile(r"\b(?:dinner|supper|evening|tonight|party|drinks|concert|gig|show|theatre|theater|club|quiz|"
                       r"movie|cinema|pub|bar|night)\b", re.I)
 
 
@@ -157,8 +157,10 @@ def _read(m: re.Match[str], text: str, context: str) -> Clock | None:
         hour = int(m.group("h"))
         minute = int(m.group("m") or 0)
         sep = m.group("sep")
-        if sep is None and not (mer or emer or introduced):
-            return None  # a bare number: "3 people", "won 3-1"
+        ranged = bool(m.group("eh")) and int(m.group("eh")) > hour and bool(
+            re.match(r"\s?(?:to|until|till)\s", text[m.end("h"):]))
+        if sep is None and not (mer or emer or introduced or ranged):
+            return None  # a bare number: "3 people", "won 3-1" ("10 till 12" is a time)
         if sep == "." and not (mer or introduced):
             return None  # "3.50": an amount unless something says it is a time
     evening = mer in ("intheafternoon", "intheevening", "atnight", "tonight")
@@ -214,6 +216,11 @@ def zone_after(text: str, at: int) -> tuple[tzinfo | None, str, int]:
         return _offset(m), words, end
     if m.group("abbr"):
         return ZoneInfo(_ABBREVIATIONS[m.group("abbr").upper()]), words, end
+    if m.group("iana"):  # "09:00-09:30 (America/New_York)", as calendar records write it
+        try:
+            return ZoneInfo(m.group("iana")), words, end
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            return None, "", at
     if m.group("city"):
         found = city_zone(m.group("city"))
         return (found, words, end) if found is not None else (None, "", at)

@@ -4,18 +4,23 @@ agenda the app factory binds once per process (:func:`bind`; it keeps caches acr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
+from zoneinfo import ZoneInfo
 
 from fastapi import Depends, Request
 
+from secondbrain.agenda_lines import AgendaLine, AgendaLines
 from secondbrain.ports import MetadataStore
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.temporal import Conventions
+from services.agenda.agenda import event_json
 from services.agenda.feeds import FeedTokens, feed_tokens_for
-from services.agenda.service import Agenda
+from services.agenda.service import Agenda, Window
 from services.deps import CurrentUser
 
-__all__ = ["AgendaDep", "Bound", "CurrentUser", "bind"]
+__all__ = ["AgendaDep", "Bound", "CurrentUser", "bind", "lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,14 @@ def bind(rt: Runtime) -> Bound:
     if rt.vectors is None:
         raise RuntimeError("the agenda needs the vector store")
     return Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata)
+
+
+def lines(bound: Bound) -> AgendaLines:
+    """The agenda's lines for a window, as the API gives them, for another service (the answers)."""
+    def read(user: str, start: datetime, end: datetime, tz: ZoneInfo, conventions: Conventions) -> list[AgendaLine]:
+        events = bound.agenda.events(user, Window(start, end, tz, conventions))
+        return [AgendaLine(event_json(e, tz, conventions.date_order), e.now.hit) for e in events]
+    return read
 
 
 async def get_agenda(request: Request) -> Bound:

@@ -29,6 +29,7 @@ from secondbrain.titles import display_title
 from services.agenda.agenda import Event, Said, habit_events, in_window, merge, series_events
 from services.agenda.happenings import Habit, Happening, habits, read_passage
 
+CALENDAR_SOURCE = "import:ics:"  # a calendar event's record (an import, an invitation): read under its title
 LOOKBACK = timedelta(days=120)
 MOVE_MARGIN = timedelta(days=45)
 READ_CACHE = 50_000  # passages read, kept by chunk id
@@ -155,7 +156,9 @@ class Agenda:
                 self._read.move_to_end(key)
                 return self._read[key]
         speakers = frozenset(hit.speakers)
-        items = read_passage(hit.text, at, zone, headings=hit.heading_path, speakers=speakers, conventions=conventions)
+        headings = hit.heading_path or ([hit.title] if hit.source_uri.startswith(CALENDAR_SOURCE) and hit.title
+                                        else [])
+        items = read_passage(hit.text, at, zone, headings=headings, speakers=speakers, conventions=conventions)
         recurring = habits(hit.text, headings=hit.heading_path, speakers=speakers)
         with self._lock:
             self._read[key] = (items, recurring)

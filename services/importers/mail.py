@@ -7,7 +7,9 @@ the message itself (``import:mail:<Message-ID>``), so the same message fetched t
 after the server renumbered them, is one source and its second sending adds nothing.
 
 The e-mail extractor only names attachments, so they go to the extractors as files of their own, dated
-like their message and titled ``subject (file name)``.
+like their message and titled ``subject (file name)``; a calendar invitation (an ``.ics``, also in a message
+forwarded as an attachment) becomes its events, as the calendar import makes them
+(:mod:`services.importers.invitations`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from typing import Any, cast
 
-from services.importers import render
+from services.importers import invitations, render
 from services.importers.html_markdown import html_to_markdown
 from services.importers.model import Capture, Result, Skipped
 
@@ -88,10 +90,19 @@ def parse(raw: bytes, *, origin: str, threads: Mapping[str, str] | None = None,
             data = part.get_payload(decode=True) or b""
         except (ValueError, TypeError, LookupError):
             data = b""
+        if invitations.is_calendar(part, filename):  # an invitation: its events, as a calendar import has them
+            files.extend(invitations.events(bytes(data), origin=origin, received=when))
+            continue
         title = f"{(subject or thread)[:280]} ({filename[:200]})"
         files.append(render.file(NAME, f"{mid}/{n}/{filename}", origin=origin, data=bytes(data), filename=filename,
                                  content_type=part.get_content_type(), title=title, captured_at=when,
                                  label=f"{label}: {filename}", message_id=mid, thread=thread))
+    for part in invitations.inside(msg):  # an invitation forwarded as an attachment
+        try:
+            data = part.get_payload(decode=True) or b""
+        except (ValueError, TypeError, LookupError):
+            continue
+        files.extend(invitations.events(bytes(data), origin=origin, received=when))
     if not body.strip() and not files:
         results.append(Skipped(label, "the message has no text and no attachments", origin))
         return Parsed(mid, root or mid, subject, results)

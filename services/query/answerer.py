@@ -10,7 +10,7 @@ import contextvars
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +20,7 @@ from fastapi import HTTPException
 from opentelemetry import trace
 
 from secondbrain import telemetry
+from secondbrain.agenda_lines import AgendaLines
 from secondbrain.answer_events import AnswerEvent, Done, Error, Meta, Sources, Token
 from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
@@ -31,6 +32,7 @@ from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import Mention
 from secondbrain.temporal.written import Calendar, span_words
 from secondbrain.vector_indexes import ActiveIndexes
+from services.query.agenda_answer import AgendaQuestion, agenda_question, tell
 from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
@@ -74,6 +76,7 @@ class Answerer:
         self.encoder = encoder
         self.default_llm = llm
         self.answer_model = answer_model
+        self.agenda: AgendaLines | None = None  # the agenda's lines, when the process serves the agenda too
 
     @classmethod
     def for_runtime(cls, rt: Runtime, *, llm: ChatLLM | None = None,
@@ -148,6 +151,13 @@ class Answerer:
                 standalone = followup.standalone
                 plan = engine.plan(standalone, tz=zone_, filters=q.filters, now=now, conventions=calendar)
             query_class = plan.query_class
+            asked_agenda = agenda_question(standalone, now or datetime.now(UTC), zone_, calendar) \
+                if self.agenda is not None and not q.filters.has_time else None
+            if asked_agenda is not None:  # what is coming: the agenda's own lines, as the Upcoming panel shows them
+                request_span.set_attribute("sb.answer.mode", "agenda")
+                async for event in self._from_agenda(q, plan, asked_agenda, standalone, followup, timings, mark):
+                    yield event
+                return
             mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
             request_span.set_attribute("sb.query.class", plan.query_class)
             request_span.set_attribute("sb.answer.mode", mode)
@@ -241,6 +251,36 @@ class Answerer:
             yield Error(f"the answer failed; try again (error id {error_id})", error_id=error_id)
         finally:
             telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
+
+
+    async def _from_agenda(self, q: _Question, plan: Plan, asked: AgendaQuestion, standalone: str,
+                           followup: Followup, timings: dict[str, float],
+                           mark: Callable[[str], None]) -> AsyncIterator[AnswerEvent]:
+        """The answer to a question about what is coming: the agenda's lines for the time asked, each cited."""
+        assert self.agenda is not None
+        window = {"from": asked.start.isoformat(), "to": asked.end.isoformat(), "next": list(asked.subject) or None}
+        meta = Meta(dict(plan.meta(), agenda=window), answer_mode="agenda", conversation_id=q.conversation_id,
+                    standalone_question=standalone if standalone != q.question else None,
+                    carried_over=followup.carried.to_json() if followup.carried else None, fresh=q.body.fresh,
+                    model=None, revises=q.body.revises.model_dump() if q.body.revises else None,
+                    note="Answered from your agenda: the lines the Upcoming panel shows for that time.")
+        yield meta
+        mark("understand")
+        told = await asyncio.to_thread(tell, self.agenda, q.user, asked, q.zone, q.calendar)
+        mark("retrieval")
+        shown = Sources([{**source_json(n, QueryEngine._as_source(h), q.zone), "agenda": [
+            line["id"] for line in told.lines if line["n"] == n]} for n, h in enumerate(told.hits, 1)])
+        yield shown
+        for line in told.text.splitlines(keepends=True):
+            yield Token(line)
+        mark("total")
+        done = Done(told.text, answer_markdown=told.text, citations=told.citations, found=bool(told.lines),
+                    quotes=[], invalid_citations=[], grounded=bool(told.lines), unsupported=False, extractive=None,
+                    answer_mode="agenda", conversation_id=q.conversation_id, timings_ms=timings)
+        if q.body.keep:
+            await asyncio.to_thread(_remember, self.rt, q.user, q.conversation_id, q.question, standalone,
+                                    done.data(), meta.data(), shown.sources)
+        yield done
 
 
 def quoted_answer(question: str, sources: list[Source], beyond: str | None, *, encoder: SparseEncoder, tz: ZoneInfo,

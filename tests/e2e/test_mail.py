@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime
 from pathlib import Path
@@ -390,3 +390,65 @@ def test_up_takes_mail_in_the_background(client: httpx.Client, dovecot: Dovecot)
             return
         time.sleep(1)
     raise AssertionError("the message in the background folder did not become searchable within 120 s")
+
+
+def invitation_ics(uid: str, summary: str, start: datetime, end: datetime, *, method: str = "REQUEST") -> bytes:
+    status = "CANCELLED" if method == "CANCEL" else "CONFIRMED"
+    return ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//Calendar//EN\r\n"
+            f"METHOD:{method}\r\nBEGIN:VEVENT\r\nUID:{uid}\r\nDTSTAMP:{start:%Y%m%dT%H%M%SZ}\r\n"
+            f"DTSTART:{start:%Y%m%dT%H%M%SZ}\r\nDTEND:{end:%Y%m%dT%H%M%SZ}\r\nSTATUS:{status}\r\n"
+            f"SUMMARY:{summary}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").encode()
+
+
+def agenda_lines(client: httpx.Client, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    r = client.get("/v1/agenda", params={"tz": "UTC", "from": start.isoformat(), "to": end.isoformat()})
+    assert r.status_code == 200, r.text
+    return [e for d in r.json()["days"] for e in d["events"]]
+
+
+def test_an_invitation_lands_on_the_agenda_at_its_time_and_its_cancellation_takes_it_off(
+        service: Service, client: httpx.Client, tmp_path: Path) -> None:
+    """A meeting invitation's .ics in a message, and one forwarded as an attached message, are on the agenda at
+    their times, once each; the organiser's cancellation takes the first off.  Counted from today."""
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    audit = (now + timedelta(days=9)).replace(hour=14, minute=0)
+    dinner = (now + timedelta(days=10)).replace(hour=19, minute=0)
+    invite = message("Invitation: Supplier audit", now - timedelta(hours=3), "<audit-invite@example.org>",
+                     text="Please join the supplier audit in the main office.\n",
+                     attachments=(("invite.ics", invitation_ics("audit-9@example.org", "Supplier audit", audit,
+                                                                audit + timedelta(hours=2)), "text/calendar"),))
+    inner = EmailMessage()
+    inner["From"], inner["To"], inner["Subject"] = "Office of the Chair <chair@example.org>", "me@example.org", \
+        "Board dinner"
+    inner.set_content("You are invited to the board dinner.")
+    inner.add_attachment(invitation_ics("dinner-4@example.org", "Board dinner", dinner, dinner + timedelta(hours=3)),
+                         maintype="text", subtype="calendar", filename="invite.ics")
+    outer = EmailMessage()
+    outer["From"], outer["To"], outer["Subject"] = "me@example.org", "me@example.org", "Fwd: Board dinner"
+    outer["Date"], outer["Message-ID"] = format_datetime(now - timedelta(hours=2)), "<dinner-fwd@example.org>"
+    outer.set_content("FYI")
+    outer.add_attachment(inner)
+    box = mailbox.Maildir(tmp_path / "Maildir", create=True)
+    box.add(invite)
+    box.add(bytes(outer))
+    box.close()
+    state = tmp_path / "invite-state.json"
+    rc, summary, err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
+    assert rc == 0, (summary, err)
+    window = (now, now + timedelta(days=14))
+    lines = agenda_lines(client, *window)
+    (line,) = [e for e in lines if e["title"] == "Supplier audit"]
+    assert (at(line["start"]), at(line["end"])) == (audit, audit + timedelta(hours=2)) and line["status"] == "confirmed"
+    (board,) = [e for e in lines if e["title"] == "Board dinner"]
+    assert at(board["start"]) == dinner
+    box = mailbox.Maildir(tmp_path / "Maildir", create=False)
+    box.add(message("Canceled event: Supplier audit", now - timedelta(hours=1), "<audit-cancel@example.org>",
+                    text="This event has been cancelled.\n",
+                    attachments=(("invite.ics", invitation_ics("audit-9@example.org", "Supplier audit", audit,
+                                                               audit + timedelta(hours=2), method="CANCEL"),
+                                  "text/calendar"),)))
+    box.close()
+    rc, summary, err = run_mail(service, None, state, "--maildir", str(tmp_path / "Maildir"))
+    assert rc == 0, (summary, err)
+    still = [e for e in agenda_lines(client, *window) if "Supplier audit" in e["title"]]
+    assert all(e["status"] == "cancelled" for e in still), still

@@ -140,6 +140,27 @@ def test_every_modality_is_searchable_with_provenance(client: httpx.Client, site
     assert "INV-8391" in hit["text"] and gen_office.DOC_SECTION_2 in hit["heading_path"]
 
 
+def test_a_reminder_in_a_voice_memo_is_on_the_agenda(client: httpx.Client, tmp_path: Path) -> None:
+    """A spoken note to self, transcribed, is on the agenda at the day it names, read from the moment it was
+    said (an hour ago: counted from today)."""
+    from zoneinfo import ZoneInfo
+
+    paris = ZoneInfo("Europe/Paris")
+    spoken = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    wav = gen_audio.espeak("Voice memo. Note to self. The gas safety check is booked for next Wednesday afternoon.",
+                           tmp_path / "memo.wav", speed=140)
+    job = upload(client, "memo.wav", wav.read_bytes(), "audio/wav", captured_at=spoken.isoformat())
+    final = wait_jobs(client, [job], timeout=240)
+    assert final[job]["status"] == "succeeded", final[job]
+    said_day = spoken.astimezone(paris).date()
+    wednesday = said_day + timedelta(days=(2 - said_day.weekday()) % 7 or 7)
+    r = client.get("/v1/agenda", params={"tz": "Europe/Paris", "days": 15})
+    assert r.status_code == 200, r.text
+    lines = [e for d in r.json()["days"] for e in d["events"] if "safety check" in e["quote"].lower()]
+    assert [e["date"] for e in lines] == [wednesday.isoformat()], r.json()
+    assert lines[0]["source"]["modality"] == "audio" and lines[0]["source"]["position"] is not None
+
+
 def test_a_chat_record_is_found_by_the_time_it_speaks_of(client: httpx.Client) -> None:
     """A chat of Wednesday 29 April looking forward to "the weekend" answers a question about that
     weekend, read in the server's zone (Paris), through the running service."""

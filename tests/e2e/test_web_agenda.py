@@ -3,7 +3,9 @@ appointment booked then moved once, at its new time, with "moved from", and open
 meeting and a call at a stated zone's time are shown as such; a trip weeks away is under Later; On this day
 shows last year's entry; axe finds nothing serious with all of them on the page (each line's name is the
 words it shows); Settings makes a calendar address whose feed holds the event, and revoking it there shuts
-the address (401).  Every date is counted from the day the test runs, so the day decides nothing.
+the address (401); an end given with "until", an arrangement on a rhythm and a plan agreed in a chat are shown
+as such; the chat answers "what's coming up?" with the panel's lines.  Every date is counted from the day the
+test runs, so the day decides nothing.
 Screenshots go to test-artifacts/web/."""
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     today = datetime.now(TZ).date()
     booked, moved, trip = today + timedelta(days=5), today + timedelta(days=6), today + timedelta(days=40)
     board, call = today + timedelta(days=3), today + timedelta(days=8)
+    exam, football, coffee = today + timedelta(days=4), today + timedelta(days=2), today + timedelta(days=3)
     noon = datetime.combine(today, datetime.min.time()).replace(tzinfo=TZ) + timedelta(hours=12)
     try:
         last_year = noon.replace(year=noon.year - 1)
@@ -63,7 +66,15 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                ("Board off", f"The board meeting on {day_words(board)} is cancelled.", noon - timedelta(days=1)),
                ("Tokyo call", f"Call with the Tokyo office on {day_words(call)} at 10:00 Tokyo time.",
                 noon - timedelta(days=3)),
-               ("Bath", "We went to the Christmas fair in Bath today.", last_year)]
+               ("Bath", "We went to the Christmas fair in Bath today.", last_year),
+               ("Mock exam", f"Mock exam on {day_words(exam)}, 09:00 until 11:20, sports hall.",
+                noon - timedelta(days=1)),
+               ("Football", f"Five-a-side every other {football:%A} at 6pm, starting {day_words(football)}.",
+                noon - timedelta(days=1))]
+    chats = [("Coffee", f"Dana: Coffee on {coffee:%A}?\nMe: {coffee:%A}'s good. 10:30 at Monmouth?\n"
+              "Dana: Great, see you then.\n", noon - timedelta(hours=1)),
+             ("Lunch", f"Kate: Are you free for lunch on {coffee:%A}?\nMe: Did you see the match?\n",
+              noon - timedelta(hours=1))]
     settings = Settings(data_dir=tmp_path_factory.mktemp("web-agenda"), postgres_dsn=SecretStr(dsn),  # type: ignore[call-arg]
                         kafka_bootstrap="127.0.0.1:9", auth="off", timezone="Europe/London")
     rt = build_runtime(settings, vectors=True, models=True)
@@ -77,12 +88,14 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert rt.vectors and rt.embedder and rt.sparse
     embed = EmbedderStage(rt.objects, catalog=m.catalog, indexes=m.indexes, fence=m.fence, vectors=rt.vectors,
                           embedder=rt.embedder, sparse=rt.sparse)
-    for title, text, when in records:
+    for title, text, when, content_type in [(*r, "text/markdown") for r in records] + [(*c, "text/x-chat")
+                                                                                       for c in chats]:
         raw = text.encode()
         ev = ArtifactSubmitted(event_id=str(uuid.uuid4()), user_id="local", source_uri=f"note:{title}",
-                               content_type="text/markdown", size_bytes=len(raw), submitted_at=datetime.now(UTC),
+                               content_type=content_type, size_bytes=len(raw), submitted_at=datetime.now(UTC),
                                producer="test", content=raw, title=title, captured_at=when.astimezone(UTC),
-                               attributes={"kind": "note"})
+                               filename=f"{title}.chat" if content_type == "text/x-chat" else None,
+                               attributes={} if content_type == "text/x-chat" else {"kind": "note"})
         (doc,) = core.run(extract, ev, m.jobs, trusted=True)
         (chunks,) = core.run(chunk, doc, m.jobs)
         core.run(embed, chunks, m.jobs)
@@ -111,12 +124,20 @@ def test_upcoming_on_this_day_and_the_calendar_feed(site: str, axe: str, width: 
         page.goto(site + "/")
         expect(page.locator("body")).to_have_attribute("data-ready", "true")
         soon = page.locator("#agenda-soon .agenda-line")
-        expect(soon).to_have_count(3)
+        expect(soon).to_have_count(6)
         line = soon.filter(has_text="Dentist")
         expect(line).to_contain_text("09:40")
         expect(line).to_contain_text("Dentist moved to")
         expect(line).to_contain_text("moved from")
-        expect(page.locator("#agenda-later .agenda-line")).to_contain_text("Flight to Rome")
+        # an end given with "until", a rhythm, a plan agreed in a chat (and not the one left unanswered)
+        expect(soon.filter(has_text="Mock exam").locator(".agenda-time")).to_have_text("09:00\u201311:20")
+        football = datetime.now(TZ).date() + timedelta(days=2)
+        expect(soon.filter(has_text="Five-a-side")).to_contain_text(f"every other {football:%A}")
+        expect(soon.filter(has_text="Monmouth").locator(".agenda-time")).to_have_text("10:30")
+        expect(soon.filter(has_text="lunch")).to_have_count(0)
+        later = page.locator("#agenda-later .agenda-line")
+        expect(later.filter(has_text="Flight to Rome")).to_have_count(1)
+        expect(later.filter(has_text="Five-a-side")).to_have_count(1)  # listed once, saying how it repeats
         expect(page.locator("#onthisday")).to_contain_text("We went to the Christmas fair in Bath today.")
         board_line = soon.filter(has_text="board meeting")
         expect(board_line).to_have_class(re.compile(r"\bcancelled\b"))
@@ -124,7 +145,7 @@ def test_upcoming_on_this_day_and_the_calendar_feed(site: str, axe: str, width: 
         expect(soon.filter(has_text="Tokyo office")).to_contain_text("Tokyo time")
         # Each line's button is named by what it shows, in order: the time, the quote, the move, the source.
         expect(line.get_by_role("button")).to_have_accessible_name(re.compile(
-            r"^09:40\s*“Dentist moved to .*”\s*moved from .*Dentist moved$"))
+            r"^09:40\s*Dentist appointment\s*“Dentist moved to .*”\s*moved from .*Dentist moved$"))
         assert serious(page, axe) == []
         page.locator("#agenda").scroll_into_view_if_needed()
         page.locator("#agenda").screenshot(path=str(SHOTS / f"agenda-upcoming-{width}.png"))
@@ -133,6 +154,17 @@ def test_upcoming_on_this_day_and_the_calendar_feed(site: str, axe: str, width: 
         expect(page.locator("#viewer-title")).to_contain_text("Dentist moved")
         expect(page.locator("#viewer-body")).to_contain_text("Dentist moved to")
         page.locator("#viewer-close").click()
+
+        # The chat answers "what's coming up?" with the lines the panel shows for those 14 days.
+        titles = [t.strip() for t in soon.locator(".agenda-title").all_inner_texts()]
+        box = page.get_by_label("Your question")
+        box.fill("What's coming up?")
+        box.press("Enter")
+        turn = page.locator("#thread .turn").last
+        expect(turn).not_to_have_attribute("data-state", "streaming", timeout=60_000)
+        expect(turn).to_contain_text(f"your agenda has {len(titles)} things")
+        for title in titles:
+            expect(turn).to_contain_text(title)
 
         page.get_by_label("Name of a new calendar address (e.g. phone)").fill("phone")
         page.get_by_role("button", name="Make a calendar address").click()

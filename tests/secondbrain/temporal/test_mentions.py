@@ -74,3 +74,16 @@ def test_letters_case_folding_takes_for_ascii_ones_are_read_as_them(odd: str, pl
     got = mentioned_times(f"We met {odd} at the cafe.", said_at, ZoneInfo("UTC"))
     want = mentioned_times(f"We met {plain} at the cafe.", said_at, ZoneInfo("UTC"))
     assert got and [(m.start, m.end, m.span) for m in got] == [(m.start, m.end, m.span) for m in want]
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("Parents' evening in two weeks.", datetime(2026, 12, 8, tzinfo=UTC)),
+    ("Stitches out in 10 days.", datetime(2026, 12, 4, tzinfo=UTC)),
+    ("Boarding pass: 14/01 07:25, gate closes 06:55.", datetime(2027, 1, 14, tzinfo=UTC)),
+])
+def test_times_tickets_and_notes_write_are_read(text: str, day: datetime) -> None:
+    """Days after "in" and numeric dates without a preposition (the nearest such day) as notes and tickets
+    write them: the chunker stores them, so search and the agenda find the passage by them."""
+    said = datetime(2026, 11, 24, 10, tzinfo=UTC)  # a Tuesday
+    found = mentioned_times(text, said, ZoneInfo("UTC"))
+    assert [m.start for m in found] == [day], found

@@ -31,6 +31,12 @@ SENTENCES = [
     ("Tom flies back next Tuesday.", date(2026, 11, 24)),
     ("The school concert is on Tuesday 1 December at 18:00.", date(2026, 12, 1)),
     ("The plumber comes tomorrow at 8 to fix the boiler.", date(2026, 11, 20)),
+    # a time's tense is its clause's ("they quoted" does not make the service past); numeric dates without a
+    # preposition; "in two weeks"; a weekday said on that weekday is next week's
+    ("Car service at Kwik Fit on 9 December at 8:00, they quoted \u00a3240", date(2026, 12, 9)),
+    ("Flight out 14/01 07:25 from Gatwick.", date(2027, 1, 14)),
+    ("GP review in two weeks at 3pm.", date(2026, 12, 3)),
+    ("Coffee with Dana on Thursday at 10:30.", date(2026, 11, 26)),
 ]
 
 

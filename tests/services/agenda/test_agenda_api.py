@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -183,9 +183,15 @@ def test_the_calendar_feed_carries_the_agenda_and_a_revoked_feed_is_refused(
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/calendar"), r.text
     cal = Calendar.from_ical(r.content)
     events = {str(e.get("summary")): e for e in cal.walk("VEVENT")}
-    dentist = events["Dentist moved to Thursday 10 December at 09:40."]
+    # named as a calendar shows it, the sentence in the description, an hour long (an appointment)
+    dentist = events["Dentist appointment"]  # as the booking named it; the move kept the name
+    assert "Dentist moved to Thursday 10 December at 09:40." in str(dentist.get("description"))
     assert dentist.decoded("dtstart") == datetime(2026, 12, 10, 9, 40, tzinfo=UTC)
-    assert "moved from" in str(dentist.get("description")) and "/v1/artifacts/" in str(dentist.get("url"))
+    assert dentist.decoded("dtend") - dentist.decoded("dtstart") == timedelta(hours=1)
+    assert "moved from" in str(dentist.get("description"))
+    # served on loopback only: no link a phone's calendar could not open, and it says how to get one
+    assert dentist.get("url") is None and "127.0.0.1" not in r.text and "localhost" not in r.text
+    assert "SB_PUBLIC_URL" in str(dentist.get("description"))
     assert not any("Bob" in s for s in events)
     # Bob can neither see nor revoke it; Alice revokes it and the address stops working.
     assert api["bob"].delete(f"/v1/feeds/{feed['feed_id']}").status_code == 404

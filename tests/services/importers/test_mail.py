@@ -100,3 +100,43 @@ def test_a_subject_longer_than_a_title_may_be_is_cut() -> None:
     note = mail.parse(raw("Re: " + "very " * 200 + "long"), origin="o").results[0]
     assert isinstance(note, Capture) and note.title is not None and len(note.title) == 300
     assert note.title.startswith("very very")
+
+
+def _ics(method: str = "REQUEST", start: str = "20261215T140000Z") -> bytes:
+    status = "CANCELLED" if method == "CANCEL" else "CONFIRMED"
+    return (f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\nMETHOD:{method}\r\nBEGIN:VEVENT\r\n"
+            f"UID:plan-7@example.org\r\nDTSTAMP:20261120T090000Z\r\nDTSTART:{start}\r\nDTEND:20261215T153000Z\r\n"
+            f"STATUS:{status}\r\nSUMMARY:Quarterly planning\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").encode()
+
+
+def test_an_invitation_is_its_event_as_a_calendar_import_makes_it() -> None:
+    parsed = mail.parse(raw("Quarterly planning", attach=("invite.ics", _ics(), "text/calendar")), origin="inbox")
+    captures = list(mail.captures(parsed.results))
+    (event,) = [c for c in captures if c.source_uri.startswith("import:ics:")]
+    assert event.source_uri == "import:ics:plan-7@example.org" and event.title == "Quarterly planning"
+    assert event.captured_at == datetime(2026, 12, 15, 14, 0, tzinfo=UTC)
+    assert b"When: Tuesday 15 December 2026, 14:00-15:30" in event.content  # type: ignore[operator]
+    assert not [c for c in captures if c.filename == "invite.ics"]  # not the calendar file's raw text too
+
+
+def test_an_invitation_forwarded_as_an_attached_message_is_read_inside_it() -> None:
+    inner = EmailMessage()
+    inner["From"], inner["Subject"] = "Chair <chair@example.org>", "Quarterly planning"
+    inner.set_content("Join us.")
+    inner.add_attachment(_ics(), maintype="text", subtype="calendar", filename="invite.ics")
+    outer = EmailMessage()
+    outer["From"], outer["Subject"], outer["Message-ID"] = "Ann <ann@example.org>", "Fwd: planning", "<f@example.org>"
+    outer.set_content("FYI")
+    outer.add_attachment(inner)
+    captures = list(mail.captures(mail.parse(bytes(outer), origin="inbox").results))
+    assert [c.source_uri for c in captures if c.source_uri.startswith("import:ics:")] == [
+        "import:ics:plan-7@example.org"]
+
+
+def test_a_cancelled_invitation_is_recorded_over_its_event_as_cancelled() -> None:
+    parsed = mail.parse(raw("Cancelled: Quarterly planning", attach=("invite.ics", _ics("CANCEL"), "text/calendar")),
+                        origin="inbox")
+    assert not [r for r in parsed.results if isinstance(r, Skipped)]
+    (event,) = [c for c in mail.captures(parsed.results) if c.source_uri.startswith("import:ics:")]
+    assert event.source_uri == "import:ics:plan-7@example.org" and event.title == "Cancelled: Quarterly planning"
+    assert b"This event was cancelled." in event.content  # type: ignore[operator]

@@ -23,18 +23,29 @@ function where(src) {
   return parts.join(" · ");
 }
 
-// A line's button is named by what it shows, in the order shown (time, quote, move, source), so that a screen
-// reader reads, and voice control matches, the words on screen; its day is the heading of its list.
+// When a line is, as short as the list allows: "10:00", "09:00–11:20", "afternoon", "all day", or the stretch of
+// days (its day is the heading of its list).
+function lineTime(e) {
+  if (e.time) return e.end_time ? `${e.time}–${e.end_time}` : e.time;
+  if (e.part) return e.part;
+  return e.precision === "day" ? "all day" : e.when;
+}
+
+// A line's button is named by what it shows, in the order shown (time, name, quote, move or rhythm, source), so
+// that a screen reader reads, and voice control matches, the words on screen; its day is the heading of its list.
 function eventLine(e, label) {
   const src = {...e.source, n: label};
-  const when = e.time || (e.precision === "day" ? "all day" : e.when);
   const moved = e.moved_from ? el("span", {class: "agenda-moved"}, `moved from ${e.moved_from.when}`) : null;
+  const recurs = e.recurs && e.recurs !== "habit" && e.recurs !== "yearly"
+    ? el("span", {class: "agenda-moved"}, e.recurs) : null;
   const stated = e.stated ? el("span", {class: "muted small"}, ` (${e.stated})`) : null;
   return el("li", {class: `agenda-line${e.status === "cancelled" ? " cancelled" : ""}`, dataset: {id: e.id}},
     el("button", {type: "button", class: "agenda-open", onclick: (ev) => openSource(src, ev.currentTarget)},
-       el("span", {class: "agenda-time"}, when, stated),
+       el("span", {class: "agenda-time"}, lineTime(e), stated),
+       e.title ? el("span", {class: "agenda-title"}, e.title) : null,
        el("span", {class: "agenda-quote"}, `“${e.quote}”`),
        moved,
+       recurs,
        e.status === "cancelled" ? el("span", {class: "agenda-moved"}, "cancelled") : null,
        el("span", {class: "agenda-where muted small"}, where(e.source))));
 }
@@ -43,6 +54,19 @@ function renderDays(container, days) {
   container.replaceChildren(...days.map((d) => el("section", {class: "agenda-day", "aria-label": d.label},
     el("h4", {class: "agenda-date"}, d.label),
     el("ul", {class: "agenda-lines"}, ...d.events.map((e) => eventLine(e, d.label))))));
+}
+
+// Later, an arrangement on a rhythm is listed the first time it falls (its line says how it repeats), not
+// every fortnight of the year.
+function firstOfEach(days) {
+  const seen = new Set();
+  return days.map((d) => ({...d, events: d.events.filter((e) => {
+    if (!e.recurs || e.recurs === "habit" || e.recurs === "yearly") return true;
+    const key = `${e.recurs}|${e.quote}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  })})).filter((d) => d.events.length);
 }
 
 function isoDay(date) {
@@ -60,11 +84,13 @@ export async function loadAgenda() {
     renderDays($("#agenda-soon"), soon.days);
     const after = await (await api(`/v1/agenda?tz=${encodeURIComponent(tz)}&from=${isoDay(later)}T00:00:00`
       + `&days=${LATER_DAYS}`)).json();
-    renderDays($("#agenda-later"), after.days);
-    $("#agenda-later-box").hidden = !after.total;
+    const laterDays = firstOfEach(after.days);
+    renderDays($("#agenda-later"), laterDays);
+    $("#agenda-later-box").hidden = !laterDays.length;
+    const laterCount = laterDays.reduce((n, d) => n + d.events.length, 0);
     $("#agenda-summary").textContent = soon.total
-      ? `${soon.total} in the next ${SOON_DAYS} days${after.total ? `, ${after.total} later` : ""}, from your sources.`
-      : `Nothing your sources date in the next ${SOON_DAYS} days${after.total ? `; ${after.total} later` : ""}.`;
+      ? `${soon.total} in the next ${SOON_DAYS} days${laterCount ? `, ${laterCount} later` : ""}, from your sources.`
+      : `Nothing your sources date in the next ${SOON_DAYS} days${laterCount ? `; ${laterCount} later` : ""}.`;
   } catch (err) {
     $("#agenda-summary").textContent = `The agenda could not be loaded. ${err.message}`;
   }
