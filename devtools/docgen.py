@@ -278,26 +278,71 @@ def events() -> str:
 # --- architecture: the topology
 
 
-def topology() -> str:
-    """The pipeline as declared in ``secondbrain.pipeline.topology``: a Mermaid diagram (topics as rounded
-    boxes, stages as boxes) and the same as text."""
-    from secondbrain.pipeline.topology import OPEN_TOPICS, PIPELINE, diagram
+def _chain() -> list[tuple[str, str]]:
+    """The pipeline top to bottom as (kind, name): each stage between the topic it reads and the one it writes."""
+    from secondbrain.pipeline.topology import PIPELINE
 
-    def node(topic: str) -> str:
-        return "t_" + re.sub(r"\W", "_", topic)
-
-    lines = ["```mermaid", "flowchart LR"]
-    entries = " & ".join(node(t) for t in sorted(OPEN_TOPICS))
-    lines.append(f'  apps(["other apps"]) -.-> {entries}')
-    lines.append(f'  gateway["ingest gateway<br/>(HTTP, outbox)"] --> {entries}')
+    chain: list[tuple[str, str]] = []
     for s in PIPELINE:
-        lines.append(f'  {node(s.input)}(["{s.input}"]) --> {s.name}["{s.name}"] --> {node(s.output)}(["{s.output}"])')
-    final = [s for s in PIPELINE if s.final]
-    if final:
-        lines.append(f'  {node(final[-1].output)} -.-> query["query<br/>(search, ask, agenda)"]')
-    lines.append("```")
-    return "\n".join(lines) + "\n\nThe same, as `python -m secondbrain.pipeline.topology` prints it:\n\n```\n" \
-        + diagram() + "\n```\n"
+        if ("topic", s.input) not in chain:
+            chain.append(("topic", s.input))
+        chain += [("stage", s.name), ("topic", s.output)]
+    return chain
+
+
+def topology_svg() -> str:
+    """The pipeline as an SVG drawing (no script, readable offline, in either colour scheme): topics as rounded
+    boxes, stages as square ones, the topics other apps publish to fed by the gateway and by them, the last topic
+    read by the query service."""
+    from secondbrain.pipeline.topology import OPEN_TOPICS, PIPELINE
+
+    chain = _chain()
+    row, box_w, box_h, left, side = 52, 230, 34, 20, 330
+    height = row * len(chain) + box_h + 20
+    y = {name: 10 + i * row for i, (_kind, name) in enumerate(chain)}
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 580 {height}" width="580" '
+             f'height="{height}" font-family="sans-serif" font-size="14" fill="currentColor">',
+             "<title>secondbrain's pipeline, as its topology declares it</title>",
+             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+             'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="currentColor"/></marker></defs>']
+
+    def box(x: int, top: int, text: str, kind: str) -> None:
+        rx = 17 if kind == "topic" else 3
+        fill = "#1e88e5" if kind == "topic" else "#43a047"
+        parts.append(f'<rect x="{x}" y="{top}" width="{box_w}" height="{box_h}" rx="{rx}" fill="{fill}" '
+                     f'fill-opacity="0.15" stroke="currentColor"/>')
+        parts.append(f'<text x="{x + box_w // 2}" y="{top + 22}" text-anchor="middle">{text}</text>')
+
+    def arrow(x1: int, y1: int, x2: int, y2: int, dashed: bool = False) -> None:
+        dash = ' stroke-dasharray="5 4"' if dashed else ""
+        parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="currentColor"{dash} '
+                     'marker-end="url(#arrow)"/>')
+
+    for i, (kind, name) in enumerate(chain):
+        box(left, y[name], name if kind == "topic" else f"stage: {name}", kind)
+        if i:
+            arrow(left + box_w // 2, y[name] - row + box_h, left + box_w // 2, y[name])
+    mid = left + box_w
+    gateway_y, apps_y = y[chain[0][1]], y[chain[0][1]] + 2 * row
+    box(side, gateway_y, "ingest gateway (HTTP, outbox)", "stage")
+    box(side, apps_y, "other apps (signed events)", "stage")
+    for topic in sorted(OPEN_TOPICS):
+        arrow(side, gateway_y + box_h // 2, mid, y[topic] + box_h // 2)
+        arrow(side, apps_y + box_h // 2, mid, y[topic] + box_h // 2, dashed=True)
+    last = [s.output for s in PIPELINE if s.final][-1]
+    query_y = y[last] + row
+    box(left, query_y, "query (search, ask, agenda)", "stage")
+    arrow(left + box_w // 2, y[last] + box_h, left + box_w // 2, query_y, dashed=True)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def topology() -> str:
+    """The pipeline as declared in ``secondbrain.pipeline.topology``: a drawing, and the same as text."""
+    from secondbrain.pipeline.topology import diagram
+
+    return (f'<div class="pipeline-diagram">\n{topology_svg()}\n</div>\n\n'
+            "The same, as `python -m secondbrain.pipeline.topology` prints it:\n\n```\n" + diagram() + "\n```\n")
 
 
 # --- benchmarks: docs/benchmarks/*.json
