@@ -105,6 +105,8 @@ def test_the_readme_is_short_starts_with_the_two_commands_and_shows_the_benchmar
     assert shown.group(1) == docgen.readme_figures(), \
         "the README's figures differ from docs/benchmarks/*.json: paste `python -m devtools.docgen readme-figures`"
     assert "images/answer.png" in readme.split("```")[0]  # the page answering with citations, before all else
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme):  # every link of the README leads somewhere
+        assert target.startswith("http") or (REPO / target).exists(), target
 
 
 @pytest.fixture(scope="module")
