@@ -1,5 +1,5 @@
 # The two commands the README starts with.
-.PHONY: up test test-fast lint whisperx extension service
+.PHONY: up test test-fast lint whisperx extension service docs
 
 up:  ## install what is needed, then run secondbrain (embedded mode)
 	@scripts/install.sh
@@ -29,3 +29,7 @@ whisperx:  ## the opt-in WhisperX transcriber in its own .venv-whisperx (torch 2
 
 extension:  ## the browser extension as a zip, in dist/ (standard library only)
 	python3 -m devtools.extension_zip
+
+docs:  ## the documentation site, built from docs/ and the code into site/ (strict: a broken link or a page left out of the navigation fails)
+	@scripts/install.sh --dev
+	.venv/bin/mkdocs build --strict

@@ -170,6 +170,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None,
                     help="keep the service's data here; when it holds an index already, do not ingest again")
     ap.add_argument("--dump", type=Path, default=None, help="write every question, answer and source here")
+    charts.docs_option(ap)
     args = ap.parse_args()
     convs = load(args.data, args.conversations, args.limit)
     at_start = charts.machine()
@@ -278,10 +279,36 @@ def main() -> None:
     print("lost: of the questions whose evidence turns were all in the sources, the share whose answer "
           "missed the gold answer")
     print(f"machine at start: {at_start}\nmachine at end:   {charts.machine()}")
+    if args.publish:
+        publish(scores, system, asked, unsupported, args.llm_model if args.llm_url else "", at_start)
     out = charts.out_dir(args.out)
     charts.save_json(out / f"answers-{system}.json", {
         "system": system, "questions": asked, "unsupported": unsupported,
         "rows": {f"{s}|{c}": v for (s, c), v in scores.rows.items()}})
+
+
+def publish(scores: Scores, system: str, asked: int, unsupported: int, model: str, at_start: str) -> None:
+    """The figures for the documentation (``--publish``): per category, the way the table prints them."""
+    rows = []
+    for cat in (1, 2, 3, 4, None, 5):
+        label = CATEGORIES[cat] if cat is not None else "1-4"
+        n = scores.count(system, cat) if cat is not None else sum(scores.count(system, c) for c in (1, 2, 3, 4))
+        if cat == 5:
+            rows.append([label + " (abstains)", n, "", "", "", "", f"{scores.mean(system, 5, 'abstains'):.3f}"])
+        else:
+            rows.append([label, n, *(f"{scores.mean(system, cat, k):.3f}"
+                                     for k in ("contains", "dates", "f1", "lost", "false_abstains")), ""])
+    one_to_four = f"{scores.mean(system, None, 'contains'):.3f}"
+    charts.publish("answers" if system == "extractive" else "answers-model",
+                   "Answers on LoCoMo" + (f" with a model ({model})" if model else ", without a model"),
+                   [charts.table(["category", "n", "contains the gold answer (answer ≤ 60 words)",
+                                  "a gold date read either way", "token F1", "lost", "false abstention",
+                                  "abstains"], rows)],
+                   notes=[f"Answers without a valid citation that do not abstain: {unsupported}/{asked}.",
+                          "Lost: of the questions whose evidence turns were all among the sources, the share whose "
+                          "answer missed the gold answer.", f"Machine at the start: {at_start}."],
+                   headline={"LoCoMo answers without a model: categories 1-4 contain the gold answer": one_to_four}
+                   if system == "extractive" else None, bench="answers")
 
 
 if __name__ == "__main__":

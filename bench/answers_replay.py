@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from bench.answers import MAX_WORDS, abstains, contains, dates_read  # noqa: E402
 from bench.locomo import CATEGORIES, DEFAULT_DATA, load  # noqa: E402
 
@@ -70,7 +71,7 @@ def capture(keep: Path, out: Path) -> None:
     print(f"wrote {len(rows)} questions to {out}")
 
 
-def replay(captured: Path, dump: Path | None, before: Path | None) -> None:
+def replay(captured: Path, dump: Path | None, before: Path | None, publish: bool = False) -> None:
     """Answer every captured question again and print the figures (and, with ``before``, the changes)."""
     from datetime import UTC as utc
     from datetime import datetime
@@ -102,14 +103,24 @@ def replay(captured: Path, dump: Path | None, before: Path | None) -> None:
                 "false_abstains": float(abstains(text))})
         answers.append({"category": r["category"], "question": r["question"], "gold": r["gold"], "answer": text})
     print(f"{'category':<14}{'n':>5}{'contains':>10}{'dates':>8}{'false abst.':>12}{'abstains':>10}")
+    shown: list[list[object]] = []
     for cat in (1, 2, 3, 4, None, 5):
         rows_ = [x for c in ([cat] if cat else [1, 2, 3, 4]) for x in scores[c]]
         label = CATEGORIES[cat] if cat else "1-4"
         if cat == 5:
             print(f"{label:<14}{len(rows_):>5}{'':>30}{_mean(rows_, 'abstains'):>10.3f}")
+            shown.append([label + " (abstains)", len(rows_), "", "", "", f"{_mean(rows_, 'abstains'):.3f}"])
         else:
             print(f"{label:<14}{len(rows_):>5}{_mean(rows_, 'contains'):>10.3f}{_mean(rows_, 'dates'):>8.3f}"
                   f"{_mean(rows_, 'false_abstains'):>12.3f}")
+            shown.append([label, len(rows_), *(f"{_mean(rows_, k):.3f}" for k in ("contains", "dates",
+                                                                                   "false_abstains")), ""])
+    if publish:
+        charts.publish("answers_replay", "Answers on LoCoMo, replayed on the captured sources", [charts.table(
+            ["category", "n", "contains the gold answer (answer ≤ 60 words)", "a gold date read either way",
+             "false abstention", "abstains"], shown)],
+            notes=["The sources each question got from `bench/answers.py` (captured once), answered again by this "
+                   "checkout's answerer: the service's answers for the same sources."])
     if before is not None:
         old = {(a["question"], a["category"]): a for a in json.loads(before.read_text())}
         changed = [a for a in answers if old.get((a["question"], a["category"]), {}).get("answer") != a["answer"]]
@@ -130,13 +141,14 @@ def main() -> None:
     ap.add_argument("--captured", type=Path, default=CAPTURED)
     ap.add_argument("--dump", type=Path, default=None)
     ap.add_argument("--before", type=Path, default=None, help="a --dump of an earlier replay: count what changed")
+    charts.docs_option(ap)
     args = ap.parse_args()
     if args.step == "capture":
         if args.keep is None:
             raise SystemExit("capture needs --keep DIR")
         capture(args.keep, args.captured)
     else:
-        replay(args.captured, args.dump, args.before)
+        replay(args.captured, args.dump, args.before, args.publish)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ if str(REPO) not in sys.path:
 
 # A benchmark's servers note themselves, and keep any default data, in the run's own directories: the
 # person's CLI never takes one for their own secondbrain, and their data is never touched.
+from bench import charts  # noqa: E402
 from devtools.processes import AWAY_FROM_HOME  # noqa: E402
 
 PAGE = (
@@ -90,6 +91,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=20)
     ap.add_argument("--otel-endpoint", help="export telemetry to this OTLP/HTTP collector (overhead check)")
+    charts.docs_option(ap)
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sb-bench-"))
     root.chmod(0o755)
@@ -128,6 +130,17 @@ def main() -> None:
     print(f"{'one-page note to searchable, p50':<44}{statistics.median(latencies) * 1000:>8.0f}ms")
     print(f"{'one-page note to searchable, p95':<44}{pct(latencies, 0.95) * 1000:>8.0f}ms")
     print(f"{'one-page note to searchable, max':<44}{max(latencies) * 1000:>8.0f}ms")
+    if args.publish:
+        p50, p95, top = (statistics.median(latencies) * 1000, pct(latencies, 0.95) * 1000, max(latencies) * 1000)
+        otel = bool(args.otel_endpoint)
+        title = "Start-up and note-to-searchable" + (" with telemetry exported" if otel else "")
+        charts.publish("backbone-otel" if otel else "backbone", title, [charts.table(["measure", "value"], [
+            ["cold start of `secondbrain up` (new data directory)", f"{cold:.1f} s"],
+            ["warm start of `secondbrain up`", f"{warm:.1f} s"],
+            [f"one-page note to searchable, p50 / p95 / max ({args.notes} notes)",
+             f"{p50:.0f} / {p95:.0f} / {top:.0f} ms"]])],
+            notes=[f"Telemetry exported to {args.otel_endpoint}."] if args.otel_endpoint else [],
+            headline=None if otel else {"a one-page note searchable after, p50": f"{p50:.0f} ms"}, bench="backbone")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench import charts
+
 WORDS = ("harbour", "lantern", "violin", "orchard", "glacier", "saddle", "compass", "meadow", "quarry", "falcon",
          "ember", "velvet", "canyon", "pepper", "marble", "thistle", "beacon", "walnut", "ferry", "cobalt", "spruce",
          "tundra", "jasmine", "anvil", "kettle", "sparrow", "granite", "willow", "mosaic", "lagoon", "parsnip",
@@ -138,6 +140,7 @@ def main() -> None:
     p.add_argument("--documents", type=int, default=1000)
     p.add_argument("--passages-per-doc", type=int, default=10)
     p.add_argument("--json", action="store_true")
+    charts.docs_option(p)
     a = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sb-bench-backup-"))
     root.chmod(0o755)
@@ -165,10 +168,19 @@ def main() -> None:
             "sealed_archive_bytes": (root / "sealed.sbk").stat().st_size,
             "backup_s": round(backup_s, 1), "sealed_backup_s": round(sealed_s, 1), "restore_s": round(restore_s, 1),
             "restored_dir_bytes_on_disk": restored[0], "load": os.getloadavg(), "cpus": os.cpu_count()}
+        mb = 1e6
+        if a.publish:
+            charts.publish("backup", "Backup and restore", [charts.table(["", "time", "size"], [
+                ["the data directory", "", f"{size[0] / mb:.1f} MB on disk ({size[1] / mb:.1f} MB apparent)"],
+                ["`secondbrain backup`", f"{backup_s:.1f} s", f"archive {out['archive_bytes'] / mb:.1f} MB "
+                 f"({out['archive_bytes'] / size[0]:.2f} x the data directory on disk)"],
+                ["`secondbrain backup --passphrase`", f"{sealed_s:.1f} s",
+                 f"{out['sealed_archive_bytes'] / mb:.1f} MB"],
+                ["`secondbrain restore`", f"{restore_s:.1f} s", f"data directory {restored[0] / mb:.1f} MB on disk"]],
+                title=f"An instance of {passages:,} passages in {a.documents:,} notes")])
         if a.json:
             print(json.dumps(out))
             return
-        mb = 1e6
         print(f"instance: {passages} passages in {a.documents} notes (built in {built:.0f} s)")
         print(f"data directory: {size[0] / mb:.1f} MB on disk ({size[1] / mb:.1f} MB apparent: the vector engine's "
               "files are sparse)")

@@ -35,6 +35,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from bench.backbone import free_port, key_headers, pct, start, stop  # noqa: E402
 from devtools import gen_exports as gen  # noqa: E402
 
@@ -105,6 +106,7 @@ def main() -> None:
     ap.add_argument("--gap", type=float, default=1.0, help="seconds between Bob's notes")
     ap.add_argument("--via", choices=("upload", "cli"), default="upload")
     ap.add_argument("--settle", type=float, default=60.0, help="seconds to wait for Alice's backlog to fill at most")
+    charts.docs_option(ap)
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sb-fair-"))
     data, port = root / "data", free_port()
@@ -160,6 +162,15 @@ def main() -> None:
               f"p95 {pct(waits, 0.95):.2f}, max {max(waits):.2f} (target: p95 < 2 s)")
         print(f"alice's backlog meanwhile: min {min(backlog)}, max {max(backlog)} (limit {args.max_pending}); "
               f"her newest source: {sources['sources'][0]['title'] if sources['sources'] else '-'}")
+        if args.publish:
+            def figures(xs: list[float]) -> str:
+                return f"median {statistics.median(xs):.2f} s, p95 {pct(xs, 0.95):.2f} s, max {max(xs):.2f} s"
+
+            charts.publish("fairness", "Fair under a flood", [charts.table(["Bob's note to searchable", "figure"], [
+                [f"alone ({len(alone)} notes)", figures(alone)],
+                [f"while Alice's {args.items:,}-note Keep import ({args.via}) waits at the limit", figures(waits)]])],
+                notes=[f"Alice's backlog meanwhile: {min(backlog)} to {max(backlog)} captures (limit "
+                       f"{args.max_pending}); the target is a p95 under 2 s. Compare the two figures of one run."])
     finally:
         if importer is not None and importer.poll() is None:
             os.killpg(importer.pid, signal.SIGINT)

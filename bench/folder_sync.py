@@ -27,6 +27,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from devtools.processes import Service, cli_env  # noqa: E402
 
 TOPICS = ["budget", "garden", "boiler", "holiday", "reading", "training", "recipes", "meeting", "car", "taxes"]
@@ -43,6 +44,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=500)
     ap.add_argument("--edits", type=int, default=5)
+    charts.docs_option(ap)
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sb-bench-sync-"))
     root.chmod(0o755)
@@ -91,6 +93,14 @@ def main() -> None:
               f"max {max(lags):.1f}s ({', '.join(f'{x:.1f}' for x in lags)})")
         print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
               f"Python {platform.python_version()}")
+        if args.publish:
+            charts.publish("folder_sync", "Folder sync", [charts.table(["measure", "value"], [
+                [f"first sync of {args.notes} notes: all sent by `watch`", f"{sent_at:.1f} s"],
+                [f"first sync of {args.notes} notes: all searchable",
+                 f"{took:.1f} s = {args.notes / took:.1f} files/s"],
+                [f"a saved edit until search finds it, median ({args.edits} edits)",
+                 f"{statistics.median(lags):.1f} s"],
+                ["the same, max", f"{max(lags):.1f} s"]])])
     finally:
         if watch is not None:
             watch.send_signal(signal.SIGINT)

@@ -216,6 +216,7 @@ def main() -> None:
     ap.add_argument("--keep", type=int, default=5000, help="Google Keep notes (0: none)")
     ap.add_argument("--per-format", type=int, default=150, help="items of every other format (0: none)")
     ap.add_argument("--formats", default="", help="only these formats (comma-separated)")
+    charts.docs_option(ap)
     args = ap.parse_args()
     at_start = charts.machine()
     root = Path(tempfile.mkdtemp(prefix="sb-imports-"))
@@ -261,19 +262,29 @@ def main() -> None:
           "one embedded process, every stage in it")
     print(f"{'format':<10}{'items':>7}{'imported':>9}{'wall s':>8}{'items/s':>9}{'2nd run s':>10}{'added':>6}  "
           "skipped / failed")
+    shown: list[list[str]] = []
+    notes: list[str] = []
     for fmt, s, wall, again, wall_again in rows:
         reasons = [f"{r['reason']} ({r['label']})" for r in s["skipped"]] + [
             f"failed: {r['reason']} ({r['label']})" for r in s["failed"]]
         print(f"{fmt:<10}{s['items']:>7}{s['imported']:>9}{wall:>8.1f}{s['items'] / wall:>9.1f}{wall_again:>10.1f}"
               f"{again['imported']:>6}  {'; '.join(reasons[:3]) or '-'}")
+        shown.append([fmt, str(s["items"]), str(s["imported"]), f"{wall:.1f}", f"{s['items'] / wall:.1f}",
+                      f"{wall_again:.1f}, {again['imported']}", "; ".join(reasons[:3]) or "-"])
     if keep_inputs:
         alone = embedder_alone({"keep": keep_inputs})["keep"]
         keep_wall = next(wall for fmt, _s, wall, _a, _w in rows if fmt == "keep")
         print(f"keep: {len(keep_inputs)} passages; import {len(keep_inputs) / keep_wall:.1f} passages/s, embedder "
               f"alone {len(keep_inputs) / alone:.1f} passages/s: "
               f"{100 * alone / keep_wall:.0f}% of the embedder's speed")
+        notes.append(f"Keep: {len(keep_inputs)} passages; the import ran at {100 * alone / keep_wall:.0f} % of the "
+                     f"embedder alone's speed on the same passages ({len(keep_inputs) / alone:.1f} passages/s).")
     print(f"machine at start: {at_start}")
     print(f"machine at end:   {charts.machine()}")
+    if args.publish:
+        charts.publish("imports", "Imports per format", [charts.table(
+            ["format", "items", "imported", "seconds", "items/s", "second run: s, added", "skipped / failed"],
+            shown)], notes=[*notes, f"Machine at the start: {at_start}."])
 
 
 if __name__ == "__main__":

@@ -540,6 +540,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
     ap.add_argument("--dump", type=Path, default=None,
                     help="also write every question's ranked hits in each mode to this JSON file")
+    charts.docs_option(ap)
     args = ap.parse_args()
     if not args.data.exists():
         ap.error(f"{args.data} not found; pass --data PATH/locomo10.json")
@@ -644,6 +645,41 @@ def main() -> None:
                     rows, {s: [scores.mean(s, b, w) for w in rows] for s in systems}, ylabel="evidence recall",
                     ylim=(0, 1.08), fmt="{:.2f}")
     print(f"wrote {out / 'locomo.json'} and " + ", ".join(str(out / f"locomo-{b}.png") for b in budgets))
+    if args.publish:
+        notes = [f"{len(convs)} conversations, {questions} questions; {ing.records} dated records, {ing.turns} turns "
+                 f"-> {ing.chunks} chunks, ingested through the service at {ing.chunks / ing.seconds:.1f} chunks/s.",
+                 *(f"Target {which} at {b:,} tokens: {scores.mean(MODE_NAMES['hybrid'], b, which):.3f} (goal "
+                   f"{goal:.2f}): {'met' if scores.mean(MODE_NAMES['hybrid'], b, which) >= goal else 'missed'}."
+                   for (which, b), goal in TARGETS.items() if b in budgets and "hybrid" in modes),
+                 *(f"`/v1/search` mode={mode}: p50 {statistics.median(ms):.0f} ms, p95 "
+                   f"{sorted(ms)[int(0.95 * (len(ms) - 1))]:.0f} ms (two requests at a time)."
+                   for mode, ms in checks.search_ms.items()),
+                 f"Machine at the start: {load_start}."]
+        publish(scores, checks, systems, modes, budgets, notes, [out / f"locomo-{b}.png" for b in budgets])
+
+
+def publish(scores: Scores, checks: Checks, systems: Sequence[str], modes: Sequence[str], budgets: Sequence[int],
+            notes: list[str], pngs: list[Path]) -> None:
+    """The figures for the documentation (``--publish``): recall per budget, the halves, the targets."""
+    rows = [*CATEGORIES.values(), "overall"]
+    tables = [charts.table(["category", "n", *systems],
+                           [[w, scores.count(systems[0], b, w), *(f"{scores.mean(s, b, w):.3f}" for s in systems)]
+                            for w in rows], title=f"Evidence recall within {b:,} tokens") for b in budgets]
+    low, high = budgets[0], budgets[-1]
+    halves = [[f"{m}, conversations {label}", *(f"{half_mean(checks, m, h, b, w):.3f}" for b, w in
+                                               ((low, "overall"), (low, "temporal"), (high, "multi-hop"),
+                                                (high, "overall")))]
+              for m in modes for h, label in ((0, "1-5 (tuned on)"), (1, "6-10 (held out)"))]
+    tables.append(charts.table(["by half", f"overall @{low:,}", f"temporal @{low:,}", f"multi-hop @{high:,}",
+                                f"overall @{high:,}"], halves, title="By half"))
+    hybrid = MODE_NAMES["hybrid"]
+    headline = None
+    if "hybrid" in modes:
+        naive = f" (naive RRF {scores.mean('naive RRF', low, 'overall'):.3f})" if "naive RRF" in systems else ""
+        headline = {f"LoCoMo evidence recall within {low:,} tokens, overall":
+                    f"{scores.mean(hybrid, low, 'overall'):.3f}{naive}"}
+    charts.publish("locomo", "Long-term conversational memory (LoCoMo)", tables, notes=notes, charts=pngs,
+                   headline=headline)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from bench.bulk import note  # noqa: E402
 from devtools.temporal_suite import CASES, MENTION_CASES  # noqa: E402
 from secondbrain.temporal.mentions import Mention, mentioned_times  # noqa: E402
@@ -69,6 +70,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--profile", action="store_true", help="also print a cProfile of one more pass")
+    charts.docs_option(ap)
     args = ap.parse_args()
     corpus = passages(args.notes, args.seed)
     words = statistics.mean(len(t.split()) for t, _ in corpus)
@@ -85,6 +87,14 @@ def main() -> None:
     print(f"median of {args.repeats} passes: {len(corpus) / wall:.0f} passages/s, "
           f"{1000 * wall / len(corpus):.3f} ms per passage "
           f"(fastest {1000 * min(times) / len(corpus):.3f}, slowest {1000 * max(times) / len(corpus):.3f})")
+    if args.publish:
+        charts.publish("mentions", "Times a passage speaks of", [charts.table(
+            ["passages", "words each (mean)", "times found", "passages/s", "ms per passage (fastest, slowest)"],
+            [[len(corpus), f"{words:.0f}", sum(map(len, found)), f"{len(corpus) / wall:.0f}",
+              f"{1000 * wall / len(corpus):.3f} ({1000 * min(times) / len(corpus):.3f}, "
+              f"{1000 * max(times) / len(corpus):.3f})"]])],
+            notes=[f"Median of {args.repeats} passes, CPU time of one process; digest of what was found "
+                   f"{digest(found)} (it must not change when only the speed does)."])
     if args.profile:
         prof = cProfile.Profile()
         prof.runcall(one_pass, corpus)

@@ -205,6 +205,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=int, default=1, help="multiply the number of files per modality")
     ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
+    charts.docs_option(ap)
     args = ap.parse_args()
     at_start = charts.machine()
     root = Path(tempfile.mkdtemp(prefix="sb-bench-"))
@@ -238,6 +239,7 @@ def main() -> None:
     print(f"{'modality':<20}{'files':>6}{'MB':>8}{'wall s':>8}{'MB/min':>8}{'units/min':>18}{'chunks/s':>9}"
           f"{'extract %':>10}{'embedder alone':>16}{'overhead':>10}")
     rows = []
+    shown: list[list[str]] = []
     for batch, r in results:
         per_min = f"{batch.units / r['wall'] * 60:.1f} {batch.unit}" if batch.unit else "-"
         share = 100 * r["extract_s"] / r["wall"]  # one user's jobs run one after another (one lane)
@@ -247,6 +249,10 @@ def main() -> None:
         print(f"{batch.name:<20}{r['files']:>6}{r['mb']:>8.2f}{r['wall']:>8.1f}{r['mb'] / r['wall'] * 60:>8.1f}"
               f"{per_min:>18}{r['chunks'] / r['wall']:>9.1f}{min(100.0, share):>9.0f}%"
               f"{alone_rate:>11.1f} ch/s{overhead:>9.0f}%")
+        shown.append([batch.name, f"{r['files']} files, {r['mb']:.2f} MB", f"{r['wall']:.1f} s",
+                      f"{batch.units / r['wall'] * 60:.1f} {batch.unit}/min" if batch.unit
+                      else f"{r['mb'] / r['wall'] * 60:.1f} MB/min", f"{r['chunks'] / r['wall']:.1f}",
+                      f"{min(100.0, share):.0f} %", f"{alone_rate:.1f} chunks/s", f"{overhead:.0f} %"])
         rows.append({"modality": batch.name, **r, "units": batch.units, "unit": batch.unit,
                      "chunks_per_s": r["chunks"] / r["wall"], "embedder_alone_s": embed_s,
                      "embedder_alone_chunks_per_s": alone_rate, "overhead_pct": overhead})
@@ -261,6 +267,12 @@ def main() -> None:
                  "extract stage (% of wall)": [min(100.0, 100 * r["extract_s"] / r["wall"]) for _b, r in results]},
                 ylabel="% of the wall time", ylim=(0, 110), fmt="{:.0f}", rotate=20)
     print(f"wrote {out / 'modalities.json'} and {out / 'modalities.png'}")
+    if args.publish:
+        charts.publish("modalities", "Ingestion per modality, next to the embedder alone", [charts.table(
+            ["modality", "batch", "wall", "throughput", "chunks/s", "extract stage", "embedder alone", "overhead"],
+            shown)], notes=["Overhead: the share of the wall time not spent embedding (1 - embedder-alone seconds / "
+                            "wall seconds); one user, so the jobs run one after another.",
+                            f"Machine at the start: {at_start}."], charts=[out / "modalities.png"])
 
 
 if __name__ == "__main__":

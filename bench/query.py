@@ -1255,6 +1255,7 @@ def main() -> None:
                          "sizes too large to embed (1,000,000)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None, help="results directory for query.json and query.png (bench/results/)")
+    charts.docs_option(ap)
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     if not sizes or min(sizes) < 50 or args.queries < 1:
@@ -1294,7 +1295,12 @@ def main() -> None:
     print("note: dense vectors are pool-based (each chunk = one of the embedded pool passages + noise); BM25 "
           "vectors are real. Query embedding, understanding and HTTP are real.")
     print(f"total run time: {time.perf_counter() - started:.0f}s")
-    write_charts(results, args)
+    png = write_charts(results, args)
+    if args.publish:
+        publish(results, "query", "Query latency", [png] if png else [],
+                [f"Load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end. Dense vectors are "
+                 "pool-based (each chunk one of the embedded pool passages plus noise); BM25 vectors, query "
+                 "embedding, understanding and HTTP are real."])
 
 
 def main_synthetic(sizes: list[int], args: argparse.Namespace) -> None:
@@ -1315,6 +1321,11 @@ def main_synthetic(sizes: list[int], args: argparse.Namespace) -> None:
     print("note: SYNTHETIC vectors (random clusters, Zipf terms), not embeddings of text; the search path "
           "is the product's own EdgeVectorStore.search.")
     print(f"total run time: {time.perf_counter() - started:.0f}s")
+    if args.publish:
+        publish(results, "query-vectors", "The vector store at scale", [],
+                [f"Load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end. Synthetic "
+                 "vectors (random clusters, Zipf terms), not embeddings of text; the search path is the product's "
+                 "own EdgeVectorStore.search."])
     if args.out:
         out = charts.out_dir(args.out)
         charts.save_json(out / "query-vectors.json", {"sizes": {str(r.size): {"facts": dict(r.facts), "rows": {
@@ -1332,10 +1343,23 @@ CHART_ROWS = {  # table row -> chart label
 }
 
 
-def write_charts(results: list[Result], args: argparse.Namespace) -> None:
+def publish(results: list[Result], name: str, title: str, pngs: list[Path], notes: list[str]) -> None:
+    """The figures for the documentation (``--publish``): p50 / p95 of every measure, and the facts, per size."""
+    sizes = [f"{r.size:,} chunks" for r in results]
+    measures = list(dict.fromkeys(row.name for r in results for row in r.rows))
+    facts = list(dict.fromkeys(k for r in results for k, _v in r.facts))
+    latency = [[m, *(next((f"{statistics.median(row.values) * 1000:.1f} / {pct(row.values, 0.95) * 1000:.1f}"
+                           for row in r.rows if row.name == m), "") for r in results)] for m in measures]
+    known = [[k, *(str(dict(r.facts).get(k, "")) for r in results)] for k in facts]
+    charts.publish(name, title, [charts.table(["p50 / p95 (ms)", *sizes], latency),
+                                 charts.table(["", *sizes], known, title="The collections")],
+                   notes=notes, charts=pngs, bench="query")
+
+
+def write_charts(results: list[Result], args: argparse.Namespace) -> Path | None:
     """query.json (every row, p50/p95/mean in ms) and query.png (p50 and p95 of the main measures)."""
     if not results:
-        return
+        return None
     out = charts.out_dir(args.out)
     data = {"sizes": {str(r.size): {"facts": dict(r.facts), "rows": {
         row.name: {"p50_ms": statistics.median(row.values) * 1000, "p95_ms": pct(row.values, 0.95) * 1000,
@@ -1353,6 +1377,7 @@ def write_charts(results: list[Result], args: argparse.Namespace) -> None:
     charts.bars(out / "query.png", "Query latency (ms): search and ask over HTTP", labels, series,
                 ylabel="milliseconds", fmt="{:.0f}")
     print(f"wrote {out / 'query.json'} and {out / 'query.png'}")
+    return out / "query.png"
 
 
 if __name__ == "__main__":

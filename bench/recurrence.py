@@ -27,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import charts  # noqa: E402
 from secondbrain.temporal import recurrence  # noqa: E402
 from services.importers import ics  # noqa: E402
 from services.importers.archive import Export  # noqa: E402
@@ -66,7 +67,9 @@ def read(data: bytes) -> list[object]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=20)
+    charts.docs_option(ap)
     args = ap.parse_args()
+    rows: list[list[str]] = []
     print(f"machine: {platform.node()}, {os.cpu_count()} CPUs, load {os.getloadavg()}")
     print(f"{'rule':42} {'read .ics':>10} {'day':>16} {'fortnight':>16} {'year':>16}")
     for name, start, rule in RULES:
@@ -78,15 +81,23 @@ def main() -> None:
                                        rules=[rule])
         except recurrence.RuleError:
             print(f"{name:42} {took * 1000:8.2f}ms  refused at import ({len(captures)} record, at its first date)")
+            rows.append([name, f"{took * 1000:.2f} ms", "refused at import", "", ""])
             continue
-        cells = []
+        cells, shown = [], []
         for span in (timedelta(days=1), timedelta(days=14), timedelta(days=365)):
             spent, got = timed(lambda s=series, w=span: recurrence.between(s, NOW, NOW + w), args.repeat)  # type: ignore[misc]
             n = len(got.occurrences)  # type: ignore[union-attr]
             cells.append(f"{spent * 1000:7.2f}ms {n:>4}{'+' if got.more else ' '}")  # type: ignore[union-attr]
+            shown.append(f"{spent * 1000:.2f} ms, {n}{'+' if got.more else ''}")  # type: ignore[union-attr]
         print(f"{name:42} {took * 1000:8.2f}ms {cells[0]:>16} {cells[1]:>16} {cells[2]:>16}")
+        rows.append([name, f"{took * 1000:.2f} ms", *shown])
     print("(+: the window holds more occurrences than one window gives, 500)")
     print(f"load after: {os.getloadavg()}")
+    if args.publish:
+        charts.publish("recurrence", "Recurring events", [charts.table(
+            ["rule", "read the .ics", "a day: time, occurrences", "a fortnight", "a year"], rows)],
+            notes=[f"Medians of {args.repeat} runs; '+': the window holds more occurrences than one window gives "
+                   "(500)."])
 
 
 if __name__ == "__main__":

@@ -247,6 +247,7 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=5.0, help="seconds to wait after the workers are ready")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
+    charts.docs_option(ap)
     args = ap.parse_args()
     counts = [int(x) for x in args.workers.split(",") if x.strip()]
     out = charts.out_dir(args.out)
@@ -299,6 +300,15 @@ def main() -> None:
                   "embedder alone, 1 process (chunks/s)": [alone for _ in runs]},
                  xlabel="worker processes per stage (extract, chunk, embed)", ylabel="chunks per second")
     print(f"wrote {out / 'scale.json'} and {out / 'scale.png'}")
+    if args.publish:
+        charts.publish("scale", "Scale: worker processes per stage", [charts.table(
+            ["worker processes per stage", "processes", "chunks", "wall", "chunks/s", "speed-up", "CPU busy"],
+            [[r.workers, 1 + 3 * r.workers, r.chunks, f"{r.wall:.1f} s", f"{r.chunks / r.wall:.1f}",
+              f"{r.chunks / r.wall / base:.2f}x", f"{r.cpu_busy:.0%}"] for r in runs],
+            title=f"{args.users} users x {args.docs} Markdown documents of about 1,000 words, {args.partitions} "
+                  "partitions")],
+            notes=[f"The embedder alone: {alone:.1f} chunks/s on the same texts in one process.",
+                   f"Machine at the start: {at_start}."], charts=[out / "scale.png"])
 
 
 if __name__ == "__main__":

@@ -92,6 +92,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="results directory (default bench/results/)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--inputs", default=None, help=argparse.SUPPRESS)
+    charts.docs_option(ap)
     args = ap.parse_args()
     if args.child:
         child(args.child, Path(args.inputs))
@@ -129,6 +130,14 @@ def main() -> None:
     out_dir = charts.out_dir(args.out)
     charts.save_json(out_dir / "transcribers.json", {"talk_s": talk.duration_s, "rows": rows})
     print(f"wrote {out_dir / 'transcribers.json'}")
+    if args.publish:
+        charts.publish("transcribers", "Speech to text: faster-whisper or WhisperX", [charts.table(
+            ["transcriber", "model load", "minutes of audio per minute", "word accuracy (talk + memos)",
+             "memo word accuracy", "peak memory"],
+            [[r["kind"], f"{r['load_s']:.1f} s", f"{r['audio_min_per_min']:.1f}", f"{r['word_accuracy']:.3f}",
+              f"{r['memo_word_accuracy']:.3f}", f"{r['peak_rss_mb']:,.0f} MB"] for r in rows],
+            title=f"A {talk.duration_s:.0f}-s talk and {len(memos)} voice memos synthesised with espeak-ng")],
+            notes=[f"Machine at the start: {at_start}."])
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ plain cross-site form.  So, on every service:
   a chunked body is read only up to the limit, then refused with 413, so nothing over the limit is
   ever held or parsed.  Uploads (``streamed``) are counted as their route reads them, never buffered.
 
-A pure ASGI middleware: it costs a few microseconds a request (see the README's security
-section); it reads a body only when it arrives chunked (without ``Content-Length``) for a route
+A pure ASGI middleware: it costs a few microseconds a request (see the security page of the
+documentation); it reads a body only when it arrives chunked (without ``Content-Length``) for a route
 that parses it whole anyway, up to that route's limit.
 """
 

@@ -28,18 +28,23 @@ def default_data_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    """Configuration of a secondbrain process.  See the README's configuration table."""
+    """Configuration of a secondbrain process.  The documentation's configuration page is generated from these
+    fields (their ``# --- section`` comments, defaults and descriptions): every field needs a description."""
 
     model_config = SettingsConfigDict(env_prefix="SB_", env_file=".env", extra="ignore", frozen=True)
 
-    mode: Mode = "embedded"
+    mode: Mode = Field(
+        "embedded", description="'embedded' (`secondbrain up`: every piece in one process, with its own broker, "
+                                "PostgreSQL and vector engine) or 'distributed' (each piece its own process, against "
+                                "Kafka, PostgreSQL, S3 and a Qdrant server).")
     data_dir: Path = Field(default_factory=default_data_dir,
                            description="Embedded mode's data (database, files, vectors, keys). Default: the "
                                        "platform's user data directory, ~/.local/share/secondbrain on Linux.")
 
     # --- HTTP
-    host: str = "127.0.0.1"
-    port: int = 8000
+    host: str = Field(
+        "127.0.0.1", description="The address the HTTP server listens on (`secondbrain up` stays on loopback).")
+    port: int = Field(8000, description="The HTTP server's port.")
     default_user: str = Field(
         "local",
         description="User id applied to requests without credentials where that is allowed (see auth).",
@@ -69,20 +74,25 @@ class Settings(BaseSettings):
     mail_host: str = Field("", description="IMAP server `up` takes mail from (with SB_MAIL_USER and "
                                            "SB_MAIL_PASSWORD); empty: none.")
     mail_port: int | None = Field(None, ge=1, le=65535, description="IMAP port (993 for imaps, 143 for starttls).")
-    mail_security: Literal["imaps", "starttls"] = "imaps"
-    mail_user: str = ""
-    mail_password: SecretStr | None = None
+    mail_security: Literal["imaps", "starttls"] = Field(
+        "imaps", description="'imaps' (TLS from the start, port 993) or 'starttls' (port 143, upgraded before the "
+                             "login); there is no plain-text mode.")
+    mail_user: str = Field("", description="The IMAP account's user name.")
+    mail_password: SecretStr | None = Field(
+        None, description="The IMAP account's password (an app password with Gmail or Outlook).")
     mail_ca_file: str = Field("", description="PEM file of the CA (or the self-signed certificate) the IMAP "
                                               "server's certificate is checked against; empty: the system's.")
     mail_folders: str = Field("secondbrain", description="Comma-separated IMAP folders to take mail from.")
     mail_maildir: str = Field("", description="A local Maildir `up` takes mail from (instead of, or besides, IMAP).")
     mail_interval_s: float = Field(300.0, ge=5, description="How often `up` looks for new mail.")
+    # --- Calendars (`secondbrain calendar`, and `up` in the background when addresses are set)
     calendar_urls: SecretStr | None = Field(None, description="Secret iCal addresses (https:// or webcal://, "
                                              "comma-separated) of calendars `up` keeps in step.")
     calendar_interval_s: float = Field(1800.0, ge=5, description="How often `up` refreshes SB_CALENDAR_URLS.")
     calendar_allow_hosts: str = Field("", description="Comma-separated host names (or addresses) calendars may be "
                                                       "fetched from even when they are link-local, unspecified or "
                                                       "multicast addresses (refused otherwise).")
+    # --- The web page
     session_days: int = Field(30, ge=1, le=365, description="How long the web page stays signed in with "
                                                               "'remember me' (otherwise until the browser closes, "
                                                               "at most a day).")
@@ -126,18 +136,25 @@ class Settings(BaseSettings):
         return self
 
     # --- Kafka
-    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_bootstrap: str = Field(
+        "127.0.0.1:9092", description="The brokers, comma-separated host:port (distributed mode; embedded mode runs "
+                                      "its own).")
     kafka_port: int | None = Field(
         None, ge=1, le=65535,
         description="Embedded mode: the port of the local broker other apps publish to, on 127.0.0.1 only. "
                     "Unset: 9092 when it is free, another free port otherwise (printed by `secondbrain up` "
                     "and reported by GET /v1/status).")
-    topic_prefix: str = ""
-    partitions: int = 4
-    replication_factor: int = 1
-    consumer_group_prefix: str = "secondbrain"
-    kafka_session_timeout_ms: int = 6000
-    kafka_heartbeat_interval_ms: int = 1500
+    topic_prefix: str = Field(
+        "", description="A prefix for every topic and consumer group (several instances on one cluster).")
+    partitions: int = Field(
+        4, description="Partitions of each topic when secondbrain creates it (the most worker processes a stage can "
+                       "use).")
+    replication_factor: int = Field(1, description="Replicas of each topic when secondbrain creates it.")
+    consumer_group_prefix: str = Field(
+        "secondbrain", description="Each stage's consumer group is '<prefix>.<topic prefix><stage>'.")
+    kafka_session_timeout_ms: int = Field(
+        6000, description="Consumer group session timeout: how soon a dead worker's partitions move to another.")
+    kafka_heartbeat_interval_ms: int = Field(1500, description="Consumer group heartbeat interval.")
     kafka_fetch_max_wait_ms: int = Field(
         1500, ge=1, le=30000,
         description="How long a stage's consumer lets the broker hold a fetch with nothing to return. Kafka "
@@ -145,9 +162,10 @@ class Settings(BaseSettings):
                     "partitions only when this runs out, so `secondbrain up` uses 100 ms.")
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
         "PLAINTEXT", description="How services talk to Kafka; production clusters use SASL_SSL.")
-    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "SCRAM-SHA-512"
-    kafka_sasl_username: str | None = None
-    kafka_sasl_password: SecretStr | None = None
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = Field(
+        "SCRAM-SHA-512", description="SASL mechanism for SASL_PLAINTEXT or SASL_SSL clusters.")
+    kafka_sasl_username: str | None = Field(None, description="SASL user name.")
+    kafka_sasl_password: SecretStr | None = Field(None, description="SASL password.")
     kafka_ssl_cafile: Path | None = Field(None, description="CA bundle for the brokers' certificates (TLS).")
     pipeline_key: SecretStr | None = Field(
         None, description="32 random bytes in base64 that seal the events on the internal topics "
@@ -156,21 +174,26 @@ class Settings(BaseSettings):
                           "data directory (pipeline.key).")
 
     # --- Postgres
-    postgres_dsn: SecretStr | None = None
+    postgres_dsn: SecretStr | None = Field(
+        None, description="PostgreSQL connection string (distributed mode, or to use your own server with `up`); "
+                          "unset: `up` runs an embedded PostgreSQL in the data directory.")
 
     # --- Object store
-    object_store: Literal["files", "s3"] = "files"
-    s3_endpoint: str = "127.0.0.1:9000"
-    s3_access_key: SecretStr = SecretStr("")
-    s3_secret_key: SecretStr = SecretStr("")
-    s3_bucket: str = "secondbrain"
-    s3_secure: bool = False
-    s3_region: str | None = None
+    object_store: Literal["files", "s3"] = Field(
+        "files", description="Where raw files live: 'files' (a folder in the data directory) or 's3' (S3 or MinIO).")
+    s3_endpoint: str = Field("127.0.0.1:9000", description="S3/MinIO endpoint, host:port.")
+    s3_access_key: SecretStr = Field(SecretStr(""), description="S3 access key.")
+    s3_secret_key: SecretStr = Field(SecretStr(""), description="S3 secret key.")
+    s3_bucket: str = Field("secondbrain", description="The bucket raw files and claim-check objects go to.")
+    s3_secure: bool = Field(False, description="Talk to S3 over TLS.")
+    s3_region: str | None = Field(None, description="S3 region, where the server needs one.")
 
     # --- Vector store
-    vector_store: Literal["edge", "qdrant"] = "edge"
-    qdrant_url: str = "http://127.0.0.1:6333"
-    qdrant_api_key: SecretStr | None = None
+    vector_store: Literal["edge", "qdrant"] = Field(
+        "edge", description="'edge' (Qdrant's in-process engine, files in the data directory) or 'qdrant' (a Qdrant "
+                            "server through qdrant-client).")
+    qdrant_url: str = Field("http://127.0.0.1:6333", description="The Qdrant server (vector_store 'qdrant').")
+    qdrant_api_key: SecretStr | None = Field(None, description="The Qdrant server's API key.")
     vector_quantization: Literal["none", "int8"] = Field(
         "none", description="'int8': NEW collections keep an int8 copy of the dense vectors in RAM and search "
                             "it, rescoring with the originals (a quarter of the memory for the scan, a small "
@@ -193,10 +216,10 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         "minilm-int8", description="'minilm-int8' (packaged ONNX model) or 'openai:<model name>' served at "
                                    "embedding_base_url. New users get it; others move with `secondbrain reindex`.")
-    embed_batch_size: int = 16
+    embed_batch_size: int = Field(16, description="Passages embedded per model call.")
     embedding_base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint for 'openai:' embedding models (/v1/embeddings).")
-    embedding_api_key: SecretStr | None = None
+    embedding_api_key: SecretStr | None = Field(None, description="API key for the embedding endpoint.")
     embedding_timeout_s: float = Field(
         60.0, gt=0, description="Per embedding request (a batch of SB_EMBED_BATCH_SIZE texts).")
 
@@ -211,10 +234,12 @@ class Settings(BaseSettings):
     # --- Extraction
     ocr_enabled: bool = Field(True, description="OCR scanned PDF pages and images with tesseract.")
     ocr_languages: str = Field("eng", description="Tesseract language codes, e.g. 'eng+deu'.")
-    pdf_ocr_dpi: int = 200
-    pdf_max_pages: int = 2000
+    pdf_ocr_dpi: int = Field(200, description="Resolution PDF pages without a text layer are rendered at for OCR.")
+    pdf_max_pages: int = Field(2000, description="Longer PDFs are refused with a sentence.")
     image_max_pixels: int = Field(80_000_000, description="Larger images are refused (decompression bombs).")
-    transcriber: Literal["faster-whisper", "whisperx", "none"] = "faster-whisper"
+    transcriber: Literal["faster-whisper", "whisperx", "none"] = Field(
+        "faster-whisper", description="Speech to text: 'faster-whisper' (packaged Whisper tiny.en), 'whisperx' (needs "
+                                      "the whisperx extra: `make whisperx`) or 'none'.")
     transcriber_model_path: str | None = Field(
         None, description="A local CTranslate2 Whisper model directory (default: the packaged tiny.en).")
     whisperx_align_model_dir: str | None = Field(
@@ -233,14 +258,15 @@ class Settings(BaseSettings):
                                                                   "(spreadsheets: 50 times as many rows).")
     vision_base_url: str | None = Field(
         None, description="An OpenAI-compatible endpoint for image captions (none: OCR only).")
-    vision_model: str = "gpt-4o-mini"
-    vision_api_key: SecretStr | None = None
+    vision_model: str = Field("gpt-4o-mini", description="The model asked for image captions at vision_base_url.")
+    vision_api_key: SecretStr | None = Field(None, description="API key for the caption endpoint.")
 
     # --- Web pages
-    fetch_timeout_s: float = 20.0
-    fetch_max_bytes: int = 20 * 1024 * 1024
-    fetch_max_redirects: int = 5
-    fetch_respect_robots: bool = True
+    fetch_timeout_s: float = Field(20.0, description="A web page fetch gives up after this many seconds.")
+    fetch_max_bytes: int = Field(
+        20 * 1024 * 1024, description="Largest web page (or linked file) the fetcher downloads.")
+    fetch_max_redirects: int = Field(5, description="Redirects the fetcher follows (each one checked again).")
+    fetch_respect_robots: bool = Field(True, description="Obey robots.txt when fetching a page.")
     fetch_allow_private: bool = Field(
         False, description="Allow URLs that resolve to loopback/private/link-local addresses (SSRF guard).")
     fetch_allow_networks: str = Field(
@@ -261,10 +287,11 @@ class Settings(BaseSettings):
         return v
 
     # --- Chunking
-    chunk_target_tokens: int = 300
-    chunk_max_tokens: int = 400
-    chunk_min_tokens: int = 200
-    chunk_overlap_tokens: int = 40
+    chunk_target_tokens: int = Field(300, description="Passage size the chunker aims for.")
+    chunk_max_tokens: int = Field(400, description="Longest passage the chunker makes.")
+    chunk_min_tokens: int = Field(
+        200, description="A shorter passage is joined to its neighbour where the structure allows.")
+    chunk_overlap_tokens: int = Field(40, description="Tokens repeated between consecutive passages of running text.")
     max_chunks_per_document: int = Field(
         2000, ge=0, description="A document that would make more passages than this fails with a sentence "
                                 "saying so (each passage costs an embedding; 2,000 is about 500,000 words of "
@@ -296,7 +323,7 @@ class Settings(BaseSettings):
         description="Where `secondbrain up` looks for a local model server when no endpoint is set (Ollama, "
                     "llama.cpp, LM Studio), comma-separated; a server counts only if its /v1/models lists a "
                     "model. Empty, or `up --no-llm`: do not look.")
-    llm_api_key: SecretStr | None = None
+    llm_api_key: SecretStr | None = Field(None, description="API key for the answer endpoint (a hosted API).")
     secrets_key: SecretStr | None = Field(
         None, description="32 random bytes in base64 that encrypt secrets kept in the database (the answer model's "
                           "API key an admin sets); the same on every gateway and query process. Embedded mode keeps "
@@ -306,9 +333,9 @@ class Settings(BaseSettings):
     @classmethod
     def _secrets_key_set(cls, v: object) -> object:
         return None if isinstance(v, str) and not v.strip() else v  # SB_SECRETS_KEY= is unset
-    llm_timeout_s: float = 60.0
-    llm_max_tokens: int = 512
-    llm_temperature: float = 0.1
+    llm_timeout_s: float = Field(60.0, description="An answer request to the model gives up after this many seconds.")
+    llm_max_tokens: int = Field(512, description="Longest answer the model may write, in tokens.")
+    llm_temperature: float = Field(0.1, description="Sampling temperature of the answer model.")
 
     # --- Pipeline
     stage_concurrency: int = Field(
@@ -320,14 +347,16 @@ class Settings(BaseSettings):
                                "running (faster work records only its end).")
 
     # --- Pipeline error policy
-    max_attempts: int = 4
-    retry_backoff_s: float = 0.5
-    retry_backoff_max_s: float = 10.0
+    max_attempts: int = Field(
+        4, description="Tries of a retryable error (a store that does not answer) before the event is dead-lettered.")
+    retry_backoff_s: float = Field(0.5, description="First wait between tries; it doubles each time.")
+    retry_backoff_max_s: float = Field(10.0, description="Longest wait between tries.")
     publish_timeout_s: float = Field(300.0, gt=0, description="How long a stage keeps trying to publish to a "
                                                               "broker that does not answer before it gives up.")
 
     # --- Limits
-    max_upload_bytes: int = 100 * 1024 * 1024
+    max_upload_bytes: int = Field(
+        100 * 1024 * 1024, description="Largest upload: 413 above it, while it streams in (never buffered whole).")
     max_note_chars: int = Field(1_000_000, ge=1, description="Longest note (POST /v1/notes), in characters.")
     max_json_bytes: int = Field(
         2 * 1024 * 1024, ge=16 * 1024, description="Largest JSON request body but a note's (413 above it, "
@@ -354,8 +383,8 @@ class Settings(BaseSettings):
                                 "reuses one at the instant the server closes it (a reset request).")
 
     # --- Outbox relay
-    relay_batch: int = 100
-    relay_poll_s: float = 0.2
+    relay_batch: int = Field(100, description="Outbox rows the relay publishes per round.")
+    relay_poll_s: float = Field(0.2, description="How often the outbox relay looks for new rows when idle.")
 
     # --- Data lifecycle
     raw_retention_days: int | None = Field(

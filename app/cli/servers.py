@@ -202,7 +202,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
                 else "secondbrain"
             say(f"  Kafka broker for other apps on this machine: {broker.bootstrap}  (publish signed events to "
-                "artifacts.submitted or urls.requested; see the README's 'Event contract for other apps')")
+                "artifacts.submitted or urls.requested; see docs/events.md, the event contract)")
             say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
             say("  stop with Ctrl-C; data stays in " + str(data_dir))
             say(backups_line(settings))

@@ -1,5 +1,5 @@
 """The pipeline, declared once: each stage, the topic it reads, the topic it writes and the job stage it
-advances.  The runner, topic creation, process assembly and the README's
+advances.  The runner, topic creation, process assembly and the documentation's
 diagram (``python -m secondbrain.pipeline.topology``) all read it from here.
 """
 

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 EXAMPLES = REPO / "examples"
 # Where each example is shown: the docs include the file verbatim after a marker line.
-DOCS = {"README.md": ["examples/python_producer.py", "examples/node/producer.js"],
+DOCS = {"docs/events.md": ["examples/python_producer.py", "examples/node/producer.js"],
         "schemas/README.md": ["examples/python_producer.py", "examples/codec_producer.py"]}
 MARKER = re.compile(r"<!-- example: (\S+) -->\n```(\w+)\n(.*?)```\n", re.S)
 
