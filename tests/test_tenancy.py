@@ -44,8 +44,10 @@ def test_an_admin_manages_users_and_keys_over_http(served: tuple[TestClient, Run
     r = client.post("/v1/admin/users", json={"user_id": "carol", "display_name": "Carol"}, headers=bearer(admin))
     assert r.status_code == 201, r.text
     carol_key = r.json()["key"]["api_key"]
+    # /v1/me also says how much of the backlog allowance is in use (nothing yet for a new user).
     assert client.get("/v1/me", headers=bearer(carol_key)).json() == {
-        "user_id": "carol", "key_id": r.json()["key"]["key_id"], "scope": "user"}
+        "user_id": "carol", "key_id": r.json()["key"]["key_id"], "scope": "user",
+        "pending_jobs": 0, "max_pending_jobs": rt.settings.max_pending_jobs}
     listed = {u["user_id"]: u for u in client.get("/v1/admin/users", headers=bearer(admin)).json()["users"]}
     assert listed["carol"]["active_keys"] == 1 and listed["carol"]["display_name"] == "Carol"
 

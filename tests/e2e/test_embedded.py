@@ -149,8 +149,13 @@ def test_cli_errors_are_clear(embedded: Service, tmp_path: Path) -> None:
     assert nothing.returncode in (0, 1)
     busy = run_cli(["up", "--data-dir", str(tmp_path / "second"), "--port", str(embedded.port)], {}, timeout=60)
     assert busy.returncode == 2 and "already in use" in busy.stderr and "--port" in busy.stderr
-    down = run_cli(["search", "x"], {"SB_URL": "http://127.0.0.1:9"})
-    assert down.returncode == 2 and "secondbrain up" in down.stderr
+    # Nothing answers at the address: with no server recorded on the machine, say how to start one ...
+    down = run_cli(["search", "x"], {"SB_URL": "http://127.0.0.1:9", "XDG_STATE_HOME": str(tmp_path / "no-state")})
+    assert down.returncode == 2 and "No `secondbrain up` is running" in down.stderr, down.stderr
+    # ... and with this one running, name it (the others the suite runs may be listed beside it).
+    elsewhere = run_cli(["search", "x"], {"SB_URL": "http://127.0.0.1:9"})
+    assert elsewhere.returncode == 2 and "runs here at another address" in elsewhere.stderr, elsewhere.stderr
+    assert embedded.url in elsewhere.stderr and "--url URL" in elsewhere.stderr, elsewhere.stderr
     binary = tmp_path / "photo.txt"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20)
     failed = run_cli(["ingest", str(binary)], env)
