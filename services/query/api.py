@@ -150,7 +150,8 @@ async def search(
                 # so comparing the modes compares the retrieval signals and nothing else.
                 hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
                 if not everything:
-                    found = await asyncio.to_thread(engine.relevant, user, plan, hits)
+                    found = await asyncio.to_thread(functools.partial(engine.relevant, user, plan, hits,
+                                                                      meaning=mode != "sparse"))
                     hits, closest = found.hits, found.closest
         except RetryableError as exc:  # the embedding endpoint is down or overloaded: not the client's fault
             raise HTTPException(503, f"search is unavailable for now: {exc}; try again shortly",

@@ -358,15 +358,16 @@ class QueryEngine:
         floor = best - OFF_SUBJECT_MARGIN
         return [h for h in hits if h.chunk_id in lexical or cosine.get(h.chunk_id, -1.0) >= floor]
 
-    def relevant(self, user_id: str, plan: Plan, hits: list[SearchHit]) -> Cut:
+    def relevant(self, user_id: str, plan: Plan, hits: list[SearchHit], *, meaning: bool = True) -> Cut:
         """The ranked ``hits`` of a source search less those that do not match its subject
-        (:mod:`services.query.relevance`): the cosines come from one dense query over their documents."""
+        (:mod:`services.query.relevance`): the cosines come from one dense query over their documents
+        (``meaning=False``: by the words alone, as a keyword-only search needs no embedding model)."""
         if not hits:
             return Cut(False, [], [])
         query = plan.semantic_query or plan.question
         documents = sorted({h.document_id for h in hits})
         cosine = self.retriever.cosines(user_id, query, VectorFilter(document_ids=documents),
-                                        limit=max(100, 2 * len(hits)))
+                                        limit=max(100, 2 * len(hits))) if meaning else {}
         return cut(query, hits, cosine, self.sparse.tokenize)
 
     def matching_sources(self, user_id: str, plan: Plan, *, limit: int = 20) -> list[Source]:
