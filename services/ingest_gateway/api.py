@@ -509,10 +509,13 @@ async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50,
                       modality: str | None = None,
                       status: JobStatus | None = None,
                       start: Annotated[datetime | None, Query(alias="from")] = None,
-                      end: Annotated[datetime | None, Query(alias="to")] = None) -> dict[str, Any]:
+                      end: Annotated[datetime | None, Query(alias="to")] = None,
+                      copies: Annotated[bool, Query(description=(
+                          "Also list re-sent copies of bytes already kept (jobs ended as duplicate)."))] = False,
+                      ) -> dict[str, Any]:
     """One row per submission (each version of a source), newest first; a re-sent copy of bytes already
-    kept (a ``duplicate``) is listed only when ``status=duplicate`` asks for it.  ``modality`` (pdf, web,
-    audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
+    kept (a ``duplicate``) is listed only when ``copies=true`` or ``status=duplicate`` asks for it.
+    ``modality`` (pdf, web, audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
     time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
     not known yet counts as captured when it was submitted).  A failed submission is listed only
     while it is its source's newest (its retries and later uploads replace it here; every try stays
@@ -522,7 +525,7 @@ async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50,
     rows = await asyncio.to_thread(functools.partial(metadata.catalog.list_sources, user, limit, max(0, offset),
                                                      modality=modality, status=status, start=aware(start),
                                                      end=aware(end), failed_once=True,
-                                                     duplicates=status == "duplicate"))
+                                                     duplicates=copies or status == "duplicate"))
     return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
 

@@ -182,6 +182,8 @@ def test_a_resent_copy_is_said_at_once_and_listed_once(gateway: tuple[TestClient
     assert listed == [first.json()["job_id"]]  # one row, the copies are not kept as rows of their own
     copies = client.get("/v1/sources", params={"status": "duplicate"}).json()["sources"]
     assert {s["job_id"] for s in copies} == {again.json()["job_id"], note["job_id"]}  # asked for: there
+    everything = client.get("/v1/sources", params={"copies": "true"}).json()["sources"]
+    assert {s["job_id"] for s in everything} >= {first.json()["job_id"], again.json()["job_id"], note["job_id"]}
 
 
 def test_the_day_a_copy_was_first_added_is_said_as_people_say_it() -> None:
