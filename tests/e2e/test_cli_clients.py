@@ -98,6 +98,9 @@ def test_a_search_for_what_is_not_there_says_so_and_shows_the_closest(server: Se
     assert missed.returncode == 1, missed.stderr
     assert "Nothing matches “quantum chromodynamics lecture”. The closest:" in missed.stderr
     assert "Bike lock" in missed.stdout  # the closest, below the sentence
+    again = run_cli(["ingest", "--note", LOCK, "--title", "Bike lock", "--url", server.url], {})
+    assert again.returncode == 0, again.stderr
+    assert "Already in your memory as Bike lock, " in again.stderr  # said at once, kept once
 
 
 def test_up_mails_a_reminder_of_an_agenda_line_when_it_is_due(server: Service, inbox: Inbox) -> None:
