@@ -99,6 +99,7 @@ class Process:
     reindex: Any = None  # the ReindexWorker of a process that embeds
     backups: Any = None  # `up`'s backup folder and schedule (services.backups.service.Backups)
     backup_loop: asyncio.Task[None] | None = None
+    reminder_loop: asyncio.Task[None] | None = None  # `up` sends the reminders that are due (SB_SMTP_*)
 
     def liveness(self) -> str | None:
         """A reason to restart this process, or None."""
@@ -183,10 +184,19 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
         proc.backups = backups_for(rt, settings.data_dir)
         if proc.backups.interval_s is not None:
             proc.backup_loop = asyncio.create_task(proc.backups.loop())
+    if embedded:
+        from services.agenda.reminders import mail_configured
+
+        if mail_configured(settings):
+            proc.reminder_loop = asyncio.create_task(reminder_loop(rt, settings))
 
 
 async def stop_process(proc: Process) -> None:
     """Stop runners, relay and stores (in reverse order of start)."""
+    if proc.reminder_loop is not None:
+        proc.reminder_loop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await proc.reminder_loop
     if proc.backup_loop is not None:
         proc.backup_loop.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -225,6 +235,22 @@ async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_I
         except Exception as exc:
             log.warning("raw-file retention failed; trying again later", extra={"error": repr(exc)})
         await asyncio.sleep(interval_s)
+
+
+async def reminder_loop(rt: Runtime, settings: Settings) -> None:
+    """Send the reminders that are due every SB_REMINDER_INTERVAL_S (until cancelled); a failed send (the mail server
+    away) is logged and tried again at the next tick, so no reminder is lost."""
+    from services.agenda.reminders import reminders_for, send_due
+
+    store = reminders_for(rt.metadata.database)
+    while True:
+        try:
+            sent = await asyncio.to_thread(send_due, store, settings)
+            if sent:
+                log.info("reminders sent", extra={"sent": sent})
+        except Exception as exc:
+            log.warning("sending reminders failed; trying again later", extra={"error": repr(exc)})
+        await asyncio.sleep(settings.reminder_interval_s)
 
 
 class _Server(uvicorn.Server):

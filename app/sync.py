@@ -181,7 +181,9 @@ class FolderSync:
 
         adopted, offset = 0, 0
         while True:
-            rows = self._call("GET", "/v1/sources", params={"limit": 500, "offset": offset}).json()["sources"]
+            # copies too: a file whose bytes another file already brought is known to the server all the same
+            rows = self._call("GET", "/v1/sources", params={"limit": 500, "offset": offset,
+                                                            "copies": "true"}).json()["sources"]
             for r in rows:
                 uri = r.get("source_uri") or ""
                 if not uri.startswith("file://") or r.get("superseded") or r.get("status") == "failed":

@@ -363,7 +363,8 @@ def ask_service(base: str, ing: Ingested, convs: list[Conversation], budgets: Se
             for mode in modes:
                 t = time.perf_counter()
                 r = client.get("/v1/search", params={"q": q.text, "k": K, "mode": mode, "tz": "UTC",
-                                                     "now": c.asked_at.isoformat()})
+                                                     "now": c.asked_at.isoformat(),
+                                                     "everything": "true"})  # rankings, not the cut
                 r.raise_for_status()
                 body = r.json()
                 checks.search_ms[mode].append((time.perf_counter() - t) * 1000)

@@ -85,6 +85,19 @@ class Settings(BaseSettings):
     mail_folders: str = Field("secondbrain", description="Comma-separated IMAP folders to take mail from.")
     mail_maildir: str = Field("", description="A local Maildir `up` takes mail from (instead of, or besides, IMAP).")
     mail_interval_s: float = Field(300.0, ge=5, description="How often `up` looks for new mail.")
+    # --- Reminders by e-mail (`up` sends the reminders of agenda lines when they are due)
+    smtp_host: str = Field("", description="SMTP server `up` sends reminders through (with SB_SMTP_TO); empty: "
+                                           "reminders are kept but not sent.")
+    smtp_port: int | None = Field(None, ge=1, le=65535, description="SMTP port (default: 587 for starttls, 465 for "
+                                                                     "tls, 25 for none).")
+    smtp_security: Literal["starttls", "tls", "none"] = Field(
+        "starttls", description="'starttls' (upgraded before the login), 'tls' (TLS from the start) or 'none' (plain "
+                                "text: only for a server on this machine).")
+    smtp_user: str = Field("", description="The SMTP account's user name (empty: no login).")
+    smtp_password: SecretStr | None = Field(None, description="The SMTP account's password.")
+    smtp_from: str = Field("", description="The sender address of reminders (default: SB_SMTP_TO).")
+    smtp_to: str = Field("", description="Where reminders are sent: your e-mail address.")
+    reminder_interval_s: float = Field(60.0, ge=1, description="How often `up` looks for reminders that are due.")
     # --- Calendars (`secondbrain calendar`, and `up` in the background when addresses are set)
     calendar_urls: SecretStr | None = Field(None, description="Secret iCal addresses (https:// or webcal://, "
                                              "comma-separated) of calendars `up` keeps in step.")

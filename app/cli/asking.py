@@ -26,12 +26,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     if resp.status_code != 200:
         return http_error(resp)
     out = resp.json()
+    closest = out.get("closest") or []
     if args.json:
         print(json.dumps(out))
     else:
         if not out["hits"]:
-            say("nothing found")
-        for i, h in enumerate(out["hits"], 1):
+            say(f"Nothing matches “{args.query}”." + (" The closest:" if closest else ""))
+        for i, h in enumerate(out["hits"] or closest, 1):
             where = " > ".join(h["heading_path"]) if h["heading_path"] else ""
             print(f"{i}. {h['title']}  ({h['captured_at'][:10]}, {h['modality']}{', ' + where if where else ''})"
                   f"  score {h['score']:.3f}")

@@ -96,6 +96,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if not args.json:
                 for s in submitted:
                     print(s["job_id"])
+                    if s.get("already"):  # the same bytes are kept already: said now, not kept twice
+                        say(f"{s['label']}: {s['already']['message']}")
             if args.no_wait or not submitted:
                 if args.json:
                     print(json.dumps({"jobs": submitted, "refused": refused}))

@@ -323,12 +323,14 @@ class Catalog(Protocol):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
-                     end: datetime | None = None, failed_once: bool = False) -> list[SourceView]:
+                     end: datetime | None = None, failed_once: bool = False,
+                     duplicates: bool = True) -> list[SourceView]:
         """The user's jobs with their artifact and document, newest first; optionally only one source's
         (every version), one modality, one job status, or a captured time in [start, end) (a job whose
         captured time is not known yet counts as captured when it was submitted).  ``failed_once``: a
         failed job is left out when a newer job of the same source exists (its retry, or a later
-        upload), so each failed file is listed once."""
+        upload), so each failed file is listed once.  ``duplicates=False`` leaves out jobs that ended as a
+        copy of bytes already kept."""
         ...
 
     def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,

@@ -26,6 +26,7 @@ from services.agenda.agenda import Event, event_json
 from services.agenda.deps import AgendaDep, CurrentUser
 from services.agenda.feeds import Feed
 from services.agenda.ics import calendar
+from services.agenda.reminders import default_minutes, mail_configured, reminder_json
 from services.agenda.service import Window, day_bounds
 from services.deps import public_base
 
@@ -218,6 +219,54 @@ async def revoke_feed(ctx: Ctx, user: User, feed_id: str) -> Response:
     """Revoke a calendar feed: its address stops working at once."""
     if not await asyncio.to_thread(ctx.feeds.revoke, user, feed_id):
         raise HTTPException(404, "no such calendar feed")
+    return Response(status_code=204)
+
+
+class ReminderIn(BaseModel):
+    """"Remind me" on a line of the agenda."""
+
+    event_id: Text = Field(min_length=1, max_length=64, description="The agenda line's ``id`` (GET /v1/agenda).")
+    minutes_before: int | None = Field(None, ge=0, le=60 * 24 * 60, description=(
+        "How long before the start to remind (default by the line's kind: an hour before an appointment, three "
+        "before travel, 09:00 the day before a deadline, a payment or a birthday)."))
+    tz: Text | None = Field(None, max_length=64, description="Your IANA time zone (default: the server's).")
+    now: datetime | None = Field(None, description="Read the agenda as of this time (ISO 8601).")
+
+
+REMINDER_HORIZON = timedelta(days=366)  # the lines a reminder can be set on: the coming year's
+
+
+@router.post("/v1/reminders", status_code=201, summary="Be reminded of a line of the agenda")
+async def add_reminder(ctx: Ctx, user: User, body: ReminderIn) -> dict[str, Any]:
+    """Keep a reminder of one agenda line of the coming year; `up` sends it when it is due, by e-mail through the
+    SMTP server set up in ``SB_SMTP_*`` (``sends`` says how, or null when nothing is set up to send it).  Asking
+    again for the same line moves its reminder."""
+    z = zone(body.tz, ctx.settings.timezone)
+    cal = conventions(ctx.settings, None, None)
+    at = _aware(body.now, z) or datetime.now(z)
+    window = Window(day_bounds(at.astimezone(z).date(), z)[0], at + REMINDER_HORIZON, z, cal, True)
+    events = await asyncio.to_thread(ctx.agenda.events, user, window)
+    line = next((x for x in (event_json(e, z, cal.date_order) for e in events) if x["id"] == body.event_id), None)
+    if line is None:
+        raise HTTPException(404, "no such line in your agenda for the coming year")
+    starts = datetime.fromisoformat(line["start"])
+    minutes = body.minutes_before if body.minutes_before is not None else default_minutes(line["kind"])
+    kept = await asyncio.to_thread(ctx.reminders.put, user, body.event_id, line["title"], line["kind"], starts,
+                                   starts - timedelta(minutes=minutes), str(z))
+    return {**reminder_json(kept), "sends": "e-mail" if mail_configured(ctx.settings) else None}
+
+
+@router.get("/v1/reminders", summary="Your reminders")
+async def list_reminders(ctx: Ctx, user: User) -> dict[str, Any]:
+    """Your reminders, the next first (those sent too, with when)."""
+    return {"reminders": [reminder_json(r) for r in await asyncio.to_thread(ctx.reminders.listed, user)],
+            "sends": "e-mail" if mail_configured(ctx.settings) else None}
+
+
+@router.delete("/v1/reminders/{reminder_id}", status_code=204, summary="Remove a reminder")
+async def delete_reminder(ctx: Ctx, user: User, reminder_id: str) -> Response:
+    if not await asyncio.to_thread(ctx.reminders.delete, user, reminder_id):
+        raise HTTPException(404, "no such reminder")
     return Response(status_code=204)
 
 

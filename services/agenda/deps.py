@@ -17,6 +17,7 @@ from secondbrain.settings import Settings
 from secondbrain.temporal import Conventions
 from services.agenda.agenda import event_json
 from services.agenda.feeds import FeedTokens, feed_tokens_for
+from services.agenda.reminders import Reminders, reminders_for
 from services.agenda.service import Agenda, Window
 from services.deps import CurrentUser
 
@@ -31,13 +32,15 @@ class Bound:
     feeds: FeedTokens
     settings: Settings
     metadata: MetadataStore
+    reminders: Reminders
 
 
 def bind(rt: Runtime) -> Bound:
     """The agenda over ``rt``'s stores, for ``app.state.agenda``."""
     if rt.vectors is None:
         raise RuntimeError("the agenda needs the vector store")
-    return Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata)
+    return Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata,
+                 reminders_for(rt.metadata.database))
 
 
 def lines(bound: Bound) -> AgendaLines:

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse
@@ -74,6 +75,16 @@ class PageIn(BaseModel):
     text: Text = Field(min_length=1, description="The page's text as rendered (e.g. document.body.innerText).")
 
 
+class Already(BaseModel):
+    """The source a submission's bytes are already kept as (the new job ends as its duplicate)."""
+
+    job_id: str = Field(description="The job that took the same bytes in first.")
+    title: str | None = Field(description="The name the source is listed under.")
+    added_at: datetime = Field(description="When it was added.")
+    message: str = Field(description='A sentence for people, e.g. "Already in your memory as receipt.jpg, '
+                                     '21 Nov."')
+
+
 class Accepted(BaseModel):
     """The answer to a submission."""
 
@@ -81,6 +92,9 @@ class Accepted(BaseModel):
     artifact_id: str | None
     status: str
     status_url: str
+    already: Already | None = Field(default=None, description=(
+        "Set when the same bytes are already in your memory: the capture is not kept twice (its job ends as "
+        "``duplicate`` and it is not listed in ``GET /v1/sources``). Never told to a capture key."))
 
 
 def aware(dt: datetime | None) -> datetime | None:
@@ -187,11 +201,39 @@ def check_backlog(request: Request, settings: Settings) -> None:
                              "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
 
 
-def accepted(done: Submitted | Accepted, relay: OutboxRelay | None) -> JSONResponse:
+def accepted(done: Submitted | Accepted, relay: OutboxRelay | None, already: Already | None = None) -> JSONResponse:
     body = done if isinstance(done, Accepted) else _accepted_body(done)
+    if already is not None:
+        body = body.model_copy(update={"already": already})
     if relay is not None:
         relay.wake()
-    return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.status_url})
+    return JSONResponse(body.model_dump(mode="json"), status_code=202, headers={"Location": body.status_url})
+
+
+def already_sentence(title: str | None, added_at: datetime, tz: str, today: datetime | None = None) -> str:
+    """"Already in your memory as receipt.jpg, 21 Nov." (the year when it is not this year's)."""
+    zone = ZoneInfo(tz)
+    local = added_at.astimezone(zone)
+    now = (today or datetime.now(UTC)).astimezone(zone)
+    day = f"{local.day} {local:%b}" + (f" {local.year}" if local.year != now.year else "")
+    return f"Already in your memory as {title or 'an earlier capture'}, {day}."
+
+
+async def _already(request: Request, metadata: MetadataStore, settings: Settings, user: str,
+                   done: Submitted) -> Already | None:
+    """The source the submitted bytes are already kept as, if any; never for a capture key (which learns
+    nothing of what is stored)."""
+    if _capture_key(request) is not None or done.artifact_id is None:
+        return None
+    original = await asyncio.to_thread(metadata.jobs.find_original_job, user, done.artifact_id, done.job_id)
+    if original is None:
+        return None
+    job = await asyncio.to_thread(metadata.jobs.get_job, user, original)
+    if job is None:
+        return None
+    title = display_title(job.title, job.source_uri)
+    return Already(job_id=original, title=title, added_at=job.created_at,
+                   message=already_sentence(title, job.created_at, settings.timezone))
 
 
 @router.post("/v1/notes", status_code=202, response_model=Accepted, summary="Capture a note")
@@ -212,7 +254,7 @@ async def post_note(note: NoteIn, request: Request, user: CurrentUser, settings:
         idempotency_key=idempotency_key, attributes={"kind": "note"}, capture="note",
     )
     await _owned(request, submissions.rt.metadata, body)
-    return accepted(body, relay)
+    return accepted(body, relay, await _already(request, submissions.rt.metadata, settings, user, body))
 
 
 @router.post("/v1/artifacts", status_code=202, response_model=Accepted, summary="Upload a file",
@@ -260,7 +302,7 @@ async def post_artifact(request: Request, user: CurrentUser, settings: SettingsD
     finally:
         upload.close()
     await _owned(request, submissions.rt.metadata, body)
-    return accepted(body, relay)
+    return accepted(body, relay, await _already(request, submissions.rt.metadata, settings, user, body))
 
 
 @router.post("/v1/urls", status_code=202, response_model=Accepted, summary="Fetch and remember a web page")
@@ -311,7 +353,7 @@ async def post_page(page: PageIn, request: Request, user: CurrentUser, settings:
         attributes={"kind": "page"}, capture="page",
     )
     await _owned(request, submissions.rt.metadata, body)
-    return accepted(body, relay)
+    return accepted(body, relay, await _already(request, submissions.rt.metadata, settings, user, body))
 
 
 async def queue_url(submissions: Submissions, user: str, url: str, title: str | None, captured_at: datetime | None,
@@ -467,9 +509,13 @@ async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50,
                       modality: str | None = None,
                       status: JobStatus | None = None,
                       start: Annotated[datetime | None, Query(alias="from")] = None,
-                      end: Annotated[datetime | None, Query(alias="to")] = None) -> dict[str, Any]:
-    """One row per submission (each version of a source), newest first; ``modality`` (pdf, web,
-    audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
+                      end: Annotated[datetime | None, Query(alias="to")] = None,
+                      copies: Annotated[bool, Query(description=(
+                          "Also list re-sent copies of bytes already kept (jobs ended as duplicate)."))] = False,
+                      ) -> dict[str, Any]:
+    """One row per submission (each version of a source), newest first; a re-sent copy of bytes already
+    kept (a ``duplicate``) is listed only when ``copies=true`` or ``status=duplicate`` asks for it.
+    ``modality`` (pdf, web, audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
     time in [``from``, ``to``) narrow it (ISO 8601; without a zone, UTC; a capture whose time is
     not known yet counts as captured when it was submitted).  A failed submission is listed only
     while it is its source's newest (its retries and later uploads replace it here; every try stays
@@ -478,7 +524,8 @@ async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50,
     limit = max(1, min(limit, 500))
     rows = await asyncio.to_thread(functools.partial(metadata.catalog.list_sources, user, limit, max(0, offset),
                                                      modality=modality, status=status, start=aware(start),
-                                                     end=aware(end), failed_once=True))
+                                                     end=aware(end), failed_once=True,
+                                                     duplicates=copies or status == "duplicate"))
     return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
 
 

@@ -119,9 +119,10 @@ def build(client_for: ClientFor, *, ask_here: AskHere | None = None, log_level: 
     ) -> dict[str, Any]:
         """Search the user's memory (hybrid keyword and meaning search that understands time words).
 
-        Returns the time range understood (if any) and the best passages, each with its text and its
+        Returns the time range understood (if any) and the passages that match, each with its text and its
         provenance: source title and id, capture time, page (documents), time span in seconds (recordings),
-        section headings and a link to the original file."""
+        section headings and a link to the original file.  When nothing matches well enough, ``matched`` is
+        false and ``closest`` holds the closest few passages."""
         params: list[tuple[str, Any]] = [("q", query), ("k", k)]
         params += [("modality", m) for m in modalities or []] + [("source_id", s) for s in source_ids or []]
         params += [(n, v) for n, v in (("from", start), ("to", end), ("tz", timezone)) if v]
@@ -131,6 +132,10 @@ def build(client_for: ClientFor, *, ask_here: AskHere | None = None, log_level: 
             "query": query, "query_class": out.get("query_class"), "time_range": out.get("time_range"),
             "understood": out.get("understood"),
             "results": [{"n": n, "text": h["text"], **_where(h)} for n, h in enumerate(out["hits"], 1)],
+            # nothing matched well enough: say so, with the closest passages apart
+            **({"matched": False, "closest": [{"n": n, "text": h["text"], **_where(h)}
+                                              for n, h in enumerate(out.get("closest", []), 1)]}
+               if out.get("matched") is False else {}),
         }
 
     @mcp.tool()

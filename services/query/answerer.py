@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -158,7 +159,8 @@ class Answerer:
                 async for event in self._from_agenda(q, plan, asked_agenda, standalone, followup, timings, mark):
                     yield event
                 return
-            mode = "listing" if plan.query_class == "temporal" else ("llm" if llm else "extractive")
+            subject = saved_about(standalone) if plan.query_class == "semantic" else None
+            mode = "listing" if plan.query_class == "temporal" or subject else ("llm" if llm else "extractive")
             request_span.set_attribute("sb.query.class", plan.query_class)
             request_span.set_attribute("sb.answer.mode", mode)
             mark("understand")
@@ -173,7 +175,11 @@ class Answerer:
             yield meta
             with tracer.start_as_current_span("query retrieve", attributes={
                     "sb.query.class": plan.query_class, "sb.k": body.k}) as span:
-                sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
+                if subject is not None:  # "what did I save about X?": every source that matches, not the best few
+                    sources = await asyncio.to_thread(engine.matching_sources, user,
+                                                      replace(plan, semantic_query=subject))
+                else:
+                    sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
                 beyond = None  # the time asked about held nothing: what its sources are instead, said first
                 wider = plan.beyond_window() if not sources and mode != "listing" else None
                 if wider is not None:
@@ -188,8 +194,9 @@ class Answerer:
             unsupported, extractive = False, None
             answered: dict[str, Any] = {}  # the answer with its quoted Markdown, and where each quote points
             if mode == "listing":
-                text, cited, grounded = listing_answer(plan, sources), list(range(1, len(sources) + 1)), \
-                    bool(sources)
+                text = matches_answer(subject, sources, zone_, now) if subject is not None \
+                    else listing_answer(plan, sources)
+                cited, grounded = list(range(1, len(sources) + 1)), bool(sources)
                 for line in text.splitlines(keepends=True):
                     yield Token(line)
             elif not await asyncio.to_thread(engine.supported, user, standalone, sources):
@@ -365,6 +372,32 @@ def listing_answer(plan: Plan, sources: list[Source], now: datetime | None = Non
         else:
             when = f"{_day(happened, this_year)} {happened:%H:%M}"
         lines.append(f"- {s.hit.title} ({s.hit.modality}, {when}) [{n}]")
+    return "\n".join(lines)
+
+
+# "What did I save about X?", "what have I got on X?", "what do I have about X?": a question after every source on X.
+_SAVED_ABOUT = re.compile(
+    r"^\s*(?:what|which\s+(?:notes|things|sources))\s+(?:did|have|do)\s+i\s+"
+    r"(?:(?:ever\s+)?(?:save|saved|keep|kept|note|noted|write|written|store|stored|add|added)(?:\s+down)?|have|got|"
+    r"have\s+got)\s+(?:about|on|regarding|concerning)\s+(?P<subject>.+?)\s*[?.!]*\s*$", re.I)
+
+
+def saved_about(question: str) -> str | None:
+    """The subject of a question after every source about it ("what did I save about the boiler?"), or None."""
+    m = _SAVED_ABOUT.match(question)
+    return m.group("subject").strip() if m and m.group("subject").strip() else None
+
+
+def matches_answer(subject: str, sources: list[Source], tz: ZoneInfo, now: datetime | None = None) -> str:
+    """Every source found about ``subject``, each with when it was saved and cited; or that nothing matches."""
+    if not sources:
+        return f"Nothing you saved matches “{subject}”."
+    this_year = (now or datetime.now(tz)).astimezone(tz).year
+    count = f"{len(sources)} source{'s' if len(sources) != 1 else ''}"
+    lines = [f"You saved {count} about “{subject}”, the closest first:"]
+    for n, s in enumerate(sources, 1):
+        added = _local(s.hit.ingested_at, tz)
+        lines.append(f"- {s.hit.title} ({s.hit.modality}, saved {_day(added, this_year)}) [{n}]")
     return "\n".join(lines)
 
 

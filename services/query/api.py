@@ -34,6 +34,7 @@ from secondbrain import keys, telemetry
 from secondbrain.answer_events import AnswerEvent
 from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
+from secondbrain.search_hits import SearchHit
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from services.query.deps import (
@@ -121,7 +122,13 @@ async def search(
     country: Annotated[str | None, Query(max_length=2, description=COUNTRY_HELP)] = None,
     hemisphere: Annotated[HemisphereParam | None, Query(description=HEMISPHERE_HELP)] = None,
     date_order: Annotated[DateOrderParam | None, Query(description=DATE_ORDER_HELP)] = None,
+    everything: Annotated[bool, Query(description=(
+        "List the k best passages however far from the query (no relevance cut): for comparing rankings."))] = False,
 ) -> dict[str, Any]:
+    """The passages that match ``q`` by its words or its meaning, best first (``matched: true``).  When none
+    matches well enough, ``matched`` is false, ``hits`` is empty and ``closest`` holds the closest few, to be
+    shown as such ("Nothing matches"; see docs/reminders-and-search.md).  A question that is only a time
+    ("what did I save last week?") lists that time's sources, without a cut."""
     if not q.strip():
         raise HTTPException(422, "the query is empty")
     zone_ = zone(tz, settings.timezone)
@@ -132,6 +139,7 @@ async def search(
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("query plan"):
         plan = engine.plan(q, tz=zone_, filters=filters, now=aware(now, zone_), conventions=calendar)
+    closest: list[SearchHit] = []
     with tracer.start_as_current_span("query retrieve", attributes={
             "sb.query.class": plan.query_class, "sb.search.mode": mode, "sb.k": k}) as span:
         try:
@@ -141,6 +149,10 @@ async def search(
                 # dense and sparse alone take the same path (plan, time window, diversity) as hybrid,
                 # so comparing the modes compares the retrieval signals and nothing else.
                 hits = await asyncio.to_thread(engine.search, user, plan, k=k, mode=mode)
+                if not everything:
+                    found = await asyncio.to_thread(functools.partial(engine.relevant, user, plan, hits,
+                                                                      meaning=mode != "sparse"))
+                    hits, closest = found.hits, found.closest
         except RetryableError as exc:  # the embedding endpoint is down or overloaded: not the client's fault
             raise HTTPException(503, f"search is unavailable for now: {exc}; try again shortly",
                                 headers={"Retry-After": "5"}) from exc
@@ -149,8 +161,8 @@ async def search(
         span.set_attribute("sb.hits", len(hits))
     took = time.perf_counter() - t0
     telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
-    return {"query": q, "mode": mode, **plan.meta(), "hits": [h.to_json() for h in hits],
-            "took_ms": round(took * 1000, 1)}
+    return {"query": q, "mode": mode, **plan.meta(), "matched": bool(hits), "hits": [h.to_json() for h in hits],
+            "closest": [h.to_json() for h in closest], "took_ms": round(took * 1000, 1)}
 
 
 @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")

@@ -69,6 +69,7 @@ from secondbrain.search_hits import SearchHit, hit_from_payload
 from secondbrain.temporal import Conventions, TimeWindow, recurrence, understand
 from secondbrain.temporal.mentions import widen
 from secondbrain.vector_indexes import ActiveIndexes, SearchTarget
+from services.query.relevance import Cut, cut
 from services.query.retrieval import Retriever
 
 log = logging.getLogger(__name__)
@@ -356,6 +357,27 @@ class QueryEngine:
             return hits  # nothing is clearly about the subject: keep the window's passages, best first
         floor = best - OFF_SUBJECT_MARGIN
         return [h for h in hits if h.chunk_id in lexical or cosine.get(h.chunk_id, -1.0) >= floor]
+
+    def relevant(self, user_id: str, plan: Plan, hits: list[SearchHit], *, meaning: bool = True) -> Cut:
+        """The ranked ``hits`` of a source search less those that do not match its subject
+        (:mod:`services.query.relevance`): the cosines come from one dense query over their documents
+        (``meaning=False``: by the words alone, as a keyword-only search needs no embedding model)."""
+        if not hits:
+            return Cut(False, [], [])
+        query = plan.semantic_query or plan.question
+        documents = sorted({h.document_id for h in hits})
+        cosine = self.retriever.cosines(user_id, query, VectorFilter(document_ids=documents),
+                                        limit=max(100, 2 * len(hits))) if meaning else {}
+        return cut(query, hits, cosine, self.sparse.tokenize)
+
+    def matching_sources(self, user_id: str, plan: Plan, *, limit: int = 20) -> list[Source]:
+        """Every source that matches the plan's subject (the relevance cut of a source search), each once with
+        its best passage, best first: for "what did I save about X?"."""
+        found = self.relevant(user_id, plan, self.search(user_id, plan, k=max(self.candidates, limit)))
+        best: dict[str, SearchHit] = {}
+        for h in found.hits:
+            best.setdefault(h.source_id or h.document_id, h)
+        return [self._as_source(h) for h in list(best.values())[:limit]]
 
     def list_window(self, user_id: str, plan: Plan, *, limit: int = 100) -> list[SearchHit]:
         """Temporal-only: every document of the window, newest first, each with its opening chunk."""

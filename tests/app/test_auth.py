@@ -316,7 +316,7 @@ def test_a_capture_key_follows_only_its_own_jobs_and_never_learns_what_is_stored
         rt.metadata.jobs.stage_succeeded("cora", earlier, stage)
     # The same text again from the extension: accepted like anything new, nothing said of the earlier capture.
     again = client.post("/v1/notes", json={"text": secret, "title": "guess"}, headers=capture)
-    assert again.status_code == 202 and earlier not in again.text
+    assert again.status_code == 202 and earlier not in again.text and again.json()["already"] is None
     mine = again.json()["job_id"]
     rt.metadata.jobs.job_duplicate("cora", mine, earlier)  # what the extractor does with the same bytes
     seen = client.get(f"/v1/jobs/{mine}", headers=capture)

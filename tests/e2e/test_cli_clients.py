@@ -1,6 +1,8 @@
 """The command line as a client of a running ``secondbrain up``: it finds the server from what ``up``
 recorded on this machine (no ``--url``), a one-shot ``ask`` keeps no conversation unless asked to, and
-``watch`` started while the server is down waits for it, as it does while it runs."""
+``watch`` started while the server is down waits for it, as it does while it runs; a search for what is not
+there says so (exit status 1) with the closest below; and ``up`` mails a reminder when it is due, to a real SMTP
+server on loopback."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from email import message_from_bytes
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,10 +26,37 @@ pytestmark = pytest.mark.e2e
 LOCK = "The combination of the blue bike lock is 4-7-1-9."
 
 
+class Inbox:
+    """What a real SMTP server on loopback (aiosmtpd) received."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.mail: list[tuple[list[str], bytes]] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.mail.append((list(envelope.rcpt_tos), bytes(envelope.content)))
+        return "250 OK"
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def inbox() -> Iterator[Inbox]:
+    from aiosmtpd.controller import Controller
+
+    box = Inbox(free_port())
+    smtp = Controller(box, hostname="127.0.0.1", port=box.port)
+    smtp.start()
+    yield box
+    smtp.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, inbox: Inbox) -> Iterator[Service]:
     with readable_tmp("sb-cli-") as root:
-        svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], {}, tmp_path_factory.mktemp("logs"))
+        # reminders go by e-mail to the SMTP server on loopback, looked for every second
+        smtp = {"SB_SMTP_HOST": "127.0.0.1", "SB_SMTP_PORT": str(inbox.port), "SB_SMTP_SECURITY": "none",
+                "SB_SMTP_TO": "me@example.org", "SB_REMINDER_INTERVAL_S": "1"}
+        svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], smtp,
+                      tmp_path_factory.mktemp("logs"))
         svc.start().wait_ready(timeout=180)
         with svc.client() as c:
             wait_jobs(c, [c.post("/v1/notes", json={"title": "Bike lock", "text": LOCK}).json()["job_id"]])
@@ -60,6 +91,38 @@ def test_the_cli_finds_the_running_server_from_what_up_recorded(server: Service,
     # A data directory named on the command line is that server's or none (never another one's).
     other = run_cli(["search", "bike lock", "--data-dir", str(tmp_path / "elsewhere")], {})
     assert other.returncode == 2 and "127.0.0.1:8000" in other.stderr
+
+
+def test_a_search_for_what_is_not_there_says_so_and_shows_the_closest(server: Service) -> None:
+    missed = run_cli(["search", "quantum chromodynamics lecture", "--url", server.url], {})
+    assert missed.returncode == 1, missed.stderr
+    assert "Nothing matches “quantum chromodynamics lecture”. The closest:" in missed.stderr
+    assert "Bike lock" in missed.stdout  # the closest, below the sentence
+    again = run_cli(["ingest", "--note", LOCK, "--title", "Bike lock", "--url", server.url], {})
+    assert again.returncode == 0, again.stderr
+    assert "Already in your memory as Bike lock, " in again.stderr  # said at once, kept once
+
+
+def test_up_mails_a_reminder_of_an_agenda_line_when_it_is_due(server: Service, inbox: Inbox) -> None:
+    with server.client() as c:
+        wait_jobs(c, [c.post("/v1/notes", json={"title": "Dentist",
+                                                "text": "Dentist appointment tomorrow at 10:00."}).json()["job_id"]])
+        (line,) = [e for d in c.get("/v1/agenda").json()["days"] for e in d["events"] if "Dentist" in e["quote"]]
+        # three days before tomorrow's appointment: due at once
+        made = c.post("/v1/reminders", json={"event_id": line["id"], "minutes_before": 3 * 24 * 60})
+        assert made.status_code == 201, made.text
+        assert made.json()["sends"] == "e-mail"
+        deadline = time.monotonic() + 60
+        while not inbox.mail:
+            assert time.monotonic() < deadline, "up sent no reminder"
+            time.sleep(0.25)
+        ((to, raw),) = inbox.mail
+        assert to == ["me@example.org"]
+        assert message_from_bytes(raw)["Subject"].startswith(f"Reminder: {line['title']}, ")
+        (kept,) = c.get("/v1/reminders").json()["reminders"]
+        assert kept["sent_at"] is not None
+        time.sleep(2)
+        assert len(inbox.mail) == 1  # once
 
 
 def test_a_one_shot_question_keeps_no_conversation_unless_asked_to(server: Service) -> None:

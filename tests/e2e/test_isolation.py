@@ -106,7 +106,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
                                          "text": f"The safe's code is {SECRET}."}).json()["job_id"]
     wait_jobs(alice, [note, upload["job_id"], dated, page])
     feed = alice.post("/v1/feeds", json={"name": "Alice's phone"}).json()
-    assert any(SECRET in e["quote"] for d in alice.get("/v1/agenda").json()["days"] for e in d["events"])
+    (locksmith,) = [e for d in alice.get("/v1/agenda").json()["days"] for e in d["events"] if SECRET in e["quote"]]
+    reminder = alice.post("/v1/reminders", json={"event_id": locksmith["id"]})
+    assert reminder.status_code == 201, reminder.text
     assert SECRET in httpx.get(svc.url + feed["path"]).text
     done = sse_events(alice, "POST", "/v1/ask", json={"question": "What is the safe combination?"})[-1][1]
     conversation = done["conversation_id"]
@@ -114,6 +116,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     alice_key_id = alice.get("/v1/me").json()["key_id"]
     ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
            "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation, "feed_id": feed["feed_id"],
+           "reminder_id": reminder.json()["reminder_id"],
            "name": admin.post("/v1/admin/backups").json()["archive"]["name"]}  # a backup holding Alice's data
     alice_link = alice.post("/v1/login-links").json()["token"]
     assert alice_link
@@ -153,6 +156,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("get", "/v1/feeds"): [{}],
         ("post", "/v1/feeds"): [{"json": {"name": "Bob's calendar"}}],
         ("delete", "/v1/feeds/{feed_id}"): [{}],
+        # "Remind me" on a line of Alice's agenda: not a line of Bob's; Alice's reminders are not his to see or remove.
+        ("get", "/v1/reminders"): [{}],
+        ("post", "/v1/reminders"): [{"json": {"event_id": locksmith["id"]}}],
+        ("delete", "/v1/reminders/{reminder_id}"): [{}],
         ("get", "/v1/conversations"): [{}, {"params": {"q": "safe combination"}}],
         ("get", "/v1/conversations/{conversation_id}"): [{}],
         ("patch", "/v1/conversations/{conversation_id}"): [{"json": {"title": "Bob's now"}}],
@@ -314,6 +321,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     assert alice.get(f"/v1/artifacts/{ids['artifact_id']}/raw").status_code == 200
     assert SECRET in httpx.get(svc.url + feed["path"]).text  # Bob could not revoke Alice's feed
     assert alice.delete(f"/v1/feeds/{feed['feed_id']}").status_code == 204
+    assert [r["reminder_id"] for r in alice.get("/v1/reminders").json()["reminders"]] == [ids["reminder_id"]]
     assert httpx.get(svc.url + feed["path"]).status_code == 401  # revoked: refused
     kept = alice.get(f"/v1/conversations/{conversation}").json()
     assert kept["title"] == "What is the safe combination?" and kept["turns"][0]["answer"]

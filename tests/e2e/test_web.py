@@ -473,6 +473,15 @@ def test_phone_width_and_keyboard_only(browser: Browser, server: Server) -> None
     page.keyboard.press("Enter")
     expect(page.locator("#capture-status")).to_contain_text("Note saved")
     expect(row(page, "Bike lock")).to_have_attribute("data-status", "succeeded", timeout=60_000)
+    # The same note again: said at once, and Sources keeps one row for it.
+    page.get_by_label("Title (optional)").fill("Bike lock")
+    page.get_by_label("Note", exact=True).fill("The combination of the blue bike lock is 4-7-1-9.")
+    page.get_by_role("button", name="Save note").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#capture-status")).to_contain_text("Already in your memory as Bike lock, ")
+    expect(page.locator("#captured")).to_contain_text("Already in your memory as Bike lock, ")
+    page.wait_for_timeout(1500)  # the copy's job ends meanwhile, and the list is loaded again
+    expect(page.locator("#source-list .source").filter(has_text="Bike lock")).to_have_count(1, timeout=30_000)
 
     tab_to(page, "el.classList.contains('skip')", key="Shift+Tab")
     page.keyboard.press("Enter")  # "Skip to the question"

@@ -144,16 +144,24 @@ def test_upcoming_on_this_day_and_the_calendar_feed(site: str, axe: str, width: 
         expect(board_line).to_contain_text("cancelled")
         expect(soon.filter(has_text="Tokyo office")).to_contain_text("Tokyo time")
         # Each line's button is named by what it shows, in order: the time, the quote, the move, the source.
-        expect(line.get_by_role("button")).to_have_accessible_name(re.compile(
+        expect(line.locator(".agenda-open")).to_have_accessible_name(re.compile(
             r"^09:40\s*Dentist appointment\s*“Dentist moved to .*”\s*moved from .*Dentist moved$"))
         assert serious(page, axe) == []
         page.locator("#agenda").scroll_into_view_if_needed()
         page.locator("#agenda").screenshot(path=str(SHOTS / f"agenda-upcoming-{width}.png"))
-        line.locator("button").click()
+        line.locator(".agenda-open").click()
         expect(page.locator("#viewer")).to_be_visible()
         expect(page.locator("#viewer-title")).to_contain_text("Dentist moved")
         expect(page.locator("#viewer-body")).to_contain_text("Dentist moved to")
         page.locator("#viewer-close").click()
+        # "Remind me" on the line: kept an hour before (an appointment), said, and marked on the line.
+        line.get_by_role("button", name="Remind me of Dentist appointment").click()
+        expect(page.locator("#agenda-status")).to_contain_text("You will be reminded of Dentist appointment")
+        expect(line.locator(".remind")).to_have_text("Reminder set")
+        expect(line.locator(".remind")).to_be_disabled()
+        (kept,) = httpx.get(f"{site}/v1/reminders", timeout=30).json()["reminders"]
+        assert kept["minutes_before"] == 60 and kept["kind"] == "appointment"
+        assert httpx.delete(f"{site}/v1/reminders/{kept['reminder_id']}", timeout=30).status_code == 204  # next width
 
         # The chat answers "what's coming up?" with the lines the panel shows for those 14 days.
         titles = [t.strip() for t in soon.locator(".agenda-title").all_inner_texts()]

@@ -354,6 +354,12 @@ def test_the_chat_basics(browser: Browser, server: Server, axe: str, size: str, 
     expect(page.locator("#source-list")).to_be_hidden()
     assert len(searches) <= 2, searches  # debounced: not one search per key
     page.screenshot(path=str(SHOTS / f"search-sources-{name}.png"))
+    # Words nothing is about: said, with the closest few below it, labelled as such.
+    search.fill("quantum chromodynamics lecture")
+    expect(page.locator("#sources-summary")).to_have_text(re.compile(
+        r"^Nothing matches “quantum chromodynamics lecture”\. The closest sources? (are|is) below\.$"))
+    expect(results).to_have_attribute("aria-label", "Closest sources (none matches)")
+    expect(results.locator(".source-result").first).to_be_visible()
     search.press("Escape")
     expect(results).to_be_hidden()
     expect(page.locator("#source-list")).to_be_visible()

@@ -251,6 +251,8 @@ class Tables:
         self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
         # Calendar feeds (rows of services.agenda.feeds) by token hash; typed there, erased here with their user.
         self.feed_tokens: dict[bytes, Any] = {}
+        # Reminders (rows of services.agenda.reminders) by id; typed there, erased here with their user.
+        self.reminders: dict[str, Any] = {}
         # bigserial sequences: never reused, as in Postgres
         self.outbox_ids = itertools.count(1)
         self.event_ids = itertools.count(1)

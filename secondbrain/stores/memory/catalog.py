@@ -83,7 +83,8 @@ class MemoryCatalog(MemoryRole):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
-                     end: datetime | None = None, failed_once: bool = False) -> list[SourceView]:
+                     end: datetime | None = None, failed_once: bool = False,
+                     duplicates: bool = True) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document;
         see :meth:`secondbrain.stores.postgres.catalog.PostgresCatalog.list_sources` for each field."""
         window = _window(limit, offset)
@@ -103,6 +104,8 @@ class MemoryCatalog(MemoryRole):
                 if source is not None:
                     newer.add(source)
                 if failed_once and j.status == "failed" and had_newer:
+                    continue
+                if not duplicates and j.status == "duplicate":
                     continue
                 captured = d.captured_at if d else a.captured_at if a else None
                 when = captured or j.created_at

@@ -223,6 +223,7 @@ class MemoryLifecycle(MemoryRole):
                 "deleted_sources": sum(1 for u, _ in t.deleted_sources if u == user_id),
                 "documents": sum(1 for d in t.documents.values() if d.user_id == user_id),
                 "feed_tokens": sum(1 for f in t.feed_tokens.values() if f.user_id == user_id),
+                "reminders": sum(1 for r in t.reminders.values() if r.user_id == user_id),
                 "jobs": len(jobs),
                 "request_windows": sum(1 for u, _, _ in t.request_windows if u == user_id),
                 "vector_indexes": sum(1 for u, _ in t.vector_indexes if u == user_id),
@@ -244,6 +245,8 @@ class MemoryLifecycle(MemoryRole):
                 del t.vector_indexes[index_key]
             for feed_key in [k for k, f in t.feed_tokens.items() if f.user_id == user_id]:
                 del t.feed_tokens[feed_key]
+            for reminder_id in [k for k, r in t.reminders.items() if r.user_id == user_id]:
+                del t.reminders[reminder_id]
             for window_key in [k for k in t.request_windows if k[0] == user_id]:
                 del t.request_windows[window_key]
             t.users.pop(user_id, None)

@@ -96,7 +96,8 @@ class PostgresCatalog(PgRole):
 
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
-                     end: datetime | None = None, failed_once: bool = False) -> list[SourceView]:
+                     end: datetime | None = None, failed_once: bool = False,
+                     duplicates: bool = True) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document.
 
         ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
@@ -106,7 +107,8 @@ class PostgresCatalog(PgRole):
         to one source (all its versions), one modality, one job status or a captured time in
         [start, end); until extraction tells the captured time, the job's creation time stands in.
         ``failed_once``: a failed job with a newer job of the same source (its retry, a later upload)
-        is left out, so each failed file is listed once.
+        is left out, so each failed file is listed once.  ``duplicates=False`` leaves out the jobs that ended as
+        copies of bytes already kept.
         """
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(
@@ -133,6 +135,7 @@ class PostgresCatalog(PgRole):
                   AND (%(source)s::text IS NULL OR coalesce(j.source_id, a.source_id) = %(source)s)
                   AND (%(modality)s::text IS NULL OR d.modality = %(modality)s)
                   AND (%(status)s::text IS NULL OR j.status = %(status)s)
+                  AND (%(duplicates)s OR j.status <> 'duplicate')
                   AND (%(start)s::timestamptz IS NULL
                        OR coalesce(d.captured_at, a.captured_at, j.created_at) >= %(start)s)
                   AND (%(end)s::timestamptz IS NULL
@@ -147,7 +150,8 @@ class PostgresCatalog(PgRole):
                 LIMIT %(limit)s OFFSET %(offset)s
                 """,
                 {"user": user_id, "source": source_id, "modality": modality, "status": status,
-                 "start": start, "end": end, "limit": limit, "offset": offset, "failed_once": failed_once},
+                 "start": start, "end": end, "limit": limit, "offset": offset, "failed_once": failed_once,
+                 "duplicates": duplicates},
             ).fetchall()
         for r in rows:
             r["superseded"] = bool(r["superseded"])

@@ -11,6 +11,7 @@ import pytest
 from secondbrain import ids
 from secondbrain.ports import DeadLetterRecord, JobNotFailed
 from services.agenda.feeds import feed_tokens_for
+from services.agenda.reminders import reminders_for
 from tests.contracts.metadata.helpers import Stores, ingest, unpublished, version_of
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)
@@ -170,6 +171,9 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     feeds = feed_tokens_for(stores.database)
     feeds.create("alice", "phone", "Europe/Lisbon")
     feeds.create("bob", "phone", "Europe/Lisbon")
+    reminders = reminders_for(stores.database)
+    for who in ("alice", "bob"):
+        reminders.put(who, "line-1", "Dentist", "appointment", datetime.now(UTC), datetime.now(UTC), "Europe/Lisbon")
     stores.indexes.ensure_active_index("alice", *MINILM)
     stores.indexes.ensure_active_index("bob", *MINILM)
     for n, who in enumerate(("alice", "bob")):
@@ -183,7 +187,7 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
                 stores.catalog.list_artifacts("bob"), stores.jobs.job_events("bob", bob_job),
                 conversations.get_turns("bob", "c-bob"), stores.api_keys.list_api_keys("bob"),
                 stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"),
-                [f.feed_id for f in feeds.list("bob")])
+                [f.feed_id for f in feeds.list("bob")], reminders.listed("bob"))
 
     bob_before = bobs()
     removed = stores.lifecycle.erase_user("alice")
@@ -191,13 +195,14 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
         "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "dead_letters": 1,
         "deleted_sources": 1,
         "documents": 1, "feed_tokens": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1,
-        "request_windows": 1, "users": 1, "vector_indexes": 1}
+        "reminders": 1, "request_windows": 1, "users": 1, "vector_indexes": 1}
     assert list(removed) == sorted(removed)
     assert bobs() == bob_before
     assert [s.user_id for s in users.list_users()] == ["bob"]
     assert stores.api_keys.authenticate(alice_secret) is None and not users.user_exists("alice")
     assert stores.sessions.authenticate_session(opened[0]) is None
     assert feeds.list("alice") == []
+    assert reminders.listed("alice") == [] and reminders.due(datetime.now(UTC)) == reminders.listed("bob")
     assert stores.sessions.open_session(link_token=link, ttl_s=600) is None
     assert stores.api_keys.signing_key(alice_key.key_id) is None
     assert all(stores.jobs.job_events("alice", j) == [] for j in alice_jobs)

@@ -207,3 +207,66 @@ def test_another_user_sees_none_of_it(api: dict[str, httpx.Client]) -> None:
     assert [e["quote"] for e in lines(bob)] == ["Bob's dentist appointment is on 9 December at 08:00."]
     for path in ("/v1/agenda", "/v1/agenda/on-this-day", "/v1/digest", "/v1/feeds"):
         assert api["nobody"].get(path).status_code == 401
+
+
+class Inbox:
+    """What a real SMTP server on loopback (aiosmtpd) received."""
+
+    def __init__(self) -> None:
+        self.mail: list[tuple[list[str], bytes]] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.mail.append((list(envelope.rcpt_tos), bytes(envelope.content)))
+        return "250 OK"
+
+
+def test_a_reminder_of_an_agenda_line_is_mailed_once_when_due(api: dict[str, httpx.Client], rt: Runtime) -> None:
+    from email import message_from_bytes
+
+    from aiosmtpd.controller import Controller
+
+    from secondbrain.infra.ports import free_port
+    from services.agenda.reminders import reminders_for, send_due
+
+    alice, bob = api["alice"], api["bob"]
+    body = agenda(alice, **{"from": "2026-12-01T00:00:00+00:00", "to": "2026-12-15T00:00:00+00:00"})
+    (dentist,) = [e for e in lines(body) if "Dentist" in e["quote"]]
+    ask = {"event_id": dentist["id"], "tz": "Europe/London", "now": NOW}
+    made = alice.post("/v1/reminders", json=ask)
+    assert made.status_code == 201, made.text
+    kept = made.json()
+    # an appointment: an hour before, by default; nothing set up to send it yet, and it says so
+    assert (kept["remind_at"], kept["minutes_before"], kept["kind"]) == ("2026-12-10T08:40:00+00:00", 60, "appointment")
+    assert kept["sends"] is None
+    moved = alice.post("/v1/reminders", json={**ask, "minutes_before": 24 * 60}).json()  # asked again: moved
+    assert moved["reminder_id"] == kept["reminder_id"] and moved["remind_at"] == "2026-12-09T09:40:00+00:00"
+    assert [r["reminder_id"] for r in alice.get("/v1/reminders").json()["reminders"]] == [kept["reminder_id"]]
+    # Bob: not a line of his agenda, none of Alice's reminders, nothing of hers to remove; nobody: refused.
+    assert bob.post("/v1/reminders", json=ask).status_code == 404
+    assert bob.get("/v1/reminders").json()["reminders"] == []
+    assert bob.delete(f"/v1/reminders/{kept['reminder_id']}").status_code == 404
+    assert api["nobody"].post("/v1/reminders", json=ask).status_code == 401
+    assert alice.post("/v1/reminders", json={**ask, "event_id": "no-such-line"}).status_code == 404
+
+    inbox = Inbox()
+    port = free_port()
+    smtp = Controller(inbox, hostname="127.0.0.1", port=port)
+    smtp.start()
+    try:
+        settings = rt.settings.model_copy(update={"smtp_host": "127.0.0.1", "smtp_port": port,
+                                                  "smtp_security": "none", "smtp_to": "alice@example.org"})
+        store = reminders_for(rt.metadata.database)
+        due_at = datetime.fromisoformat(moved["remind_at"])
+        assert send_due(store, settings, now=due_at - timedelta(minutes=1)) == 0  # not yet
+        assert send_due(store, settings, now=due_at + timedelta(minutes=1)) == 1
+        assert send_due(store, settings, now=due_at + timedelta(minutes=2)) == 0  # once
+    finally:
+        smtp.stop()
+    ((to, raw),) = inbox.mail
+    mail = message_from_bytes(raw)
+    assert to == ["alice@example.org"]
+    assert mail["Subject"] == f"Reminder: {dentist['title']}, Thu 10 Dec at 09:40"
+    (listed,) = alice.get("/v1/reminders").json()["reminders"]
+    assert listed["sent_at"] is not None
+    assert alice.delete(f"/v1/reminders/{kept['reminder_id']}").status_code == 204
+    assert alice.get("/v1/reminders").json()["reminders"] == []

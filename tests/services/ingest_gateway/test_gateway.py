@@ -124,7 +124,7 @@ def test_a_failed_capture_is_submitted_again_from_its_stored_file(gateway: tuple
     refused = client.post(f"/v1/jobs/{first['job_id']}/retry")
     assert refused.status_code == 409 and "only a failed capture" in refused.json()["detail"]
     rt.metadata.jobs.job_failed("local", first["job_id"], "extract", "the extractor crashed")  # type: ignore[attr-defined]
-    rt.metadata.outbox.claim_outbox(100)  # type: ignore[attr-defined]  (the first submission's message)
+    rt.metadata.outbox.claim_outbox(100)  # type: ignore[attr-defined]  # the first submission's message
     again = client.post(f"/v1/jobs/{first['job_id']}/retry")
     assert again.status_code == 202, again.text
     body = again.json()
@@ -140,3 +140,60 @@ def test_a_failed_capture_is_submitted_again_from_its_stored_file(gateway: tuple
                          if s["artifact_id"] == first["artifact_id"]]
     assert newest["job_id"] == body["job_id"] and newest["title"] == "minutes.md"
     assert client.post("/v1/jobs/not-a-job/retry").status_code == 404
+
+
+def test_a_resent_copy_is_said_at_once_and_listed_once(gateway: tuple[TestClient, object]) -> None:
+    """The same bytes sent again: the answer names what they are kept as, and Sources keeps one row."""
+    from secondbrain import topic_names
+    from secondbrain.pipeline import core
+    from secondbrain.runtime import Runtime
+    from services.extractors.registry import ExtractorSet
+    from services.extractors.stage import ExtractorStage
+    from services.extractors.text import TextExtractor
+
+    client, runtime = gateway
+    assert isinstance(runtime, Runtime)
+    md = runtime.metadata
+    extract = ExtractorStage(runtime.objects, users=md.users, api_keys=md.api_keys, intake=md.intake, jobs=md.jobs,
+                             fence=md.fence, catalog=md.catalog, lifecycle=md.lifecycle,
+                             extractors=ExtractorSet({"text": TextExtractor()}), max_bytes=1 << 20)
+
+    def extracted() -> None:  # the extractor takes in what the gateway queued
+        for row in md.outbox.claim_outbox(100):
+            if row.message.topic.endswith(topic_names.ARTIFACTS_SUBMITTED):
+                core.run(extract, EventCodec().decode(row.message.value, expected=ArtifactSubmitted), md.jobs,
+                         trusted=True)
+
+    data = b"Receipt: a drill, wall plugs and screws, 64 pounds."
+    first = client.post("/v1/artifacts", files={"file": ("receipt.txt", data, "text/plain")})
+    assert first.status_code == 202 and first.json()["already"] is None
+    extracted()
+    again = client.post("/v1/artifacts", files={"file": ("receipt.txt", data, "text/plain")})
+    assert again.status_code == 202
+    already = again.json()["already"]
+    assert already["job_id"] == first.json()["job_id"] and already["title"] == "receipt.txt"
+    assert already["message"].startswith("Already in your memory as receipt.txt, ")
+    note = client.post("/v1/notes", json={"text": data.decode()}).json()  # the same words typed: the same bytes
+    assert note["already"]["job_id"] == first.json()["job_id"]
+    extracted()
+    assert client.get(f"/v1/jobs/{again.json()['job_id']}").json()["status"] == "duplicate"
+    listed = [s["job_id"] for s in client.get("/v1/sources").json()["sources"] if s["artifact_id"] ==
+              first.json()["artifact_id"]]
+    assert listed == [first.json()["job_id"]]  # one row, the copies are not kept as rows of their own
+    copies = client.get("/v1/sources", params={"status": "duplicate"}).json()["sources"]
+    assert {s["job_id"] for s in copies} == {again.json()["job_id"], note["job_id"]}  # asked for: there
+    everything = client.get("/v1/sources", params={"copies": "true"}).json()["sources"]
+    assert {s["job_id"] for s in everything} >= {first.json()["job_id"], again.json()["job_id"], note["job_id"]}
+
+
+def test_the_day_a_copy_was_first_added_is_said_as_people_say_it() -> None:
+    from datetime import datetime
+
+    from services.ingest_gateway.api import already_sentence
+
+    today = datetime.fromisoformat("2026-11-29T12:00:00+00:00")  # fixed clock
+    added = datetime.fromisoformat("2026-11-21T23:30:00+00:00")
+    assert already_sentence("receipt.jpg", added, "UTC", today) == "Already in your memory as receipt.jpg, 21 Nov."
+    assert already_sentence("receipt.jpg", added, "Europe/Paris", today).endswith(", 22 Nov.")
+    assert already_sentence(None, added.replace(year=2025), "UTC", today) == \
+        "Already in your memory as an earlier capture, 21 Nov 2025."

@@ -175,6 +175,28 @@ def test_search_and_timeline_and_raw(server: str, corpus: Corpus) -> None:
     assert corpus.rt.objects.stat(keys.artifact_key(OTHER, bob_art)) is not None  # it exists, just not for Alice
 
 
+def test_a_search_for_what_is_not_there_says_nothing_matches(server: str) -> None:
+    found = httpx.get(f"{server}/v1/search", params={"q": "quantum chromodynamics lecture"}).json()
+    assert found["matched"] is False and found["hits"] == []
+    assert 1 <= len(found["closest"]) <= 3  # the closest few, apart
+    found = httpx.get(f"{server}/v1/search", params={"q": "budget", "k": 20}).json()
+    assert found["matched"] is True and found["closest"] == []
+    assert {h["title"] for h in found["hits"]} == {"Budget review", "Budget review (autumn)"}  # nothing else
+    # without the cut, the k best however far (rankings compared)
+    every = httpx.get(f"{server}/v1/search", params={"q": "budget", "k": 20, "everything": "true"}).json()
+    assert len({h["title"] for h in every["hits"]}) > 2
+
+
+def test_what_did_i_save_about_lists_every_matching_source(server: str) -> None:
+    events = ask(server, "What did I save about the budget?")
+    sources, done = events[1][1], events[-1][1]
+    assert {s["title"] for s in sources} == {"Budget review", "Budget review (autumn)"}
+    assert done["answer"].startswith("You saved 2 sources about “the budget”")
+    assert done["citations"] == [1, 2] and done["answer_mode"] == "listing"
+    nothing = ask(server, "what have I saved about quantum chromodynamics?")[-1][1]
+    assert nothing["answer"] == "Nothing you saved matches “quantum chromodynamics”." and not nothing["grounded"]
+
+
 def test_bad_requests(server: str) -> None:
     assert httpx.post(f"{server}/v1/ask", json={"question": "  "}).status_code == 422
     assert httpx.post(f"{server}/v1/ask", json={"question": "x", "tz": "Mars/Olympus"}).status_code == 422

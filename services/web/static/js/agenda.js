@@ -50,10 +50,34 @@ function eventLine(e, label) {
        el("span", {class: "agenda-where muted small"}, where(e.source))));
 }
 
-function renderDays(container, days) {
+// "Remind me": a reminder of the line, at the default time for its kind (an hour before an appointment, 09:00 the
+// day before a deadline); `up` e-mails it when it is due, once SB_SMTP_* is set up.
+async function remindMe(e, button) {
+  button.disabled = true;
+  try {
+    const kept = await (await api("/v1/reminders", {method: "POST", json: {event_id: e.id, tz: zone()}})).json();
+    button.textContent = "Reminder set";
+    announce("agenda-status", `You will be reminded of ${e.title || "this"} on ${formatWhen(kept.remind_at)}`
+      + (kept.sends ? " by e-mail." : "; reminders are not sent until e-mail is set up (SB_SMTP_HOST, SB_SMTP_TO)."));
+  } catch (err) {
+    button.disabled = false;
+    announce("agenda-status", `No reminder was set. ${err.message}`);
+  }
+}
+
+function withRemind(e, line, reminded) {
+  if (e.status === "cancelled" || new Date(e.start) <= new Date()) return line;
+  const set = reminded.has(e.id);
+  line.append(el("button", {type: "button", class: "link remind", disabled: set,
+                            "aria-label": set ? `Reminder set for ${e.title || "this line"}` : `Remind me of ${e.title || "this line"}`,
+                            onclick: (ev) => remindMe(e, ev.currentTarget)}, set ? "Reminder set" : "Remind me"));
+  return line;
+}
+
+function renderDays(container, days, reminded = new Set()) {
   container.replaceChildren(...days.map((d) => el("section", {class: "agenda-day", "aria-label": d.label},
     el("h4", {class: "agenda-date"}, d.label),
-    el("ul", {class: "agenda-lines"}, ...d.events.map((e) => eventLine(e, d.label))))));
+    el("ul", {class: "agenda-lines"}, ...d.events.map((e) => withRemind(e, eventLine(e, d.label), reminded))))));
 }
 
 // Later, an arrangement on a rhythm is listed the first time it falls (its line says how it repeats), not
@@ -81,11 +105,13 @@ export async function loadAgenda() {
   later.setDate(later.getDate() + SOON_DAYS);
   try {
     const soon = await (await api(`/v1/agenda?tz=${encodeURIComponent(tz)}&days=${SOON_DAYS}`)).json();
-    renderDays($("#agenda-soon"), soon.days);
+    const {reminders} = await (await api("/v1/reminders")).json();
+    const reminded = new Set(reminders.filter((r) => !r.sent_at).map((r) => r.event_id));
+    renderDays($("#agenda-soon"), soon.days, reminded);
     const after = await (await api(`/v1/agenda?tz=${encodeURIComponent(tz)}&from=${isoDay(later)}T00:00:00`
       + `&days=${LATER_DAYS}`)).json();
     const laterDays = firstOfEach(after.days);
-    renderDays($("#agenda-later"), laterDays);
+    renderDays($("#agenda-later"), laterDays, reminded);
     $("#agenda-later-box").hidden = !laterDays.length;
     const laterCount = laterDays.reduce((n, d) => n + d.events.length, 0);
     $("#agenda-summary").textContent = soon.total

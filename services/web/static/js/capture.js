@@ -6,7 +6,7 @@ import {$, announce, el} from "./dom.js";
 import {clock, dateValue, isoLocal, pad} from "./format.js";
 import {api, postWithProgress} from "./http.js";
 import {importFile, isExport} from "./imports.js";
-import {trackCapture} from "./progress.js";
+import {trackAccepted, trackCapture} from "./progress.js";
 import {scheduleReload} from "./sources.js";
 
 let recorder = null; // the MediaRecorder while a voice note is being recorded
@@ -29,17 +29,20 @@ async function addFiles(files) {
   if (!list.length) return;
   let added = 0;
   const failures = [];
+  const already = [];
   for (const file of list) {
     try {
       const accepted = await uploadFile(file);
-      trackCapture(accepted && accepted.job_id, file.name);
-      added += 1;
+      const said = trackAccepted(accepted, file.name);
+      if (said) already.push(`${file.name}: ${said}`);
+      else added += 1;
       scheduleReload(0);
     } catch (err) {
       failures.push(`${file.name}: ${err.message}`);
     }
   }
   const message = [added ? `Added ${added} file${added === 1 ? "" : "s"}; progress shows below.` : "",
+                   already.join(" "),
                    failures.length ? `Not added: ${failures.join("; ")}` : ""].filter(Boolean).join(" ");
   announce("capture-status", message);
 }
@@ -114,10 +117,10 @@ async function addNote(event) {
   try {
     const title = $("#note-title").value.trim() || null;
     const res = await api("/v1/notes", {method: "POST", json: {text, title}});
-    trackCapture((await res.json()).job_id, title || "Note");
+    const said = trackAccepted(await res.json(), title || "Note");
     $("#note-text").value = "";
     $("#note-title").value = "";
-    announce("capture-status", "Note saved; progress shows below.");
+    announce("capture-status", said || "Note saved; progress shows below.");
     scheduleReload(0);
   } catch (err) {
     announce("capture-status", `The note was not saved. ${err.message}`);
@@ -191,9 +194,9 @@ async function toggleRecording() {
     try {
       const accepted = await uploadFile(file, {title: `Voice note ${dateValue(startedAt)} ${pad(startedAt.getHours())}:${pad(startedAt.getMinutes())}`,
                               capturedAt: isoLocal(startedAt)});
-      trackCapture(accepted && accepted.job_id, file.name);
+      const said = trackAccepted(accepted, file.name);
       $("#record-status").textContent = "";
-      announce("capture-status", "Voice note added; it is being transcribed below.");
+      announce("capture-status", said || "Voice note added; it is being transcribed below.");
       scheduleReload(0);
     } catch (err) {
       $("#record-status").textContent = "";

@@ -21,6 +21,22 @@ export function trackCapture(jobId, name, {list = "#captured", keep = false} = {
   refresh();
 }
 
+// A capture's answer: the same bytes already kept are said at once ("Already in your memory as receipt.jpg,
+// 21 Nov."), with no progress to follow (the copy is not kept and not listed); otherwise its progress is tracked.
+// Returns that sentence, or null.
+export function trackAccepted(accepted, name, options = {}) {
+  const already = accepted && accepted.already;
+  if (!already) {
+    trackCapture(accepted && accepted.job_id, name, options);
+    return null;
+  }
+  const item = el("li", {class: "captured", dataset: {keep: options.keep ? "true" : "false"}},
+    el("span", {class: "name"}, name), " ", el("span", {class: "state duplicate"}, already.message));
+  $(options.list || "#captured").prepend(item);
+  if (!options.keep) setTimeout(() => item.remove(), 8000);
+  return already.message;
+}
+
 function refresh() {
   for (const [jobId, item] of tracked) {
     const row = document.querySelector(`.source[data-job-id="${CSS.escape(jobId)}"]`);

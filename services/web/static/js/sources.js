@@ -215,17 +215,22 @@ function resultRow(h) {
     el("p", {class: "snippet"}, renderMarkdown(snippet, {inline: true})));
 }
 
-// The list while a search is typed: each source once, in the order of its best passage.
-function showResults(q, hits) {
+// The list while a search is typed: each source that matches once, in the order of its best passage.  When
+// none matches, the server says so and sends the closest few: they are listed under that label.
+function showResults(q, hits, closest) {
+  const shown = hits.length ? hits : closest || [];
   const best = new Map();
-  for (const h of hits) if (h.source_id && !best.has(h.source_id)) best.set(h.source_id, h);
+  for (const h of shown) if (h.source_id && !best.has(h.source_id)) best.set(h.source_id, h);
   const list = $("#source-results");
   list.replaceChildren(...[...best.values()].map(resultRow));
+  list.classList.toggle("closest", !hits.length);
+  list.setAttribute("aria-label", hits.length ? "Sources that match" : "Closest sources (none matches)");
   list.hidden = false;
   $("#source-list").hidden = true;
   $("#failed").classList.add("searching");
-  $("#sources-summary").textContent = best.size
-    ? `${plural(best.size, "source", "sources")} for “${q}”, the closest first.`
+  $("#sources-summary").textContent = hits.length
+    ? `${plural(best.size, "source matches", "sources match")} “${q}”, the closest first.`
+    : best.size ? `Nothing matches “${q}”. The closest ${best.size === 1 ? "source is" : "sources are"} below.`
     : `Nothing matches “${q}”.`;
 }
 
@@ -253,8 +258,8 @@ async function search() {
   if (type) params.set("modality", type);
   params.set("tz", Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC");
   try {
-    const {hits} = await (await api(`/v1/search?${params}`, {signal: controller.signal})).json();
-    if (searching === controller && searchText() === q) showResults(q, hits);
+    const {hits, closest} = await (await api(`/v1/search?${params}`, {signal: controller.signal})).json();
+    if (searching === controller && searchText() === q) showResults(q, hits, closest);
   } catch (err) {
     if (err.name !== "AbortError" && searching === controller) {
       $("#sources-summary").textContent = `The search did not work. ${err.message}`;
