@@ -170,6 +170,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
         app.include_router(gateway_router)
         app.include_router(lifecycle_router)
+        from services.ingest_gateway.sources_api import router as sources_router
+
+        app.include_router(sources_router)
         app.include_router(deadletters_router)
         from services.importers.api import router as imports_router
 

@@ -81,6 +81,7 @@ class MemoryLifecycle(MemoryRole):
             t.drop_artifacts([a for a in removed if t.artifact_of(user_id, a)])
             self._rename_kept(user_id, source_id, kept)
             redact_answers(self._t, user_id, source_id)
+            self._t.source_tags.pop((user_id, source_id), None)
             # Claim checks of documents not recorded yet (work in flight) live under the same ids.
             cleanup_docs = sorted(set(doc_ids) | {ids.document_id(a) for a in removed})
             tomb = t.deleted_sources.get((user_id, source_id))
@@ -225,6 +226,7 @@ class MemoryLifecycle(MemoryRole):
                 "feed_tokens": sum(1 for f in t.feed_tokens.values() if f.user_id == user_id),
                 "jobs": len(jobs),
                 "request_windows": sum(1 for u, _, _ in t.request_windows if u == user_id),
+                "source_tags": sum(len(tags) for (u, _), tags in t.source_tags.items() if u == user_id),
                 "vector_indexes": sum(1 for u, _ in t.vector_indexes if u == user_id),
                 "users": 1 if user_id in t.users else 0,
             }
@@ -244,6 +246,8 @@ class MemoryLifecycle(MemoryRole):
                 del t.vector_indexes[index_key]
             for feed_key in [k for k, f in t.feed_tokens.items() if f.user_id == user_id]:
                 del t.feed_tokens[feed_key]
+            for tag_key in [k for k in t.source_tags if k[0] == user_id]:
+                del t.source_tags[tag_key]
             for window_key in [k for k in t.request_windows if k[0] == user_id]:
                 del t.request_windows[window_key]
             t.users.pop(user_id, None)
