@@ -1,6 +1,6 @@
 """Editing a note and filtering Sources by tag on the web page, in headless Chromium against ``secondbrain
 up``: the source's page edits its words, title and tags (a new version, the earlier one kept under
-Versions), and the Sources list keeps to one tag."""
+Versions), an answer given before says its source was edited since, and the Sources list keeps to one tag."""
 
 from __future__ import annotations
 
@@ -55,6 +55,13 @@ def test_a_note_is_edited_on_its_page_and_sources_filter_by_tag(browser: Browser
     page.goto(server.url + link)
     rows = page.locator("#source-list .source")
     expect(rows).to_have_count(2)
+    # A question answered from the words as they were (kept as a conversation).
+    turns = page.locator("#thread .turn")
+    page.get_by_label("Your question").fill("How heavy is the new sofa?")
+    page.get_by_label("Your question").press("Enter")
+    expect(turns).to_have_count(1)
+    expect(turns.last).not_to_have_attribute("data-state", "streaming", timeout=60_000)
+    expect(turns.last.locator(".edited-since")).to_have_count(0)
 
     page.get_by_role("button", name="Open Sofa").click()
     dialog = page.locator("#source-page")
@@ -87,6 +94,16 @@ def test_a_note_is_edited_on_its_page_and_sources_filter_by_tag(browser: Browser
     expect(dialog.locator(".page-text")).to_contain_text("about eighty pounds")
     page.locator("#source-page-close").click()
     expect(dialog).to_be_hidden()
+
+    # The answer given before the edit says its source was edited since, and links to the words it quoted.
+    page.reload()
+    expect(turns).to_have_count(1)
+    mark = turns.first.locator(".edited-since").first
+    expect(mark).to_contain_text("Edited since this answer, which quoted version 1 (it is at version 2 now).")
+    quoted = mark.get_by_role("link", name="Version 1 as quoted").get_attribute("href")
+    with server.client() as api:
+        assert quoted is not None and api.get(quoted).text == MEMO
+    turns.first.screenshot(path=str(SHOTS / "answer-edited-since.png"))
 
     # Sources kept to one tag.
     page.get_by_label("Tag", exact=True).select_option("home")
