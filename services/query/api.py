@@ -168,8 +168,11 @@ async def search(
         span.set_attribute("sb.hits", len(hits))
     took = time.perf_counter() - t0
     telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
+    # Each hit with its source's tags as they are now (a list; the passage's own attributes keep the tags its
+    # text was indexed with).
+    tagged = await asyncio.to_thread(metadata.catalog.source_tags, user, sorted({h.source_id for h in hits}))
     return {"query": q, "mode": mode, **plan.meta(), **({"tags": wanted} if wanted else {}),
-            "hits": [h.to_json() for h in hits],
+            "hits": [{**h.to_json(), "tags": tagged.get(h.source_id, [])} for h in hits],
             "took_ms": round(took * 1000, 1)}
 
 

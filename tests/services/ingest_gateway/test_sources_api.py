@@ -174,6 +174,8 @@ def test_tags_list_filter_and_change_on_several_sources(served: tuple[TestClient
     # Search keeps to the tagged sources, with tags= or with tag: in the words.
     assert not any("4-7-1-9" in t for t in texts(client, "code roof seeds", tags="garden"))
     assert any("felt" in t for t in texts(client, "roof tag:garden"))
+    roof = client.get("/v1/search", params={"q": "roof tag:garden"}).json()
+    assert roof["tags"] == ["garden"] and {tuple(h["tags"]) for h in roof["hits"]} <= {("garden",), ("garden", "seeds")}
     assert texts(client, "bike lock code tag:garden") and not any(
         "4-7-1-9" in t for t in texts(client, "bike lock code tag:garden"))
     assert client.get("/v1/search", params={"q": "lock tag:nothing"}).json()["hits"] == []
