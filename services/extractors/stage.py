@@ -239,10 +239,12 @@ class ExtractorStage:
             if isinstance(exc, JobGone):
                 raise
             raise SourceGone(source_id) from None
-        if version == 1 and metadata.get("tags"):
-            # A source's first version brings its own tags (a note's front matter, an import's labels); after
-            # that its tags are the person's to change, and an edited text does not bring removed ones back.
-            self._adopt_tags(ev.user_id, source_id, metadata["tags"].split())
+        brought = [t for key in ("tags", "attr.tags", "attr.import.tags") for t in metadata.get(key, "").split()]
+        if version == 1 and brought:
+            # A source's first version brings its own tags (a note's front matter, an import's labels or its
+            # ``import.tags`` attribute, a producer's ``tags`` attribute); after that its tags are the person's
+            # to change, and an edited text does not bring removed ones back.
+            self._adopt_tags(ev.user_id, source_id, brought)
         out = DocumentExtracted(
             event_id=ids.event_id(job_id, self.step.name), job_id=job_id, user_id=ev.user_id,
             artifact_id=artifact_id, source_id=source_id, document_id=document_id, title=title,

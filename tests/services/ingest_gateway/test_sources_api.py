@@ -5,6 +5,7 @@ search and asking."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,17 @@ def test_tags_list_filter_and_change_on_several_sources(served: tuple[TestClient
     shed = add_note(client, pipeline, "The shed roof needs new felt before winter.", "Shed")
     # A note's front-matter tags are its tags (as imported notes bring them), not only words in its text.
     assert client.get(f"/v1/sources/{seeds}").json()["tags"] == ["garden", "seeds"]
+    # So are the tags an import names beside the text (another secondbrain's export does).
+    manifest = {"format": "secondbrain", "captures": [
+        {"source_uri": "import:secondbrain:note:attic", "kind": "note", "title": "Attic", "part": "p0",
+         "content_type": "text/markdown", "attributes": {"kind": "note", "import.tags": "house storage"}}]}
+    sent = client.post("/v1/imports/batch", data={"manifest": json.dumps(manifest)},
+                       files={"p0": ("attic.md", b"The attic holds the winter tyres.", "text/markdown")})
+    assert sent.status_code == 200, sent.text
+    pipeline.drain()
+    attic = next(s for s in client.get("/v1/sources").json()["sources"] if s["title"] == "Attic")
+    assert attic["tags"] == ["house", "storage"]
+    assert client.delete(f"/v1/sources/{attic['source_id']}").status_code == 204
 
     added = client.post("/v1/tags/Garden/sources", json={"source_ids": [shed, seeds]})
     assert added.status_code == 200 and added.json() == {"tag": "garden", "source_ids": sorted([seeds, shed]),
