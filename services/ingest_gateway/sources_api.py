@@ -107,8 +107,12 @@ async def edit_source(source_id: str, edit: SourceEdit, request: Request, user: 
         raise HTTPException(404, "no such source")
     current = _current(rows)
     asked = _version_asked(if_match)
-    if asked is not None and (current is None or current.version != asked or rows[0].job_id != current.job_id):
-        now = f"version {current.version}" if current else "a version still being indexed"
+    in_flight = any(r.status in ("queued", "running") for r in rows)  # an edit or upload not indexed yet
+    if asked is not None and in_flight:
+        raise HTTPException(412, "this source has a newer version still being taken in (an edit or an upload); "
+                                 "open it again once it is done and make your edit on what it says then.")
+    if asked is not None and (current is None or current.version != asked):
+        now = f"version {current.version}" if current else "no finished version"
         raise HTTPException(412, f"this source changed since version {asked}: it is now at {now}. Open it again "
                                  "and make your edit on what it says now.")
     tags = None

@@ -122,6 +122,13 @@ def test_an_edit_is_a_new_version_indexed_again_and_a_past_answer_says_so(
     # An edit made on the version before is stale now.
     stale = client.patch(f"/v1/sources/{source}", json={"text": "Something else."}, headers={"If-Match": '"1"'})
     assert stale.status_code == 412 and "now at version 2" in stale.json()["detail"]
+    # ... and so is one made while another edit is still being taken in.
+    assert client.patch(f"/v1/sources/{source}", json={"text": FIXED + " Mind the door frame."},
+                        headers={"If-Match": '"2"'}).status_code == 202
+    racing = client.patch(f"/v1/sources/{source}", json={"text": "Other words."}, headers={"If-Match": '"2"'})
+    assert racing.status_code == 412 and "still being taken in" in racing.json()["detail"]
+    pipeline.drain()
+    assert client.get(f"/v1/sources/{source}").json()["current_version"] == 3
 
 
 def test_a_title_or_tags_change_at_once_and_the_words_of_a_page_cannot_be_edited(
