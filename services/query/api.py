@@ -185,7 +185,10 @@ async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep, metadata: M
     if wanted:
         found = await asyncio.to_thread(tagged_sources, metadata, user, wanted, body.source_ids)
         # No source has these tags: an id no source has, so that nothing is found rather than everything.
-        body = body.model_copy(update={"question": question or " ".join(wanted),
+        revises = body.revises
+        if revises is not None:  # the earlier question was kept without its tag: words too
+            revises = revises.model_copy(update={"question": tags_in_query(revises.question)[0] or revises.question})
+        body = body.model_copy(update={"question": question or " ".join(wanted), "revises": revises,
                                        "source_ids": found or [NO_SOURCE], "tags": wanted})
     events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
     return EventSourceResponse((sse(event) async for event in events), ping=10)

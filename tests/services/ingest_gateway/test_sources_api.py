@@ -29,6 +29,7 @@ from services.extractors.registry import ExtractorSet
 from services.extractors.stage import ExtractorStage
 from services.extractors.text import TextExtractor
 from tests.pg import base_dsn, fresh_database
+from tests.sse import sse_events
 
 MEMO = "The new sofa weighs him outdated pounds, so two people can carry it up the stairs."
 FIXED = "The new sofa weighs about eighty pounds, so two people can carry it up the stairs."
@@ -198,6 +199,13 @@ def test_tags_list_filter_and_change_on_several_sources(served: tuple[TestClient
     assert texts(client, "bike lock code tag:garden") and not any(
         "4-7-1-9" in t for t in texts(client, "bike lock code tag:garden"))
     assert client.get("/v1/search", params={"q": "lock tag:nothing"}).json()["hits"] == []
+    # Asking too: the passages an answer may use come from the tagged sources only.
+    for question, tags, allowed in (("What does the shed roof need? tag:garden", None, {seeds, shed}),
+                                    ("What is the bike lock code?", ["garden"], {seeds, shed}),
+                                    ("What is the bike lock code?", ["nothing"], set())):
+        events = sse_events(client, "POST", "/v1/ask", json={"question": question, "tags": tags, "keep": False})
+        used = {src["source_id"] for name, data in events if name == "sources" for src in data}
+        assert used <= allowed and (used or not allowed), (question, tags, used)
 
     # A source that is not there refuses the whole change.
     missing = client.post("/v1/tags/garden/sources", json={"source_ids": [lock, "no-such-source"]})
