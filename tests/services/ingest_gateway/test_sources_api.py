@@ -203,7 +203,8 @@ def test_tags_list_filter_and_change_on_several_sources(served: tuple[TestClient
     for question, tags, allowed in (("What does the shed roof need? tag:garden", None, {seeds, shed}),
                                     ("What is the bike lock code?", ["garden"], {seeds, shed}),
                                     ("What is the bike lock code?", ["nothing"], set())):
-        events = sse_events(client, "POST", "/v1/ask", json={"question": question, "tags": tags, "keep": False})
+        events = sse_events(client, "POST", "/v1/ask",  # type: ignore[arg-type]  # an httpx.Client at run time
+                            json={"question": question, "tags": tags, "keep": False})
         used = {src["source_id"] for name, data in events if name == "sources" for src in data}
         assert used <= allowed and (used or not allowed), (question, tags, used)
 
