@@ -1,6 +1,7 @@
 """Editing a note and filtering Sources by tag on the web page, in headless Chromium against ``secondbrain
 up``: the source's page edits its words, title and tags (a new version, the earlier one kept under
-Versions), an answer given before says its source was edited since, and the Sources list keeps to one tag."""
+Versions), an answer given before says its source was edited since, the Sources list keeps to one tag, and
+the sources shown are tagged at once."""
 
 from __future__ import annotations
 
@@ -110,7 +111,16 @@ def test_a_note_is_edited_on_its_page_and_sources_filter_by_tag(browser: Browser
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("Sofa")
     expect(rows.first).to_contain_text("#home")
+    # Every source shown gets a tag at once, and loses it again.
+    page.get_by_label("Tag the sources shown").fill("Living room")
+    page.get_by_role("button", name="Add to all shown").click()
+    expect(rows.first).to_contain_text("#living-room")
     page.locator("#sources").screenshot(path=str(SHOTS / "sources-by-tag.png"))
+    with server.client() as api:
+        assert api.get("/v1/tags").json()["tags"] == [
+            {"tag": "furniture", "sources": 1}, {"tag": "home", "sources": 1}, {"tag": "living-room", "sources": 1}]
+    page.get_by_role("button", name="Take off all shown").click()
+    expect(rows.first).not_to_contain_text("#living-room")
     page.get_by_label("Tag", exact=True).select_option("")
     expect(rows).to_have_count(2)
     assert errors == []

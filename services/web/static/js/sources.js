@@ -83,6 +83,34 @@ async function loadTags() {
   }
 }
 
+// One tag added to (or taken off) every source the list or the search shows now.
+async function tagShown(add) {
+  const name = $("#bulk-tag-name").value.trim();
+  if (!name) {
+    announce("job-status", "Write the tag first.");
+    $("#bulk-tag-name").focus();
+    return;
+  }
+  const list = $("#source-results").hidden ? "#source-list" : "#source-results";
+  const ids = [...new Set([...document.querySelectorAll(`${list} [data-source-id]`)]
+    .map((row) => row.dataset.sourceId).filter(Boolean))];
+  if (!ids.length) {
+    announce("job-status", "No sources are shown to tag.");
+    return;
+  }
+  try {
+    const res = await api(`/v1/tags/${encodeURIComponent(name)}/sources`,
+                          {method: add ? "POST" : "DELETE", json: {source_ids: ids}});
+    const out = await res.json();
+    announce("job-status", `${add ? "Added" : "Took off"} #${out.tag} ${add ? "to" : "from"} `
+      + `${plural(out.changed, "source", "sources")}.`);
+    if (searchText()) search();
+    else loadSources();
+  } catch (err) {
+    announce("job-status", `The tag was not changed. ${err.message}`);
+  }
+}
+
 setSourcesLoader(loadSources); // failed.js and source-page.js reload the list through reload.js
 
 export async function loadSources() {
@@ -292,6 +320,11 @@ export function wireSources() {
   $("#type-filter").addEventListener("change", () => (searchText() ? search() : loadSources()));
   $("#status-filter").addEventListener("change", () => loadSources());
   $("#tag-filter").addEventListener("change", () => (searchText() ? search() : loadSources()));
+  $("#bulk-tag").addEventListener("submit", (e) => {
+    e.preventDefault();
+    tagShown(true);
+  });
+  $("#bulk-untag").addEventListener("click", () => tagShown(false));
   $("#refresh-sources").addEventListener("click", () => (searchText() ? search() : loadSources()));
   $("#source-search").addEventListener("input", onSearchInput);
   $("#source-search").addEventListener("keydown", (e) => {
