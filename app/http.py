@@ -170,6 +170,9 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
         app.include_router(gateway_router)
         app.include_router(lifecycle_router)
+        from services.ingest_gateway.sources_api import router as sources_router
+
+        app.include_router(sources_router)
         app.include_router(deadletters_router)
         from services.importers.api import router as imports_router
 
@@ -327,8 +330,8 @@ def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:
     def limit(method: str, path: str) -> BodyLimit:
         if path in ("/v1/artifacts", "/v1/imports", "/v1/imports/batch", "/share"):  # streamed files
             return upload
-        if path in ("/v1/notes", "/mcp"):
-            return note
+        if path in ("/v1/notes", "/mcp") or (method == "PATCH" and path.startswith("/v1/sources/")):
+            return note  # an edit of a note's words may be as long as the note
         if path == "/v1/pages":  # a page's whole text, as long as a note may be
             return page
         return other

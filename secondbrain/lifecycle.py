@@ -434,8 +434,10 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
             offset = 0
             while True:
                 rows = metadata.catalog.list_sources(user_id, page, offset)
+                tagged = metadata.catalog.source_tags(user_id, sorted({s.source_id for s in rows if s.source_id}))
                 for s in rows:
-                    fh.write(json.dumps(_source_record(s), ensure_ascii=False).encode("utf-8") + b"\n")
+                    record = {**_source_record(s), "tags": tagged.get(s.source_id or "", [])}
+                    fh.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
                 counts["sources"] += len(rows)
                 yield sink.take()
                 if len(rows) < page:
@@ -483,7 +485,7 @@ A copy of your secondbrain data.
 manifest.json          who, when, how many of each thing, and the format version
 sources.jsonl          one line per source version: title, where it came from, its job's status,
                        whether its original file is kept ("raw": "kept") or expired under the
-                       retention setting ("raw": "expired")
+                       retention setting ("raw": "expired"), and the source's tags
 raw/<artifact id>/     the original files, byte for byte, while they are kept
 documents/<id>.json    each extracted document: its text, the segments with page, section or time
                        span when they were stored, and the passages that were indexed, with their

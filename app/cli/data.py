@@ -17,8 +17,9 @@ def _source_line(s: dict[str, Any]) -> str:
     version = f"v{s['version']}" if s.get("version") else "  "
     raw = "  (raw file expired)" if s.get("raw") == "expired" else ""
     stale = "  (older version)" if s.get("superseded") else ""
+    tags = "  " + " ".join(f"#{t}" for t in s["tags"]) if s.get("tags") else ""
     line = (f"{(s.get('source_id') or '-'):<36}  {version:<4} {s['status'] or '-':<9}  {(s.get('modality') or '-'):<9}"
-            f"  {(s.get('title') or s.get('source_uri') or '')[:60]}{stale}{raw}")
+            f"  {(s.get('title') or s.get('source_uri') or '')[:60]}{stale}{raw}{tags}")
     if s["status"] != "failed":
         return line
     # A failed capture says why and what to do, as the web page's list of failed files does.
@@ -58,7 +59,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 if args.json:
                     print(json.dumps(out))
                     return EXIT_OK
-                print(f"{out['title']}  ({out['source_uri']})  {out['status']}")
+                print(f"{out['title']}  ({out['source_uri']})  {out['status']}"
+                      + ("  tags: " + ", ".join(out["tags"]) if out.get("tags") else ""))
                 for v in out["versions"]:
                     label = f"v{v['version']}" if v["version"] else "(not extracted)"
                     state = "older" if v["superseded"] else "current" if v["version"] else ""
@@ -71,6 +73,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 params["modality"] = args.modality
             if args.status:
                 params["status"] = args.status
+            if getattr(args, "tag", None):
+                params["tags"] = args.tag
             resp = client.get("/v1/sources", params=params)
     except httpx.TransportError as exc:
         return unreachable(args, exc)

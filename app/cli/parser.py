@@ -15,6 +15,7 @@ from app.cli.capture import cmd_ingest, cmd_open
 from app.cli.common import DEFAULT_URL, server_url
 from app.cli.data import cmd_export, cmd_retention, cmd_sources, cmd_users_erase
 from app.cli.deadletters import cmd_deadletters
+from app.cli.editing import add_parser as add_editing_parser
 from app.cli.importing import add_parser as add_import_parser
 from app.cli.mail import add_parser as add_mail_parser
 from app.cli.mcp import cmd_mcp
@@ -182,8 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--modality", help="only this kind: note, markdown, pdf, web, audio, image...")
     so.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "duplicate", "superseded"])
     so.add_argument("--limit", type=int, default=100)
+    so.add_argument("--tag", action="append", default=[], metavar="TAG",
+                    help="only sources with this tag (repeat: with every one)")
     client_opts(so)
     so.set_defaults(func=cmd_sources)
+    add_editing_parser(sub, client_opts)
     ex = sub.add_parser("export", help="download all your data as a ZIP archive")
     ex.add_argument("-o", "--output", required=True, metavar="FILE.zip", help="where to save the archive")
     ex.add_argument("--force", action="store_true", help="overwrite FILE.zip")

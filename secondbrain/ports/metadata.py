@@ -324,13 +324,45 @@ class Catalog(Protocol):
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
                      end: datetime | None = None, failed_once: bool = False,
-                     duplicates: bool = True) -> list[SourceView]:
+                     duplicates: bool = True, tags: Sequence[str] | None = None) -> list[SourceView]:
         """The user's jobs with their artifact and document, newest first; optionally only one source's
         (every version), one modality, one job status, or a captured time in [start, end) (a job whose
         captured time is not known yet counts as captured when it was submitted).  ``failed_once``: a
         failed job is left out when a newer job of the same source exists (its retry, or a later
         upload), so each failed file is listed once.  ``duplicates=False`` leaves out jobs that ended as a
-        copy of bytes already kept."""
+        copy of bytes already kept.  ``tags``: only sources tagged with every one."""
+        ...
+
+    # -- tags: a list of names per source (secondbrain.tags), the source's whatever its version
+
+    def known_sources(self, user_id: str, source_ids: Sequence[str]) -> list[str]:
+        """Which of ``source_ids`` are sources of the user (each once, sorted)."""
+        ...
+
+    def source_tags(self, user_id: str, source_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The tags of each of these sources of the user (sorted; a source without tags is left out)."""
+        ...
+
+    def set_source_tags(self, user_id: str, source_id: str, tags: Sequence[str]) -> None:
+        """The source's tags become exactly ``tags`` (normalised already)."""
+        ...
+
+    def tag_sources(self, user_id: str, tag: str, source_ids: Sequence[str], *, add: bool) -> int:
+        """Add ``tag`` to (or with ``add=False`` remove it from) each of these sources of the user; return
+        how many sources changed.  Ids that are not the user's sources are left alone."""
+        ...
+
+    def tag_counts(self, user_id: str) -> list[tuple[str, int]]:
+        """Every tag of the user with how many sources have it, most used first, then by name."""
+        ...
+
+    def sources_tagged(self, user_id: str, tags: Sequence[str]) -> list[str]:
+        """The ids of the user's sources tagged with every one of ``tags`` (sorted)."""
+        ...
+
+    def retitle_source(self, user_id: str, source_id: str, title: str) -> bool:
+        """Give the source's current version (its document, and the job that made it) a new title; False
+        when the source has no current version yet."""
         ...
 
     def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,

@@ -43,6 +43,7 @@ from secondbrain.ports import (
     ObjectStore,
     Users,
 )
+from secondbrain.tags import MAX_TAGS_PER_SOURCE, normalise_tags
 from secondbrain.titles import meaningful
 from services.extractors.document import Extracted, ExtractionContext, assemble
 from services.extractors.registry import ExtractorSet
@@ -238,6 +239,12 @@ class ExtractorStage:
             if isinstance(exc, JobGone):
                 raise
             raise SourceGone(source_id) from None
+        brought = [t for key in ("tags", "attr.tags", "attr.import.tags") for t in metadata.get(key, "").split()]
+        if version == 1 and brought:
+            # A source's first version brings its own tags (a note's front matter, an import's labels or its
+            # ``import.tags`` attribute, a producer's ``tags`` attribute); after that its tags are the person's
+            # to change, and an edited text does not bring removed ones back.
+            self._adopt_tags(ev.user_id, source_id, brought)
         out = DocumentExtracted(
             event_id=ids.event_id(job_id, self.step.name), job_id=job_id, user_id=ev.user_id,
             artifact_id=artifact_id, source_id=source_id, document_id=document_id, title=title,
@@ -252,6 +259,12 @@ class ExtractorStage:
                                                "segments": len(segments), "modality": doc.modality,
                                                "captured_at_source": captured_src, "version": version})
         return [out]
+
+    def _adopt_tags(self, user_id: str, source_id: str, found: list[str]) -> None:
+        tags = normalise_tags(found)
+        have = self.catalog.source_tags(user_id, [source_id]).get(source_id, [])
+        if tags and not set(tags) <= set(have):
+            self.catalog.set_source_tags(user_id, source_id, normalise_tags([*have, *tags])[:MAX_TAGS_PER_SOURCE])
 
     @staticmethod
     def _event_time(ev: ArtifactSubmitted, doc: Extracted, ingested_at: datetime) -> tuple[datetime, str]:

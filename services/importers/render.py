@@ -1,8 +1,9 @@
 """Items of an export as captures the existing pipeline already understands.
 
 * A **note** is Markdown with front matter (``title``, ``date``, ``updated``, ``tags``): the text extractor
-  takes the tags to every passage (shown with each search hit) and the links written in the body.  Its tags
-  and links are also written at its end, so they are searchable words.
+  takes the tags to every passage (shown with each search hit), and the source's first version keeps them
+  as its tags (filter by them with ``tags=`` or ``tag:``).  Its links are also written at its end, so they
+  are searchable words.
 * A **chat** becomes one record per day of the conversation (in the chat's time zone), a ``text/x-chat``
   transcript of ``[HH:MM] Speaker: text`` turns dated by the day's first message: the chat extractor keeps
   each turn's speaker and time (``turn_id``), and time words in a message ("yesterday") are read against
@@ -80,9 +81,8 @@ def note(fmt: str, item: str, *, origin: str, title: str | None, body: str, crea
     link_list = [(text or url, url) for text, url in links if url]
     if link_list:
         tail.append("Links:\n" + "\n".join(f"- [{_one_line(t).replace(']', ')')}]({u})" for t, u in link_list))
+    # The tags live in the front matter only: they become the source's tags, not words of its text.
     lines = [f"{name}: {value}" for name, value in details if value]
-    if tag_list:
-        lines.append("Tags: " + ", ".join(tag_list))
     if lines:
         tail.append("\n".join(lines))
     text = "\n".join(head) + "\n\n" + "\n\n".join(p for p in [body.strip(), *tail] if p) + "\n"

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from secondbrain.tags import normalise_tags
 from services.importers.archive import Export
 from services.importers.format import Format
 from services.importers.model import (
@@ -104,7 +105,10 @@ def _version(export: Export, row: dict[str, Any], wave: int, current: bool) -> R
     common: dict[str, Any] = {
         "source_uri": f"import:{NAME}:{uri}", "label": label, "title": row.get("title"),
         "captured_at": _when(row.get("captured_at")), "wave": wave, "current": current,
-        "attributes": {"import.source_uri": uri, **({"kind": "note"} if note else {})}}
+        "attributes": {"import.source_uri": uri, **({"kind": "note"} if note else {}),
+                       # the source's tags there are its tags here (taken in with its first version)
+                       **({"import.tags": " ".join(normalise_tags(str(t) for t in row["tags"]))}
+                          if isinstance(row.get("tags"), list) and row["tags"] else {})}}
     raw = _raw_entry(export, str(row.get("artifact_id"))) if row.get("raw") == "kept" else None
     if raw is not None:
         kind: Literal["note", "file"] = "note" if note else "file"

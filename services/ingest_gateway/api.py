@@ -33,6 +33,7 @@ from secondbrain.ports import FINISHED_JOB_STATUSES, JobStatus, JobView, Metadat
 from secondbrain.settings import Settings
 from secondbrain.submissions import Submissions, Submitted
 from secondbrain.submissions import private_target as _private_target
+from secondbrain.tags import normalise_tags
 from secondbrain.titles import display_title
 from secondbrain.uploads import read_form, read_multipart, read_raw
 from secondbrain.validation import Text, text_problem
@@ -512,7 +513,9 @@ async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50,
                       end: Annotated[datetime | None, Query(alias="to")] = None,
                       copies: Annotated[bool, Query(description=(
                           "Also list re-sent copies of bytes already kept (jobs ended as duplicate)."))] = False,
-                      ) -> dict[str, Any]:
+                      tags: Annotated[list[str] | None, Query(
+                          description="Only sources with every one of these tags (tags=a&tags=b, or tags=a,b).")
+                      ] = None) -> dict[str, Any]:
     """One row per submission (each version of a source), newest first; a re-sent copy of bytes already
     kept (a ``duplicate``) is listed only when ``copies=true`` or ``status=duplicate`` asks for it.
     ``modality`` (pdf, web, audio, note...), ``status`` (queued, running, succeeded, failed, duplicate) and a captured
@@ -520,13 +523,17 @@ async def get_sources(user: CurrentUser, metadata: MetadataDep, limit: int = 50,
     not known yet counts as captured when it was submitted).  A failed submission is listed only
     while it is its source's newest (its retries and later uploads replace it here; every try stays
     in ``GET /v1/sources/{id}``); ``reason`` says why in a sentence, ``retryable`` whether trying
-    again may help."""
+    again may help.  ``tags`` keeps the sources tagged with every one given; each row lists its ``tags``."""
     limit = max(1, min(limit, 500))
+    wanted = normalise_tags(t for value in tags or () for t in value.split(",")) or None
     rows = await asyncio.to_thread(functools.partial(metadata.catalog.list_sources, user, limit, max(0, offset),
                                                      modality=modality, status=status, start=aware(start),
                                                      end=aware(end), failed_once=True,
-                                                     duplicates=copies or status == "duplicate"))
-    return {"sources": [source_json(r) for r in rows], "limit": limit, "offset": offset}
+                                                     duplicates=copies or status == "duplicate", tags=wanted))
+    tagged = await asyncio.to_thread(metadata.catalog.source_tags, user,
+                                     sorted({r.source_id for r in rows if r.source_id}))
+    return {"sources": [{**source_json(r), "tags": tagged.get(r.source_id or "", [])} for r in rows],
+            "limit": limit, "offset": offset}
 
 
 

@@ -51,7 +51,8 @@ def detail(metadata: MetadataStore, user: str, source_id: str) -> dict[str, Any]
             "title": display_title(newest.title, newest.source_uri),
             "modality": (current or {}).get("modality") or newest.modality, "status": newest.status,
             "current_version": current["version"] if current else None, "versions": ordered,
-            "jobs": sum(len(v["jobs"]) for v in ordered)}
+            "jobs": sum(len(v["jobs"]) for v in ordered),
+            "tags": metadata.catalog.source_tags(user, [source_id]).get(source_id, [])}
 
 
 @router.get("/v1/sources/{source_id}", summary="One source with every version and its jobs")

@@ -33,8 +33,9 @@ from sse_starlette.sse import EventSourceResponse
 from secondbrain import keys, telemetry
 from secondbrain.answer_events import AnswerEvent
 from secondbrain.errors import PermanentError, RetryableError
-from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
+from secondbrain.ports import ConversationInfo, MetadataStore, ObjectNotFound, Turn
 from secondbrain.search_hits import SearchHit
+from secondbrain.tags import normalise_tags, tags_in_query
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from services.query.deps import (
@@ -60,6 +61,7 @@ from services.query.params import (
     conventions,
     zone,
 )
+from services.query.revisions import mark_edited_sources
 
 
 class RenameIn(BaseModel):
@@ -98,6 +100,14 @@ def sse(event: AnswerEvent) -> dict[str, str]:
 
 
 router = APIRouter(tags=["query"])
+TAGS_HELP = "Only sources with every one of these tags (tags=a&tags=b, or tags=a,b); tag:a in q does the same."
+NO_SOURCE = "-"  # never a source id (those are UUIDs)
+
+
+def tagged_sources(metadata: MetadataStore, user: str, tags: list[str], within: list[str] | None) -> list[str]:
+    """The user's sources with every one of ``tags`` (among ``within`` when given)."""
+    found = metadata.catalog.sources_tagged(user, tags)
+    return [s for s in found if s in set(within)] if within else found
 NO_SUCH_CONVERSATION = "no such conversation (it was deleted, or it is not yours)"
 
 
@@ -107,6 +117,7 @@ async def search(
     user: CurrentUser,
     settings: SettingsDep,
     engine: EngineDep,
+    metadata: MetadataDep,
     k: Annotated[int, Query(ge=1, le=100)] = 10,
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid",
     modality: Annotated[list[str] | None, Query()] = None,
@@ -124,6 +135,7 @@ async def search(
     date_order: Annotated[DateOrderParam | None, Query(description=DATE_ORDER_HELP)] = None,
     everything: Annotated[bool, Query(description=(
         "List the k best passages however far from the query (no relevance cut): for comparing rankings."))] = False,
+    tags: Annotated[list[str] | None, Query(description=TAGS_HELP)] = None,
 ) -> dict[str, Any]:
     """The passages that match ``q`` by its words or its meaning, best first (``matched: true``).  When none
     matches well enough, ``matched`` is false, ``hits`` is empty and ``closest`` holds the closest few, to be
@@ -131,6 +143,14 @@ async def search(
     ("what did I save last week?") lists that time's sources, without a cut."""
     if not q.strip():
         raise HTTPException(422, "the query is empty")
+    q, wanted = tags_in_query(q)  # "tag:garden" in the words works as tags=garden
+    wanted = normalise_tags([*(t for value in tags or () for t in value.split(",")), *wanted])
+    q = q or " ".join(wanted)
+    if wanted:
+        source_id = await asyncio.to_thread(tagged_sources, metadata, user, wanted, source_id)
+        if not source_id:  # nothing has these tags: nothing to find
+            return {"query": q, "mode": mode, "tags": wanted, "matched": False, "hits": [], "closest": [],
+                    "took_ms": 0.0}
     zone_ = zone(tz, settings.timezone)
     calendar = conventions(settings, locale, country, hemisphere, date_order)
     filters = Filters(tuple(modality) if modality else None, tuple(source_id) if source_id else None,
@@ -161,12 +181,30 @@ async def search(
         span.set_attribute("sb.hits", len(hits))
     took = time.perf_counter() - t0
     telemetry.QUERY_DURATION.record(took, {"route": "search", "query_class": plan.query_class})
-    return {"query": q, "mode": mode, **plan.meta(), "matched": bool(hits), "hits": [h.to_json() for h in hits],
-            "closest": [h.to_json() for h in closest], "took_ms": round(took * 1000, 1)}
+    # Each hit with its source's tags as they are now (a list; the passage's own attributes keep the tags its
+    # text was indexed with).
+    tagged = await asyncio.to_thread(metadata.catalog.source_tags, user,
+                                     sorted({h.source_id for h in [*hits, *closest]}))
+    return {"query": q, "mode": mode, **plan.meta(), **({"tags": wanted} if wanted else {}),
+            "matched": bool(hits), "hits": [{**h.to_json(), "tags": tagged.get(h.source_id, [])} for h in hits],
+            "closest": [{**h.to_json(), "tags": tagged.get(h.source_id, [])} for h in closest],
+            "took_ms": round(took * 1000, 1)}
 
 
 @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
-async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep) -> EventSourceResponse:
+async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep, metadata: MetadataDep) -> EventSourceResponse:
+    """Answer ``question`` from your data; ``tags`` (or ``tag:garden`` in the question) keeps to sources
+    with every one of those tags."""
+    question, wanted = tags_in_query(body.question)
+    wanted = normalise_tags([*(body.tags or ()), *wanted])
+    if wanted:
+        found = await asyncio.to_thread(tagged_sources, metadata, user, wanted, body.source_ids)
+        # No source has these tags: an id no source has, so that nothing is found rather than everything.
+        revises = body.revises
+        if revises is not None:  # the earlier question was kept without its tag: words too
+            revises = revises.model_copy(update={"question": tags_in_query(revises.question)[0] or revises.question})
+        body = body.model_copy(update={"question": question or " ".join(wanted), "revises": revises,
+                                       "source_ids": found or [NO_SOURCE], "tags": wanted})
     events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
     return EventSourceResponse((sse(event) async for event in events), ping=10)
 
@@ -184,12 +222,17 @@ async def list_conversations(user: CurrentUser, convs: ConversationsDep,
 
 @router.get("/v1/conversations/{conversation_id}",
             summary="One conversation: each question with its answer, sources and what was understood")
-async def get_conversation(conversation_id: str, user: CurrentUser, convs: ConversationsDep) -> dict[str, Any]:
+async def get_conversation(conversation_id: str, user: CurrentUser, convs: ConversationsDep,
+                           metadata: MetadataDep) -> dict[str, Any]:
+    """Each question with its answer; a source edited since an answer quoted it carries ``edited_since``
+    (the version quoted, the version now, and links to both)."""
     found = await asyncio.to_thread(convs.get_conversation, user, conversation_id)
     if found is None:
         raise HTTPException(404, NO_SUCH_CONVERSATION)
     turns = await asyncio.to_thread(convs.get_turns, user, conversation_id, found.turns)
-    return {**conversation_json(found), "turns": exchanges(turns)}
+    shown = exchanges(turns)
+    await asyncio.to_thread(mark_edited_sources, metadata.catalog, user, shown)
+    return {**conversation_json(found), "turns": shown}
 
 
 @router.patch("/v1/conversations/{conversation_id}", summary="Rename a conversation")

@@ -33,6 +33,8 @@ class AskIn(BaseModel):
     k: int = Field(6, ge=1, le=20, description="How many passages to ground the answer in.")
     modalities: list[Text] | None = Field(None, description="Only these kinds: pdf, web, audio, image, note...")
     source_ids: list[Text] | None = None
+    tags: list[Text] | None = Field(None, max_length=20, description="Only sources with every one of these tags "
+                                                                     "(tag:garden in the question does the same).")
     start: datetime | None = Field(None, alias="from", description="Only what happened from then (ISO 8601).")
     end: datetime | None = Field(None, alias="to", description="...until then (exclusive).")
     time_field: TimeFieldParam | None = None

@@ -118,10 +118,14 @@ def test_bodies_within_their_limits_go_through(rt: Runtime) -> None:
             small = await c.post("/v1/notes", json={"text": "a short note"})
             upload = await c.post("/v1/artifacts", content=Body(100_000, head=b"", fill=b"a").__aiter__(),
                                   headers={"X-Filename": "a.txt", "Content-Type": "text/plain"})
-            return [note, small, upload]
+            # an edit of a note's words has the note's room (read whole, then answered: no such source here)
+            edit = await c.patch("/v1/sources/none", content=chunked_json(),
+                                 headers={"Content-Type": "application/json"})
+            return [note, small, upload, edit]
 
-    note, small, upload = asyncio.run(go())
+    note, small, upload, edit = asyncio.run(go())
     assert note.status_code == small.status_code == upload.status_code == 202, (note.text, small.text, upload.text)
+    assert edit.status_code == 404, edit.text
 
 
 # --------------------------------------------------------------------------- on the wire (uvicorn)

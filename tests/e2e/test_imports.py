@@ -155,6 +155,20 @@ def test_what_each_format_skipped_or_failed_says_why(first_runs: dict[str, dict[
     assert all(not run["failed"] for run in first_runs.values()), {n: r["failed"] for n, r in first_runs.items()}
 
 
+def test_labels_tags_and_properties_of_the_exports_are_tags(client: httpx.Client, first_runs: dict[str, Any]) -> None:
+    """Keep's labels, Evernote's tags, a Notion row's Tags and a Bear note's #tags are the sources' tags (listed,
+    counted and filtered on), not words added to their text."""
+    tags = {t["tag"]: t["sources"] for t in client.get("/v1/tags").json()["tags"]}
+    assert {"shopping-list", "pinned", "travel", "portugal", "fiction", "trees", "baking", "kitchen/bread"} <= set(tags)
+    for tag, title in (("shopping-list", "Groceries"), ("portugal", "Lisbon trip"),
+                       ("fiction", "Reading list > The Overstory"), ("kitchen/bread", "Sourdough starter")):
+        found = client.get("/v1/sources", params={"tags": tag, "limit": 500}).json()["sources"]
+        assert title in {s["title"] for s in found}, (tag, [s["title"] for s in found])
+        assert all(tag in s["tags"] for s in found)
+    lisbon = [h for h in hits(client, "Lisbon trip travel") if h["title"] == "Lisbon trip"]
+    assert lisbon and not any("Tags:" in h["text"] for h in lisbon)
+
+
 def test_attachments_go_through_the_extractors_dated_like_their_note(client: httpx.Client,
                                                                      first_runs: dict[str, Any]) -> None:
     # fixed date: each export's own past times, read as written

@@ -114,7 +114,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     conversation = done["conversation_id"]
     source = next(s for s in alice.get("/v1/sources").json()["sources"] if s["job_id"] == note)
     alice_key_id = alice.get("/v1/me").json()["key_id"]
-    ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"],
+    # Alice's tag on her note: Bob neither sees it, counts it, filters by it nor changes it.
+    tagged = alice.post("/v1/tags/attic-safe/sources", json={"source_ids": [source["source_id"]]})
+    assert tagged.status_code == 200, tagged.text
+    ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"], "tag": "attic-safe",
            "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation, "feed_id": feed["feed_id"],
            "reminder_id": reminder.json()["reminder_id"],
            "name": admin.post("/v1/admin/backups").json()["archive"]["name"]}  # a backup holding Alice's data
@@ -135,14 +138,23 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("get", "/v1/jobs/{job_id}/stream"): [{}],
         ("post", "/v1/jobs/{job_id}/retry"): [{}],
         ("delete", "/v1/jobs/{job_id}"): [{}],
-        ("get", "/v1/sources"): [{}, {"params": {"source_id": ids["source_id"]}}],
+        ("get", "/v1/sources"): [{}, {"params": {"source_id": ids["source_id"]}}, {"params": {"tags": ids["tag"]}}],
         ("get", "/v1/sources/{source_id}"): [{}],
+        # Editing Alice's note: its words, title or tags; each as unknown to Bob as a source that never was.
+        ("patch", "/v1/sources/{source_id}"): [{"json": {"text": "Bob's words now"}}, {"json": {"title": "Bob's"}},
+                                               {"json": {"tags": ["bobs"]}}],
+        ("get", "/v1/tags"): [{}],
+        ("post", "/v1/tags/{tag}/sources"): [{"json": {"source_ids": [ids["source_id"]]}}],
+        ("delete", "/v1/tags/{tag}/sources"): [{"json": {"source_ids": [ids["source_id"]]}}],
         ("get", "/v1/sources/{source_id}/passages"): [{}],
         ("delete", "/v1/sources/{source_id}"): [{}],
         ("get", "/v1/artifacts/{artifact_id}/raw"): [{}],
         ("get", "/v1/search"): [{"params": {"q": "safe combination attic code"}},
-                                {"params": {"q": "safe", "source_id": ids["source_id"]}}],
+                                {"params": {"q": "safe", "source_id": ids["source_id"]}},
+                                {"params": {"q": "safe combination", "tags": ids["tag"]}},
+                                {"params": {"q": f"safe combination tag:{ids['tag']}"}}],
         ("post", "/v1/ask"): [{"json": {"question": "What is the safe combination?"}},
+                              {"json": {"question": f"What is the safe combination? tag:{ids['tag']}"}},
                               {"json": {"question": "and the code?", "conversation_id": conversation}},
                               {"json": {"question": "safe code", "source_ids": [ids["source_id"]]}},
                               # answered from the agenda: Bob's, which has no locksmith
@@ -312,6 +324,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     # Alice still has everything.
     assert alice.get("/v1/me").status_code == 200
     assert alice.get(f"/v1/sources/{ids['source_id']}").status_code == 200
+    kept_source = alice.get(f"/v1/sources/{ids['source_id']}").json()
+    assert (kept_source["title"], kept_source["tags"], kept_source["current_version"]) == ("Safe", ["attic-safe"], 1)
+    assert alice.get("/v1/tags").json()["tags"] == [{"tag": "attic-safe", "sources": 1}]
     hits = alice.get("/v1/search", params={"q": "safe combination"}).json()["hits"]
     assert any(SECRET in h["text"] for h in hits)
     # Bob's page at the same address is his own source: Alice's is still hers, not a version of his.

@@ -246,6 +246,7 @@ class Tables:
         self.conversations: dict[str, ConversationRow] = {}
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.deleted_sources: dict[tuple[str, str], Tombstone] = {}
+        self.source_tags: dict[tuple[str, str], set[str]] = {}  # (user, source) -> its tags, never empty
         self.erased_users: dict[str, datetime] = {}  # erased and not created again
         self.answer_endpoint: AnswerEndpoint | None = None  # one row, server-wide
         self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order

@@ -84,13 +84,14 @@ class MemoryCatalog(MemoryRole):
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
                      end: datetime | None = None, failed_once: bool = False,
-                     duplicates: bool = True) -> list[SourceView]:
+                     duplicates: bool = True, tags: Sequence[str] | None = None) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document;
         see :meth:`secondbrain.stores.postgres.catalog.PostgresCatalog.list_sources` for each field."""
         window = _window(limit, offset)
         start, end = utc(start), utc(end)
         t = self._t
         with self._tx():
+            tagged = None if tags is None else set(self._tagged(user_id, tags))
             docs = t.latest_documents(user_id)
             jobs = sorted((j for j in t.jobs.values() if j.user_id == user_id),
                           key=lambda j: (j.created_at, j.job_id), reverse=True)
@@ -112,7 +113,8 @@ class MemoryCatalog(MemoryRole):
                 if (source_id is not None and source != source_id) \
                         or (modality is not None and (d is None or d.modality != modality)) \
                         or (status is not None and j.status != status) \
-                        or (start is not None and when < start) or (end is not None and when >= end):
+                        or (start is not None and when < start) or (end is not None and when >= end) \
+                        or (tagged is not None and source not in tagged):
                     continue
                 # A copy of another source's bytes is listed under the name it was submitted as.
                 renamed = a is not None and j.source_id != a.source_id and j.source_uri is not None
@@ -128,6 +130,85 @@ class MemoryCatalog(MemoryRole):
                     retryable=j.status == "failed" and j.error_retryable,
                 ))
             return views[window]
+
+    # -- tags
+
+    def _known(self, user_id: str, source_ids: Sequence[str]) -> set[str]:
+        wanted = set(source_ids)
+        t = self._t
+        return ({j.source_id for j in t.jobs.values() if j.user_id == user_id and j.source_id in wanted}
+                | {a.source_id for a in t.artifacts.values() if a.user_id == user_id and a.source_id in wanted})
+
+    def _tagged(self, user_id: str, tags: Sequence[str]) -> list[str]:
+        wanted = set(tags)
+        return sorted(s for (u, s), have in self._t.source_tags.items() if u == user_id and wanted <= have)
+
+    def known_sources(self, user_id: str, source_ids: Sequence[str]) -> list[str]:
+        """Which of ``source_ids`` are sources of the user (each once, sorted)."""
+        with self._tx():
+            return sorted(self._known(user_id, source_ids))
+
+    def source_tags(self, user_id: str, source_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The tags of each of these sources of the user (sorted; a source without tags is left out)."""
+        with self._tx():
+            found = {s: self._t.source_tags.get((user_id, s)) for s in set(source_ids)}
+            return {s: sorted(have) for s, have in found.items() if have}
+
+    def set_source_tags(self, user_id: str, source_id: str, tags: Sequence[str]) -> None:
+        """The source's tags become exactly ``tags``."""
+        with self._tx():
+            if user_id not in self._t.users:
+                raise IntegrityError("source_tags.user_id must name a user")
+            if tags:
+                self._t.source_tags[(user_id, source_id)] = set(tags)
+            else:
+                self._t.source_tags.pop((user_id, source_id), None)
+
+    def tag_sources(self, user_id: str, tag: str, source_ids: Sequence[str], *, add: bool) -> int:
+        """Add ``tag`` to (or remove it from) each of these sources of the user; how many changed."""
+        t = self._t
+        changed = 0
+        with self._tx():
+            for source in sorted(self._known(user_id, source_ids)):
+                have = t.source_tags.setdefault((user_id, source), set())
+                if (tag in have) != add:
+                    changed += 1
+                    (have.add if add else have.discard)(tag)
+                if not have:
+                    del t.source_tags[(user_id, source)]
+        return changed
+
+    def tag_counts(self, user_id: str) -> list[tuple[str, int]]:
+        """Every tag of the user with how many sources have it, most used first, then by name."""
+        counts: dict[str, int] = {}
+        with self._tx():
+            for (u, _), have in self._t.source_tags.items():
+                if u == user_id:
+                    for tag in have:
+                        counts[tag] = counts.get(tag, 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def sources_tagged(self, user_id: str, tags: Sequence[str]) -> list[str]:
+        """The ids of the user's sources tagged with every one of ``tags`` (sorted)."""
+        with self._tx():
+            return self._tagged(user_id, tags)
+
+    def retitle_source(self, user_id: str, source_id: str, title: str) -> bool:
+        """Give the source's current version (its document, and the jobs that made it) a new title."""
+        t = self._t
+        with self._tx():
+            current = [d for d in t.source_documents(user_id, source_id) if d.superseded_at is None]
+            if not current:
+                return False
+            for d in current:
+                t.put_document(replace(d, title=title))
+                art = t.artifact_of(user_id, d.artifact_id)
+                if art is not None:
+                    t.artifacts[art.artifact_id] = replace(art, title=title)
+                for j in t.jobs.values():
+                    if j.user_id == user_id and j.source_id == source_id and j.artifact_id == d.artifact_id:
+                        j.title = title
+            return True
 
     def documents_between(self, user_id: str, start: datetime | None, end: datetime | None, *,
                           field: Literal["captured_at", "ingested_at"] = "captured_at", limit: int = 500,

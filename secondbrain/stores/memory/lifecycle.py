@@ -81,6 +81,7 @@ class MemoryLifecycle(MemoryRole):
             t.drop_artifacts([a for a in removed if t.artifact_of(user_id, a)])
             self._rename_kept(user_id, source_id, kept)
             redact_answers(self._t, user_id, source_id)
+            self._t.source_tags.pop((user_id, source_id), None)
             # Claim checks of documents not recorded yet (work in flight) live under the same ids.
             cleanup_docs = sorted(set(doc_ids) | {ids.document_id(a) for a in removed})
             tomb = t.deleted_sources.get((user_id, source_id))
@@ -226,6 +227,7 @@ class MemoryLifecycle(MemoryRole):
                 "reminders": sum(1 for r in t.reminders.values() if r.user_id == user_id),
                 "jobs": len(jobs),
                 "request_windows": sum(1 for u, _, _ in t.request_windows if u == user_id),
+                "source_tags": sum(len(tags) for (u, _), tags in t.source_tags.items() if u == user_id),
                 "vector_indexes": sum(1 for u, _ in t.vector_indexes if u == user_id),
                 "users": 1 if user_id in t.users else 0,
             }
@@ -247,6 +249,8 @@ class MemoryLifecycle(MemoryRole):
                 del t.feed_tokens[feed_key]
             for reminder_id in [k for k, r in t.reminders.items() if r.user_id == user_id]:
                 del t.reminders[reminder_id]
+            for tag_key in [k for k in t.source_tags if k[0] == user_id]:
+                del t.source_tags[tag_key]
             for window_key in [k for k in t.request_windows if k[0] == user_id]:
                 del t.request_windows[window_key]
             t.users.pop(user_id, None)

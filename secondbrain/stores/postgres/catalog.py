@@ -97,7 +97,7 @@ class PostgresCatalog(PgRole):
     def list_sources(self, user_id: str, limit: int = 50, offset: int = 0, *, source_id: str | None = None,
                      modality: str | None = None, status: str | None = None, start: datetime | None = None,
                      end: datetime | None = None, failed_once: bool = False,
-                     duplicates: bool = True) -> list[SourceView]:
+                     duplicates: bool = True, tags: Sequence[str] | None = None) -> list[SourceView]:
         """One row per job of the user, newest first, with its artifact and (when extracted) document.
 
         ``captured_at``/``title`` prefer the document's values, ``ingested_at`` is the document's or
@@ -108,7 +108,7 @@ class PostgresCatalog(PgRole):
         [start, end); until extraction tells the captured time, the job's creation time stands in.
         ``failed_once``: a failed job with a newer job of the same source (its retry, a later upload)
         is left out, so each failed file is listed once.  ``duplicates=False`` leaves out the jobs that ended as
-        copies of bytes already kept.
+        copies of bytes already kept.  ``tags``: only sources tagged with every one.
         """
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(
@@ -146,16 +146,89 @@ class PostgresCatalog(PgRole):
                       WHERE n.user_id = j.user_id
                         AND coalesce(n.source_id, na.source_id) = coalesce(j.source_id, a.source_id)
                         AND (n.created_at, n.job_id) > (j.created_at, j.job_id)))
+                  AND (%(tags)s::text[] IS NULL OR (
+                      SELECT count(*) FROM source_tags t WHERE t.user_id = j.user_id
+                        AND t.source_id = coalesce(j.source_id, a.source_id) AND t.tag = ANY(%(tags)s)
+                      ) = cardinality(%(tags)s))
                 ORDER BY j.created_at DESC, j.job_id DESC
                 LIMIT %(limit)s OFFSET %(offset)s
                 """,
                 {"user": user_id, "source": source_id, "modality": modality, "status": status,
                  "start": start, "end": end, "limit": limit, "offset": offset, "failed_once": failed_once,
-                 "duplicates": duplicates},
+                 "duplicates": duplicates, "tags": sorted(set(tags)) if tags is not None else None},
             ).fetchall()
         for r in rows:
             r["superseded"] = bool(r["superseded"])
         return [SourceView(**r) for r in rows]
+
+    # -- tags
+
+    def known_sources(self, user_id: str, source_ids: Sequence[str]) -> list[str]:
+        """Which of ``source_ids`` are sources of the user (each once, sorted)."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT source_id FROM jobs WHERE user_id = %(user)s AND source_id = ANY(%(ids)s) "
+                "UNION SELECT source_id FROM artifacts WHERE user_id = %(user)s AND source_id = ANY(%(ids)s) "
+                "ORDER BY 1", {"user": user_id, "ids": list(source_ids)}).fetchall()
+        return [r[0] for r in rows]
+
+    def source_tags(self, user_id: str, source_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The tags of each of these sources of the user (sorted; a source without tags is left out)."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT source_id, array_agg(tag ORDER BY tag) FROM source_tags WHERE user_id = %s "
+                "AND source_id = ANY(%s) GROUP BY source_id", (user_id, list(source_ids))).fetchall()
+        return {r[0]: list(r[1]) for r in rows}
+
+    def set_source_tags(self, user_id: str, source_id: str, tags: Sequence[str]) -> None:
+        """The source's tags become exactly ``tags`` (normalised already)."""
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("DELETE FROM source_tags WHERE user_id = %s AND source_id = %s AND NOT tag = ANY(%s)",
+                         (user_id, source_id, list(tags)))
+            conn.execute("INSERT INTO source_tags (user_id, source_id, tag) SELECT %s, %s, t FROM unnest(%s::text[]) t "
+                         "ON CONFLICT DO NOTHING", (user_id, source_id, list(tags)))
+
+    def tag_sources(self, user_id: str, tag: str, source_ids: Sequence[str], *, add: bool) -> int:
+        """Add ``tag`` to (or remove it from) each of these sources of the user; how many changed."""
+        mine = self.known_sources(user_id, source_ids)
+        with self._pool.connection() as conn:
+            if add:
+                return conn.execute(
+                    "INSERT INTO source_tags (user_id, source_id, tag) SELECT %s, s, %s FROM unnest(%s::text[]) s "
+                    "ON CONFLICT DO NOTHING", (user_id, tag, mine)).rowcount
+            return conn.execute("DELETE FROM source_tags WHERE user_id = %s AND tag = %s AND source_id = ANY(%s)",
+                                (user_id, tag, mine)).rowcount
+
+    def tag_counts(self, user_id: str) -> list[tuple[str, int]]:
+        """Every tag of the user with how many sources have it, most used first, then by name."""
+        with self._pool.connection() as conn:
+            rows = conn.execute("SELECT tag, count(*) FROM source_tags WHERE user_id = %s GROUP BY tag "
+                                "ORDER BY count(*) DESC, tag", (user_id,)).fetchall()
+        return [(r[0], int(r[1])) for r in rows]
+
+    def sources_tagged(self, user_id: str, tags: Sequence[str]) -> list[str]:
+        """The ids of the user's sources tagged with every one of ``tags`` (sorted)."""
+        wanted = sorted(set(tags))
+        with self._pool.connection() as conn:
+            rows = conn.execute("SELECT source_id FROM source_tags WHERE user_id = %s AND tag = ANY(%s) "
+                                "GROUP BY source_id HAVING count(*) = %s ORDER BY source_id",
+                                (user_id, wanted, len(wanted))).fetchall()
+        return [r[0] for r in rows]
+
+    def retitle_source(self, user_id: str, source_id: str, title: str) -> bool:
+        """Give the source's current version (its document, its file and the jobs that made it) a new title."""
+        with self._pool.connection() as conn, conn.transaction():
+            row = conn.execute(
+                "UPDATE documents SET title = %s WHERE user_id = %s AND source_id = %s AND superseded_at IS NULL "
+                "RETURNING artifact_id", (title, user_id, source_id)).fetchone()
+            if row is None:
+                return False
+            conn.execute("UPDATE jobs SET title = %s WHERE user_id = %s AND source_id = %s AND artifact_id = %s",
+                         (title, user_id, source_id, row[0]))
+            # The file's own title too: the next version made from it (an edit of its words) keeps this one.
+            conn.execute("UPDATE artifacts SET title = %s WHERE user_id = %s AND artifact_id = %s",
+                         (title, user_id, row[0]))
+        return True
 
 
     _INDEX_COLUMNS = ("user_id, version, model, model_id, dense_size, status, created_at, activated_at, retired_at, "

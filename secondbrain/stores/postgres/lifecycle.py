@@ -76,6 +76,7 @@ class PostgresLifecycle(PgRole):
             conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
             conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
             redact_answers(conn, user_id, source_id)
+            conn.execute("DELETE FROM source_tags WHERE user_id = %s AND source_id = %s", (user_id, source_id))
             conn.execute("DELETE FROM documents WHERE user_id = %s AND document_id = ANY(%s)", (user_id, doc_ids))
             conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed))
             conn.execute(  # the job whose source holds the artifact's document first, else the oldest

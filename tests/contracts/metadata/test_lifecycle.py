@@ -180,6 +180,8 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
         stores.dead_letters.record_dead_letter(DeadLetterRecord(
             letter_id=f"l{n}", stage="extract", topic="artifacts.submitted", partition=0, offset=n,
             error_kind="unauthorized", error_message="not signed", user_id=who))
+    for who in ("alice", "bob"):
+        stores.catalog.set_source_tags(who, ids.source_id(who, "file:x.md"), ["letters"])
     alice_jobs = [s.job_id for s in stores.catalog.list_sources("alice") if s.job_id]
 
     def bobs() -> tuple[object, ...]:
@@ -187,7 +189,7 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
                 stores.catalog.list_artifacts("bob"), stores.jobs.job_events("bob", bob_job),
                 conversations.get_turns("bob", "c-bob"), stores.api_keys.list_api_keys("bob"),
                 stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"),
-                [f.feed_id for f in feeds.list("bob")], reminders.listed("bob"))
+                [f.feed_id for f in feeds.list("bob")], reminders.listed("bob"), stores.catalog.tag_counts("bob"))
 
     bob_before = bobs()
     removed = stores.lifecycle.erase_user("alice")
@@ -195,7 +197,7 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
         "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "dead_letters": 1,
         "deleted_sources": 1,
         "documents": 1, "feed_tokens": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1,
-        "reminders": 1, "request_windows": 1, "users": 1, "vector_indexes": 1}
+        "reminders": 1, "request_windows": 1, "source_tags": 1, "users": 1, "vector_indexes": 1}
     assert list(removed) == sorted(removed)
     assert bobs() == bob_before
     assert [s.user_id for s in users.list_users()] == ["bob"]

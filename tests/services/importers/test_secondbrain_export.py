@@ -48,7 +48,7 @@ def cited_source(source: str, uri: str, artifact: str) -> dict[str, Any]:
 def write_export(path: Path) -> Path:
     rows = [row(PLAN, "file:plan.md", 2, ART2, "2024-02-01T10:00:00+00:00"),
             row(PLAN, "file:plan.md", 1, ART1, "2024-01-01T10:00:00+00:00"),
-            row(SHED, "note:1", 1, ART_NOTE, "2023-05-14T07:30:00+00:00", modality="note"),
+            row(SHED, "note:1", 1, ART_NOTE, "2023-05-14T07:30:00+00:00", modality="note", tags=["shed", "tools"]),
             row(ids.source_id(THERE, "file:broken.pdf"), "file:broken.pdf", 0, "x", "2024-01-01T00:00:00Z",
                 status="failed")]
     conversation = {"conversation_id": "73c2af6d-b97c-4380-8229-0e9871799b77", "title": None,
@@ -83,6 +83,9 @@ def test_each_version_comes_back_from_its_own_file_in_order(results: list[Any]) 
         (1, "import:secondbrain:file:plan.md", V2, datetime(2024, 2, 1, 10, tzinfo=UTC), "file")}
     [skipped] = [r for r in results if isinstance(r, Skipped)]
     assert "did not succeed" in skipped.reason
+    # A source's tags come with it (the extractor makes them its tags with its first version).
+    assert {c.source_uri: c.attributes.get("import.tags") for c in captures} == {
+        "import:secondbrain:file:plan.md": None, "import:secondbrain:note:1": "shed tools"}
 
 
 def test_a_conversation_carries_only_what_it_cites(results: list[Any]) -> None:

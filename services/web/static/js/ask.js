@@ -90,6 +90,13 @@ function passageText(src) {
   return `[${src.n}] ${src.title || "Untitled"} (${sourceWhere(src)})\n${src.snippet || ""}`;
 }
 
+// A source edited after this answer quoted it: which version the answer read, and that version's original.
+function editedSince(mark) {
+  const now = mark.current_version ? ` (it is at version ${mark.current_version} now)` : "";
+  return el("p", {class: "edited-since small"}, `Edited since this answer, which quoted version ${mark.quoted_version}${now}. `,
+    el("a", {href: mark.quoted_url, target: "_blank", rel: "noopener"}, `Version ${mark.quoted_version} as quoted`));
+}
+
 function renderSourceList(turn, sources, label) {
   const items = sources.map((src) => el("li", {class: "source-card"},
     el("button", {type: "button", class: "source-open", dataset: {n: String(src.n)},
@@ -98,6 +105,7 @@ function renderSourceList(turn, sources, label) {
        el("span", {class: "src-where"}, sourceWhere(src, turn.field)),
        src.snippet ? el("span", {class: "src-snippet"}, renderMarkdown(src.snippet, {inline: true, links: false}))
          : null),
+    src.edited_since ? editedSince(src.edited_since) : null,
     src.snippet ? copyButton(`Copy source ${src.n}: ${src.title || "Untitled"}`, () => passageText(src), "ask-status")
       : null));
   return el("ol", {class: "turn-sources", "aria-label": `${label}: ${turn.question}`}, items);

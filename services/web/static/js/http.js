@@ -50,8 +50,8 @@ export async function errorText(res) {
   }
 }
 
-export async function api(path, {method = "GET", json, signal} = {}) {
-  const headers = {};
+export async function api(path, {method = "GET", json, signal, headers: extra = {}} = {}) {
+  const headers = {...extra};
   let body;
   if (json !== undefined) {
     headers["Content-Type"] = "application/json";

@@ -1,5 +1,5 @@
 // A source's own page: its preview (PDF, picture, recording or the text, its Markdown shown safely),
-// its passages, versions, jobs with their stages, download and delete.  A PDF is shown from its own
+// its passages, versions, jobs with their stages, its tags, download, edit and delete.  A PDF is shown from its own
 // address (so the viewer's title is the file's name); other raw files are fetched with the session
 // and shown from blob: URLs, as the citation viewer does.
 
@@ -103,7 +103,12 @@ export async function openSourcePage(sourceId, openedBy) {
       el("ul", {class: "jobs", "aria-label": "Processing"}, ...v.jobs.map(jobLine)))))].filter(Boolean));
   const remove = el("button", {type: "button", class: "danger", onclick: (e) => deleteSource(name, e.currentTarget)},
                     "Delete");
-  actions.append(remove);
+  const edit = el("button", {type: "button", onclick: () => openEditor(src, version, actions)}, "Edit");
+  actions.append(edit, remove);
+  if (src.tags && src.tags.length) {
+    body.firstChild.after(el("p", {class: "small tags-line"}, "Tags: ",
+      ...src.tags.map((t) => el("span", {class: "tag"}, `#${t} `))));
+  }
 
   // The passages, and the text of a page or note, from the index.
   let rows = [];
@@ -140,6 +145,57 @@ export async function openSourcePage(sourceId, openedBy) {
   } catch (err) {
     preview.replaceChildren(el("p", {class: "error"}, `The original could not be shown. ${err.message}`));
   }
+}
+
+// The words of a note or a text file are its own and can be edited (a new version); a PDF's, a picture's,
+// a recording's or a fetched page's come from the file, and only the title and tags change.
+const EDITABLE = new Set(["text/plain", "text/markdown", "text/x-markdown"]);
+
+async function openEditor(src, version, actions) {
+  if (document.getElementById("source-editor")) return;
+  const type = (version.content_type || "").split(";")[0].trim().toLowerCase();
+  const wordsEditable = EDITABLE.has(type) && version.raw_url && !["audio", "image"].includes(src.modality);
+  const title = el("input", {id: "edit-title", type: "text", maxlength: "500", value: src.title || ""});
+  const tags = el("input", {id: "edit-tags", type: "text", value: (src.tags || []).join(", "),
+                            placeholder: "garden, work/plans"});
+  const text = el("textarea", {id: "edit-text", rows: "12"});
+  const status = el("p", {id: "edit-status", class: "small", role: "status", "aria-live": "polite"});
+  if (wordsEditable) {
+    try {
+      text.value = await (await fetch(version.raw_url)).text();
+    } catch {
+      text.disabled = true;
+    }
+  }
+  const original = text.value;
+  const form = el("form", {id: "source-editor", class: "source-editor", "aria-label": "Edit this source"},
+    el("label", {for: "edit-title"}, "Title"), title,
+    el("label", {for: "edit-tags"}, "Tags (separated by commas)"), tags,
+    wordsEditable ? el("label", {for: "edit-text"}, "Text") : el("p", {class: "muted small"},
+      "The words of this source come from its file and cannot be edited here; its title and tags can."),
+    wordsEditable ? text : null, status,
+    el("div", {class: "row"}, el("button", {type: "submit"}, "Save"),
+      el("button", {type: "button", onclick: () => form.remove()}, "Cancel")));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const body = {tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean)};
+    if (title.value.trim() && title.value.trim() !== src.title) body.title = title.value.trim();
+    if (wordsEditable && text.value !== original) body.text = text.value;
+    status.textContent = "Saving…";
+    try {
+      const res = await api(`/v1/sources/${encodeURIComponent(src.source_id)}`, {
+        method: "PATCH", json: body,
+        headers: src.current_version ? {"If-Match": `"${src.current_version}"`} : {}});
+      // The page again, as it is now: a new version shows under Versions while it is indexed.
+      announce("job-status", res.status === 202 ? "Saved: the new version is being indexed." : "Saved.");
+      reloadSources();
+      openSourcePage(src.source_id, opener);
+    } catch (err) {
+      status.textContent = `Not saved. ${err.message}`;
+    }
+  });
+  actions.after(form);
+  title.focus();
 }
 
 // Asks before a source is deleted (from its page or from the list): true when the person confirmed.

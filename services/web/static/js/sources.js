@@ -1,5 +1,5 @@
-// The source list: kind, captured time and status, each stage's progress live from the job's
-// event stream, the type filter, deleting after a confirmation, and search as you type (the same
+// The source list: kind, captured time, status and tags, each stage's progress live from the job's
+// event stream, the type and tag filters, deleting after a confirmation, and search as you type (the same
 // hybrid search the questions use, over the sources' passages).
 
 import {$, announce, el} from "./dom.js";
@@ -52,7 +52,8 @@ function sourceRow(s) {
     s.modality ? el("span", {class: "badge"}, MODALITY_LABEL[s.modality] || s.modality) : null,
     s.captured_at ? el("span", {}, "Captured ", el("time", {datetime: s.captured_at}, formatWhen(s.captured_at))) : null,
     el("span", {class: `state ${s.status}`}, STATUS_LABEL[s.status] || s.status),
-    s.status === "succeeded" && s.chunk_count !== null ? el("span", {}, plural(s.chunk_count, "passage", "passages")) : null);
+    s.status === "succeeded" && s.chunk_count !== null ? el("span", {}, plural(s.chunk_count, "passage", "passages")) : null,
+    ...(s.tags || []).map((t) => el("span", {class: "tag"}, `#${t}`)));
   const progress = el("progress", {max: "3", value: "0", "aria-label": `Progress of ${title}`, hidden: final});
   const stages = el("div", {class: "stages", hidden: final});
   const remove = el("button", {type: "button", class: "delete", "aria-label": `Delete ${title}`,
@@ -67,6 +68,49 @@ function sourceRow(s) {
     el("div", {class: "actions"}, remove));
 }
 
+// The tag filter's choices: the person's tags with their counts, the one chosen kept chosen.
+async function loadTags() {
+  const select = $("#tag-filter");
+  try {
+    const {tags} = await (await api("/v1/tags")).json();
+    const chosen = select.value;
+    select.replaceChildren(el("option", {value: ""}, "Any tag"),
+      ...tags.map((t) => el("option", {value: t.tag}, `${t.tag} (${t.sources})`)));
+    if (chosen && !tags.some((t) => t.tag === chosen)) select.append(el("option", {value: chosen}, `${chosen} (0)`));
+    select.value = chosen;
+  } catch {
+    // the list still loads; the filter keeps the tags it had
+  }
+}
+
+// One tag added to (or taken off) every source the list or the search shows now.
+async function tagShown(add) {
+  const name = $("#bulk-tag-name").value.trim();
+  if (!name) {
+    announce("job-status", "Write the tag first.");
+    $("#bulk-tag-name").focus();
+    return;
+  }
+  const list = $("#source-results").hidden ? "#source-list" : "#source-results";
+  const ids = [...new Set([...document.querySelectorAll(`${list} [data-source-id]`)]
+    .map((row) => row.dataset.sourceId).filter(Boolean))];
+  if (!ids.length) {
+    announce("job-status", "No sources are shown to tag.");
+    return;
+  }
+  try {
+    const res = await api(`/v1/tags/${encodeURIComponent(name)}/sources`,
+                          {method: add ? "POST" : "DELETE", json: {source_ids: ids}});
+    const out = await res.json();
+    announce("job-status", `${add ? "Added" : "Took off"} #${out.tag} ${add ? "to" : "from"} `
+      + `${plural(out.changed, "source", "sources")}.`);
+    if (searchText()) search();
+    else loadSources();
+  } catch (err) {
+    announce("job-status", `The tag was not changed. ${err.message}`);
+  }
+}
+
 setSourcesLoader(loadSources); // failed.js and source-page.js reload the list through reload.js
 
 export async function loadSources() {
@@ -77,7 +121,10 @@ export async function loadSources() {
   if (type) params.set("modality", type);
   const status = $("#status-filter").value;
   if (status) params.set("status", status);
+  const tag = $("#tag-filter").value;
+  if (tag) params.set("tags", tag);
   const load = ++loads;
+  loadTags();
   try {
     const res = await api(`/v1/sources?${params}`);
     const {sources} = await res.json();
@@ -101,7 +148,7 @@ export async function loadSources() {
       const again = document.querySelector(`.source[data-job-id="${CSS.escape(focusedJob)}"] .delete`);
       if (again) again.focus();
     }
-    const filtered = type || status || state.range.from;
+    const filtered = type || status || tag || state.range.from;
     const more = sources.length >= 100 ? " Showing the newest; narrow the time or type to see older ones." : "";
     if (!searchText()) $("#sources-summary").textContent = rows.length
       ? `${plural(rows.length, "source", "sources")}${filtered ? (rows.length === 1 ? " matches" : " match") + " the filters" : ""}.${more}`
@@ -256,6 +303,8 @@ async function search() {
   const params = new URLSearchParams({q, k: "30", ...rangeParams()});
   const type = $("#type-filter").value;
   if (type) params.set("modality", type);
+  const tag = $("#tag-filter").value;
+  if (tag) params.set("tags", tag);
   params.set("tz", Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC");
   try {
     const {hits, closest} = await (await api(`/v1/search?${params}`, {signal: controller.signal})).json();
@@ -275,6 +324,12 @@ function onSearchInput() {
 export function wireSources() {
   $("#type-filter").addEventListener("change", () => (searchText() ? search() : loadSources()));
   $("#status-filter").addEventListener("change", () => loadSources());
+  $("#tag-filter").addEventListener("change", () => (searchText() ? search() : loadSources()));
+  $("#bulk-tag").addEventListener("submit", (e) => {
+    e.preventDefault();
+    tagShown(true);
+  });
+  $("#bulk-untag").addEventListener("click", () => tagShown(false));
   $("#refresh-sources").addEventListener("click", () => (searchText() ? search() : loadSources()));
   $("#source-search").addEventListener("input", onSearchInput);
   $("#source-search").addEventListener("keydown", (e) => {
