@@ -108,6 +108,8 @@ def tagged_sources(metadata: MetadataStore, user: str, tags: list[str], within: 
     """The user's sources with every one of ``tags`` (among ``within`` when given)."""
     found = metadata.catalog.sources_tagged(user, tags)
     return [s for s in found if s in set(within)] if within else found
+
+
 NO_SUCH_CONVERSATION = "no such conversation (it was deleted, or it is not yours)"
 
 

@@ -196,8 +196,11 @@ def test_tags_list_filter_and_change_on_several_sources(served: tuple[TestClient
     assert any("felt" in t for t in texts(client, "roof tag:garden"))
     roof = client.get("/v1/search", params={"q": "roof tag:garden"}).json()
     assert roof["tags"] == ["garden"] and {tuple(h["tags"]) for h in roof["hits"]} <= {("garden",), ("garden", "seeds")}
-    assert texts(client, "bike lock code tag:garden") and not any(
-        "4-7-1-9" in t for t in texts(client, "bike lock code tag:garden"))
+    # Nothing tagged garden is about a bike lock: no match, and the closest shown are garden sources only.
+    bike = client.get("/v1/search", params={"q": "bike lock code tag:garden"}).json()
+    assert bike["matched"] is False and bike["closest"], bike
+    assert not any("4-7-1-9" in h["text"] for h in [*bike["hits"], *bike["closest"]])
+    assert all("garden" in h["tags"] for h in bike["closest"]), bike["closest"]
     assert client.get("/v1/search", params={"q": "lock tag:nothing"}).json()["hits"] == []
     # Asking too: the passages an answer may use come from the tagged sources only.
     for question, tags, allowed in (("What does the shed roof need? tag:garden", None, {seeds, shed}),
