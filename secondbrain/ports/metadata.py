@@ -22,6 +22,7 @@ from secondbrain.ports.records import (
     DeadLetterRecord,
     DocumentRecord,
     FailedRemoval,
+    FeedInfo,
     IndexStatus,
     JobView,
     KeyScope,
@@ -106,6 +107,28 @@ class ApiKeys(Protocol):
 
     def signing_key(self, key_id: str) -> SigningKey | None:
         """A live key by id, for checking the signature of an event; ``None`` if unknown or revoked."""
+        ...
+
+
+class FeedTokens(Protocol):
+    """Calendar feed tokens: a read-only capability for one person's agenda as iCalendar, revocable.  A
+    token (``sbf_<feed id>_<secret>``) goes in the feed's address, because calendar apps send no header;
+    only its hash is stored and it is shown once."""
+
+    def create(self, user_id: str, name: str, timezone: str) -> tuple[FeedInfo, str]:
+        """A new feed of an existing user and its token (shown once)."""
+        ...
+
+    def list(self, user_id: str) -> list[FeedInfo]:
+        """The user's feeds, newest first (revoked ones included, marked)."""
+        ...
+
+    def revoke(self, user_id: str, feed_id: str) -> bool:
+        """Revoke one of the user's feeds (idempotent); ``False`` for another user's or an unknown one."""
+        ...
+
+    def authenticate(self, token: str) -> FeedInfo | None:
+        """The live feed a token opens, or ``None`` (unknown, revoked or malformed)."""
         ...
 
 
@@ -585,6 +608,11 @@ class MetadataStore(Protocol):
     @property
     def api_keys(self) -> ApiKeys:
         """The API keys role."""
+        ...
+
+    @property
+    def feed_tokens(self) -> FeedTokens:
+        """The calendar feed tokens role."""
         ...
 
     @property

@@ -176,6 +176,20 @@ KEY_SCOPES: tuple[str, ...] = ("user", "admin", "producer", "capture")
 
 
 @dataclass(frozen=True, slots=True)
+class FeedInfo:
+    """A calendar feed as listed to its owner (never its token): ``timezone`` is the zone its times are
+    read in."""
+
+    feed_id: str
+    user_id: str
+    name: str
+    timezone: str
+    created_at: datetime
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKeyInfo:
     """An API key as listed to its owner (never the secret itself).
 

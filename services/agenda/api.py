@@ -19,12 +19,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
+from secondbrain.ports import FeedInfo
 from secondbrain.settings import Settings
 from secondbrain.temporal import Conventions
 from secondbrain.validation import Text
 from services.agenda.agenda import Event, event_json
 from services.agenda.deps import AgendaDep, CurrentUser
-from services.agenda.feeds import Feed
 from services.agenda.ics import calendar
 from services.agenda.service import Window, day_bounds
 from services.deps import public_base
@@ -191,7 +191,7 @@ def link_base(request: Request, settings: Settings) -> str | None:
     return str(request.base_url).rstrip("/")
 
 
-def feed_json(f: Feed) -> dict[str, Any]:
+def feed_json(f: FeedInfo) -> dict[str, Any]:
     return {"feed_id": f.feed_id, "name": f.name, "timezone": f.timezone, "created_at": f.created_at.isoformat(),
             "last_used_at": f.last_used_at.isoformat() if f.last_used_at else None, "revoked": f.revoked_at is not None}
 

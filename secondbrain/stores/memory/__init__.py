@@ -12,6 +12,7 @@ the reranker, the transcriber and the captioner: deterministic, and nothing to l
 from secondbrain.stores.memory.base import IntegrityError, MemoryDatabase
 from secondbrain.stores.memory.catalog import MemoryCatalog
 from secondbrain.stores.memory.conversations import MemoryConversations
+from secondbrain.stores.memory.feeds import MemoryFeedTokens
 from secondbrain.stores.memory.indexes import MemoryIndexes
 from secondbrain.stores.memory.intake import MemoryIntake
 from secondbrain.stores.memory.jobs import MemoryJobs
@@ -30,6 +31,7 @@ __all__ = [
     "MemoryCatalog",
     "MemoryConversations",
     "MemoryDatabase",
+    "MemoryFeedTokens",
     "MemoryIndexes",
     "MemoryIntake",
     "MemoryJobs",

@@ -32,6 +32,7 @@ from secondbrain.ports import (
     ArtifactRecord,
     DeadLetterRecord,
     DocumentRecord,
+    FeedInfo,
     JobStatus,
     KeyScope,
     StageStatus,
@@ -249,8 +250,7 @@ class Tables:
         self.erased_users: dict[str, datetime] = {}  # erased and not created again
         self.answer_endpoint: AnswerEndpoint | None = None  # one row, server-wide
         self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
-        # Calendar feeds (rows of services.agenda.feeds) by token hash; typed there, erased here with their user.
-        self.feed_tokens: dict[bytes, Any] = {}
+        self.feed_tokens: dict[bytes, FeedInfo] = {}  # calendar feeds by token hash
         # bigserial sequences: never reused, as in Postgres
         self.outbox_ids = itertools.count(1)
         self.event_ids = itertools.count(1)

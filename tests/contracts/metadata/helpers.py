@@ -21,6 +21,7 @@ from secondbrain.ports import (
     Database,
     DeadLetters,
     DocumentRecord,
+    FeedTokens,
     IndexVersions,
     Intake,
     JobLedger,
@@ -54,6 +55,8 @@ class Stores(Protocol):
     def users(self) -> Users: ...
     @property
     def api_keys(self) -> ApiKeys: ...
+    @property
+    def feed_tokens(self) -> FeedTokens: ...
     @property
     def sessions(self) -> Sessions: ...
     @property

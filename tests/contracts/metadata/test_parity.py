@@ -14,6 +14,7 @@ from secondbrain.ports import (
     Conversations,
     Database,
     DeadLetters,
+    FeedTokens,
     IndexVersions,
     Intake,
     JobFence,
@@ -32,7 +33,8 @@ from secondbrain.stores.postgres import base as postgres_base
 from tests.contracts.metadata.helpers import Stores
 
 PORTS: dict[str, type] = {
-    "database": Database, "users": Users, "api_keys": ApiKeys, "sessions": Sessions, "rate_counts": RateCounts,
+    "database": Database, "users": Users, "api_keys": ApiKeys, "feed_tokens": FeedTokens, "sessions": Sessions,
+    "rate_counts": RateCounts,
     "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
     "server_settings": ServerSettings,
