@@ -14,20 +14,20 @@ import time as clock
 from collections import defaultdict
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from secondbrain.ports import FeedInfo
 from secondbrain.settings import Settings
-from secondbrain.temporal import Conventions
 from secondbrain.validation import Text
 from services.agenda.agenda import Event, event_json
 from services.agenda.deps import AgendaDep, CurrentUser
 from services.agenda.ics import calendar
 from services.agenda.service import Window, day_bounds
 from services.deps import public_base
+from services.http_helpers import aware, conventions, zone
 
 DEFAULT_DAYS = 14
 FEED_PAST = timedelta(days=30)  # a subscribed calendar shows the last month too
@@ -51,27 +51,6 @@ Tz = Annotated[str | None, Query(max_length=64, description="Your IANA time zone
 Locale = Annotated[str | None, Query(max_length=40, description="How you write dates, e.g. en_GB (default: "
                                                                 "the server's).")]
 DateOrder = Annotated[str | None, Query(pattern="^(mdy|dmy|ymd)$", description="Date order of numeric dates.")]
-
-
-def zone(name: str | None, default: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or default)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
-
-
-def conventions(s: Settings, locale: str | None, date_order: str | None) -> Conventions:
-    try:
-        return Conventions.for_locale(locale or s.locale, country=s.country, hemisphere=s.hemisphere,
-                                      date_order=date_order or s.date_order)
-    except ValueError as exc:
-        raise HTTPException(422, str(exc)) from None
-
-
-def _aware(value: datetime | None, tz: ZoneInfo) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=tz)
 
 
 def days_json(events: list[Event], tz: ZoneInfo, order: str) -> list[dict[str, Any]]:
@@ -108,9 +87,9 @@ async def get_agenda(
     several sources date differently (booked, then moved) once, at its newest time, with ``moved_from``."""
     z = zone(tz, ctx.settings.timezone)
     cal = conventions(ctx.settings, locale, date_order)
-    at = _aware(now, z) or datetime.now(z)
-    lo = _aware(start, z) or day_bounds(at.astimezone(z).date(), z)[0]
-    hi = _aware(end, z) or lo + timedelta(days=days)
+    at = aware(now, z) or datetime.now(z)
+    lo = aware(start, z) or day_bounds(at.astimezone(z).date(), z)[0]
+    hi = aware(end, z) or lo + timedelta(days=days)
     if hi <= lo:
         raise HTTPException(422, "'to' must come after 'from'")
     if hi - lo > timedelta(days=731):
@@ -160,7 +139,7 @@ async def digest(
     """The week in one answer: what you saved, by kind, and what is coming up."""
     z = zone(tz, ctx.settings.timezone)
     cal = conventions(ctx.settings, locale, date_order)
-    at = _aware(now, z) or datetime.now(z)
+    at = aware(now, z) or datetime.now(z)
     since = at - timedelta(days=days)
     saved = await asyncio.to_thread(functools.partial(ctx.agenda.saved_between, user, since, at,
                                                       field="ingested_at", limit=1000))

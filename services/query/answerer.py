@@ -32,13 +32,14 @@ from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import Mention
 from secondbrain.temporal.written import Calendar, span_words
 from secondbrain.vector_indexes import ActiveIndexes
+from services.http_helpers import aware, conventions, zone
 from services.query.agenda_answer import AgendaQuestion, agenda_question, tell
 from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
 from services.query.extractive import MAX_WORDS, NOT_FOUND, Answer, extractive_answer
 from services.query.followup import Followup, rewrite_followup
-from services.query.params import AskIn, aware, conventions, zone
+from services.query.params import AskIn
 from services.query.revisions import turns_before
 
 # The name the answer's failures have always been logged under (operators filter on it).

@@ -36,6 +36,7 @@ from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
+from services.http_helpers import aware, conventions, zone
 from services.query.deps import (
     AnswererDep,
     ConversationsDep,
@@ -55,9 +56,6 @@ from services.query.params import (
     DateOrderParam,
     HemisphereParam,
     TimeFieldParam,
-    aware,
-    conventions,
-    zone,
 )
 
 
