@@ -243,6 +243,8 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: An
         from pydantic import ValidationError
 
         from secondbrain.ports import UnknownUser
+        from services.query.answerer import QuestionRefused
+        from services.query.api import refusal
         from services.query.params import AskIn
 
         async def ask_here(ctx: Any, body: dict[str, Any]) -> Any:
@@ -257,6 +259,8 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: An
                                     ) from None
             try:
                 return await answerer.start(principal.user_id, asked)
+            except QuestionRefused as exc:
+                raise refusal(exc) from None
             except UnknownUser:
                 raise HTTPException(410, ERASED_MEANWHILE) from None
 

@@ -37,6 +37,7 @@ from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from services.http_helpers import aware, conventions, zone
+from services.query.answerer import QuestionRefused
 from services.query.deps import (
     AnswererDep,
     ConversationsDep,
@@ -151,9 +152,18 @@ async def search(
             "took_ms": round(took * 1000, 1)}
 
 
+def refusal(exc: QuestionRefused) -> HTTPException:
+    """How a refused question is answered over HTTP: 422 for one that cannot be read, 403 for another user's
+    conversation."""
+    return HTTPException(403 if exc.why == "foreign" else 422, exc.reason)
+
+
 @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
 async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep) -> EventSourceResponse:
-    events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
+    try:
+        events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
+    except QuestionRefused as exc:
+        raise refusal(exc) from None
     return EventSourceResponse((sse(event) async for event in events), ping=10)
 
 
