@@ -20,7 +20,7 @@ import asyncio
 import functools
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -37,7 +37,7 @@ from secondbrain.ports import ConversationInfo, ObjectNotFound, Turn
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
 from services.http_helpers import aware, conventions, zone
-from services.query.answerer import QuestionRefused
+from services.query.answerer import Answerer, QuestionRefused
 from services.query.deps import (
     AnswererDep,
     ConversationsDep,
@@ -158,12 +158,18 @@ def refusal(exc: QuestionRefused) -> HTTPException:
     return HTTPException(403 if exc.why == "foreign" else 422, exc.reason)
 
 
-@router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
-async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep) -> EventSourceResponse:
+async def answer_events(answerer: Answerer, user: str, body: AskIn) -> AsyncIterator[AnswerEvent]:
+    """The events answering ``body``, or its refusal over HTTP before anything streams (this route's, and MCP's
+    ask where this process answers)."""
     try:
-        events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
+        return await answerer.start(user, body)
     except QuestionRefused as exc:
         raise refusal(exc) from None
+
+
+@router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
+async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep) -> EventSourceResponse:
+    events = await answer_events(answerer, user, body)  # refusals (422, 403) before the stream starts
     return EventSourceResponse((sse(event) async for event in events), ping=10)
 
 
