@@ -246,6 +246,7 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: An
         from pydantic import ValidationError
 
         from secondbrain.ports import UnknownUser
+        from services.query.api import answer_events
         from services.query.params import AskIn
 
         async def ask_here(ctx: Any, body: dict[str, Any]) -> Any:
@@ -259,7 +260,7 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: An
                 raise HTTPException(422, [_error_json({**e, "loc": ("body", *e["loc"])}) for e in exc.errors()]
                                     ) from None
             try:
-                return await answerer.start(principal.user_id, asked)
+                return await answer_events(answerer, principal.user_id, asked)
             except UnknownUser:
                 raise HTTPException(410, ERASED_MEANWHILE) from None
 

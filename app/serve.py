@@ -240,9 +240,9 @@ async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_I
 async def reminder_loop(rt: Runtime, settings: Settings) -> None:
     """Send the reminders that are due every SB_REMINDER_INTERVAL_S (until cancelled); a failed send (the mail server
     away) is logged and tried again at the next tick, so no reminder is lost."""
-    from services.agenda.reminders import reminders_for, send_due
+    from services.agenda.reminders import send_due
 
-    store = reminders_for(rt.metadata.database)
+    store = rt.metadata.reminders
     while True:
         try:
             sent = await asyncio.to_thread(send_due, store, settings)

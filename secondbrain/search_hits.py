@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from secondbrain.events.models import Recurrence, TimeMention, WordTime
@@ -84,3 +85,15 @@ def hit_from_passage(p: IndexedPassage, score: float) -> SearchHit:
         token_count=p.token_count, kind=p.kind, attributes=dict(p.attributes), mentions=list(p.mentions),
         speakers=p.speakers, turn_ids=p.turn_ids, links=p.links, word_times=p.word_times, recurrence=p.recurrence,
     )
+
+
+def said_at(hit: SearchHit) -> datetime | None:
+    """When a passage was said: the moment in a recording whose start is known, else its record's time
+    (``None`` when neither reads as a time)."""
+    for value in (hit.at_start, hit.captured_at):
+        if value:
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+    return None

@@ -208,3 +208,63 @@ def test_the_docs_show_the_topology_as_declared() -> None:
 
     assert "<!-- generated: topology -->" in (ROOT / "docs" / "architecture.md").read_text()
     assert diagram() in topology()
+
+
+# A statement a store would run: outside ``secondbrain/stores`` it means a store living somewhere else.
+SQL = re.compile(r"\b(?:SELECT\s.+?\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX)"
+                 r"|ALTER\s+TABLE|TRUNCATE\s+\w+)\b", re.S)
+STORE_PRIVATES = ("_tx", "_pool")
+# Where SQL may stand outside the stores, and why.  The backup reads the database beneath the ports, as
+# pg_dump does: in the snapshot's own transaction (capture) and before the restored instance starts (reconcile).
+SQL_ALLOWED = ("secondbrain/backup/capture.py", "secondbrain/backup/reconcile.py")
+# Attributes of those names that are not a store's: httpx's transport keeps its connection pool in ``_pool``
+# (the SSRF guards replace it), and a stage runner its own thread pool.
+PRIVATE_ALLOWED = {("services/fetcher/fetch.py", "transport"), ("app/calendars.py", "transport")}
+
+
+def store_leaks(path: Path, source: str) -> list[str]:
+    """The SQL statements in ``source``, and its reaches into a store's private connection (``x._tx``,
+    ``x.db._pool``, ``hasattr(x, "_pool")``; an object's own ``self._pool`` is its own business)."""
+    rel = path.relative_to(ROOT).as_posix()
+    out = []
+    for node in ast.walk(ast.parse(source, filename=rel)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value):
+            if rel not in SQL_ALLOWED:
+                out.append(f"{rel}:{node.lineno} SQL {node.value[:60]!r}")
+        elif isinstance(node, ast.Attribute) and node.attr in STORE_PRIVATES:
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner != "self" and (rel, owner) not in PRIVATE_ALLOWED:
+                out.append(f"{rel}:{node.lineno} reaches {ast.unparse(node)}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr")
+              and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+              and node.args[1].value in STORE_PRIVATES):
+            out.append(f"{rel}:{node.lineno} looks for {node.args[1].value!r}")
+    return out
+
+
+def test_no_sql_and_no_store_privates_outside_the_stores() -> None:
+    """A store is a role in ``secondbrain/ports`` with its implementations in ``secondbrain/stores`` (and in
+    the parity and contract suites); code elsewhere that writes SQL, or reaches into a store's pool or
+    transaction, is a store living outside them."""
+    offenders = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            source = path.read_text()
+            # Parsing is what costs: only a module that could hold a leak is read closely.
+            if not path.is_relative_to(ROOT / "secondbrain" / "stores") and (
+                    SQL.search(source) or any(name in source for name in STORE_PRIVATES)):
+                offenders += store_leaks(path, source)
+    assert offenders == [], "\n".join(offenders)
+
+
+@pytest.mark.parametrize("leak", [
+    'conn.execute("SELECT name FROM feed_tokens WHERE user_id = %s", (user,))',
+    'conn.execute("UPDATE feed_tokens SET revoked_at = now()")',
+    "with self.db._tx() as conn: pass",
+    "with database._pool.connection() as conn: pass",
+    'kind = "pg" if hasattr(database, "_pool") else "memory"',
+])
+def test_the_store_rule_sees_a_leak(leak: str) -> None:
+    """The rule above reads what a store outside the stores would write (so that it can fail)."""
+    assert store_leaks(ROOT / "services" / "agenda" / "leak.py", leak) != []
+    assert store_leaks(ROOT / "services" / "agenda" / "leak.py", "self._pool = ThreadPoolExecutor()") == []

@@ -22,12 +22,14 @@ from secondbrain.ports.records import (
     DeadLetterRecord,
     DocumentRecord,
     FailedRemoval,
+    FeedInfo,
     IndexStatus,
     JobView,
     KeyScope,
     OutboxMessage,
     OutboxRow,
     Principal,
+    Reminder,
     RequestAuth,
     SigningKey,
     SourceDeletion,
@@ -106,6 +108,53 @@ class ApiKeys(Protocol):
 
     def signing_key(self, key_id: str) -> SigningKey | None:
         """A live key by id, for checking the signature of an event; ``None`` if unknown or revoked."""
+        ...
+
+
+class FeedTokens(Protocol):
+    """Calendar feed tokens: a read-only capability for one person's agenda as iCalendar, revocable.  A
+    token (``sbf_<feed id>_<secret>``) goes in the feed's address, because calendar apps send no header;
+    only its hash is stored and it is shown once."""
+
+    def create(self, user_id: str, name: str, timezone: str) -> tuple[FeedInfo, str]:
+        """A new feed of an existing user and its token (shown once)."""
+        ...
+
+    def list(self, user_id: str) -> list[FeedInfo]:
+        """The user's feeds, newest first (revoked ones included, marked)."""
+        ...
+
+    def revoke(self, user_id: str, feed_id: str) -> bool:
+        """Revoke one of the user's feeds (idempotent); ``False`` for another user's or an unknown one."""
+        ...
+
+    def authenticate(self, token: str) -> FeedInfo | None:
+        """The live feed a token opens, or ``None`` (unknown, revoked or malformed)."""
+        ...
+
+
+class Reminders(Protocol):
+    """Reminders of agenda lines, one per user and line (the line's stable id): asking again moves it."""
+
+    def put(self, user_id: str, event_id: str, title: str, kind: str, starts_at: datetime, remind_at: datetime,
+            timezone: str) -> Reminder:
+        """Keep a reminder of one agenda line (the same line again: moved, and to be sent again)."""
+        ...
+
+    def listed(self, user_id: str) -> list[Reminder]:
+        """The user's reminders, the next first."""
+        ...
+
+    def delete(self, user_id: str, reminder_id: str) -> bool:
+        """Remove one of the user's reminders; ``False`` for another user's or an unknown one."""
+        ...
+
+    def due(self, now: datetime, limit: int = 100) -> list[Reminder]:
+        """Reminders of every user due by ``now`` and not sent yet, the oldest first."""
+        ...
+
+    def mark_sent(self, reminder_id: str, at: datetime) -> None:
+        """Note that a reminder went."""
         ...
 
 
@@ -619,6 +668,16 @@ class MetadataStore(Protocol):
     @property
     def api_keys(self) -> ApiKeys:
         """The API keys role."""
+        ...
+
+    @property
+    def feed_tokens(self) -> FeedTokens:
+        """The calendar feed tokens role."""
+        ...
+
+    @property
+    def reminders(self) -> Reminders:
+        """The agenda reminders role."""
         ...
 
     @property

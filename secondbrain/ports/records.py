@@ -176,6 +176,37 @@ KEY_SCOPES: tuple[str, ...] = ("user", "admin", "producer", "capture")
 
 
 @dataclass(frozen=True, slots=True)
+class FeedInfo:
+    """A calendar feed as listed to its owner (never its token): ``timezone`` is the zone its times are
+    read in."""
+
+    feed_id: str
+    user_id: str
+    name: str
+    timezone: str
+    created_at: datetime
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reminder:
+    """A reminder of one agenda line as kept: when the event starts and when to remind, in the zone it was
+    asked in."""
+
+    reminder_id: str
+    user_id: str
+    event_id: str
+    title: str
+    kind: str
+    starts_at: datetime
+    remind_at: datetime
+    timezone: str
+    created_at: datetime
+    sent_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKeyInfo:
     """An API key as listed to its owner (never the secret itself).
 

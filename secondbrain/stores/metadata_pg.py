@@ -8,11 +8,13 @@ from secondbrain.stores.postgres.base import PostgresDatabase
 from secondbrain.stores.postgres.catalog import PostgresCatalog
 from secondbrain.stores.postgres.conversations import PostgresConversations
 from secondbrain.stores.postgres.dead_letters import PostgresDeadLetters
+from secondbrain.stores.postgres.feeds import PostgresFeedTokens
 from secondbrain.stores.postgres.indexes import PostgresIndexes
 from secondbrain.stores.postgres.intake import PostgresIntake
 from secondbrain.stores.postgres.jobs import PostgresJobs
 from secondbrain.stores.postgres.lifecycle import PostgresLifecycle
 from secondbrain.stores.postgres.outbox import PostgresOutbox
+from secondbrain.stores.postgres.reminders import PostgresReminders
 from secondbrain.stores.postgres.server_settings import PostgresServerSettings
 from secondbrain.stores.postgres.users import PostgresApiKeys, PostgresRateCounts, PostgresSessions, PostgresUsers
 
@@ -24,7 +26,8 @@ __all__ = ["PostgresMetadataStore"]
 
 
 class PostgresMetadataStore:
-    """Every metadata role on one Postgres pool: ``users``, ``api_keys``, ``sessions``, ``rate_counts``,
+    """Every metadata role on one Postgres pool: ``users``, ``api_keys``, ``feed_tokens``, ``reminders``,
+    ``sessions``, ``rate_counts``,
     ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
@@ -36,6 +39,8 @@ class PostgresMetadataStore:
         self.database = PostgresDatabase(dsn, min_size=min_size, max_size=max_size)
         self.users = PostgresUsers(self.database)
         self.api_keys = PostgresApiKeys(self.database)
+        self.feed_tokens = PostgresFeedTokens(self.database)
+        self.reminders = PostgresReminders(self.database)
         self.sessions = PostgresSessions(self.database)
         self.rate_counts = PostgresRateCounts(self.database)
         self.intake = PostgresIntake(self.database)

@@ -14,21 +14,21 @@ import time as clock
 from collections import defaultdict
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
+from secondbrain.ports import FeedInfo
 from secondbrain.settings import Settings
-from secondbrain.temporal import Conventions
 from secondbrain.validation import Text
 from services.agenda.agenda import Event, event_json
 from services.agenda.deps import AgendaDep, CurrentUser
-from services.agenda.feeds import Feed
 from services.agenda.ics import calendar
 from services.agenda.reminders import default_minutes, mail_configured, reminder_json
 from services.agenda.service import Window, day_bounds
 from services.deps import public_base
+from services.http_helpers import aware, conventions, zone
 
 DEFAULT_DAYS = 14
 FEED_PAST = timedelta(days=30)  # a subscribed calendar shows the last month too
@@ -52,27 +52,6 @@ Tz = Annotated[str | None, Query(max_length=64, description="Your IANA time zone
 Locale = Annotated[str | None, Query(max_length=40, description="How you write dates, e.g. en_GB (default: "
                                                                 "the server's).")]
 DateOrder = Annotated[str | None, Query(pattern="^(mdy|dmy|ymd)$", description="Date order of numeric dates.")]
-
-
-def zone(name: str | None, default: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or default)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
-
-
-def conventions(s: Settings, locale: str | None, date_order: str | None) -> Conventions:
-    try:
-        return Conventions.for_locale(locale or s.locale, country=s.country, hemisphere=s.hemisphere,
-                                      date_order=date_order or s.date_order)
-    except ValueError as exc:
-        raise HTTPException(422, str(exc)) from None
-
-
-def _aware(value: datetime | None, tz: ZoneInfo) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=tz)
 
 
 def days_json(events: list[Event], tz: ZoneInfo, order: str) -> list[dict[str, Any]]:
@@ -108,10 +87,10 @@ async def get_agenda(
     past window, what happened.  Each with its time, the sentence that says it and its citation; an event
     several sources date differently (booked, then moved) once, at its newest time, with ``moved_from``."""
     z = zone(tz, ctx.settings.timezone)
-    cal = conventions(ctx.settings, locale, date_order)
-    at = _aware(now, z) or datetime.now(z)
-    lo = _aware(start, z) or day_bounds(at.astimezone(z).date(), z)[0]
-    hi = _aware(end, z) or lo + timedelta(days=days)
+    cal = conventions(ctx.settings, locale, date_order=date_order)
+    at = aware(now, z) or datetime.now(z)
+    lo = aware(start, z) or day_bounds(at.astimezone(z).date(), z)[0]
+    hi = aware(end, z) or lo + timedelta(days=days)
     if hi <= lo:
         raise HTTPException(422, "'to' must come after 'from'")
     if hi - lo > timedelta(days=731):
@@ -132,7 +111,7 @@ async def on_this_day(
 ) -> dict[str, Any]:
     """What you saved, and what your sources say happened, on this date in earlier years."""
     z = zone(tz, ctx.settings.timezone)
-    cal = conventions(ctx.settings, locale, date_order)
+    cal = conventions(ctx.settings, locale, date_order=date_order)
     today = day or datetime.now(z).date()
     out = []
     for back in range(1, years + 1):
@@ -160,8 +139,8 @@ async def digest(
 ) -> dict[str, Any]:
     """The week in one answer: what you saved, by kind, and what is coming up."""
     z = zone(tz, ctx.settings.timezone)
-    cal = conventions(ctx.settings, locale, date_order)
-    at = _aware(now, z) or datetime.now(z)
+    cal = conventions(ctx.settings, locale, date_order=date_order)
+    at = aware(now, z) or datetime.now(z)
     since = at - timedelta(days=days)
     saved = await asyncio.to_thread(functools.partial(ctx.agenda.saved_between, user, since, at,
                                                       field="ingested_at", limit=1000))
@@ -192,7 +171,7 @@ def link_base(request: Request, settings: Settings) -> str | None:
     return str(request.base_url).rstrip("/")
 
 
-def feed_json(f: Feed) -> dict[str, Any]:
+def feed_json(f: FeedInfo) -> dict[str, Any]:
     return {"feed_id": f.feed_id, "name": f.name, "timezone": f.timezone, "created_at": f.created_at.isoformat(),
             "last_used_at": f.last_used_at.isoformat() if f.last_used_at else None, "revoked": f.revoked_at is not None}
 
@@ -242,8 +221,8 @@ async def add_reminder(ctx: Ctx, user: User, body: ReminderIn) -> dict[str, Any]
     SMTP server set up in ``SB_SMTP_*`` (``sends`` says how, or null when nothing is set up to send it).  Asking
     again for the same line moves its reminder."""
     z = zone(body.tz, ctx.settings.timezone)
-    cal = conventions(ctx.settings, None, None)
-    at = _aware(body.now, z) or datetime.now(z)
+    cal = conventions(ctx.settings)
+    at = aware(body.now, z) or datetime.now(z)
     window = Window(day_bounds(at.astimezone(z).date(), z)[0], at + REMINDER_HORIZON, z, cal, True)
     events = await asyncio.to_thread(ctx.agenda.events, user, window)
     line = next((x for x in (event_json(e, z, cal.date_order) for e in events) if x["id"] == body.event_id), None)
@@ -285,7 +264,7 @@ async def agenda_ics(
         wait = max(1, 60 - int(clock.time()) % 60)
         raise HTTPException(429, f"too many requests; try again in {wait} s", headers={"Retry-After": str(wait)})
     z = zone(feed.timezone, ctx.settings.timezone)
-    cal = conventions(ctx.settings, None, None)
+    cal = conventions(ctx.settings)
     now = datetime.now(UTC)
     events = await asyncio.to_thread(ctx.agenda.events, feed.user_id,
                                      Window(now - FEED_PAST, now + FEED_AHEAD, z, cal))

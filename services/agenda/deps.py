@@ -11,13 +11,11 @@ from zoneinfo import ZoneInfo
 from fastapi import Depends, Request
 
 from secondbrain.agenda_lines import AgendaLine, AgendaLines
-from secondbrain.ports import MetadataStore
+from secondbrain.ports import FeedTokens, MetadataStore, Reminders
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
 from secondbrain.temporal import Conventions
 from services.agenda.agenda import event_json
-from services.agenda.feeds import FeedTokens, feed_tokens_for
-from services.agenda.reminders import Reminders, reminders_for
 from services.agenda.service import Agenda, Window
 from services.deps import CurrentUser
 
@@ -39,8 +37,8 @@ def bind(rt: Runtime) -> Bound:
     """The agenda over ``rt``'s stores, for ``app.state.agenda``."""
     if rt.vectors is None:
         raise RuntimeError("the agenda needs the vector store")
-    return Bound(Agenda(rt.vectors, rt.metadata), feed_tokens_for(rt.metadata.database), rt.settings, rt.metadata,
-                 reminders_for(rt.metadata.database))
+    return Bound(Agenda(rt.vectors, rt.metadata), rt.metadata.feed_tokens, rt.settings, rt.metadata,
+                 rt.metadata.reminders)
 
 
 def lines(bound: Bound) -> AgendaLines:

@@ -1,23 +1,21 @@
 """Reminders of agenda lines: "remind me" on a line keeps what it is about and when to remind, and `up` sends each
 one when it is due, by e-mail through the SMTP server the person configures (``SB_SMTP_*``).
 
-A reminder is kept per user and agenda line (the line's stable id): asking again for the same line moves it.  The
-time before the event defaults by the line's kind (:data:`DEFAULT_MINUTES`).  Postgres in every deployment; the
-in-memory twin is for an app built on the in-memory metadata store.
+A reminder is kept per user and agenda line (the line's stable id) by the metadata store's ``reminders`` role:
+asking again for the same line moves it.  The time before the event defaults by the line's kind
+(:data:`DEFAULT_MINUTES`).
 """
 
 from __future__ import annotations
 
-import secrets
 import smtplib
 import ssl
-import threading
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
-from typing import Any, Protocol
+from typing import Any
 from zoneinfo import ZoneInfo
 
+from secondbrain.ports import Reminder, Reminders
 from secondbrain.settings import Settings
 
 # Minutes before the start of the event a reminder goes, by the agenda line's kind.  A day-long line (a deadline, a
@@ -32,22 +30,6 @@ def default_minutes(kind: str) -> int:
     return DEFAULT_MINUTES.get(kind, OTHER_KIND_MINUTES)
 
 
-@dataclass(frozen=True, slots=True)
-class Reminder:
-    """A reminder as kept."""
-
-    reminder_id: str
-    user_id: str
-    event_id: str
-    title: str
-    kind: str
-    starts_at: datetime
-    remind_at: datetime
-    timezone: str
-    created_at: datetime
-    sent_at: datetime | None = None
-
-
 def reminder_json(r: Reminder) -> dict[str, Any]:
     """A reminder as the API gives it, its times in its zone."""
     z = ZoneInfo(r.timezone)
@@ -55,121 +37,6 @@ def reminder_json(r: Reminder) -> dict[str, Any]:
             "starts_at": r.starts_at.astimezone(z).isoformat(), "remind_at": r.remind_at.astimezone(z).isoformat(),
             "minutes_before": round((r.starts_at - r.remind_at).total_seconds() / 60),
             "sent_at": r.sent_at.astimezone(z).isoformat() if r.sent_at else None}
-
-
-class Reminders(Protocol):
-    def put(self, user_id: str, event_id: str, title: str, kind: str, starts_at: datetime, remind_at: datetime,
-            timezone: str) -> Reminder:
-        """Keep a reminder of one agenda line (the same line again: moved, and to be sent again)."""
-        ...
-
-    def listed(self, user_id: str) -> list[Reminder]:
-        """The user's reminders, the next first."""
-        ...
-
-    def delete(self, user_id: str, reminder_id: str) -> bool:
-        """Remove one of the user's reminders; ``False`` for another user's or an unknown one."""
-        ...
-
-    def due(self, now: datetime, limit: int = 100) -> list[Reminder]:
-        """Reminders of every user due by ``now`` and not sent yet, the oldest first."""
-        ...
-
-    def mark_sent(self, reminder_id: str, at: datetime) -> None:
-        """Note that a reminder went."""
-        ...
-
-
-_COLUMNS = "reminder_id, user_id, event_id, title, kind, starts_at, remind_at, timezone, created_at, sent_at"
-
-
-class PostgresReminders:
-    """Reminders in the ``reminders`` table (migration 0020)."""
-
-    def __init__(self, database: Any) -> None:
-        self.db = database
-
-    def put(self, user_id: str, event_id: str, title: str, kind: str, starts_at: datetime, remind_at: datetime,
-            timezone: str) -> Reminder:
-        with self.db._tx() as conn:
-            row = conn.execute(
-                f"INSERT INTO reminders (reminder_id, user_id, event_id, title, kind, starts_at, remind_at, timezone) "
-                f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (user_id, event_id) DO UPDATE SET "
-                f"title = excluded.title, kind = excluded.kind, starts_at = excluded.starts_at, "
-                f"remind_at = excluded.remind_at, timezone = excluded.timezone, sent_at = NULL "
-                f"RETURNING {_COLUMNS}",
-                (secrets.token_hex(8), user_id, event_id, title, kind, starts_at, remind_at, timezone)).fetchone()
-        return Reminder(*row)
-
-    def listed(self, user_id: str) -> list[Reminder]:
-        with self.db._pool.connection() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM reminders WHERE user_id = %s ORDER BY remind_at, reminder_id",
-                                (user_id,)).fetchall()
-        return [Reminder(*r) for r in rows]
-
-    def delete(self, user_id: str, reminder_id: str) -> bool:
-        with self.db._pool.connection() as conn:
-            row = conn.execute("DELETE FROM reminders WHERE reminder_id = %s AND user_id = %s RETURNING reminder_id",
-                               (reminder_id, user_id)).fetchone()
-        return row is not None
-
-    def due(self, now: datetime, limit: int = 100) -> list[Reminder]:
-        with self.db._pool.connection() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM reminders WHERE sent_at IS NULL AND remind_at <= %s "
-                                "ORDER BY remind_at, reminder_id LIMIT %s", (now, limit)).fetchall()
-        return [Reminder(*r) for r in rows]
-
-    def mark_sent(self, reminder_id: str, at: datetime) -> None:
-        with self.db._pool.connection() as conn:
-            conn.execute("UPDATE reminders SET sent_at = %s WHERE reminder_id = %s", (at, reminder_id))
-
-
-class MemoryReminders:
-    """The same in memory: on the in-memory metadata store's tables when given its database (so erasing the user
-    removes their reminders, as Postgres's cascade does), else on a table of its own."""
-
-    def __init__(self, database: Any = None) -> None:
-        tables = getattr(database, "tables", None)
-        self._rows: dict[str, Reminder] = tables.reminders if tables is not None else {}
-        self._lock = getattr(database, "_lock", None) or threading.RLock()
-
-    def put(self, user_id: str, event_id: str, title: str, kind: str, starts_at: datetime, remind_at: datetime,
-            timezone: str) -> Reminder:
-        with self._lock:
-            old = next((r for r in self._rows.values() if r.user_id == user_id and r.event_id == event_id), None)
-            kept = replace(old, title=title, kind=kind, starts_at=starts_at, remind_at=remind_at, timezone=timezone,
-                           sent_at=None) if old is not None else Reminder(
-                secrets.token_hex(8), user_id, event_id, title, kind, starts_at, remind_at, timezone, datetime.now(UTC))
-            self._rows[kept.reminder_id] = kept
-            return kept
-
-    def listed(self, user_id: str) -> list[Reminder]:
-        with self._lock:
-            return sorted((r for r in self._rows.values() if r.user_id == user_id),
-                          key=lambda r: (r.remind_at, r.reminder_id))
-
-    def delete(self, user_id: str, reminder_id: str) -> bool:
-        with self._lock:
-            found = self._rows.get(reminder_id)
-            if found is None or found.user_id != user_id:
-                return False
-            del self._rows[reminder_id]
-            return True
-
-    def due(self, now: datetime, limit: int = 100) -> list[Reminder]:
-        with self._lock:
-            return sorted((r for r in self._rows.values() if r.sent_at is None and r.remind_at <= now),
-                          key=lambda r: (r.remind_at, r.reminder_id))[:limit]
-
-    def mark_sent(self, reminder_id: str, at: datetime) -> None:
-        with self._lock:
-            if reminder_id in self._rows:
-                self._rows[reminder_id] = replace(self._rows[reminder_id], sent_at=at)
-
-
-def reminders_for(database: Any) -> Reminders:
-    """Postgres reminders on a Postgres database, else the in-memory twin."""
-    return PostgresReminders(database) if hasattr(database, "_pool") else MemoryReminders(database)
 
 
 # ---------------------------------------------------------------------------------------------- sending by e-mail

@@ -22,7 +22,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
 from secondbrain.ports import MetadataStore, TimeRange, VectorFilter, VectorStore
-from secondbrain.search_hits import SearchHit, hit_from_payload
+from secondbrain.search_hits import SearchHit, hit_from_payload, said_at
 from secondbrain.temporal.calendar import Conventions
 from secondbrain.temporal.mentions import MONTH_NAMES
 from secondbrain.titles import display_title
@@ -190,17 +190,6 @@ class Agenda:
             while len(self._zones) > READ_CACHE:
                 self._zones.popitem(last=False)
         return zone
-
-
-def said_at(hit: SearchHit) -> datetime | None:
-    """When a passage was said: the moment in a recording whose start is known, else its record's time."""
-    for value in (hit.at_start, hit.captured_at):
-        if value:
-            try:
-                return datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-    return None
 
 
 def _sort_key(event: Event, tz: tzinfo) -> tuple[datetime, str]:

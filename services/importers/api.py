@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse
 from secondbrain.settings import Settings
 from secondbrain.uploads import read_multipart, read_raw
 from secondbrain.validation import text_problem
+from services.http_helpers import backlog_refusal, pending_captures
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
@@ -41,15 +42,6 @@ MAX_ITEMS_PER_UPLOAD = 20_000
 UNPACK_FACTOR = 20
 RETRY_AFTER_S = 10  # how long an import paused for the backlog waits before it goes on
 DISCONNECT_POLL_S = 0.5
-
-
-def backlog_refusal(settings: Settings, pending: int) -> HTTPException | None:
-    """429 while the person has ``SB_MAX_PENDING_JOBS`` captures in the pipeline (an import waits for them)."""
-    if settings.max_pending_jobs <= 0 or pending < settings.max_pending_jobs:
-        return None
-    return HTTPException(429, f"you have {pending} captures still being processed (the limit is "
-                              f"{settings.max_pending_jobs}); the import goes on once some have finished. "
-                              "Operators can raise SB_MAX_PENDING_JOBS.", headers={"Retry-After": "5"})
 
 
 def options_from(fields: dict[str, str], settings: Settings) -> Options:
@@ -236,7 +228,8 @@ router = APIRouter(tags=["import"])
 
 def backlog(request: Request, settings: Settings) -> None:
     """Refuses an import while the person's backlog is full (read with the request's key)."""
-    refusal = backlog_refusal(settings, getattr(request.state, "pending", 0))
+    refusal = backlog_refusal(settings, pending_captures(request), retry_after_s=5,
+                              then="the import goes on once some have finished.")
     if refusal is not None:
         raise refusal
 
@@ -270,7 +263,7 @@ async def post_import(request: Request, user: CurrentUser, settings: SettingsDep
         options = options_from(upload.fields, settings)
         resume_from = _resume_from(upload.fields.get("resume_from"))
         name = (upload.filename or "export").replace("\\", "/").rsplit("/", 1)[-1][:255] or "export"
-        room = Room.of(settings, getattr(request.state, "pending", 0))
+        room = Room.of(settings, pending_captures(request))
         cancel = threading.Event()
         work = asyncio.ensure_future(asyncio.to_thread(import_export, submitter, user, name, upload.file,
                                                        upload.fields.get("format") or None, options, room,
@@ -322,7 +315,7 @@ async def post_batch(request: Request, user: CurrentUser, settings: SettingsDep,
     backlog(request, settings)
     batch = await read_batch(request.stream(), request.headers.get("content-type", ""),
                              limit=settings.max_upload_bytes)
-    pending = getattr(request.state, "pending", 0)
+    pending = pending_captures(request)
     try:
         results = await asyncio.to_thread(submit_batch, submitter, user, batch, Room.of(settings, pending))
     finally:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from secondbrain import keys, lifecycle
 from secondbrain.ports import ApiKeyInfo, KeyScope, MetadataStore
 from secondbrain.validation import Text
+from services.http_helpers import pending_captures
 from services.ingest_gateway.deps import AdminUser, CurrentPrincipal, MetadataDep, RuntimeDep, SettingsDep
 
 
@@ -65,7 +66,7 @@ async def me(principal: CurrentPrincipal, request: Request, settings: SettingsDe
     many may be (``SB_MAX_PENDING_JOBS``; 0: no limit): past it, captures and imports wait."""
     out: dict[str, Any] = {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
     if principal.scope != "capture":  # a capture key learns nothing of what the person has
-        out["pending_jobs"] = int(getattr(request.state, "pending", 0))
+        out["pending_jobs"] = pending_captures(request)
         out["max_pending_jobs"] = settings.max_pending_jobs
     return out
 

@@ -37,6 +37,8 @@ from secondbrain.tags import normalise_tags
 from secondbrain.titles import display_title
 from secondbrain.uploads import read_form, read_multipart, read_raw
 from secondbrain.validation import Text, text_problem
+from services.http_helpers import aware as aware_in
+from services.http_helpers import backlog_refusal, pending_captures
 from services.ingest_gateway.deps import (
     CurrentUser,
     MetadataDep,
@@ -100,9 +102,7 @@ class Accepted(BaseModel):
 
 def aware(dt: datetime | None) -> datetime | None:
     """Times without a zone are taken as UTC (the API documents this)."""
-    if dt is None:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    return aware_in(dt, UTC)
 
 
 def job_json(job: JobView) -> dict[str, Any]:
@@ -193,13 +193,10 @@ SOURCE_URI_HELP = ("Where the file lives for good, e.g. file:///home/me/notes/a.
 def check_backlog(request: Request, settings: Settings) -> None:
     """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going
     (the backlog was read with the request's key, in the same round trip)."""
-    pending = getattr(request.state, "pending", 0)
-    if settings.max_pending_jobs <= 0 or pending < settings.max_pending_jobs:
-        return
-    raise HTTPException(429, f"you have {pending} captures still being processed (the limit is "
-                             f"{settings.max_pending_jobs}); wait for some to finish (GET /v1/jobs/<id> or "
-                             "`secondbrain jobs`) and send the rest then. Operators can raise "
-                             "SB_MAX_PENDING_JOBS.", headers={"Retry-After": "10"})
+    refusal = backlog_refusal(settings, pending_captures(request), retry_after_s=10, then=(
+        "wait for some to finish (GET /v1/jobs/<id> or `secondbrain jobs`) and send the rest then."))
+    if refusal is not None:
+        raise refusal
 
 
 def accepted(done: Submitted | Accepted, relay: OutboxRelay | None, already: Already | None = None) -> JSONResponse:

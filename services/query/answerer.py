@@ -14,10 +14,9 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from fastapi import HTTPException
 from opentelemetry import trace
 
 from secondbrain import telemetry
@@ -33,17 +32,29 @@ from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import Mention
 from secondbrain.temporal.written import Calendar, span_words
 from secondbrain.vector_indexes import ActiveIndexes
+from services.http_helpers import aware, calendar_conventions, zone_named
 from services.query.agenda_answer import AgendaQuestion, agenda_question, tell
 from services.query.answer import CitationFilter, build_messages, clock
 from services.query.answer_model import AnswerModel
 from services.query.engine import Filters, Plan, QueryEngine, Source
 from services.query.extractive import MAX_WORDS, NOT_FOUND, Answer, extractive_answer
 from services.query.followup import Followup, rewrite_followup
-from services.query.params import AskIn, aware, conventions, zone
+from services.query.params import AskIn
 from services.query.revisions import turns_before
 
 # The name the answer's failures have always been logged under (operators filter on it).
 log = logging.getLogger("services.query.api")
+
+
+class QuestionRefused(Exception):
+    """A question refused before anything of its answer streams: ``invalid`` (empty, an unknown time zone,
+    unreadable calendar settings) or ``foreign`` (another user's conversation).  ``reason`` is said to the
+    person; the HTTP layer picks the status."""
+
+    def __init__(self, reason: str, why: Literal["invalid", "foreign"]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -93,9 +104,9 @@ class Answerer:
         return cls(rt, engine, rt.sparse, llm=llm, answer_model=answer_model)
 
     async def start(self, user: str, body: AskIn) -> AsyncIterator[AnswerEvent]:
-        """Check the question and return the events that answer it.  Raises :class:`HTTPException` before
-        anything streams: 422 for an empty question, an unknown time zone or unreadable calendar settings,
-        403 for another user's conversation."""
+        """Check the question and return the events that answer it.  Raises :class:`QuestionRefused` before
+        anything streams: ``invalid`` for an empty question, an unknown time zone or unreadable calendar
+        settings, ``foreign`` for another user's conversation."""
         return self._events(await self._read(user, body))
 
     async def _read(self, user: str, body: AskIn) -> _Question:
@@ -104,9 +115,12 @@ class Answerer:
             else self.default_llm
         question = body.question.strip()
         if not question:
-            raise HTTPException(422, "the question is empty")
-        zone_ = zone(body.tz, s.timezone)
-        calendar = conventions(s, body.locale, body.country, body.hemisphere, body.date_order)
+            raise QuestionRefused("the question is empty", "invalid")
+        try:
+            zone_ = zone_named(body.tz, s.timezone)
+            calendar = calendar_conventions(s, body.locale, body.country, body.hemisphere, body.date_order)
+        except ValueError as exc:
+            raise QuestionRefused(str(exc), "invalid") from None
         filters = Filters(tuple(body.modalities) if body.modalities else None,
                           tuple(body.source_ids) if body.source_ids else None,
                           aware(body.start, zone_), aware(body.end, zone_), body.time_field)
@@ -127,7 +141,7 @@ class Answerer:
                                         {"pending": True})
                 history = []
         except ForeignConversation as exc:
-            raise HTTPException(403, str(exc)) from None
+            raise QuestionRefused(str(exc), "foreign") from None
         return _Question(user, body, llm, question, zone_, calendar, filters, conversation_id, now, history, asked,
                          context)
 

@@ -20,7 +20,7 @@ import asyncio
 import functools
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -38,6 +38,8 @@ from secondbrain.search_hits import SearchHit
 from secondbrain.tags import normalise_tags, tags_in_query
 from secondbrain.titles import display_title
 from secondbrain.validation import Text
+from services.http_helpers import aware, conventions, zone
+from services.query.answerer import Answerer, QuestionRefused
 from services.query.deps import (
     AnswererDep,
     ConversationsDep,
@@ -57,9 +59,6 @@ from services.query.params import (
     DateOrderParam,
     HemisphereParam,
     TimeFieldParam,
-    aware,
-    conventions,
-    zone,
 )
 from services.query.revisions import mark_edited_sources
 
@@ -193,6 +192,21 @@ async def search(
             "took_ms": round(took * 1000, 1)}
 
 
+def refusal(exc: QuestionRefused) -> HTTPException:
+    """How a refused question is answered over HTTP: 422 for one that cannot be read, 403 for another user's
+    conversation."""
+    return HTTPException(403 if exc.why == "foreign" else 422, exc.reason)
+
+
+async def answer_events(answerer: Answerer, user: str, body: AskIn) -> AsyncIterator[AnswerEvent]:
+    """The events answering ``body``, or its refusal over HTTP before anything streams (this route's, and MCP's
+    ask where this process answers)."""
+    try:
+        return await answerer.start(user, body)
+    except QuestionRefused as exc:
+        raise refusal(exc) from None
+
+
 @router.post("/v1/ask", summary="Ask a question; the answer streams as server-sent events")
 async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep, metadata: MetadataDep) -> EventSourceResponse:
     """Answer ``question`` from your data; ``tags`` (or ``tag:garden`` in the question) keeps to sources
@@ -207,7 +221,7 @@ async def ask(body: AskIn, user: CurrentUser, answerer: AnswererDep, metadata: M
             revises = revises.model_copy(update={"question": tags_in_query(revises.question)[0] or revises.question})
         body = body.model_copy(update={"question": question or " ".join(wanted), "revises": revises,
                                        "source_ids": found or [NO_SOURCE], "tags": wanted})
-    events = await answerer.start(user, body)  # refusals (422, 403) before the stream starts
+    events = await answer_events(answerer, user, body)  # refusals (422, 403) before the stream starts
     return EventSourceResponse((sse(event) async for event in events), ping=10)
 
 

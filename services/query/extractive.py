@@ -37,6 +37,7 @@ from zoneinfo import ZoneInfo
 from secondbrain.ports import SparseEncoder, SparseVector
 from secondbrain.reading import Statement, read
 from secondbrain.search_hits import SearchHit
+from secondbrain.search_hits import said_at as _moment
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import MONTH_NAMES, Mention
@@ -910,16 +911,6 @@ def _newest_first(ctx: _Asking, quotes: list[Quote], chosen: list[_Candidate]) -
         if said is not None and newest is not None and said < newest and q.n != out[0].n and q.n != out[i - 1].n:
             out[i] = Quote(q.n, q.text, q.markdown, q.label, q.note, _day(said, ctx.tz, ctx.cal), q.page, q.t_start)
     return out
-
-
-def _moment(hit: SearchHit) -> datetime | None:
-    for value in (hit.at_start, hit.captured_at):
-        if value:
-            try:
-                return datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-    return None
 
 
 def _day(at: datetime, tz: ZoneInfo | None, cal: Calendar) -> str:

@@ -1,17 +1,14 @@
-"""What a query request says: a question to answer (:class:`AskIn`), and how its time words read (the user's
-time zone and calendar conventions); shared by the HTTP routes and the in-process :mod:`services.query.answerer`."""
+"""What a query request says: a question to answer (:class:`AskIn`) and the help its time words' parameters
+show; shared by the HTTP routes and the in-process :mod:`services.query.answerer` (the zone and calendar
+conventions are read as every HTTP service reads them, :mod:`services.http_helpers`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from fastapi import HTTPException
 from pydantic import BaseModel, Field
 
-from secondbrain.settings import Settings
-from secondbrain.temporal import Conventions
 from secondbrain.validation import Text
 from services.query.revisions import Revision
 
@@ -53,29 +50,3 @@ class AskIn(BaseModel):
                                                        "edited: read with the turns before it, marked as such.")
 
     model_config = {"populate_by_name": True}
-
-
-def zone(name: str | None, default: str) -> ZoneInfo:
-    """A time zone by IANA name; 422 with an example when unknown."""
-    try:
-        return ZoneInfo(name or default)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise HTTPException(422, f"unknown time zone {name!r}; use an IANA name such as Europe/Paris") from None
-
-
-def conventions(s: Settings, locale: str | None = None, country: str | None = None, hemisphere: str | None = None,
-                date_order: str | None = None) -> Conventions:
-    """How the user's calendar reads: what the request says, else the settings, else what the locale implies;
-    422 when a value is unreadable."""
-    try:
-        return Conventions.for_locale(locale or s.locale, country=country or s.country,
-                                      hemisphere=hemisphere or s.hemisphere, date_order=date_order or s.date_order)
-    except ValueError as exc:
-        raise HTTPException(422, str(exc)) from None
-
-
-def aware(dt: datetime | None, tz: ZoneInfo) -> datetime | None:
-    """A client's time; without a zone it is read in the user's zone."""
-    if dt is None:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=tz)

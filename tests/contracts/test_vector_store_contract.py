@@ -1,7 +1,8 @@
 """One contract for every :class:`secondbrain.ports.VectorStore` implementation.
 
-Runs against the edge store (on disk, in a tmp dir), qdrant-client local mode (in memory) and
-qdrant-client over REST against the qdrant-edge-backed dev server (a subprocess).  Dense
+Runs against the edge store (on disk, in a tmp dir), qdrant-client local mode (in memory),
+qdrant-client over REST against the qdrant-edge-backed dev server (a subprocess) and the in-memory
+twin the fast lane's tests use.  Dense
 vectors are real all-MiniLM-L6-v2 embeddings; sparse vectors come from the production
 BM25 encoder.
 """
@@ -23,6 +24,7 @@ from devtools.qdrant_edge_server import EdgeServerProcess
 from secondbrain.embedding import load_embedder
 from secondbrain.ports import SparseVector, TimeRange, VectorFilter, VectorHit, VectorPoint, VectorStore
 from secondbrain.sparse import Bm25Encoder
+from secondbrain.stores.memory.vectors import MemoryVectorStore, VectorTables
 from secondbrain.stores.vector_payload import collection_name
 from secondbrain.stores.vectors_edge import EdgeVectorStore
 from secondbrain.stores.vectors_qdrant import QdrantVectorStore
@@ -156,7 +158,7 @@ class Harness:
     reopen: Callable[[], VectorStore] | None
 
 
-@pytest.fixture(params=["edge", "qdrant-local", "qdrant-rest-edge"])
+@pytest.fixture(params=["edge", "qdrant-local", "qdrant-rest-edge", "memory"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     kind = request.param
     h: Harness
@@ -178,6 +180,15 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
             return h.store
 
         h = Harness(kind, QdrantVectorStore.local(path), reopen_local)
+    elif kind == "memory":
+        tables = VectorTables()  # what outlives a store object, as a directory does
+
+        def reopen_memory() -> VectorStore:
+            h.store.close()
+            h.store = MemoryVectorStore(tables)
+            return h.store
+
+        h = Harness(kind, MemoryVectorStore(tables), reopen_memory)
     else:
         server: EdgeServerProcess = request.getfixturevalue("edge_server")
         # The server is shared by the session: a fresh prefix keeps each test's collections apart.
@@ -242,6 +253,8 @@ def _count_collection_checks(harness: Harness, monkeypatch: pytest.MonkeyPatch) 
 
     if isinstance(store, EdgeVectorStore):
         spy(store, "_ensure_indexes")  # shard.info() and the index creation
+    elif isinstance(store, MemoryVectorStore):
+        spy(store, "_open_collection")
     else:
         spy(store.client, "get_collection")
         spy(store.client, "collection_exists")

@@ -1,8 +1,8 @@
 """The pipeline stages run by hand (extract -> chunk -> embed) on their ports, without Kafka.
 
-Each test runs on the in-memory twins (the fast lane: metadata and the hash embedder) and on
-PostgreSQL (a fresh database) with the int8 MiniLM embedder; the rest is real throughout: files for
-objects, a qdrant-edge vector store and the BM25 encoder.  Every test uses its own user
+Each test runs on the in-memory twins (the fast lane: metadata, vectors and the hash embedder) and on
+PostgreSQL (a fresh database) with a qdrant-edge vector store and the int8 MiniLM embedder; the rest is
+real throughout: files for objects and the BM25 encoder.  Every test uses its own user
 so tests do not see each other's vectors.
 """
 
@@ -39,9 +39,10 @@ from secondbrain.events.models import (
     UrlRequested,
 )
 from secondbrain.pipeline import claimcheck, core, topology
-from secondbrain.ports import ArtifactRecord, Embedder, JobGone, MetadataStore, OutboxMessage, VectorFilter
+from secondbrain.ports import ArtifactRecord, Embedder, JobGone, MetadataStore, OutboxMessage, VectorFilter, VectorStore
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.stores.memory import HashEmbedder, MemoryMetadataStore
+from secondbrain.stores.memory.vectors import MemoryVectorStore
 from secondbrain.stores.metadata_pg import PostgresMetadataStore
 from secondbrain.stores.objects_fs import FileObjectStore
 from secondbrain.stores.vectors_edge import EdgeVectorStore
@@ -96,8 +97,10 @@ def objects(workdir: Path) -> FileObjectStore:
 
 
 @pytest.fixture(scope="module")
-def vectors(workdir: Path) -> Iterator[EdgeVectorStore]:
-    store = EdgeVectorStore(workdir / "vectors")
+def vectors(workdir: Path, metadata: MetadataStore) -> Iterator[VectorStore]:
+    """The in-memory twin with the in-memory metadata (the fast lane writes no shards), the edge engine with
+    PostgreSQL."""
+    store = MemoryVectorStore() if isinstance(metadata, MemoryMetadataStore) else EdgeVectorStore(workdir / "vectors")
     yield store
     store.close()
 
@@ -109,7 +112,7 @@ TEXT_ONLY = ExtractorSet({"text": TextExtractor(), "html": HtmlExtractor()})
 class Pipeline:
     """The three stages wired to the same stores, called directly."""
 
-    def __init__(self, metadata: MetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
+    def __init__(self, metadata: MetadataStore, objects: FileObjectStore, vectors: VectorStore,
                  embedder: Embedder) -> None:
         self.metadata = metadata
         self.objects = objects
@@ -138,7 +141,7 @@ def roles(m: MetadataStore) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def pipeline(metadata: MetadataStore, objects: FileObjectStore, vectors: EdgeVectorStore,
+def pipeline(metadata: MetadataStore, objects: FileObjectStore, vectors: VectorStore,
              embedder: Embedder) -> Pipeline:
     return Pipeline(metadata, objects, vectors, embedder)
 
@@ -493,7 +496,7 @@ def test_a_second_copy_of_a_finished_jobs_event_leaves_its_passages(pipeline: Pi
 class CountingVectors:
     """The vector store, counting the updates the stage sends it."""
 
-    def __init__(self, inner: EdgeVectorStore) -> None:
+    def __init__(self, inner: VectorStore) -> None:
         self.inner = inner
         self.upserts: list[int] = []
 

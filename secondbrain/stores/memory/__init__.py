@@ -12,12 +12,14 @@ the reranker, the transcriber and the captioner: deterministic, and nothing to l
 from secondbrain.stores.memory.base import IntegrityError, MemoryDatabase
 from secondbrain.stores.memory.catalog import MemoryCatalog
 from secondbrain.stores.memory.conversations import MemoryConversations
+from secondbrain.stores.memory.feeds import MemoryFeedTokens
 from secondbrain.stores.memory.indexes import MemoryIndexes
 from secondbrain.stores.memory.intake import MemoryIntake
 from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.models import HashCaptioner, HashEmbedder, HashTranscriber, OverlapReranker
 from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.reminders import MemoryReminders
 from secondbrain.stores.memory.store import MemoryMetadataStore
 from secondbrain.stores.memory.users import MemoryApiKeys, MemoryRateCounts, MemorySessions, MemoryUsers
 
@@ -30,6 +32,7 @@ __all__ = [
     "MemoryCatalog",
     "MemoryConversations",
     "MemoryDatabase",
+    "MemoryFeedTokens",
     "MemoryIndexes",
     "MemoryIntake",
     "MemoryJobs",
@@ -37,6 +40,7 @@ __all__ = [
     "MemoryMetadataStore",
     "MemoryOutbox",
     "MemoryRateCounts",
+    "MemoryReminders",
     "MemorySessions",
     "MemoryUsers",
     "OverlapReranker",

@@ -32,8 +32,10 @@ from secondbrain.ports import (
     ArtifactRecord,
     DeadLetterRecord,
     DocumentRecord,
+    FeedInfo,
     JobStatus,
     KeyScope,
+    Reminder,
     StageStatus,
     UnknownUser,
     VectorIndex,
@@ -250,10 +252,8 @@ class Tables:
         self.erased_users: dict[str, datetime] = {}  # erased and not created again
         self.answer_endpoint: AnswerEndpoint | None = None  # one row, server-wide
         self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
-        # Calendar feeds (rows of services.agenda.feeds) by token hash; typed there, erased here with their user.
-        self.feed_tokens: dict[bytes, Any] = {}
-        # Reminders (rows of services.agenda.reminders) by id; typed there, erased here with their user.
-        self.reminders: dict[str, Any] = {}
+        self.feed_tokens: dict[bytes, FeedInfo] = {}  # calendar feeds by token hash
+        self.reminders: dict[str, Reminder] = {}  # agenda reminders by id
         # bigserial sequences: never reused, as in Postgres
         self.outbox_ids = itertools.count(1)
         self.event_ids = itertools.count(1)

@@ -10,11 +10,13 @@ from secondbrain.stores.memory.base import MemoryDatabase
 from secondbrain.stores.memory.catalog import MemoryCatalog
 from secondbrain.stores.memory.conversations import MemoryConversations
 from secondbrain.stores.memory.dead_letters import MemoryDeadLetters
+from secondbrain.stores.memory.feeds import MemoryFeedTokens
 from secondbrain.stores.memory.indexes import MemoryIndexes
 from secondbrain.stores.memory.intake import MemoryIntake
 from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.reminders import MemoryReminders
 from secondbrain.stores.memory.server_settings import MemoryServerSettings
 from secondbrain.stores.memory.users import MemoryApiKeys, MemoryRateCounts, MemorySessions, MemoryUsers
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
         Conversations,
         Database,
         DeadLetters,
+        FeedTokens,
         IndexVersions,
         Intake,
         JobFence,
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
         Lifecycle,
         Outbox,
         RateCounts,
+        Reminders,
         ServerSettings,
         Sessions,
         Users,
@@ -41,7 +45,8 @@ if TYPE_CHECKING:
 
 
 class MemoryMetadataStore:
-    """Every metadata role on one in-memory database: ``users``, ``api_keys``, ``sessions``, ``rate_counts``,
+    """Every metadata role on one in-memory database: ``users``, ``api_keys``, ``feed_tokens``, ``reminders``,
+    ``sessions``, ``rate_counts``,
     ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
@@ -55,6 +60,8 @@ class MemoryMetadataStore:
         self.database = MemoryDatabase(clock=clock)
         self.users = MemoryUsers(self.database)
         self.api_keys = MemoryApiKeys(self.database)
+        self.feed_tokens = MemoryFeedTokens(self.database)
+        self.reminders = MemoryReminders(self.database)
         self.sessions = MemorySessions(self.database)
         self.rate_counts = MemoryRateCounts(self.database)
         self.intake = MemoryIntake(self.database)
@@ -89,9 +96,9 @@ class MemoryMetadataStore:
 
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
-            Database, Users, ApiKeys, Sessions, RateCounts, Intake, JobLedger, Outbox, Catalog, Lifecycle,
-            Conversations, IndexVersions, ServerSettings, DeadLetters, JobFence]:
+            Database, Users, ApiKeys, FeedTokens, Reminders, Sessions, RateCounts, Intake, JobLedger, Outbox, Catalog,
+            Lifecycle, Conversations, IndexVersions, ServerSettings, DeadLetters, JobFence]:
         # mypy checks every role against its Protocol here (signatures included).
-        return (s.database, s.users, s.api_keys, s.sessions, s.rate_counts, s.intake, s.jobs, s.outbox, s.catalog,
-                s.lifecycle, s.conversations,
+        return (s.database, s.users, s.api_keys, s.feed_tokens, s.reminders, s.sessions, s.rate_counts, s.intake,
+                s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
                 s.indexes, s.server_settings, s.dead_letters, s.fence)

@@ -21,6 +21,7 @@ from secondbrain.ports import (
     Database,
     DeadLetters,
     DocumentRecord,
+    FeedTokens,
     IndexVersions,
     Intake,
     JobLedger,
@@ -28,6 +29,7 @@ from secondbrain.ports import (
     Outbox,
     OutboxMessage,
     RateCounts,
+    Reminders,
     ServerSettings,
     Sessions,
     Users,
@@ -54,6 +56,10 @@ class Stores(Protocol):
     def users(self) -> Users: ...
     @property
     def api_keys(self) -> ApiKeys: ...
+    @property
+    def feed_tokens(self) -> FeedTokens: ...
+    @property
+    def reminders(self) -> Reminders: ...
     @property
     def sessions(self) -> Sessions: ...
     @property

@@ -10,8 +10,6 @@ import pytest
 
 from secondbrain import ids
 from secondbrain.ports import DeadLetterRecord, JobNotFailed
-from services.agenda.feeds import feed_tokens_for
-from services.agenda.reminders import reminders_for
 from tests.contracts.metadata.helpers import Stores, ingest, unpublished, version_of
 
 MINILM = ("minilm-int8", "all-MiniLM-L6-v2-int8", 384)
@@ -168,10 +166,10 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     opened = stores.sessions.open_session(key_secret=alice_secret, ttl_s=600)
     assert opened is not None
     stores.rate_counts.count_request("alice", "act", 60)
-    feeds = feed_tokens_for(stores.database)
+    feeds = stores.feed_tokens
     feeds.create("alice", "phone", "Europe/Lisbon")
     feeds.create("bob", "phone", "Europe/Lisbon")
-    reminders = reminders_for(stores.database)
+    reminders = stores.reminders
     for who in ("alice", "bob"):
         reminders.put(who, "line-1", "Dentist", "appointment", datetime.now(UTC), datetime.now(UTC), "Europe/Lisbon")
     stores.indexes.ensure_active_index("alice", *MINILM)

@@ -14,6 +14,7 @@ from secondbrain.ports import (
     Conversations,
     Database,
     DeadLetters,
+    FeedTokens,
     IndexVersions,
     Intake,
     JobFence,
@@ -21,6 +22,7 @@ from secondbrain.ports import (
     Lifecycle,
     Outbox,
     RateCounts,
+    Reminders,
     ServerSettings,
     Sessions,
     Users,
@@ -32,7 +34,8 @@ from secondbrain.stores.postgres import base as postgres_base
 from tests.contracts.metadata.helpers import Stores
 
 PORTS: dict[str, type] = {
-    "database": Database, "users": Users, "api_keys": ApiKeys, "sessions": Sessions, "rate_counts": RateCounts,
+    "database": Database, "users": Users, "api_keys": ApiKeys, "feed_tokens": FeedTokens, "sessions": Sessions,
+    "rate_counts": RateCounts, "reminders": Reminders,
     "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
     "server_settings": ServerSettings,

@@ -126,6 +126,11 @@ def test_a_moved_appointment_is_one_line_at_its_new_time(api: dict[str, httpx.Cl
     assert line["moved_from"]["when"].startswith("Tue, December 8, 2026, 10:00")
     assert line["moved_from"]["source"]["title"] == "Dentist booked"
     assert not any(d["date"] == "2026-12-08" for d in body["days"])
+    # The reader's date order is how dates are written (and is not read as anything else).
+    dmy = agenda(api["alice"], date_order="dmy",
+                 **{"from": "2026-12-01T00:00:00+00:00", "to": "2026-12-15T00:00:00+00:00"})
+    (moved,) = [e for e in lines(dmy) if "Dentist" in e["quote"]]
+    assert moved["moved_from"]["when"] == "Tue 8 December 2026, 10:00", moved["moved_from"]
 
 
 def test_notes_written_in_another_zone_land_at_the_right_local_time(api: dict[str, httpx.Client]) -> None:
@@ -226,7 +231,7 @@ def test_a_reminder_of_an_agenda_line_is_mailed_once_when_due(api: dict[str, htt
     from aiosmtpd.controller import Controller
 
     from secondbrain.infra.ports import free_port
-    from services.agenda.reminders import reminders_for, send_due
+    from services.agenda.reminders import send_due
 
     alice, bob = api["alice"], api["bob"]
     body = agenda(alice, **{"from": "2026-12-01T00:00:00+00:00", "to": "2026-12-15T00:00:00+00:00"})
@@ -255,7 +260,7 @@ def test_a_reminder_of_an_agenda_line_is_mailed_once_when_due(api: dict[str, htt
     try:
         settings = rt.settings.model_copy(update={"smtp_host": "127.0.0.1", "smtp_port": port,
                                                   "smtp_security": "none", "smtp_to": "alice@example.org"})
-        store = reminders_for(rt.metadata.database)
+        store = rt.metadata.reminders
         due_at = datetime.fromisoformat(moved["remind_at"])
         assert send_due(store, settings, now=due_at - timedelta(minutes=1)) == 0  # not yet
         assert send_due(store, settings, now=due_at + timedelta(minutes=1)) == 1

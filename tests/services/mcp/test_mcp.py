@@ -93,6 +93,7 @@ async def test_the_tools_over_streamable_http_give_cited_answers(server: tuple[S
         cited = answer["citations"][0]
         assert cited["title"] == "Boathouse" and cited["captured_at"].startswith("2026-04-12")
         assert SECRET in cited["quote"] and cited["source_id"] == top["source_id"]
+        kept = await call(alice, "ask", question="What is the boathouse padlock code?", keep=True)
 
         listed = await call(alice, "list_sources")
         assert [s["title"] for s in listed["sources"]] == ["Boathouse"]
@@ -120,6 +121,11 @@ async def test_the_tools_over_streamable_http_give_cited_answers(server: tuple[S
             assert not any(SECRET in r["text"] for r in hits)
             answer = await call(bob, "ask", question="What is the boathouse padlock code?")
             assert SECRET not in json.dumps(answer)
+            # Alice's conversation is refused as POST /v1/ask refuses it, answered here or over HTTP.
+            foreign = await bob.call_tool("ask", {"question": "and the code?",
+                                                  "conversation_id": kept["conversation_id"]})
+            said = json.dumps([c.model_dump() for c in foreign.content])
+            assert foreign.isError and "HTTP 403" in said and SECRET not in said
             theirs = await bob.call_tool("get_source", {"source_id": top["source_id"]})
             assert theirs.isError and SECRET not in json.dumps([c.model_dump() for c in theirs.content])
             assert (await call(bob, "timeline", start="2026-04-01", end="2026-05-01"))["total"] == 0

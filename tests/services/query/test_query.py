@@ -315,6 +315,25 @@ async def test_the_answerer_yields_typed_events_that_the_route_sends_unchanged(c
         assert data == here, name
 
 
+async def test_a_refused_question_is_a_domain_error_the_route_answers_with_its_status(corpus: Corpus) -> None:
+    """The answerer says why it refuses; ``POST /v1/ask`` (and MCP's ask) pick the status (test_bad_requests)."""
+    from services.query.answerer import Answerer, QuestionRefused
+    from services.query.api import refusal
+    from services.query.params import AskIn
+
+    answerer = Answerer.for_runtime(corpus.rt)
+    corpus.rt.metadata.conversations.add_turn(USER, "c-refused", "user", "who is Zbigniew?")
+    cases = [({"question": "  "}, "invalid", "the question is empty"),
+             ({"question": "x", "tz": "Mars/Olympus"}, "invalid", "unknown time zone 'Mars/Olympus'"),
+             ({"question": "x", "country": "1!"}, "invalid", "country must be an ISO 3166 two-letter code"),
+             ({"question": "x", "conversation_id": "c-refused"}, "foreign", "belongs to someone else")]
+    for body, why, said in cases:
+        with pytest.raises(QuestionRefused) as refused:
+            await answerer.start(OTHER, AskIn.model_validate(body))
+        assert refused.value.why == why and said in refused.value.reason, body
+        assert refusal(refused.value).status_code == (403 if why == "foreign" else 422)
+
+
 def test_each_event_has_its_wire_shape() -> None:
     from secondbrain.answer_events import Done, Error, Meta, Sources, Token
     from services.query.api import sse
