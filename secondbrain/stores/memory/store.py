@@ -35,8 +35,8 @@ if TYPE_CHECKING:
         JobLedger,
         Lifecycle,
         Outbox,
-        RateCounts,
         PushSubscriptions,
+        RateCounts,
         Reminders,
         ServerSettings,
         Sessions,
@@ -99,9 +99,10 @@ class MemoryMetadataStore:
 
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
-            Database, Users, ApiKeys, FeedTokens, Reminders, PushSubscriptions, Sessions, RateCounts, Intake, JobLedger, Outbox, Catalog,
+            Database, Users, ApiKeys, FeedTokens, Reminders, PushSubscriptions, Sessions, RateCounts, Intake, JobLedger,
+            Outbox, Catalog,
             Lifecycle, Conversations, IndexVersions, ServerSettings, DeadLetters, JobFence]:
         # mypy checks every role against its Protocol here (signatures included).
-        return (s.database, s.users, s.api_keys, s.feed_tokens, s.reminders, s.push_subscriptions, s.sessions, s.rate_counts, s.intake,
-                s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
+        return (s.database, s.users, s.api_keys, s.feed_tokens, s.reminders, s.push_subscriptions, s.sessions,
+                s.rate_counts, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
                 s.indexes, s.server_settings, s.dead_letters, s.fence)

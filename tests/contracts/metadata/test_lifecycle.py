@@ -197,7 +197,8 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
         "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "dead_letters": 1,
         "deleted_sources": 1,
         "documents": 1, "feed_tokens": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1,
-        "push_subscriptions": 1, "reminders": 1, "request_windows": 1, "source_tags": 1, "users": 1, "vector_indexes": 1}
+        "push_subscriptions": 1, "reminders": 1,
+        "request_windows": 1, "source_tags": 1, "users": 1, "vector_indexes": 1}
     assert list(removed) == sorted(removed)
     assert bobs() == bob_before
     assert [s.user_id for s in users.list_users()] == ["bob"]
