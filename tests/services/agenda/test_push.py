@@ -6,105 +6,26 @@ get yet stays due."""
 
 from __future__ import annotations
 
-import base64
-import json
-import os
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
-import http_ece
 import pytest
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from secondbrain.settings import Settings
 from secondbrain.stores.memory import MemoryMetadataStore
 from services.agenda.push import public_key, vapid_key
 from services.agenda.reminders import send_due
+from tests.webpush import Browser, PushService, unb64url, vapid_claims
 
 T0 = datetime(2026, 12, 10, 9, 40, tzinfo=UTC)  # the dentist, as in the agenda's tests
-
-
-def b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def unb64url(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-class Browser:
-    """A browser's side of a subscription: its key pair and auth secret (what the page's pushManager makes)."""
-
-    def __init__(self) -> None:
-        self.private = ec.generate_private_key(ec.SECP256R1())
-        self.auth = os.urandom(16)
-        self.p256dh = b64url(self.private.public_key().public_bytes(
-            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint))
-
-    def read(self, body: bytes) -> dict[str, Any]:
-        plain: bytes = http_ece.decrypt(body, private_key=self.private, auth_secret=self.auth, version="aes128gcm")
-        decoded: dict[str, Any] = json.loads(plain)
-        return decoded
-
-
-class PushService:
-    """A push service on loopback: keeps every request; answers 201, or 410 under /gone/ (an unsubscribed browser)."""
-
-    def __init__(self) -> None:
-        self.received: list[tuple[str, dict[str, str], bytes]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                outer.received.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(410 if self.path.startswith("/gone/") else 201)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> PushService:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
 def push_service() -> Iterator[PushService]:
     with PushService() as service:
         yield service
-
-
-def vapid_claims(authorization: str, server_key: str) -> dict[str, Any]:
-    """The claims of a VAPID ``Authorization`` header, once its signature is checked against ``server_key``."""
-    scheme, _, params = authorization.partition(" ")
-    assert scheme == "vapid"
-    fields = dict(p.strip().split("=", 1) for p in params.split(","))
-    assert fields["k"] == server_key  # signed by the key the browser subscribed with
-    head, payload, signature = fields["t"].split(".")
-    raw = unb64url(signature)
-    key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(server_key))
-    key.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")),
-               f"{head}.{payload}".encode(), ec.ECDSA(hashes.SHA256()))  # raises if forged
-    assert json.loads(unb64url(head))["alg"] == "ES256"
-    claims: dict[str, Any] = json.loads(unb64url(payload))
-    return claims
 
 
 def test_the_vapid_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
@@ -121,10 +42,10 @@ def test_a_due_reminder_is_pushed_encrypted_to_each_browser_and_a_gone_one_remov
         for user in ("alice", "bob"):
             m.users.ensure_user(user)
         phone, old_laptop, bobs = Browser(), Browser(), Browser()
-        live = m.push_subscriptions.put("alice", f"{push_service.origin}/send/phone", phone.p256dh, b64url(phone.auth))
+        live = m.push_subscriptions.put("alice", f"{push_service.origin}/send/phone", phone.p256dh, phone.auth)
         m.push_subscriptions.put("alice", f"{push_service.origin}/gone/laptop", old_laptop.p256dh,
-                                 b64url(old_laptop.auth))
-        m.push_subscriptions.put("bob", f"{push_service.origin}/send/bob", bobs.p256dh, b64url(bobs.auth))
+                                 old_laptop.auth)
+        m.push_subscriptions.put("bob", f"{push_service.origin}/send/bob", bobs.p256dh, bobs.auth)
         reminder = m.reminders.put("alice", "line-1", "Dentist", "appointment", T0, T0 - timedelta(hours=1),
                                    "Europe/London")
 
@@ -158,7 +79,7 @@ def test_a_reminder_nobody_can_get_yet_stays_due_until_a_browser_subscribes(
         assert send_due(m.reminders, settings, now=T0, push=m.push_subscriptions) == 0
         assert m.reminders.due(T0) == [reminder]  # no mail set up, no browser yet: kept, not dropped
         phone = Browser()
-        m.push_subscriptions.put("alice", f"{push_service.origin}/send/phone", phone.p256dh, b64url(phone.auth))
+        m.push_subscriptions.put("alice", f"{push_service.origin}/send/phone", phone.p256dh, phone.auth)
         assert send_due(m.reminders, settings, now=T0, push=m.push_subscriptions) == 1  # late rather than never
         ((_, _, body),) = push_service.received
         assert phone.read(body)["title"] == "Reminder: Dentist"
