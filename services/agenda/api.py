@@ -19,8 +19,10 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
+from secondbrain.addresses import parse_networks
 from secondbrain.ports import FeedInfo, PushSubscription
 from secondbrain.settings import Settings
+from secondbrain.submissions import private_target
 from secondbrain.validation import Text
 from services.agenda.agenda import Event, event_json
 from services.agenda.deps import AgendaDep, Bound, CurrentUser
@@ -304,6 +306,10 @@ async def add_push_subscription(ctx: Ctx, user: User, body: PushSubscriptionIn) 
     (its endpoint) replaces its keys."""
     if not push_configured(ctx.settings):
         raise HTTPException(409, PUSH_OFF)
+    refusal = None if ctx.settings.fetch_allow_private else private_target(
+        body.endpoint, parse_networks(ctx.settings.fetch_allow_networks))
+    if refusal:  # a push service is on the internet; an address inside this network is refused at once
+        raise HTTPException(422, f"not a push service's address: {refusal}")
     kept = await asyncio.to_thread(ctx.metadata.push_subscriptions.put, user, body.endpoint, body.keys.p256dh,
                                    body.keys.auth)
     return push_json(kept)

@@ -15,12 +15,14 @@ import logging
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives import serialization
 from py_vapid import Vapid
 from pywebpush import WebPushException, webpush
 
+from secondbrain.addresses import check_host_allowed, parse_networks
 from secondbrain.ports import PushSubscription, Reminder
 from secondbrain.settings import Settings
 
@@ -83,7 +85,11 @@ def subscription_info(s: PushSubscription) -> dict[str, Any]:
 
 def send_push(s: PushSubscription, payload: dict[str, Any], vapid: Vapid, settings: Settings) -> bool:
     """Push ``payload`` to one browser; ``False`` when its push service says the subscription is gone (404/410), so
-    that it can be removed.  Any other failure (the push service away, a refusal) raises."""
+    that it can be removed.  Any other failure (the push service away, a refusal) raises, as does an endpoint on
+    this server's own networks (the SSRF guard the fetcher uses: ``SB_FETCH_ALLOW_PRIVATE``,
+    ``SB_FETCH_ALLOW_NETWORKS``); a real push service is on the internet."""
+    if not settings.fetch_allow_private:
+        check_host_allowed(urlsplit(s.endpoint).hostname or "", parse_networks(settings.fetch_allow_networks))
     try:
         webpush(subscription_info(s), json.dumps(payload), vapid_private_key=vapid,
                 vapid_claims={"sub": contact(settings)}, ttl=PUSH_TTL_S, timeout=30)

@@ -64,7 +64,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, inbox: Inbox, push_service:
         # service on loopback (its certificate trusted by `up`'s HTTP client)
         smtp = {"SB_SMTP_HOST": "127.0.0.1", "SB_SMTP_PORT": str(inbox.port), "SB_SMTP_SECURITY": "none",
                 "SB_SMTP_TO": "me@example.org", "SB_REMINDER_INTERVAL_S": "1",
-                "SB_PUSH_CONTACT": "mailto:me@example.org", "REQUESTS_CA_BUNDLE": str(push_service.cert_file)}
+                "SB_PUSH_CONTACT": "mailto:me@example.org", "REQUESTS_CA_BUNDLE": str(push_service.cert_file),
+                "SB_FETCH_ALLOW_NETWORKS": "127.0.0.1/32"}
         svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], smtp,
                       tmp_path_factory.mktemp("logs"))
         svc.start().wait_ready(timeout=180)

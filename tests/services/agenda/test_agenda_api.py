@@ -296,9 +296,12 @@ def test_a_browser_turns_reminders_on_and_off(api: dict[str, httpx.Client], rt: 
     assert [s["subscription_id"] for s in alice.get("/v1/push/subscriptions").json()["subscriptions"]] == [
         sub["subscription_id"]]
     # A push goes only to a push service over https, and only with the browser's keys.
-    for wrong in ({**browser, "endpoint": "http://127.0.0.1:5432/"}, {**browser, "keys": {"p256dh": "x y"}},
+    for wrong in ({**browser, "endpoint": "http://push.example.invalid/send/x"}, {**browser, "keys": {"p256dh": "x y"}},
                   {"endpoint": browser["endpoint"]}):
         assert alice.post("/v1/push/subscriptions", json=wrong).status_code == 422, wrong
+    # Nor to an address inside this server's network (the fetcher's guard against request forgery).
+    inside = alice.post("/v1/push/subscriptions", json={**browser, "endpoint": "https://127.0.0.1:5432/x"})
+    assert inside.status_code == 422 and "loopback" in inside.text
     # Alice's reminders now go by push; Bob's do not (he has no browser), and hers are not his to see or remove.
     assert alice.get("/v1/reminders").json()["sends"] == "push"
     assert bob.get("/v1/reminders").json()["sends"] is None

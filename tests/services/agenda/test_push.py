@@ -2,7 +2,7 @@
 and receives pywebpush's real request.  What a browser would check: the push is signed by the server's VAPID key
 (the one it subscribed with, kept in the data dir), and it decrypts with the browser's own private key to the
 reminder's title and time.  A subscription the push service says is gone (410) is removed; a reminder nobody can
-get yet stays due."""
+get yet stays due; an endpoint inside this server's network is never posted to (the fetcher's SSRF guard)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def test_the_vapid_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
 
 def test_a_due_reminder_is_pushed_encrypted_to_each_browser_and_a_gone_one_removed(
         tmp_path: Path, push_service: PushService) -> None:
-    settings = Settings(data_dir=tmp_path, push_contact="mailto:alice@example.org")  # type: ignore[call-arg]
+    # the push service is on loopback, so the guard against requests into this network is lifted here (below: kept)
+    settings = Settings(data_dir=tmp_path, push_contact="mailto:alice@example.org",  # type: ignore[call-arg]
+                        fetch_allow_private=True)
     with MemoryMetadataStore() as m:
         for user in ("alice", "bob"):
             m.users.ensure_user(user)
@@ -72,7 +74,7 @@ def test_a_due_reminder_is_pushed_encrypted_to_each_browser_and_a_gone_one_remov
 
 def test_a_reminder_nobody_can_get_yet_stays_due_until_a_browser_subscribes(
         tmp_path: Path, push_service: PushService) -> None:
-    settings = Settings(data_dir=tmp_path)  # type: ignore[call-arg]
+    settings = Settings(data_dir=tmp_path, fetch_allow_private=True)  # type: ignore[call-arg]
     with MemoryMetadataStore() as m:
         m.users.ensure_user("alice")
         reminder = m.reminders.put("alice", "line-1", "Dentist", "appointment", T0, T0 - timedelta(hours=1), "UTC")
@@ -87,3 +89,14 @@ def test_a_reminder_nobody_can_get_yet_stays_due_until_a_browser_subscribes(
         m.reminders.put("alice", "line-1", "Dentist", "appointment", T0, T0 - timedelta(hours=1), "UTC")
         off = settings.model_copy(update={"push_reminders": False})
         assert send_due(m.reminders, off, now=T0, push=m.push_subscriptions) == 0 and len(push_service.received) == 1
+
+
+def test_a_push_endpoint_inside_this_network_is_never_posted_to(tmp_path: Path, push_service: PushService) -> None:
+    settings = Settings(data_dir=tmp_path)  # type: ignore[call-arg]
+    with MemoryMetadataStore() as m:
+        m.users.ensure_user("alice")
+        phone = Browser()
+        m.push_subscriptions.put("alice", f"{push_service.origin}/send/phone", phone.p256dh, phone.auth)
+        m.reminders.put("alice", "line-1", "Dentist", "appointment", T0, T0 - timedelta(hours=1), "UTC")
+        assert send_due(m.reminders, settings, now=T0, push=m.push_subscriptions) == 0
+        assert push_service.received == [] and len(m.reminders.due(T0)) == 1  # refused, and still due
