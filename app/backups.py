@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, float], None]
 
 # The data directory's keys (what opens its data again) and small state files a backup carries.
-KEY_FILES = ("api-key", "pipeline.key", "secrets.key")
+KEY_FILES = ("api-key", "pipeline.key", "secrets.key", "vapid.pem")  # vapid.pem: browsers subscribed with it
 STATE_FILES = ("watch-state.json", "mail-state.json", "calendar-state.json", "lan/cert.pem", "lan/key.pem",
                "lan/address")
 

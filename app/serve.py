@@ -99,7 +99,7 @@ class Process:
     reindex: Any = None  # the ReindexWorker of a process that embeds
     backups: Any = None  # `up`'s backup folder and schedule (services.backups.service.Backups)
     backup_loop: asyncio.Task[None] | None = None
-    reminder_loop: asyncio.Task[None] | None = None  # `up` sends the reminders that are due (SB_SMTP_*)
+    reminder_loop: asyncio.Task[None] | None = None  # `up` sends the reminders that are due (mail, push)
 
     def liveness(self) -> str | None:
         """A reason to restart this process, or None."""
@@ -185,9 +185,10 @@ async def _start_pieces(proc: Process, settings: Settings, topics_ready: Callabl
         if proc.backups.interval_s is not None:
             proc.backup_loop = asyncio.create_task(proc.backups.loop())
     if embedded:
+        from services.agenda.push import push_configured
         from services.agenda.reminders import mail_configured
 
-        if mail_configured(settings):
+        if mail_configured(settings) or push_configured(settings):
             proc.reminder_loop = asyncio.create_task(reminder_loop(rt, settings))
 
 
@@ -242,10 +243,10 @@ async def reminder_loop(rt: Runtime, settings: Settings) -> None:
     away) is logged and tried again at the next tick, so no reminder is lost."""
     from services.agenda.reminders import send_due
 
-    store = rt.metadata.reminders
+    store, push = rt.metadata.reminders, rt.metadata.push_subscriptions
     while True:
         try:
-            sent = await asyncio.to_thread(send_due, store, settings)
+            sent = await asyncio.to_thread(send_due, store, settings, None, push)
             if sent:
                 log.info("reminders sent", extra={"sent": sent})
         except Exception as exc:

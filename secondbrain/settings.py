@@ -98,6 +98,13 @@ class Settings(BaseSettings):
     smtp_from: str = Field("", description="The sender address of reminders (default: SB_SMTP_TO).")
     smtp_to: str = Field("", description="Where reminders are sent: your e-mail address.")
     reminder_interval_s: float = Field(60.0, ge=1, description="How often `up` looks for reminders that are due.")
+    # --- Reminders by web push (to each browser where "Turn on reminders on this device" was chosen)
+    push_reminders: bool = Field(True, description="Send due reminders by web push to the browsers that turned them "
+                                                   "on (the server's VAPID key pair is kept as vapid.pem in the data "
+                                                   "dir, made on first use).")
+    push_contact: str = Field("", description="The contact push services may write to about this server's pushes, a "
+                                              "mailto: or https: address (default: mailto: SB_SMTP_TO, else the "
+                                              "server's public address).")
     # --- Calendars (`secondbrain calendar`, and `up` in the background when addresses are set)
     calendar_urls: SecretStr | None = Field(None, description="Secret iCal addresses (https:// or webcal://, "
                                              "comma-separated) of calendars `up` keeps in step.")

@@ -29,6 +29,7 @@ from secondbrain.ports.records import (
     OutboxMessage,
     OutboxRow,
     Principal,
+    PushSubscription,
     Reminder,
     RequestAuth,
     SigningKey,
@@ -155,6 +156,23 @@ class Reminders(Protocol):
 
     def mark_sent(self, reminder_id: str, at: datetime) -> None:
         """Note that a reminder went."""
+        ...
+
+
+class PushSubscriptions(Protocol):
+    """The browsers each user turned reminders on in (web push), one per user and push endpoint: subscribing
+    again from the same browser replaces its keys."""
+
+    def put(self, user_id: str, endpoint: str, p256dh: str, auth: str) -> PushSubscription:
+        """Keep a browser's subscription (the same endpoint again: its new keys, the same id)."""
+        ...
+
+    def listed(self, user_id: str) -> list[PushSubscription]:
+        """The user's subscriptions, the oldest first."""
+        ...
+
+    def delete(self, user_id: str, subscription_id: str) -> bool:
+        """Remove one of the user's subscriptions; ``False`` for another user's or an unknown one."""
         ...
 
 
@@ -678,6 +696,11 @@ class MetadataStore(Protocol):
     @property
     def reminders(self) -> Reminders:
         """The agenda reminders role."""
+        ...
+
+    @property
+    def push_subscriptions(self) -> PushSubscriptions:
+        """The web push subscriptions role."""
         ...
 
     @property

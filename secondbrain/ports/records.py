@@ -207,6 +207,19 @@ class Reminder:
 
 
 @dataclass(frozen=True, slots=True)
+class PushSubscription:
+    """A browser's web push subscription as kept for its user: the push service's ``endpoint`` and the
+    browser's keys the payload is encrypted to (``p256dh``, ``auth``; base64url, as the browser gives them)."""
+
+    subscription_id: str
+    user_id: str
+    endpoint: str
+    p256dh: str
+    auth: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKeyInfo:
     """An API key as listed to its owner (never the secret itself).
 

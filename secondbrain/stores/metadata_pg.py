@@ -14,6 +14,7 @@ from secondbrain.stores.postgres.intake import PostgresIntake
 from secondbrain.stores.postgres.jobs import PostgresJobs
 from secondbrain.stores.postgres.lifecycle import PostgresLifecycle
 from secondbrain.stores.postgres.outbox import PostgresOutbox
+from secondbrain.stores.postgres.push import PostgresPushSubscriptions
 from secondbrain.stores.postgres.reminders import PostgresReminders
 from secondbrain.stores.postgres.server_settings import PostgresServerSettings
 from secondbrain.stores.postgres.users import PostgresApiKeys, PostgresRateCounts, PostgresSessions, PostgresUsers
@@ -27,7 +28,7 @@ __all__ = ["PostgresMetadataStore"]
 
 class PostgresMetadataStore:
     """Every metadata role on one Postgres pool: ``users``, ``api_keys``, ``feed_tokens``, ``reminders``,
-    ``sessions``, ``rate_counts``,
+    ``push_subscriptions``, ``sessions``, ``rate_counts``,
     ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
@@ -41,6 +42,7 @@ class PostgresMetadataStore:
         self.api_keys = PostgresApiKeys(self.database)
         self.feed_tokens = PostgresFeedTokens(self.database)
         self.reminders = PostgresReminders(self.database)
+        self.push_subscriptions = PostgresPushSubscriptions(self.database)
         self.sessions = PostgresSessions(self.database)
         self.rate_counts = PostgresRateCounts(self.database)
         self.intake = PostgresIntake(self.database)

@@ -19,12 +19,15 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from secondbrain.ports import FeedInfo
+from secondbrain.addresses import parse_networks
+from secondbrain.ports import FeedInfo, PushSubscription
 from secondbrain.settings import Settings
+from secondbrain.submissions import private_target
 from secondbrain.validation import Text
 from services.agenda.agenda import Event, event_json
-from services.agenda.deps import AgendaDep, CurrentUser
+from services.agenda.deps import AgendaDep, Bound, CurrentUser
 from services.agenda.ics import calendar
+from services.agenda.push import public_key, push_configured, vapid_key
 from services.agenda.reminders import default_minutes, mail_configured, reminder_json
 from services.agenda.service import Window, day_bounds
 from services.deps import public_base
@@ -232,20 +235,91 @@ async def add_reminder(ctx: Ctx, user: User, body: ReminderIn) -> dict[str, Any]
     minutes = body.minutes_before if body.minutes_before is not None else default_minutes(line["kind"])
     kept = await asyncio.to_thread(ctx.reminders.put, user, body.event_id, line["title"], line["kind"], starts,
                                    starts - timedelta(minutes=minutes), str(z))
-    return {**reminder_json(kept), "sends": "e-mail" if mail_configured(ctx.settings) else None}
+    return {**reminder_json(kept), "sends": await sends(ctx, user)}
+
+
+async def sends(ctx: Bound, user: str) -> str | None:
+    """How the user's reminders go: by e-mail, by push to their browsers, both, or nothing is set up (null)."""
+    ways = ["e-mail"] if mail_configured(ctx.settings) else []
+    if push_configured(ctx.settings):
+        browsers = await asyncio.to_thread(ctx.metadata.push_subscriptions.listed, user)
+        if browsers:
+            ways.append("push")
+    return " and ".join(ways) or None
 
 
 @router.get("/v1/reminders", summary="Your reminders")
 async def list_reminders(ctx: Ctx, user: User) -> dict[str, Any]:
     """Your reminders, the next first (those sent too, with when)."""
     return {"reminders": [reminder_json(r) for r in await asyncio.to_thread(ctx.reminders.listed, user)],
-            "sends": "e-mail" if mail_configured(ctx.settings) else None}
+            "sends": await sends(ctx, user)}
 
 
 @router.delete("/v1/reminders/{reminder_id}", status_code=204, summary="Remove a reminder")
 async def delete_reminder(ctx: Ctx, user: User, reminder_id: str) -> Response:
     if not await asyncio.to_thread(ctx.reminders.delete, user, reminder_id):
         raise HTTPException(404, "no such reminder")
+    return Response(status_code=204)
+
+
+# ---------------------------------------------------------------------------------------------- reminders by web push
+
+PUSH_OFF = "web push is turned off on this server (SB_PUSH_REMINDERS=false)"
+B64URL = r"^[A-Za-z0-9_-]+={0,2}$"
+
+
+class PushKeysIn(BaseModel):
+    """The browser's keys a push is encrypted to, as ``PushSubscription.toJSON()`` gives them."""
+
+    p256dh: str = Field(min_length=16, max_length=200, pattern=B64URL, description="The browser's P-256 key.")
+    auth: str = Field(min_length=8, max_length=100, pattern=B64URL, description="The browser's auth secret.")
+
+
+class PushSubscriptionIn(BaseModel):
+    """A browser's push subscription (``PushSubscription.toJSON()``; other fields are ignored)."""
+
+    endpoint: str = Field(min_length=12, max_length=2000, pattern=r"^https://[^\s]+$",
+                          description="The push service's address for this browser (https).")
+    keys: PushKeysIn
+
+
+def push_json(s: PushSubscription) -> dict[str, Any]:
+    return {"subscription_id": s.subscription_id, "endpoint": s.endpoint, "created_at": s.created_at.isoformat()}
+
+
+@router.get("/v1/push/key", summary="The server's public key for web push")
+async def push_key(ctx: Ctx, user: User) -> dict[str, Any]:
+    """The key a browser subscribes with (``applicationServerKey``), and whether reminders go by push at all."""
+    vapid = await asyncio.to_thread(vapid_key, ctx.settings.data_dir)
+    return {"public_key": public_key(vapid), "enabled": push_configured(ctx.settings)}
+
+
+@router.get("/v1/push/subscriptions", summary="Your browsers that get reminders")
+async def list_push_subscriptions(ctx: Ctx, user: User) -> dict[str, Any]:
+    return {"subscriptions": [push_json(s) for s in
+                              await asyncio.to_thread(ctx.metadata.push_subscriptions.listed, user)]}
+
+
+@router.post("/v1/push/subscriptions", status_code=201, summary="Get reminders on this browser")
+async def add_push_subscription(ctx: Ctx, user: User, body: PushSubscriptionIn) -> dict[str, Any]:
+    """Keep this browser's push subscription: `up` pushes each due reminder to it.  The same browser again
+    (its endpoint) replaces its keys."""
+    if not push_configured(ctx.settings):
+        raise HTTPException(409, PUSH_OFF)
+    refusal = None if ctx.settings.fetch_allow_private else private_target(
+        body.endpoint, parse_networks(ctx.settings.fetch_allow_networks))
+    if refusal:  # a push service is on the internet; an address inside this network is refused at once
+        raise HTTPException(422, f"not a push service's address: {refusal}")
+    kept = await asyncio.to_thread(ctx.metadata.push_subscriptions.put, user, body.endpoint, body.keys.p256dh,
+                                   body.keys.auth)
+    return push_json(kept)
+
+
+@router.delete("/v1/push/subscriptions/{subscription_id}", status_code=204,
+               summary="Stop reminders on a browser")
+async def delete_push_subscription(ctx: Ctx, user: User, subscription_id: str) -> Response:
+    if not await asyncio.to_thread(ctx.metadata.push_subscriptions.delete, user, subscription_id):
+        raise HTTPException(404, "no such push subscription")
     return Response(status_code=204)
 
 

@@ -1,5 +1,6 @@
 """Reminders of agenda lines: "remind me" on a line keeps what it is about and when to remind, and `up` sends each
-one when it is due, by e-mail through the SMTP server the person configures (``SB_SMTP_*``).
+one when it is due, by e-mail through the SMTP server the person configures (``SB_SMTP_*``) and by web push to the
+browsers the person turned reminders on in (:mod:`services.agenda.push`).
 
 A reminder is kept per user and agenda line (the line's stable id) by the metadata store's ``reminders`` role:
 asking again for the same line moves it.  The time before the event defaults by the line's kind
@@ -8,6 +9,8 @@ asking again for the same line moves it.  The time before the event defaults by 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import smtplib
 import ssl
 from datetime import UTC, datetime
@@ -15,8 +18,11 @@ from email.message import EmailMessage
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from secondbrain.ports import Reminder, Reminders
+from secondbrain.ports import PushSubscriptions, Reminder, Reminders
 from secondbrain.settings import Settings
+from services.agenda.push import push_configured, reminder_push, send_push, vapid_key
+
+log = logging.getLogger(__name__)
 
 # Minutes before the start of the event a reminder goes, by the agenda line's kind.  A day-long line (a deadline, a
 # payment, a birthday) starts at midnight: 900 minutes before is 09:00 the day before.
@@ -62,12 +68,48 @@ def reminder_mail(r: Reminder, settings: Settings) -> EmailMessage:
     return msg
 
 
-def send_due(store: Reminders, settings: Settings, now: datetime | None = None) -> int:
-    """Send every reminder due by ``now`` (one SMTP connection) and note each as sent; how many went.  A reminder whose
-    event is already over goes too (late, rather than never): `up` may have been stopped at its time."""
-    due = store.due(now or datetime.now(UTC))
-    if not due or not mail_configured(settings):
+def send_due(store: Reminders, settings: Settings, now: datetime | None = None,
+             push: PushSubscriptions | None = None) -> int:
+    """Send every reminder due by ``now`` and note each as sent; how many went.  Each goes by e-mail when SMTP is
+    set up (one connection for all) and by web push to every browser its user turned reminders on in (``push``, when
+    push is on); a subscription its push service says is gone is removed.  A reminder nothing reached (no mail, no
+    browser yet) stays due, to go once one is there.  A reminder whose event is already over goes too (late, rather
+    than never): `up` may have been stopped at its time."""
+    mail = mail_configured(settings)
+    pushing = push is not None and push_configured(settings)
+    if not (mail or pushing):
         return 0
+    due = store.due(now or datetime.now(UTC))
+    if not due:
+        return 0
+    vapid = vapid_key(settings.data_dir) if pushing else None
+    sent = 0
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(smtp_connection(settings)) if mail else None
+        for r in due:
+            reached = False
+            if server is not None:
+                server.send_message(reminder_mail(r, settings))
+                reached = True
+            if push is not None and vapid is not None:
+                for sub in push.listed(r.user_id):
+                    try:
+                        if send_push(sub, reminder_push(r), vapid, settings):
+                            reached = True
+                        else:
+                            push.delete(r.user_id, sub.subscription_id)
+                            log.info("push subscription gone; removed", extra={"subscription": sub.subscription_id})
+                    except Exception as exc:  # one browser's push service away: the others still get it
+                        log.warning("a reminder's push failed", extra={"subscription": sub.subscription_id,
+                                                                        "error": repr(exc)})
+            if reached:
+                store.mark_sent(r.reminder_id, datetime.now(UTC))
+                sent += 1
+    return sent
+
+
+def smtp_connection(settings: Settings) -> smtplib.SMTP:
+    """A connection to the configured SMTP server, secured and logged in as set up."""
     password = settings.smtp_password.get_secret_value() if settings.smtp_password is not None else ""
     if settings.smtp_security == "tls":
         server: smtplib.SMTP = smtplib.SMTP_SSL(settings.smtp_host, settings.smtp_port or 465, timeout=30,
@@ -75,14 +117,12 @@ def send_due(store: Reminders, settings: Settings, now: datetime | None = None) 
     else:
         server = smtplib.SMTP(settings.smtp_host, settings.smtp_port or (587 if settings.smtp_security == "starttls"
                                                                          else 25), timeout=30)
-    sent = 0
-    with server:
+    try:
         if settings.smtp_security == "starttls":
             server.starttls(context=ssl.create_default_context())
         if settings.smtp_user:
             server.login(settings.smtp_user, password)
-        for r in due:
-            server.send_message(reminder_mail(r, settings))
-            store.mark_sent(r.reminder_id, datetime.now(UTC))
-            sent += 1
-    return sent
+    except BaseException:
+        server.close()
+        raise
+    return server

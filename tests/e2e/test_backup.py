@@ -141,6 +141,7 @@ def test_a_backup_during_an_import_restores_the_instance_as_it_was(root: Path, h
             first.append(page.json()["job_id"])
             assert held_page.requested.wait(120), "the page was never fetched"
             before = succeeded(client)  # indexed before the backup's snapshot, for certain
+            push_key = client.get("/v1/push/key").json()["public_key"]  # browsers subscribe with it
             taken = run_cli(["backup", str(root / "first.sbk"), "--json", "--data-dir", str(root / "data")],
                             {}, timeout=600)
             held_page.release.set()
@@ -189,6 +190,8 @@ def test_a_backup_during_an_import_restores_the_instance_as_it_was(root: Path, h
                 assert hits and hits[0]["source_id"] == source_id, (title, hits[:1])
             assert top5(client) == expected
             assert client.get("/v1/me").json()["user_id"] == "local"  # the same key opens it
+            # The same push key: browsers that turned reminders on still get them.
+            assert client.get("/v1/push/key").json()["public_key"] == push_key
     finally:
         restored.stop()
     assert_nothing_orphaned(restored_dir)

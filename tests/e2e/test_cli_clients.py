@@ -2,7 +2,8 @@
 recorded on this machine (no ``--url``), a one-shot ``ask`` keeps no conversation unless asked to, and
 ``watch`` started while the server is down waits for it, as it does while it runs; a search for what is not
 there says so (exit status 1) with the closest below; and ``up`` mails a reminder when it is due, to a real SMTP
-server on loopback."""
+server on loopback, and pushes it to a browser that turned reminders on (a push service on loopback, over HTTPS
+with its own certificate, stands in for the browser's)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 from devtools.processes import STATE_HOME, cli_env, run_cli
 from secondbrain.infra.ports import free_port
 from tests.e2e.harness import REPO, Service, readable_tmp, wait_jobs
+from tests.webpush import Browser, PushService, vapid_claims
 
 pytestmark = pytest.mark.e2e
 
@@ -50,11 +52,20 @@ def inbox() -> Iterator[Inbox]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, inbox: Inbox) -> Iterator[Service]:
+def push_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PushService]:
+    with PushService(tls_folder=tmp_path_factory.mktemp("push-tls")) as service:
+        yield service
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, inbox: Inbox, push_service: PushService) -> Iterator[Service]:
     with readable_tmp("sb-cli-") as root:
-        # reminders go by e-mail to the SMTP server on loopback, looked for every second
+        # reminders go by e-mail to the SMTP server on loopback, looked for every second, and by push to the push
+        # service on loopback (its certificate trusted by `up`'s HTTP client)
         smtp = {"SB_SMTP_HOST": "127.0.0.1", "SB_SMTP_PORT": str(inbox.port), "SB_SMTP_SECURITY": "none",
-                "SB_SMTP_TO": "me@example.org", "SB_REMINDER_INTERVAL_S": "1"}
+                "SB_SMTP_TO": "me@example.org", "SB_REMINDER_INTERVAL_S": "1",
+                "SB_PUSH_CONTACT": "mailto:me@example.org", "REQUESTS_CA_BUNDLE": str(push_service.cert_file),
+                "SB_FETCH_ALLOW_NETWORKS": "127.0.0.1/32"}
         svc = Service("up", ["up", "--data-dir", str(root / "data"), "--no-llm"], smtp,
                       tmp_path_factory.mktemp("logs"))
         svc.start().wait_ready(timeout=180)
@@ -123,6 +134,37 @@ def test_up_mails_a_reminder_of_an_agenda_line_when_it_is_due(server: Service, i
         assert kept["sent_at"] is not None
         time.sleep(2)
         assert len(inbox.mail) == 1  # once
+
+
+def test_up_pushes_a_reminder_to_a_browser_that_turned_reminders_on(
+        server: Service, inbox: Inbox, push_service: PushService) -> None:
+    phone = Browser()
+    with server.client() as c:
+        key = c.get("/v1/push/key").json()
+        assert key["enabled"]
+        made = c.post("/v1/push/subscriptions", json=phone.subscription(f"{push_service.origin}/send/phone"))
+        assert made.status_code == 201, made.text
+        wait_jobs(c, [c.post("/v1/notes", json={"title": "Haircut",
+                                                "text": "Haircut tomorrow at 15:00."}).json()["job_id"]])
+        (line,) = [e for d in c.get("/v1/agenda").json()["days"] for e in d["events"] if "Haircut" in e["quote"]]
+        mailed = len(inbox.mail)
+        reminder = c.post("/v1/reminders", json={"event_id": line["id"], "minutes_before": 3 * 24 * 60})
+        assert reminder.status_code == 201 and reminder.json()["sends"] == "e-mail and push", reminder.text
+        deadline = time.monotonic() + 60
+        while not push_service.received:
+            assert time.monotonic() < deadline, "up pushed no reminder"
+            time.sleep(0.25)
+        ((path, headers, body),) = push_service.received
+        assert path == "/send/phone" and headers["content-encoding"] == "aes128gcm"
+        claims = vapid_claims(headers["authorization"], key["public_key"])  # signed with the key it subscribed with
+        assert claims["aud"] == push_service.origin and claims["sub"] == "mailto:me@example.org"
+        shown = phone.read(body)  # what the service worker shows
+        assert shown["title"] == f"Reminder: {line['title']}" and shown["url"] == "/#agenda"
+        assert len(inbox.mail) == mailed + 1  # and by e-mail, as that is set up too
+        (kept,) = [r for r in c.get("/v1/reminders").json()["reminders"] if r["event_id"] == line["id"]]
+        assert kept["sent_at"] is not None
+        time.sleep(2)
+        assert len(push_service.received) == 1  # once
 
 
 def test_a_one_shot_question_keeps_no_conversation_unless_asked_to(server: Service) -> None:

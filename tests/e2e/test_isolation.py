@@ -71,6 +71,10 @@ BOB_ENEX = (b'<?xml version="1.0" encoding="UTF-8"?>\n<en-export><note><title>Bo
             b'20240101T100000Z</created><content><![CDATA[<en-note><div>Bob buys rope.</div></en-note>]]></content>'
             b'</note></en-export>\n')
 
+# A browser's push subscription (PushSubscription.toJSON()): where its push service takes pushes for it.
+PHONE = {"endpoint": "https://push.example.invalid/send/phone-1", "keys": {"p256dh": "B" + "A" * 86,
+                                                                          "auth": "c2VjcmV0LWF1dGgtMTIz"}}
+
 # Routes outside the OpenAPI document: MCP's streamable HTTP transport (services/mcp).
 MOUNTED = {("get", "/mcp"), ("post", "/mcp"), ("delete", "/mcp")}
 MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -109,6 +113,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     (locksmith,) = [e for d in alice.get("/v1/agenda").json()["days"] for e in d["events"] if SECRET in e["quote"]]
     reminder = alice.post("/v1/reminders", json={"event_id": locksmith["id"]})
     assert reminder.status_code == 201, reminder.text
+    # Alice's phone gets her reminders by web push.
+    phone = alice.post("/v1/push/subscriptions", json=PHONE)
+    assert phone.status_code == 201, phone.text
     assert SECRET in httpx.get(svc.url + feed["path"]).text
     done = sse_events(alice, "POST", "/v1/ask", json={"question": "What is the safe combination?"})[-1][1]
     conversation = done["conversation_id"]
@@ -119,7 +126,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     assert tagged.status_code == 200, tagged.text
     ids = {"job_id": note, "source_id": source["source_id"], "artifact_id": upload["artifact_id"], "tag": "attic-safe",
            "key_id": alice_key_id, "user_id": "alice", "conversation_id": conversation, "feed_id": feed["feed_id"],
-           "reminder_id": reminder.json()["reminder_id"],
+           "reminder_id": reminder.json()["reminder_id"], "subscription_id": phone.json()["subscription_id"],
            "name": admin.post("/v1/admin/backups").json()["archive"]["name"]}  # a backup holding Alice's data
     alice_link = alice.post("/v1/login-links").json()["token"]
     assert alice_link
@@ -172,6 +179,12 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("get", "/v1/reminders"): [{}],
         ("post", "/v1/reminders"): [{"json": {"event_id": locksmith["id"]}}],
         ("delete", "/v1/reminders/{reminder_id}"): [{}],
+        # Reminders by web push: Bob's browser at the address of Alice's phone is his own subscription; hers are not
+        # his to see or remove.
+        ("get", "/v1/push/key"): [{}],
+        ("get", "/v1/push/subscriptions"): [{}],
+        ("post", "/v1/push/subscriptions"): [{"json": PHONE}],
+        ("delete", "/v1/push/subscriptions/{subscription_id}"): [{}],
         ("get", "/v1/conversations"): [{}, {"params": {"q": "safe combination"}}],
         ("get", "/v1/conversations/{conversation_id}"): [{}],
         ("patch", "/v1/conversations/{conversation_id}"): [{"json": {"title": "Bob's now"}}],
@@ -337,6 +350,8 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     assert SECRET in httpx.get(svc.url + feed["path"]).text  # Bob could not revoke Alice's feed
     assert alice.delete(f"/v1/feeds/{feed['feed_id']}").status_code == 204
     assert [r["reminder_id"] for r in alice.get("/v1/reminders").json()["reminders"]] == [ids["reminder_id"]]
+    assert [s["subscription_id"] for s in alice.get("/v1/push/subscriptions").json()["subscriptions"]] == [
+        ids["subscription_id"]]
     assert httpx.get(svc.url + feed["path"]).status_code == 401  # revoked: refused
     kept = alice.get(f"/v1/conversations/{conversation}").json()
     assert kept["title"] == "What is the safe combination?" and kept["turns"][0]["answer"]

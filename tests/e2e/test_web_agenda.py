@@ -189,3 +189,69 @@ def test_upcoming_on_this_day_and_the_calendar_feed(site: str, axe: str, width: 
         assert httpx.get(url, timeout=30).status_code == 401
         assert errors == []
         browser.close()
+
+
+def test_a_device_turns_reminders_on_and_shows_a_pushed_reminder(site: str) -> None:
+    """The page's "Turn on reminders on this device", in headless Chromium: asks the browser's permission and says
+    how to allow it when refused; given, it subscribes with the server's key.  What `up` pushes for a reminder is
+    then delivered to the page's service worker (through the browser's DevTools protocol, as headless Chromium has
+    no push service offline) and shown as a notification with the reminder's words."""
+    import json
+
+    from secondbrain.ports import Reminder
+    from services.agenda.push import reminder_push
+
+    assert CHROMIUM.exists(), "the browser tests need Chromium: scripts/install.sh --dev installs it"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        # Refused: the page says how to allow it, and nothing is kept.
+        refused = browser.new_context()
+        page = refused.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(site + "/")
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        on = page.get_by_role("button", name="Turn on reminders on this device")
+        expect(on).to_be_visible()
+        on.click()
+        expect(page.locator("#push-status")).to_contain_text("Notifications are blocked for this page")
+        assert httpx.get(f"{site}/v1/push/subscriptions", timeout=30).json()["subscriptions"] == []
+        refused.close()
+
+        allowed = browser.new_context()
+        allowed.grant_permissions(["notifications"], origin=site)
+        page = allowed.new_page()
+        page.set_default_timeout(20_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        cdp = allowed.new_cdp_session(page)
+        registrations: dict[str, str] = {}
+        cdp.on("ServiceWorker.workerRegistrationUpdated",
+               lambda e: registrations.update({r["scopeURL"]: r["registrationId"] for r in e["registrations"]}))
+        cdp.send("ServiceWorker.enable")
+        page.goto(site + "/")
+        expect(page.locator("body")).to_have_attribute("data-ready", "true")
+        page.get_by_role("button", name="Turn on reminders on this device").click()
+        # Permission given, the page subscribes with the server's key; headless Chromium has no push service to
+        # register with (it answers "Registration failed"), so the page says reminders cannot come here, and the
+        # server keeps no half-made subscription.  (A subscription the page posts is tested in the agenda's API
+        # tests; the push to it in tests/services/agenda/test_push.py.)
+        expect(page.locator("#push-status")).to_contain_text("This browser could not reach its push service")
+        expect(page.locator("#push-status")).to_contain_text("Registration failed")
+        assert httpx.get(f"{site}/v1/push/subscriptions", timeout=30).json()["subscriptions"] == []
+        # What `up` pushes for a reminder, delivered to the page's service worker.
+        page.wait_for_function("navigator.serviceWorker.ready.then(() => true)")
+        deadline = datetime.now(UTC) + timedelta(seconds=20)
+        while f"{site}/" not in registrations:
+            assert datetime.now(UTC) < deadline, registrations
+            page.wait_for_timeout(100)
+        starts = datetime.now(UTC) + timedelta(days=1)
+        payload = reminder_push(Reminder("r1", "local", "line-1", "Dentist appointment", "appointment", starts,
+                                         starts - timedelta(hours=1), "Europe/London", datetime.now(UTC)))
+        cdp.send("ServiceWorker.deliverPushMessage", {"origin": site, "registrationId": registrations[f"{site}/"],
+                                                      "data": json.dumps(payload)})
+        shown = page.wait_for_function(
+            "navigator.serviceWorker.ready.then((r) => r.getNotifications())"
+            ".then((ns) => ns.length ? ns.map((n) => [n.title, n.body, n.tag]) : null)").json_value()
+        assert shown == [[payload["title"], payload["body"], payload["tag"]]]
+        assert errors == []
+        browser.close()

@@ -19,6 +19,7 @@ from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.models import HashCaptioner, HashEmbedder, HashTranscriber, OverlapReranker
 from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.push import MemoryPushSubscriptions
 from secondbrain.stores.memory.reminders import MemoryReminders
 from secondbrain.stores.memory.store import MemoryMetadataStore
 from secondbrain.stores.memory.users import MemoryApiKeys, MemoryRateCounts, MemorySessions, MemoryUsers
@@ -39,6 +40,7 @@ __all__ = [
     "MemoryLifecycle",
     "MemoryMetadataStore",
     "MemoryOutbox",
+    "MemoryPushSubscriptions",
     "MemoryRateCounts",
     "MemoryReminders",
     "MemorySessions",

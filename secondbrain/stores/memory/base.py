@@ -35,6 +35,7 @@ from secondbrain.ports import (
     FeedInfo,
     JobStatus,
     KeyScope,
+    PushSubscription,
     Reminder,
     StageStatus,
     UnknownUser,
@@ -254,6 +255,7 @@ class Tables:
         self.dead_letters: dict[str, DeadLetterRecord] = {}  # by letter id; insertion order is id order
         self.feed_tokens: dict[bytes, FeedInfo] = {}  # calendar feeds by token hash
         self.reminders: dict[str, Reminder] = {}  # agenda reminders by id
+        self.push_subscriptions: dict[str, PushSubscription] = {}  # browsers' web push subscriptions by id
         # bigserial sequences: never reused, as in Postgres
         self.outbox_ids = itertools.count(1)
         self.event_ids = itertools.count(1)

@@ -225,6 +225,7 @@ class MemoryLifecycle(MemoryRole):
                 "documents": sum(1 for d in t.documents.values() if d.user_id == user_id),
                 "feed_tokens": sum(1 for f in t.feed_tokens.values() if f.user_id == user_id),
                 "reminders": sum(1 for r in t.reminders.values() if r.user_id == user_id),
+                "push_subscriptions": sum(1 for s in t.push_subscriptions.values() if s.user_id == user_id),
                 "jobs": len(jobs),
                 "request_windows": sum(1 for u, _, _ in t.request_windows if u == user_id),
                 "source_tags": sum(len(tags) for (u, _), tags in t.source_tags.items() if u == user_id),
@@ -249,6 +250,8 @@ class MemoryLifecycle(MemoryRole):
                 del t.feed_tokens[feed_key]
             for reminder_id in [k for k, r in t.reminders.items() if r.user_id == user_id]:
                 del t.reminders[reminder_id]
+            for subscription_id in [k for k, s in t.push_subscriptions.items() if s.user_id == user_id]:
+                del t.push_subscriptions[subscription_id]
             for tag_key in [k for k in t.source_tags if k[0] == user_id]:
                 del t.source_tags[tag_key]
             for window_key in [k for k in t.request_windows if k[0] == user_id]:

@@ -16,6 +16,7 @@ from secondbrain.stores.memory.intake import MemoryIntake
 from secondbrain.stores.memory.jobs import MemoryJobs
 from secondbrain.stores.memory.lifecycle import MemoryLifecycle
 from secondbrain.stores.memory.outbox import MemoryOutbox
+from secondbrain.stores.memory.push import MemoryPushSubscriptions
 from secondbrain.stores.memory.reminders import MemoryReminders
 from secondbrain.stores.memory.server_settings import MemoryServerSettings
 from secondbrain.stores.memory.users import MemoryApiKeys, MemoryRateCounts, MemorySessions, MemoryUsers
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         JobLedger,
         Lifecycle,
         Outbox,
+        PushSubscriptions,
         RateCounts,
         Reminders,
         ServerSettings,
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 
 class MemoryMetadataStore:
     """Every metadata role on one in-memory database: ``users``, ``api_keys``, ``feed_tokens``, ``reminders``,
-    ``sessions``, ``rate_counts``,
+    ``push_subscriptions``, ``sessions``, ``rate_counts``,
     ``intake``, ``jobs``, ``outbox``, ``catalog``,
     ``lifecycle``, ``conversations``, ``indexes``, ``server_settings``, ``dead_letters`` and the job
     ``fence``,
@@ -62,6 +64,7 @@ class MemoryMetadataStore:
         self.api_keys = MemoryApiKeys(self.database)
         self.feed_tokens = MemoryFeedTokens(self.database)
         self.reminders = MemoryReminders(self.database)
+        self.push_subscriptions = MemoryPushSubscriptions(self.database)
         self.sessions = MemorySessions(self.database)
         self.rate_counts = MemoryRateCounts(self.database)
         self.intake = MemoryIntake(self.database)
@@ -96,9 +99,10 @@ class MemoryMetadataStore:
 
 if TYPE_CHECKING:
     def _each_role_implements_its_port(s: MemoryMetadataStore) -> tuple[
-            Database, Users, ApiKeys, FeedTokens, Reminders, Sessions, RateCounts, Intake, JobLedger, Outbox, Catalog,
+            Database, Users, ApiKeys, FeedTokens, Reminders, PushSubscriptions, Sessions, RateCounts, Intake, JobLedger,
+            Outbox, Catalog,
             Lifecycle, Conversations, IndexVersions, ServerSettings, DeadLetters, JobFence]:
         # mypy checks every role against its Protocol here (signatures included).
-        return (s.database, s.users, s.api_keys, s.feed_tokens, s.reminders, s.sessions, s.rate_counts, s.intake,
-                s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
+        return (s.database, s.users, s.api_keys, s.feed_tokens, s.reminders, s.push_subscriptions, s.sessions,
+                s.rate_counts, s.intake, s.jobs, s.outbox, s.catalog, s.lifecycle, s.conversations,
                 s.indexes, s.server_settings, s.dead_letters, s.fence)

@@ -19,7 +19,7 @@ import {loadAgenda, loadFeeds, wireAgenda} from "./js/agenda.js";
 import {wireProgress} from "./js/progress.js";
 import {wireSourcePage} from "./js/source-page.js";
 import {wireTheme} from "./js/theme.js";
-import {registerWorker, sharedSignedOut, showShared, takeShared} from "./js/pwa.js";
+import {loadPush, registerWorker, sharedSignedOut, showShared, takeShared, wirePush} from "./js/pwa.js";
 import {wireWritten} from "./js/written.js";
 import {wireExtension} from "./js/extension.js";
 
@@ -42,6 +42,7 @@ function wire() {
   wireSourcePage();
   wireAccount();
   wireAgenda();
+  wirePush();
   wireWritten(loadSettings);
   wireExtension();
 }
@@ -72,6 +73,7 @@ async function start() {
       loadSettings();
       loadAccount();
       loadAgenda();
+      loadPush();
       loadFeeds();
       if (shared) showShared(shared);
     }

@@ -20,6 +20,29 @@ self.addEventListener("activate", (event) => {
     .then(() => self.clients.claim()));
 });
 
+// A reminder pushed by `up` (encrypted to this browser; the browser decrypts it): shown as a notification, which
+// opens the page's agenda when tapped.
+self.addEventListener("push", (event) => {
+  let note = {title: "Reminder", body: "", tag: "reminder", url: "/#agenda"};
+  try {
+    note = {...note, ...event.data.json()};
+  } catch {
+    // A push without a readable body still tells the person something is due.
+  }
+  event.waitUntil(self.registration.showNotification(note.title, {body: note.body, tag: note.tag,
+                                                                  data: {url: note.url}}));
+});
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const url = new URL((event.notification.data && event.notification.data.url) || "/", self.location.origin);
+  if (url.origin !== self.location.origin) return;
+  event.waitUntil(self.clients.matchAll({type: "window", includeUncontrolled: true}).then((open) => {
+    const page = open.find((c) => new URL(c.url).origin === url.origin);
+    return page ? page.navigate(url.href).then((c) => (c || page).focus()) : self.clients.openWindow(url.href);
+  }));
+});
+
 // Only GETs of the shell itself, on this origin; "/" is the page whatever its query (a sign-in link's
 // token or a share's job ids are read by the page, never kept).
 function shellPath(request) {

@@ -28,6 +28,7 @@ from secondbrain.ports import (
     Lifecycle,
     Outbox,
     OutboxMessage,
+    PushSubscriptions,
     RateCounts,
     Reminders,
     ServerSettings,
@@ -60,6 +61,8 @@ class Stores(Protocol):
     def feed_tokens(self) -> FeedTokens: ...
     @property
     def reminders(self) -> Reminders: ...
+    @property
+    def push_subscriptions(self) -> PushSubscriptions: ...
     @property
     def sessions(self) -> Sessions: ...
     @property

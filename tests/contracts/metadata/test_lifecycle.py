@@ -172,6 +172,7 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
     reminders = stores.reminders
     for who in ("alice", "bob"):
         reminders.put(who, "line-1", "Dentist", "appointment", datetime.now(UTC), datetime.now(UTC), "Europe/Lisbon")
+        stores.push_subscriptions.put(who, "https://push.example.invalid/phone", "key", "auth")
     stores.indexes.ensure_active_index("alice", *MINILM)
     stores.indexes.ensure_active_index("bob", *MINILM)
     for n, who in enumerate(("alice", "bob")):
@@ -187,7 +188,8 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
                 stores.catalog.list_artifacts("bob"), stores.jobs.job_events("bob", bob_job),
                 conversations.get_turns("bob", "c-bob"), stores.api_keys.list_api_keys("bob"),
                 stores.indexes.vector_indexes("bob"), stores.dead_letters.list_dead_letters("bob"),
-                [f.feed_id for f in feeds.list("bob")], reminders.listed("bob"), stores.catalog.tag_counts("bob"))
+                [f.feed_id for f in feeds.list("bob")], reminders.listed("bob"), stores.catalog.tag_counts("bob"),
+                stores.push_subscriptions.listed("bob"))
 
     bob_before = bobs()
     removed = stores.lifecycle.erase_user("alice")
@@ -195,13 +197,14 @@ def test_erase_user_leaves_nothing_of_theirs(stores: Stores) -> None:
         "api_keys": 1, "artifacts": 1, "conversation_turns": 1, "conversations": 1, "dead_letters": 1,
         "deleted_sources": 1,
         "documents": 1, "feed_tokens": 1, "job_events": 8, "job_stages": 3, "jobs": 1, "outbox": 1,
-        "reminders": 1, "request_windows": 1, "source_tags": 1, "users": 1, "vector_indexes": 1}
+        "push_subscriptions": 1, "reminders": 1,
+        "request_windows": 1, "source_tags": 1, "users": 1, "vector_indexes": 1}
     assert list(removed) == sorted(removed)
     assert bobs() == bob_before
     assert [s.user_id for s in users.list_users()] == ["bob"]
     assert stores.api_keys.authenticate(alice_secret) is None and not users.user_exists("alice")
     assert stores.sessions.authenticate_session(opened[0]) is None
-    assert feeds.list("alice") == []
+    assert feeds.list("alice") == [] and stores.push_subscriptions.listed("alice") == []
     assert reminders.listed("alice") == [] and reminders.due(datetime.now(UTC)) == reminders.listed("bob")
     assert stores.sessions.open_session(link_token=link, ttl_s=600) is None
     assert stores.api_keys.signing_key(alice_key.key_id) is None

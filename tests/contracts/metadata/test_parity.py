@@ -21,6 +21,7 @@ from secondbrain.ports import (
     JobLedger,
     Lifecycle,
     Outbox,
+    PushSubscriptions,
     RateCounts,
     Reminders,
     ServerSettings,
@@ -36,6 +37,7 @@ from tests.contracts.metadata.helpers import Stores
 PORTS: dict[str, type] = {
     "database": Database, "users": Users, "api_keys": ApiKeys, "feed_tokens": FeedTokens, "sessions": Sessions,
     "rate_counts": RateCounts, "reminders": Reminders,
+    "push_subscriptions": PushSubscriptions,
     "intake": Intake, "jobs": JobLedger, "outbox": Outbox,
     "catalog": Catalog, "lifecycle": Lifecycle, "conversations": Conversations, "indexes": IndexVersions,
     "server_settings": ServerSettings,

@@ -275,3 +275,40 @@ def test_a_reminder_of_an_agenda_line_is_mailed_once_when_due(api: dict[str, htt
     assert listed["sent_at"] is not None
     assert alice.delete(f"/v1/reminders/{kept['reminder_id']}").status_code == 204
     assert alice.get("/v1/reminders").json()["reminders"] == []
+
+
+def test_a_browser_turns_reminders_on_and_off(api: dict[str, httpx.Client], rt: Runtime) -> None:
+    from services.agenda.push import public_key, vapid_key
+
+    alice, bob = api["alice"], api["bob"]
+    key = alice.get("/v1/push/key")
+    assert key.status_code == 200, key.text
+    # The key the browser subscribes with: the server's own, kept in its data dir.
+    assert key.json() == {"public_key": public_key(vapid_key(rt.settings.data_dir)), "enabled": True}
+    browser = {"endpoint": "https://push.example.invalid/send/alice-phone", "expirationTime": None,
+               "keys": {"p256dh": "B" + "A" * 86, "auth": "c2VjcmV0LWF1dGgtMTIz"}}
+    made = alice.post("/v1/push/subscriptions", json=browser)
+    assert made.status_code == 201, made.text
+    sub = made.json()
+    assert sub["endpoint"] == browser["endpoint"]
+    again = alice.post("/v1/push/subscriptions", json={**browser, "keys": {**browser["keys"], "auth": "bmV3LWF1dGg"}})
+    assert again.json()["subscription_id"] == sub["subscription_id"]  # the same browser: one subscription
+    assert [s["subscription_id"] for s in alice.get("/v1/push/subscriptions").json()["subscriptions"]] == [
+        sub["subscription_id"]]
+    # A push goes only to a push service over https, and only with the browser's keys.
+    for wrong in ({**browser, "endpoint": "http://push.example.invalid/send/x"}, {**browser, "keys": {"p256dh": "x y"}},
+                  {"endpoint": browser["endpoint"]}):
+        assert alice.post("/v1/push/subscriptions", json=wrong).status_code == 422, wrong
+    # Nor to an address inside this server's network (the fetcher's guard against request forgery).
+    inside = alice.post("/v1/push/subscriptions", json={**browser, "endpoint": "https://127.0.0.1:5432/x"})
+    assert inside.status_code == 422 and "loopback" in inside.text
+    # Alice's reminders now go by push; Bob's do not (he has no browser), and hers are not his to see or remove.
+    assert alice.get("/v1/reminders").json()["sends"] == "push"
+    assert bob.get("/v1/reminders").json()["sends"] is None
+    assert bob.get("/v1/push/subscriptions").json()["subscriptions"] == []
+    assert bob.delete(f"/v1/push/subscriptions/{sub['subscription_id']}").status_code == 404
+    assert api["nobody"].get("/v1/push/key").status_code == 401
+    assert api["nobody"].post("/v1/push/subscriptions", json=browser).status_code == 401
+    assert alice.delete(f"/v1/push/subscriptions/{sub['subscription_id']}").status_code == 204
+    assert alice.get("/v1/push/subscriptions").json()["subscriptions"] == []
+    assert alice.get("/v1/reminders").json()["sends"] is None

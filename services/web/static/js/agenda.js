@@ -51,14 +51,16 @@ function eventLine(e, label) {
 }
 
 // "Remind me": a reminder of the line, at the default time for its kind (an hour before an appointment, 09:00 the
-// day before a deadline); `up` e-mails it when it is due, once SB_SMTP_* is set up.
+// day before a deadline); `up` sends it when it is due, by push to the devices that turned reminders on and by e-mail
+// once SB_SMTP_* is set up.
 async function remindMe(e, button) {
   button.disabled = true;
   try {
     const kept = await (await api("/v1/reminders", {method: "POST", json: {event_id: e.id, tz: zone()}})).json();
     button.textContent = "Reminder set";
     announce("agenda-status", `You will be reminded of ${e.title || "this"} on ${formatWhen(kept.remind_at)}`
-      + (kept.sends ? " by e-mail." : "; reminders are not sent until e-mail is set up (SB_SMTP_HOST, SB_SMTP_TO)."));
+      + (kept.sends ? ` by ${kept.sends}.` : "; it is sent once reminders are turned on on a device (below) or "
+        + "e-mail is set up (SB_SMTP_HOST, SB_SMTP_TO)."));
   } catch (err) {
     button.disabled = false;
     announce("agenda-status", `No reminder was set. ${err.message}`);
