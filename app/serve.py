@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -239,11 +240,16 @@ async def retention_loop(rt: Runtime, days: int, interval_s: float = RETENTION_I
 
 
 async def reminder_loop(rt: Runtime, settings: Settings) -> None:
-    """Send the reminders that are due every SB_REMINDER_INTERVAL_S (until cancelled); a failed send (the mail server
-    away) is logged and tried again at the next tick, so no reminder is lost."""
+    """Send the reminders that are due every SB_REMINDER_INTERVAL_S (until cancelled), and the weekly digest on its
+    day (SB_DIGEST_DAY); a failed send (the mail server away) is logged and tried again at the next tick, so no
+    reminder is lost."""
+    from services.agenda.digest import send_digest_if_due
     from services.agenda.reminders import send_due
+    from services.agenda.service import Agenda
+    from services.http_helpers import calendar_conventions
 
     store, push = rt.metadata.reminders, rt.metadata.push_subscriptions
+    agenda = Agenda(rt.vectors, rt.metadata) if rt.vectors is not None else None
     while True:
         try:
             sent = await asyncio.to_thread(send_due, store, settings, None, push)
@@ -251,6 +257,12 @@ async def reminder_loop(rt: Runtime, settings: Settings) -> None:
                 log.info("reminders sent", extra={"sent": sent})
         except Exception as exc:
             log.warning("sending reminders failed; trying again later", extra={"error": repr(exc)})
+        if agenda is not None and settings.digest_day:
+            try:
+                await asyncio.to_thread(send_digest_if_due, agenda, settings, datetime.now(UTC),
+                                        calendar_conventions(settings))
+            except Exception as exc:
+                log.warning("mailing the weekly digest failed; trying again later", extra={"error": repr(exc)})
         await asyncio.sleep(settings.reminder_interval_s)
 
 

@@ -98,6 +98,11 @@ class Settings(BaseSettings):
     smtp_from: str = Field("", description="The sender address of reminders (default: SB_SMTP_TO).")
     smtp_to: str = Field("", description="Where reminders are sent: your e-mail address.")
     reminder_interval_s: float = Field(60.0, ge=1, description="How often `up` looks for reminders that are due.")
+    digest_day: Literal["", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] = Field(
+        "", description="Mail the week's digest (what you saved, what is coming) to SB_SMTP_TO on this day, at "
+                        "SB_DIGEST_TIME in SB_TIMEZONE; empty: never.")
+    digest_time: str = Field("08:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$",
+                             description="The time of day (HH:MM, in SB_TIMEZONE) the weekly digest is mailed.")
     # --- Reminders by web push (to each browser where "Turn on reminders on this device" was chosen)
     push_reminders: bool = Field(True, description="Send due reminders by web push to the browsers that turned them "
                                                    "on (the server's VAPID key pair is kept as vapid.pem in the data "

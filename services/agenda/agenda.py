@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from secondbrain.events.models import Recurrence
 from secondbrain.search_hits import SearchHit
@@ -422,3 +424,18 @@ def _said_at(hit: SearchHit) -> datetime:
         return datetime.fromisoformat(hit.captured_at.replace("Z", "+00:00"))
     except ValueError:
         return datetime.now(UTC)
+
+
+def days_json(events: list[Event], tz: ZoneInfo, order: str) -> list[dict[str, Any]]:
+    """The events grouped by day in the person's zone, each day with its name written their way."""
+    by_day: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in events:
+        line = event_json(e, tz, order)
+        by_day[line["date"]].append(line)
+    out = []
+    for day in sorted(by_day):
+        d = date.fromisoformat(day)
+        label = d.strftime("%a %-d %B %Y") if order == "dmy" else d.strftime("%a, %B %-d, %Y") \
+            if order == "mdy" else d.strftime("%Y-%m-%d (%a)")
+        out.append({"date": day, "label": label, "events": by_day[day]})
+    return out

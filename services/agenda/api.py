@@ -9,12 +9,9 @@ once per process (:func:`services.agenda.deps.bind`).
 from __future__ import annotations
 
 import asyncio
-import functools
 import time as clock
-from collections import defaultdict
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
@@ -24,8 +21,9 @@ from secondbrain.ports import FeedInfo, PushSubscription
 from secondbrain.settings import Settings
 from secondbrain.submissions import private_target
 from secondbrain.validation import Text
-from services.agenda.agenda import Event, event_json
+from services.agenda.agenda import days_json, event_json
 from services.agenda.deps import AgendaDep, Bound, CurrentUser
+from services.agenda.digest import week_digest
 from services.agenda.ics import calendar
 from services.agenda.push import public_key, push_configured, vapid_key
 from services.agenda.reminders import default_minutes, mail_configured, reminder_json
@@ -55,21 +53,6 @@ Tz = Annotated[str | None, Query(max_length=64, description="Your IANA time zone
 Locale = Annotated[str | None, Query(max_length=40, description="How you write dates, e.g. en_GB (default: "
                                                                 "the server's).")]
 DateOrder = Annotated[str | None, Query(pattern="^(mdy|dmy|ymd)$", description="Date order of numeric dates.")]
-
-
-def days_json(events: list[Event], tz: ZoneInfo, order: str) -> list[dict[str, Any]]:
-    """The events grouped by day in the person's zone, each day with its name written their way."""
-    by_day: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in events:
-        line = event_json(e, tz, order)
-        by_day[line["date"]].append(line)
-    out = []
-    for day in sorted(by_day):
-        d = date.fromisoformat(day)
-        label = d.strftime("%a %-d %B %Y") if order == "dmy" else d.strftime("%a, %B %-d, %Y") \
-            if order == "mdy" else d.strftime("%Y-%m-%d (%a)")
-        out.append({"date": day, "label": label, "events": by_day[day]})
-    return out
 
 
 # --------------------------------------------------------------------------- routes
@@ -144,20 +127,7 @@ async def digest(
     z = zone(tz, ctx.settings.timezone)
     cal = conventions(ctx.settings, locale, date_order=date_order)
     at = aware(now, z) or datetime.now(z)
-    since = at - timedelta(days=days)
-    saved = await asyncio.to_thread(functools.partial(ctx.agenda.saved_between, user, since, at,
-                                                      field="ingested_at", limit=1000))
-    kinds: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for item in saved:
-        kinds[item["modality"]].append(item)
-    today = day_bounds(at.astimezone(z).date(), z)[0]
-    coming = await asyncio.to_thread(ctx.agenda.events, user, Window(today, today + timedelta(days=days + 1), z,
-                                                                       cal))
-    return {"from": since.isoformat(), "to": at.isoformat(), "timezone": str(z),
-            "saved": {"total": len(saved), "kinds": [{"modality": k, "count": len(v), "items": v[:20]}
-                                                      for k, v in sorted(kinds.items(), key=lambda kv: -len(kv[1]))]},
-            "coming": {"from": today.isoformat(), "to": (today + timedelta(days=days + 1)).isoformat(),
-                       "total": len(coming), "days": days_json(coming, z, cal.date_order)}}
+    return await asyncio.to_thread(week_digest, ctx.agenda, user, at, z, cal, days)
 
 
 def link_base(request: Request, settings: Settings) -> str | None:

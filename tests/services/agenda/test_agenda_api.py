@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -312,3 +313,43 @@ def test_a_browser_turns_reminders_on_and_off(api: dict[str, httpx.Client], rt: 
     assert alice.delete(f"/v1/push/subscriptions/{sub['subscription_id']}").status_code == 204
     assert alice.get("/v1/push/subscriptions").json()["subscriptions"] == []
     assert alice.get("/v1/reminders").json()["sends"] is None
+
+
+def test_the_weekly_digest_is_mailed_once_on_its_day(rt: Runtime, tmp_path: Path) -> None:
+    from email import message_from_bytes
+
+    from aiosmtpd.controller import Controller
+
+    from secondbrain.infra.ports import free_port
+    from services.agenda.digest import send_digest_if_due
+    from services.agenda.service import Agenda
+    from services.http_helpers import calendar_conventions
+
+    inbox = Inbox()
+    port = free_port()
+    smtp = Controller(inbox, hostname="127.0.0.1", port=port)
+    smtp.start()
+    agenda_ = Agenda(rt.vectors, rt.metadata)  # type: ignore[arg-type]
+    monday = datetime(2026, 11, 30, 8, 5, tzinfo=TZ)  # Alice's digest day, five minutes after its time
+    try:
+        settings = rt.settings.model_copy(update={
+            "smtp_host": "127.0.0.1", "smtp_port": port, "smtp_security": "none", "smtp_to": "alice@example.org",
+            "digest_day": "monday", "digest_time": "08:00", "data_dir": tmp_path})
+        cal = calendar_conventions(settings)
+        assert not send_digest_if_due(agenda_, settings, monday - timedelta(minutes=10), cal)  # before its time
+        assert not send_digest_if_due(agenda_, settings, monday - timedelta(days=1), cal)  # another day
+        assert not send_digest_if_due(agenda_, settings.model_copy(update={"digest_day": ""}), monday, cal)  # off
+        assert inbox.mail == []
+        assert send_digest_if_due(agenda_, settings, monday, cal)
+        assert not send_digest_if_due(agenda_, settings, monday + timedelta(hours=3), cal)  # once that day
+        assert send_digest_if_due(agenda_, settings, monday + timedelta(days=7), cal)  # and again the next week
+    finally:
+        smtp.stop()
+    assert len(inbox.mail) == 2
+    to, raw = inbox.mail[0]
+    mail = message_from_bytes(raw)
+    body = mail.get_payload(decode=True).decode()
+    assert to == ["alice@example.org"] and mail["Subject"].startswith("Your week, 30 Nov: ")
+    # Alice's coming week (the Tokyo call on Thursday), never Bob's dentist.
+    assert "Coming up:" in body and "Tokyo" in body and "Bob" not in body, body
+    assert "Saved this week:" in body
