@@ -34,6 +34,7 @@ class Submitted:
     job_id: str
     artifact_id: str | None
     created: bool
+    original_job: str | None = None  # the same bytes' earlier job, past extraction (a re-sent copy)
 
 
 def fingerprint(*parts: object) -> str:
@@ -105,7 +106,7 @@ class Submissions:
                                                lease_s=self.lease_s)
             if self.relay is not None:
                 self.relay.hand_over(result.leased, [message])
-        return Submitted(result.job_id, artifact_id, result.created)
+        return Submitted(result.job_id, artifact_id, result.created, result.original_job)
 
     def url(self, user: str, url: str, title: str | None, captured_at: datetime | None,
             idempotency_key: str | None, attributes: dict[str, str] | None = None) -> Submitted:

@@ -77,6 +77,9 @@ class SubmitResult:
     created: bool  # False when the same job id already existed (idempotent resubmission)
     # The outbox rows this call queued, in order, when it leased them to the caller (``lease_s``).
     leased: tuple[int, ...] = ()
+    # A new job's earlier copy: the user's earliest other job of the same bytes that got past extraction (read in
+    # the same statement, so saying "already in your memory" costs no round trip).
+    original_job: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -221,10 +221,9 @@ async def _already(request: Request, metadata: MetadataStore, settings: Settings
                    done: Submitted) -> Already | None:
     """The source the submitted bytes are already kept as, if any; never for a capture key (which learns
     nothing of what is stored)."""
-    if _capture_key(request) is not None or done.artifact_id is None:
-        return None
-    original = await asyncio.to_thread(metadata.jobs.find_original_job, user, done.artifact_id, done.job_id)
-    if original is None:
+    # The intake read the earlier copy in its own statement: a new capture costs no lookup here.
+    original = done.original_job
+    if _capture_key(request) is not None or done.artifact_id is None or original is None:
         return None
     job = await asyncio.to_thread(metadata.jobs.get_job, user, original)
     if job is None:

@@ -279,6 +279,19 @@ class Tables:
         """Every version of the user's source."""
         return [self.documents[d] for d in self._docs_by_source.get((user_id, source_id), ())]
 
+    def original_job(self, user_id: str, artifact_id: str | None, job_id: str) -> str | None:
+        """The earliest other job of the user whose artifact is the same bytes and that got past extraction (its
+        document exists and is the current version of its source)."""
+        if artifact_id is None:
+            return None
+        current = any(d.user_id == user_id and d.superseded_at is None for d in self.artifact_documents(artifact_id))
+        if not current:
+            return None
+        found = [j for j in self.jobs.values()
+                 if j.user_id == user_id and j.artifact_id == artifact_id and j.job_id != job_id
+                 and j.status in ("succeeded", "running")]
+        return min(found, key=lambda j: (j.created_at, j.job_id)).job_id if found else None
+
     def artifact_documents(self, artifact_id: str | None) -> list[DocumentRecord]:
         """The documents extracted from an artifact (whoever's: callers filter by user)."""
         return [self.documents[d] for d in self._docs_by_artifact.get(artifact_id or "", ())]

@@ -65,6 +65,7 @@ class MemoryIntake(MemoryRole):
             if not (guard_deleted and artifact is not None and t.left_over(artifact, job_id)) \
                     and job_id not in t.jobs:
                 t.ensure_user(owner, None, now)
+                original = t.original_job(owner, artifact.artifact_id if artifact else None, job_id)
                 if artifact is not None:
                     t.insert_artifact(artifact)
                 job = JobRow(job_id=job_id, user_id=owner, artifact_id=artifact.artifact_id if artifact else None,
@@ -77,7 +78,7 @@ class MemoryIntake(MemoryRole):
                 t.event(job, "gateway", "queued", None, None, self.db._now())
                 t.supersede_older(job, now)
                 return SubmitResult(job_id=job_id, artifact_id=artifact.artifact_id if artifact else "", created=True,
-                                    leased=leased if lease_s is not None else ())
+                                    leased=leased if lease_s is not None else (), original_job=original)
             existing = t.jobs.get(job_id)
             known = (existing.artifact_id, existing.request_hash) if existing is not None else None
         if known is not None and request_hash is not None and known[1] is not None and known[1] != request_hash:

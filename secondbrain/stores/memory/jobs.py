@@ -227,13 +227,4 @@ class MemoryJobs(MemoryRole):
             return self._original(user_id, artifact_id, job_id)
 
     def _original(self, user_id: str, artifact_id: str | None, job_id: str) -> str | None:
-        if artifact_id is None:
-            return None
-        current = any(d.user_id == user_id and d.superseded_at is None
-                      for d in self._t.artifact_documents(artifact_id))
-        if not current:
-            return None
-        found = [j for j in self._t.jobs.values()
-                 if j.user_id == user_id and j.artifact_id == artifact_id and j.job_id != job_id
-                 and j.status in ("succeeded", "running")]
-        return min(found, key=lambda j: (j.created_at, j.job_id)).job_id if found else None
+        return self._t.original_job(user_id, artifact_id, job_id)

@@ -19,6 +19,7 @@ from secondbrain.ports import (
 )
 from secondbrain.stages import FILE_STAGES, URL_STAGES
 from secondbrain.stores.postgres.base import PgRole, _encode_headers
+from secondbrain.stores.postgres.jobs import _ORIGINAL
 
 # A submission as one statement.  Every insert runs only when the job does not exist yet (a retry with the
 # same Idempotency-Key writes nothing); the artifact is kept once per bytes (and registered again after
@@ -63,7 +64,8 @@ sup_ev AS (INSERT INTO job_events (job_id, stage, status, detail)
            SELECT sup.job_id, 'job', 'superseded', %(superseded)s FROM sup)
 SELECT EXISTS (SELECT 1 FROM j), (SELECT new_job AND erased FROM known),
        (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s),
-       (SELECT array_agg(id ORDER BY id) FROM ob)
+       (SELECT array_agg(id ORDER BY id) FROM ob),
+       (""" + _ORIGINAL.format(user="%(user)s", artifact="%(artifact_id)s", job="%(job)s") + """)
 """
 
 
@@ -122,12 +124,12 @@ class PostgresIntake(PgRole):
         except psycopg.errors.ForeignKeyViolation as exc:  # the user was erased meanwhile
             raise UnknownUser(f"user {user_id!r} does not exist (erased?)") from exc
         assert row is not None
-        created, erased, existing_artifact, existing_hash, queued = row
+        created, erased, existing_artifact, existing_hash, queued, original = row
         if erased:
             raise UnknownUser(f"user {user_id!r} was erased")
         if created:
             return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True,
-                                leased=tuple(queued or ()) if lease_s is not None else ())
+                                leased=tuple(queued or ()) if lease_s is not None else (), original_job=original)
         if request_hash is not None and existing_hash is not None and existing_hash != request_hash:
             raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
                                       "send new content with a new key")
