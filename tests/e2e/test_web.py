@@ -343,7 +343,8 @@ def test_a_new_user_adds_a_pdf_a_page_and_a_voice_memo_and_lands_on_the_cited_pa
     ask(page, "Where did the orchestra rehearse the symphony?")
     turn = page.locator("#thread .turn").last
     expect(turn).to_have_attribute("data-state", "done")
-    expect(turn.locator(".answer")).to_contain_text("cathedral")
+    # The transcript may write it "Cathedral" (the recogniser's capitals vary between runs).
+    expect(turn.locator(".answer")).to_contain_text(re.compile("cathedral", re.IGNORECASE))
     cite = turn.locator(".answer .cite[aria-label*='Recording']").first
     cite.click()
     expect(viewer.locator(".where")).to_contain_text(f"At 0:{cited_second:02d}")
