@@ -65,7 +65,9 @@ class MemoryIntake(MemoryRole):
             if not (guard_deleted and artifact is not None and t.left_over(artifact, job_id)) \
                     and job_id not in t.jobs:
                 t.ensure_user(owner, None, now)
-                original = t.original_job(owner, artifact.artifact_id if artifact else None, job_id)
+                # As Postgres: a capture's earlier copy is read for submissions, not for external registrations.
+                original = None if guard_deleted else t.original_job(owner, artifact.artifact_id if artifact else None,
+                                                                     job_id)
                 if artifact is not None:
                     t.insert_artifact(artifact)
                 job = JobRow(job_id=job_id, user_id=owner, artifact_id=artifact.artifact_id if artifact else None,
