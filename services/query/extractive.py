@@ -56,6 +56,7 @@ LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching c
 RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to the best
 KIND_REACH, KIND_SHARE = 10, 0.5  # how far down, and how close to the best, one naming the kind asked is sought
 SELF = 0.6  # a statement of the person the question names, of themselves, is lifted this much
+OTHERS = 0.7  # and one of someone else, of themselves, lowered this much
 SPOKEN_TO = 0.2  # one that another speaker says to them or of them less: it often echoes their own words
 UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
 QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
@@ -152,8 +153,8 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     stated = [c for c in ranked if not c.asks and c.said][:4]
     first = next((c for c in ranked if not c.asks), None)  # their own words leading: it is about them
     own = first is not None and first.speaker_bonus and _said_by(first.st, {p.casefold() for p in asked.persons})
-    if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated) \
-            and not own:
+    if asked.persons and ((any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated)
+                          and not own) or _swapped(asked, ranked, enc)):
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     if _COUNTS.search(asked.text) and (counted := _count(ctx, candidates, window, max_words)) is not None:
         return counted
@@ -171,6 +172,24 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         composed = _compose(_fit(quotes, max_words - 1), found=True)  # "Yes:" is a word of the answer too
         return replace(composed, text=f"Yes: {composed.text}", markdown=f"Yes: {composed.markdown}")
     return _compose(_fit(quotes, max_words), found=True)
+
+
+def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool:
+    """Whether what the question asks of the one person it names is said by someone else of themselves, and not
+    of them: the best statement someone else makes of themselves has words of the question that nothing said by
+    or of the person asked about has ("What did Caroline realise after her race?" when Melanie ran it)."""
+    if len(asked.persons) != 1 or asked.gathers or asked.yes_no or _SPEECH.search(asked.text):
+        return False  # a list, a yes or no, or what they said to someone is weighed as it was
+    content = asked.terms - _name_terms(asked, enc) - _KIND_TERMS
+    leading = [c for c in ranked if not c.asks][:3]  # among the statements an answer would quote
+    theirs = next((c for c in leading if c.about_other and _shared(content, c.terms)), None)
+    if theirs is None:
+        return False
+    persons = {p.casefold() for p in asked.persons}
+    mine = [c for c in ranked if not c.asks and not c.about_other and (c.speaker_bonus or _said_by(c.st, persons))]
+    if mine and mine[0].score - SELF >= theirs.score + OTHERS:  # by relevance alone, the asked person's words lead
+        return False
+    return len(_shared(content, theirs.terms)) > max((len(_shared(content, c.terms)) for c in mine), default=0)
 
 
 # "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
@@ -290,7 +309,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
             c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
-                       - (0.7 if about_other else 0.0) - (1.5 if asks or empty else 0.0)
+                       - (OTHERS if about_other else 0.0) - (1.5 if asks or empty else 0.0)
                        - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
     return out, sources
@@ -360,7 +379,7 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     the one they speak to: "your charity work") or ``neutral`` (a remark about neither)."""
     if not persons or st.speaker is None:
         return "neutral"
-    text = st.text.casefold()
+    text = _VOCATIVE.sub(" ", _spoken(st)).casefold()  # "Thanks, Caroline! I ran..." is said to her, not of her
     if any(p in text for p in persons) and st.speaker.casefold() not in persons:
         return "asked"
     first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
@@ -372,6 +391,11 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
             return "asked"
         return "asked" if first else "other" if second else "neutral"
     return "asked" if second else "other" if first else "neutral"
+
+
+# A name the speaker calls the one they speak to: "Thanks, Caroline!", "Hey Mel,", "..., Jon!".
+_VOCATIVE = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?i:thanks|thank you|hey|hi|hello|wow|oh|yeah|congrats|"
+                       r"congratulations|aw+|sure|yes|no|haha)[\s,!]+)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
 
 
 # Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.
