@@ -24,6 +24,7 @@ from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
+from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -111,7 +112,10 @@ UNTUNED_MISSES = {
     "note: How much was the taxi to the airport?", "note: What time does the chemist open?",
 }
 KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNTUNED_MISSES}
-CASES = GOLD + NEAR_MISSES + UNTUNED
+# The second untuned set, with person swaps, scored once (28 of 30): its misses stay listed, never tuned away.
+SECOND_MISSES = {"transcript: What did Hana bake for the party?", "note: When does the post office close on Saturdays?"}
+KNOWN_MISSES |= {case: "missed by the second untuned set's one scoring" for case in SECOND_MISSES}
+CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
