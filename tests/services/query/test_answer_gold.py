@@ -195,6 +195,18 @@ def test_words_from_within_a_turn_say_whose_they_are_unless_they_are_the_asked_p
     assert _speaks(Quote(1, "Dave: I arranged walks.", "", speaker="Dave"), None) == ""  # it opens a turn
 
 
+def test_what_someone_else_says_of_themselves_is_not_said_of_the_person_asked_about() -> None:
+    """The LoCoMo swap: Melanie speaks of her own charity race, Caroline only of a race she would like to run.
+    Asked of Caroline, the answer says it found nothing about her; asked of Melanie, it quotes her."""
+    chat = ("Caroline: I'd love to run a race one day.\nMelanie: Caroline, I ran a charity race for mental health "
+            "and I realised that self-care matters.\nCaroline: That sounds lovely.")
+    swapped = answer(Gold("transcript", (chat,), "What did Caroline realise after her charity race?", ""))
+    assert swapped.text.startswith("I could not find anything about Caroline"), swapped.text
+    assert "self-care" in swapped.text.split("The closest I found:")[1], swapped.text  # the closest, labelled
+    own = answer(Gold("transcript", (chat,), "What did Melanie realise after her charity race?", ""))
+    assert own.found and "self-care" in own.text, own.text
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
