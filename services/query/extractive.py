@@ -181,7 +181,7 @@ def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool
     if len(asked.persons) != 1 or asked.gathers or asked.yes_no or _SPEECH.search(asked.text):
         return False  # a list, a yes or no, or what they said to someone is weighed as it was
     content = asked.terms - _name_terms(asked, enc) - _KIND_TERMS
-    leading = [c for c in ranked if not c.asks][:3]  # among the statements an answer would quote
+    leading = [c for c in ranked if not c.asks][:5]  # among the statements an answer may quote
     theirs = next((c for c in leading if c.about_other and _shared(content, c.terms)), None)
     if theirs is None:
         return False
