@@ -63,6 +63,10 @@ CODEC = EventCodec()
 
 # --------------------------------------------------------------------------- fixtures
 
+# Size limits, not store logic: tens of thousands of segments take seconds to extract, so these tests run
+# once, on PostgreSQL, in the whole suite rather than in the fast lane.
+SIZE_LIMITS = pytest.mark.parametrize("metadata", ["postgres"], indirect=True)
+
 
 @pytest.fixture(scope="module", params=[pytest.param("memory", marks=pytest.mark.fast), "postgres"])
 def metadata(request: pytest.FixtureRequest) -> Iterator[MetadataStore]:
@@ -788,6 +792,7 @@ def test_reconstruct_text_refuses_offsets_that_do_not_match_the_text() -> None:
 PARTS = 210  # ~740 KB of text
 
 
+@SIZE_LIMITS
 def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> None:
     paragraphs = [f"## Part {k}\n\n" + " ".join(
         f"Entry {k}-{i} records measurement {k * 1000 + i} taken at station {i % 17}." for i in range(60))
@@ -853,6 +858,7 @@ def test_claim_checked_chunks_are_embedded(pipeline: Pipeline, user: str) -> Non
         pipeline.embed.process(wrong_count)
 
 
+@SIZE_LIMITS
 def test_many_small_segments_still_fit_in_a_message(pipeline: Pipeline, user: str) -> None:
     """Well under 700 KB of text, but tens of thousands of segments: the event must still be publishable."""
     raw = ("# Inventory\n\n" + "\n\n".join(f"Item {i}." for i in range(30_000))).encode()
@@ -864,6 +870,7 @@ def test_many_small_segments_still_fit_in_a_message(pipeline: Pipeline, user: st
     CODEC.encode(chunks)
 
 
+@SIZE_LIMITS
 def test_many_tiny_code_blocks_still_fit_in_a_message(pipeline: Pipeline, user: str) -> None:
     """Every code block is a chunk of its own: thousands of one-line blocks make a long chunk list."""
     raw = ("# Snippets\n\n" + "\n\n".join(f"```\nx{i}\n```" for i in range(15_000))).encode()

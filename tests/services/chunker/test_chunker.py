@@ -19,6 +19,7 @@ from services.chunker.logic import (
     speech_windows,
 )
 from services.extractors.text import extract_text
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -414,7 +415,7 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str], list[str], list[str]]:
     return "\n\n".join(parts), all_sentences, headings, code_lines
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(documents(), st.sampled_from([SMALL, ChunkingConfig(target=12, max_tokens=16, min_tokens=6, overlap=4),
                                      ChunkingConfig()]))
 def test_every_sentence_appears_in_a_chunk(doc: tuple[str, list[str], list[str], list[str]],

@@ -18,6 +18,7 @@ from services.extractors.text import (
     is_markdown,
     supports,
 )
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -374,7 +375,7 @@ def markdown_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "\n\n".join(parts) + "\n", words
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(markdown_documents())
 def test_generated_markdown_keeps_every_word_and_exact_offsets(doc_words: tuple[str, list[str]]) -> None:
     source, words = doc_words
