@@ -173,7 +173,7 @@ def build(client_for: ClientFor, *, ask_here: AskHere | None = None, log_level: 
                 raise ToolError(f"secondbrain answered HTTP {exc.status_code}: {exc.detail}") from None
             async for event in events:
                 if isinstance(event, Sources):
-                    sources = event.sources
+                    sources = event.data()
                 elif isinstance(event, Done):
                     done = event.data()
                 elif isinstance(event, Error):
