@@ -17,26 +17,53 @@ from typing import Any, ClassVar
 from secondbrain.search_hits import SearchHit
 
 
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What a follow-up took from the conversation (a subject, a time), why, and the earlier question it came
+    from (``source``, as understood; ``from`` in JSON)."""
+
+    subject: str | None
+    time: str | None
+    why: str
+    source: str
+
+    def data(self) -> dict[str, Any]:
+        return {"subject": self.subject, "time": self.time, "why": self.why, "from": self.source}
+
+
+@dataclass(frozen=True)
+class Revised:
+    """The earlier question of the conversation this one revises: asked again as it was (``regenerate``) or
+    edited (``edit``)."""
+
+    question: str
+    how: str
+
+    def data(self) -> dict[str, Any]:
+        return {"question": self.question, "how": self.how}
+
+
 @dataclass(frozen=True)
 class Meta:
-    """What was understood: the plan's query class and time range (``plan``), how it is answered, and the
-    conversation it belongs to."""
+    """What was understood: the plan's query class and time range (``plan``, the plan's own JSON), how it is
+    answered, and the conversation it belongs to (what a follow-up carried over, the question it revises)."""
 
     name: ClassVar[str] = "meta"
     plan: dict[str, Any]
     answer_mode: str
     conversation_id: str
     standalone_question: str | None
-    carried_over: dict[str, Any] | None
+    carried_over: Carried | None
     fresh: bool
     model: str | None
-    revises: dict[str, Any] | None
+    revises: Revised | None
     note: str | None
 
     def data(self) -> dict[str, Any]:
         return {**self.plan, "answer_mode": self.answer_mode, "conversation_id": self.conversation_id,
-                "standalone_question": self.standalone_question, "carried_over": self.carried_over,
-                "fresh": self.fresh, "model": self.model, "revises": self.revises, "note": self.note}
+                "standalone_question": self.standalone_question,
+                "carried_over": self.carried_over.data() if self.carried_over else None, "fresh": self.fresh,
+                "model": self.model, "revises": self.revises.data() if self.revises else None, "note": self.note}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from opentelemetry import trace
 
 from secondbrain import telemetry
 from secondbrain.agenda_lines import AgendaLines
-from secondbrain.answer_events import AnswerEvent, Done, Error, Meta, Quote, Quoted, Sources, Token
+from secondbrain.answer_events import AnswerEvent, Done, Error, Meta, Quote, Quoted, Revised, Sources, Token
 from secondbrain.answer_events import Source as ShownSource
 from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
@@ -354,10 +354,11 @@ def _meta(q: _Question, followup: Followup, understood: dict[str, Any], mode: st
           note: str | None) -> Meta:
     """What was understood, as the ``meta`` event says it."""
     standalone = followup.standalone
+    revises = q.body.revises
     return Meta(understood, answer_mode=mode, conversation_id=q.conversation_id,
                 standalone_question=standalone if standalone != q.question else None,
-                carried_over=followup.carried.to_json() if followup.carried else None, fresh=q.body.fresh,
-                model=model, revises=q.body.revises.model_dump() if q.body.revises else None, note=note)
+                carried_over=followup.carried, fresh=q.body.fresh, model=model,
+                revises=Revised(revises.question, revises.how) if revises else None, note=note)
 
 
 @dataclass

@@ -335,7 +335,7 @@ async def test_a_refused_question_is_a_domain_error_the_route_answers_with_its_s
 
 
 def test_each_event_has_its_wire_shape() -> None:
-    from secondbrain.answer_events import Done, Error, Meta, Quote, Quoted, Source, Sources, Token
+    from secondbrain.answer_events import Carried, Done, Error, Meta, Quote, Quoted, Revised, Source, Sources, Token
     from secondbrain.search_hits import SearchHit
     from services.query.api import sse
 
@@ -348,6 +348,13 @@ def test_each_event_has_its_wire_shape() -> None:
     assert list(json.loads(sse(meta)["data"])) == ["query_class", "answer_mode", "conversation_id",
                                                    "standalone_question", "carried_over", "fresh", "model",
                                                    "revises", "note"]
+    followed = Meta({}, answer_mode="llm", conversation_id="c", standalone_question="who fixed it, the boiler?",
+                    carried_over=Carried("the boiler", None, "a follow-up", "who fixed the boiler?"), fresh=False,
+                    model="m", revises=Revised("who fixed it?", "edit"), note=None)
+    said = json.loads(sse(followed)["data"])
+    assert said["carried_over"] == {"subject": "the boiler", "time": None, "why": "a follow-up",
+                                    "from": "who fixed the boiler?"}
+    assert said["revises"] == {"question": "who fixed it?", "how": "edit"}
     done = Done("a", answer_markdown="a", citations=[1], found=True, quotes=[], invalid_citations=[], grounded=True,
                 unsupported=False, extractive=None, answer_mode="extractive", conversation_id="c",
                 timings_ms={"total": 1.0})
