@@ -60,8 +60,9 @@ def _where(item: dict[str, Any]) -> dict[str, Any]:
             out[key] = item[key]
     if item.get("heading_path"):
         out["section"] = " > ".join(item["heading_path"])
-    if (item.get("attributes") or {}).get("tags"):  # a Markdown note's tags
-        out["tags"] = item["attributes"]["tags"]
+    tags = str((item.get("attributes") or {}).get("tags") or "").split()  # a Markdown note's tags, as the API
+    if tags:  # shows them with a passage (space-joined), a list
+        out["tags"] = tags
     for key in ("links", "speakers"):  # its links, a chat's speakers: lists
         if item.get(key):
             out[key] = item[key]
@@ -173,7 +174,7 @@ def build(client_for: ClientFor, *, ask_here: AskHere | None = None, log_level: 
                 raise ToolError(f"secondbrain answered HTTP {exc.status_code}: {exc.detail}") from None
             async for event in events:
                 if isinstance(event, Sources):
-                    sources = event.sources
+                    sources = event.data()
                 elif isinstance(event, Done):
                     done = event.data()
                 elif isinstance(event, Error):

@@ -387,6 +387,20 @@ def test_note_submission(pipeline: Pipeline, user: str) -> None:
     assert chunks.chunks[0].text == "remember to water the ficus on Thursdays"
 
 
+def test_a_notes_front_matter_tags_travel_as_a_list_to_its_passages(pipeline: Pipeline, user: str) -> None:
+    from secondbrain.search_hits import hit_from_payload
+
+    raw = b"---\ntags: [Garden, '#work/plans']\n---\n# Beds\n\nDig the raised beds in March.\n"
+    doc, chunks, _ = pipeline.run(submit_like_gateway(pipeline, user, raw, filename="beds.md"))
+    assert doc.tags == ["garden", "work/plans"]
+    assert chunks.chunks and all(c.tags == ["garden", "work/plans"] and not c.attributes for c in chunks.chunks)
+    payloads = points_of(pipeline, user, doc.document_id)
+    assert payloads and all(p["tags"] == ["garden", "work/plans"] for p in payloads)
+    hit = hit_from_payload(payloads[0]["chunk_id"], 1.0, payloads[0])
+    # a list in the hit; shown space-joined in its attributes, as clients have always read them
+    assert hit.tags == ("garden", "work/plans") and hit.to_json()["attributes"] == {"tags": "garden work/plans"}
+
+
 def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) -> None:
     raw = b"Clipped from the web: the museum opens at 10 am on Sundays.\n\nTickets cost 12 EUR."
     ev = external_event(user, raw, filename="museum.txt")

@@ -497,13 +497,11 @@ def test_speech_chunks_carry_time_spans() -> None:
         assert a.t_end is not None and b.t_start is not None and a.t_end <= b.t_start
 
 
-def test_markdown_passages_carry_the_notes_tags_and_their_own_links() -> None:
-    from services.chunker.stage import note_attributes, passage_links
+def test_markdown_passages_carry_their_own_links() -> None:
+    from services.chunker.stage import passage_links
 
     text = ("See [[Tomato plan#Soil|the soil]], [[Compost]] and [the guide](https://example.org/beds \"Beds\"); "
             "![x](a.png)")
-    assert note_attributes({"tags": "garden plans"}) == {"tags": "garden plans"}
     assert passage_links(text, markdown=True) == ["Tomato plan", "Compost", "https://example.org/beds"]
-    assert note_attributes({}) == {}
     assert passage_links("no links here", markdown=True) == []
     assert passage_links("[[Not markdown]]", markdown=False) == []

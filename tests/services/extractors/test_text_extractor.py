@@ -153,6 +153,7 @@ def test_front_matter_title_and_date() -> None:
     assert doc.metadata == {"front_matter.title": "Trip planning",
                             "front_matter.date": "2024-03-01T09:30:00+01:00",
                             "front_matter.tags": "travel, lisbon", "tags": "travel lisbon"}
+    assert doc.tags == ["travel", "lisbon"]
     # the front matter itself is not indexed as text
     assert "tags:" not in doc.full_text and "author" not in doc.full_text
     assert doc.segments[0].text == "Lisbon"
@@ -396,6 +397,7 @@ def test_a_notes_front_matter_tags_become_its_metadata(front: str, tags: str | N
     doc = extract_text(f"---\n{front}\n---\n# Beds\n\nDig the beds.\n".encode(), content_type="text/markdown",
                        filename="beds.md", is_note=False)
     assert doc.metadata.get("tags") == tags
+    assert doc.tags == (tags.split() if tags else [])  # the list its passages carry
 
 
 def test_text_from_a_web_address_is_a_web_page() -> None:
