@@ -336,7 +336,7 @@ def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally,
 
     # A calendar cleared at once is many deletions: the per-minute limit may answer 429, tried 5 times in all.
     patience = server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=30.0,
-                                     stop=stop_after_attempt(5))
+                               stop=stop_after_attempt(5))
 
     def delete(source_id: str) -> bool:
         resp = patience(client.delete, f"/v1/sources/{source_id}")

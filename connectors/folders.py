@@ -221,8 +221,8 @@ class FolderSync:
             self._rewind(kwargs)  # a file part is read again from its start
 
         patience = server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
-                                         unreachable=httpx.TransportError, unreachable_wait_s=2.0,
-                                         before_sleep=before_retry)
+                                   unreachable=httpx.TransportError, unreachable_wait_s=2.0,
+                                   before_sleep=before_retry)
         resp: httpx.Response = patience(self.client.request, method, url, **kwargs)
         return resp
 

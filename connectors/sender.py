@@ -209,8 +209,12 @@ class Sender:
         self.tally.pauses += 1
         self.tally.waiting = (f"paused: {pending} of yours still being processed (the limit is {limit}, "
                               "SB_MAX_PENDING_JOBS)")
+        self._paused(seconds)
+
+    def _paused(self, seconds: float) -> None:
+        """Wait ``seconds`` for the pipeline, following the jobs sent so far meanwhile (the tally says why)."""
         started = time.monotonic()
-        deadline = started + seconds  # the jobs sent so far are followed meanwhile
+        deadline = started + seconds
         while time.monotonic() < deadline:
             self.poll()
             self.progress.show()
@@ -245,21 +249,14 @@ class Sender:
                 told = True
 
         def pause(seconds: float) -> None:
-            if self.tally.waiting is None:
+            if self.tally.waiting is None:  # the server is away: nothing to follow meanwhile
                 time.sleep(seconds)
-                return
-            started = time.monotonic()
-            deadline = started + seconds  # the jobs sent so far are followed meanwhile
-            while time.monotonic() < deadline:
-                self.poll()
-                self.progress.show()
-                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-            self.tally.paused_s += time.monotonic() - started
-            self.tally.waiting = None
+            else:
+                self._paused(seconds)
 
         patience = server_patience(statuses=(429, *BEHIND_PROXY), asked_default_s=5.0, asked_max_s=30.0,
-                                         unreachable=transport_errors(), unreachable_wait_s=3.0,
-                                         before_sleep=before_retry, sleep=pause)
+                                   unreachable=transport_errors(), unreachable_wait_s=3.0,
+                                   before_sleep=before_retry, sleep=pause)
         resp = patience(self.client.post, "/v1/imports/batch", files=files, timeout=300)
         if resp.status_code != 200:
             if len(batch) > 1 and resp.status_code in (400, 413, 422):

@@ -139,7 +139,7 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
     # Over the read limit (429): the same question again after the wait the server asks for (at most 10 s),
     # until the time to wait for the jobs is up.
     patience = server_patience(statuses=(429,), asked_default_s=1.0, asked_max_s=10.0,
-                                     stop=lambda _state: time.monotonic() >= deadline)
+                               stop=lambda _state: time.monotonic() >= deadline)
     while len(final) < len(jobs) and time.monotonic() < deadline:
         lines = []
         running = 0

@@ -74,8 +74,8 @@ def _server_answers(client: Any, url: str) -> Any:
             told = True
 
     patience = server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
-                                     unreachable=httpx.TransportError, unreachable_wait_s=2.0,
-                                     before_sleep=before_retry)
+                               unreachable=httpx.TransportError, unreachable_wait_s=2.0,
+                               before_sleep=before_retry)
     try:
         resp = patience(client.get, "/v1/me")
     except KeyboardInterrupt:
