@@ -19,8 +19,8 @@ test-fast:  ## the stage logic and store contracts on the in-memory twins, no se
 
 lint:
 	@scripts/install.sh --dev
-	.venv/bin/ruff check secondbrain services app tests bench devtools
-	.venv/bin/mypy secondbrain services app devtools
+	.venv/bin/ruff check secondbrain services connectors app tests bench devtools
+	.venv/bin/mypy secondbrain services connectors app devtools
 
 whisperx:  ## the opt-in WhisperX transcriber in its own .venv-whisperx (torch 2.8, several GB), then its tests
 	@scripts/install-whisperx.sh

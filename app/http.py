@@ -164,35 +164,8 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
     app.include_router(settings_router)
 
     if gateway:
-        from services.ingest_gateway.api import router as gateway_router
-        from services.ingest_gateway.deadletters_api import router as deadletters_router
-        from services.ingest_gateway.lifecycle_api import router as lifecycle_router
-
-        app.include_router(gateway_router)
-        app.include_router(lifecycle_router)
-        from services.ingest_gateway.sources_api import router as sources_router
-
-        app.include_router(sources_router)
-        app.include_router(deadletters_router)
-        from services.importers.api import router as imports_router
-
-        app.include_router(imports_router)
-    answerer = app.state.answerer = None
-    if query:
-        from services.query.answerer import Answerer
-        from services.query.api import router as query_router
-        from services.query.question import warm_up
-
-        warm_up()  # the question tagger loads now, so no first question waits for it
-        answerer = Answerer.for_runtime(rt, llm=rt.llm, answer_model=answer_model)
-        app.state.answerer = answerer
-        app.include_router(query_router)
-        from services.agenda import deps as agenda_deps
-        from services.agenda.api import router as agenda_router
-
-        app.state.agenda = agenda_deps.bind(rt)
-        answerer.agenda = agenda_deps.lines(app.state.agenda)  # "what do I have next week?" from the agenda
-        app.include_router(agenda_router)
+        _include_gateway(app)
+    answerer = app.state.answerer = _include_query(app, rt, answer_model) if query else None
     if gateway or query:  # the web app: static files calling the API on the same origin
         from services.web import create_router as web_router
         from services.web.session import router as session_router
@@ -208,6 +181,50 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
 
     app.include_router(health)
 
+    _add_middleware(app, settings)
+    telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
+    return app
+
+
+def _include_gateway(app: FastAPI) -> None:
+    """The ingest gateway's routes: captures, sources, their lifecycle, dead letters and imports."""
+    from services.ingest_gateway.api import router as gateway_router
+    from services.ingest_gateway.deadletters_api import router as deadletters_router
+    from services.ingest_gateway.lifecycle_api import router as lifecycle_router
+
+    app.include_router(gateway_router)
+    app.include_router(lifecycle_router)
+    from services.ingest_gateway.sources_api import router as sources_router
+
+    app.include_router(sources_router)
+    app.include_router(deadletters_router)
+    from services.importers.api import router as imports_router
+
+    app.include_router(imports_router)
+
+
+def _include_query(app: FastAPI, rt: Runtime, answer_model: Any) -> Answerer:
+    """The query service's routes (search, ask, the agenda) and its answerer, returned."""
+    from services.query.answerer import Answerer
+    from services.query.api import router as query_router
+    from services.query.question import warm_up
+
+    warm_up()  # the question tagger loads now, so no first question waits for it
+    answerer = Answerer.for_runtime(rt, llm=rt.llm, answer_model=answer_model)
+    app.state.answerer = answerer
+    app.include_router(query_router)
+    from services.agenda import deps as agenda_deps
+    from services.agenda.api import router as agenda_router
+
+    app.state.agenda = agenda_deps.bind(rt)
+    answerer.agenda = agenda_deps.lines(app.state.agenda)  # "what do I have next week?" from the agenda
+    app.include_router(agenda_router)
+    return answerer
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
+    """CORS for the origins the operator lists, inside the security middleware that refuses a request before
+    anything else sees it."""
     if settings.origins:  # other origins may call the API only when the operator lists them
         app.add_middleware(CORSMiddleware, allow_origins=settings.origins, allow_methods=["*"],
                            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Filename"],
@@ -217,8 +234,6 @@ def create_app(rt: Runtime, *, gateway: bool, query: bool, relay: Any = None,
                        allowed_origins=[*settings.origins, *settings.own_origins],
                        max_head_bytes=settings.max_header_bytes, body_limit=body_limits(settings),
                        navigation_paths=("/share",))
-    telemetry.instrument_app(app)  # request spans and http.server.request.duration, when telemetry is on
-    return app
 
 
 def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: Answerer | None = None) -> None:
@@ -226,12 +241,23 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: An
     before the MCP server sees it; each tool then calls this same app in-process with the request's own
     credentials, so it sees exactly what the caller's key sees.  ``ask`` calls ``answerer`` (when this
     process has one) for the user the request's credentials name, counted and limited as ``POST /v1/ask``."""
+    from starlette.routing import Route
+
+    from services.mcp.server import build
+
+    ask_here = None if answerer is None else _asking_here(answerer, current_principal)
+    server = build(_in_process_client(app), ask_here=ask_here)
+    server.streamable_http_app()  # creates the session manager the route hands requests to
+    # First, so no catch-all of the web app's answers for it; not in the OpenAPI document (it is not REST).
+    app.router.routes.insert(0, Route("/mcp", McpEndpoint(server.session_manager, current_principal),
+                                      methods=["GET", "POST", "DELETE"], include_in_schema=False))
+
+
+def _in_process_client(app: FastAPI) -> Callable[[Any], Any]:
+    """An MCP tool's HTTP client: this same app, in-process, with the MCP request's own credentials."""
     import contextlib
 
     import httpx
-    from starlette.responses import JSONResponse as PlainJSON
-
-    from services.mcp.server import build
 
     @contextlib.asynccontextmanager
     async def client_for(ctx: Any) -> Any:
@@ -241,72 +267,77 @@ def _mount_mcp(app: FastAPI, current_principal: Callable[..., Any], answerer: An
                                      headers=passed, timeout=httpx.Timeout(300.0)) as client:
             yield client
 
-    ask_here = None
-    if answerer is not None:
-        from pydantic import ValidationError
+    return client_for
 
-        from secondbrain.ports import UnknownUser
-        from services.query.api import answer_events
-        from services.query.params import AskIn
 
-        async def ask_here(ctx: Any, body: dict[str, Any]) -> Any:
-            request = ctx.request_context.request
-            # As `POST /v1/ask` with the same credentials: authenticated, counted and limited (a heavy
-            # request), then the body read, refused the same way (422, 403, 410) before anything streams.
-            principal = await current_principal(request, request.headers.get("authorization"))
-            try:
-                asked = AskIn.model_validate(body)
-            except ValidationError as exc:
-                raise HTTPException(422, [_error_json({**e, "loc": ("body", *e["loc"])}) for e in exc.errors()]
-                                    ) from None
-            try:
-                return await answer_events(answerer, principal.user_id, asked)
-            except UnknownUser:
-                raise HTTPException(410, ERASED_MEANWHILE) from None
+def _asking_here(answerer: Answerer, current_principal: Callable[..., Any]) -> Callable[[Any, dict[str, Any]], Any]:
+    """The MCP ``ask`` tool's way to this process's answerer, for the MCP request's caller."""
+    from pydantic import ValidationError
 
-    server = build(client_for, ask_here=ask_here)
-    server.streamable_http_app()  # creates the session manager the route hands requests to
-    manager = server.session_manager
-    started: dict[str, Any] = {}
+    from secondbrain.ports import UnknownUser
+    from services.query.api import answer_events
+    from services.query.params import AskIn
 
-    async def ensure_started() -> None:
-        # The app runs without a lifespan (uvicorn lifespan="off"): the session manager's task group
-        # starts with the first MCP request and lives as long as the event loop.
-        if "ready" not in started:
-            ready = started["ready"] = asyncio.Event()
+    async def ask_here(ctx: Any, body: dict[str, Any]) -> Any:
+        request = ctx.request_context.request
+        # As `POST /v1/ask` with the same credentials: authenticated, counted and limited (a heavy
+        # request), then the body read, refused the same way (422, 403, 410) before anything streams.
+        principal = await current_principal(request, request.headers.get("authorization"))
+        try:
+            asked = AskIn.model_validate(body)
+        except ValidationError as exc:
+            raise HTTPException(422, [_error_json({**e, "loc": ("body", *e["loc"])}) for e in exc.errors()]
+                                ) from None
+        try:
+            return await answer_events(answerer, principal.user_id, asked)
+        except UnknownUser:
+            raise HTTPException(410, ERASED_MEANWHILE) from None
+
+    return ask_here
+
+
+class McpEndpoint:
+    """The ``/mcp`` route: the caller authenticated first, then the request handed to the MCP session
+    manager.  The app runs without a lifespan (uvicorn lifespan="off"): the manager's task group starts with
+    the first MCP request and lives as long as the event loop."""
+
+    def __init__(self, manager: Any, current_principal: Callable[..., Any]) -> None:
+        self.manager = manager
+        self.current_principal = current_principal
+        self.ready: asyncio.Event | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    async def ensure_started(self) -> None:
+        if self.ready is None:
+            ready = self.ready = asyncio.Event()
 
             async def run() -> None:
-                async with manager.run():
+                async with self.manager.run():
                     ready.set()
                     await asyncio.Event().wait()
 
-            started["task"] = asyncio.get_running_loop().create_task(run())
-        await started["ready"].wait()
+            self.task = asyncio.get_running_loop().create_task(run())
+        await self.ready.wait()
 
-    class McpEndpoint:
-        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            request = Request(scope, receive)
-            try:
-                await current_principal(request, request.headers.get("authorization"))
-            except HTTPException as exc:
-                await PlainJSON({"detail": exc.detail}, status_code=exc.status_code,
-                                headers=exc.headers)(scope, receive, send)
-                return
-            if request.method == "GET":
-                # The tools answer each POST in full (stateless, JSON): there is no stream of server
-                # messages to open, which MCP's spec lets a server say with 405.
-                await PlainJSON({"detail": "this MCP endpoint takes POST requests (streamable HTTP, no "
-                                           "server-sent stream)"}, status_code=405,
-                                headers={"Allow": "POST, DELETE"})(scope, receive, send)
-                return
-            await ensure_started()
-            await manager.handle_request(scope, receive, send)
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.responses import JSONResponse as PlainJSON
 
-    from starlette.routing import Route
-
-    # First, so no catch-all of the web app's answers for it; not in the OpenAPI document (it is not REST).
-    app.router.routes.insert(0, Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"],
-                                      include_in_schema=False))
+        request = Request(scope, receive)
+        try:
+            await self.current_principal(request, request.headers.get("authorization"))
+        except HTTPException as exc:
+            await PlainJSON({"detail": exc.detail}, status_code=exc.status_code,
+                            headers=exc.headers)(scope, receive, send)
+            return
+        if request.method == "GET":
+            # The tools answer each POST in full (stateless, JSON): there is no stream of server
+            # messages to open, which MCP's spec lets a server say with 405.
+            await PlainJSON({"detail": "this MCP endpoint takes POST requests (streamable HTTP, no "
+                                       "server-sent stream)"}, status_code=405,
+                            headers={"Allow": "POST, DELETE"})(scope, receive, send)
+            return
+        await self.ensure_started()
+        await self.manager.handle_request(scope, receive, send)
 
 
 def body_limits(settings: Settings) -> Callable[[str, str], BodyLimit]:

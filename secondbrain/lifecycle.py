@@ -404,78 +404,99 @@ def export_user(metadata: MetadataStore, objects: ObjectStore, vectors: VectorSt
         zf.writestr(_member("README.txt", when), _README)
         yield sink.take()
 
-        after: str | None = None
-        while True:
-            arts = metadata.catalog.list_artifacts(user_id, after=after, limit=page)
-            for art in arts:
-                if art.raw_purged_at is not None:
-                    counts["raw_expired"] += 1
-                    continue
-                info = objects.stat(art.object_key) if keys.owns_key(user_id, art.object_key) else None
-                if info is None:
-                    counts["raw_missing"] += 1
-                    continue
-                kind = art.content_type.split(";", 1)[0].strip().lower()
-                member = _member(f"raw/{art.artifact_id}/{raw_filename(art)}", art.submitted_at,
-                                 compress=not kind.startswith(_COMPRESSED_TYPES))
-                member.file_size = info.size  # decides zip64 up front (sizes follow each member)
-                with zf.open(member, "w", force_zip64=info.size > 2**30) as fh:
-                    for block in objects.open(art.object_key):
-                        fh.write(block)
-                        yield sink.take()
-                counts["raw_files"] += 1
-                counts["raw_bytes"] += info.size
-                yield sink.take()
-            if len(arts) < page:
-                break
-            after = arts[-1].artifact_id
-
-        with zf.open(_member("sources.jsonl", when), "w") as fh:
-            offset = 0
-            while True:
-                rows = metadata.catalog.list_sources(user_id, page, offset)
-                tagged = metadata.catalog.source_tags(user_id, sorted({s.source_id for s in rows if s.source_id}))
-                for s in rows:
-                    record = {**_source_record(s), "tags": tagged.get(s.source_id or "", [])}
-                    fh.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
-                counts["sources"] += len(rows)
-                yield sink.take()
-                if len(rows) < page:
-                    break
-                offset += page
-        yield sink.take()
-
-        after = None
-        while True:
-            docs = metadata.catalog.list_documents(user_id, after=after, limit=page)
-            for doc in docs:
-                body, n = _document_json(objects, vectors, doc)
-                zf.writestr(_member(f"documents/{doc.document_id}.json", doc.ingested_at), body)
-                counts["documents"] += 1
-                counts["chunks"] += n
-                yield sink.take()
-            if len(docs) < page:
-                break
-            after = docs[-1].document_id
-
-        with zf.open(_member("conversations.jsonl", when), "w") as fh:
-            for conv in metadata.conversations.list_conversations(user_id):
-                turns = metadata.conversations.get_turns(user_id, conv.conversation_id, conv.turns + 1)
-                line = {"conversation_id": conv.conversation_id, "title": conv.title if conv.titled else None,
-                        "created_at": _iso(conv.created_at),
-                        "updated_at": _iso(conv.updated_at),
-                        "turns": [{"role": t.role, "content": t.content, "created_at": _iso(t.created_at),
-                                   "meta": dict(t.meta)} for t in turns]}
-                fh.write(json.dumps(line, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
-                counts["conversations"] += 1
-                counts["turns"] += len(turns)
-                yield sink.take()
-        yield sink.take()
+        yield from _export_raw(zf, sink, metadata, objects, user_id, counts, page)
+        yield from _export_sources(zf, sink, metadata, user_id, counts, page, when)
+        yield from _export_documents(zf, sink, metadata, objects, vectors, user_id, counts, page)
+        yield from _export_conversations(zf, sink, metadata, user_id, counts, when)
 
         manifest = {"format": EXPORT_FORMAT, "format_version": EXPORT_FORMAT_VERSION, "user_id": user_id,
                     "created_at": when.isoformat(), "counts": counts}
         zf.writestr(_member("manifest.json", when), json.dumps(manifest, indent=1))
     log.info("export written", extra={"user_id": user_id, **counts})
+    yield sink.take()
+
+
+def _export_raw(zf: zipfile.ZipFile, sink: _Sink, metadata: MetadataStore, objects: ObjectStore, user_id: str,
+                counts: dict[str, int], page: int) -> Iterator[bytes]:
+    """The originals still kept, under ``raw/``, copied block by block (expired and missing ones counted)."""
+    after: str | None = None
+    while True:
+        arts = metadata.catalog.list_artifacts(user_id, after=after, limit=page)
+        for art in arts:
+            if art.raw_purged_at is not None:
+                counts["raw_expired"] += 1
+                continue
+            info = objects.stat(art.object_key) if keys.owns_key(user_id, art.object_key) else None
+            if info is None:
+                counts["raw_missing"] += 1
+                continue
+            kind = art.content_type.split(";", 1)[0].strip().lower()
+            member = _member(f"raw/{art.artifact_id}/{raw_filename(art)}", art.submitted_at,
+                             compress=not kind.startswith(_COMPRESSED_TYPES))
+            member.file_size = info.size  # decides zip64 up front (sizes follow each member)
+            with zf.open(member, "w", force_zip64=info.size > 2**30) as fh:
+                for block in objects.open(art.object_key):
+                    fh.write(block)
+                    yield sink.take()
+            counts["raw_files"] += 1
+            counts["raw_bytes"] += info.size
+            yield sink.take()
+        if len(arts) < page:
+            break
+        after = arts[-1].artifact_id
+
+
+def _export_sources(zf: zipfile.ZipFile, sink: _Sink, metadata: MetadataStore, user_id: str,
+                    counts: dict[str, int], page: int, when: datetime) -> Iterator[bytes]:
+    """``sources.jsonl``: one line per source version, with its tags."""
+    with zf.open(_member("sources.jsonl", when), "w") as fh:
+        offset = 0
+        while True:
+            rows = metadata.catalog.list_sources(user_id, page, offset)
+            tagged = metadata.catalog.source_tags(user_id, sorted({s.source_id for s in rows if s.source_id}))
+            for s in rows:
+                record = {**_source_record(s), "tags": tagged.get(s.source_id or "", [])}
+                fh.write(json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n")
+            counts["sources"] += len(rows)
+            yield sink.take()
+            if len(rows) < page:
+                break
+            offset += page
+    yield sink.take()
+
+
+def _export_documents(zf: zipfile.ZipFile, sink: _Sink, metadata: MetadataStore, objects: ObjectStore,
+                      vectors: VectorStore, user_id: str, counts: dict[str, int], page: int) -> Iterator[bytes]:
+    """``documents/<id>.json``: each extracted document with its passages."""
+    after = None
+    while True:
+        docs = metadata.catalog.list_documents(user_id, after=after, limit=page)
+        for doc in docs:
+            body, n = _document_json(objects, vectors, doc)
+            zf.writestr(_member(f"documents/{doc.document_id}.json", doc.ingested_at), body)
+            counts["documents"] += 1
+            counts["chunks"] += n
+            yield sink.take()
+        if len(docs) < page:
+            break
+        after = docs[-1].document_id
+
+
+def _export_conversations(zf: zipfile.ZipFile, sink: _Sink, metadata: MetadataStore, user_id: str,
+                          counts: dict[str, int], when: datetime) -> Iterator[bytes]:
+    """``conversations.jsonl``: the questions and answers, one conversation per line."""
+    with zf.open(_member("conversations.jsonl", when), "w") as fh:
+        for conv in metadata.conversations.list_conversations(user_id):
+            turns = metadata.conversations.get_turns(user_id, conv.conversation_id, conv.turns + 1)
+            line = {"conversation_id": conv.conversation_id, "title": conv.title if conv.titled else None,
+                    "created_at": _iso(conv.created_at),
+                    "updated_at": _iso(conv.updated_at),
+                    "turns": [{"role": t.role, "content": t.content, "created_at": _iso(t.created_at),
+                               "meta": dict(t.meta)} for t in turns]}
+            fh.write(json.dumps(line, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
+            counts["conversations"] += 1
+            counts["turns"] += len(turns)
+            yield sink.take()
     yield sink.take()
 
 

@@ -6,8 +6,9 @@ and exports all use the same typed fields instead of dict keys.
 
 Lists are lists here and in new payloads.  Payloads written before (and chunk events before
 ``chunks_created`` v5) kept a chat chunk's speakers and turn ids and a note's links as joined strings
-in ``attributes``, and before v6 a recording's word times as JSON there; :func:`lift_list_attributes` and
-:func:`lift_word_times` read those, so points already stored keep working.
+in ``attributes``, before v6 a recording's word times as JSON there, and before v8 a note's tags space-joined
+there; :func:`lift_list_attributes`, :func:`lift_word_times` and :func:`lift_tags` read those, so points already
+stored keep working.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from secondbrain.events.models import (
     TimeMention,
     WordTime,
     lift_list_attributes,
+    lift_tags,
     lift_word_times,
     word_time_pairs,
     word_times_from_pairs,
@@ -66,6 +68,11 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
 
 
+def _tags(value: Any) -> tuple[str, ...]:
+    """A payload's tags: a list, or (as a payload written with them joined) a string of words."""
+    return tuple(value.split()) if isinstance(value, str) else _strings(value)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IndexedPassage:
     """A chunk with everything search needs to show and cite it without another lookup.
@@ -104,7 +111,8 @@ class IndexedPassage:
     speakers: tuple[str, ...] = ()  # a chat chunk's speakers, in order of first turn
     turn_ids: tuple[str, ...] = ()  # a chat chunk's turns, when the transcript gave ids
     links: tuple[str, ...] = ()  # what a Markdown passage links to
-    attributes: Mapping[str, str] = field(default_factory=dict)  # other small facts (tags)
+    tags: tuple[str, ...] = ()  # the tags of the note the passage is from (its front matter's)
+    attributes: Mapping[str, str] = field(default_factory=dict)  # other small facts
     mentions: tuple[TimeMention, ...] = ()  # times the passage speaks of
     word_times: tuple[WordTime, ...] = ()  # when a recording's words are said
     recurrence: Recurrence | None = None  # the document is a recurring event (its series, kept as one)
@@ -126,7 +134,8 @@ class IndexedPassage:
             out["at_start"] = self.at_start
         if self.at_end is not None:
             out["at_end"] = self.at_end
-        for name, values in (("speakers", self.speakers), ("turn_ids", self.turn_ids), ("links", self.links)):
+        for name, values in (("speakers", self.speakers), ("turn_ids", self.turn_ids), ("links", self.links),
+                             ("tags", self.tags)):
             if values:
                 out[name] = list(values)
         if self.attributes:
@@ -144,12 +153,13 @@ class IndexedPassage:
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any], point_id: str | None = None) -> IndexedPassage:
-        """Read a stored payload, of this shape or of the one before (lists joined in ``attributes``).
+        """Read a stored payload, of this shape or of the ones before (lists joined in ``attributes``).
         ``point_id`` stands in for a missing ``chunk_id``."""
         p = payload
         attributes = {str(k): str(v) for k, v in (p.get("attributes") or {}).items()}
         rest, speakers, turn_ids, links = lift_list_attributes(attributes)
         rest, old_word_times = lift_word_times(rest)
+        rest, old_tags = lift_tags(rest)
         return cls(
             chunk_id=_text(p.get("chunk_id"), point_id or ""), user_id=_text(p.get("user_id")),
             document_id=_text(p.get("document_id")), artifact_id=_text(p.get("artifact_id")),
@@ -164,7 +174,7 @@ class IndexedPassage:
             captured_at_source=_text(p.get("captured_at_source")), version=int(p.get("version") or 1),
             at_start=p.get("at_start"), at_end=p.get("at_end"),
             speakers=_strings(p.get("speakers")) or speakers, turn_ids=_strings(p.get("turn_ids")) or turn_ids,
-            links=_strings(p.get("links")) or links, attributes=rest,
+            links=_strings(p.get("links")) or links, tags=_tags(p.get("tags")) or old_tags, attributes=rest,
             word_times=tuple(word_times_from_pairs(p.get("word_times")) or old_word_times),
             mentions=tuple(TimeMention(start=_when(m["start"]), end=_when(m["end"]), expression=str(m["expression"]))
                            for m in (p.get("mentions") or []) if m.get("start") and m.get("end")),
@@ -178,7 +188,7 @@ class IndexedPassage:
     def shown_attributes(self) -> dict[str, str]:
         """The attributes as the API shows them (see :func:`shown_attributes`)."""
         return shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids, links=self.links,
-                                word_times=self.word_times)
+                                word_times=self.word_times, tags=self.tags)
 
     def placement(self) -> dict[str, Any]:
         """Where the passage is in its document (for exports and the passage list): the fields that are set."""
@@ -190,11 +200,14 @@ class IndexedPassage:
 
 
 def shown_attributes(attributes: Mapping[str, str], *, speakers: Sequence[str], turn_ids: Sequence[str],
-                     links: Sequence[str], word_times: Sequence[WordTime] = ()) -> dict[str, str]:
+                     links: Sequence[str], word_times: Sequence[WordTime] = (),
+                     tags: Sequence[str] = ()) -> dict[str, str]:
     """A passage's attributes as the API has always shown them, the lists joined (speakers with ", ",
-    turn ids with spaces, links with " | ", word times as compact JSON ``[[offset, second], ...]``), so the
-    web page, the CLI, the MCP server and scripts read them unchanged."""
+    turn ids with spaces, links with " | ", word times as compact JSON ``[[offset, second], ...]``, tags with
+    spaces), so the web page, the CLI and scripts read them unchanged."""
     out = dict(attributes)
+    if tags:
+        out["tags"] = " ".join(tags)
     if word_times:
         out[WORD_TIMES] = json.dumps(word_time_pairs(word_times), separators=(",", ":"))
     if links:

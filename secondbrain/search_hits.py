@@ -39,11 +39,12 @@ class SearchHit:
     chunk_index: int = 0
     token_count: int = 0
     kind: str = ""
-    attributes: dict[str, str] = field(default_factory=dict)  # other small facts: tags
+    attributes: dict[str, str] = field(default_factory=dict)  # other small facts
     mentions: list[TimeMention] = field(default_factory=list)  # times the passage speaks of
     speakers: tuple[str, ...] = ()  # a chat chunk's speakers
     turn_ids: tuple[str, ...] = ()  # a chat chunk's turns
     links: tuple[str, ...] = ()  # what a Markdown passage links to
+    tags: tuple[str, ...] = ()  # the tags of the note the passage is from
     word_times: tuple[WordTime, ...] = ()  # when a recording's words are said
     recurrence: Recurrence | None = None  # the passage is of a recurring event (kept as one)
     occurrence: str | None = None  # its occurrence in the window a search asked about (RFC 3339)
@@ -60,9 +61,10 @@ class SearchHit:
             "chunk_index": self.chunk_index, "token_count": self.token_count, "kind": self.kind,
             "speakers": list(self.speakers), "turn_ids": list(self.turn_ids), "links": list(self.links),
             "word_times": [{"offset": w.offset, "second": w.second} for w in self.word_times],
-            # the same lists joined in the attributes, as clients before the lists read them
+            # the same lists joined in the attributes, as clients before the lists read them (a note's tags
+            # only there: the search route's ``tags`` are the source's own, as the person keeps them)
             "attributes": shown_attributes(self.attributes, speakers=self.speakers, turn_ids=self.turn_ids,
-                                           links=self.links, word_times=self.word_times),
+                                           links=self.links, word_times=self.word_times, tags=self.tags),
             "mentions": [mention_json(m) for m in self.mentions],
             **({"repeats": recurrence.describe(self.recurrence), "occurrence": self.occurrence}
                if self.recurrence is not None else {}),
@@ -83,7 +85,8 @@ def hit_from_passage(p: IndexedPassage, score: float) -> SearchHit:
         heading_path=list(p.heading_path), page=p.page, t_start=p.t_start, t_end=p.t_end, source_uri=p.source_uri,
         captured_at_source=p.captured_at_source, at_start=p.at_start, at_end=p.at_end, chunk_index=p.chunk_index,
         token_count=p.token_count, kind=p.kind, attributes=dict(p.attributes), mentions=list(p.mentions),
-        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links, word_times=p.word_times, recurrence=p.recurrence,
+        speakers=p.speakers, turn_ids=p.turn_ids, links=p.links, tags=p.tags, word_times=p.word_times,
+        recurrence=p.recurrence,
     )
 
 

@@ -1,5 +1,6 @@
 """What the HTTP services read from a request the same way: the person's time zone and calendar conventions,
-times sent without a zone, and the backlog the sign-in counted (with the refusal, 429, once it is full).
+times sent without a zone, and the backlog the sign-in counted (a dependency, :data:`PendingCaptures`, with the
+refusal, 429, once it is full).
 
 The readers that refuse say so in two forms: ``zone_named`` and ``calendar_conventions`` raise ``ValueError``
 (for code that maps a refusal itself, as the answerer does), ``zone`` and ``conventions`` answer 422."""
@@ -7,15 +8,17 @@ The readers that refuse say so in two forms: ``zone_named`` and ``calendar_conve
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 
 from secondbrain.settings import Settings
 from secondbrain.temporal import Conventions
+from services.access import CurrentPrincipal
 
-__all__ = ["aware", "backlog_refusal", "calendar_conventions", "conventions", "pending_captures", "zone",
-           "zone_named"]
+__all__ = ["PendingCaptures", "aware", "backlog_refusal", "calendar_conventions", "conventions", "pending_captures",
+           "zone", "zone_named"]
 
 
 def zone_named(name: str | None, default: str) -> ZoneInfo:
@@ -58,10 +61,15 @@ def aware(dt: datetime | None, tz: tzinfo) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=tz)
 
 
-def pending_captures(request: Request) -> int:
+async def pending_captures(request: Request, _signed_in: CurrentPrincipal) -> int:
     """The person's captures still in the pipeline, as the sign-in read them with the request's key
-    (:func:`services.access.current_principal`); 0 before or without it."""
+    (:func:`services.access.current_principal`, on which this depends: it has always run first, once per
+    request)."""
     return int(getattr(request.state, "pending", 0))
+
+
+# A route's parameter: the backlog of the person it acts for.
+PendingCaptures = Annotated[int, Depends(pending_captures)]
 
 
 def backlog_refusal(settings: Settings, pending: int, *, then: str, retry_after_s: int) -> HTTPException | None:

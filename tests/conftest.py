@@ -12,8 +12,14 @@ from devtools.processes import keep_away_from_home
 keep_away_from_home()
 
 from secondbrain.infra.tansu import TansuBroker  # noqa: E402
+from tests import examples  # noqa: E402
 from tests.model_guard import pytest_runtest_protocol  # noqa: E402, F401 - a hook: fast tests load no model
 from tests.pg import base_dsn, fresh_database  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the fast lane is what `-m fast` selects; its property tests try fewer examples (tests/examples.py)
+    examples.fast_lane(config.getoption("markexpr", "").strip() == "fast")
 
 
 @pytest.fixture(scope="module")

@@ -49,8 +49,8 @@ def shipped_modules() -> dict[str, Path]:
 
 def test_only_the_product_is_shipped() -> None:
     tops = {package.split(".")[0] for package in shipped_packages()}
-    # The core, the stages, and the process wiring (the CLI, app factory and assembly) they run in.
-    assert tops == {"secondbrain", "services", "app"}, (
+    # The core, the stages, the connectors (clients of the API), and the process wiring they run in.
+    assert tops == {"secondbrain", "services", "connectors", "app"}, (
         f"pyproject.toml's [tool.setuptools.packages.find] ships {sorted(tops)}; test and benchmark "
         "tooling (devtools/, tests/, bench/) must stay out of the wheel")
     # The discovery really walked the tree.

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, metadata_for, say
+from app.cli.data import cmd_users_erase
 
 
 def cmd_users(args: argparse.Namespace) -> int:
@@ -67,3 +69,35 @@ def cmd_keys(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         say(f"key {args.key_id} revoked")
         return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``users`` (add, list, erase) and ``keys``: admin commands on the database."""
+    us = sub.add_parser("users", help="manage users (admin, talks to the database)")
+    us_sub = us.add_subparsers(dest="users_action", required=True)
+    ua = us_sub.add_parser("add", help="create a user")
+    ua.add_argument("user_id")
+    ua.add_argument("--name", default=None, help="display name")
+    ua.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ua.set_defaults(func=cmd_users)
+    ul = us_sub.add_parser("list", help="list users")
+    ul.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ul.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ul.set_defaults(func=cmd_users_list)
+    ue = us_sub.add_parser("erase", help="erase a user and everything theirs, for good")
+    ue.add_argument("user_id")
+    ue.add_argument("--yes", action="store_true", help="really erase")
+    ue.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ue.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ue.set_defaults(func=cmd_users_erase)
+    ks = sub.add_parser("keys", help="create, list or revoke API keys (admin, talks to the database)")
+    ks.add_argument("action", choices=["create", "list", "revoke"])
+    ks.add_argument("key_id", nargs="?", help="the key to revoke")
+    ks.add_argument("--user", required=True, help="whose keys")
+    ks.add_argument("--name", default="cli", help="a label for a new key")
+    ks.add_argument("--scope", choices=["user", "admin", "producer", "capture"], default="user",
+                    help="user: the HTTP API; admin: also manage users and keys; producer: only sign Kafka events; "
+                         "capture: only add notes, files, pages and links (e.g. a browser extension's)")
+    ks.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ks.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ks.set_defaults(func=cmd_keys)

@@ -105,3 +105,22 @@ def cmd_digest(args: argparse.Namespace) -> int:
         for e in day["events"]:
             print("    " + line(e).replace("\n", "\n  "))
     return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``agenda`` and ``digest``."""
+    ag = sub.add_parser("agenda", help="what your sources say is coming up (or, for a past range, what happened)")
+    ag.add_argument("--days", type=int, default=14, help="how many days from the start (default 14)")
+    ag.add_argument("--from", dest="start", metavar="TIME", help="start (ISO 8601; default: today)")
+    ag.add_argument("--to", dest="end", metavar="TIME", help="end, exclusive (ISO 8601)")
+    ag.add_argument("--habits", action="store_true", help="also habits ('yoga every Tuesday'), each day they fall on")
+    ag.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
+    ag.add_argument("--as-of", metavar="TIME", help="read the agenda as of this time (ISO 8601)")
+    client_opts(ag)
+    ag.set_defaults(func=cmd_agenda, locale=None)
+    dg = sub.add_parser("digest", help="the week: what you saved, by kind, and what is coming up")
+    dg.add_argument("--days", type=int, default=7, help="how many days back and ahead (default 7)")
+    dg.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
+    dg.add_argument("--as-of", metavar="TIME", help="as of this time (ISO 8601)")
+    client_opts(dg)
+    dg.set_defaults(func=cmd_digest, locale=None)

@@ -204,3 +204,40 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                       if job.get("retryable") else "trying again would fail the same way: fix the file and add it "
                       "again")
     return EXIT_OK if job["status"] in ("succeeded", "duplicate", "superseded", "queued", "running") else EXIT_FAILED
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``search``, ``ask`` and ``jobs``."""
+    se = sub.add_parser("search", help="search your data")
+    se.add_argument("query")
+    se.add_argument("-k", type=int, default=5)
+    se.add_argument("--mode", choices=("hybrid", "dense", "sparse"), default="hybrid")
+    _time_opts(se)
+    client_opts(se)
+    se.set_defaults(func=cmd_search)
+
+    ak = sub.add_parser("ask", help="ask a question about your data")
+    ak.add_argument("question")
+    ak.add_argument("-k", type=int, default=6, help="how many sources to ground the answer in")
+    ak.add_argument("-c", "--conversation", help="continue this conversation (follow-up questions)")
+    ak.add_argument("--keep", action="store_true", help="keep the question and its answer as a conversation "
+                    "(listed on the web page; follow up with -c); without it a one-shot answer is kept nowhere")
+    ak.add_argument("--fresh", action="store_true",
+                    help="with -c: take nothing from the earlier questions (ask it as a new one)")
+    _time_opts(ak)
+    client_opts(ak)
+    ak.set_defaults(func=cmd_ask)
+
+    jb = sub.add_parser("jobs", help="show a job's progress")
+    jb.add_argument("job_id")
+    jb.add_argument("--retry", action="store_true", help="try a failed capture again (as a new job)")
+    client_opts(jb)
+    jb.set_defaults(func=cmd_jobs)
+
+
+def _time_opts(sp: Any) -> None:
+    """How a question's time words read: the person's zone, the moment they are read from, the calendar."""
+    sp.add_argument("--tz", help="your time zone, e.g. Europe/Paris (default: this machine's)")
+    sp.add_argument("--as-of", metavar="TIME", help="read 'yesterday', 'last week'... as of this time (ISO 8601)")
+    sp.add_argument("--locale", help="how you write dates and which holidays you keep, e.g. en_GB "
+                    "(default: this machine's LC_TIME/LANG)")

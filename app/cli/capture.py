@@ -22,7 +22,72 @@ from app.cli.client import (
     wait_for_jobs,
 )
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
-from secondbrain.pipeline import retry
+from connectors.patience import server_asked_wait, server_patience
+
+
+class _Submissions:
+    """What ``ingest`` sent (each job, with a label) and what the server refused (said, the others sent)."""
+
+    def __init__(self, client: Any, args: argparse.Namespace) -> None:
+        self.client = client
+        self.args = args
+        self.submitted: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
+        self.exit = EXIT_OK  # the worst refusal's exit status
+
+    def _given(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with the title and capture time the options give."""
+        if self.args.title:
+            body["title"] = self.args.title
+        if self.args.captured_at:
+            body["captured_at"] = self.args.captured_at
+        return body
+
+    def _refuse(self, resp: Any, item: str) -> None:
+        self.exit = max(self.exit, http_error(resp, item))
+        self.refused.append({"item": item, "status": resp.status_code, "reason": detail_of(resp)})
+
+    def note(self, text: str) -> int | None:
+        """Send the note; an exit status when the server refused it."""
+        resp = self.client.post("/v1/notes", json=self._given({"text": text}))
+        if resp.status_code != 202:
+            return http_error(resp)
+        self.submitted.append({"label": self.args.title or text[:40], **resp.json()})
+        return None
+
+    def urls(self, urls: list[str]) -> int | None:
+        """Send each web address; an exit status when a refusal stops them all."""
+        for url in urls:
+            resp = self.client.post("/v1/urls", json=self._given({"url": url}))
+            if _stops_all(resp.status_code):
+                return http_error(resp)
+            if resp.status_code != 202:
+                self._refuse(resp, url)  # one address it will not fetch stops no other
+                continue
+            self.submitted.append({"label": url if len(url) <= 40 else url[:39] + "…", **resp.json()})
+        return None
+
+    def files(self, files: list[Path]) -> int | None:
+        """Upload each file (a progress line for many, on a terminal); an exit status when a refusal stops
+        them all."""
+        shown = len(files) > MANY_JOBS and sys.stderr.isatty()
+        for path in files:
+            resp = _send_file(self.client, path, self._given({}))
+            if _stops_all(resp.status_code):
+                return http_error(resp)
+            if resp.status_code != 202:
+                # one file the server will not take (empty, too big, not what it claims) stops no other
+                if shown:
+                    sys.stderr.write("\n")
+                self._refuse(resp, str(path))
+                continue
+            self.submitted.append({"label": path.name, **resp.json()})
+            if shown:
+                sys.stderr.write(f"\r\x1b[Ksending {len(self.submitted)}/{len(files)}: {path.name[:50]}")
+                sys.stderr.flush()
+        if shown:
+            sys.stderr.write("\n")
+        return None
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -32,67 +97,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if not args.paths and args.note is None:
         print("error: give file paths or --note TEXT", file=sys.stderr)
         return EXIT_USAGE
-    submitted: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []  # files and addresses the server would not take: said, the others sent
-    refused_exit = EXIT_OK
     urls = [p for p in args.paths if p.lower().startswith(("http://", "https://"))]
     files = expand_paths([p for p in args.paths if p not in urls])
     missing = [str(f) for f in files if not f.is_file()]
     if missing:  # said before anything is sent
         print(f"error: not found: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
-
-    def refuse(resp: Any, item: str) -> None:
-        nonlocal refused_exit
-        refused_exit = max(refused_exit, http_error(resp, item))
-        refused.append({"item": item, "status": resp.status_code, "reason": detail_of(resp)})
-
     try:
         with http_client(args) as client:
-            if args.note is not None:
-                body: dict[str, Any] = {"text": args.note}
-                if args.title:
-                    body["title"] = args.title
-                if args.captured_at:
-                    body["captured_at"] = args.captured_at
-                resp = client.post("/v1/notes", json=body)
-                if resp.status_code != 202:
-                    return http_error(resp)
-                submitted.append({"label": args.title or args.note[:40], **resp.json()})
-            for url in urls:
-                page: dict[str, Any] = {"url": url}
-                if args.title:
-                    page["title"] = args.title
-                if args.captured_at:
-                    page["captured_at"] = args.captured_at
-                resp = client.post("/v1/urls", json=page)
-                if _stops_all(resp.status_code):
-                    return http_error(resp)
-                if resp.status_code != 202:
-                    refuse(resp, url)  # one address it will not fetch stops no other
-                    continue
-                submitted.append({"label": url if len(url) <= 40 else url[:39] + "…", **resp.json()})
-            for path in files:
-                data: dict[str, str] = {}
-                if args.title:
-                    data["title"] = args.title
-                if args.captured_at:
-                    data["captured_at"] = args.captured_at
-                resp = _send_file(client, path, data)
-                if _stops_all(resp.status_code):
-                    return http_error(resp)
-                if resp.status_code != 202:
-                    # one file the server will not take (empty, too big, not what it claims) stops no other
-                    if len(files) > MANY_JOBS and sys.stderr.isatty():
-                        sys.stderr.write("\n")
-                    refuse(resp, str(path))
-                    continue
-                submitted.append({"label": path.name, **resp.json()})
-                if len(files) > MANY_JOBS and sys.stderr.isatty():
-                    sys.stderr.write(f"\r\x1b[Ksending {len(submitted)}/{len(files)}: {path.name[:50]}")
-                    sys.stderr.flush()
-            if len(files) > MANY_JOBS and sys.stderr.isatty():
-                sys.stderr.write("\n")
+            sent = _Submissions(client, args)
+            stopped = (sent.note(args.note) if args.note is not None else None) or sent.urls(urls) \
+                or sent.files(files)
+            if stopped is not None:
+                return stopped
+            submitted, refused = sent.submitted, sent.refused
             if not args.json:
                 for s in submitted:
                     print(s["job_id"])
@@ -101,7 +119,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if args.no_wait or not submitted:
                 if args.json:
                     print(json.dumps({"jobs": submitted, "refused": refused}))
-                return refused_exit
+                return sent.exit
             results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout)
     except httpx.TransportError as exc:
         return unreachable(args, exc)
@@ -113,7 +131,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
     if refused:
         say(f"{len(refused)} of {len(refused) + len(submitted)} refused (said above); the others went in")
-    return max(refused_exit, EXIT_FAILED if failed else EXIT_OK)
+    return max(sent.exit, EXIT_FAILED if failed else EXIT_OK)
 
 
 def _stops_all(status: int) -> bool:
@@ -133,14 +151,14 @@ def _send_file(client: Any, path: Path, data: dict[str, str]) -> Any:
         if not told:
             resp = state.outcome.result()
             say(f"the server asks to slow down ({resp.json().get('detail', 'too many requests')}); "
-                f"waiting {retry.server_asked_wait(resp, 5.0, 60.0):.0f}s and going on")
+                f"waiting {server_asked_wait(resp, 5.0, 60.0):.0f}s and going on")
             told = True
 
     def send() -> Any:
         with path.open("rb") as fh:
             return client.post("/v1/artifacts", data=data, files={"file": (path.name, fh, guess_type(path))})
 
-    patience = retry.server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=60.0, before_sleep=slow_down)
+    patience = server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=60.0, before_sleep=slow_down)
     return patience(send)
 
 
@@ -181,3 +199,23 @@ def cmd_open(args: argparse.Namespace) -> int:
         with contextlib.suppress(Exception):  # no browser here (a server, ssh): the printed link is enough
             webbrowser.open(link)
     return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``ingest`` and ``open``."""
+    ing = sub.add_parser("ingest", help="add files, web pages (URLs) or a note")
+    ing.add_argument("paths", nargs="*", metavar="PATH", help="files, folders or http(s) URLs to ingest")
+    ing.add_argument("--note", help="ingest this text as a note")
+    ing.add_argument("--title")
+    ing.add_argument("--captured-at", help="when it happened (ISO 8601, e.g. 2026-03-01T09:30:00+01:00)")
+    ing.add_argument("--no-wait", action="store_true", help="print job ids and return at once")
+    ing.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the jobs")
+    client_opts(ing)
+    ing.set_defaults(func=cmd_ingest)
+
+    op = sub.add_parser("open", help="sign the web page in: a one-time link, opened in the browser")
+    op.add_argument("--print", dest="print_only", action="store_true", help="only print the link")
+    op.add_argument("--phone", action="store_true", help="a link at the public address (SB_PUBLIC_URL) with a "
+                                                         "QR code to scan with the phone")
+    client_opts(op)
+    op.set_defaults(func=cmd_open)

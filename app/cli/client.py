@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.common import (
+    DEFAULT_URL,
     EXIT_FAILED,
     EXIT_USAGE,
     KEY_FILE,
@@ -22,7 +23,8 @@ from app.cli.common import (
     say,
     server_pointer,
 )
-from secondbrain.pipeline import retry
+from connectors.patience import server_patience
+from connectors.sender import detail_of
 
 
 def http_client(args: argparse.Namespace) -> Any:
@@ -86,14 +88,6 @@ def unreachable(args: argparse.Namespace, exc: Exception) -> int:
     return EXIT_USAGE
 
 
-def detail_of(resp: Any) -> str:
-    """The server's sentence for a refusal (its ``detail``), else the body as it came."""
-    try:
-        return str(resp.json().get("detail", resp.text))
-    except ValueError:
-        return str(resp.text)
-
-
 def http_error(resp: Any, what: str | None = None) -> int:
     """Say what the server answered (about ``what``, when given); the exit status it calls for."""
     print(f"error: {f'{what}: ' if what else ''}HTTP {resp.status_code}: {detail_of(resp)}", file=sys.stderr)
@@ -144,8 +138,8 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
     shown_at = 0.0
     # Over the read limit (429): the same question again after the wait the server asks for (at most 10 s),
     # until the time to wait for the jobs is up.
-    patience = retry.server_patience(statuses=(429,), asked_default_s=1.0, asked_max_s=10.0,
-                                     stop=lambda _state: time.monotonic() >= deadline)
+    patience = server_patience(statuses=(429,), asked_default_s=1.0, asked_max_s=10.0,
+                               stop=lambda _state: time.monotonic() >= deadline)
     while len(final) < len(jobs) and time.monotonic() < deadline:
         lines = []
         running = 0
@@ -199,3 +193,15 @@ def wait_for_jobs(client: Any, jobs: list[tuple[str, str]], *, timeout_s: float)
     for _label, job_id in jobs:
         final.setdefault(job_id, {"job_id": job_id, "status": "timeout", "stages": []})
     return final
+
+
+def client_opts(sp: argparse.ArgumentParser) -> None:
+    """A client command's options: the server it talks to, its key, and JSON for scripts."""
+    sp.add_argument("--url", default=None, help="secondbrain's address (default: SB_URL, else the newest "
+                                                f"`secondbrain up` running on this machine, else {DEFAULT_URL})")
+    sp.add_argument("--api-key", default=None, help="API key (default: SB_API_KEY, else the key `secondbrain "
+                                                    "up` saved in its data directory)")
+    sp.add_argument("--data-dir", default=None, help="where `secondbrain up` keeps its data (and key): talk to "
+                                                     "the `up` keeping it (default: SB_DATA_DIR, else the "
+                                                     "platform's place)")
+    sp.add_argument("--json", action="store_true", help="print JSON for scripts")

@@ -220,3 +220,36 @@ def metadata_for(args: argparse.Namespace) -> Any:
         store.database.close()
         if pg is not None:
             pg.stop()
+
+
+def server_opts(sp: argparse.ArgumentParser, port: int | None = None) -> None:
+    """A server's options: where it listens, how it logs."""
+    sp.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    sp.add_argument("--port", type=int, default=port, help="HTTP port (default 8000; SB_PORT)")
+    sp.add_argument("--log-level", default=os.environ.get("SB_LOG_LEVEL", "INFO"))
+    sp.add_argument("--log-format", choices=("auto", "json", "text"),
+                    default=os.environ.get("SB_LOG_FORMAT", "auto"),
+                    help="JSON lines for log collectors, text for people; auto: text on a terminal")
+
+
+def up_options(up: argparse.ArgumentParser) -> None:
+    """``up``'s options (also taken by ``service install``, which runs ``up`` with them)."""
+    up.add_argument("--data-dir", default=None,
+                    help="where data lives (default: ~/.local/share/secondbrain on Linux, ~/Library/Application "
+                         "Support/secondbrain on macOS; SB_DATA_DIR)")
+    server_opts(up)
+    up.add_argument("--llm", metavar="URL", default=None,
+                    help="OpenAI-compatible endpoint for answers, e.g. http://127.0.0.1:11434/v1 (SB_LLM_BASE_URL; "
+                         "default: a local Ollama, llama.cpp or LM Studio if one is running)")
+    up.add_argument("--llm-model", metavar="NAME", default=None,
+                    help="the model to answer with (SB_LLM_MODEL; default: the first the server lists)")
+    up.add_argument("--no-llm", action="store_true", help="do not look for a local model server")
+    up.add_argument("--kafka-port", type=int, default=None,
+                    help="port of the local Kafka broker other apps publish to, on 127.0.0.1 "
+                         "(default 9092 when free, else any free port; SB_KAFKA_PORT)")
+    up.add_argument("--lan", action="store_true",
+                    help="also serve HTTPS on this machine's local network address, for a phone (a self-signed "
+                         "certificate kept in the data directory; see the phone in docs/at-home.md)")
+    up.add_argument("--lan-address", metavar="IP", default=None,
+                    help="the IPv4 address to serve --lan on (implies --lan; SB_LAN_ADDRESS; default: the "
+                         "private address of the interface traffic leaves by)")

@@ -218,3 +218,31 @@ def cmd_retention(args: argparse.Namespace) -> int:
         say(f"removed {report.artifacts} raw file(s) ({_size(report.bytes)}) of work finished before "
              f"{report.cutoff.isoformat(timespec='seconds')}; their text stays searchable")
     return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``sources``, ``export`` and ``retention``."""
+    so = sub.add_parser("sources", help="list your sources, show one, or delete one (every version)")
+    so.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
+    so.add_argument("source_id", nargs="?", help="the source to show or delete")
+    so.add_argument("--modality", help="only this kind: note, markdown, pdf, web, audio, image...")
+    so.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "duplicate", "superseded"])
+    so.add_argument("--limit", type=int, default=100)
+    so.add_argument("--tag", action="append", default=[], metavar="TAG",
+                    help="only sources with this tag (repeat: with every one)")
+    client_opts(so)
+    so.set_defaults(func=cmd_sources)
+
+    ex = sub.add_parser("export", help="download all your data as a ZIP archive")
+    ex.add_argument("-o", "--output", required=True, metavar="FILE.zip", help="where to save the archive")
+    ex.add_argument("--force", action="store_true", help="overwrite FILE.zip")
+    client_opts(ex)
+    ex.set_defaults(func=cmd_export)
+
+    rt_ = sub.add_parser("retention", help="raw-file retention (admin, talks to the database)")
+    rt_.add_argument("action", choices=["run"], help="remove the raw files that have expired, now")
+    rt_.add_argument("--days", type=int, default=None, help="keep raw files this many days (default "
+                                                            "SB_RAW_RETENTION_DAYS)")
+    rt_.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    rt_.add_argument("--json", action="store_true", help="print JSON for scripts")
+    rt_.set_defaults(func=cmd_retention)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from app.cli.client import http_client, http_error, unreachable
 from app.cli.common import EXIT_OK
@@ -31,3 +32,11 @@ def cmd_deadletters(args: argparse.Namespace) -> int:
         print(f"{(d['failed_at'] or '')[:19]}  {d['topic']}  {d['error_kind']}  {who}")
         print(f"    {d['error']}")
     return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``deadletters``."""
+    dl = sub.add_parser("deadletters", help="events the pipeline refused or could not process, and why")
+    dl.add_argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
+    client_opts(dl)
+    dl.set_defaults(func=cmd_deadletters)

@@ -1,4 +1,4 @@
-"""``secondbrain mail``: take the mail of IMAP folders (over TLS) or of a Maildir (see :mod:`app.mail`)."""
+"""``secondbrain mail``: take the mail of IMAP folders (over TLS) or of a Maildir (see :mod:`connectors.mail`)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,16 @@ from typing import Any
 
 from app.cli.client import http_client, http_error, unreachable
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say, settings_for
-from app.cli.importing import FINAL, Progress, Sender, Tally, _n, _print_reasons
-from app.cli.periodic import repeat, state_file, stop_on_signals
+from app.cli.periodic import state_file
+from connectors.mail import MailError, default_state_path, take_mail
+from connectors.periodic import repeat, stop_on_signals
+from connectors.sender import FINAL, Progress, Sender, Tally, counted, print_reasons
 
 
 def account_from(args: argparse.Namespace, settings: Any) -> Any:
     """The IMAP account the options and SB_MAIL_* name, or None for Maildir only; ValueError says what is
     missing."""
-    from app.mail import Account
+    from connectors.mail import Account
 
     host = args.mail_host or settings.mail_host
     if not host:
@@ -50,50 +52,9 @@ def account_from(args: argparse.Namespace, settings: Any) -> Any:
                    delete_after=bool(args.delete_after))
 
 
-def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None, *, tally: Tally,
-              progress: Progress, say_line: Any = say,
-              retry_refused: bool = False) -> tuple[list[str], list[tuple[str, str]], int, Sender]:
-    """One pass over the account's folders and the Maildir; (notes, skipped, messages read, the sender).
-    ``retry_refused`` sends the messages refused before again now, not at their next turn.
-    Raises MailError with a sentence; what was sent before stays sent and recorded."""
-    from app.mail import MailSync, State
-
-    sender = Sender(client, tally, progress, "mail", batch_items=100)
-
-    def send(captures: list[Any]) -> list[str]:
-        before = len(tally.items)
-        for capture in captures:
-            sender.add(capture)
-        sender.flush()  # the state moves on only once the gateway answered for these
-        return [item.status for item in tally.items[before:]]
-
-    syncer = MailSync(State(state_path), send, say=say_line, retry_refused=retry_refused)
-    notes: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    messages = 0
-    for run in ((lambda: syncer.imap(account)) if account else None,
-                (lambda: syncer.maildir(maildir)) if maildir else None):
-        if run is None:
-            continue
-        report = run()
-        notes += report.notes
-        if report.kept and account is not None and (account.move_to or account.delete_after):
-            notes.append(f"{_n(report.kept, 'message')} stayed in the folder: some of it was skipped or refused "
-                         "(see below)")
-        if report.refused:
-            notes.append(f"{_n(report.refused, 'message')} had a part refused (see below): later runs send "
-                         f"{'it' if report.refused == 1 else 'them'} again, in 15 minutes and then less often; "
-                         "`secondbrain mail --retry-refused` sends them at once (after raising a limit, say)")
-        skipped += report.skipped
-        messages += report.messages
-    return notes, skipped, messages, sender
-
-
 def cmd_mail(args: argparse.Namespace) -> int:
     """Take the new mail once (or every ``--every`` seconds), wait until it is searchable, sum up."""
     import httpx
-
-    from app.mail import MailError, default_state_path
 
     settings = settings_for(args)
     try:
@@ -131,7 +92,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
                     for note in notes:
                         say(note)
                     if messages:
-                        say(f"took {_n(messages, 'message')}")
+                        say(f"took {counted(messages, 'message')}")
 
             def failed(exc: Exception) -> None:
                 nonlocal notes, skipped, messages, sender
@@ -180,15 +141,15 @@ def _summary(tally: Tally, notes: list[str], skipped: list[tuple[str, str]], mes
     else:
         for note in notes:
             print(note)
-        print(f"{_n(messages, 'message')} read: {_n(counts['imported'], 'capture')} added (messages' texts and "
-              "attachments)")
+        print(f"{counted(messages, 'message')} read: {counted(counts['imported'], 'capture')} added (messages' "
+              "texts and attachments)")
         if counts["already_imported"] or counts["duplicates"]:
             print(f"  {counts['already_imported'] + counts['duplicates']} already in your memory (nothing added)")
         if pending:
             state = "still being processed" if args.no_wait or not finished else "not finished"
             print(f"  {len(pending)} {state} (they go on; `secondbrain sources` shows them)")
-        _print_reasons(f"{len(skipped)} skipped", skipped)
-        _print_reasons(f"{len(counts['failed'])} failed",
+        print_reasons(f"{len(skipped)} skipped", skipped)
+        print_reasons(f"{len(counts['failed'])} failed",
                        [(f["label"], f["reason"]) for f in counts["failed"]])
     return EXIT_FAILED if counts["failed"] else EXIT_OK
 
@@ -229,25 +190,4 @@ def add_parser(sub: Any, client_opts: Any) -> None:
     client_opts(ma)
     ma.set_defaults(func=cmd_mail)
 
-
-def background_pass(url: str, key_file: Path, settings: Any, state: Path) -> tuple[int, list[str]]:
-    """One pass for ``up`` (SB_MAIL_*): (messages taken, notes).  Raises MailError or OSError."""
-    import httpx
-
-    from app.mail import Account
-
-    account = None
-    if settings.mail_host:
-        account = Account(host=settings.mail_host, user=settings.mail_user,
-                          password=settings.mail_password.get_secret_value() if settings.mail_password else "",
-                          port=settings.mail_port, security=settings.mail_security,
-                          ca_file=settings.mail_ca_file or None,
-                          folders=tuple(f.strip() for f in settings.mail_folders.split(",") if f.strip()))
-    maildir = Path(settings.mail_maildir).expanduser() if settings.mail_maildir else None
-    headers = {"Authorization": f"Bearer {key_file.read_text().strip()}"}
-    with httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(60.0, connect=5.0)) as client:
-        tally = Tally(0)
-        notes, _skipped, messages, _sender = take_mail(client, state, account, maildir, tally=tally,
-                                                       progress=Progress(tally, quiet=True))
-    return messages, notes
 

@@ -60,3 +60,11 @@ def _check_server(url: str, headers: dict[str, str]) -> str | None:
     if resp.status_code != 200:
         return f"secondbrain at {url} answered HTTP {resp.status_code} to a check of the key; try again shortly."
     return None
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``mcp``."""
+    mc = sub.add_parser("mcp", help="serve your memory as MCP tools on stdin/stdout, for AI assistants "
+                                     "(Claude Desktop, Cursor...)")
+    client_opts(mc)
+    mc.set_defaults(func=cmd_mcp)

@@ -43,7 +43,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from secondbrain.errors import RetryableError
     from secondbrain.sparse import Bm25Encoder
     from secondbrain.stores.vectors_edge import VectorsInUse
-    from services.embedder.reindex import Progress, ReindexBusy, Reindexer, ReindexIncomplete
+    from services.embedder.reindex import Reindexer
 
     settings = settings_for(args)
     settings = settings.model_copy(update={"data_dir": settings.data_dir.resolve()})
@@ -84,17 +84,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         # Dropping the old index or stale points waits while a backup takes its picture.
         _gate, _objects, vectors = build_gated_stores(settings, store, vectors=True)
         assert vectors is not None
-        last_print = [0.0]
-
-        def show(p: Progress) -> None:
-            now = time.monotonic()
-            if sys.stderr.isatty():
-                print("\r" + p.line() + " " * 8, end="", file=sys.stderr, flush=True)
-            elif now - last_print[0] >= 5 or p.done >= p.total:
-                last_print[0] = now
-                say(p.line())
-
-        reindexer = Reindexer(store, vectors, embedders, Bm25Encoder(), batch_size=args.batch_size, on_progress=show)
+        reindexer = Reindexer(store, vectors, embedders, Bm25Encoder(), batch_size=args.batch_size,
+                              on_progress=_Shown())
         if settings.vector_store == "edge":
             reindexer.drop_grace_s = 0.0  # the in-process engine is ours alone: nobody searches the old version
         results: list[dict[str, Any]] = []
@@ -107,30 +98,57 @@ def cmd_reindex(args: argparse.Namespace) -> int:
                 local = False
             if not local:
                 return _reindex_through_server(store, reindexer, users, spec, args)
-            for user in users:
-                try:
-                    outcome = reindexer.reindex(user, spec, keep_old=args.keep_old)
-                except (ReindexBusy, ReindexIncomplete, ValueError, LookupError, RetryableError) as exc:
-                    if sys.stderr.isatty():
-                        print(file=sys.stderr)
-                    print(f"error: {exc}", file=sys.stderr)
-                    failed = True
-                    results.append({"user_id": user, "status": "failed", "message": str(exc)})
-                    continue
-                if sys.stderr.isatty() and outcome.status == "switched":
-                    print(file=sys.stderr)
-                rate = outcome.run_points / outcome.seconds if outcome.seconds > 0 else 0.0
-                say(outcome.message + (f" ({outcome.run_points} re-embedded in {outcome.seconds:.1f}s, "
-                                        f"{rate:.1f} points/s)" if outcome.status == "switched" else ""))
-                results.append({"user_id": user, "status": outcome.status, "message": outcome.message,
-                                "points": outcome.points, "seconds": round(outcome.seconds, 2),
-                                "index": _index_json(outcome.index) if outcome.index else None})
+            failed = _reindex_here(reindexer, users, spec, args, results)
         finally:
             vectors.close()
             embedders.close()
         if args.json:
             print(json.dumps(results))
         return EXIT_FAILED if failed else EXIT_OK
+
+
+class _Shown:
+    """A re-index's progress: one line redrawn on a terminal, a line every 5 seconds otherwise (a log)."""
+
+    def __init__(self) -> None:
+        self.last_print = 0.0
+
+    def __call__(self, p: Any) -> None:
+        now = time.monotonic()
+        if sys.stderr.isatty():
+            print("\r" + p.line() + " " * 8, end="", file=sys.stderr, flush=True)
+        elif now - self.last_print >= 5 or p.done >= p.total:
+            self.last_print = now
+            say(p.line())
+
+
+def _reindex_here(reindexer: Any, users: list[str], spec: str, args: argparse.Namespace,
+                  results: list[dict[str, Any]]) -> bool:
+    """Re-index each user in this process (it holds the vectors), a result each into ``results``; whether one
+    failed."""
+    from secondbrain.errors import RetryableError
+    from services.embedder.reindex import ReindexBusy, ReindexIncomplete
+
+    failed = False
+    for user in users:
+        try:
+            outcome = reindexer.reindex(user, spec, keep_old=args.keep_old)
+        except (ReindexBusy, ReindexIncomplete, ValueError, LookupError, RetryableError) as exc:
+            if sys.stderr.isatty():
+                print(file=sys.stderr)
+            print(f"error: {exc}", file=sys.stderr)
+            failed = True
+            results.append({"user_id": user, "status": "failed", "message": str(exc)})
+            continue
+        if sys.stderr.isatty() and outcome.status == "switched":
+            print(file=sys.stderr)
+        rate = outcome.run_points / outcome.seconds if outcome.seconds > 0 else 0.0
+        say(outcome.message + (f" ({outcome.run_points} re-embedded in {outcome.seconds:.1f}s, "
+                                f"{rate:.1f} points/s)" if outcome.status == "switched" else ""))
+        results.append({"user_id": user, "status": outcome.status, "message": outcome.message,
+                        "points": outcome.points, "seconds": round(outcome.seconds, 2),
+                        "index": _index_json(outcome.index) if outcome.index else None})
+    return failed
 
 
 def _reindex_through_server(store: Any, reindexer: Any, users: list[str], spec: str, args: argparse.Namespace) -> int:
@@ -172,3 +190,21 @@ def _reindex_through_server(store: Any, reindexer: Any, users: list[str], spec: 
     except KeyboardInterrupt:
         say("stopped following; the server carries on")
     return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``reindex``."""
+    ri = sub.add_parser("reindex", help="move users to another embedding model, searching the old index meanwhile "
+                                        "(admin, talks to the database and the vector store)")
+    ri.add_argument("--model", default=None, help="'minilm-int8' or 'openai:<model name>' (served at "
+                                                  "SB_EMBEDDING_BASE_URL); default SB_EMBEDDING_MODEL")
+    ri.add_argument("--user", default=None, help="re-index this user")
+    ri.add_argument("--all", action="store_true", help="re-index every user with indexed data")
+    ri.add_argument("--keep-old", action="store_true", help="keep the replaced collection (default: drop it)")
+    ri.add_argument("--status", action="store_true", help="show each user's index versions and progress")
+    ri.add_argument("--cancel", action="store_true", help="abandon the re-index in progress")
+    ri.add_argument("--batch-size", type=int, default=64, help="points embedded per request (default 64)")
+    ri.add_argument("--no-wait", action="store_true", help="with a running embedded server: return once recorded")
+    ri.add_argument("--data-dir", default=None, help="embedded mode's data directory (without SB_POSTGRES_DSN)")
+    ri.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ri.set_defaults(func=cmd_reindex)

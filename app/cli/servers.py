@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -29,10 +30,14 @@ from app.cli.common import (
     noted_data_dir,
     running_servers,
     say,
+    server_opts,
     server_pointer,
     settings_for,
+    up_options,
 )
-from app.cli.periodic import Background
+from connectors.calendars import Refresher
+from connectors.folders import Watcher
+from connectors.mail import Mailer
 
 if TYPE_CHECKING:
     from secondbrain.infra.lan import LanCertificate
@@ -82,46 +87,66 @@ def backups_line(settings: Settings) -> str:
 
 def cmd_up(args: argparse.Namespace) -> int:
     """Embedded mode: broker, Postgres, vector engine and every service in one command."""
-    from secondbrain.infra.private import PRIVATE_UMASK, make_private, tighten_top
+    from secondbrain.infra.private import PRIVATE_UMASK
 
     # Everything this process and its children (broker, Postgres, vector engine) create is the owner's only.
     os.umask(PRIVATE_UMASK)
-    from app.serve import serve
-    from secondbrain.infra.postgres import EmbeddedPostgres
-    from secondbrain.infra.tansu import TansuBroker
-    from secondbrain.llm_discovery import resolve_answer_model
+    plan = plan_up(args)
+    if plan is None:
+        return EXIT_USAGE
+    return run_up(plan, look_for_llm=not getattr(args, "no_llm", False))
+
+
+@dataclasses.dataclass(frozen=True)
+class UpPlan:
+    """What ``up`` runs, decided (and checked) before anything starts: the settings, the data directory (made
+    private), the LAN listener and its certificate when asked for, whether the embedded PostgreSQL's user must
+    pass through the data directory (run as root)."""
+
+    settings: Any
+    data_dir: Path
+    lan: Any = None  # app.serve.LanListener
+    cert: Any = None  # secondbrain.infra.lan.LanCertificate
+    pg_passes: bool = False
+
+
+def plan_up(args: argparse.Namespace) -> UpPlan | None:
+    """``up``'s plan from its options and settings; ``None`` after saying why it cannot run (an address off this
+    machine, a data directory already served or unusable, a port taken, data newer than this version)."""
+    from secondbrain.infra.ports import is_loopback
+    from secondbrain.infra.private import make_private
     from secondbrain.logs import setup_logging
-    from secondbrain.stages import STAGES
 
     settings = settings_for(args, mode="embedded", object_store="files", vector_store="edge",
                             llm_base_url=getattr(args, "llm", None), llm_model=getattr(args, "llm_model", None))
     setup_logging(args.log_level, json_logs=_json_logs(args))
-    from secondbrain.infra.ports import is_loopback
-
     if not is_loopback(settings.host):
         print(f"error: refusing to listen on {settings.host}: embedded mode serves one machine. "
               "Use 127.0.0.1, or run the distributed services (they require API keys off loopback).",
               file=sys.stderr)
-        return EXIT_USAGE
+        return None
     data_dir = _data_dir_for_up(settings)
     if data_dir is None:
-        return EXIT_USAGE
+        return None
     already = next((s.url for s in running_servers() if s.data_dir == data_dir), None)
     if already:  # a second `up` on the same data would only fail later, on the vector engine's lock
         print(f"error: secondbrain is already running on {data_dir} at {already}: `secondbrain open` signs a "
               "browser in to it. To restart it, stop that one first (Ctrl-C where it runs; as a service, "
               "`secondbrain service install` restarts it).", file=sys.stderr)
-        return EXIT_USAGE
+        return None
     if not _port_free(settings.host, settings.port):
-        return EXIT_USAGE
+        return None
     if settings.kafka_port is not None and not _kafka_port_free(settings.kafka_port):
-        return EXIT_USAGE
+        return None
     lan_address = None
     if getattr(args, "lan", False) or getattr(args, "lan_address", None):
         lan_address = _lan_address(args, settings)
         if lan_address is None:
-            return EXIT_USAGE
-    settings = settings.model_copy(update={"data_dir": data_dir})  # the derived locations are absolute too
+            return None
+    update: dict[str, Any] = {"data_dir": data_dir}  # the derived locations are absolute too
+    if lan_address is not None:  # the address links are made with (calendar feeds), when no public one is set
+        update["lan_address"] = lan_address
+    settings = settings.model_copy(update=update)
     (data_dir / "logs").mkdir(parents=True, exist_ok=True)
     # Run as root, the embedded PostgreSQL runs as the user 'pgserver', who must pass through the data directory.
     pg_passes = os.geteuid() == 0 and settings.postgres_dsn is None
@@ -129,44 +154,61 @@ def cmd_up(args: argparse.Namespace) -> int:
     if opened:
         say(f"secondbrain: made {opened} files and folders in {data_dir} readable by you only")
     if settings.postgres_dsn is None and not _postgres_not_newer(settings.postgres_dir):
-        return EXIT_USAGE
-    lan = None
-    if lan_address is not None:
-        from app.serve import LanListener
-        from secondbrain.infra.lan import ensure_certificate
+        return None
+    if lan_address is None:
+        return UpPlan(settings, data_dir, pg_passes=pg_passes)
+    from app.serve import LanListener
+    from secondbrain.infra.lan import ensure_certificate
 
-        cert = ensure_certificate(data_dir, lan_address)  # made once, then reused: the phone trusts it once
-        lan = LanListener(lan_address, settings.port, cert.cert_file, cert.key_file)
+    cert = ensure_certificate(data_dir, lan_address)  # made once, then reused: the phone trusts it once
+    return UpPlan(settings, data_dir, LanListener(lan_address, settings.port, cert.cert_file, cert.key_file), cert,
+                  pg_passes)
+
+
+def _local_kafka(broker: Any) -> dict[str, Any]:
+    """The settings for the local broker: its address, and waits made short for one process on one machine
+    (explicit settings still win)."""
+    update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
+    # One process owns every consumer group here, so a short session makes the group joins at
+    # start-up quick (the local broker's join time follows it).
+    if "SB_KAFKA_SESSION_TIMEOUT_MS" not in os.environ:
+        update["kafka_session_timeout_ms"] = 3000
+    if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
+        update["kafka_heartbeat_interval_ms"] = 750
+    # The local broker holds a fetch over several partitions for the whole wait even when a record
+    # arrives meanwhile: each hop between stages would cost up to that wait.
+    if "SB_KAFKA_FETCH_MAX_WAIT_MS" not in os.environ:
+        update["kafka_fetch_max_wait_ms"] = 100
+    return update
+
+
+def run_up(plan: UpPlan, *, look_for_llm: bool) -> int:
+    """Run ``plan``: the broker, PostgreSQL and every service in this process, and the connectors the settings
+    name, until Ctrl-C or SIGTERM; then everything stopped in order."""
+    from app.serve import serve
+    from secondbrain.infra.postgres import EmbeddedPostgres
+    from secondbrain.infra.private import tighten_top
+    from secondbrain.infra.tansu import TansuBroker
+    from secondbrain.llm_discovery import resolve_answer_model
+    from secondbrain.stages import STAGES
+
+    settings, data_dir = plan.settings, plan.data_dir
     t0 = time.perf_counter()
     say(f"secondbrain: starting in {data_dir}")
     # Looking for a model server runs while the broker and Postgres start, so it delays nothing.
-    answers = _in_background(resolve_answer_model, settings, look=not getattr(args, "no_llm", False))
+    answers = _in_background(resolve_answer_model, settings, look=look_for_llm)
     # Loopback only: other apps on this machine publish to it; nothing else can reach it.
     broker = TansuBroker(port=settings.kafka_port, preferred_port=DEFAULT_KAFKA_PORT,
                          log_path=data_dir / "logs" / "broker.log").start()
     pg = None
-    watcher: _Watcher | None = None
-    mailer: _Mailer | None = None
-    calendars: _Calendars | None = None
+    clients = _Connectors()
     pointer = server_pointer(settings.port)
     try:
-        update: dict[str, Any] = {"kafka_bootstrap": broker.bootstrap}
-        if lan_address is not None:  # the address links are made with (calendar feeds), when no public one is set
-            update["lan_address"] = lan_address
-        # One process owns every consumer group here, so a short session makes the group joins at
-        # start-up quick (the local broker's join time follows it); explicit settings still win.
-        if "SB_KAFKA_SESSION_TIMEOUT_MS" not in os.environ:
-            update["kafka_session_timeout_ms"] = 3000
-        if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
-            update["kafka_heartbeat_interval_ms"] = 750
-        # The local broker holds a fetch over several partitions for the whole wait even when a record
-        # arrives meanwhile: each hop between stages would cost up to that wait.
-        if "SB_KAFKA_FETCH_MAX_WAIT_MS" not in os.environ:
-            update["kafka_fetch_max_wait_ms"] = 100
+        update = _local_kafka(broker)
         if settings.postgres_dsn is None:
             pg = EmbeddedPostgres(settings.postgres_dir).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
-            tighten_top(data_dir, others_may_pass=pg_passes)  # pgserver opens it to others when run as root
+            tighten_top(data_dir, others_may_pass=plan.pg_passes)  # pgserver opens it to others when run as root
         if settings.pipeline_key is None:  # the internal topics' events are sealed with the data dir's key
             update["pipeline_key"] = SecretStr(local_pipeline_key(data_dir))
         llm_update, answers_line = answers.result()
@@ -174,44 +216,15 @@ def cmd_up(args: argparse.Namespace) -> int:
         if not upgrade_data(settings):
             return EXIT_USAGE
         # One link per browser to sign in: this computer's, the phone's at the public address, on the LAN.
-        key_file, new_key, links = local_key(settings, links=1 + bool(settings.public_url) + bool(lan))
-        link = links[0]
-        watcher = _Watcher()
-        mailer = _Mailer()
-        calendars = _Calendars()
+        key_file, new_key, links = local_key(settings, links=1 + bool(settings.public_url) + bool(plan.lan))
+        ready_settings = settings
 
         def ready(proc: Any, _elapsed: float) -> None:
-            url = f"http://{settings.host}:{settings.port}"
+            url = f"http://{ready_settings.host}:{ready_settings.port}"
             say(f"secondbrain is up in {time.perf_counter() - t0:.1f}s: {url}  (API docs: {url}/docs)")
             say(f"  {answers_line}")
-            say(f"  web app: open {url}/?token={link}")
-            say("    (signs this browser in once; run `secondbrain open` for a new link)")
-            if settings.public_url:
-                say_public(f"{settings.public_url}/?token={links[1]}")
-            if lan is not None:
-                _say_lan(lan.host, lan.port, links[-1], cert)
-            if new_key:  # never printed: output ends up in logs; the sign-in link above is enough
-                say(f"  created an admin API key for user {settings.default_user!r}")
-            say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
-                 "other apps send it as 'Authorization: Bearer <key>'")
-            with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
-                pointer.parent.mkdir(parents=True, exist_ok=True)
-                here = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-                pointer.write_text(f"{data_dir}\nhttp://{here}:{settings.port}\n{os.getpid()}\n")
-            # Point at the command as it can be typed here (the venv may not be on PATH).
-            prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
-                else "secondbrain"
-            say(f"  Kafka broker for other apps on this machine: {broker.bootstrap}  (publish signed events to "
-                "artifacts.submitted or urls.requested; see docs/events.md, the event contract)")
-            say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
-            say("  stop with Ctrl-C; data stays in " + str(data_dir))
-            say(backups_line(settings))
-            if settings.watch_paths:
-                watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
-            if settings.mail_host or settings.mail_maildir:
-                mailer.start(url, key_file, settings, data_dir / "mail-state.json")
-            if settings.calendar_urls is not None and settings.calendar_urls.get_secret_value().strip():
-                calendars.start(url, key_file, settings, data_dir / "calendar-state.json")
+            _say_up(plan, ready_settings, url, links, key_file, new_key, broker.bootstrap, pointer)
+            clients.start(url, key_file, ready_settings, data_dir)
 
         stopping = _StopDeadline(lambda: _stop_local_services(broker, pg))
         # uvicorn stops the server on SIGINT/SIGTERM, then raises the signal again: with Python's default
@@ -221,16 +234,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
         asyncio.run(serve(settings, gateway=True, query=True, stages=list(STAGES), embedded=True,
-                          on_ready=ready, on_stop=stopping.arm, lan=lan))
+                          on_ready=ready, on_stop=stopping.arm, lan=plan.lan))
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
-        if watcher is not None:
-            watcher.stop()
-        if mailer is not None:
-            mailer.stop()
-        if calendars is not None:
-            calendars.stop()
+        clients.stop()
         with contextlib.suppress(OSError):
             if noted_data_dir(pointer) == data_dir:
                 pointer.unlink()
@@ -240,6 +248,57 @@ def cmd_up(args: argparse.Namespace) -> int:
         # for it (as the interpreter would at exit) could take minutes.
         _exit_now(EXIT_OK)
     return EXIT_OK
+
+
+def _say_up(plan: UpPlan, settings: Any, url: str, links: list[str], key_file: Path, new_key: str | None,
+            bootstrap: str, pointer: Path) -> None:
+    """What ``up`` says once it serves: how to sign a browser in, where the key is, how to try it; and the note
+    that lets clients on this machine find the data directory (not the key)."""
+    say(f"  web app: open {url}/?token={links[0]}")
+    say("    (signs this browser in once; run `secondbrain open` for a new link)")
+    if settings.public_url:
+        say_public(f"{settings.public_url}/?token={links[1]}")
+    if plan.lan is not None:
+        _say_lan(plan.lan.host, plan.lan.port, links[-1], plan.cert)
+    if new_key:  # never printed: output ends up in logs; the sign-in link above is enough
+        say(f"  created an admin API key for user {settings.default_user!r}")
+    say(f"  the key is saved in {key_file} (readable only by you); the CLI reads it from there, "
+         "other apps send it as 'Authorization: Bearer <key>'")
+    with contextlib.suppress(OSError):  # clients on this machine find the data directory (not the key)
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        here = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+        pointer.write_text(f"{plan.data_dir}\nhttp://{here}:{settings.port}\n{os.getpid()}\n")
+    # Point at the command as it can be typed here (the venv may not be on PATH).
+    prog = sys.argv[0] if Path(sys.argv[0]).name == "secondbrain" and not shutil.which("secondbrain") \
+        else "secondbrain"
+    say(f"  Kafka broker for other apps on this machine: {bootstrap}  (publish signed events to "
+        "artifacts.submitted or urls.requested; see docs/events.md, the event contract)")
+    say(f'  try:  {prog} ingest --note "hello"   then   {prog} search hello')
+    say("  stop with Ctrl-C; data stays in " + str(plan.data_dir))
+    say(backups_line(settings))
+
+
+class _Connectors:
+    """The connectors ``up`` runs as clients of its own server, each on a thread of its own: folder sync
+    (SB_WATCH_DIRS), mail (SB_MAIL_*), calendar feeds (SB_CALENDAR_URLS)."""
+
+    def __init__(self) -> None:
+        self.watcher = Watcher()
+        self.mailer = Mailer()
+        self.calendars = Refresher()
+
+    def start(self, url: str, key_file: Path, settings: Any, data_dir: Path) -> None:
+        if settings.watch_paths:
+            self.watcher.start(url, key_file, settings.watch_paths, data_dir / "watch-state.json")
+        if settings.mail_host or settings.mail_maildir:
+            self.mailer.start(url, key_file, settings, data_dir / "mail-state.json")
+        if settings.calendar_urls is not None and settings.calendar_urls.get_secret_value().strip():
+            self.calendars.start(url, key_file, settings, data_dir / "calendar-state.json")
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.mailer.stop()
+        self.calendars.stop()
 
 
 def _data_dir_for_up(settings: Any) -> Path | None:
@@ -328,114 +387,6 @@ def _qr_lines(text: str, stream: Any) -> list[str]:
     if tty:
         return [f"\x1b[48;5;232m\x1b[38;5;255m{line}\x1b[0m" for line in lines]
     return lines
-
-
-class _Watcher:
-    """SB_WATCH_DIRS: the folder sync, on a thread of its own, as a client of this server with the local key."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.thread: threading.Thread | None = None
-
-    def start(self, url: str, key_file: Path, roots: list[Path], state: Path) -> None:
-        def run() -> None:
-            import httpx
-
-            from app.sync import FolderSync
-
-            missing = [str(r) for r in roots if not r.is_dir()]
-            if missing:
-                say(f"  not watching {', '.join(missing)}: not a folder (SB_WATCH_DIRS)")
-            roots_ok = [r for r in roots if r.is_dir()]
-            if not roots_ok:
-                return
-            headers = {"Authorization": f"Bearer {key_file.read_text().strip()}"}
-            try:
-                with httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(60.0, connect=5.0)) as c:
-                    FolderSync(c, roots_ok, state, say=lambda m: say(f"watch: {m}")).watch(self.event)
-            except Exception as exc:  # the server keeps serving; the person sees why the sync stopped
-                say(f"watch: stopped: {type(exc).__name__}: {exc}")
-
-        say(f"  keeping in sync: {', '.join(map(str, roots))} (SB_WATCH_DIRS)")
-        self.thread = threading.Thread(target=run, name="folder-sync", daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.event.set()
-        if self.thread is not None:
-            self.thread.join(timeout=5)
-
-
-class _Mailer(Background):
-    """SB_MAIL_*: new mail taken every SB_MAIL_INTERVAL_S, on a thread of its own, as a client of this server."""
-
-    def __init__(self) -> None:
-        super().__init__("mail")
-
-    def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
-        from app.cli.mail import background_pass
-        from app.mail import MailError
-
-        told = ""  # a lasting problem (the server down) is said once, and when it is over
-
-        def run_pass() -> None:
-            nonlocal told
-            messages, notes = background_pass(url, key_file, settings, state)
-            if told:
-                say("mail: reading mail again")
-            told = ""
-            for note in notes:
-                say(f"mail: {note}")
-            if messages:
-                say(f"mail: took {messages} message{'s' if messages != 1 else ''}")
-
-        def failed(exc: Exception) -> None:  # the person sees why no mail comes
-            nonlocal told
-            if isinstance(exc, MailError):
-                if str(exc) != told:
-                    say(f"mail: {exc}; trying again every {settings.mail_interval_s:g} s")
-                told = str(exc)
-            else:
-                if repr(exc) != told:
-                    say(f"mail: {type(exc).__name__}: {exc}")
-                told = repr(exc)
-
-        where = ", ".join(x for x in (
-            f"{settings.mail_user}@{settings.mail_host} ({settings.mail_folders})" if settings.mail_host else "",
-            settings.mail_maildir) if x)
-        say(f"  taking mail from {where} every {settings.mail_interval_s:g} s (SB_MAIL_*)")
-        self.run_every(settings.mail_interval_s, run_pass, failed)
-
-
-class _Calendars(Background):
-    """SB_CALENDAR_URLS: each calendar refreshed every SB_CALENDAR_INTERVAL_S, on a thread of its own, as a client
-    of this server."""
-
-    def __init__(self) -> None:
-        super().__init__("calendar")
-
-    def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
-        from app.calendars import shown
-        from app.cli.calendar import background_pass, split_urls
-
-        told: set[str] = set()  # a lasting failure (a feed gone) is said once, and again when it changes
-
-        def report(changes: list[str], errors: list[str]) -> None:
-            nonlocal told
-            for line in changes + [e for e in errors if e not in told]:
-                say(f"calendar: {line}")
-            told = set(errors)
-
-        def run_pass() -> None:
-            report(*background_pass(url, key_file, settings, state))
-
-        def failed(exc: Exception) -> None:  # the person sees why calendars do not come
-            report([], [f"{type(exc).__name__}: {exc}"])
-
-        feeds = split_urls(settings.calendar_urls.get_secret_value())
-        say(f"  refreshing {len(feeds)} calendar{'s' if len(feeds) != 1 else ''} "
-            f"({', '.join(shown(u) for u in feeds)}) every {settings.calendar_interval_s:g} s (SB_CALENDAR_URLS)")
-        self.run_every(settings.calendar_interval_s, run_pass, failed)
 
 
 def _in_background(fn: Any, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
@@ -673,3 +624,24 @@ def cmd_topics(args: argparse.Namespace) -> int:
                                         replication=s.replication_factor, client_options=aiokafka_options(s)))
     print(json.dumps({"created": created}))
     return EXIT_OK
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """The servers: ``up``, the distributed pieces and the set-up jobs."""
+    up = sub.add_parser("up", help="run everything locally (embedded mode)")
+    up_options(up)
+    up.set_defaults(func=cmd_up)
+
+    for name, fn, helptext in (("gateway", cmd_gateway, "run the ingest gateway (distributed mode)"),
+                               ("query", cmd_query, "run the query service (distributed mode)")):
+        sp = sub.add_parser(name, help=helptext)
+        server_opts(sp)
+        sp.set_defaults(func=fn)
+    wk = sub.add_parser("worker", help="run pipeline stages (distributed mode)")
+    wk.add_argument("stages", nargs="+", metavar="STAGE", help="fetch, extract, chunk and/or embed")
+    server_opts(wk)
+    wk.set_defaults(func=cmd_worker)
+    for name, fn, helptext in (("migrate", cmd_migrate, "apply database migrations and exit"),
+                               ("topics", cmd_topics, "create Kafka topics and exit")):
+        sp = sub.add_parser(name, help=helptext)
+        sp.set_defaults(func=fn)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, running_servers, say, settings_for
+from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, running_servers, say, settings_for, up_options
 from app.service import (
     AGENT_LABEL,
     UNIT_NAME,
@@ -243,7 +243,7 @@ def cmd_service(args: argparse.Namespace, *, platform: str = sys.platform, run: 
     return manager.install(spec, _address(data_dir))
 
 
-def add_parser(sub: Any, up_options: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_parser(sub: Any, client_opts: Any) -> None:
     """``secondbrain service install|uninstall|status``."""
     sv = sub.add_parser("service", help="run `secondbrain up` at login and keep it running (systemd on Linux, "
                                         "launchd on macOS)")

@@ -1,4 +1,4 @@
-"""``secondbrain watch``: keep folders in sync (see :mod:`app.sync`)."""
+"""``secondbrain watch``: keep folders in sync (see :mod:`connectors.folders`)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from tenacity import RetryCallState
 
 from app.cli.client import _find_key, http_client, http_error, unreachable
 from app.cli.common import EXIT_OK, EXIT_USAGE, say
-from secondbrain.pipeline import retry
+from connectors.patience import server_patience
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Sync the folders once, then keep them in sync until Ctrl-C (or only once with ``--once``)."""
     import httpx
 
-    from app.sync import FolderSync, default_state_path
+    from connectors.folders import FolderSync, default_state_path
 
     roots = [Path(d).expanduser().absolute() for d in args.dirs]
     for root in roots:
@@ -73,9 +73,9 @@ def _server_answers(client: Any, url: str) -> Any:
                 "with `secondbrain up`; Ctrl-C stops)")
             told = True
 
-    patience = retry.server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
-                                     unreachable=httpx.TransportError, unreachable_wait_s=2.0,
-                                     before_sleep=before_retry)
+    patience = server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
+                               unreachable=httpx.TransportError, unreachable_wait_s=2.0,
+                               before_sleep=before_retry)
     try:
         resp = patience(client.get, "/v1/me")
     except KeyboardInterrupt:
@@ -84,3 +84,14 @@ def _server_answers(client: Any, url: str) -> Any:
     if told:
         say(f"secondbrain answers at {url}")
     return resp
+
+
+def add_parser(sub: Any, client_opts: Any) -> None:
+    """``watch``."""
+    wa = sub.add_parser("watch", help="keep folders in sync: new, changed, moved and deleted files follow")
+    wa.add_argument("dirs", nargs="+", metavar="DIR", help="folders to keep in sync (an Obsidian vault, Documents...)")
+    wa.add_argument("--once", action="store_true", help="sync once (deletions included) and exit")
+    wa.add_argument("--state", metavar="FILE", help="where to keep what was synced (default: under "
+                                                    "~/.local/state/secondbrain)")
+    client_opts(wa)
+    wa.set_defaults(func=cmd_watch)

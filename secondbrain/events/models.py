@@ -269,7 +269,7 @@ class DocumentExtracted(Event):
     """The text of one artifact as ordered segments (or a claim check in ``body_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "document_extracted"
-    SCHEMA_VERSION: ClassVar[int] = 3
+    SCHEMA_VERSION: ClassVar[int] = 4
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"segments": Segment}
     _ONE: ClassVar[Mapping[str, type[Record]]] = {"recurrence": Recurrence}
 
@@ -294,6 +294,14 @@ class DocumentExtracted(Event):
     version: int = 1
     recording_start: datetime | None = None
     recurrence: Recurrence | None = None  # v3: a recurring event, kept as one
+    tags: list[str] = field(default_factory=list)  # v4: the tags the document brings (a note's front matter)
+
+    @classmethod
+    def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Before v4 a note's tags came space-joined in ``metadata["tags"]`` (still written, for those readers)."""
+        if kwargs.get("tags"):
+            return kwargs
+        return {**kwargs, "tags": ((kwargs.get("metadata") or {}).get(TAGS) or "").split()}
 
     def _check(self) -> None:
         name = self.SCHEMA_NAME
@@ -375,6 +383,16 @@ def lift_word_times(attributes: Mapping[str, str]) -> tuple[dict[str, str], list
     return rest, read_word_times(attributes.get(WORD_TIMES, ""))
 
 
+#: Where chunk events before v8 (and payloads stored then) kept a note's tags: space-joined.
+TAGS = "tags"
+
+
+def lift_tags(attributes: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The attributes without ``tags``, and the tags they held (``"garden plans"``: two tags)."""
+    rest = {k: v for k, v in attributes.items() if k != TAGS}
+    return rest, tuple(attributes.get(TAGS, "").split())
+
+
 #: How chunk events before v5 (and payloads stored then) joined a chunk's lists in its attributes.
 _JOINED: tuple[tuple[str, str], ...] = (("speakers", ","), ("turn_ids", " "), ("links", " | "))
 
@@ -404,24 +422,26 @@ class Chunk(Record):
     page: int | None = None
     t_start: float | None = None
     t_end: float | None = None
-    attributes: dict[str, str] = field(default_factory=dict)  # v3: small facts (tags)
+    attributes: dict[str, str] = field(default_factory=dict)  # v3: small facts (a note's tags, before v8)
     mentions: list[TimeMention] = field(default_factory=list)  # v4: times the chunk speaks of
     speakers: list[str] = field(default_factory=list)  # v5: a chat chunk's speakers, in order of first turn
     turn_ids: list[str] = field(default_factory=list)  # v5: a chat chunk's turns, when the transcript gave ids
     links: list[str] = field(default_factory=list)  # v5: what a Markdown passage links to
     word_times: list[WordTime] = field(default_factory=list)  # v6: when a recording's words are said
+    tags: list[str] = field(default_factory=list)  # v8: the tags of the note the passage is from
 
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"mentions": TimeMention, "word_times": WordTime}
 
     @classmethod
     def _upgraded(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """A v3/v4 chunk (or a claim check written then) kept its lists joined in ``attributes``, and a v3-v5
-        one its word times as JSON there."""
+        """A v3/v4 chunk (or a claim check written then) kept its lists joined in ``attributes``, a v3-v5
+        one its word times as JSON there, and a v3-v7 one its note's tags space-joined there."""
         rest, speakers, turn_ids, links = lift_list_attributes(kwargs.get("attributes") or {})
         rest, word_times = lift_word_times(rest)
+        rest, tags = lift_tags(rest)
         return {**kwargs, "attributes": rest, "speakers": kwargs.get("speakers") or list(speakers),
                 "turn_ids": kwargs.get("turn_ids") or list(turn_ids), "links": kwargs.get("links") or list(links),
-                "word_times": kwargs.get("word_times") or word_times}
+                "word_times": kwargs.get("word_times") or word_times, "tags": kwargs.get("tags") or list(tags)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -429,7 +449,7 @@ class ChunksCreated(Event):
     """A document split into chunks (or a claim check in ``chunks_ref``)."""
 
     SCHEMA_NAME: ClassVar[str] = "chunks_created"
-    SCHEMA_VERSION: ClassVar[int] = 7
+    SCHEMA_VERSION: ClassVar[int] = 8
     _NESTED: ClassVar[Mapping[str, type[Record]]] = {"chunks": Chunk}
     _ONE: ClassVar[Mapping[str, type[Record]]] = {"recurrence": Recurrence}
 

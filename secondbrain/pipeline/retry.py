@@ -1,28 +1,23 @@
-"""Every retry, in one place, on tenacity: the pipeline's (bounded, with exponential backoff, and only for
-errors classified as worth retrying, :func:`secondbrain.errors.classify`), the broker's while it
-starts, and a client's waiting out a busy or restarting server."""
+"""The server side's retries, in one place, on tenacity: the pipeline's (bounded, with exponential backoff, and
+only for errors classified as worth retrying, :func:`secondbrain.errors.classify`) and the broker's while it
+starts.  A client's waiting out a busy or restarting server is :mod:`connectors.patience`."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
-    Retrying,
-    nap,
     retry_if_exception,
     retry_if_exception_type,
-    retry_if_result,
     stop_after_attempt,
     stop_after_delay,
-    stop_never,
     wait_exponential,
     wait_fixed,
 )
-from tenacity.stop import stop_base
 
 from secondbrain.errors import classify
 from secondbrain.settings import Settings
@@ -88,36 +83,3 @@ def broker_starting(timeout_s: float, errors: tuple[type[BaseException], ...]) -
     ``timeout_s`` (then the last error is raised)."""
     return AsyncRetrying(retry=retry_if_exception_type(errors), stop=stop_after_delay(timeout_s), wait=wait_fixed(0.5),
                          reraise=True)
-
-
-def server_asked_wait(response: Any, default_s: float, max_s: float) -> float:
-    """How long a server's answer asks to wait (its Retry-After in seconds, ``default_s`` without one), at most
-    ``max_s``."""
-    return min(float(response.headers.get("retry-after", str(default_s)) or default_s), max_s)
-
-
-def server_patience(*, statuses: Collection[int], asked_default_s: float, asked_max_s: float,
-                    unreachable: type[BaseException] | tuple[type[BaseException], ...] | None = None,
-                    unreachable_wait_s: float = 2.0,
-                    stop: stop_base | Callable[[RetryCallState], bool] = stop_never,
-                    before_sleep: Callable[[RetryCallState], Any] | None = None,
-                    sleep: Callable[[float], None] | None = None) -> Retrying:
-    """A client's request to the secondbrain server, sent again while the server answers one of ``statuses``
-    (busy, restarting: after the wait its Retry-After asks for, see :func:`server_asked_wait`) or, when
-    ``unreachable`` is given, while sending fails with it (every ``unreachable_wait_s``).  Once ``stop`` says
-    so, the last answer is returned (or the last error raised).  ``sleep``, when given, waits instead of
-    ``time.sleep`` (a client may keep its progress moving meanwhile)."""
-    def wait(state: RetryCallState) -> float:
-        assert state.outcome is not None
-        if state.outcome.failed:
-            return unreachable_wait_s
-        return server_asked_wait(state.outcome.result(), asked_default_s, asked_max_s)
-
-    def give_up(state: RetryCallState) -> Any:
-        assert state.outcome is not None
-        return state.outcome.result()  # the last answer, or its error raised
-
-    return Retrying(retry=retry_if_result(lambda resp: resp.status_code in statuses)
-                    | retry_if_exception_type(unreachable if unreachable is not None else ()),
-                    wait=wait, stop=stop, before_sleep=before_sleep, sleep=sleep or nap.sleep,
-                    retry_error_callback=give_up)

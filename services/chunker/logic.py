@@ -351,37 +351,47 @@ def chunk_segments(segments: Sequence[Segment], full_text: str,
     return _pack(segments, full_text, cfg)
 
 
-def _pack(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
-    """Greedy structure-aware packing of segments into chunks."""
-    chunks: list[ChunkDraft] = []
-    cur: list[_Unit] = []
-    cur_tokens = 0
+def _draft(units: list[_Unit], full_text: str, index: int, kind: str | None = None) -> ChunkDraft:
+    """The chunk of ``units`` (contiguous), the ``index``-th of its document."""
+    first, last = units[0], units[-1]
+    text = full_text[first.start:last.end]
+    starts = [u.seg.t_start for u in units if u.seg.t_start is not None]
+    ends = [u.seg.t_end for u in units if u.seg.t_end is not None]
+    # A chunk may span a short intro and the next section: cite the section holding most of its text.
+    weight: dict[tuple[str, ...], int] = {}
+    for u in units:
+        if u.seg.kind != "heading":
+            weight[tuple(u.seg.heading_path)] = weight.get(tuple(u.seg.heading_path), 0) + u.tokens
+    path = max(weight, key=lambda p: weight[p]) if weight else tuple(first.seg.heading_path)
+    return ChunkDraft(
+        index=index, text=text, char_start=first.start, char_end=last.end,
+        token_count=approx_tokens(text), heading_path=tuple(path),
+        kind=kind or ("code" if all(u.seg.kind == "code" for u in units) else "text"),
+        page=first.seg.page, t_start=min(starts) if starts else None, t_end=max(ends) if ends else None,
+    )
 
-    def emit(units: list[_Unit], kind: str | None = None) -> None:
-        first, last = units[0], units[-1]
-        text = full_text[first.start:last.end]
-        starts = [u.seg.t_start for u in units if u.seg.t_start is not None]
-        ends = [u.seg.t_end for u in units if u.seg.t_end is not None]
-        # A chunk may span a short intro and the next section: cite the section holding most of its text.
-        weight: dict[tuple[str, ...], int] = {}
-        for u in units:
-            if u.seg.kind != "heading":
-                weight[tuple(u.seg.heading_path)] = weight.get(tuple(u.seg.heading_path), 0) + u.tokens
-        path = max(weight, key=lambda p: weight[p]) if weight else tuple(first.seg.heading_path)
-        chunks.append(ChunkDraft(
-            index=len(chunks), text=text, char_start=first.start, char_end=last.end,
-            token_count=approx_tokens(text), heading_path=tuple(path),
-            kind=kind or ("code" if all(u.seg.kind == "code" for u in units) else "text"),
-            page=first.seg.page, t_start=min(starts) if starts else None, t_end=max(ends) if ends else None,
-        ))
 
-    def flush(carry_overlap: bool) -> None:
-        nonlocal cur, cur_tokens
+class _Packer:
+    """Greedy structure-aware packing of segments into chunks: the units of the chunk being filled (``cur``,
+    ``cur_tokens`` long) and the chunks made so far."""
+
+    def __init__(self, full_text: str, cfg: ChunkingConfig) -> None:
+        self.full_text = full_text
+        self.cfg = cfg
+        self.chunks: list[ChunkDraft] = []
+        self.cur: list[_Unit] = []
+        self.cur_tokens = 0
+
+    def emit(self, units: list[_Unit], kind: str | None = None) -> None:
+        self.chunks.append(_draft(units, self.full_text, len(self.chunks), kind))
+
+    def flush(self, carry_overlap: bool) -> None:
+        cur, cfg = self.cur, self.cfg
         if not cur:
             return
         if all(u.seg.kind == "heading" for u in cur):
             return  # a heading alone is carried into the next chunk, not indexed by itself
-        emit(cur)
+        self.emit(cur)
         if carry_overlap and cfg.overlap > 0:
             keep: list[_Unit] = []
             total = 0
@@ -394,50 +404,58 @@ def _pack(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> l
                 total += u.tokens
             if len(keep) == len(cur):  # never repeat a whole chunk
                 keep, total = [], 0
-            cur, cur_tokens = keep, total
+            self.cur, self.cur_tokens = keep, total
         else:
-            cur, cur_tokens = [], 0
+            self.cur, self.cur_tokens = [], 0
 
-    def drop_carried(before: Segment) -> None:
+    def drop_carried(self, before: Segment) -> None:
         """Drop what ``cur`` carries (overlap, pending headings) instead of putting it before ``before``.
         Headings of empty sections (not on ``before``'s path) get a chunk so their text is not lost."""
-        nonlocal cur, cur_tokens
+        cur = self.cur
         if cur and all(u.seg.kind == "heading" for u in cur) \
                 and any(u.seg.text not in before.heading_path for u in cur):
-            emit(cur)
-        cur, cur_tokens = [], 0
+            self.emit(cur)
+        self.cur, self.cur_tokens = [], 0
 
-    for unit in _units(segments, full_text, cfg.max_tokens):
-        seg = unit.seg
+    def add(self, unit: _Unit) -> None:
+        """One more unit: into the chunk being filled, after closing it where a boundary or the size says so."""
+        seg, cfg = unit.seg, self.cfg
         if seg.kind == "code":
-            flush(carry_overlap=False)
+            self.flush(carry_overlap=False)
             # A pending heading is not carried past the code: the next chunk would span the code
             # block (a chunk is one contiguous span); the code's path names the heading.
-            drop_carried(seg)
-            for piece in (_split_long(seg, full_text, cfg.max_tokens) if unit.tokens > cfg.max_tokens
+            self.drop_carried(seg)
+            for piece in (_split_long(seg, self.full_text, cfg.max_tokens) if unit.tokens > cfg.max_tokens
                           else [unit]):
-                emit([piece], kind="code")
-            continue
-        boundary = bool(cur) and (
+                self.emit([piece], kind="code")
+            return
+        boundary = bool(self.cur) and (
             seg.kind == "heading"
-            or seg.page != cur[-1].seg.page
-            or (seg.t_start is None) != (cur[-1].seg.t_start is None)
+            or seg.page != self.cur[-1].seg.page
+            or (seg.t_start is None) != (self.cur[-1].seg.t_start is None)
         )
-        if boundary and cur_tokens >= cfg.min_tokens:
-            flush(carry_overlap=False)
-        elif cur and cur_tokens + unit.tokens > cfg.max_tokens:
-            flush(carry_overlap=not boundary)
-        elif cur and cur_tokens >= cfg.target and not boundary:
-            flush(carry_overlap=True)
-        if cur and cur_tokens + unit.tokens > cfg.max_tokens:
-            drop_carried(seg)  # the carried overlap/headings would push this chunk over the limit
-        if seg.page is not None and cur and seg.page != cur[-1].seg.page:
-            flush(carry_overlap=False)  # a chunk never spans two pages: citations name one page
-            drop_carried(seg)  # a heading left pending belongs to the previous page
-        cur.append(unit)
-        cur_tokens += unit.tokens
-    if cur:
+        if boundary and self.cur_tokens >= cfg.min_tokens:
+            self.flush(carry_overlap=False)
+        elif self.cur and self.cur_tokens + unit.tokens > cfg.max_tokens:
+            self.flush(carry_overlap=not boundary)
+        elif self.cur and self.cur_tokens >= cfg.target and not boundary:
+            self.flush(carry_overlap=True)
+        if self.cur and self.cur_tokens + unit.tokens > cfg.max_tokens:
+            self.drop_carried(seg)  # the carried overlap/headings would push this chunk over the limit
+        if seg.page is not None and self.cur and seg.page != self.cur[-1].seg.page:
+            self.flush(carry_overlap=False)  # a chunk never spans two pages: citations name one page
+            self.drop_carried(seg)  # a heading left pending belongs to the previous page
+        self.cur.append(unit)
+        self.cur_tokens += unit.tokens
+
+
+def _pack(segments: Sequence[Segment], full_text: str, cfg: ChunkingConfig) -> list[ChunkDraft]:
+    """Greedy structure-aware packing of segments into chunks."""
+    packer = _Packer(full_text, cfg)
+    for unit in _units(segments, full_text, cfg.max_tokens):
+        packer.add(unit)
+    if packer.cur:
         # Trailing headings too (a document of headings only, an empty last section): there is no
         # next chunk to carry them into, and dropping them would lose their text.
-        emit(cur)
-    return chunks
+        packer.emit(packer.cur)
+    return packer.chunks

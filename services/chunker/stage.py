@@ -8,7 +8,6 @@ Outputs: chunks with provenance (inline, or by claim check).  Ports: the object 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import ClassVar
 from zoneinfo import ZoneInfo
@@ -40,11 +39,6 @@ def markdown_links(text: str) -> list[str]:
 
 
 LINKS_MAX_CHARS = 2000  # a passage full of links keeps the first ones (about as many as ever were shown)
-
-
-def note_attributes(metadata: Mapping[str, str]) -> dict[str, str]:
-    """What a note's passage carries besides its text: the note's front-matter tags, shown with every search hit."""
-    return {"tags": metadata["tags"]} if metadata.get("tags") else {}
 
 
 def passage_links(text: str, *, markdown: bool) -> list[str]:
@@ -123,7 +117,7 @@ class ChunkerStage:
             Chunk(chunk_id=ids.chunk_id(ev.document_id, d.index), index=d.index, text=d.text,
                   char_start=d.char_start, char_end=d.char_end, token_count=d.token_count,
                   heading_path=list(d.heading_path), kind=d.kind, page=d.page, t_start=d.t_start, t_end=d.t_end,
-                  attributes=note_attributes(ev.metadata),
+                  tags=list(ev.tags),  # a note's front-matter tags, shown with every search hit
                   mentions=self._mentions(d, ev), speakers=list(d.speakers), turn_ids=list(d.turn_ids),
                   links=passage_links(d.text, markdown=ev.modality in ("markdown", "note")),
                   word_times=list(d.word_times))

@@ -73,7 +73,8 @@ def indexed_passage(ev: ChunksCreated, chunk: Chunk, model_id: str) -> IndexedPa
         kind=chunk.kind, page=chunk.page, t_start=chunk.t_start, t_end=chunk.t_end, token_count=chunk.token_count,
         embedding_model=model_id, source_uri=ev.source_uri, captured_at_source=ev.captured_at_source,
         version=ev.version, at_start=at_start, at_end=at_end, speakers=tuple(chunk.speakers),
-        turn_ids=tuple(chunk.turn_ids), links=tuple(chunk.links), attributes=dict(chunk.attributes),
+        turn_ids=tuple(chunk.turn_ids), links=tuple(chunk.links), tags=tuple(chunk.tags),
+        attributes=dict(chunk.attributes),
         mentions=tuple(chunk.mentions), word_times=tuple(chunk.word_times), recurrence=ev.recurrence,
     )
 

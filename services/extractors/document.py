@@ -62,6 +62,7 @@ class Extracted:
     language: str | None = None
     recording_start: datetime | None = None
     recurrence: Recurrence | None = None  # the document is a recurring event (a note's front matter says so)
+    tags: list[str] = field(default_factory=list)  # the tags the document brings (a note's front matter)
 
 
 @dataclass(frozen=True, slots=True)

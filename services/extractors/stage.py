@@ -253,7 +253,7 @@ class ExtractorStage:
             segments=[] if body_ref else bodies.without_texts(segments), body_ref=body_ref,
             text="" if body_ref else full_text, metadata=metadata, source_uri=ev.source_uri, version=version,
             recording_start=recording_start.astimezone(UTC) if recording_start else None,
-            recurrence=doc.recurrence,
+            recurrence=doc.recurrence, tags=list(doc.tags),
         )
         log.info("document extracted", extra={"job_id": job_id, "document_id": document_id,
                                                "segments": len(segments), "modality": doc.modality,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from secondbrain.errors import PermanentError
@@ -48,6 +48,7 @@ class ExtractedText:
     metadata: dict[str, str]
     stated_time: datetime | None = None  # a date the file itself states (front matter)
     recurrence: Recurrence | None = None  # front matter's ``recurrence``: the note is a recurring event
+    tags: list[str] = field(default_factory=list)  # front matter's tags: its passages carry them
 
 
 def decode_text(raw: bytes) -> str:
@@ -273,13 +274,14 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
     markdown = is_markdown(content_type, filename) or is_note  # notes are written in Markdown too
     meta: dict[str, str] = {}
     stated: datetime | None = None
+    tags: list[str] = []
     if markdown:
         front, body = _front_matter(text)
         blocks = markdown_blocks(body)
         meta.update({f"front_matter.{k}": v for k, v in front.items() if k in ("title", "date", "tags")})
         tags = front_matter_tags(text)
-        if tags:
-            meta["tags"] = " ".join(tags)  # passages carry them (services/chunker/stage.py)
+        if tags:  # the document's metadata says them too, as before (and readers of documents.extracted v3)
+            meta["tags"] = " ".join(tags)
         if "date" in front:
             stated = dates.iso_datetime(front["date"])
         series = _series(front.get("recurrence"), meta)
@@ -294,7 +296,8 @@ def extract_text(raw: bytes, *, content_type: str, filename: str | None, is_note
         title = _first_line_title(full)
     modality = "note" if is_note else ("markdown" if markdown else "text")
     return ExtractedText(title=title, modality=modality, segments=segments, full_text=full,
-                         metadata=meta, stated_time=stated, recurrence=series if markdown else None)
+                         metadata=meta, stated_time=stated, recurrence=series if markdown else None,
+                         tags=tags)
 
 
 def _series(raw: str | None, meta: dict[str, str]) -> Recurrence | None:
@@ -334,4 +337,4 @@ class TextExtractor:
         web = not ctx.is_note and ctx.source_uri.lower().startswith(("http://", "https://"))
         return Extracted(title=doc.title, modality="web" if web else doc.modality, blocks=blocks,
                          metadata=dict(doc.metadata), stated_time=doc.stated_time, stated_time_source="file_metadata",
-                         recurrence=doc.recurrence)
+                         recurrence=doc.recurrence, tags=list(doc.tags))

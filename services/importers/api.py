@@ -30,7 +30,7 @@ from fastapi.responses import JSONResponse
 from secondbrain.settings import Settings
 from secondbrain.uploads import read_multipart, read_raw
 from secondbrain.validation import text_problem
-from services.http_helpers import backlog_refusal, pending_captures
+from services.http_helpers import PendingCaptures, backlog_refusal
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
@@ -226,9 +226,9 @@ def job_state(submitter: CaptureSubmitter, user: str, outcome: Outcome) -> dict[
 router = APIRouter(tags=["import"])
 
 
-def backlog(request: Request, settings: Settings) -> None:
-    """Refuses an import while the person's backlog is full (read with the request's key)."""
-    refusal = backlog_refusal(settings, pending_captures(request), retry_after_s=5,
+def backlog(pending: int, settings: Settings) -> None:
+    """Refuses an import while the person's backlog is full (``pending``, read with the request's key)."""
+    refusal = backlog_refusal(settings, pending, retry_after_s=5,
                               then="the import goes on once some have finished.")
     if refusal is not None:
         raise refusal
@@ -241,12 +241,13 @@ def backlog(request: Request, settings: Settings) -> None:
                      "format": {"type": "string", "description": "force a format: " + registry.names()},
                      "tz": {"type": "string", "description": "the zone of times written without one"},
                      "date_order": {"type": "string", "enum": ["dmy", "mdy", "ymd"]}}}}}}})
-async def post_import(request: Request, user: CurrentUser, settings: SettingsDep, submitter: CaptureSubmitterDep,
+async def post_import(request: Request, user: CurrentUser, pending: PendingCaptures,
+                      settings: SettingsDep, submitter: CaptureSubmitterDep,
                       relay: RelayDep) -> JSONResponse:
     """Upload an export (multipart ``file``, or the raw body with its name in ``X-Filename``); its format
     is decided from its content (``format`` forces one).  Every item becomes a capture with its own time,
     title, tags and provenance; items imported before (unchanged) add nothing."""
-    backlog(request, settings)
+    backlog(pending, settings)
     header = request.headers.get("content-type", "")
     if header.lower().startswith("multipart/form-data"):
         upload = await read_multipart(request.stream(), header, limit=settings.max_upload_bytes)
@@ -263,7 +264,7 @@ async def post_import(request: Request, user: CurrentUser, settings: SettingsDep
         options = options_from(upload.fields, settings)
         resume_from = _resume_from(upload.fields.get("resume_from"))
         name = (upload.filename or "export").replace("\\", "/").rsplit("/", 1)[-1][:255] or "export"
-        room = Room.of(settings, pending_captures(request))
+        room = Room.of(settings, pending)
         cancel = threading.Event()
         work = asyncio.ensure_future(asyncio.to_thread(import_export, submitter, user, name, upload.file,
                                                        upload.fields.get("format") or None, options, room,
@@ -307,15 +308,15 @@ async def _until_done_or_gone(request: Request, work: asyncio.Future[dict[str, A
                      "manifest": {"type": "string", "description": "JSON {\"captures\": [...]}, each with "
                                   "source_uri, kind, title, captured_at, content_type, filename, url, "
                                   "attributes and the name of the part holding its bytes"}}}}}}})
-async def post_batch(request: Request, user: CurrentUser, settings: SettingsDep, submitter: CaptureSubmitterDep,
+async def post_batch(request: Request, user: CurrentUser, pending: PendingCaptures,
+                     settings: SettingsDep, submitter: CaptureSubmitterDep,
                      relay: RelayDep) -> JSONResponse:
     """Captures a client read from an export, each submitted like ``POST /v1/imports`` would; one
     request however many captures (up to 1000 parts).  ``results`` says for each: ``imported`` (its job),
     ``unchanged`` (imported before: nothing written) or ``refused`` (why)."""
-    backlog(request, settings)
+    backlog(pending, settings)
     batch = await read_batch(request.stream(), request.headers.get("content-type", ""),
                              limit=settings.max_upload_bytes)
-    pending = pending_captures(request)
     try:
         results = await asyncio.to_thread(submit_batch, submitter, user, batch, Room.of(settings, pending))
     finally:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, HTTPException, Response
 from pydantic import BaseModel, Field
 
 from secondbrain import keys, lifecycle
 from secondbrain.ports import ApiKeyInfo, KeyScope, MetadataStore
 from secondbrain.validation import Text
-from services.http_helpers import pending_captures
+from services.http_helpers import PendingCaptures
 from services.ingest_gateway.deps import AdminUser, CurrentPrincipal, MetadataDep, RuntimeDep, SettingsDep
 
 
@@ -61,12 +61,12 @@ async def make_key(store: MetadataStore, user_id: str, body: KeyIn) -> dict[str,
 
 
 @router.get("/v1/me", summary="Who this key acts for")
-async def me(principal: CurrentPrincipal, request: Request, settings: SettingsDep) -> dict[str, Any]:
+async def me(principal: CurrentPrincipal, pending: PendingCaptures, settings: SettingsDep) -> dict[str, Any]:
     """Who the key acts for; with a key that may read, how many captures are still in the pipeline and how
     many may be (``SB_MAX_PENDING_JOBS``; 0: no limit): past it, captures and imports wait."""
     out: dict[str, Any] = {"user_id": principal.user_id, "key_id": principal.key_id, "scope": principal.scope}
     if principal.scope != "capture":  # a capture key learns nothing of what the person has
-        out["pending_jobs"] = pending_captures(request)
+        out["pending_jobs"] = pending
         out["max_pending_jobs"] = settings.max_pending_jobs
     return out
 

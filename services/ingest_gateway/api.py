@@ -37,8 +37,8 @@ from secondbrain.tags import normalise_tags
 from secondbrain.titles import display_title
 from secondbrain.uploads import read_form, read_multipart, read_raw
 from secondbrain.validation import Text, text_problem
+from services.http_helpers import PendingCaptures, backlog_refusal
 from services.http_helpers import aware as aware_in
-from services.http_helpers import backlog_refusal, pending_captures
 from services.ingest_gateway.deps import (
     CurrentUser,
     MetadataDep,
@@ -190,10 +190,10 @@ SOURCE_URI_HELP = ("Where the file lives for good, e.g. file:///home/me/notes/a.
                    "version of the same source (default: file:<its name>).")
 
 
-def check_backlog(request: Request, settings: Settings) -> None:
+def check_backlog(pending: int, settings: Settings) -> None:
     """Backpressure: a user who floods the queue waits for their own work, everyone else keeps going
-    (the backlog was read with the request's key, in the same round trip)."""
-    refusal = backlog_refusal(settings, pending_captures(request), retry_after_s=10, then=(
+    (``pending``: the backlog, read with the request's key in the same round trip, :data:`PendingCaptures`)."""
+    refusal = backlog_refusal(settings, pending, retry_after_s=10, then=(
         "wait for some to finish (GET /v1/jobs/<id> or `secondbrain jobs`) and send the rest then."))
     if refusal is not None:
         raise refusal
@@ -234,7 +234,7 @@ async def _already(request: Request, metadata: MetadataStore, settings: Settings
 
 
 @router.post("/v1/notes", status_code=202, response_model=Accepted, summary="Capture a note")
-async def post_note(note: NoteIn, request: Request, user: CurrentUser, settings: SettingsDep,
+async def post_note(note: NoteIn, request: Request, user: CurrentUser, pending: PendingCaptures, settings: SettingsDep,
                     submissions: SubmissionsDep, relay: RelayDep,
                     idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
     if len(note.text) > settings.max_note_chars:
@@ -242,7 +242,7 @@ async def post_note(note: NoteIn, request: Request, user: CurrentUser, settings:
                                  " Upload it as a file instead.")
     if not note.text.strip():
         raise HTTPException(422, "the note is empty")
-    check_backlog(request, settings)
+    check_backlog(pending, settings)
     raw = note.text.encode("utf-8")
     sha = hashlib.sha256(raw).hexdigest()
     body = await asyncio.to_thread(
@@ -260,7 +260,8 @@ async def post_note(note: NoteIn, request: Request, user: CurrentUser, settings:
                      "file": {"type": "string", "format": "binary"}, "title": {"type": "string"},
                      "captured_at": {"type": "string", "format": "date-time"},
                      "source_uri": {"type": "string", "description": SOURCE_URI_HELP}}}}}}})
-async def post_artifact(request: Request, user: CurrentUser, settings: SettingsDep, submissions: SubmissionsDep,
+async def post_artifact(request: Request, user: CurrentUser, pending: PendingCaptures,
+                        settings: SettingsDep, submissions: SubmissionsDep,
                         relay: RelayDep,
                         idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
     """Upload one file as multipart/form-data (field ``file``, optional ``title`` and
@@ -269,7 +270,7 @@ async def post_artifact(request: Request, user: CurrentUser, settings: SettingsD
     ``X-Source-URI``) names the file for good, e.g. ``file:///home/me/notes/a.md``: uploading
     under the same one again makes a new version of the same source."""
     # A Content-Length over the limit was refused before this route ran (secondbrain.http_security).
-    check_backlog(request, settings)  # before reading the body: no point receiving what must wait
+    check_backlog(pending, settings)  # before reading the body: no point receiving what must wait
     header = request.headers.get("content-type", "")
     if header.lower().startswith("multipart/form-data"):
         upload = await read_multipart(request.stream(), header, limit=settings.max_upload_bytes)
@@ -303,7 +304,7 @@ async def post_artifact(request: Request, user: CurrentUser, settings: SettingsD
 
 
 @router.post("/v1/urls", status_code=202, response_model=Accepted, summary="Fetch and remember a web page")
-async def post_url(page: UrlIn, request: Request, user: CurrentUser, settings: SettingsDep,
+async def post_url(page: UrlIn, request: Request, user: CurrentUser, pending: PendingCaptures, settings: SettingsDep,
                    submissions: SubmissionsDep, relay: RelayDep, networks: NetworksDep,
                    idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
     """Queue a web page: the fetcher downloads it (robots.txt, timeouts and size limits apply),
@@ -314,7 +315,7 @@ async def post_url(page: UrlIn, request: Request, user: CurrentUser, settings: S
     refusal = None if settings.fetch_allow_private else _private_target(url, networks)
     if refusal:
         raise HTTPException(422, refusal)
-    check_backlog(request, settings)
+    check_backlog(pending, settings)
     done = await asyncio.to_thread(submissions.url, user, url, page.title, aware(page.captured_at), idempotency_key)
     await _owned(request, submissions.rt.metadata, done)
     return accepted(done, relay)
@@ -322,7 +323,7 @@ async def post_url(page: UrlIn, request: Request, user: CurrentUser, settings: S
 
 @router.post("/v1/pages", status_code=202, response_model=Accepted,
              summary="Remember a web page's rendered text (sent by the browser)")
-async def post_page(page: PageIn, request: Request, user: CurrentUser, settings: SettingsDep,
+async def post_page(page: PageIn, request: Request, user: CurrentUser, pending: PendingCaptures, settings: SettingsDep,
                     submissions: SubmissionsDep, relay: RelayDep,
                     idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
     """The text of a page as the browser rendered it, for pages the fetcher cannot see (behind a
@@ -338,7 +339,7 @@ async def post_page(page: PageIn, request: Request, user: CurrentUser, settings:
                                  f"{settings.max_note_chars} (SB_MAX_NOTE_CHARS). Save a selection instead.")
     if not page.text.strip():
         raise HTTPException(422, "the page has no text to save")
-    check_backlog(request, settings)
+    check_backlog(pending, settings)
     raw = page.text.encode("utf-8")
     title = (page.title or "").strip() or None
     body = await asyncio.to_thread(
@@ -366,14 +367,15 @@ async def queue_url(submissions: Submissions, user: str, url: str, title: str | 
                  "type": "object", "properties": {
                      "title": {"type": "string"}, "text": {"type": "string"}, "url": {"type": "string"},
                      "files": {"type": "array", "items": {"type": "string", "format": "binary"}}}}}}}})
-async def post_share(request: Request, user: CurrentUser, settings: SettingsDep, submissions: SubmissionsDep,
+async def post_share(request: Request, user: CurrentUser, pending: PendingCaptures,
+                     settings: SettingsDep, submissions: SubmissionsDep,
                      relay: RelayDep, networks: NetworksDep) -> RedirectResponse:
     """The manifest's ``share_target``: the phone's share sheet posts ``title``, ``text``, ``url`` and
     ``files`` here as multipart/form-data.  The link is fetched as a web page (Android often sends it in
     ``text``), the words become a note, each file is uploaded; each through the same submission as
     ``/v1/urls``, ``/v1/notes`` and ``/v1/artifacts`` (limits, backlog, the same bytes kept once).  The
     answer is a redirect to the page with the new job ids, where their progress shows."""
-    check_backlog(request, settings)
+    check_backlog(pending, settings)
     header = request.headers.get("content-type", "")
     if header.lower().startswith("multipart/form-data"):
         fields, uploads = await read_form(request.stream(), header, limit=settings.max_upload_bytes,
@@ -466,7 +468,8 @@ async def stream_job(job_id: str, request: Request, user: CurrentUser, metadata:
 
 @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Accepted,
              summary="Try a failed capture again")
-async def retry_job(job_id: str, request: Request, user: CurrentUser, settings: SettingsDep, metadata: MetadataDep,
+async def retry_job(job_id: str, request: Request, user: CurrentUser, pending: PendingCaptures,
+                    settings: SettingsDep, metadata: MetadataDep,
                     objects: ObjectsDep, submissions: SubmissionsDep, relay: RelayDep,
                     networks: NetworksDep) -> JSONResponse:
     """Submit a failed capture's stored file again, as a new job (a web page that could not be
@@ -477,7 +480,7 @@ async def retry_job(job_id: str, request: Request, user: CurrentUser, settings: 
         raise HTTPException(404, "no such job")
     if job.status != "failed":
         raise HTTPException(409, f"only a failed capture can be tried again, and this one is {job.status}")
-    check_backlog(request, settings)
+    check_backlog(pending, settings)
     if job.artifact_id is None:  # nothing stored: a page whose fetch failed
         url = job.source_uri or ""
         if not url.lower().startswith(("http://", "https://")):

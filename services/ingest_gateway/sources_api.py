@@ -17,7 +17,7 @@ import asyncio
 import hashlib
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Request
+from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,7 @@ from secondbrain.events.models import unsaid_capture
 from secondbrain.ports import MetadataStore, SourceView
 from secondbrain.tags import MAX_TAGS_PER_SOURCE, normalise_tag, normalise_tags
 from secondbrain.validation import Text
+from services.http_helpers import PendingCaptures
 from services.ingest_gateway.api import _accepted_body, check_backlog
 from services.ingest_gateway.deps import CurrentUser, MetadataDep, RelayDep, SettingsDep, SubmissionsDep
 from services.ingest_gateway.lifecycle_api import MAX_VERSIONS, detail
@@ -91,8 +92,8 @@ def _current(rows: list[SourceView]) -> SourceView | None:
               responses={202: {"description": "new words: a new version is being indexed (see status_url)"},
                          409: {"description": "this source's words cannot be edited, or it is not ready"},
                          412: {"description": "If-Match names a version that is no longer the current one"}})
-async def edit_source(source_id: str, edit: SourceEdit, request: Request, user: CurrentUser, settings: SettingsDep,
-                      metadata: MetadataDep, submissions: SubmissionsDep, relay: RelayDep,
+async def edit_source(source_id: str, edit: SourceEdit, user: CurrentUser, pending: PendingCaptures,
+                      settings: SettingsDep, metadata: MetadataDep, submissions: SubmissionsDep, relay: RelayDep,
                       if_match: Annotated[str | None, Header()] = None,
                       idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
     """Change a note's or a text file's words (``text``), its ``title`` or its ``tags``.  New words are a
@@ -143,7 +144,7 @@ async def edit_source(source_id: str, edit: SourceEdit, request: Request, user: 
                        None)
             if uri is None:
                 raise HTTPException(409, "this source is a copy filed under another source's file; edit that one")
-            check_backlog(request, settings)
+            check_backlog(pending, settings)
             content_type = _main_type(record.content_type) + "; charset=utf-8"
             done = await asyncio.to_thread(
                 submissions.file, user, data=raw, size=len(raw), sha256=sha, content_type=content_type,

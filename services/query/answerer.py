@@ -11,8 +11,8 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
@@ -21,7 +21,8 @@ from opentelemetry import trace
 
 from secondbrain import telemetry
 from secondbrain.agenda_lines import AgendaLines
-from secondbrain.answer_events import AnswerEvent, Done, Error, Meta, Sources, Token
+from secondbrain.answer_events import AnswerEvent, Done, Error, Meta, Quote, Quoted, Revised, Sources, Token
+from secondbrain.answer_events import Source as ShownSource
 from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
 from secondbrain.ports import ForeignConversation, SparseEncoder
@@ -146,123 +147,42 @@ class Answerer:
                          context)
 
     async def _events(self, q: _Question) -> AsyncIterator[AnswerEvent]:
-        rt, s, engine, encoder = self.rt, self.rt.settings, self.engine, self.encoder
-        user, body, llm, question, zone_, calendar = q.user, q.body, q.llm, q.question, q.zone, q.calendar
-        conversation_id, now, history, asked, context = q.conversation_id, q.now, q.history, q.asked, q.context
-        t0 = time.perf_counter()
-        timings: dict[str, float] = {}
-        tracer = telemetry.tracer()
+        """The answer's steps: understand the question (:meth:`_understand`), say what was understood
+        (:func:`_meta`), find the sources (:meth:`_retrieve`), write the answer (:meth:`_write`), then keep
+        the exchange when asked to (:func:`_remember`).  A failure once the stream has started is an
+        :class:`Error` event."""
+        timer = _Timer()
         request_span = trace.get_current_span()  # the HTTP request's span: the stream runs inside it
         query_class = "unknown"
-
-        def mark(name: str) -> None:
-            timings[name] = round((time.perf_counter() - t0) * 1000, 1)
-
         try:
-            with tracer.start_as_current_span("query plan"):  # no yield inside a span's block
-                followup = await asyncio.to_thread(rewrite_followup, question, asked, llm,
-                                                   now or datetime.now(UTC), zone_, calendar, history=history) \
-                    if asked and not body.fresh else Followup(question, None)
-                standalone = followup.standalone
-                plan = engine.plan(standalone, tz=zone_, filters=q.filters, now=now, conventions=calendar)
+            plan, followup = await self._understand(q)
             query_class = plan.query_class
-            asked_agenda = agenda_question(standalone, now or datetime.now(UTC), zone_, calendar) \
+            asked_agenda = agenda_question(followup.standalone, q.now or datetime.now(UTC), q.zone, q.calendar) \
                 if self.agenda is not None and not q.filters.has_time else None
             if asked_agenda is not None:  # what is coming: the agenda's own lines, as the Upcoming panel shows them
                 request_span.set_attribute("sb.answer.mode", "agenda")
-                async for event in self._from_agenda(q, plan, asked_agenda, standalone, followup, timings, mark):
+                async for event in self._from_agenda(q, plan, asked_agenda, followup, timer):
                     yield event
                 return
-            subject = saved_about(standalone) if plan.query_class == "semantic" else None
-            mode = "listing" if plan.query_class == "temporal" or subject else ("llm" if llm else "extractive")
+            u = _understood(plan, followup, has_model=q.llm is not None)
             request_span.set_attribute("sb.query.class", plan.query_class)
-            request_span.set_attribute("sb.answer.mode", mode)
-            mark("understand")
-            meta = Meta(
-                dict(plan.meta()), answer_mode=mode, conversation_id=conversation_id,
-                standalone_question=standalone if standalone != question else None,
-                carried_over=followup.carried.to_json() if followup.carried else None,
-                fresh=body.fresh, model=llm.model_id if llm and mode == "llm" else None,
-                revises=body.revises.model_dump() if body.revises else None,
-                note=None if mode != "extractive" else
-                "No language model is configured: the answer quotes your sources.")
+            request_span.set_attribute("sb.answer.mode", u.mode)
+            timer.mark("understand")
+            model = q.llm.model_id if q.llm and u.mode == "llm" else None
+            meta = _meta(q, followup, dict(plan.meta()), u.mode, model=model,
+                         note=NO_MODEL_NOTE if u.mode == "extractive" else None)
             yield meta
-            with tracer.start_as_current_span("query retrieve", attributes={
-                    "sb.query.class": plan.query_class, "sb.k": body.k}) as span:
-                if subject is not None:  # "what did I save about X?": every source that matches, not the best few
-                    sources = await asyncio.to_thread(engine.matching_sources, user,
-                                                      replace(plan, semantic_query=subject))
-                else:
-                    sources = await asyncio.to_thread(engine.sources, user, plan, k=body.k)
-                beyond = None  # the time asked about held nothing: what its sources are instead, said first
-                wider = plan.beyond_window() if not sources and mode != "listing" else None
-                if wider is not None:
-                    sources = await asyncio.to_thread(engine.sources, user, wider, k=body.k)
-                    beyond = beyond_label(plan, now or datetime.now(UTC), calendar) if sources else None
-                    span.set_attribute("sb.beyond_window", bool(sources))
-                span.set_attribute("sb.sources", len(sources))
-            mark("retrieval")
-            shown = Sources([source_json(n, x, zone_) for n, x in enumerate(sources, 1)])
+            sources, beyond = await self._retrieve(q, u)
+            timer.mark("retrieval")
+            shown = Sources([shown_source(n, x, q.zone) for n, x in enumerate(sources, 1)])
             yield shown
-            invalid: list[str] = []
-            unsupported, extractive = False, None
-            answered: dict[str, Any] = {}  # the answer with its quoted Markdown, and where each quote points
-            if mode == "listing":
-                text = matches_answer(subject, sources, zone_, now) if subject is not None \
-                    else listing_answer(plan, sources)
-                cited, grounded = list(range(1, len(sources) + 1)), bool(sources)
-                for line in text.splitlines(keepends=True):
-                    yield Token(line)
-            elif not await asyncio.to_thread(engine.supported, user, standalone, sources):
-                text, cited, grounded = NOT_FOUND, [], False
-                yield Token(text)
-            elif mode == "extractive":
-                ans = quoted_answer(standalone, sources, beyond, encoder=encoder, tz=zone_, conventions=calendar,
-                                    window=(plan.start, plan.end) if beyond is None else None)
-                text, cited, grounded = ans.text, ans.citations, ans.grounded
-                answered = quoted_json(ans, sources)
-                for word in text.split(" "):
-                    yield Token(word + " ")
-            else:
-                assert llm is not None
-                messages = build_messages(question if not context else standalone, sources, zone_,
-                                          now or datetime.now(UTC), context, beyond=beyond)
-                checker = CitationFilter(len(sources))
-                parts: list[str] = []
-                async for delta in _stream(llm, messages, s.llm_max_tokens, s.llm_temperature):
-                    if "first_token" not in timings:
-                        mark("first_token")
-                    piece = checker.feed(delta)
-                    if piece:
-                        parts.append(piece)
-                        yield Token(piece)
-                tail = checker.finish()
-                if tail:
-                    parts.append(tail)
-                    yield Token(tail)
-                text, cited, invalid = "".join(parts).strip(), list(checker.used), checker.invalid
-                grounded = bool(cited)
-                # the model writes Markdown: the page renders it safely, the CLI and MCP read it plain
-                text, answered = plain(text), {"answer_markdown": text}
-                if invalid:
-                    log.warning("invalid citations removed", extra={"invalid": invalid, "sources": len(sources)})
-                if not grounded:
-                    # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
-                    # it go the best quoted passages, which are (the extractive answer).
-                    unsupported = True
-                    quoted = quoted_answer(standalone, sources, beyond, encoder=encoder, tz=zone_,
-                                           conventions=calendar)
-                    if quoted.grounded:
-                        extractive = {"answer": quoted.text, "citations": quoted.citations}
-            mark("total")
-            done = Done(text, answer_markdown=answered.get("answer_markdown", text), citations=cited,
-                        found=answered.get("found", grounded), quotes=answered.get("quotes", []),
-                        invalid_citations=invalid, grounded=grounded, unsupported=unsupported,
-                        extractive=extractive, answer_mode=mode, conversation_id=conversation_id,
-                        timings_ms=timings, beyond_window=beyond)
-            if body.keep:  # a one-shot question (the CLI's, unless asked to keep it) is kept nowhere
-                await asyncio.to_thread(_remember, rt, user, conversation_id, question, standalone, done.data(),
-                                        meta.data(), shown.sources)
+            written = _Written()
+            async for token in self._write(q, u, sources, beyond, written, timer):
+                yield token
+            timer.mark("total")
+            done = written.done(u.mode, q.conversation_id, timer.ms, beyond)
+            if q.body.keep:  # a one-shot question (the CLI's, unless asked to keep it) is kept nowhere
+                await asyncio.to_thread(_remember, self.rt, q, followup.standalone, done, meta, shown)
             yield done
         except (RetryableError, PermanentError) as exc:
             yield Error(str(exc), retryable=isinstance(exc, RetryableError))
@@ -271,37 +191,198 @@ class Answerer:
             log.exception("answering failed", extra={"error_id": error_id})
             yield Error(f"the answer failed; try again (error id {error_id})", error_id=error_id)
         finally:
-            telemetry.QUERY_DURATION.record(time.perf_counter() - t0, {"route": "ask", "query_class": query_class})
+            telemetry.QUERY_DURATION.record(time.perf_counter() - timer.t0, {"route": "ask",
+                                                                            "query_class": query_class})
 
+    async def _understand(self, q: _Question) -> tuple[Plan, Followup]:
+        """The question as it will be searched (a follow-up made standalone from the conversation, unless
+        asked afresh) and its plan: the query class, the time range, the filters."""
+        with telemetry.tracer().start_as_current_span("query plan"):  # no yield inside a span's block
+            followup = await asyncio.to_thread(rewrite_followup, q.question, q.asked, q.llm, q.now or datetime.now(UTC),
+                                               q.zone, q.calendar, history=q.history) \
+                if q.asked and not q.body.fresh else Followup(q.question, None)
+            plan = self.engine.plan(followup.standalone, tz=q.zone, filters=q.filters, now=q.now,
+                                    conventions=q.calendar)
+        return plan, followup
 
-    async def _from_agenda(self, q: _Question, plan: Plan, asked: AgendaQuestion, standalone: str,
-                           followup: Followup, timings: dict[str, float],
-                           mark: Callable[[str], None]) -> AsyncIterator[AnswerEvent]:
+    async def _retrieve(self, q: _Question, u: _Understood) -> tuple[list[Source], str | None]:
+        """The sources, and what is said before an answer from them (``beyond``) when the time asked about
+        held nothing and they are the closest from other times."""
+        engine, plan = self.engine, u.plan
+        with telemetry.tracer().start_as_current_span("query retrieve", attributes={
+                "sb.query.class": plan.query_class, "sb.k": q.body.k}) as span:
+            if u.subject is not None:  # "what did I save about X?": every source that matches, not the best few
+                sources = await asyncio.to_thread(engine.matching_sources, q.user,
+                                                  replace(plan, semantic_query=u.subject))
+            else:
+                sources = await asyncio.to_thread(engine.sources, q.user, plan, k=q.body.k)
+            beyond = None  # the time asked about held nothing: what its sources are instead, said first
+            wider = plan.beyond_window() if not sources and u.mode != "listing" else None
+            if wider is not None:
+                sources = await asyncio.to_thread(engine.sources, q.user, wider, k=q.body.k)
+                beyond = beyond_label(plan, q.now or datetime.now(UTC), q.calendar) if sources else None
+                span.set_attribute("sb.beyond_window", bool(sources))
+            span.set_attribute("sb.sources", len(sources))
+        return sources, beyond
+
+    async def _write(self, q: _Question, u: _Understood, sources: list[Source], beyond: str | None,
+                     written: _Written, timer: _Timer) -> AsyncIterator[Token]:
+        """The answer as its tokens stream, kept in ``written``: the listing, the refusal when the sources do
+        not bear on the question, the quoted (extractive) answer, or the model's."""
+        if u.mode == "listing":
+            written.text = matches_answer(u.subject, sources, q.zone, q.now) if u.subject is not None \
+                else listing_answer(u.plan, sources)
+            written.cited, written.grounded = list(range(1, len(sources) + 1)), bool(sources)
+            for line in written.text.splitlines(keepends=True):
+                yield Token(line)
+        elif not await asyncio.to_thread(self.engine.supported, q.user, u.standalone, sources):
+            written.text = NOT_FOUND
+            yield Token(written.text)
+        elif u.mode == "extractive":
+            ans = quoted_answer(u.standalone, sources, beyond, encoder=self.encoder, tz=q.zone,
+                                conventions=q.calendar, window=(u.plan.start, u.plan.end) if beyond is None else None)
+            written.text, written.cited, written.grounded = ans.text, ans.citations, ans.grounded
+            # the answer with its quoted Markdown, and where each quote points
+            written.markdown, written.found = ans.markdown or ans.text, ans.found
+            written.quotes = quote_places(ans, sources)
+            for word in written.text.split(" "):
+                yield Token(word + " ")
+        else:
+            async for token in self._from_model(q, u, sources, beyond, written, timer):
+                yield token
+
+    async def _from_model(self, q: _Question, u: _Understood, sources: list[Source], beyond: str | None,
+                          written: _Written, timer: _Timer) -> AsyncIterator[Token]:
+        """The model's answer as it streams, its citations checked against the sources; beside an answer that
+        cites nothing, the best quoted passages."""
+        s = self.rt.settings
+        assert q.llm is not None
+        messages = build_messages(q.question if not q.context else u.standalone, sources, q.zone,
+                                  q.now or datetime.now(UTC), q.context, beyond=beyond)
+        checker = CitationFilter(len(sources))
+        parts: list[str] = []
+        async for delta in _stream(q.llm, messages, s.llm_max_tokens, s.llm_temperature):
+            if "first_token" not in timer.ms:
+                timer.mark("first_token")
+            piece = checker.feed(delta)
+            if piece:
+                parts.append(piece)
+                yield Token(piece)
+        tail = checker.finish()
+        if tail:
+            parts.append(tail)
+            yield Token(tail)
+        # the model writes Markdown: the page renders it safely, the CLI and MCP read it plain
+        written.markdown = "".join(parts).strip()
+        written.text, written.cited, written.invalid = plain(written.markdown), list(checker.used), checker.invalid
+        written.grounded = bool(written.cited)
+        if written.invalid:
+            log.warning("invalid citations removed", extra={"invalid": written.invalid, "sources": len(sources)})
+        if not written.grounded:
+            # Nothing the model wrote is backed by a source: it must not read as fact.  Beside
+            # it go the best quoted passages, which are (the extractive answer).
+            written.unsupported = True
+            quoted = quoted_answer(u.standalone, sources, beyond, encoder=self.encoder, tz=q.zone,
+                                   conventions=q.calendar)
+            if quoted.grounded:
+                written.extractive = Quoted(quoted.text, quoted.citations)
+
+    async def _from_agenda(self, q: _Question, plan: Plan, asked: AgendaQuestion, followup: Followup,
+                           timer: _Timer) -> AsyncIterator[AnswerEvent]:
         """The answer to a question about what is coming: the agenda's lines for the time asked, each cited."""
         assert self.agenda is not None
         window = {"from": asked.start.isoformat(), "to": asked.end.isoformat(), "next": list(asked.subject) or None}
-        meta = Meta(dict(plan.meta(), agenda=window), answer_mode="agenda", conversation_id=q.conversation_id,
-                    standalone_question=standalone if standalone != q.question else None,
-                    carried_over=followup.carried.to_json() if followup.carried else None, fresh=q.body.fresh,
-                    model=None, revises=q.body.revises.model_dump() if q.body.revises else None,
-                    note="Answered from your agenda: the lines the Upcoming panel shows for that time.")
+        meta = _meta(q, followup, dict(plan.meta(), agenda=window), "agenda", model=None, note=AGENDA_NOTE)
         yield meta
-        mark("understand")
+        timer.mark("understand")
         told = await asyncio.to_thread(tell, self.agenda, q.user, asked, q.zone, q.calendar)
-        mark("retrieval")
-        shown = Sources([{**source_json(n, QueryEngine._as_source(h), q.zone), "agenda": [
-            line["id"] for line in told.lines if line["n"] == n]} for n, h in enumerate(told.hits, 1)])
+        timer.mark("retrieval")
+        shown = Sources([replace(shown_source(n, QueryEngine._as_source(h), q.zone), agenda=[
+            line["id"] for line in told.lines if line["n"] == n]) for n, h in enumerate(told.hits, 1)])
         yield shown
         for line in told.text.splitlines(keepends=True):
             yield Token(line)
-        mark("total")
+        timer.mark("total")
         done = Done(told.text, answer_markdown=told.text, citations=told.citations, found=bool(told.lines),
                     quotes=[], invalid_citations=[], grounded=bool(told.lines), unsupported=False, extractive=None,
-                    answer_mode="agenda", conversation_id=q.conversation_id, timings_ms=timings)
+                    answer_mode="agenda", conversation_id=q.conversation_id, timings_ms=timer.ms)
         if q.body.keep:
-            await asyncio.to_thread(_remember, self.rt, q.user, q.conversation_id, q.question, standalone,
-                                    done.data(), meta.data(), shown.sources)
+            await asyncio.to_thread(_remember, self.rt, q, followup.standalone, done, meta, shown)
         yield done
+
+
+NO_MODEL_NOTE = "No language model is configured: the answer quotes your sources."
+AGENDA_NOTE = "Answered from your agenda: the lines the Upcoming panel shows for that time."
+
+
+class _Timer:
+    """When each step of an answer ended, in milliseconds since it started (``timings_ms``)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.ms: dict[str, float] = {}
+
+    def mark(self, name: str) -> None:
+        self.ms[name] = round((time.perf_counter() - self.t0) * 1000, 1)
+
+
+@dataclass(frozen=True)
+class _Understood:
+    """A question understood: its plan, its reading as a follow-up, the subject of a "what did I save about
+    X?" question, and how it is answered (``listing``, ``llm`` or ``extractive``)."""
+
+    plan: Plan
+    followup: Followup
+    subject: str | None
+    mode: Literal["listing", "llm", "extractive"]
+
+    @property
+    def standalone(self) -> str:
+        return self.followup.standalone
+
+
+def _understood(plan: Plan, followup: Followup, *, has_model: bool) -> _Understood:
+    """How a question is answered: a time-only question, or one after every source about a subject, by a
+    listing; else by the model when there is one, or by quoting the sources."""
+    subject = saved_about(followup.standalone) if plan.query_class == "semantic" else None
+    mode: Literal["listing", "llm", "extractive"] = \
+        "listing" if plan.query_class == "temporal" or subject else ("llm" if has_model else "extractive")
+    return _Understood(plan, followup, subject, mode)
+
+
+def _meta(q: _Question, followup: Followup, understood: dict[str, Any], mode: str, *, model: str | None,
+          note: str | None) -> Meta:
+    """What was understood, as the ``meta`` event says it."""
+    standalone = followup.standalone
+    revises = q.body.revises
+    return Meta(understood, answer_mode=mode, conversation_id=q.conversation_id,
+                standalone_question=standalone if standalone != q.question else None,
+                carried_over=followup.carried, fresh=q.body.fresh, model=model,
+                revises=Revised(revises.question, revises.how) if revises else None, note=note)
+
+
+@dataclass
+class _Written:
+    """An answer as it is written: its plain text, the citations it uses, whether it is grounded, its
+    Markdown and quotes (when they differ from the text), and for a model's answer the citations removed
+    and what the sources say beside an answer that cites nothing."""
+
+    text: str = ""
+    cited: list[int] = field(default_factory=list)
+    grounded: bool = False
+    markdown: str | None = None
+    found: bool | None = None
+    quotes: list[Quote] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    unsupported: bool = False
+    extractive: Quoted | None = None
+
+    def done(self, mode: str, conversation_id: str, timings: dict[str, float], beyond: str | None) -> Done:
+        return Done(self.text, answer_markdown=self.text if self.markdown is None else self.markdown,
+                    citations=self.cited, found=self.grounded if self.found is None else self.found,
+                    quotes=self.quotes, invalid_citations=self.invalid, grounded=self.grounded,
+                    unsupported=self.unsupported, extractive=self.extractive, answer_mode=mode,
+                    conversation_id=conversation_id, timings_ms=timings, beyond_window=beyond)
 
 
 def quoted_answer(question: str, sources: list[Source], beyond: str | None, *, encoder: SparseEncoder, tz: ZoneInfo,
@@ -336,34 +417,30 @@ def raw_link(h: SearchHit) -> str:
     return url
 
 
-def source_json(n: int, s: Source, tz: ZoneInfo) -> dict[str, Any]:
+def shown_source(n: int, s: Source, tz: ZoneInfo) -> ShownSource:
     """A numbered source as sent to the client."""
     h = s.hit
     snippet = " ".join(s.text.split())
-    fields = {k: v for k, v in h.to_json().items() if k not in ("text", "score")}
     try:
         local = datetime.fromisoformat(h.captured_at.replace("Z", "+00:00")).astimezone(tz).isoformat()
     except ValueError:
         local = h.captured_at
-    out = {"n": n, **fields, "captured_at_local": local, "t_start": s.t_start, "t_end": s.t_end,
-           "snippet": snippet[:300] + ("…" if len(snippet) > 300 else ""), "link": raw_link(h),
-           "neighbours": s.neighbours}
-    if s.t_start is not None:
-        out["position"] = f"{clock(s.t_start)}-{clock(s.t_end or s.t_start)}"
-    return out
+    return ShownSource(n, h, captured_at_local=local, t_start=s.t_start, t_end=s.t_end,
+                       snippet=snippet[:300] + ("…" if len(snippet) > 300 else ""), link=raw_link(h),
+                       neighbours=s.neighbours,
+                       position=f"{clock(s.t_start)}-{clock(s.t_end or s.t_start)}" if s.t_start is not None else None)
 
 
-def quoted_json(ans: Answer, sources: list[Source]) -> dict[str, Any]:
-    """What the page needs beside the plain answer: the answer with its quoted Markdown, whether anything was
-    found, and where each quote is in its source (the page of the quoted words, the second they are said at)."""
-    quotes = []
+def quote_places(ans: Answer, sources: list[Source]) -> list[Quote]:
+    """Where each quote of an extractive answer is in its source (the page of the quoted words, the second they
+    are said at), for the page to point at."""
+    out = []
     for q in ans.quotes:
         h = sources[q.n - 1].hit
         link = f"/v1/artifacts/{h.artifact_id}/raw" + (f"#page={q.page}" if q.page is not None else
                                                        f"#t={int(q.t_start)}" if q.t_start is not None else "")
-        quotes.append({"n": q.n, "page": q.page, "t_start": q.t_start, "link": link,
-                       **({"position": clock(q.t_start)} if q.t_start is not None else {})})
-    return {"answer_markdown": ans.markdown or ans.text, "found": ans.found, "quotes": quotes}
+        out.append(Quote(q.n, q.page, q.t_start, link, clock(q.t_start) if q.t_start is not None else None))
+    return out
 
 
 def listing_answer(plan: Plan, sources: list[Source], now: datetime | None = None) -> str:
@@ -452,16 +529,17 @@ async def _stream(llm: ChatLLM, messages: list[dict[str, str]], max_tokens: int,
             return
 
 
-def _remember(rt: Runtime, user: str, conversation_id: str, question: str, standalone: str, done: dict[str, Any],
-              understood: dict[str, Any], sources: list[dict[str, Any]]) -> None:
+def _remember(rt: Runtime, q: _Question, standalone: str, done: Done, understood: Meta, shown: Sources) -> None:
     """Keep the exchange, and the question as understood, so a follow-up can be understood; the answer keeps
     what the person saw with it (sources, what was understood), so the conversation can be shown again."""
+    user, conversation_id, question = q.user, q.conversation_id, q.question
     turns = rt.metadata.conversations.get_turns(user, conversation_id, 1)
     if not (turns and turns[-1].role == "user" and turns[-1].content == question):
         rt.metadata.conversations.add_turn(user, conversation_id, "user", question, {"standalone": standalone})
     kept = ("citations", "grounded", "unsupported", "extractive", "answer_mode", "answer_markdown", "found", "quotes")
-    rt.metadata.conversations.add_turn(user, conversation_id, "assistant", done["answer"], {
-        **{k: done[k] for k in kept}, "standalone": standalone, "meta": understood, "sources": sources})
+    answer = done.data()
+    rt.metadata.conversations.add_turn(user, conversation_id, "assistant", done.answer, {
+        **{k: answer[k] for k in kept}, "standalone": standalone, "meta": understood.data(), "sources": shown.data()})
 
 
 def _load_reranker(model_dir: Any) -> Any:

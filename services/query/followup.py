@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
+from secondbrain.answer_events import Carried  # what a follow-up took over, as meta shows it
 from secondbrain.errors import PermanentError, RetryableError
 from secondbrain.llm import ChatLLM
 from secondbrain.temporal import Conventions
@@ -43,19 +44,6 @@ _GENERIC = {"anything", "everything", "something", "nothing", "thing", "things",
             "kind", "sort", "bit", "detail", "details", "info", "information", "note", "notes", "question",
             "answer", "data", "what", "who", "which", "i", "me", "you", "we", "us", "summary", "time", "date",
             "day", "week", "month", "year"}
-
-
-@dataclass(frozen=True, slots=True)
-class Carried:
-    """What a follow-up took from the conversation, and why (shown to the user in ``meta``)."""
-
-    subject: str | None
-    time: str | None
-    why: str
-    source: str  # the earlier question it came from, as understood
-
-    def to_json(self) -> dict[str, Any]:
-        return {"subject": self.subject, "time": self.time, "why": self.why, "from": self.source}
 
 
 @dataclass(frozen=True, slots=True)

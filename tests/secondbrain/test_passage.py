@@ -111,9 +111,24 @@ def test_a_recording_passage_has_its_wall_clock_times_and_the_text_the_models_sa
 def test_a_note_passage_keeps_its_links_whole() -> None:
     old = {**OLD_PAYLOAD, "kind": "paragraph", "attributes": {"tags": "garden", "links": "Tomato plan | Compost"}}
     passage = IndexedPassage.from_payload(old)
-    assert passage.links == ("Tomato plan", "Compost") and passage.attributes == {"tags": "garden"}
+    assert passage.links == ("Tomato plan", "Compost") and passage.tags == ("garden",) and passage.attributes == {}
     assert passage.to_payload()["links"] == ["Tomato plan", "Compost"]
     assert hit_from_payload("p", 1.0, passage.to_payload()).to_json()["attributes"] == old["attributes"]
+
+
+def test_a_notes_tags_are_a_list_in_the_payload_and_old_payloads_read_as_lists() -> None:
+    """A note's tags: a list from the payload to the hit; a payload that kept them space-joined, in its
+    attributes or as the ``tags`` value itself, reads as the list of their words."""
+    for old in ({**OLD_PAYLOAD, "attributes": {"tags": "garden work/plans"}},
+                {**OLD_PAYLOAD, "tags": "garden work/plans"}, {**OLD_PAYLOAD, "tags": ["garden", "work/plans"]}):
+        passage = IndexedPassage.from_payload(old)
+        assert passage.tags == ("garden", "work/plans") and "tags" not in passage.attributes, old
+        payload = passage.to_payload()
+        assert payload["tags"] == ["garden", "work/plans"] and "tags" not in payload.get("attributes", {})
+        hit = hit_from_payload("p", 1.0, payload)
+        # the list, and the attributes as clients before the list read them
+        assert hit.tags == ("garden", "work/plans") and hit.to_json()["attributes"]["tags"] == "garden work/plans"
+    assert "tags" not in IndexedPassage.from_payload(OLD_PAYLOAD).to_payload()
 
 
 def test_the_passage_type_needs_no_pipeline() -> None:

@@ -63,6 +63,10 @@ CODEC = EventCodec()
 
 # --------------------------------------------------------------------------- fixtures
 
+# Size limits, not store logic: tens of thousands of segments take seconds to extract, so these tests run
+# once, on PostgreSQL, in the whole suite rather than in the fast lane.
+SIZE_LIMITS = pytest.mark.parametrize("metadata", ["postgres"], indirect=True)
+
 
 @pytest.fixture(scope="module", params=[pytest.param("memory", marks=pytest.mark.fast), "postgres"])
 def metadata(request: pytest.FixtureRequest) -> Iterator[MetadataStore]:
@@ -381,6 +385,20 @@ def test_note_submission(pipeline: Pipeline, user: str) -> None:
     assert doc.modality == "note"
     assert doc.title == "remember to water the ficus on Thursdays"
     assert chunks.chunks[0].text == "remember to water the ficus on Thursdays"
+
+
+def test_a_notes_front_matter_tags_travel_as_a_list_to_its_passages(pipeline: Pipeline, user: str) -> None:
+    from secondbrain.search_hits import hit_from_payload
+
+    raw = b"---\ntags: [Garden, '#work/plans']\n---\n# Beds\n\nDig the raised beds in March.\n"
+    doc, chunks, _ = pipeline.run(submit_like_gateway(pipeline, user, raw, filename="beds.md"))
+    assert doc.tags == ["garden", "work/plans"]
+    assert chunks.chunks and all(c.tags == ["garden", "work/plans"] and not c.attributes for c in chunks.chunks)
+    payloads = points_of(pipeline, user, doc.document_id)
+    assert payloads and all(p["tags"] == ["garden", "work/plans"] for p in payloads)
+    hit = hit_from_payload(payloads[0]["chunk_id"], 1.0, payloads[0])
+    # a list in the hit; shown space-joined in its attributes, as clients have always read them
+    assert hit.tags == ("garden", "work/plans") and hit.to_json()["attributes"] == {"tags": "garden work/plans"}
 
 
 def test_external_producer_event_is_registered(pipeline: Pipeline, user: str) -> None:
@@ -788,6 +806,7 @@ def test_reconstruct_text_refuses_offsets_that_do_not_match_the_text() -> None:
 PARTS = 210  # ~740 KB of text
 
 
+@SIZE_LIMITS
 def test_large_document_goes_by_claim_check(pipeline: Pipeline, user: str) -> None:
     paragraphs = [f"## Part {k}\n\n" + " ".join(
         f"Entry {k}-{i} records measurement {k * 1000 + i} taken at station {i % 17}." for i in range(60))
@@ -853,6 +872,7 @@ def test_claim_checked_chunks_are_embedded(pipeline: Pipeline, user: str) -> Non
         pipeline.embed.process(wrong_count)
 
 
+@SIZE_LIMITS
 def test_many_small_segments_still_fit_in_a_message(pipeline: Pipeline, user: str) -> None:
     """Well under 700 KB of text, but tens of thousands of segments: the event must still be publishable."""
     raw = ("# Inventory\n\n" + "\n\n".join(f"Item {i}." for i in range(30_000))).encode()
@@ -864,6 +884,7 @@ def test_many_small_segments_still_fit_in_a_message(pipeline: Pipeline, user: st
     CODEC.encode(chunks)
 
 
+@SIZE_LIMITS
 def test_many_tiny_code_blocks_still_fit_in_a_message(pipeline: Pipeline, user: str) -> None:
     """Every code block is a chunk of its own: thousands of one-line blocks make a long chunk list."""
     raw = ("# Snippets\n\n" + "\n\n".join(f"```\nx{i}\n```" for i in range(15_000))).encode()

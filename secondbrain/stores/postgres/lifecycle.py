@@ -62,53 +62,12 @@ class PostgresLifecycle(PgRole):
             removed = [a for a in candidates if a not in set(kept)]
             raw = conn.execute("SELECT artifact_id, object_key FROM artifacts "
                                "WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed)).fetchall()
-            # Copies of this source's content submitted under another name ended as duplicates of
-            # it; once it is gone they are indexed in their own name (while their bytes are kept).
-            requeue = sorted(r[0] for r in conn.execute(
-                """
-                SELECT j.job_id FROM jobs j JOIN artifacts a ON a.artifact_id = j.artifact_id
-                WHERE j.user_id = %(user)s AND j.artifact_id = ANY(%(arts)s) AND j.job_id <> ALL(%(jobs)s)
-                  AND j.status = 'duplicate' AND a.raw_purged_at IS NULL
-                  AND EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.job_id
-                              AND o.topic = %(topic)s)
-                """, {"user": user_id, "arts": sorted(set(kept) & {r[1] for r in docs}), "jobs": job_ids,
-                      "topic": self._submissions[0]}).fetchall())
-            conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
-            conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
-            redact_answers(conn, user_id, source_id)
-            conn.execute("DELETE FROM source_tags WHERE user_id = %s AND source_id = %s", (user_id, source_id))
-            conn.execute("DELETE FROM documents WHERE user_id = %s AND document_id = ANY(%s)", (user_id, doc_ids))
-            conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed))
-            conn.execute(  # the job whose source holds the artifact's document first, else the oldest
-                """
-                UPDATE artifacts a SET (source_id, source_uri) = (
-                    SELECT j.source_id, coalesce(j.source_uri, a.source_uri) FROM jobs j
-                    LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id
-                    WHERE j.artifact_id = a.artifact_id AND j.source_id IS NOT NULL
-                    ORDER BY (j.source_id = d.source_id) DESC NULLS LAST, j.created_at, j.job_id LIMIT 1)
-                WHERE a.user_id = %(user)s AND a.artifact_id = ANY(%(kept)s) AND a.source_id = %(source)s
-                  AND EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id AND j.source_id IS NOT NULL)
-                """, {"user": user_id, "kept": kept, "source": source_id})
+            requeue = _duplicates_to_requeue(conn, user_id, sorted(set(kept) & {r[1] for r in docs}), job_ids,
+                                             self._submissions[0])
+            _remove_rows(conn, user_id, source_id, job_ids, doc_ids, removed, kept)
             # Claim checks of documents not recorded yet (work in flight) live under the same ids.
             cleanup_docs = sorted(set(doc_ids) | {ids.document_id(a) for a in removed})
-            row = conn.execute(
-                """
-                INSERT INTO deleted_sources AS t (user_id, source_id, job_ids, document_ids, object_keys,
-                                                  requeue_job_ids)
-                VALUES (%(user)s, %(source)s, %(jobs)s, %(docs)s, %(keys)s, %(requeue)s)
-                ON CONFLICT (user_id, source_id) DO UPDATE SET
-                    deleted_at = clock_timestamp(), cleaned_at = NULL,
-                    job_ids = CASE WHEN t.cleaned_at IS NULL THEN t.job_ids ELSE '{}' END || EXCLUDED.job_ids,
-                    document_ids = CASE WHEN t.cleaned_at IS NULL THEN t.document_ids ELSE '{}' END
-                                   || EXCLUDED.document_ids,
-                    object_keys = CASE WHEN t.cleaned_at IS NULL THEN t.object_keys ELSE '{}' END
-                                  || EXCLUDED.object_keys,
-                    requeue_job_ids = CASE WHEN t.cleaned_at IS NULL THEN t.requeue_job_ids ELSE '{}' END
-                                      || EXCLUDED.requeue_job_ids
-                RETURNING deleted_at, job_ids, document_ids, object_keys, requeue_job_ids
-                """,
-                {"user": user_id, "source": source_id, "jobs": job_ids, "docs": cleanup_docs,
-                 "keys": sorted(r[1] for r in raw), "requeue": requeue}).fetchone()
+            row = _tombstone(conn, user_id, source_id, job_ids, cleanup_docs, sorted(r[1] for r in raw), requeue)
             assert row is not None
         return SourceDeletion(user_id=user_id, source_id=source_id, deleted_at=row[0], job_ids=_uniq(row[1]),
                               document_ids=_uniq(row[2]), artifact_ids=removed, object_keys=_uniq(row[3]),
@@ -257,3 +216,63 @@ class PostgresLifecycle(PgRole):
                 tables = left
             removed["users"] = conn.execute("DELETE FROM users WHERE user_id = %s", (user_id,)).rowcount
         return {k: v for k, v in sorted(removed.items())}
+
+
+def _duplicates_to_requeue(conn: Any, user_id: str, arts: list[str], job_ids: list[str], topic: str) -> list[str]:
+    """The jobs of other sources that ended as duplicates of the deleted source's content (``arts``, kept):
+    indexed in their own name once it is gone (while their bytes are kept)."""
+    # Copies of this source's content submitted under another name ended as duplicates of
+    # it; once it is gone they are indexed in their own name (while their bytes are kept).
+    return sorted(r[0] for r in conn.execute(
+        """
+        SELECT j.job_id FROM jobs j JOIN artifacts a ON a.artifact_id = j.artifact_id
+        WHERE j.user_id = %(user)s AND j.artifact_id = ANY(%(arts)s) AND j.job_id <> ALL(%(jobs)s)
+          AND j.status = 'duplicate' AND a.raw_purged_at IS NULL
+          AND EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = j.job_id
+                      AND o.topic = %(topic)s)
+        """, {"user": user_id, "arts": arts, "jobs": job_ids, "topic": topic}).fetchall())
+
+
+def _remove_rows(conn: Any, user_id: str, source_id: str, job_ids: list[str], doc_ids: list[str],
+                 removed: list[str], kept: list[str]) -> None:
+    """Delete the source's jobs (and outbox rows), answers' quotes, tags, documents and the artifacts no other
+    source uses; a kept artifact that named the source is renamed to one that still uses it."""
+    conn.execute("DELETE FROM outbox WHERE job_id = ANY(%s)", (job_ids,))
+    conn.execute("DELETE FROM jobs WHERE user_id = %s AND job_id = ANY(%s)", (user_id, job_ids))
+    redact_answers(conn, user_id, source_id)
+    conn.execute("DELETE FROM source_tags WHERE user_id = %s AND source_id = %s", (user_id, source_id))
+    conn.execute("DELETE FROM documents WHERE user_id = %s AND document_id = ANY(%s)", (user_id, doc_ids))
+    conn.execute("DELETE FROM artifacts WHERE user_id = %s AND artifact_id = ANY(%s)", (user_id, removed))
+    conn.execute(  # the job whose source holds the artifact's document first, else the oldest
+        """
+        UPDATE artifacts a SET (source_id, source_uri) = (
+            SELECT j.source_id, coalesce(j.source_uri, a.source_uri) FROM jobs j
+            LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id
+            WHERE j.artifact_id = a.artifact_id AND j.source_id IS NOT NULL
+            ORDER BY (j.source_id = d.source_id) DESC NULLS LAST, j.created_at, j.job_id LIMIT 1)
+        WHERE a.user_id = %(user)s AND a.artifact_id = ANY(%(kept)s) AND a.source_id = %(source)s
+          AND EXISTS (SELECT 1 FROM jobs j WHERE j.artifact_id = a.artifact_id AND j.source_id IS NOT NULL)
+        """, {"user": user_id, "kept": kept, "source": source_id})
+
+
+def _tombstone(conn: Any, user_id: str, source_id: str, job_ids: list[str], document_ids: list[str],
+               object_keys: list[str], requeue: list[str]) -> Any:
+    """Record the deletion (what the cleanup removes after the commit), merged into a tombstone not cleaned yet."""
+    return conn.execute(
+        """
+        INSERT INTO deleted_sources AS t (user_id, source_id, job_ids, document_ids, object_keys,
+                                          requeue_job_ids)
+        VALUES (%(user)s, %(source)s, %(jobs)s, %(docs)s, %(keys)s, %(requeue)s)
+        ON CONFLICT (user_id, source_id) DO UPDATE SET
+            deleted_at = clock_timestamp(), cleaned_at = NULL,
+            job_ids = CASE WHEN t.cleaned_at IS NULL THEN t.job_ids ELSE '{}' END || EXCLUDED.job_ids,
+            document_ids = CASE WHEN t.cleaned_at IS NULL THEN t.document_ids ELSE '{}' END
+                           || EXCLUDED.document_ids,
+            object_keys = CASE WHEN t.cleaned_at IS NULL THEN t.object_keys ELSE '{}' END
+                          || EXCLUDED.object_keys,
+            requeue_job_ids = CASE WHEN t.cleaned_at IS NULL THEN t.requeue_job_ids ELSE '{}' END
+                              || EXCLUDED.requeue_job_ids
+        RETURNING deleted_at, job_ids, document_ids, object_keys, requeue_job_ids
+        """,
+        {"user": user_id, "source": source_id, "jobs": job_ids, "docs": document_ids,
+         "keys": object_keys, "requeue": requeue}).fetchone()

@@ -77,7 +77,7 @@ def test_a_job_poll_told_to_slow_down_waits_as_told_and_asks_again(monkeypatch: 
 def test_a_folder_sync_waits_for_a_server_that_is_away_or_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    from app.sync import FolderSync
+    from connectors.folders import FolderSync
 
     refused = httpx.ConnectError("connection refused")
     answers: list[Any] = [refused, refused, httpx.Response(503, headers={"Retry-After": "90"}),

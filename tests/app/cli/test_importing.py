@@ -14,8 +14,9 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from app.assembly import build_runtime
-from app.cli.importing import Item, Progress, Sender, Tally, _summary, clock, cmd_import
+from app.cli.importing import _summary, cmd_import
 from app.http import create_app
+from connectors.sender import Item, Progress, Sender, Tally, clock
 from secondbrain.settings import Settings
 from services.importers import render
 from services.importers.registry import by_name

@@ -52,7 +52,8 @@ def test_v3_and_v4_events_decode_into_lists(codec: EventCodec, version: int) -> 
     assert chunk.speakers == ["Ana", "Bo"]
     assert chunk.turn_ids == ["D1:1", "D1:2"]
     assert chunk.links == ["Tomato plan", "https://example.org/beds"]
-    assert chunk.attributes == {"tags": "garden plans"}  # the lists are no longer strings in the attributes
+    assert chunk.tags == ["garden", "plans"]
+    assert chunk.attributes == {}  # the lists are no longer strings in the attributes
     if version == 4:
         assert chunk.mentions == [TimeMention(start=T0, end=T0.replace(day=3), expression="today")]
 
@@ -60,13 +61,14 @@ def test_v3_and_v4_events_decode_into_lists(codec: EventCodec, version: int) -> 
 def test_v5_carries_the_lists_as_avro_arrays(codec: EventCodec) -> None:
     chunk = Chunk(chunk_id=ids.chunk_id(DOC, 0), index=0, text="Ana, Jr.: hi", char_start=0, char_end=12,
                   token_count=4, heading_path=[], kind="chat", speakers=["Ana, Jr.", "Bo"], turn_ids=["t 1"],
-                  links=["a | b"], attributes={"tags": "x"})
+                  links=["a | b"], tags=["x", "work/plans"], attributes={"kept": "x"})
     event = ChunksCreated(**{**_event([]), "chunks": [chunk], "chunk_count": 1})
     data = codec.encode(event)
-    assert codec.identify(data).version == ChunksCreated.SCHEMA_VERSION == 7
+    assert codec.identify(data).version == ChunksCreated.SCHEMA_VERSION == 8
     (back,) = codec.decode(data, ChunksCreated).chunks
     # Commas, spaces and bars inside a value survive: nothing is joined or split on the way.
     assert (back.speakers, back.turn_ids, back.links) == (["Ana, Jr.", "Bo"], ["t 1"], ["a | b"])
+    assert back.tags == ["x", "work/plans"] and back.attributes == {"kept": "x"}
     assert back == chunk
 
 
@@ -80,7 +82,7 @@ def test_the_old_and_new_shape_of_a_chunk_read_the_same() -> None:
 def test_a_chunk_without_lists_has_empty_ones(codec: EventCodec) -> None:
     data = codec.encode_record("chunks_created", _event([_old_chunk({})]), version=3)
     (chunk,) = codec.decode(data, ChunksCreated).chunks
-    assert (chunk.speakers, chunk.turn_ids, chunk.links, chunk.attributes) == ([], [], [], {})
+    assert (chunk.speakers, chunk.turn_ids, chunk.links, chunk.tags, chunk.attributes) == ([], [], [], [], {})
 
 
 @pytest.mark.parametrize("version", [3, 4, 5])
@@ -93,9 +95,38 @@ def test_word_times_kept_as_json_in_the_attributes_decode_into_records(codec: Ev
     data = codec.encode_record("chunks_created", _event([old]), version=version)
     (chunk,) = codec.decode(data, ChunksCreated).chunks
     assert chunk.word_times == [WordTime(offset=0, second=90.0), WordTime(offset=4, second=90.4)]
-    assert chunk.attributes == {"tags": "memo"}
+    assert chunk.tags == ["memo"] and chunk.attributes == {}
     # written again today: an array of records, nothing in the attributes
     again = codec.decode(codec.encode(ChunksCreated(**{**_event([]), "chunks": [chunk], "chunk_count": 1})),
                          ChunksCreated).chunks[0]
     assert again == chunk and again.to_record()["word_times"] == [{"offset": 0, "second": 90.0},
                                                                   {"offset": 4, "second": 90.4}]
+
+
+def _document(**more: Any) -> dict[str, Any]:
+    """A documents.extracted record with only the fields every version has."""
+    return {"event_id": "e1", "job_id": "j1", "user_id": "alice", "artifact_id": "a1", "source_id": "s1",
+            "document_id": DOC, "title": "Garden", "modality": "note", "content_type": "text/markdown",
+            "captured_at": T0, "captured_at_source": "user", "ingested_at": T0, "text_length": 0, "segments": [],
+            "body_ref": None, **more}
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_a_documents_tags_before_v4_are_read_from_its_metadata_as_a_list(codec: EventCodec, version: int) -> None:
+    """Before ``documents.extracted`` v4 a note's tags came space-joined in its metadata."""
+    from secondbrain.events import DocumentExtracted
+
+    data = codec.encode_record("document_extracted", _document(metadata={"tags": "garden work/plans"}),
+                               version=version)
+    assert codec.decode(data, DocumentExtracted).tags == ["garden", "work/plans"]
+    none = codec.encode_record("document_extracted", _document(metadata={}), version=version)
+    assert codec.decode(none, DocumentExtracted).tags == []
+
+
+def test_v4_carries_a_documents_tags_as_an_array(codec: EventCodec) -> None:
+    from secondbrain.events import DocumentExtracted
+
+    event = DocumentExtracted(**{**_document(), "tags": ["garden", "work/plans"], "metadata": {"kind": "note"}})
+    data = codec.encode(event)
+    assert codec.identify(data).version == DocumentExtracted.SCHEMA_VERSION == 4
+    assert codec.decode(data, DocumentExtracted) == event

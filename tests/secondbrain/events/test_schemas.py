@@ -43,6 +43,7 @@ from secondbrain.events import (
 )
 from secondbrain.events.codec import DEFAULT_SCHEMA_DIR
 from secondbrain.events.models import Moved, Recurrence, WordTime
+from tests.examples import examples
 from tests.paths import REPO
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -706,7 +707,7 @@ def test_fuzz_with_hypothesis(codec: EventCodec) -> None:
     st = pytest.importorskip("hypothesis.strategies")
     valid = [codec.encode(e) for e in FULL.values()]
 
-    @hypothesis.settings(max_examples=400, deadline=None, database=None)
+    @hypothesis.settings(max_examples=examples(400), deadline=None, database=None)
     @hypothesis.given(st.binary(max_size=200) | st.builds(
         lambda i, cut, junk: valid[i][:cut] + junk,
         st.integers(0, len(valid) - 1), st.integers(0, 400), st.binary(max_size=20)))

@@ -13,6 +13,7 @@ from devtools.temporal_suite import CASES, case_errors
 from secondbrain.temporal import Conventions, TimeWindow, describe, parse_time, understand
 from secondbrain.temporal.calendar import easter, feast_days, nth_in, nth_weekday, orthodox_easter, season_days
 from services.query.engine import QueryEngine
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -389,7 +390,7 @@ def _elapsed(a: datetime, b: datetime) -> timedelta:
     return b.astimezone(UTC) - a.astimezone(UTC)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instants(), st.sampled_from(EXPRESSIONS), WEEK_STARTS)
 def test_windows_are_ordered_and_in_the_users_zone(ref, text, week_start):
     now, tz = ref
@@ -402,7 +403,7 @@ def test_windows_are_ordered_and_in_the_users_zone(ref, text, week_start):
         assert end is None or end.tzinfo is tz
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(instants(MIDNIGHT_ZONES), st.sampled_from(DAY_GRAIN), WEEK_STARTS)
 def test_day_granular_windows_start_and_end_at_local_midnight(ref, text, week_start):
     now, tz = ref
@@ -414,7 +415,7 @@ def test_day_granular_windows_start_and_end_at_local_midnight(ref, text, week_st
     assert _elapsed(w.start, w.end) == timedelta(days=days) - (w.end.utcoffset() - w.start.utcoffset())  # type: ignore[operator]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(instants(["Europe/Paris", "America/New_York", "Australia/Sydney", "Europe/London"]))
 def test_a_day_lasts_23_24_or_25_hours(ref):
     now, tz = ref
@@ -463,7 +464,7 @@ def test_a_day_without_midnight_starts_when_the_day_does():
     assert w.start.astimezone(tz).time() == time(1) and _elapsed(w.start, w.end) == timedelta(hours=23)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(instants(), st.sampled_from(EXPRESSIONS))
 def test_parsing_is_deterministic(ref, text):
     now, tz = ref
@@ -488,7 +489,7 @@ q h q5 h3 v2 chapter page section figure table ideas plan agenda review draft fi
 """)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(PLAIN_WORDS) | st.integers(0, 1899).map(str) | st.integers(2100, 99999).map(str),
                 min_size=1, max_size=12),
        instants())
@@ -502,7 +503,7 @@ def test_text_without_time_words_has_no_window(words, ref):
 NOUNS = ["budget", "Alice", "notes", "kubernetes", "report", "the contract", "photos", "roadmap"]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(st.sampled_from(EXPRESSIONS), st.lists(st.sampled_from(NOUNS), max_size=3),
        st.lists(st.sampled_from(NOUNS), max_size=3), instants(MIDNIGHT_ZONES))
 def test_surrounding_topic_words_do_not_change_the_window(text, before, after, ref):

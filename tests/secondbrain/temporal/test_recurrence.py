@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from secondbrain.events.models import Moved
 from secondbrain.temporal import recurrence as rec
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast
 
@@ -40,7 +41,7 @@ def brute(rule: str, start: datetime, lo: datetime, hi: datetime) -> list[dateti
     return [w for w in out if lo <= w < hi]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(rule=st.sampled_from(RULES), began=st.integers(0, 3 * 365 * 24), offset=st.integers(0, 2 * 365 * 24),
        hours=st.integers(1, 24 * 40))
 def test_a_window_holds_the_occurrences_dateutil_walks_to_from_the_start(rule: str, began: int, offset: int,

@@ -15,6 +15,7 @@ from devtools.temporal_suite import CASES, MENTION_CASES, conventions
 from secondbrain.temporal import grammar
 from secondbrain.temporal.calendar import Conventions, Ctx
 from secondbrain.temporal.mentions import mentioned_times
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -112,7 +113,7 @@ WORDS = ["the", "last", "next", "this", "on", "in", "of", "before", "after", "be
          "\u017f", "thi\u017f", "\u017funday", "\u212a", "\u00e9", ",", ".", "'s", "\u2019", "\n"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(WORDS), max_size=14), st.sampled_from([" ", "", "  "]),
        st.integers(0, 3 * 365 * 24))
 def test_random_word_salad_reads_the_same(words: list[str], sep: str, hours: int) -> None:

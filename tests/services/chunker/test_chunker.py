@@ -19,6 +19,7 @@ from services.chunker.logic import (
     speech_windows,
 )
 from services.extractors.text import extract_text
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -414,7 +415,7 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str], list[str], list[str]]:
     return "\n\n".join(parts), all_sentences, headings, code_lines
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(documents(), st.sampled_from([SMALL, ChunkingConfig(target=12, max_tokens=16, min_tokens=6, overlap=4),
                                      ChunkingConfig()]))
 def test_every_sentence_appears_in_a_chunk(doc: tuple[str, list[str], list[str], list[str]],
@@ -496,13 +497,11 @@ def test_speech_chunks_carry_time_spans() -> None:
         assert a.t_end is not None and b.t_start is not None and a.t_end <= b.t_start
 
 
-def test_markdown_passages_carry_the_notes_tags_and_their_own_links() -> None:
-    from services.chunker.stage import note_attributes, passage_links
+def test_markdown_passages_carry_their_own_links() -> None:
+    from services.chunker.stage import passage_links
 
     text = ("See [[Tomato plan#Soil|the soil]], [[Compost]] and [the guide](https://example.org/beds \"Beds\"); "
             "![x](a.png)")
-    assert note_attributes({"tags": "garden plans"}) == {"tags": "garden plans"}
     assert passage_links(text, markdown=True) == ["Tomato plan", "Compost", "https://example.org/beds"]
-    assert note_attributes({}) == {}
     assert passage_links("no links here", markdown=True) == []
     assert passage_links("[[Not markdown]]", markdown=False) == []

@@ -18,6 +18,7 @@ from services.extractors.text import (
     is_markdown,
     supports,
 )
+from tests.examples import examples
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -152,6 +153,7 @@ def test_front_matter_title_and_date() -> None:
     assert doc.metadata == {"front_matter.title": "Trip planning",
                             "front_matter.date": "2024-03-01T09:30:00+01:00",
                             "front_matter.tags": "travel, lisbon", "tags": "travel lisbon"}
+    assert doc.tags == ["travel", "lisbon"]
     # the front matter itself is not indexed as text
     assert "tags:" not in doc.full_text and "author" not in doc.full_text
     assert doc.segments[0].text == "Lisbon"
@@ -374,7 +376,7 @@ def markdown_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "\n\n".join(parts) + "\n", words
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(markdown_documents())
 def test_generated_markdown_keeps_every_word_and_exact_offsets(doc_words: tuple[str, list[str]]) -> None:
     source, words = doc_words
@@ -395,6 +397,7 @@ def test_a_notes_front_matter_tags_become_its_metadata(front: str, tags: str | N
     doc = extract_text(f"---\n{front}\n---\n# Beds\n\nDig the beds.\n".encode(), content_type="text/markdown",
                        filename="beds.md", is_note=False)
     assert doc.metadata.get("tags") == tags
+    assert doc.tags == (tags.split() if tags else [])  # the list its passages carry
 
 
 def test_text_from_a_web_address_is_a_web_page() -> None:

@@ -136,17 +136,20 @@ async def test_the_same_tools_over_stdio(server: tuple[Service, dict[str, str]])
     svc, keys = server
     async with over_stdio(svc, keys["alice"]) as alice:
         assert {t.name for t in (await alice.list_tools()).tools} == TOOLS
-        captured = await call(alice, "capture_note", text="The spare bicycle key hangs behind the pantry door.")
+        captured = await call(alice, "capture_note", text="---\ntags: [home, '#keys/spare']\n---\n"
+                              "The spare bicycle key hangs behind the pantry door.")
         with httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {keys['alice']}"}) as c:
             wait_jobs(c, [captured["job_id"]])
         found = await call(alice, "search", query="spare bicycle key")
         assert "pantry door" in found["results"][0]["text"]
+        assert found["results"][0]["tags"] == ["home", "keys/spare"]  # the note's front-matter tags, a list
         # `ask` over stdio reads /v1/ask's server-sent events; over /mcp the process's answerer answers
         # in-process: the same tool output either way.
         over_sse = await call(alice, "ask", question="Where does the spare bicycle key hang?")
     async with over_http(svc, keys["alice"]) as alice_here:
         in_process = await call(alice_here, "ask", question="Where does the spare bicycle key hang?")
     assert "pantry door" in over_sse["answer"] and over_sse["citations"]
+    assert over_sse["citations"][0]["tags"] == ["home", "keys/spare"]
     assert in_process == over_sse
 
 

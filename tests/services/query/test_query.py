@@ -335,11 +335,11 @@ async def test_a_refused_question_is_a_domain_error_the_route_answers_with_its_s
 
 
 def test_each_event_has_its_wire_shape() -> None:
-    from secondbrain.answer_events import Done, Error, Meta, Sources, Token
+    from secondbrain.answer_events import Carried, Done, Error, Meta, Quote, Quoted, Revised, Source, Sources, Token
+    from secondbrain.search_hits import SearchHit
     from services.query.api import sse
 
     assert sse(Token("Hi ")) == {"event": "token", "data": '{"text": "Hi "}'}
-    assert sse(Sources([{"n": 1}])) == {"event": "sources", "data": '[{"n": 1}]'}
     assert sse(Error("down", retryable=True)) == {"event": "error", "data": '{"message": "down", "retryable": true}'}
     assert sse(Error("failed", error_id="ab12")) == {"event": "error",
                                                     "data": '{"message": "failed", "error_id": "ab12"}'}
@@ -348,9 +348,40 @@ def test_each_event_has_its_wire_shape() -> None:
     assert list(json.loads(sse(meta)["data"])) == ["query_class", "answer_mode", "conversation_id",
                                                    "standalone_question", "carried_over", "fresh", "model",
                                                    "revises", "note"]
+    followed = Meta({}, answer_mode="llm", conversation_id="c", standalone_question="who fixed it, the boiler?",
+                    carried_over=Carried("the boiler", None, "a follow-up", "who fixed the boiler?"), fresh=False,
+                    model="m", revises=Revised("who fixed it?", "edit"), note=None)
+    said = json.loads(sse(followed)["data"])
+    assert said["carried_over"] == {"subject": "the boiler", "time": None, "why": "a follow-up",
+                                    "from": "who fixed the boiler?"}
+    assert said["revises"] == {"question": "who fixed it?", "how": "edit"}
     done = Done("a", answer_markdown="a", citations=[1], found=True, quotes=[], invalid_citations=[], grounded=True,
                 unsupported=False, extractive=None, answer_mode="extractive", conversation_id="c",
                 timings_ms={"total": 1.0})
     assert list(json.loads(sse(done)["data"])) == ["answer", "answer_markdown", "citations", "found", "quotes",
                                                    "invalid_citations", "grounded", "unsupported", "extractive",
                                                    "answer_mode", "conversation_id", "timings_ms", "beyond_window"]
+    # A source: the hit's own fields in their order (less text and score; t_start and t_end those of the span
+    # shown), then where it is; a recording's position and an agenda answer's lines only when there are some.
+    hit = SearchHit(chunk_id="c1", score=0.5, text="the words", title="Memo", document_id="d", artifact_id="a",
+                    source_id="s", modality="audio", captured_at="2026-03-01T09:00:00Z",
+                    ingested_at="2026-03-01T09:05:00Z", char_start=0, char_end=9, heading_path=[], page=None,
+                    t_start=65.0, t_end=70.0)
+    source = Source(1, hit, captured_at_local="2026-03-01T10:00:00+01:00", t_start=60.0, t_end=80.0,
+                    snippet="the words", link="/v1/artifacts/a/raw#t=65", neighbours=1, position="1:00-1:20")
+    sent = json.loads(sse(Sources([source]))["data"])
+    assert list(sent[0]) == ["n", "chunk_id", "title", "document_id", "artifact_id", "source_id", "modality",
+                             "captured_at", "ingested_at", "char_start", "char_end", "heading_path", "page", "t_start",
+                             "t_end", "source_uri", "captured_at_source", "at_start", "at_end", "chunk_index",
+                             "token_count", "kind", "speakers", "turn_ids", "links", "word_times", "attributes",
+                             "mentions", "captured_at_local", "snippet", "link", "neighbours", "position"]
+    assert (sent[0]["t_start"], sent[0]["t_end"], sent[0]["position"]) == (60.0, 80.0, "1:00-1:20")
+    told = Source(2, hit, captured_at_local="x", t_start=None, t_end=None, snippet="", link="l", agenda=["e1"])
+    assert list(told.data())[-2:] == ["neighbours", "agenda"] and "position" not in told.data()
+    quoted = Done("a [1]", answer_markdown="a [1]", citations=[], found=True, grounded=False, invalid_citations=[],
+                  quotes=[Quote(1, None, 65.0, "/v1/artifacts/a/raw#t=65", "1:05"), Quote(2, 3, None, "l#page=3")],
+                  unsupported=True, extractive=Quoted("a [1]", [1]), answer_mode="llm", conversation_id="c")
+    data = json.loads(sse(quoted)["data"])
+    assert data["quotes"] == [{"n": 1, "page": None, "t_start": 65.0, "link": "/v1/artifacts/a/raw#t=65",
+                               "position": "1:05"}, {"n": 2, "page": 3, "t_start": None, "link": "l#page=3"}]
+    assert data["extractive"] == {"answer": "a [1]", "citations": [1]}

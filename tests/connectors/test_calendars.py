@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.calendars import FeedError, State, feed_key, normalize, refresh, shown
+from connectors.calendars import FeedError, State, feed_key, normalize, refresh, shown
 from secondbrain import ids
 from tests.e2e.feedserver import Event, Feed, ics, serving
 
@@ -154,7 +154,7 @@ def test_a_server_that_does_not_answer_is_reported(tmp_path: Path) -> None:
         quiet.bind(("127.0.0.1", 0))
         quiet.listen()
         url = f"http://127.0.0.1:{quiet.getsockname()[1]}/secret.ics"
-        from app.calendars import fetch
+        from connectors.calendars import fetch
 
         with pytest.raises(FeedError, match="did not answer within 1 s"):
             fetch(url, etag=None, last_modified=None, timeout_s=1)
@@ -191,7 +191,7 @@ def test_a_name_that_leads_to_a_link_local_address_is_refused_when_it_is_looked_
         monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    from app.calendars import fetch
+    from connectors.calendars import fetch
 
     real = socket.getaddrinfo
 
@@ -206,7 +206,7 @@ def test_a_name_that_leads_to_a_link_local_address_is_refused_when_it_is_looked_
 
 
 def test_every_redirect_is_checked_before_it_is_followed(tmp_path: Path) -> None:
-    from app.calendars import fetch
+    from connectors.calendars import fetch
     from devtools.loopback import LoopbackSite, QuietHandler
 
     asked: list[str] = []

@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import io
 import ipaddress
-import json
-import os
 import socket
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -31,7 +29,12 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpcore
 import httpx
+from tenacity import stop_after_attempt
 
+from connectors.patience import server_patience
+from connectors.periodic import Background
+from connectors.sender import Progress, Sender, Tally, api_client, counted, say
+from connectors.state import read_state, state_path, write_state
 from secondbrain import ids
 from secondbrain.addresses import literal_address
 from services.importers import ics
@@ -236,22 +239,16 @@ class State:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.feeds: dict[str, Any] = {}
-        if path.exists():
-            try:
-                loaded = json.loads(path.read_text())
-            except (OSError, ValueError) as exc:
-                raise FeedError(f"the calendar state file {path} cannot be read ({exc}); move it away to start "
-                                "again (events already there are not added twice)") from None
-            if isinstance(loaded, dict) and isinstance(loaded.get("feeds"), dict):
-                self.feeds = loaded["feeds"]
+        try:
+            loaded = read_state(path)
+        except (OSError, ValueError) as exc:
+            raise FeedError(f"the calendar state file {path} cannot be read ({exc}); move it away to start "
+                            "again (events already there are not added twice)") from None
+        if isinstance(loaded, dict) and isinstance(loaded.get("feeds"), dict):
+            self.feeds = loaded["feeds"]
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump({"version": 1, "feeds": self.feeds}, fh)
-        os.replace(tmp, self.path)
+        write_state(self.path, {"version": 1, "feeds": self.feeds})
 
 
 # Sends captures and returns once the gateway answered for each: each one's status ("refused" when refused).
@@ -314,3 +311,103 @@ def refresh(url: str, state: State, user_id: str, send: Send, delete: Delete, *,
                         "last_modified": got.last_modified if done else None}
     state.save()
     return report
+
+
+def split_urls(text: str) -> list[str]:
+    """Addresses separated by commas, spaces or lines (SB_CALENDAR_URLS, --urls-file)."""
+    return [u for u in text.replace(",", " ").split() if u]
+
+
+def default_state_path(url: str, user_hint: str) -> Path:
+    """Where ``secondbrain calendar`` keeps its record: one file per server and key."""
+    return state_path("calendars", url, user_hint)
+
+
+def refresh_all(client: Any, state_path: Path, urls: list[str], *, tally: Tally, progress: Progress,
+                tz: Any, allowed_hosts: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]], Sender]:
+    """One refresh of each feed: a row per feed (its error, when it failed) and the sender.  A feed that fails
+    changes nothing and the others go on."""
+    me = client.get("/v1/me")
+    me.raise_for_status()
+    user_id = str(me.json()["user_id"])
+    state = State(state_path)
+    sender = Sender(client, tally, progress, "ics", batch_items=100)
+    send = sender.send_all  # the state moves on only once the gateway answered for what was sent
+
+    # A calendar cleared at once is many deletions: the per-minute limit may answer 429, tried 5 times in all.
+    patience = server_patience(statuses=(429,), asked_default_s=5.0, asked_max_s=30.0,
+                               stop=stop_after_attempt(5))
+
+    def delete(source_id: str) -> bool:
+        resp = patience(client.delete, f"/v1/sources/{source_id}")
+        return resp.status_code in (204, 404)  # 404: already gone (deleted by hand, say)
+
+    rows: list[dict[str, Any]] = []
+    for url in urls:
+        before = len(tally.items)
+        try:
+            got = refresh(url, state, user_id, send, delete, tz=tz, allowed_hosts=allowed_hosts)
+        except (FeedError, ValueError) as exc:  # ValueError: not a calendar address (SB_CALENDAR_URLS)
+            rows.append({"feed": shown(url), "error": str(exc)})
+            continue
+        new = [i for i in tally.items[before:] if not i.earlier and i.status != "refused"]
+        rows.append({"feed": got.feed, "unchanged": got.unchanged, "events": got.events, "added": len(new),
+                     "removed": got.removed, "refused": got.refused, "delete_failed": len(got.failed),
+                     "skipped": [{"label": lb, "reason": r} for lb, r in got.skipped]})
+    return rows, sender
+
+
+def feed_line(row: dict[str, Any]) -> str:
+    """What one refresh of a feed did, as a line (a row of :func:`refresh_all`)."""
+    if "error" in row:
+        return f"{row['error']}; nothing was changed"  # each error names the feed (as shown) already
+    if row["unchanged"]:
+        return f"{row['feed']}: not changed since the last refresh"
+    text = f"{row['feed']}: {counted(row['events'], 'event')}, {row['added']} new or changed, {row['removed']} removed"
+    if row["refused"]:
+        text += f", {row['refused']} refused (sent again next time)"
+    if row["delete_failed"]:
+        text += f", {row['delete_failed']} could not be removed (tried again next time)"
+    return text
+
+
+def background_pass(url: str, key_file: Path, settings: Any, state: Path) -> tuple[list[str], list[str]]:
+    """One refresh for ``up`` (SB_CALENDAR_*): (a line per feed that changed, a line per feed that failed).
+    Raises FeedError (the state file) or OSError."""
+    from zoneinfo import ZoneInfo
+
+    urls = split_urls(settings.calendar_urls.get_secret_value()) if settings.calendar_urls else []
+    tally = Tally(0)
+    with api_client(url, key_file) as client:
+        rows, _sender = refresh_all(client, state, urls, tally=tally, progress=Progress(tally, quiet=True),
+                                    tz=ZoneInfo(settings.timezone), allowed_hosts=settings.calendar_hosts())
+    return ([feed_line(r) for r in rows if "error" not in r and not r["unchanged"] and (r["added"] or r["removed"])],
+            [feed_line(r) for r in rows if "error" in r])
+
+
+class Refresher(Background):
+    """SB_CALENDAR_URLS: each calendar refreshed every SB_CALENDAR_INTERVAL_S, on a thread of its own, as a client
+    of this server."""
+
+    def __init__(self) -> None:
+        super().__init__("calendar")
+
+    def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
+        told: set[str] = set()  # a lasting failure (a feed gone) is said once, and again when it changes
+
+        def report(changes: list[str], errors: list[str]) -> None:
+            nonlocal told
+            for line in changes + [e for e in errors if e not in told]:
+                say(f"calendar: {line}")
+            told = set(errors)
+
+        def run_pass() -> None:
+            report(*background_pass(url, key_file, settings, state))
+
+        def failed(exc: Exception) -> None:  # the person sees why calendars do not come
+            report([], [f"{type(exc).__name__}: {exc}"])
+
+        feeds = split_urls(settings.calendar_urls.get_secret_value())
+        say(f"  refreshing {len(feeds)} calendar{'s' if len(feeds) != 1 else ''} "
+            f"({', '.join(shown(u) for u in feeds)}) every {settings.calendar_interval_s:g} s (SB_CALENDAR_URLS)")
+        self.run_every(settings.calendar_interval_s, run_pass, failed)

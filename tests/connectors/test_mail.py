@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.mail import RETRY_FIRST_S, Account, MailError, MailSync, Report, State
+from connectors.mail import RETRY_FIRST_S, Account, MailError, MailSync, Report, State
 from tests.e2e.harness import readable_tmp
 from tests.e2e.mailserver import USER, Dovecot
 

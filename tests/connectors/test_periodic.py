@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from app.cli.periodic import Background, repeat
+from connectors.periodic import Background, repeat
 
 pytestmark = pytest.mark.fast
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.sync import file_uri
+from connectors.folders import file_uri
 from devtools.processes import REPO, cli_env
 from secondbrain import ids
 from tests.e2e.harness import Service, readable_tmp

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import threading
 import time
@@ -28,8 +27,10 @@ from typing import Any
 import httpx
 from tenacity import RetryCallState
 
+from connectors.patience import server_patience
+from connectors.sender import api_client, say
+from connectors.state import read_state, state_path, write_state
 from secondbrain import ids
-from secondbrain.pipeline import retry
 
 STATE_VERSION = 1
 IGNORE_FILE = ".secondbrainignore"
@@ -163,10 +164,10 @@ class FolderSync:
 
     def _load(self) -> None:
         try:
-            raw = json.loads(self.state_path.read_text())
+            raw = read_state(self.state_path)
         except (OSError, ValueError):
             return
-        if raw.get("version") != STATE_VERSION or raw.get("user_id") != self.user_id:
+        if not isinstance(raw, dict) or raw.get("version") != STATE_VERSION or raw.get("user_id") != self.user_id:
             return  # another user's (or an older) record: start afresh; same bytes again are only duplicates
         self.files = {p: Entry(**e) for p, e in raw.get("files", {}).items()}
 
@@ -202,10 +203,7 @@ class FolderSync:
             body = {"version": STATE_VERSION, "user_id": self.user_id,
                     "files": {p: asdict(e) for p, e in sorted(self.files.items())}}
             self._dirty = 0
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_name(self.state_path.name + ".new")
-        tmp.write_text(json.dumps(body))
-        os.replace(tmp, self.state_path)  # never a half-written state file
+        write_state(self.state_path, body)  # never a half-written state file
 
     def _touched(self) -> None:
         with self.lock:
@@ -222,9 +220,9 @@ class FolderSync:
                 self.say(f"secondbrain is not reachable ({state.outcome.exception()}); trying again until it is")
             self._rewind(kwargs)  # a file part is read again from its start
 
-        patience = retry.server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
-                                         unreachable=httpx.TransportError, unreachable_wait_s=2.0,
-                                         before_sleep=before_retry)
+        patience = server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
+                                   unreachable=httpx.TransportError, unreachable_wait_s=2.0,
+                                   before_sleep=before_retry)
         resp: httpx.Response = patience(self.client.request, method, url, **kwargs)
         return resp
 
@@ -416,7 +414,35 @@ class FolderSync:
 
 def default_state_path(url: str, user_hint: str, roots: Iterable[Path]) -> Path:
     """Where ``secondbrain watch`` keeps its record: one file per server, key and set of folders."""
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    tag = hashlib.sha256("\n".join([url, user_hint, *sorted(str(Path(r).absolute()) for r in roots)])
-                         .encode()).hexdigest()[:16]
-    return state / "secondbrain" / f"watch-{tag}.json"
+    return state_path("watch", url, user_hint, *sorted(str(Path(r).absolute()) for r in roots))
+
+
+class Watcher:
+    """SB_WATCH_DIRS: the folder sync, on a thread of its own, as a client of this server with the local key."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, url: str, key_file: Path, roots: list[Path], state: Path) -> None:
+        def run() -> None:
+            missing = [str(r) for r in roots if not r.is_dir()]
+            if missing:
+                say(f"  not watching {', '.join(missing)}: not a folder (SB_WATCH_DIRS)")
+            roots_ok = [r for r in roots if r.is_dir()]
+            if not roots_ok:
+                return
+            try:
+                with api_client(url, key_file) as c:
+                    FolderSync(c, roots_ok, state, say=lambda m: say(f"watch: {m}")).watch(self.event)
+            except Exception as exc:  # the server keeps serving; the person sees why the sync stopped
+                say(f"watch: stopped: {type(exc).__name__}: {exc}")
+
+        say(f"  keeping in sync: {', '.join(map(str, roots))} (SB_WATCH_DIRS)")
+        self.thread = threading.Thread(target=run, name="folder-sync", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.event.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)

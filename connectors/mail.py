@@ -15,11 +15,8 @@ once with ``--retry-refused``: raising the limit then loses nothing, and the par
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import imaplib
-import json
 import mailbox
-import os
 import re
 import socket
 import ssl
@@ -30,6 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from connectors.periodic import Background
+from connectors.sender import Progress, Sender, Tally, api_client, counted, say
+from connectors.state import read_state, state_path, write_state
 from services.importers import mail as mail_format
 from services.importers.model import Skipped
 
@@ -83,16 +83,15 @@ class State:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data: dict[str, Any] = {"version": 1, "folders": {}, "maildirs": {}, "threads": {}}
-        if path.exists():
-            try:
-                loaded = json.loads(path.read_text())
-            except (OSError, ValueError) as exc:
-                raise MailError(f"the mail state file {path} cannot be read ({exc}); move it away to start "
-                                "again (messages already taken are not added twice)") from None
-            if isinstance(loaded, dict):
-                for key in ("folders", "maildirs", "threads"):
-                    if isinstance(loaded.get(key), dict):
-                        self.data[key] = loaded[key]
+        try:
+            loaded = read_state(path)
+        except (OSError, ValueError) as exc:
+            raise MailError(f"the mail state file {path} cannot be read ({exc}); move it away to start "
+                            "again (messages already taken are not added twice)") from None
+        if isinstance(loaded, dict):
+            for key in ("folders", "maildirs", "threads"):
+                if isinstance(loaded.get(key), dict):
+                    self.data[key] = loaded[key]
 
     @property
     def folders(self) -> dict[str, Any]:
@@ -114,19 +113,12 @@ class State:
             threads.pop(next(iter(threads)))
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(self.data, fh)
-        os.replace(tmp, self.path)
+        write_state(self.path, self.data)
 
 
 def default_state_path(url: str, user_hint: str) -> Path:
     """Where ``secondbrain mail`` keeps its record: one file per server and key."""
-    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    tag = hashlib.sha256(f"{url}\n{user_hint}".encode()).hexdigest()[:16]
-    return base / "secondbrain" / f"mail-{tag}.json"
+    return state_path("mail", url, user_hint)
 
 
 # Sends a batch of captures and returns once the gateway answered for each (the import's Sender): the status of
@@ -295,6 +287,53 @@ class MailSync:
                 [p for p, no in zip(places, refused, strict=True) if no])
 
 
+def take_mail(client: Any, state_path: Path, account: Any, maildir: Path | None, *, tally: Tally,
+              progress: Progress, say_line: Any = say,
+              retry_refused: bool = False) -> tuple[list[str], list[tuple[str, str]], int, Sender]:
+    """One pass over the account's folders and the Maildir; (notes, skipped, messages read, the sender).
+    ``retry_refused`` sends the messages refused before again now, not at their next turn.
+    Raises MailError with a sentence; what was sent before stays sent and recorded."""
+    sender = Sender(client, tally, progress, "mail", batch_items=100)
+    # The state moves on only once the gateway answered for what was sent.
+    syncer = MailSync(State(state_path), sender.send_all, say=say_line, retry_refused=retry_refused)
+    notes: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    messages = 0
+    for run in ((lambda: syncer.imap(account)) if account else None,
+                (lambda: syncer.maildir(maildir)) if maildir else None):
+        if run is None:
+            continue
+        report = run()
+        notes += report.notes
+        if report.kept and account is not None and (account.move_to or account.delete_after):
+            notes.append(f"{counted(report.kept, 'message')} stayed in the folder: some of it was skipped or refused "
+                         "(see below)")
+        if report.refused:
+            notes.append(f"{counted(report.refused, 'message')} had a part refused (see below): later runs send "
+                         f"{'it' if report.refused == 1 else 'them'} again, in 15 minutes and then less often; "
+                         "`secondbrain mail --retry-refused` sends them at once (after raising a limit, say)")
+        skipped += report.skipped
+        messages += report.messages
+    return notes, skipped, messages, sender
+
+
+def background_pass(url: str, key_file: Path, settings: Any, state: Path) -> tuple[int, list[str]]:
+    """One pass for ``up`` (SB_MAIL_*): (messages taken, notes).  Raises MailError or OSError."""
+    account = None
+    if settings.mail_host:
+        account = Account(host=settings.mail_host, user=settings.mail_user,
+                          password=settings.mail_password.get_secret_value() if settings.mail_password else "",
+                          port=settings.mail_port, security=settings.mail_security,
+                          ca_file=settings.mail_ca_file or None,
+                          folders=tuple(f.strip() for f in settings.mail_folders.split(",") if f.strip()))
+    maildir = Path(settings.mail_maildir).expanduser() if settings.mail_maildir else None
+    with api_client(url, key_file) as client:
+        tally = Tally(0)
+        notes, _skipped, messages, _sender = take_mail(client, state, account, maildir, tally=tally,
+                                                       progress=Progress(tally, quiet=True))
+    return messages, notes
+
+
 def _thread_of(parsed: mail_format.Parsed) -> str:
     for result in parsed.results:
         thread = getattr(result, "attributes", {}).get("import.thread")
@@ -404,3 +443,40 @@ def _why(exc: BaseException) -> str:
         text = "no answer in time"
     return re.sub(r"\s+", " ", text)[:200]
 
+
+class Mailer(Background):
+    """SB_MAIL_*: new mail taken every SB_MAIL_INTERVAL_S, on a thread of its own, as a client of this server."""
+
+    def __init__(self) -> None:
+        super().__init__("mail")
+
+    def start(self, url: str, key_file: Path, settings: Any, state: Path) -> None:
+        told = ""  # a lasting problem (the server down) is said once, and when it is over
+
+        def run_pass() -> None:
+            nonlocal told
+            messages, notes = background_pass(url, key_file, settings, state)
+            if told:
+                say("mail: reading mail again")
+            told = ""
+            for note in notes:
+                say(f"mail: {note}")
+            if messages:
+                say(f"mail: took {messages} message{'s' if messages != 1 else ''}")
+
+        def failed(exc: Exception) -> None:  # the person sees why no mail comes
+            nonlocal told
+            if isinstance(exc, MailError):
+                if str(exc) != told:
+                    say(f"mail: {exc}; trying again every {settings.mail_interval_s:g} s")
+                told = str(exc)
+            else:
+                if repr(exc) != told:
+                    say(f"mail: {type(exc).__name__}: {exc}")
+                told = repr(exc)
+
+        where = ", ".join(x for x in (
+            f"{settings.mail_user}@{settings.mail_host} ({settings.mail_folders})" if settings.mail_host else "",
+            settings.mail_maildir) if x)
+        say(f"  taking mail from {where} every {settings.mail_interval_s:g} s (SB_MAIL_*)")
+        self.run_every(settings.mail_interval_s, run_pass, failed)
