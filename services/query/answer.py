@@ -18,7 +18,7 @@ from secondbrain.temporal.mentions import Mention
 from secondbrain.temporal.written import written_span
 from secondbrain.time_formats import rfc3339
 from services.query.engine import Source
-from services.query.extractive import relative
+from services.query.glosses import relative
 
 # --------------------------------------------------------------------------- grounded LLM answers
 

@@ -26,27 +26,28 @@ never stand for one.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from secondbrain.ports import SparseEncoder, SparseVector
+from secondbrain.ports import SparseEncoder
 from secondbrain.reading import Statement, read
 from secondbrain.search_hits import SearchHit
 from secondbrain.search_hits import said_at as _moment
 from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
-from secondbrain.temporal.mentions import MONTH_NAMES, Mention
-from secondbrain.temporal.tense import said_times
-from secondbrain.temporal.written import Calendar, span_words
+from secondbrain.temporal.written import Calendar
 from secondbrain.word_times import quoted_second
 from services.query import coverage
 from services.query.engine import Source
-from services.query.question import _TIMES, Asked, FactKind, Phrase, understand
+from services.query.glosses import glosses
+from services.query.lemmas import Lemmas
+from services.query.question import _TIMES, Asked, Phrase, understand
+from services.query.shapes import CALENDAR_WORDS as _CALENDAR_WORDS
+from services.query.shapes import SHAPES as _SHAPES
 
 _DEFAULT_ENCODER = Bm25Encoder()
 NOT_FOUND = "I could not find anything about that in your data."
@@ -55,56 +56,12 @@ LONG_STATEMENT = 45  # words: a longer statement is quoted around its matching c
 RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to the best
 KIND_REACH, KIND_SHARE = 10, 0.5  # how far down, and how close to the best, one naming the kind asked is sought
 SELF = 0.6  # a statement of the person the question names, of themselves, is lifted this much
+OTHERS = 0.7  # and one of someone else, of themselves, lowered this much
 SPOKEN_TO = 0.2  # one that another speaker says to them or of them less: it often echoes their own words
 UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
 QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
 DISCOURSE = 8  # statements before one, in its source, whose words count as its context
-GLOSS_SPAN = timedelta(days=3700)  # "last year", "the 90s": an answer glosses them (a search filter does not)
 
-_DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
-# Capitalised words that are not names: weekdays and months, whole or short.
-_CALENDAR_WORDS = (r"(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun|January|"
-                   r"February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|"
-                   r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b")
-_SHAPES: dict[FactKind, re.Pattern[str]] = {
-    "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
-                       rf"(?:{_DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
-                       r"\b(?:19|20)\d{2}\b|today|tomorrow|tonight|yesterday|noon|midnight|morning|evening|"
-                       r"afternoon|weekend|week|month|year|ago|since|until|next|last)", re.I),
-    # "a long day" is a kind of day, not how long something took: after "a" only "full", "whole"... may come
-    "duration": re.compile(r"\b(?:(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|few|several|half|"
-                           r"couple of)\s+(?:\w+\s)?|an?\s+(?:(?:full|whole|entire|single|extra|few|couple of)\s)?)"
-                           r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|years?|decades?)\b",
-                           re.I),
-    "amount": re.compile(r"[$€£¥₹]\s?\d|(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
-                         r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a)"
-                         r")\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|quid|bucks|chf|francs?|k\b|thousand|"
-                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
-    "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                        r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
-    "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
-    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|\b[A-Z]\.\s(?:[A-Z]\.\s)*[A-Z][a-z]+|"
-                         r"(?<!^)(?<![.!?:]\s)\b"
-                         rf"(?!{_CALENDAR_WORDS})"
-                         r"[A-Z][a-z]+|^[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}$"),  # or a name alone ("- Ana")
-    "frequency": re.compile(r"\b(?:once|twice|thrice|\w+ times?|a (?:few|couple of) times)\s+(?:a|an|per|each|every)\s|"
-                            r"\bevery (?:other |single )?(?:\w+ )?(?:day|night|morning|evening|week|weekend|month|year|"
-                            r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?\b|\b(?:daily|nightly|weekly|monthly|yearly|"
-                            r"annually|most days|on weekends)\b", re.I),
-    "feeling": re.compile(r"\b(?:happy|glad|excit\w*|thrill\w*|proud|grateful|gratitude|thankful|reliev\w*|relief|"
-                          r"nervous|anxious|anxiety|worr\w*|scared|afraid|sad|upset|angry|frustrat\w*|stress\w*|"
-                          r"overwhelm\w*|calm\w*|peace\w*|joy\w*|awe|touched|moved|inspir\w*|hope\w*|comfort\w*|"
-                          r"lonely|content|satisf\w*|surreal|free|alive|lucky|blessed|discourag\w*|determined|"
-                          r"disappoint\w*|reward\w*|fulfill\w*|cozy|magical|electric|stoked|pumped|humbl\w*|"
-                          r"amaz\w*|awesome|wonderful|fantastic|incredible|great|good|bad|terrible|love[ds]?|"
-                          r"enjoy\w*|fun|nostalgi\w*|connected|motivat\w*|confiden\w*|energi[sz]ed)\b", re.I),
-    # a place: a preposition of place before something that is not a time, a word for a place, or a name
-    "place": re.compile(rf"(?i:\b(?:at|in|on|near|behind|under|inside|next to|mov\w*\s+to)\s+(?:the\s|my\s|our\s|a\s|"
-                        rf"his\s|her\s|their\s|_\s)?(?!{_CALENDAR_WORDS}|\d|noon|night|midnight|morning|evening|"
-                        r"afternoon|time|the\s+(?:morning|evening|afternoon|weekend))[a-z]|\b(?:room|street|st\.|"
-                        r"road|avenue|floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
-                        rf"(?<!^)\b(?!{_CALENDAR_WORDS})[A-Z][a-z]+"),
-}
 # A sentence that leans on the one before ("It is on 3 December.") is quoted with it.
 _LEANS_BACK = re.compile(r"^(?:it|its|it's|this|that|these|those|they|their|them|there|he|his|him|she|her|then|so|"
                          r"also|and|but)\b", re.I)
@@ -115,7 +72,6 @@ _DROPPED_I = re.compile(r"\s*(?:(?:just|recently|finally|also|still|already|actu
                         r"(?:been|got|had|went|made|did|saw|met|took|felt|started|finished|tried|joined|"
                         r"(?!indeed\b|speed\b|need\b)[a-z]{3,}ed)\b(?!\s+(?:by|to be)\b)", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
-_NAMED_DATE = re.compile(rf"\b(?:{MONTH_NAMES})\b|\b\d{{4}}\b|\d[/.-]\d", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +138,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     """The user's own words that answer ``question`` from ``hits`` (see the module doc).  Dates are read in
     ``tz`` and written in the order of ``conventions`` (month first by default, as in en_US); ``window`` is the
     time the question asks about (events outside it are not counted)."""
-    enc = _Lemmas(encoder or _DEFAULT_ENCODER)
+    enc = Lemmas(encoder or _DEFAULT_ENCODER)
     asked = understand(question, enc)
     if not asked.terms or not hits:
         return _not_found()
@@ -197,8 +153,8 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     stated = [c for c in ranked if not c.asks and c.said][:4]
     first = next((c for c in ranked if not c.asks), None)  # their own words leading: it is about them
     own = first is not None and first.speaker_bonus and _said_by(first.st, {p.casefold() for p in asked.persons})
-    if asked.persons and any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated) \
-            and not own:
+    if asked.persons and ((any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated)
+                          and not own) or _swapped(asked, ranked, enc)):
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     if _COUNTS.search(asked.text) and (counted := _count(ctx, candidates, window, max_words)) is not None:
         return counted
@@ -216,6 +172,24 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
         composed = _compose(_fit(quotes, max_words - 1), found=True)  # "Yes:" is a word of the answer too
         return replace(composed, text=f"Yes: {composed.text}", markdown=f"Yes: {composed.markdown}")
     return _compose(_fit(quotes, max_words), found=True)
+
+
+def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool:
+    """Whether what the question asks of the one person it names is said by someone else of themselves, and not
+    of them: the best statement someone else makes of themselves has words of the question that nothing said by
+    or of the person asked about has ("What did Caroline realise after her race?" when Melanie ran it)."""
+    if len(asked.persons) != 1 or asked.gathers or asked.yes_no or _SPEECH.search(asked.text):
+        return False  # a list, a yes or no, or what they said to someone is weighed as it was
+    content = asked.terms - _name_terms(asked, enc) - _KIND_TERMS
+    leading = [c for c in ranked if not c.asks][:5]  # among the statements an answer may quote
+    theirs = next((c for c in leading if c.about_other and _shared(content, c.terms)), None)
+    if theirs is None:
+        return False
+    persons = {p.casefold() for p in asked.persons}
+    mine = [c for c in ranked if not c.asks and not c.about_other and (c.speaker_bonus or _said_by(c.st, persons))]
+    if mine and mine[0].score - SELF >= theirs.score + OTHERS:  # by relevance alone, the asked person's words lead
+        return False
+    return len(_shared(content, theirs.terms)) > max((len(_shared(content, c.terms)) for c in mine), default=0)
 
 
 # "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
@@ -271,55 +245,6 @@ def _name_terms(asked: Asked, enc: SparseEncoder) -> set[str]:
 
 
 # --------------------------------------------------------------------------- reading the sources
-
-
-# Irregular verbs whose past forms the stemmer leaves apart from the present ("met" for "meet", "went" for
-# "go"): a question asks in one tense ("how did they meet?") and the person said it in another.
-_IRREGULAR = {
-    "begin": "began begun", "buy": "bought", "bring": "brought", "build": "built", "come": "came",
-    "catch": "caught", "choose": "chose chosen", "draw": "drew drawn", "drive": "drove driven",
-    "eat": "ate eaten", "fall": "fell fallen", "feel": "felt", "fight": "fought", "find": "found",
-    "fly": "flew flown", "forget": "forgot forgotten", "give": "gave given", "go": "went gone",
-    "get": "got gotten", "grow": "grew grown", "hear": "heard", "hold": "held", "keep": "kept",
-    "know": "knew known", "lead": "led", "leave": "left", "lend": "lent", "lose": "lost", "make": "made",
-    "mean": "meant", "meet": "met", "pay": "paid", "ride": "rode ridden", "run": "ran", "sing": "sang sung",
-    "sit": "sat", "see": "saw seen", "sell": "sold", "send": "sent", "sleep": "slept", "spend": "spent",
-    "speak": "spoke spoken", "stand": "stood", "swim": "swam swum", "teach": "taught", "think": "thought",
-    "tell": "told", "take": "took taken", "throw": "threw thrown", "wake": "woke woken", "win": "won",
-    "wear": "wore worn", "write": "wrote written", "break": "broke broken",
-}
-
-
-@functools.lru_cache(maxsize=8)
-def _past_forms(encoder: SparseEncoder) -> dict[str, str]:
-    """The encoder's term of each irregular past form mapped to its present's: once per encoder, not per
-    question (the engine keeps one encoder for its lifetime)."""
-    base: dict[str, str] = {}
-    for present, pasts in _IRREGULAR.items():
-        stem = encoder.tokenize(present)
-        for past in pasts.split():
-            form = encoder.tokenize(past)
-            if stem and form and form != stem:
-                base[form[0]] = stem[0]
-    return base
-
-
-class _Lemmas:
-    """An encoder's terms with the irregular verbs' past forms read as their present: for matching a question
-    to what was said only (the index keeps the encoder's own terms)."""
-
-    def __init__(self, encoder: SparseEncoder) -> None:
-        self.encoder = encoder
-        self.base = _past_forms(encoder)  # type: ignore[arg-type]  # encoders hash by identity
-
-    def tokenize(self, text: str) -> list[str]:
-        return [self.base.get(t, t) for t in self.encoder.tokenize(text)]
-
-    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
-        return self.encoder.encode_documents(texts)
-
-    def encode_query(self, text: str) -> SparseVector:
-        return self.encoder.encode_query(text)
 
 
 def _hit(source: SearchHit | Source) -> SearchHit:
@@ -384,7 +309,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
             c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
-                       - (0.7 if about_other else 0.0) - (1.5 if asks or empty else 0.0)
+                       - (OTHERS if about_other else 0.0) - (1.5 if asks or empty else 0.0)
                        - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
     return out, sources
@@ -454,7 +379,7 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     the one they speak to: "your charity work") or ``neutral`` (a remark about neither)."""
     if not persons or st.speaker is None:
         return "neutral"
-    text = st.text.casefold()
+    text = _VOCATIVE.sub(" ", _spoken(st)).casefold()  # "Thanks, Caroline! I ran..." is said to her, not of her
     if any(p in text for p in persons) and st.speaker.casefold() not in persons:
         return "asked"
     first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
@@ -466,6 +391,11 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
             return "asked"
         return "asked" if first else "other" if second else "neutral"
     return "asked" if second else "other" if first else "neutral"
+
+
+# A name the speaker calls the one they speak to: "Thanks, Caroline!", "Hey Mel,", "..., Jon!".
+_VOCATIVE = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?i:thanks|thank you|hey|hi|hello|wow|oh|yeah|congrats|"
+                       r"congratulations|aw+|sure|yes|no|haha)[\s,!]+)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
 
 
 # Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.
@@ -591,6 +521,17 @@ def _said_by(st: Statement, persons: set[str]) -> bool:
 def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate],
             max_sentences: int) -> list[_Candidate]:
     """The best statement, its neighbour when that completes it, and close runners-up that add the fact."""
+    best = _lead(asked, ranked, everything)
+    best.quoted = best.st.text
+    chosen = _whole_turn(asked, best, everything) if best.st.speaker is not None else [best]
+    chosen = _with_neighbours(asked, best, chosen, everything)
+    chosen = _with_runners_up(asked, best, chosen, ranked, everything, max_sentences)
+    return _trimmed(best, chosen)
+
+
+def _lead(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]) -> _Candidate:
+    """The statement the answer is built on: the best, the reply to it when it is a question, or one nearly as
+    good that holds the fact it lacks."""
     best = ranked[0]
     if best.asks and (reply := _reply(asked, best, everything)) is not None:
         # the words that match best are someone's question ("What would you say is the toughest part?"): the
@@ -606,29 +547,37 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
                        and (c.said >= best.said or c.overlap >= best.overlap - 0.5)), None)
         if holder is not None:
             best = holder
-    best.quoted = best.st.text
-    chosen = [best]
-    if best.st.speaker is not None:
-        # a turn of a conversation is quoted whole: what someone says in one breath goes together
-        turn = [c for c in everything if c.n == best.n and c.st.speaker == best.st.speaker
-                and abs(c.st.index - best.st.index) <= 3 and not c.asks]
-        at = {c.st.index: c for c in turn}
-        run = [best]
-        i = best.st.index - 1
-        while not _opens_turn(run[0]) and (before := at.get(i)) is not None:  # back to the turn's first words
-            run.insert(0, before)
-            i -= 1
-        i = best.st.index + 1
-        while (nxt := at.get(i)) is not None and not _opens_turn(nxt):  # on until the speaker's next turn
-            run.append(nxt)
-            i += 1
-        if _words(run) > LONG_STATEMENT:  # too long to quote whole: the statements of it that bear on the question
-            # and the first after the best with the fact it lacks ("...wrote me a letter. Their words touched me")
-            gives = next((c for c in run if c.st.index > best.st.index and c.fact), None) \
-                if asked.facts and not best.fact else None
-            bearing = [c for c in run if c is best or c is gives or c.overlap >= 1]
-            run = bearing if _words(bearing) <= LONG_STATEMENT else [c for c in run if c is best or c is gives]
-        chosen = run
+    return best
+
+
+def _whole_turn(asked: Asked, best: _Candidate, everything: list[_Candidate]) -> list[_Candidate]:
+    """A turn of a conversation is quoted whole: what someone says in one breath goes together (when too long,
+    the statements of it that bear on the question)."""
+    turn = [c for c in everything if c.n == best.n and c.st.speaker == best.st.speaker
+            and abs(c.st.index - best.st.index) <= 3 and not c.asks]
+    at = {c.st.index: c for c in turn}
+    run = [best]
+    i = best.st.index - 1
+    while not _opens_turn(run[0]) and (before := at.get(i)) is not None:  # back to the turn's first words
+        run.insert(0, before)
+        i -= 1
+    i = best.st.index + 1
+    while (nxt := at.get(i)) is not None and not _opens_turn(nxt):  # on until the speaker's next turn
+        run.append(nxt)
+        i += 1
+    if _words(run) > LONG_STATEMENT:  # too long to quote whole: the statements of it that bear on the question
+        # and the first after the best with the fact it lacks ("...wrote me a letter. Their words touched me")
+        gives = next((c for c in run if c.st.index > best.st.index and c.fact), None) \
+            if asked.facts and not best.fact else None
+        bearing = [c for c in run if c is best or c is gives or c.overlap >= 1]
+        run = bearing if _words(bearing) <= LONG_STATEMENT else [c for c in run if c is best or c is gives]
+    return run
+
+
+def _with_neighbours(asked: Asked, best: _Candidate, chosen: list[_Candidate],
+                     everything: list[_Candidate]) -> list[_Candidate]:
+    """What the statement before leads in with, the one after when it completes it, and the reply to a
+    follow-up question about it."""
     if (before := _lead_in(chosen[0], everything)) is not None:
         chosen.insert(0, before)
     after = _beside(chosen[-1], everything, 1)
@@ -651,6 +600,13 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
         # the turn and the reply are too long together: the reply says more than the rest of the turn, when
         # that shares no word with the question
         chosen = [best, reply]
+    return chosen
+
+
+def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], ranked: list[_Candidate],
+                     everything: list[_Candidate], max_sentences: int) -> list[_Candidate]:
+    """Statements nearly as good that add the fact (or a newer source's change of it), and one naming the kind
+    of thing asked when none chosen does."""
     newest = _moment(_hit(best.source))
     group = len(chosen) - 1  # the best statement with its turn, lead-in and reply counts as one
     for c in ranked[1:]:
@@ -687,6 +643,11 @@ def _single(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]
                       and c.score >= KIND_SHARE * best.score and _names_kind(asked, c)), None)
         if named is not None:
             chosen.append(named)
+    return chosen
+
+
+def _trimmed(best: _Candidate, chosen: list[_Candidate]) -> list[_Candidate]:
+    """The chosen statements within the words an answer quotes."""
     # too long to quote all: the statements that bear least on the question go first (quoted in source order, a
     # runner-up early in its source would otherwise crowd out the best statement's own words), never the best
     # nor what its "it" points back to
@@ -856,7 +817,7 @@ def _quote(ctx: _Asking, c: _Candidate) -> Quote:
     if c.st.headings and (c.st.kind in ("item", "row") or len(c.st.text.split()) < 8
                           or asked.terms & set(Bm25Encoder().tokenize(" ".join(c.st.headings)))):
         label = " \u203a ".join(c.st.headings[-2:])
-    note = _dates(ctx, c.st.text, text, hit) if asked.wants("when") else ""
+    note = glosses(c.st.text, text, hit, ctx.tz, ctx.conventions, ctx.cal) if asked.wants("when") else ""
     page, t_start = _where(source, c.st)
     return Quote(c.n, text, markdown, label, note, "", page, t_start, c.st.speaker or "",
                  _said_by(c.st, {p.casefold() for p in asked.persons}))
@@ -915,98 +876,6 @@ def _newest_first(ctx: _Asking, quotes: list[Quote], chosen: list[_Candidate]) -
 
 def _day(at: datetime, tz: ZoneInfo | None, cal: Calendar) -> str:
     return cal.date(at.astimezone(tz) if tz is not None else at)
-
-
-# --------------------------------------------------------------------------- dates
-
-
-def _dates(ctx: _Asking, sentence: str, quoted: str, hit: SearchHit) -> str:
-    """What a "when" answer adds after a quote: the dates its relative time words stood for (read against when
-    its source was said), a weekday that disagrees with its date, or, with no time words at all, when it was
-    recorded."""
-    said_at, tz, cal = _moment(hit), ctx.tz, ctx.cal
-    if said_at is None or tz is None:
-        return ""
-    mentions = said_times(sentence, said_at, tz, conventions=ctx.conventions, max_span=GLOSS_SPAN)
-    shown = []
-    for m in mentions:
-        if m.expression not in quoted or not relative(m.expression) or _pinned(sentence, m):
-            continue
-        shown.append(f"\u201c{m.expression}\u201d = {span_words(m, tz, said_at, cal)}")
-    if not shown and (vague := _VAGUE_AGO.search(quoted)) is not None:
-        # "a few days ago" is no date, but it is a few days before when it was said
-        shown.append(f"\u201c{vague.group(0)}\u201d = {vague.group(1)} before {cal.date(said_at.astimezone(tz))}")
-    if not shown and (today := _TODAY.search(quoted)) is not None:
-        # the parser leaves the present day unmentioned; a "when" answer still needs its date
-        shown.append(f"\u201c{today.group(0)}\u201d = {cal.day(said_at.astimezone(tz))}")
-    if not shown and (this := _THIS_MONTH.search(quoted)) is not None:  # and the present month and year
-        at = said_at.astimezone(tz)
-        when = at.strftime("%B %Y") if this.group(1).lower() == "month" else str(at.year)
-        shown.append(f"\u201c{this.group(0)}\u201d = {when}")
-    clash = _weekday_clash(sentence, said_at.astimezone(tz), cal)
-    if clash:
-        shown.append(clash)
-    if shown:
-        return f" ({'; '.join(shown)})"
-    if not mentions and not _SHAPES["when"].search(sentence):
-        return f" (recorded {cal.date(said_at.astimezone(tz))})"
-    return ""
-
-
-_VAGUE_AGO = re.compile(r"\b((?:a\s+)?(?:few|couple(?:\s+of)?|several)\s+(?:days|weeks|months|years))\s+ago\b", re.I)
-_THIS_MONTH = re.compile(r"\bthis (month|year)\b", re.I)
-_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
-
-
-def relative(expression: str) -> bool:
-    """Whether time words depend on when they were said ("yesterday", "last week", "on Friday"); a date that
-    names its month or year ("on 3 May") is the user's own words and needs no arithmetic."""
-    if _YEAR_LEFT_OUT.search(expression):  # "last August", "August last year": a month, but which year?
-        return True
-    return not _NAMED_DATE.search(expression)
-
-
-_YEAR_LEFT_OUT = re.compile(rf"^(?=.*\b(?:{MONTH_NAMES})\b)(?!.*\d)"
-                            r".*\b(?:last|next|this|coming|past|previous|ago)\b", re.I)
-
-
-def _pinned(sentence: str, m: Mention) -> bool:
-    """A weekday or day word right next to an explicit date ("on Tuesday 2 December"): the date says it."""
-    after = sentence[m.span[1]:m.span[1] + 24] if m.span else ""
-    before = sentence[max(0, m.span[0] - 24):m.span[0]] if m.span else ""
-    near = re.compile(rf"^\W{{0,3}}(?:the\s)?\d{{1,2}}(?:st|nd|rd|th)?\b(?:\s(?:of\s)?(?:{MONTH_NAMES}))?|"
-                      rf"^\W{{0,3}}(?:{MONTH_NAMES})\s\d", re.I)
-    return bool(near.search(after)) or bool(re.search(rf"\b\d{{1,2}}\s(?:{MONTH_NAMES})\W{{0,3}}$", before, re.I))
-
-
-_WEEKDAY_DATE = re.compile(
-    rf"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\W+(?:the\s)?(\d{{1,2}})(?:st|nd|rd|th)?"
-    rf"(?:\s(?:of\s)?)?\s?({MONTH_NAMES})\w*(?:\s(\d{{4}}))?", re.I)
-_MONTH_NUMBER = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-
-
-def _weekday_clash(sentence: str, said_at: datetime, cal: Calendar) -> str:
-    """"Tuesday 2 December" when 2 December (the nearest one, or the year given) is not a Tuesday: flagged."""
-    for m in _WEEKDAY_DATE.finditer(sentence):
-        day, month = int(m.group(2)), _MONTH_NUMBER.get(m.group(3)[:3].lower())
-        if month is None:
-            continue
-        years = [int(m.group(4))] if m.group(4) else [said_at.year, said_at.year + 1, said_at.year - 1]
-        dates = []
-        for year in years:
-            try:
-                dates.append(datetime(year, month, day, tzinfo=said_at.tzinfo))
-            except ValueError:
-                continue
-        if not dates:
-            continue
-        nearest = min(dates, key=lambda d: abs((d - said_at).total_seconds()))
-        if _WEEKDAYS[nearest.weekday()] != m.group(1).lower():
-            return (f"{m.group(1).capitalize()} {day} {m.group(3).capitalize()}: "
-                    f"{cal.date(nearest)} is a {nearest.strftime('%A')}")
-    return ""
 
 
 # --------------------------------------------------------------------------- not there

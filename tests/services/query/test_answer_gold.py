@@ -24,6 +24,7 @@ from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
+from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -111,7 +112,10 @@ UNTUNED_MISSES = {
     "note: How much was the taxi to the airport?", "note: What time does the chemist open?",
 }
 KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNTUNED_MISSES}
-CASES = GOLD + NEAR_MISSES + UNTUNED
+# The second untuned set, with person swaps, scored once (28 of 30): its misses stay listed, never tuned away.
+SECOND_MISSES = {"transcript: What did Hana bake for the party?", "note: When does the post office close on Saturdays?"}
+KNOWN_MISSES |= {case: "missed by the second untuned set's one scoring" for case in SECOND_MISSES}
+CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -189,6 +193,18 @@ def test_words_from_within_a_turn_say_whose_they_are_unless_they_are_the_asked_p
     assert [_speaks(asked, None), _speaks(dave, None), _speaks(dave, asked), _speaks(asked, dave),
             _speaks(dave, dave), _speaks(calvin, dave)] == ["", "Dave: ", "Dave: ", "Ana: ", "", "Calvin: "]
     assert _speaks(Quote(1, "Dave: I arranged walks.", "", speaker="Dave"), None) == ""  # it opens a turn
+
+
+def test_what_someone_else_says_of_themselves_is_not_said_of_the_person_asked_about() -> None:
+    """The LoCoMo swap: Melanie speaks of her own charity race, Caroline only of a race she would like to run.
+    Asked of Caroline, the answer says it found nothing about her; asked of Melanie, it quotes her."""
+    chat = ("Caroline: I'd love to run a race one day.\nMelanie: Caroline, I ran a charity race for mental health "
+            "and I realised that self-care matters.\nCaroline: That sounds lovely.")
+    swapped = answer(Gold("transcript", (chat,), "What did Caroline realise after her charity race?", ""))
+    assert swapped.text.startswith("I could not find anything about Caroline"), swapped.text
+    assert "self-care" in swapped.text.split("The closest I found:")[1], swapped.text  # the closest, labelled
+    own = answer(Gold("transcript", (chat,), "What did Melanie realise after her charity race?", ""))
+    assert own.found and "self-care" in own.text, own.text
 
 
 @pytest.mark.parametrize(("question", "kind"), [

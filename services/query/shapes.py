@@ -1,0 +1,54 @@
+"""The shapes of the kinds of fact a question asks for (a date, an amount, a code, a name, a place...): a statement
+holds the fact asked when its words have the shape, whatever the words of the question."""
+
+from __future__ import annotations
+
+import re
+
+from secondbrain.temporal.mentions import MONTH_NAMES
+from services.query.question import FactKind
+
+DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
+# Capitalised words that are not names: weekdays and months, whole or short.
+CALENDAR_WORDS = (r"(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun|January|"
+                   r"February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|"
+                   r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b")
+SHAPES: dict[FactKind, re.Pattern[str]] = {
+    "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
+                       rf"(?:{DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
+                       r"\b(?:19|20)\d{2}\b|today|tomorrow|tonight|yesterday|noon|midnight|morning|evening|"
+                       r"afternoon|weekend|week|month|year|ago|since|until|next|last)", re.I),
+    # "a long day" is a kind of day, not how long something took: after "a" only "full", "whole"... may come
+    "duration": re.compile(r"\b(?:(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|few|several|half|"
+                           r"couple of)\s+(?:\w+\s)?|an?\s+(?:(?:full|whole|entire|single|extra|few|couple of)\s)?)"
+                           r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|years?|decades?)\b",
+                           re.I),
+    "amount": re.compile(r"[$€£¥₹]\s?\d|(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                         r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a)"
+                         r")\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|quid|bucks|chf|francs?|k\b|thousand|"
+                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
+    "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                        r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
+    "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
+    "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|\b[A-Z]\.\s(?:[A-Z]\.\s)*[A-Z][a-z]+|"
+                         r"(?<!^)(?<![.!?:]\s)\b"
+                         rf"(?!{CALENDAR_WORDS})"
+                         r"[A-Z][a-z]+|^[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}$"),  # or a name alone ("- Ana")
+    "frequency": re.compile(r"\b(?:once|twice|thrice|\w+ times?|a (?:few|couple of) times)\s+(?:a|an|per|each|every)\s|"
+                            r"\bevery (?:other |single )?(?:\w+ )?(?:day|night|morning|evening|week|weekend|month|year|"
+                            r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?\b|\b(?:daily|nightly|weekly|monthly|yearly|"
+                            r"annually|most days|on weekends)\b", re.I),
+    "feeling": re.compile(r"\b(?:happy|glad|excit\w*|thrill\w*|proud|grateful|gratitude|thankful|reliev\w*|relief|"
+                          r"nervous|anxious|anxiety|worr\w*|scared|afraid|sad|upset|angry|frustrat\w*|stress\w*|"
+                          r"overwhelm\w*|calm\w*|peace\w*|joy\w*|awe|touched|moved|inspir\w*|hope\w*|comfort\w*|"
+                          r"lonely|content|satisf\w*|surreal|free|alive|lucky|blessed|discourag\w*|determined|"
+                          r"disappoint\w*|reward\w*|fulfill\w*|cozy|magical|electric|stoked|pumped|humbl\w*|"
+                          r"amaz\w*|awesome|wonderful|fantastic|incredible|great|good|bad|terrible|love[ds]?|"
+                          r"enjoy\w*|fun|nostalgi\w*|connected|motivat\w*|confiden\w*|energi[sz]ed)\b", re.I),
+    # a place: a preposition of place before something that is not a time, a word for a place, or a name
+    "place": re.compile(rf"(?i:\b(?:at|in|on|near|behind|under|inside|next to|mov\w*\s+to)\s+(?:the\s|my\s|our\s|a\s|"
+                        rf"his\s|her\s|their\s|_\s)?(?!{CALENDAR_WORDS}|\d|noon|night|midnight|morning|evening|"
+                        r"afternoon|time|the\s+(?:morning|evening|afternoon|weekend))[a-z]|\b(?:room|street|st\.|"
+                        r"road|avenue|floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
+                        rf"(?<!^)\b(?!{CALENDAR_WORDS})[A-Z][a-z]+"),
+}
