@@ -107,7 +107,7 @@ def test_a_batch_of_64_notes_costs_at_most_three_round_trips_a_note(
     parts = {f"p{i}": f"Crate {i} holds {i + 2} jars of plum jam and a ledger marked zq{i:04d}x.".encode()
              for i in range(BATCH)}
     with svc.client() as client:
-        first = note(client, "Warm-up: the boiler was serviced in October.")
+        first = note(client, "Warm-up: the gutters were cleared in November.")  # the index exists already
         assert wait_jobs(client, [first])[first]["status"] == "succeeded"
         time.sleep(1.0)
         start = len(proxy.log)
