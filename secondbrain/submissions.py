@@ -12,6 +12,7 @@ import hashlib
 import ipaddress
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO
@@ -35,6 +36,22 @@ class Submitted:
     artifact_id: str | None
     created: bool
     original_job: str | None = None  # the same bytes' earlier job, past extraction (a re-sent copy)
+
+
+@dataclass(frozen=True, slots=True)
+class FileCapture:
+    """One capture of an import's batch, its bytes read (see :meth:`Submissions.files`)."""
+
+    data: bytes
+    sha256: str
+    content_type: str
+    filename: str | None
+    title: str | None
+    captured_at: datetime | None
+    source_uri: str
+    idempotency_key: str | None
+    attributes: dict[str, str]
+    capture: CaptureKind
 
 
 def fingerprint(*parts: object) -> str:
@@ -72,12 +89,80 @@ class Submissions:
                 rt.objects.delete(object_key)
             raise
 
+    def files(self, user: str, files: Sequence[FileCapture]) -> list[Submitted | Exception]:
+        """:meth:`file` of several captures of a user (an import's batch): each one's bytes stored once, then all
+        of them registered with one write and handed to the relay together.  Each one's result, or the error
+        that refused it (nothing of it is left behind)."""
+        rt = self.rt
+        prepared, stored = [], []
+        with telemetry.tracer().start_as_current_span("ingest submit", attributes={"sb.captures": len(files)}) as span:
+            telemetry.set_user(user, span)
+            for f in files:
+                artifact_id = ids.artifact_id(user, f.sha256)
+                object_key = keys.artifact_key(user, artifact_id)
+                stored_now = rt.objects.stat(object_key) is None  # same bytes already stored: keep one copy
+                if stored_now:
+                    rt.objects.put(object_key, f.data, size=len(f.data), content_type=f.content_type)
+                stored.append((artifact_id, object_key, stored_now))
+                prepared.append(self._registration(
+                    user, artifact_id, object_key, size=len(f.data), sha256=f.sha256, content_type=f.content_type,
+                    filename=f.filename, title=f.title, captured_at=f.captured_at, source_uri=f.source_uri,
+                    idempotency_key=f.idempotency_key, attributes=f.attributes, capture=f.capture))
+            try:
+                results = rt.metadata.intake.submit_many(
+                    [(record, job_id, [message], request_hash) for job_id, record, message, request_hash in prepared],
+                    lease_s=self.lease_s)
+            except BaseException:
+                for artifact_id, object_key, stored_now in stored:
+                    if stored_now and rt.metadata.catalog.get_artifact(user, artifact_id) is None:
+                        rt.objects.delete(object_key)
+                raise
+            leased: list[int] = []
+            messages: list[OutboxMessage] = []
+            out: list[Submitted | Exception] = []
+            for (_job_id, _record, message, _hash), (artifact_id, object_key, stored_now), result in zip(
+                    prepared, stored, results, strict=True):
+                if isinstance(result, Exception):
+                    if stored_now and rt.metadata.catalog.get_artifact(user, artifact_id) is None:
+                        rt.objects.delete(object_key)
+                    out.append(result)
+                    continue
+                if result.leased:
+                    leased.extend(result.leased)
+                    messages.append(message)
+                out.append(Submitted(result.job_id, artifact_id, result.created, result.original_job))
+            if self.relay is not None:
+                self.relay.hand_over(tuple(leased), messages)
+        return out
+
     def register(self, user: str, artifact_id: str, object_key: str, *, size: int, sha256: str, content_type: str,
                  filename: str | None, title: str | None, captured_at: datetime | None, source_uri: str,
                  idempotency_key: str | None, attributes: dict[str, str], capture: CaptureKind) -> Submitted:
         """Register bytes already stored under ``object_key`` with a new job (a retry reuses them)."""
         rt = self.rt
         job_id = ids.job_id(user, idempotency_key or str(uuid.uuid4()))
+        with telemetry.tracer().start_as_current_span("ingest submit", attributes={
+                "sb.job.id": job_id, "sb.content_type": content_type, "sb.size_bytes": size}) as span:
+            telemetry.set_user(user, span)
+            job_id, record, message, request_hash = self._registration(
+                user, artifact_id, object_key, size=size, sha256=sha256, content_type=content_type,
+                filename=filename, title=title, captured_at=captured_at, source_uri=source_uri,
+                idempotency_key=idempotency_key, attributes=attributes, capture=capture, job_id=job_id)
+            # Queued leased to this process's relay, which publishes it without claiming it first.
+            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash,
+                                               lease_s=self.lease_s)
+            if self.relay is not None:
+                self.relay.hand_over(result.leased, [message])
+        return Submitted(result.job_id, artifact_id, result.created, result.original_job)
+
+    def _registration(self, user: str, artifact_id: str, object_key: str, *, size: int, sha256: str,
+                      content_type: str, filename: str | None, title: str | None, captured_at: datetime | None,
+                      source_uri: str, idempotency_key: str | None, attributes: dict[str, str],
+                      capture: CaptureKind, job_id: str | None = None
+                      ) -> tuple[str, ArtifactRecord, OutboxMessage, str | None]:
+        """The job id, artifact row, outgoing message and request hash of a submission of stored bytes."""
+        rt = self.rt
+        job_id = job_id or ids.job_id(user, idempotency_key or str(uuid.uuid4()))
         request_hash = fingerprint(sha256, content_type, filename, title, captured_at, attributes.get("kind")) \
             if idempotency_key else None
         now = datetime.now(UTC)
@@ -94,19 +179,11 @@ class Submissions:
             filename=filename, title=title, captured_at=captured_at, submitted_at=now, producer="gateway",
             attributes=attributes,
         )
-        with telemetry.tracer().start_as_current_span("ingest submit", attributes={
-                "sb.job.id": job_id, "sb.content_type": content_type, "sb.size_bytes": size}) as span:
-            telemetry.set_user(user, span)
-            # The trace goes with the message: the relay publishes it later, the stages continue it.
-            message = OutboxMessage(topic=rt.names(topic_names.ARTIFACTS_SUBMITTED), key=user.encode(),
-                                    value=rt.codec.encode(event),
-                                    headers=telemetry.with_trace_headers(rt.codec.headers(event)))
-            # Queued leased to this process's relay, which publishes it without claiming it first.
-            result = rt.metadata.intake.submit(record, job_id, [message], request_hash=request_hash,
-                                               lease_s=self.lease_s)
-            if self.relay is not None:
-                self.relay.hand_over(result.leased, [message])
-        return Submitted(result.job_id, artifact_id, result.created, result.original_job)
+        # The trace goes with the message: the relay publishes it later, the stages continue it.
+        message = OutboxMessage(topic=rt.names(topic_names.ARTIFACTS_SUBMITTED), key=user.encode(),
+                                value=rt.codec.encode(event),
+                                headers=telemetry.with_trace_headers(rt.codec.headers(event)))
+        return job_id, record, message, request_hash
 
     def url(self, user: str, url: str, title: str | None, captured_at: datetime | None,
             idempotency_key: str | None, attributes: dict[str, str] | None = None) -> Submitted:

@@ -23,11 +23,17 @@ def offload(objects: ObjectStore, key: str, records: Any, limit: int = INLINE_LI
 
     The JSON size is a safe upper bound of the Avro size, so everything kept inline fits a message.
     """
-    data = json.dumps(records, ensure_ascii=False, default=_iso).encode("utf-8")
-    if len(data) <= limit:
+    data = oversized(records, limit)
+    if data is None:
         return None
     objects.put(key, data, content_type="application/json")
     return key
+
+
+def oversized(records: Any, limit: int = INLINE_LIMIT_BYTES) -> bytes | None:
+    """The JSON :func:`offload` would write for ``records``, or ``None`` when they travel inline."""
+    data = json.dumps(records, ensure_ascii=False, default=_iso).encode("utf-8")
+    return data if len(data) > limit else None
 
 
 def load(objects: ObjectStore, key: str) -> Any:

@@ -17,12 +17,20 @@ a broker; :func:`run` takes them in process, without one (tools, tests, replays)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from secondbrain.errors import PermanentError, SourceGone, Unauthorized, classify
-from secondbrain.pipeline.stage import AdmittingStage, BatchingStage, DiscardingStage, JobRef, Stage
+from secondbrain.pipeline.stage import (
+    AdmittingStage,
+    BatchAdmittingStage,
+    BatchingStage,
+    BatchStage,
+    DiscardingStage,
+    JobRef,
+    Stage,
+)
 from secondbrain.ports import JobGone, JobLedger, UnknownUser
 from secondbrain.ports.metadata import JobState, StageOutcome
 
@@ -102,6 +110,22 @@ class Effects(Protocol):
         ...
 
 
+class BatchEffects(Effects, Protocol):
+    """How a batch's step touches the world: the job bookkeeping of many events in one statement each."""
+
+    async def job_states(self, refs: Sequence[JobRef]) -> list[JobState]:
+        """The states of the jobs ``refs`` name, in order (kept asking while the store is away)."""
+        ...
+
+    async def batch(self, work: Callable[[], list[list[Any] | Exception]]) -> list[list[Any] | Exception] | Exception:
+        """Run the stage's batch ``work`` once: each event's outputs or error, or the error of the whole call."""
+        ...
+
+    async def finish_many(self, refs: Sequence[JobRef]) -> list[StageOutcome]:
+        """:meth:`Effects.finish` for each of ``refs`` (first tries), in order, with one write."""
+        ...
+
+
 async def admit(stage: Stage[Any], event: Any, ref: JobRef, value: bytes, headers: Mapping[str, str],
                 fx: Effects, *, trusted: bool = False) -> Admission | Dropped | DeadLetter:
     """Whether ``event`` may be worked on (``trusted``: the caller feeds the stage its own events, the
@@ -131,6 +155,111 @@ async def admit(stage: Stage[Any], event: Any, ref: JobRef, value: bytes, header
     return Admission(state, found)
 
 
+async def admit_batch(stage: Stage[Any], items: Sequence[tuple[Any, JobRef, bytes, Mapping[str, str]]],
+                      fx: BatchEffects, *, trusted: bool = False) -> list[Admission | Dropped | DeadLetter]:
+    """:func:`admit` for a batch of ``(event, ref, value, headers)``: the stage's own check event by event, and the
+    states of all their jobs read in one statement."""
+    decided: list[Admission | Dropped | DeadLetter | None] = [None] * len(items)
+    found: list[Any] = [None] * len(items)
+    checks: list[Any] = []
+    checked = stage.step.open_input and isinstance(stage, AdmittingStage) and not trusted
+    if checked and isinstance(stage, BatchAdmittingStage) and len(items) > 1:
+        checks = await fx.admit(stage.admit_many, [(e, v, h) for e, _r, v, h in items])
+    for i, (event, ref, value, headers) in enumerate(items):
+        if stage.step.open_input and isinstance(stage, AdmittingStage):
+            if checked:
+                try:
+                    if checks:
+                        if isinstance(checks[i], Exception):
+                            raise checks[i]
+                        found[i] = checks[i]
+                    else:
+                        found[i] = await fx.admit(stage.admit, event, value, headers)
+                except SourceGone:
+                    decided[i] = Dropped("check", "gone")
+                except Exception as exc:
+                    kind = exc.kind if isinstance(exc, PermanentError) else "retries_exhausted"
+                    decided[i] = DeadLetter(kind, exc, attempts=1, of_job=False)
+        elif not ref.job_id or not ref.user_id:
+            decided[i] = DeadLetter("unauthorized", Unauthorized(
+                "the event names no job: events on the pipeline's internal topics belong to a job"), 0, of_job=False)
+    asked = [i for i, (_e, ref, _v, _h) in enumerate(items) if decided[i] is None and ref.job_id and ref.user_id]
+    states = await fx.job_states([items[i][1] for i in asked]) if asked else []
+    by_index: dict[int, JobState] = dict(zip(asked, states, strict=True))
+    out: list[Admission | Dropped | DeadLetter] = []
+    for i, verdict in enumerate(decided):
+        if verdict is not None:
+            out.append(verdict)
+            continue
+        state = by_index.get(i, "live")
+        if state == "ended" or (state == "gone" and not stage.step.open_input):
+            out.append(Dropped("admission", state))
+        else:
+            out.append(Admission(state, found[i]))
+    return out
+
+
+async def process_batch(stage: BatchStage[Any], works: Sequence[tuple[Any, JobRef, Admission]],
+                        fx: BatchEffects) -> list[Outcome | None]:
+    """:func:`process` for a batch of admitted events: the stage's batch work once, then every stage recorded done
+    in one write.  ``None`` for an event to take alone with :func:`process` (its work failed in a way a retry may
+    mend, or the batch's work failed as a whole); an event that failed for good is dead-lettered alone and the
+    rest go on."""
+    events = [w[0] for w in works]
+    results = await fx.batch(lambda: stage.process_batch(events, [w[2].found for w in works]))
+    if isinstance(results, Exception):
+        return [None] * len(works)
+    out: list[Outcome | None] = [None] * len(works)
+    done: list[int] = []
+    for i, result in enumerate(results):
+        event, ref, admission = works[i]
+        if isinstance(result, Exception):
+            if classify(result) == "retryable" and not isinstance(result, JobGone | SourceGone | UnknownUser):
+                continue  # alone, with its retries
+            out[i] = await _failed(stage, event, ref, admission, result, 1, fx)
+        elif ref.job_id and ref.user_id:
+            done.append(i)
+        else:
+            out[i] = Publish(result, 1)
+    outcomes = await fx.finish_many([works[i][1] for i in done]) if done else []
+    for i, finished in zip(done, outcomes, strict=True):
+        result = results[i]
+        assert not isinstance(result, Exception)
+        out[i] = await _finished(stage, works[i][0], result, finished, 1, fx)
+    return out
+
+
+async def _failed(stage: Any, event: Any, ref: JobRef, admission: Admission, exc: Exception, attempts: int,
+                  fx: Effects) -> Outcome:
+    """What becomes of an event whose work failed with ``exc`` after ``attempts`` tries."""
+    state = await _state_after_failure(exc, ref, admission, fx)
+    if state != "live":
+        # Deleted, erased or replaced meanwhile (its bytes or chunk list may have gone with it): a failure
+        # of that change's making, not of the input; dropped, not dead-lettered.  Only a job that is gone
+        # takes back what was written (an ended job's work may be shared with the newer job of the same
+        # bytes, and the fence kept it from writing after it ended).
+        if state == "gone" and isinstance(stage, DiscardingStage):
+            await fx.call(stage.discard, event, [])
+        return Dropped("processing", state)
+    kind = exc.kind if isinstance(exc, PermanentError) else (
+        "retries_exhausted" if classify(exc) == "retryable" else "permanent")
+    return DeadLetter(kind, exc, attempts)
+
+
+async def _finished(stage: Any, event: Any, outputs: list[Any], outcome: StageOutcome, attempts: int,
+                    fx: Effects) -> Outcome:
+    """What becomes of an event whose stage was recorded done with ``outcome``."""
+    if outcome in ("gone", "superseded"):
+        # Deleted or replaced while it was being worked on: what the stage wrote goes again, and nothing is
+        # published (the next stage would only bring it back).
+        if isinstance(stage, DiscardingStage):
+            await fx.call(stage.discard, event, outputs)
+        return Dropped("finish", "gone" if outcome == "gone" else "superseded")
+    if outcome == "ended":  # the job failed or ended as a duplicate meanwhile: nothing more to do
+        return Dropped("finish", outcome, counted=False)
+    return Publish(outputs, attempts)
+
+
 async def process(stage: Stage[Any], event: Any, ref: JobRef, admission: Admission, fx: Effects,
                   prepared: Any = None) -> Outcome:
     """The stage's work on an admitted event, and what becomes of it (``prepared``: the shared part a
@@ -145,29 +274,9 @@ async def process(stage: Stage[Any], event: Any, ref: JobRef, admission: Admissi
 
     outputs, attempts = await fx.attempts(work)
     if isinstance(outputs, Exception):
-        exc = outputs
-        state = await _state_after_failure(exc, ref, admission, fx)
-        if state != "live":
-            # Deleted, erased or replaced meanwhile (its bytes or chunk list may have gone with it): a failure
-            # of that change's making, not of the input; dropped, not dead-lettered.  Only a job that is gone
-            # takes back what was written (an ended job's work may be shared with the newer job of the same
-            # bytes, and the fence kept it from writing after it ended).
-            if state == "gone" and isinstance(stage, DiscardingStage):
-                await fx.call(stage.discard, event, [])
-            return Dropped("processing", state)
-        kind = exc.kind if isinstance(exc, PermanentError) else (
-            "retries_exhausted" if classify(exc) == "retryable" else "permanent")
-        return DeadLetter(kind, exc, attempts)
+        return await _failed(stage, event, ref, admission, outputs, attempts, fx)
     outcome: StageOutcome = await fx.finish(ref, attempts) if ref.job_id and ref.user_id else "done"
-    if outcome in ("gone", "superseded"):
-        # Deleted or replaced while it was being worked on: what the stage wrote goes again, and nothing is
-        # published (the next stage would only bring it back).
-        if isinstance(stage, DiscardingStage):
-            await fx.call(stage.discard, event, outputs)
-        return Dropped("finish", outcome)
-    if outcome == "ended":  # the job failed or ended as a duplicate meanwhile: nothing more to do
-        return Dropped("finish", outcome, counted=False)
-    return Publish(outputs, attempts)
+    return await _finished(stage, event, outputs, outcome, attempts, fx)
 
 
 async def _state_after_failure(exc: BaseException, ref: JobRef, admission: Admission, fx: Effects) -> JobState:
@@ -219,6 +328,18 @@ class _InProcess:
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
 
+    async def job_states(self, refs: Sequence[JobRef]) -> list[JobState]:
+        return [await self.job_state(ref, patient=True) for ref in refs]
+
+    async def batch(self, work: Callable[[], list[list[Any] | Exception]]) -> list[list[Any] | Exception] | Exception:
+        try:
+            return work()
+        except Exception as exc:
+            return exc
+
+    async def finish_many(self, refs: Sequence[JobRef]) -> list[StageOutcome]:
+        return [await self.finish(ref, 1) for ref in refs]
+
 
 def _settle(steps: Coroutine[Any, Any, T]) -> T:
     """The result of coroutine ``steps`` whose every effect completes at once (nothing it awaits suspends), on
@@ -245,6 +366,28 @@ def outcome(stage: Stage[Any], event: Any, jobs: JobLedger, *, value: bytes = b"
         if not isinstance(admitted, Admission):
             return admitted
         return await process(stage, event, ref, admitted, fx)
+
+    return _settle(steps())
+
+
+def outcomes(stage: Stage[Any], events: Sequence[Any], jobs: JobLedger, *, trusted: bool = False) -> list[Outcome]:
+    """What the runner would make of ``events`` taken as one batch (without a broker: one try, no dead letters
+    written); a stage without :class:`BatchStage` takes them one by one."""
+    fx = _InProcess(stage, jobs)
+
+    async def steps() -> list[Outcome]:
+        refs = [stage.job_of(e) for e in events]
+        admitted = await admit_batch(stage, [(e, r, b"", {}) for e, r in zip(events, refs, strict=True)], fx,
+                                     trusted=trusted)
+        out: list[Outcome | None] = [a if not isinstance(a, Admission) else None for a in admitted]
+        works = [(i, (events[i], refs[i], a)) for i, a in enumerate(admitted) if isinstance(a, Admission)]
+        if isinstance(stage, BatchStage) and works:
+            got = await process_batch(stage, [w for _i, w in works], fx)
+        else:
+            got = [None] * len(works)
+        for (i, (event, ref, admission)), result in zip(works, got, strict=True):
+            out[i] = result if result is not None else await process(stage, event, ref, admission, fx)
+        return [o for o in out if o is not None]
 
     return _settle(steps())
 

@@ -146,7 +146,7 @@ def build_app(settings: Settings, group: str, topic_name: str, agent_name: str,
         broker_session_timeout=s.kafka_session_timeout_ms / 1000,
         broker_heartbeat_interval=s.kafka_heartbeat_interval_ms / 1000,
         broker_commit_interval=1.0,
-        broker_max_poll_records=50,
+        broker_max_poll_records=200,  # a stage takes up to 64 of a user's events at once
         producer_acks=-1,
         web_enabled=False,
         broker_credentials=faust_credentials(s),

@@ -16,8 +16,13 @@ the runner adds what only a broker needs:
 5. only then acknowledges the message, so its offset is committed after the outputs are safe
    (at-least-once; deterministic ids make replays harmless).
 
-One user's events run in order in a lane of their own; different users' lanes side by side.  A
-stage that batches (the embedder) gets the events already waiting in a lane in one call.
+One user's events run in lanes of their own; different users' lanes side by side.  A stage that works in
+batches (:class:`~secondbrain.pipeline.stage.BatchStage`: the extractor, the chunker, the embedder) gets the
+events already waiting in a lane (up to 64; a lone event is never held back waiting for more) in one call, and
+the runner does their bookkeeping together: one read of their jobs' states to admit them, one write recording
+their stage done, their outputs and statuses sent at once and then one wait for the broker.  An event whose
+work failed in a way a retry may mend is then taken alone, with its retries; one that failed for good is
+dead-lettered alone, and the rest go on.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,7 +55,7 @@ from secondbrain.pipeline.dead_letters import Message
 from secondbrain.pipeline.faust_app import build_app
 from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
-from secondbrain.pipeline.stage import BatchingStage, JobRef, Stage, WarmingStage
+from secondbrain.pipeline.stage import BatchingStage, BatchStage, JobRef, Stage, WarmingStage
 from secondbrain.pipeline.topology import SEALED_TOPICS
 from secondbrain.ports import DeadLetters, JobLedger
 from secondbrain.ports.metadata import JobState, StageOutcome
@@ -59,7 +64,7 @@ from secondbrain.topic_names import TopicNames
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-BATCH_MAX = 16  # events of one lane handed to a batching stage at once
+BATCH_MAX = 64  # events of one lane handed to a stage at once (those already waiting: nothing waits for more)
 STOP_DRAIN_S = 4.0  # how long a stopping stage lets its events in flight finish, and then faust leave the group
 Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
 _DROPPED = {  # what the log says of dropped work, by why it was dropped
@@ -120,7 +125,7 @@ class StageRunner:
                                         thread_name_prefix=f"stage-{self.step.name}")
         self.lanes = Lanes(self._work, self._ack, concurrency=settings.stage_concurrency,
                            buffer=settings.stage_buffer,
-                           batch_max=BATCH_MAX if isinstance(stage, BatchingStage) else 1)
+                           batch_max=BATCH_MAX if isinstance(stage, BatchingStage | BatchStage) else 1)
         # Where each partition stands, from what this runner read and finished (for the lag gauge).
         self.positions = PartitionPositions()
         # A batching stage's shared part is a model call that takes every core: two at once (two lanes) only
@@ -252,6 +257,9 @@ class StageRunner:
         started = time.monotonic()
         spans = [self._span(msg) for msg in batch]
         try:
+            if len(batch) > 1 and isinstance(self.stage, BatchStage):
+                await self._handle_batch(batch, spans)
+                return
             works = []
             for msg, span in zip(batch, spans, strict=True):
                 with trace.use_span(span, end_on_exit=False):
@@ -275,6 +283,49 @@ class StageRunner:
                 span.end()
                 telemetry.STAGE_DURATION.record(took, {"stage": self.step.name})
 
+    async def _handle_batch(self, batch: list[Message], spans: list[trace.Span]) -> None:
+        """A batch through a :class:`BatchStage`: decoded event by event, admitted with one read of their jobs,
+        worked on in one call, recorded done in one write, their outputs and statuses published together and
+        only then acknowledged (by the lanes).  An event whose work failed in a way a retry may mend goes
+        alone, with its retries; one that failed for good is dead-lettered alone."""
+        decoded: list[tuple[Message, trace.Span, Any, JobRef, bytes | None]] = []
+        for msg, span in zip(batch, spans, strict=True):
+            with trace.use_span(span, end_on_exit=False):
+                got = await self._decode(msg, span)
+            if got is not None:
+                decoded.append((msg, span, *got))
+        fx = _BatchEffects(self)
+        admitted = await core.admit_batch(self.stage, [(e, ref, msg.value or b"", msg.headers)
+                                                       for msg, _s, e, ref, _o in decoded], fx)
+        works: list[_Work] = []
+        for (msg, span, event, ref, opened), verdict in zip(decoded, admitted, strict=True):
+            with trace.use_span(span, end_on_exit=False):
+                work = await self._admitted(msg, span, event, ref, opened, verdict)
+            if work is not None:
+                works.append(work)
+        if not works:
+            return
+        fx.works = works
+        stage = self.stage
+        assert isinstance(stage, BatchStage)
+        outcomes = await core.process_batch(stage, [(w.event, w.ref, w.admission) for w in works], fx)
+        publish: list[tuple[_Work, core.Publish, list[Output]]] = []
+        for i, (work, outcome) in enumerate(zip(works, outcomes, strict=True)):
+            with trace.use_span(work.span, end_on_exit=False):
+                if outcome is None:  # alone, with its retries
+                    await self._process(work, None)
+                elif isinstance(outcome, core.Publish):
+                    publish.append((work, outcome, fx.encoded_each[i]))
+                else:
+                    await self._outcome(work, outcome, [])
+        if publish:
+            # One produce batch: every output and every status sent at once, then one wait for the broker.
+            await asyncio.gather(*(self._publish_all(encoded) for _w, _o, encoded in publish),
+                                 *(self._status(w.ref, "succeeded", None, o.attempts) for w, o, _e in publish))
+            for work, outcome, _e in publish:
+                with trace.use_span(work.span, end_on_exit=False):
+                    self._published(work, outcome.outputs)
+
     def _span(self, msg: Message) -> trace.Span:
         return telemetry.tracer().start_span(
             f"{self.step.name} process", context=telemetry.context_from_headers(msg.headers), kind=SpanKind.CONSUMER,
@@ -283,6 +334,15 @@ class StageRunner:
 
     async def _prepare(self, msg: Message, span: trace.Span) -> _Work | None:
         """The opened, decoded, attributed and admitted event, or None once it was dead-lettered or dropped."""
+        got = await self._decode(msg, span)
+        if got is None:
+            return None
+        event, ref, opened = got
+        admitted = await core.admit(self.stage, event, ref, msg.value or b"", msg.headers, _Effects(self, ref, span))
+        return await self._admitted(msg, span, event, ref, opened, admitted)
+
+    async def _decode(self, msg: Message, span: trace.Span) -> tuple[Any, JobRef, bytes | None] | None:
+        """The opened and decoded event and what it is about, or None once it was dead-lettered."""
         user = msg.key.decode("utf-8", "replace") if msg.key else None
         opened: bytes | None = None
         if self._seal_input:
@@ -301,7 +361,11 @@ class StageRunner:
             await self._dead_letter(msg, kind="malformed", exc=exc, attempts=0, ref=JobRef(None, user), opened=opened)
             return None
         event_telemetry.describe(span, event)
-        admitted = await core.admit(self.stage, event, ref, msg.value or b"", msg.headers, _Effects(self, ref, span))
+        return event, ref, opened
+
+    async def _admitted(self, msg: Message, span: trace.Span, event: Any, ref: JobRef, opened: bytes | None,
+                        admitted: core.Admission | core.Dropped | core.DeadLetter) -> _Work | None:
+        """The event on its way, or None once its admission dead-lettered or dropped it."""
         if isinstance(admitted, core.Dropped):
             self._dropped(ref, admitted)
             return None
@@ -319,6 +383,10 @@ class StageRunner:
         dead-letter it as the core decides."""
         fx = _Effects(self, work.ref, work.span, work)
         outcome = await core.process(self.stage, work.event, work.ref, work.admission, fx, prepared)
+        await self._outcome(work, outcome, fx.encoded)
+
+    async def _outcome(self, work: _Work, outcome: core.Outcome, encoded: list[Output]) -> None:
+        """Publish, drop or dead-letter one event as the core decided."""
         if isinstance(outcome, core.Dropped):
             if outcome.counted:
                 self._dropped(work.ref, outcome)
@@ -326,7 +394,7 @@ class StageRunner:
             await self._dead_letter(work.msg, kind=outcome.kind, exc=outcome.error, attempts=outcome.attempts,
                                     ref=work.ref, opened=work.opened)
         else:
-            await self._finish(work, outcome.outputs, fx.encoded, outcome.attempts)
+            await self._finish(work, outcome.outputs, encoded, outcome.attempts)
 
     async def _show_running(self, ref: JobRef, finished: asyncio.Event) -> None:
         """Mark the stage running, but only for work that takes a while (a fast stage writes only once).  Once
@@ -338,16 +406,35 @@ class StageRunner:
         with contextlib.suppress(Exception):
             await self._bookkeeping(self.jobs.stage_started, ref, 1, best_effort=True)
 
+    async def _show_running_all(self, refs: list[JobRef], finished: asyncio.Event) -> None:
+        """:meth:`_show_running` for a batch's jobs: marked running only when the batch takes a while."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(finished.wait(), self.settings.stage_progress_after_s)
+            return
+        by_user: dict[str, list[str]] = {}
+        for ref in refs:
+            if ref.user_id and ref.job_id:
+                by_user.setdefault(ref.user_id, []).append(ref.job_id)
+        for user_id, job_ids in by_user.items():
+            try:
+                await asyncio.to_thread(self.jobs.stages_started, user_id, self.step.name, job_ids)
+            except Exception as exc:  # progress is best effort
+                log.warning("job bookkeeping failed", extra={"jobs": len(job_ids), "error": repr(exc)})
+
     async def _finish(self, work: _Work, outputs: list[Any], encoded: list[Output], attempts: int) -> None:
         """Publish the outputs of a stage recorded done (and the job's status)."""
+        # The outputs and the status event go to different topics: one wait for both acknowledgements.
+        await asyncio.gather(self._publish_all(encoded), self._status(work.ref, "succeeded", None, attempts))
+        self._published(work, outputs)
+
+    def _published(self, work: _Work, outputs: list[Any]) -> None:
+        """Count, trace and log an event whose outputs the broker acknowledged."""
         ref, span = work.ref, work.span
         for output in outputs[:1]:
             event_telemetry.describe(span, output, prefix="sb.output")
             if getattr(work.event, "modality", None) is None and isinstance(getattr(output, "modality", None), str):
                 span.set_attribute("sb.modality", output.modality)  # what the stage found out
         span.set_attribute("sb.outputs", len(outputs))
-        # The outputs and the status event go to different topics: one wait for both acknowledgements.
-        await asyncio.gather(self._publish_all(encoded), self._status(ref, "succeeded", None, attempts))
         self.stats.processed += 1
         telemetry.STAGE_EVENTS.add(1, {"stage": self.step.name, "outcome": "processed"})
         if self.step.final and outputs:  # the job's content is searchable now
@@ -383,12 +470,15 @@ class StageRunner:
 
     # ------------------------------------------------------------------ publishing
     async def _publish_all(self, outputs: list[Output]) -> None:
-        for topic, key, value, headers in outputs:
-            # A producer span per output; the next stage continues the trace from it.
-            with telemetry.tracer().start_as_current_span(
-                    f"{topic} publish", kind=SpanKind.PRODUCER,
-                    attributes=telemetry.kafka_attributes(topic, operation="send")):
-                await self._send(topic, key, value, telemetry.with_trace_headers(headers))
+        """Send every output at once (the producer batches them) and wait for all the acknowledgements."""
+        await asyncio.gather(*(self._publish_one(*output) for output in outputs))
+
+    async def _publish_one(self, topic: str, key: bytes, value: bytes, headers: list[tuple[str, bytes]]) -> None:
+        # A producer span per output; the next stage continues the trace from it.
+        with telemetry.tracer().start_as_current_span(
+                f"{topic} publish", kind=SpanKind.PRODUCER,
+                attributes=telemetry.kafka_attributes(topic, operation="send")):
+            await self._send(topic, key, value, telemetry.with_trace_headers(headers))
 
     async def _send(self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> None:
         """Publish and wait for the broker, retrying while it may come back (bounded: a broker gone for
@@ -545,3 +635,73 @@ class _Effects:
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.runner._in_pool(fn, *args)
+
+
+class _BatchEffects(_Effects):
+    """The step core's effects for a batch of a :class:`StageRunner`: the jobs' states read and their stages
+    recorded done with one statement per user (retried while the store is away), the stage's batch work in one
+    call on its threads (one try: an event that fails in a way a retry may mend is then taken alone)."""
+
+    def __init__(self, runner: StageRunner) -> None:
+        super().__init__(runner, JobRef(None, None), trace.get_current_span())
+        self.works: list[_Work] = []
+        self.encoded_each: list[list[Output]] = []  # each work's encoded outputs, in order
+
+    async def job_states(self, refs: Sequence[JobRef]) -> list[JobState]:
+        jobs = self.runner.jobs
+        by_user: dict[str, list[str]] = {}
+        for ref in refs:
+            assert ref.user_id is not None and ref.job_id is not None
+            by_user.setdefault(ref.user_id, []).append(ref.job_id)
+        states: dict[tuple[str, str], JobState] = {}
+        for user_id, job_ids in by_user.items():
+            async for attempt in retry.bookkeeping(self.runner.settings, "job state"):
+                with attempt:
+                    found = await asyncio.to_thread(jobs.job_states, user_id, job_ids)
+            states.update({(user_id, job): state for job, state in found.items()})
+        return [states[(str(ref.user_id), str(ref.job_id))] for ref in refs]
+
+    async def batch(self, work: Callable[[], list[list[Any] | Exception]]) -> list[list[Any] | Exception] | Exception:
+        runner = self.runner
+        refs = [w.ref for w in self.works]
+        finished = asyncio.Event()
+        progress = asyncio.create_task(runner._show_running_all(refs, finished))
+        try:
+            if isinstance(runner.stage, BatchingStage):  # a model call: one at a time (see __init__)
+                async with runner._batch_turn:
+                    results = await runner._in_pool(work)
+            else:
+                results = await runner._in_pool(work)
+        except Exception as exc:
+            log.warning("batch failed; its events go one by one", extra={
+                "stage": runner.step.name, "events": len(self.works), "error": repr(exc)})
+            return exc
+        finally:
+            finished.set()
+            await progress
+        out: list[list[Any] | Exception] = []
+        self.encoded_each = []
+        for w, result in zip(self.works, results, strict=True):
+            encoded: list[Output] = []
+            if not isinstance(result, Exception):
+                try:  # an output the codec refuses (invalid, too large) fails its event alone
+                    encoded = runner._encode_all(result, event_telemetry.submitted_at(w.msg.headers, w.event))
+                except Exception as exc:
+                    result = exc
+            out.append(result)
+            self.encoded_each.append(encoded)
+        return out
+
+    async def finish_many(self, refs: Sequence[JobRef]) -> list[StageOutcome]:
+        jobs, stage = self.runner.jobs, self.runner.step.name
+        by_user: dict[str, list[tuple[str, str | None, int]]] = {}
+        for ref in refs:
+            assert ref.user_id is not None and ref.job_id is not None
+            by_user.setdefault(ref.user_id, []).append((ref.job_id, ref.document_id, 1))
+        outcomes: dict[tuple[str, str], StageOutcome] = {}
+        for user_id, items in by_user.items():
+            async for attempt in retry.bookkeeping(self.runner.settings, "job bookkeeping"):
+                with attempt:
+                    found = await asyncio.to_thread(jobs.finish_stages, user_id, stage, items)
+            outcomes.update({(user_id, job): outcome for job, outcome in found.items()})
+        return [outcomes[(str(ref.user_id), str(ref.job_id))] for ref in refs]

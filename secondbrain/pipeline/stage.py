@@ -65,6 +65,16 @@ class AdmittingStage(Protocol[In, Found]):
 
 
 @runtime_checkable
+class BatchAdmittingStage(Protocol[In]):
+    """An :class:`AdmittingStage` that checks a batch of events with one lookup of their jobs."""
+
+    def admit_many(self, items: Sequence[tuple[In, bytes, Mapping[str, str]]]) -> list[Any]:
+        """``AdmittingStage.admit`` of each ``(event, value, headers)``: what it learned, or the exception that
+        refuses (or drops) that event."""
+        ...
+
+
+@runtime_checkable
 class DiscardingStage(Protocol[In]):
     """A stage whose work leaves something outside its outputs (vectors written): when the runner finds
     the source deleted or the document replaced meanwhile, the stage removes it again."""
@@ -85,6 +95,19 @@ class BatchingStage(Protocol[In]):
 
     def process_prepared(self, event: In, prepared: Any) -> list[Any]:
         """``process`` with the shared part already done."""
+        ...
+
+
+@runtime_checkable
+class BatchStage(Protocol[In]):
+    """A stage that works on a batch of events at once (what the runner took from its input together): the
+    shared work (fences, row writes, model calls) is done once for the batch, and each event still has its
+    own result, so a bad event fails alone.  A single event is a batch of one."""
+
+    def process_batch(self, events: Sequence[In], admitted: Sequence[Any] | None = None) -> list[list[Any] | Exception]:
+        """For each event, in order, the events to publish or the error it failed with (``admitted``: what
+        admitting each one learned, for an :class:`AdmittingStage`).  Raising fails the whole batch: the
+        runner then takes its events one by one."""
         ...
 
 

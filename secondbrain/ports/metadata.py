@@ -24,6 +24,7 @@ from secondbrain.ports.records import (
     FailedRemoval,
     FeedInfo,
     IndexStatus,
+    JobGone,
     JobView,
     KeyScope,
     OutboxMessage,
@@ -219,6 +220,13 @@ class RateCounts(Protocol):
 class Intake(Protocol):
     """What comes in: an artifact or a URL, recorded with its job and outgoing messages in one transaction."""
 
+    def submit_many(self, submissions: Sequence[tuple[ArtifactRecord, str, Sequence[OutboxMessage], str | None]], *,
+                    lease_s: float | None = None) -> list[SubmitResult | Exception]:
+        """:meth:`submit` of several ``(artifact, job_id, outbox, request_hash)`` in one write (an import's
+        batch): each one's result, or the :class:`~secondbrain.ports.UnknownUser` or
+        :class:`IdempotencyConflict` it met."""
+        ...
+
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
                request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:
         """In ONE transaction: upsert the artifact, create the job (stages pending) and queue ``outbox``;
@@ -288,12 +296,26 @@ class JobLedger(Protocol):
         or ``gone`` (no such job of the user: deleted with its source, the user erased, or never theirs)."""
         ...
 
+    def job_states(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobState]:
+        """:meth:`job_state` of several jobs of the user in one statement (a batch's admission)."""
+        ...
+
+    def finish_stages(self, user_id: str, stage: str,
+                      jobs: Sequence[tuple[str, str | None, int]]) -> dict[str, StageOutcome]:
+        """:meth:`finish_stage` for several jobs of the user, ``(job_id, document_id, attempt)`` each, in one
+        transaction sent at once (a batch's bookkeeping): each job's outcome, as :meth:`finish_stage` says it."""
+        ...
+
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:
         """Record ``stage`` done at ``attempt`` (the job succeeds once every stage has) and say, in the same write,
         whether its work is still wanted: ``done`` (publish it), ``gone`` (the job was deleted with its
         source, or never was the user's), ``superseded`` (``document_id`` was replaced by a newer
         version of its source) or ``ended`` (the job already failed or ended as a duplicate)."""
+        ...
+
+    def stages_started(self, user_id: str, stage: str, job_ids: Sequence[str]) -> None:
+        """:meth:`stage_started` at the first attempt for several jobs of the user, in one write (a batch)."""
         ...
 
     def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
@@ -321,6 +343,10 @@ class JobLedger(Protocol):
 
     def get_job(self, user_id: str, job_id: str) -> JobView | None:
         """The job with its stages and events, or ``None`` (also for another user's job)."""
+        ...
+
+    def get_jobs(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobView]:
+        """:meth:`get_job` of several jobs of the user in one statement: those found, by id."""
         ...
 
     def job_events(self, user_id: str, job_id: str) -> list[dict[str, Any]]:
@@ -380,6 +406,11 @@ class Catalog(Protocol):
         supersedes it or a deletion (:class:`~secondbrain.ports.JobGone` otherwise, nothing saved)."""
         ...
 
+    def save_documents(self, documents: Sequence[tuple[DocumentRecord, str | None]]) -> list[int | Exception]:
+        """:meth:`save_document` of several ``(document, job_id)`` in one write: each one's version, or the
+        :class:`~secondbrain.ports.JobGone` or :class:`~secondbrain.ports.ArtifactGone` that kept it out."""
+        ...
+
     def set_chunk_count(self, user_id: str, document_id: str, chunk_count: int) -> None:
         """Record how many chunks a document was indexed as."""
         ...
@@ -414,6 +445,10 @@ class Catalog(Protocol):
         """The source's tags become exactly ``tags`` (normalised already)."""
         ...
 
+    def add_source_tags(self, user_id: str, tags: Mapping[str, Sequence[str]]) -> None:
+        """Each source (key) gets these tags (normalised already) besides those it has, in one statement."""
+        ...
+
     def tag_sources(self, user_id: str, tag: str, source_ids: Sequence[str], *, add: bool) -> int:
         """Add ``tag`` to (or with ``add=False`` remove it from) each of these sources of the user; return
         how many sources changed.  Ids that are not the user's sources are left alone."""
@@ -444,6 +479,13 @@ class Catalog(Protocol):
         superseded, in one write; return every older version's id (their passages leave the index).
         With ``job_id``: only while that job is queued or running (:class:`~secondbrain.ports.JobGone`
         otherwise, nothing recorded)."""
+        ...
+
+    def documents_indexed(self, user_id: str,
+                          documents: Sequence[tuple[str, str, int, str | None]]) -> list[list[str] | JobGone]:
+        """:meth:`document_indexed` for several documents of the user, ``(document_id, source_id, chunk_count,
+        job_id)`` each, in one transaction sent at once: for each, in order, the older versions' ids, or the
+        :class:`~secondbrain.ports.JobGone` of a job no longer queued or running (nothing recorded for it)."""
         ...
 
     def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:

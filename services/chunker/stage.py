@@ -8,6 +8,7 @@ Outputs: chunks with provenance (inline, or by claim check).  Ports: the object 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import ClassVar
 from zoneinfo import ZoneInfo
@@ -18,7 +19,7 @@ from secondbrain.events import bodies
 from secondbrain.events.models import Chunk, ChunksCreated, DocumentExtracted, Segment, TimeMention
 from secondbrain.pipeline import claimcheck, topology
 from secondbrain.pipeline.stage import JobRef
-from secondbrain.ports import JobFence, ObjectStore
+from secondbrain.ports import JobFence, JobGone, ObjectStore
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.mentions import mentioned_times
 from services.chunker.logic import ChunkDraft, ChunkingConfig, chunk_segments
@@ -108,7 +109,51 @@ class ChunkerStage:
 
     def process(self, event: DocumentExtracted) -> list[ChunksCreated]:
         """Chunk one document."""
-        ev = event
+        (result,) = self.process_batch([event])
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def process_batch(self, events: Sequence[DocumentExtracted],
+                      admitted: Sequence[object] | None = None) -> list[list[ChunksCreated] | Exception]:
+        """Chunk several documents: each is cut on its own (a bad one fails alone), and the chunk lists that go by
+        claim check are stored under one fence of all their jobs per user."""
+        results: list[list[ChunksCreated] | Exception] = []
+        pending: list[tuple[int, DocumentExtracted, bytes | None, list[Chunk]]] = []
+        for i, ev in enumerate(events):
+            try:
+                chunks = self._chunks(ev)
+            except Exception as exc:
+                results.append(exc)
+                continue
+            results.append([])
+            # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
+            pending.append((i, ev, claimcheck.oversized([c.to_record() for c in chunks]), chunks))
+        for user_id in dict.fromkeys(ev.user_id for _i, ev, _r, _c in pending):
+            mine = [p for p in pending if p[1].user_id == user_id]
+            needs_fence = [p for p in mine if p[2] is not None]
+            refs: dict[int, str | None] = {p[0]: None for p in mine}
+            if needs_fence:
+                with self.fence.hold_live(user_id, [p[1].job_id for p in needs_fence]) as states:
+                    for i, ev, data, _chunks in needs_fence:
+                        state = states[ev.job_id]
+                        if state != "live":
+                            results[i] = JobGone(ev.job_id, state)
+                            continue
+                        key = keys.chunks_key(ev.user_id, ev.document_id)
+                        try:
+                            assert data is not None
+                            self.objects.put(key, data, content_type="application/json")
+                            refs[i] = key
+                        except Exception as exc:
+                            results[i] = exc
+            for i, ev, _records, chunks in mine:
+                if not isinstance(results[i], Exception):
+                    results[i] = [self._created(ev, chunks, refs[i])]
+        return results
+
+    def _chunks(self, ev: DocumentExtracted) -> list[Chunk]:
+        """The document's passages (raises for a document that cannot be chunked)."""
         full_text, segments = self._body(ev)
         drafts = chunk_segments(sorted(segments, key=lambda s: s.char_start), full_text, self.config)
         if 0 < self.max_chunks < len(drafts):
@@ -123,11 +168,10 @@ class ChunkerStage:
                   word_times=list(d.word_times))
             for d in drafts
         ]
-        # Whole records, not only texts: thousands of tiny chunks (one per code block) add up.
-        records = [c.to_record() for c in chunks]
-        with self.fence.hold(ev.user_id, ev.job_id):
-            chunks_ref = claimcheck.offload(self.objects, keys.chunks_key(ev.user_id, ev.document_id), records)
-        return [ChunksCreated(
+        return chunks
+
+    def _created(self, ev: DocumentExtracted, chunks: list[Chunk], chunks_ref: str | None) -> ChunksCreated:
+        return ChunksCreated(
             event_id=ids.event_id(ev.job_id, self.step.name), job_id=ev.job_id, user_id=ev.user_id,
             artifact_id=ev.artifact_id, source_id=ev.source_id, document_id=ev.document_id, title=ev.title,
             modality=ev.modality, content_type=ev.content_type, captured_at=ev.captured_at,
@@ -135,4 +179,4 @@ class ChunkerStage:
             chunk_count=len(chunks), source_uri=ev.source_uri or ev.metadata.get("source_uri", ""),
             captured_at_source=ev.captured_at_source, recording_start=ev.recording_start, version=ev.version,
             recurrence=ev.recurrence,
-        )]
+        )

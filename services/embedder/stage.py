@@ -132,13 +132,14 @@ class EmbedderStage:
             raise PermanentError(f"expected {ev.chunk_count} chunks, found {len(chunks)}")
         return chunks
 
-    def prepare(self, events: Sequence[ChunksCreated]) -> list[Prepared]:
+    def prepare(self, events: Sequence[ChunksCreated],
+                chunk_lists: Sequence[list[Chunk]] | None = None) -> list[Prepared]:
         """Every event's chunks embedded with as few model calls as there are models in use (one, usually),
         and written to the active index with one update per user (one flush instead of one per event), under
         the fences of all their jobs: the chunks of all the events waiting in a lane go together."""
         work = []
-        for ev in events:
-            chunks = self._chunks(ev)
+        for n, ev in enumerate(events):
+            chunks = chunk_lists[n] if chunk_lists is not None else self._chunks(ev)
             inputs = [embedding_input(ev.title, c) for c in chunks]
             active = self._live_indexes(ev.user_id)[0]
             work.append((chunks, inputs, active, embedder_for(self.embedders, active)))
@@ -183,14 +184,64 @@ class EmbedderStage:
         """Embed and index one document's chunks."""
         return self.process_prepared(event, self.prepare([event])[0])
 
+    def process_batch(self, events: Sequence[ChunksCreated],
+                      admitted: Sequence[object] | None = None) -> list[list[ChunksIndexed] | Exception]:
+        """Embed and index the chunks of several documents: one model call and one write per user's index
+        (:meth:`prepare`), then each document finished on its own (a bad one fails alone).  A chunk list that
+        cannot be read fails its event alone, before anything is embedded."""
+        results: list[list[ChunksIndexed] | Exception] = [[] for _ in events]
+        readable, chunk_lists = [], []
+        for i, ev in enumerate(events):
+            try:
+                chunk_lists.append(self._chunks(ev))
+                readable.append(i)
+            except Exception as exc:
+                results[i] = exc
+        prepared = self.prepare([events[i] for i in readable], chunk_lists) if readable else []
+        built: list[tuple[int, Prepared]] = []
+        for i, p in zip(readable, prepared, strict=True):
+            try:
+                self._build(events[i], p)
+                built.append((i, p))
+            except Exception as exc:
+                results[i] = exc
+        # Every document searchable with one write per user (not one per document).
+        for user_id in dict.fromkeys(events[i].user_id for i, _p in built):
+            mine = [(i, p) for i, p in built if events[i].user_id == user_id]
+            assert all(p.written is not None for _i, p in mine)
+            recorded = self.catalog.documents_indexed(user_id, [
+                (events[i].document_id, events[i].source_id, len(p.written[1]) if p.written else 0, events[i].job_id)
+                for i, p in mine])
+            for (i, p), older in zip(mine, recorded, strict=True):
+                try:
+                    if isinstance(older, JobGone):
+                        self._undo(events[i], older)
+                        raise older
+                    results[i] = self._indexed(events[i], p, older)
+                except Exception as exc:
+                    results[i] = exc
+        return results
+
     def process_prepared(self, event: ChunksCreated, prepared: Prepared) -> list[ChunksIndexed]:
         """Finish indexing one document's chunks, embedded and written to the active index by :meth:`prepare`."""
         ev, p = event, prepared
+        self._build(ev, p)
+        assert p.written is not None
+        # The new version is searchable now: only then do older versions of the source leave the index.
+        try:
+            older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(p.written[1]),
+                                                  job_id=ev.job_id)
+        except JobGone as gone:
+            self._undo(ev, gone)
+            raise
+        return self._indexed(ev, p, older)
+
+    def _build(self, ev: ChunksCreated, p: Prepared) -> None:
+        """Raise what :meth:`prepare` found of the event's job; write its chunks to an index being built too."""
         if p.refused is not None:
             raise p.refused
         if p.written is None:  # prepare() writes every event whose job is live, or refuses it
             raise RuntimeError("process_prepared needs what prepare() returned")
-        collection, points = p.written
         # A re-index in progress: the new version gets the chunks too, so nothing written during the backfill
         # is missing after the switch.  Its model failing must not fail the user's ingestion: the re-index
         # compares both versions before switching and fills any gap.  Embedded before the fence is taken.
@@ -210,17 +261,18 @@ class EmbedderStage:
                     except Exception as exc:
                         log.warning("chunks not written to the index being built", extra={
                             "job_id": ev.job_id, "user_id": ev.user_id, "version": index.version, "error": str(exc)})
-        # The new version is searchable now: only then do older versions of the source leave the index.
-        try:
-            older = self.catalog.document_indexed(ev.user_id, ev.document_id, ev.source_id, len(points),
-                                                  job_id=ev.job_id)
-        except JobGone as gone:
-            # Ended or gone just after the write: this job's passages go again (only this job's: a newer job of
-            # the same bytes writes the same points under its own id).  Not when the job succeeded: this was a
-            # second copy of its event (delivery is at least once), which wrote the very points it finished with.
-            if gone.status != "succeeded":
-                self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id], job_ids=[ev.job_id]))
-            raise
+
+    def _undo(self, ev: ChunksCreated, gone: JobGone) -> None:
+        """The job ended or went just after the write: this job's passages go again (only this job's: a newer job
+        of the same bytes writes the same points under its own id).  Not when the job succeeded: this was a second
+        copy of its event (delivery is at least once), which wrote the very points it finished with."""
+        if gone.status != "succeeded":
+            self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=[ev.document_id], job_ids=[ev.job_id]))
+
+    def _indexed(self, ev: ChunksCreated, p: Prepared, older: list[str]) -> list[ChunksIndexed]:
+        """The older versions leave the index; the event saying the document is searchable."""
+        assert p.written is not None
+        collection, points = p.written
         if older:
             self.vectors.delete_where(ev.user_id, VectorFilter(document_ids=older))
             log.info("older versions replaced", extra={"job_id": ev.job_id, "document_id": ev.document_id,

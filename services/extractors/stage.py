@@ -16,15 +16,15 @@ replaced it).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 from secondbrain import ids, keys, sniff
-from secondbrain.errors import PermanentError, SourceGone
-from secondbrain.events import bodies
-from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted
+from secondbrain.errors import PermanentError, SourceGone, classify
+from secondbrain.events import bodies, signing
+from secondbrain.events.models import ArtifactSubmitted, DocumentExtracted, Segment
 from secondbrain.pipeline import admission, claimcheck, topology
 from secondbrain.pipeline.stage import JobRef, require_known_user
 from secondbrain.ports import (
@@ -35,7 +35,6 @@ from secondbrain.ports import (
     DocumentRecord,
     Intake,
     JobFence,
-    JobGone,
     JobLedger,
     JobView,
     Lifecycle,
@@ -93,7 +92,27 @@ class ExtractorStage:
         return JobRef(resolved_job_id(event), event.user_id,
                       event.source_id or ids.source_id(event.user_id, event.source_uri))
 
-    def admit(self, event: ArtifactSubmitted, value: bytes, headers: Mapping[str, str]) -> QueuedHere | None:
+    def admit_many(self, items: Sequence[tuple[ArtifactSubmitted, bytes, Mapping[str, str]]]) -> list[object]:
+        """:meth:`admit` of each event, with the jobs of the unsigned ones read in one statement per user: what
+        each check found, or the exception refusing or dropping it.  An error a retry may mend fails the whole
+        call (the runner retries it)."""
+        wanted: dict[str, list[str]] = {}
+        for ev, _value, headers in items:
+            if signing.signed_key_id(headers) is None and ev.job_id and _valid_user(ev.user_id):
+                wanted.setdefault(ev.user_id, []).append(ev.job_id)
+        known = {user: self.jobs.get_jobs(user, job_ids) for user, job_ids in wanted.items()}
+        out: list[object] = []
+        for ev, value, headers in items:
+            try:
+                out.append(self.admit(ev, value, headers, known=known.get(ev.user_id)))
+            except Exception as exc:
+                if classify(exc) == "retryable" and not isinstance(exc, SourceGone):
+                    raise
+                out.append(exc)
+        return out
+
+    def admit(self, event: ArtifactSubmitted, value: bytes, headers: Mapping[str, str],
+              known: Mapping[str, JobView] | None = None) -> QueuedHere | None:
         """Let in events signed by one of the user's keys, or queued by the gateway or the fetcher
         for exactly this artifact (see :mod:`secondbrain.pipeline.admission`); work left over from a
         source deleted since is dropped here, before anything is read.  What the check found of an event
@@ -107,7 +126,8 @@ class ExtractorStage:
             return job.artifact_id is not None and job.artifact_id == event.artifact_id
 
         signed = admission.admit(
-            self.users, self.api_keys, self.jobs, user_id=event.user_id, job_id=event.job_id, value=value,
+            self.users, self.api_keys, self.jobs if known is None else cast(JobLedger, _Known(self.jobs, known)),
+            user_id=event.user_id, job_id=event.job_id, value=value,
             headers=headers, produced_here=produced_here,
             gone=lambda: self.lifecycle.source_deleted(event.user_id, source_id, job_id, event.submitted_at))
         if signed is None and event.artifact_id and seen:
@@ -178,7 +198,49 @@ class ExtractorStage:
     def process(self, event: ArtifactSubmitted, admitted: QueuedHere | None = None) -> list[DocumentExtracted]:
         """Extract one artifact (or end its job as a duplicate of an earlier one); ``admitted``: what
         :meth:`admit` found of it."""
-        ev = event
+        (result,) = self.process_batch([event], [admitted])
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def process_batch(self, events: Sequence[ArtifactSubmitted], admitted: Sequence[QueuedHere | None] | None = None
+                      ) -> list[list[DocumentExtracted] | Exception]:
+        """Extract several artifacts: each on its own (a bad one fails alone), then their documents saved with
+        one write (:meth:`~secondbrain.ports.Catalog.save_documents`)."""
+        found = list(admitted) if admitted is not None else [None] * len(events)
+        results: list[list[DocumentExtracted] | Exception] = []
+        drafts: list[tuple[int, _Draft]] = []
+        for i, ev in enumerate(events):
+            try:
+                draft = self._extract(ev, found[i])
+            except Exception as exc:
+                results.append(exc)
+                continue
+            results.append([])
+            if draft is not None:
+                drafts.append((i, draft))
+        saved = self.catalog.save_documents([(d.record, d.job_id) for _i, d in drafts])
+        adopting: dict[str, dict[str, list[str]]] = {}  # user -> source -> tags its first version brings
+        for (i, draft), version in zip(drafts, saved, strict=True):
+            try:
+                results[i] = [self._extracted(events[i], draft, version)]
+            except Exception as exc:
+                results[i] = exc
+                continue
+            brought = [t for key in ("tags", "attr.tags", "attr.import.tags")
+                       for t in draft.metadata.get(key, "").split()]
+            if version == 1 and brought:
+                # A source's first version brings its own tags (a note's front matter, an import's labels or its
+                # ``import.tags`` attribute, a producer's ``tags`` attribute); after that its tags are the
+                # person's to change, and an edited text does not bring removed ones back.
+                adopting.setdefault(events[i].user_id, {})[draft.record.source_id] = brought
+        for user_id, brought_by_source in adopting.items():
+            self._adopt_tags(user_id, brought_by_source)
+        return results
+
+    def _extract(self, ev: ArtifactSubmitted, admitted: QueuedHere | None) -> _Draft | None:
+        """The artifact extracted (its body stored when it does not travel inline), ready to be saved; ``None``
+        when the job ended as a duplicate of an earlier one."""
         job_id = resolved_job_id(ev)
         if admitted is None:  # not admitted as secondbrain's own (signed, or not checked: a tool): check the user
             require_known_user(self.users, ev.user_id)
@@ -197,7 +259,7 @@ class ExtractorStage:
             self.jobs.job_duplicate(ev.user_id, job_id, original)
             log.info("duplicate artifact", extra={"job_id": job_id, "duplicate_of": original,
                                                    "artifact_id": artifact_id})
-            return []
+            return None
 
         is_note = ev.capture == "note"
         resolved = sniff.resolve(raw, ev.content_type, ev.filename, is_note=is_note)
@@ -217,8 +279,12 @@ class ExtractorStage:
         # The text travels once: inline with offsets-only segments, or as one claim-check object.  Measure
         # whole records: tens of thousands of tiny segments outweigh little text.
         body = bodies.pack(full_text, segments)
-        with self.fence.hold(ev.user_id, job_id):  # written only while the job is live
-            body_ref = claimcheck.offload(self.objects, keys.document_body_key(ev.user_id, document_id), body)
+        body_ref: str | None = None
+        data = claimcheck.oversized(body)
+        if data is not None:  # nothing is written for a body that travels inline: no fence to hold then
+            with self.fence.hold(ev.user_id, job_id):  # written only while the job is live
+                body_ref = keys.document_body_key(ev.user_id, document_id)
+                self.objects.put(body_ref, data, content_type="application/json")
         metadata = {**{f"attr.{k}": v for k, v in ev.attributes.items() if k != "kind"}, **doc.metadata,
                     "filename": ev.filename or "", "format": resolved.sniffed,
                     "language": doc.language or doc.metadata.get("language", "")}
@@ -226,45 +292,56 @@ class ExtractorStage:
         if recording_start is None and doc.modality == "audio" and captured_src == "user":
             recording_start = captured_at  # the producer said when the recording happened
         metadata = {k: str(v) for k, v in metadata.items() if v not in (None, "")}
-        try:
-            version = self.catalog.save_document(DocumentRecord(
-                document_id=document_id, user_id=ev.user_id, artifact_id=artifact_id, source_id=source_id,
-                title=title, modality=doc.modality, content_type=content_type, captured_at=captured_at,
-                captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(full_text),
-                metadata={**metadata, "source_uri": ev.source_uri},
-            ), job_id=job_id)
-        except (ArtifactGone, JobGone) as exc:  # deleted, erased or replaced meanwhile: nothing of it stays
+        record = DocumentRecord(
+            document_id=document_id, user_id=ev.user_id, artifact_id=artifact_id, source_id=source_id,
+            title=title, modality=doc.modality, content_type=content_type, captured_at=captured_at,
+            captured_at_source=captured_src, ingested_at=ingested_at, char_count=len(full_text),
+            metadata={**metadata, "source_uri": ev.source_uri})
+        return _Draft(job_id, record, metadata, segments, full_text, body_ref, recording_start, doc.recurrence,
+                      len(segments), list(doc.tags))
+
+    def _extracted(self, ev: ArtifactSubmitted, draft: _Draft, version: int | Exception) -> DocumentExtracted:
+        """The event saying the document was saved as ``version`` (or what kept it from being saved)."""
+        record, metadata, body_ref = draft.record, draft.metadata, draft.body_ref
+        if isinstance(version, Exception):
+            # Deleted, erased or replaced meanwhile: nothing of it stays.
             if body_ref is not None:
                 self.objects.delete(body_ref)
-            if isinstance(exc, JobGone):
-                raise
-            raise SourceGone(source_id) from None
-        brought = [t for key in ("tags", "attr.tags", "attr.import.tags") for t in metadata.get(key, "").split()]
-        if version == 1 and brought:
-            # A source's first version brings its own tags (a note's front matter, an import's labels or its
-            # ``import.tags`` attribute, a producer's ``tags`` attribute); after that its tags are the person's
-            # to change, and an edited text does not bring removed ones back.
-            self._adopt_tags(ev.user_id, source_id, brought)
+            if isinstance(version, ArtifactGone):
+                raise SourceGone(record.source_id) from None
+            raise version
         out = DocumentExtracted(
-            event_id=ids.event_id(job_id, self.step.name), job_id=job_id, user_id=ev.user_id,
-            artifact_id=artifact_id, source_id=source_id, document_id=document_id, title=title,
-            modality=doc.modality, content_type=content_type, captured_at=captured_at,
-            captured_at_source=captured_src, ingested_at=ingested_at, text_length=len(full_text),
-            segments=[] if body_ref else bodies.without_texts(segments), body_ref=body_ref,
-            text="" if body_ref else full_text, metadata=metadata, source_uri=ev.source_uri, version=version,
-            recording_start=recording_start.astimezone(UTC) if recording_start else None,
-            recurrence=doc.recurrence, tags=list(doc.tags),
+            event_id=ids.event_id(draft.job_id, self.step.name), job_id=draft.job_id, user_id=ev.user_id,
+            artifact_id=record.artifact_id, source_id=record.source_id, document_id=record.document_id,
+            title=record.title, modality=record.modality, content_type=record.content_type,
+            captured_at=record.captured_at, captured_at_source=record.captured_at_source,
+            ingested_at=record.ingested_at, text_length=len(draft.full_text),
+            segments=[] if body_ref else bodies.without_texts(draft.segments), body_ref=body_ref,
+            text="" if body_ref else draft.full_text, metadata=metadata, source_uri=ev.source_uri, version=version,
+            recording_start=draft.recording_start.astimezone(UTC) if draft.recording_start else None,
+            recurrence=draft.recurrence, tags=list(draft.tags),
         )
-        log.info("document extracted", extra={"job_id": job_id, "document_id": document_id,
-                                               "segments": len(segments), "modality": doc.modality,
-                                               "captured_at_source": captured_src, "version": version})
-        return [out]
+        log.info("document extracted", extra={"job_id": draft.job_id, "document_id": record.document_id,
+                                               "segments": draft.segment_count, "modality": record.modality,
+                                               "captured_at_source": record.captured_at_source,
+                                               "version": version})
+        return out
 
-    def _adopt_tags(self, user_id: str, source_id: str, found: list[str]) -> None:
-        tags = normalise_tags(found)
-        have = self.catalog.source_tags(user_id, [source_id]).get(source_id, [])
-        if tags and not set(tags) <= set(have):
-            self.catalog.set_source_tags(user_id, source_id, normalise_tags([*have, *tags])[:MAX_TAGS_PER_SOURCE])
+    def _adopt_tags(self, user_id: str, found: Mapping[str, list[str]]) -> None:
+        """Each source (key) takes the tags its first version brought, besides those it has (read for all at once,
+        written with one statement; a source over the limit keeps the first tags, as one tag list)."""
+        have = self.catalog.source_tags(user_id, list(found))
+        adding: dict[str, list[str]] = {}
+        for source_id, brought in found.items():
+            tags, had = normalise_tags(brought), have.get(source_id, [])
+            if not tags or set(tags) <= set(had):
+                continue
+            merged = normalise_tags([*had, *tags])[:MAX_TAGS_PER_SOURCE]
+            if set(had) <= set(merged):
+                adding[source_id] = [t for t in merged if t not in had]
+            else:  # the limit drops some it had: the list as a whole
+                self.catalog.set_source_tags(user_id, source_id, merged)
+        self.catalog.add_source_tags(user_id, adding)
 
     @staticmethod
     def _event_time(ev: ArtifactSubmitted, doc: Extracted, ingested_at: datetime) -> tuple[datetime, str]:
@@ -277,6 +354,43 @@ class ExtractorStage:
         if doc.stated_time is not None:
             return doc.stated_time, "published"
         return ev.submitted_at or ingested_at, "ingested"
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """An artifact extracted, its document not saved yet."""
+
+    job_id: str
+    record: DocumentRecord
+    metadata: dict[str, str]
+    segments: list[Segment]
+    full_text: str
+    body_ref: str | None
+    recording_start: datetime | None
+    recurrence: Any
+    segment_count: int
+    tags: list[str]
+
+
+def _valid_user(user_id: str) -> bool:
+    try:
+        keys.check_user_id(user_id)
+    except ValueError:
+        return False
+    return True
+
+
+class _Known:
+    """The job ledger, with some of a user's jobs already read (absent from ``known``: no such job)."""
+
+    def __init__(self, jobs: JobLedger, known: Mapping[str, JobView]) -> None:
+        self._jobs, self._known = jobs, known
+
+    def get_job(self, user_id: str, job_id: str) -> JobView | None:
+        return self._known.get(job_id)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._jobs, name)
 
 
 def _title_from_uri(uri: str) -> str | None:

@@ -34,7 +34,7 @@ from services.http_helpers import PendingCaptures, backlog_refusal
 from services.importers import registry
 from services.importers.archive import Export
 from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, SettingsDep
-from services.importers.model import Conversation, Distinct, ExportError, Options, Skipped, failure
+from services.importers.model import Capture, Conversation, Distinct, ExportError, Options, Skipped, failure
 from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json, conversation_from_json
 from services.importers.wire import Batch, read_batch
 
@@ -188,15 +188,12 @@ def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch,
             results.append(submitter.keep_conversation(user, conversation_from_json(item)).json())
         except ValueError as exc:
             results.append({"label": f"conversation {n}", "source_uri": None, "status": "refused", "reason": str(exc)})
+    taken: list[tuple[int, Capture, bytes | None, str]] = []  # read, to be filed together (their place, label)
     for n, item in enumerate(batch.manifest["captures"], 1):
         if not isinstance(item, dict):
             results.append({"status": "refused", "reason": f"capture {n} is not an object"})
             continue
         label = str(item.get("label") or item.get("source_uri") or f"capture {n}")[:300]
-        if room is not None and room.left is not None and made >= room.left:
-            results.append({"label": label, "source_uri": item.get("source_uri"), "status": "waiting",
-                            "reason": room.paused(made, None)["reason"]})
-            continue
         part = item.get("part")
         try:
             if part is not None and (not isinstance(part, str) or part not in batch.parts):
@@ -207,9 +204,22 @@ def submit_batch(submitter: CaptureSubmitter, user: str, batch: Batch,
             results.append({"label": label, "source_uri": item.get("source_uri"), "status": "refused",
                             "reason": str(exc)})
             continue
-        outcome = submitter.submit(user, capture, content if part is not None else None)
-        made += outcome.status == "imported"
-        results.append({**outcome.json(), **job_state(submitter, user, outcome)})
+        taken.append((len(results), capture, content if part is not None else None, label))
+        results.append({})
+    # As many as the person's room takes are filed with one write; those already in (unchanged) take no room,
+    # so the next ones may follow; past the room the rest wait.
+    while taken:
+        left = None if room is None or room.left is None else room.left - made
+        if left is not None and left <= 0:
+            for at, capture, _data, label in taken:
+                results[at] = {"label": label, "source_uri": capture.source_uri, "status": "waiting",
+                               "reason": room.paused(made, None)["reason"] if room is not None else None}
+            break
+        now, taken = (taken, []) if left is None else (taken[:left], taken[left:])
+        outcomes = submitter.submit_many(user, [(capture, data) for _at, capture, data, _label in now])
+        for (at, _capture, _data, _label), outcome in zip(now, outcomes, strict=True):
+            made += outcome.status == "imported"
+            results[at] = {**outcome.json(), **job_state(submitter, user, outcome)}
     return results
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -19,7 +19,7 @@ from secondbrain.http_security import short
 from secondbrain.pipeline.relay import OutboxRelay
 from secondbrain.ports import ForeignConversation, JobView, Turn
 from secondbrain.runtime import Runtime
-from secondbrain.submissions import Submissions, Submitted, private_target
+from secondbrain.submissions import FileCapture, Submissions, Submitted, private_target
 from secondbrain.validation import text_problem
 from services.importers.model import KINDS, Capture, Conversation, ConversationTurn
 
@@ -59,6 +59,43 @@ class CaptureSubmitter:
 
     def submit(self, user: str, capture: Capture, data: bytes | None = None) -> Outcome:
         """Submit one capture (``data``: its bytes, when already read)."""
+        checked = self._checked(capture, data)
+        if isinstance(checked, Outcome):
+            return checked
+        body, key = checked
+        return self._settled(user, capture, body, key, self._file(user, capture, body, key))
+
+    def submit_many(self, user: str, items: Sequence[tuple[Capture, bytes | None]]) -> list[Outcome]:
+        """Submit several captures (each with its bytes, when already read): each checked on its own, then the
+        files and notes among them filed with one write and one hand-over to the relay
+        (:meth:`~secondbrain.submissions.Submissions.files`); web pages one by one."""
+        out: list[Outcome | None] = []
+        files: list[tuple[int, Capture, bytes, str]] = []
+        for i, (capture, data) in enumerate(items):
+            checked = self._checked(capture, data)
+            if isinstance(checked, Outcome):
+                out.append(checked)
+                continue
+            body, key = checked
+            if capture.kind == "url":
+                out.append(self._settled(user, capture, body, key, self._file(user, capture, body, key)))
+                continue
+            out.append(None)
+            files.append((i, capture, body, key))
+        filed = self.submissions.files(user, [FileCapture(
+            data=body, sha256=hashlib.sha256(body).hexdigest(),
+            content_type=capture.content_type or "application/octet-stream", filename=capture.filename,
+            title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri, idempotency_key=key,
+            attributes=dict(capture.attributes), capture="note" if capture.kind == "note" else "import")
+            for _i, capture, body, key in files])
+        for (i, capture, body, key), done in zip(files, filed, strict=True):
+            if isinstance(done, Exception):
+                raise done
+            out[i] = self._settled(user, capture, body, key, done)
+        return [o for o in out if o is not None]
+
+    def _checked(self, capture: Capture, data: bytes | None) -> Outcome | tuple[bytes, str]:
+        """The capture's bytes and submission key, or the outcome refusing it."""
         problem = self.problem(capture)
         if problem:
             return Outcome(capture.label, capture.source_uri, "refused", reason=problem)
@@ -79,8 +116,11 @@ class CaptureSubmitter:
             too_long = self.text_problem(capture, body)
             if too_long:
                 return Outcome(capture.label, capture.source_uri, "refused", reason=too_long)
-        key = capture.submission_key(body) if capture.kind != "url" else capture.submission_key()
-        done = self._file(user, capture, body, key)
+        return body, capture.submission_key(body) if capture.kind != "url" else capture.submission_key()
+
+    def _settled(self, user: str, capture: Capture, body: bytes, key: str, done: Submitted) -> Outcome:
+        """What became of a capture filed as ``done``: an item back to an earlier content is filed again as its
+        turn, and a calendar series replaces its occurrences."""
         for _ in range(MAX_RETURNS):
             # The same content was imported before.  If a later version of the source replaced it since (an
             # occurrence cancelled, then restored), it is that content's turn again: a new version, once (named

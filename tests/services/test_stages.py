@@ -1166,3 +1166,29 @@ def test_the_step_core_publishes_drops_and_dead_letters_at_every_stage(pipeline:
     assert isinstance(wrong, core.DeadLetter) and wrong.kind == "permanent" and "expected" in str(wrong.error)
     with pytest.raises(PermanentError, match="expected"):  # in process, the error is raised to the caller
         core.run(pipeline.embed, miscounted, jobs)
+
+
+def test_a_batch_goes_through_every_stage_and_a_bad_event_fails_alone(pipeline: Pipeline, user: str) -> None:
+    """Three notes and a file with no text taken as one batch at each stage: the notes are extracted, chunked
+    and embedded together and become searchable; the empty file is dead-lettered alone; a note whose source is
+    deleted before the chunker is dropped there without holding up the others."""
+    jobs = pipeline.metadata.jobs
+    notes = [submit_like_gateway(pipeline, user, f"# Crate {i}\n\nCrate {i} holds plum jam, marked qx{i}z.".encode(),
+                                 filename=f"crate-{i}.md") for i in range(3)]
+    empty = submit_like_gateway(pipeline, user, b"   \n", filename="empty.md")
+    extracted = core.outcomes(pipeline.extract, [*notes, empty], jobs, trusted=True)
+    assert [type(o).__name__ for o in extracted] == ["Publish", "Publish", "Publish", "DeadLetter"]
+    assert isinstance(extracted[3], core.DeadLetter) and "the file is empty" in str(extracted[3].error)
+    docs = [o.outputs[0] for o in extracted if isinstance(o, core.Publish)]
+    assert pipeline.metadata.lifecycle.delete_source(user, docs[2].source_id) is not None
+    chunked = core.outcomes(pipeline.chunk, docs, jobs)
+    assert [type(o).__name__ for o in chunked] == ["Publish", "Publish", "Dropped"]
+    created = [o.outputs[0] for o in chunked if isinstance(o, core.Publish)]
+    indexed = core.outcomes(pipeline.embed, created, jobs)
+    assert all(isinstance(o, core.Publish) for o in indexed)
+    for i in range(2):
+        view = jobs.get_job(user, notes[i].job_id or "")
+        assert view is not None and view.status == "succeeded"
+        hits = pipeline.retriever.search(user, f"qx{i}z", k=3, mode="sparse")
+        assert any(f"marked qx{i}z" in h.text for h in hits)
+    assert not any("qx2z" in h.text for h in pipeline.retriever.search(user, "qx2z", k=3, mode="sparse"))

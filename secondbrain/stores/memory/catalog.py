@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Literal
@@ -28,6 +28,17 @@ def _window(limit: int, offset: int) -> slice:
 
 class MemoryCatalog(MemoryRole):
     """Artifacts, documents and their versions: what the user has and where it stands."""
+
+    def save_documents(self, documents: Sequence[tuple[DocumentRecord, str | None]]) -> list[int | Exception]:
+        """Several documents saved at once (see the port)."""
+        out: list[int | Exception] = []
+        with self._tx():
+            for doc, job in documents:
+                try:
+                    out.append(self.save_document(doc, job_id=job))
+                except (JobGone, ArtifactGone) as exc:
+                    out.append(exc)
+        return out
 
     def save_document(self, doc: DocumentRecord, *, job_id: str | None = None) -> int:
         """Insert or replace a document (idempotent on ``document_id``); return its version.
@@ -154,6 +165,13 @@ class MemoryCatalog(MemoryRole):
             found = {s: self._t.source_tags.get((user_id, s)) for s in set(source_ids)}
             return {s: sorted(have) for s, have in found.items() if have}
 
+    def add_source_tags(self, user_id: str, tags: Mapping[str, Sequence[str]]) -> None:
+        """Each source gets these tags besides those it has."""
+        with self._tx():
+            for source_id, more in tags.items():
+                have = self._t.source_tags.get((user_id, source_id), set())
+                self.set_source_tags(user_id, source_id, sorted(have | set(more)))
+
     def set_source_tags(self, user_id: str, source_id: str, tags: Sequence[str]) -> None:
         """The source's tags become exactly ``tags``."""
         with self._tx():
@@ -245,6 +263,18 @@ class MemoryCatalog(MemoryRole):
             for d in older:
                 t.put_document(replace(d, superseded_at=d.superseded_at or now))
             return sorted(d.document_id for d in older)
+
+    def documents_indexed(self, user_id: str,
+                          documents: Sequence[tuple[str, str, int, str | None]]) -> list[list[str] | JobGone]:
+        """Several documents searchable at once (see the port)."""
+        out: list[list[str] | JobGone] = []
+        with self._tx():
+            for doc, source, count, job in documents:
+                try:
+                    out.append(self.document_indexed(user_id, doc, source, count, job_id=job))
+                except JobGone as gone:
+                    out.append(gone)
+        return out
 
     def supersede_older(self, user_id: str, source_id: str, document_id: str) -> list[str]:
         """Mark older versions of the source superseded; return every older version's id."""

@@ -6,13 +6,24 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from secondbrain import ids
-from secondbrain.ports import ArtifactRecord, IdempotencyConflict, OutboxMessage, SubmitResult
+from secondbrain.ports import ArtifactRecord, IdempotencyConflict, OutboxMessage, SubmitResult, UnknownUser
 from secondbrain.stages import FILE_STAGES, URL_STAGES
 from secondbrain.stores.memory.base import IntegrityError, JobRow, MemoryRole, StageRow, stored_artifact
 
 
 class MemoryIntake(MemoryRole):
     """What comes in: an artifact or URL with its job and outgoing messages, in one step."""
+
+    def submit_many(self, submissions: Sequence[tuple[ArtifactRecord, str, Sequence[OutboxMessage], str | None]], *,
+                    lease_s: float | None = None) -> list[SubmitResult | Exception]:
+        """:meth:`submit` of several at once (see the port)."""
+        out: list[SubmitResult | Exception] = []
+        for artifact, job_id, outbox, request_hash in submissions:
+            try:
+                out.append(self.submit(artifact, job_id, outbox, request_hash=request_hash, lease_s=lease_s))
+            except (UnknownUser, IdempotencyConflict) as exc:
+                out.append(exc)
+        return out
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,
                request_hash: str | None = None, lease_s: float | None = None) -> SubmitResult:

@@ -84,6 +84,25 @@ class MemoryJobs(MemoryRole):
             jobs = {job_id: self._t.job_of(user_id, job_id) for job_id in job_ids}
             yield {job_id: job_state_of(None if job is None else job.status) for job_id, job in jobs.items()}
 
+    def stages_started(self, user_id: str, stage: str, job_ids: Sequence[str]) -> None:
+        """Mark ``stage`` running (first attempt) for several jobs at once (see the port)."""
+        with self._tx():
+            for job_id in dict.fromkeys(job_ids):
+                self.stage_started(user_id, job_id, stage, 1)
+
+    def job_states(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobState]:
+        """Live, ended or gone, of several jobs at once (see the port)."""
+        with self._tx():
+            return {job_id: self.job_state(user_id, job_id) for job_id in dict.fromkeys(job_ids)}
+
+    def finish_stages(self, user_id: str, stage: str,
+                      jobs: Sequence[tuple[str, str | None, int]]) -> dict[str, StageOutcome]:
+        """Finish ``stage`` of several jobs in one transaction (see the port)."""
+        require_stage(stage)
+        with self._tx():
+            return {job: self.finish_stage(user_id, job, stage, document_id=doc, attempt=attempt)
+                    for job, doc, attempt in jobs}
+
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:
         """Record ``stage`` done and say whether its work is still wanted (see the port)."""
@@ -170,6 +189,12 @@ class MemoryJobs(MemoryRole):
             self._event(job, "job", "duplicate", detail, None)
 
         self._transition(user_id, job_id, apply)
+
+    def get_jobs(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobView]:
+        """:meth:`get_job` of several jobs: those found, by id."""
+        with self._tx():
+            views = {job_id: self.get_job(user_id, job_id) for job_id in dict.fromkeys(job_ids)}
+        return {job_id: view for job_id, view in views.items() if view is not None}
 
     def get_job(self, user_id: str, job_id: str) -> JobView | None:
         """The user's job with its stages in :data:`STAGES` order, or ``None`` (also for others' jobs)."""

@@ -2,16 +2,82 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from secondbrain.ports import LIVE_JOB_STATUSES, ArtifactGone, ArtifactRecord, DocumentRecord, JobGone, SourceView
+from secondbrain.ports import (
+    LIVE_JOB_STATUSES,
+    ArtifactGone,
+    ArtifactRecord,
+    DocumentRecord,
+    JobGone,
+    JobStatus,
+    SourceView,
+)
 from secondbrain.stores.postgres.base import _DOCUMENT_COLUMNS, PgRole, _artifact, _document
+
+# A document is searchable: its chunk count recorded (only while its job, if named, is live), and the older
+# versions of its source superseded; the row lists them.
+_INDEXED = """
+WITH cur AS (UPDATE documents SET chunk_count = %(count)s
+             WHERE document_id = %(doc)s AND user_id = %(user)s
+               AND (%(job)s::text IS NULL OR EXISTS (
+                   SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s
+                     AND status IN ('queued', 'running')))
+             RETURNING version),
+older AS (UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
+          FROM cur
+          WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.document_id <> %(doc)s
+            AND o.version < cur.version
+          RETURNING o.document_id)
+SELECT coalesce(array_agg(document_id ORDER BY document_id), '{}') FROM older
+"""
+
+
+# Saving a document as the next version of its source (or keeping its version on a replay), unless its job,
+# when named, is no longer queued or running.
+_UPSERT_DOCUMENT = """
+INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
+                       content_type, captured_at, captured_at_source, ingested_at,
+                       char_count, chunk_count, metadata, version)
+SELECT %(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
+        %(modality)s, %(content_type)s, %(captured_at)s, %(captured_at_source)s,
+        %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s,
+        (SELECT coalesce(max(version), 0) + 1 FROM documents
+         WHERE user_id = %(user_id)s AND source_id = %(source_id)s)
+WHERE %(job_id)s::text IS NULL OR EXISTS (
+    SELECT 1 FROM jobs WHERE job_id = %(job_id)s AND user_id = %(user_id)s
+      AND status IN ('queued', 'running'))
+ON CONFLICT (document_id) DO UPDATE SET
+    artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
+    title = EXCLUDED.title, modality = EXCLUDED.modality,
+    content_type = EXCLUDED.content_type, captured_at = EXCLUDED.captured_at,
+    captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
+    char_count = EXCLUDED.char_count,
+    chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
+    metadata = EXCLUDED.metadata,
+    version = CASE WHEN documents.superseded_at IS NULL AND documents.source_id = EXCLUDED.source_id
+                   THEN documents.version ELSE EXCLUDED.version END,
+    superseded_at = NULL
+WHERE documents.user_id = EXCLUDED.user_id
+RETURNING version
+"""
+
+
+def _document_params(doc: DocumentRecord, job_id: str | None) -> dict[str, Any]:
+    return {
+        "document_id": doc.document_id, "user_id": doc.user_id, "artifact_id": doc.artifact_id,
+        "source_id": doc.source_id, "title": doc.title, "modality": doc.modality,
+        "content_type": doc.content_type, "captured_at": doc.captured_at,
+        "captured_at_source": doc.captured_at_source, "ingested_at": doc.ingested_at,
+        "char_count": doc.char_count, "chunk_count": doc.chunk_count,
+        "metadata": Jsonb(dict(doc.metadata)), "job_id": job_id,
+    }
 
 
 class PostgresCatalog(PgRole):
@@ -33,48 +99,46 @@ class PostgresCatalog(PgRole):
         except psycopg.errors.ForeignKeyViolation as exc:  # the artifact (or user) went meanwhile
             raise ArtifactGone(f"artifact {doc.artifact_id} is gone (deleted with its source)") from exc
 
+    def save_documents(self, documents: Sequence[tuple[DocumentRecord, str | None]]) -> list[int | Exception]:
+        """:meth:`save_document` of several ``(document, job_id)`` in one transaction sent at once: each one's
+        version, or the :class:`JobGone` or :class:`ArtifactGone` that stopped it (nothing saved for it).  The
+        sources' advisory locks are taken first, in order, then the jobs' share locks, then the upserts."""
+        if not documents:
+            return []
+        sources = sorted({(doc.user_id, doc.source_id) for doc, _job in documents})
+        jobs = sorted({(doc.user_id, job) for doc, job in documents if job is not None})
+        statements: list[tuple[str, Any]] = [
+            ("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", source) for source in sources]
+        statements += [("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job, user))
+                       for user, job in jobs]
+        statements += [(_UPSERT_DOCUMENT, _document_params(doc, job)) for doc, job in documents]
+        try:
+            rows = self._one_trip(statements)
+        except psycopg.errors.ForeignKeyViolation:  # an artifact (or user) went meanwhile: each on its own
+            out: list[int | Exception] = []
+            for doc, job in documents:
+                try:
+                    out.append(self.save_document(doc, job_id=job))
+                except (JobGone, ArtifactGone) as exc:
+                    out.append(exc)
+            return out
+        status = {job: row for job, row in zip(jobs, rows[len(sources):len(sources) + len(jobs)], strict=True)}
+        result: list[int | Exception] = []
+        for (doc, job), row in zip(documents, rows[len(sources) + len(jobs):], strict=True):
+            held = status.get((doc.user_id, job)) if job is not None else None
+            if job is not None and (held is None or held[0] not in LIVE_JOB_STATUSES):
+                result.append(JobGone.of_status(job, None if held is None else held[0]))
+            else:
+                result.append(int(row[0]) if row else 0)
+        return result
+
     def _save_document(self, doc: DocumentRecord, job_id: str | None) -> int:
         # One round trip: the advisory lock (versions of one source never get one number; taken first, as a
         # deletion of the source does), the job's share lock and the upsert, which writes nothing unless the
         # job is live.
         lock = ("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (doc.user_id, doc.source_id))
         job = ("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job_id, doc.user_id))
-        (_locked, status, row) = self._one_trip([lock, job, (
-                """
-                INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
-                                       content_type, captured_at, captured_at_source, ingested_at,
-                                       char_count, chunk_count, metadata, version)
-                SELECT %(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
-                        %(modality)s, %(content_type)s, %(captured_at)s, %(captured_at_source)s,
-                        %(ingested_at)s, %(char_count)s, %(chunk_count)s, %(metadata)s,
-                        (SELECT coalesce(max(version), 0) + 1 FROM documents
-                         WHERE user_id = %(user_id)s AND source_id = %(source_id)s)
-                WHERE %(job_id)s::text IS NULL OR EXISTS (
-                    SELECT 1 FROM jobs WHERE job_id = %(job_id)s AND user_id = %(user_id)s
-                      AND status IN ('queued', 'running'))
-                ON CONFLICT (document_id) DO UPDATE SET
-                    artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
-                    title = EXCLUDED.title, modality = EXCLUDED.modality,
-                    content_type = EXCLUDED.content_type, captured_at = EXCLUDED.captured_at,
-                    captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
-                    char_count = EXCLUDED.char_count,
-                    chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
-                    metadata = EXCLUDED.metadata,
-                    version = CASE WHEN documents.superseded_at IS NULL AND documents.source_id = EXCLUDED.source_id
-                                   THEN documents.version ELSE EXCLUDED.version END,
-                    superseded_at = NULL
-                WHERE documents.user_id = EXCLUDED.user_id
-                RETURNING version
-                """,
-                {
-                    "document_id": doc.document_id, "user_id": doc.user_id, "artifact_id": doc.artifact_id,
-                    "source_id": doc.source_id, "title": doc.title, "modality": doc.modality,
-                    "content_type": doc.content_type, "captured_at": doc.captured_at,
-                    "captured_at_source": doc.captured_at_source, "ingested_at": doc.ingested_at,
-                    "char_count": doc.char_count, "chunk_count": doc.chunk_count,
-                    "metadata": Jsonb(dict(doc.metadata)), "job_id": job_id,
-                },
-            )])
+        (_locked, status, row) = self._one_trip([lock, job, (_UPSERT_DOCUMENT, _document_params(doc, job_id))])
         if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
             raise JobGone.of_status(job_id, None if status is None else status[0])
         return int(row[0]) if row else 0
@@ -180,6 +244,16 @@ class PostgresCatalog(PgRole):
                 "AND source_id = ANY(%s) GROUP BY source_id", (user_id, list(source_ids))).fetchall()
         return {r[0]: list(r[1]) for r in rows}
 
+    def add_source_tags(self, user_id: str, tags: Mapping[str, Sequence[str]]) -> None:
+        """Each source gets these tags besides those it has, in one statement."""
+        pairs = [(source, tag) for source, more in tags.items() for tag in more]
+        if not pairs:
+            return
+        with self._pool.connection() as conn:
+            conn.execute("INSERT INTO source_tags (user_id, source_id, tag) SELECT %s, s, t "
+                         "FROM unnest(%s::text[], %s::text[]) AS p(s, t) ON CONFLICT DO NOTHING",
+                         (user_id, [p[0] for p in pairs], [p[1] for p in pairs]))
+
     def set_source_tags(self, user_id: str, source_id: str, tags: Sequence[str]) -> None:
         """The source's tags become exactly ``tags`` (normalised already)."""
         with self._pool.connection() as conn, conn.transaction():
@@ -256,28 +330,35 @@ class PostgresCatalog(PgRole):
             ).fetchall()
         return [_document(r) for r in rows]
 
+    def documents_indexed(self, user_id: str,
+                          documents: Sequence[tuple[str, str, int, str | None]]) -> list[list[str] | JobGone]:
+        """Several documents searchable in one transaction, one round trip (see the port): their jobs are
+        share-locked in one statement, in job id order, then each document is recorded as
+        :meth:`document_indexed` does."""
+        if not documents:
+            return []
+        jobs = sorted({job for *_rest, job in documents if job is not None})
+        lock = ("SELECT coalesce(json_object_agg(job_id, status), '{}') FROM (SELECT job_id, status FROM jobs "
+                "WHERE user_id = %s AND job_id = ANY(%s) ORDER BY job_id FOR SHARE) held", (user_id, jobs))
+        rows = self._one_trip([lock, *((_INDEXED, {"doc": doc, "user": user_id, "source": source, "count": count,
+                                                   "job": job}) for doc, source, count, job in documents)])
+        statuses: dict[str, JobStatus] = rows[0][0] if rows[0] else {}
+        out: list[list[str] | JobGone] = []
+        for (_doc, _source, _count, job), row in zip(documents, rows[1:], strict=True):
+            if job is not None and statuses.get(job) not in LIVE_JOB_STATUSES:
+                out.append(JobGone.of_status(job, statuses.get(job)))
+            else:
+                out.append(list(row[0]) if row else [])
+        return out
+
     def document_indexed(self, user_id: str, document_id: str, source_id: str, chunk_count: int, *,
                          job_id: str | None = None) -> list[str]:
         """Record the document's chunk count and mark older versions of its source superseded (it is
         searchable now); return every older version's id.  One round trip.  With ``job_id`` nothing is
         recorded unless that job is queued or running (:class:`JobGone` then)."""
         job = ("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job_id, user_id))
-        (status, row) = self._one_trip([job, (
-            """
-            WITH cur AS (UPDATE documents SET chunk_count = %(count)s
-                         WHERE document_id = %(doc)s AND user_id = %(user)s
-                           AND (%(job)s::text IS NULL OR EXISTS (
-                               SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s
-                                 AND status IN ('queued', 'running')))
-                         RETURNING version),
-            older AS (UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
-                      FROM cur
-                      WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.document_id <> %(doc)s
-                        AND o.version < cur.version
-                      RETURNING o.document_id)
-            SELECT coalesce(array_agg(document_id ORDER BY document_id), '{}') FROM older
-            """,
-            {"doc": document_id, "user": user_id, "source": source_id, "count": chunk_count, "job": job_id})])
+        (status, row) = self._one_trip([job, (_INDEXED, {
+            "doc": document_id, "user": user_id, "source": source_id, "count": chunk_count, "job": job_id})])
         if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
             raise JobGone.of_status(job_id, None if status is None else status[0])
         return list(row[0]) if row else []

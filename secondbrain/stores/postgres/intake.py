@@ -96,11 +96,69 @@ class PostgresIntake(PgRole):
         return self._submit(user_id, job_id, outbox, source_uri=url, title=title, stages=URL_STAGES,
                             request_hash=request_hash, lease_s=lease_s)
 
+    def submit_many(self, submissions: Sequence[tuple[ArtifactRecord, str, Sequence[OutboxMessage], str | None]], *,
+                    lease_s: float | None = None) -> list[SubmitResult | Exception]:
+        """:meth:`submit` of several ``(artifact, job_id, outbox, request_hash)`` in one transaction sent at once
+        (one round trip), in source order (two batches touching the same sources never wait on each other in a
+        circle).  When one cannot be written (its user erased meanwhile) each is submitted on its own."""
+        if not submissions:
+            return []
+        order = sorted(range(len(submissions)), key=lambda i: (submissions[i][0].source_id, i))
+        params = [self._params(a.user_id, job, outbox, artifact=a, stages=FILE_STAGES, request_hash=rh,
+                               lease_s=lease_s) for a, job, outbox, rh in (submissions[i] for i in order)]
+        out: list[SubmitResult | Exception] = [IdempotencyConflict("unreachable")] * len(submissions)
+        try:
+            rows = self._one_trip([(_SUBMIT, p) for p in params])
+        except psycopg.errors.ForeignKeyViolation:
+            for i, (a, job, outbox, rh) in enumerate(submissions):
+                try:
+                    out[i] = self.submit(a, job, outbox, request_hash=rh, lease_s=lease_s)
+                except (UnknownUser, IdempotencyConflict) as exc:
+                    out[i] = exc
+            return out
+        for i, row in zip(order, rows, strict=True):
+            a, job, _outbox, rh = submissions[i]
+            try:
+                out[i] = self._result(row, a.user_id, job, a, rh, lease_s)
+            except (UnknownUser, IdempotencyConflict) as exc:
+                out[i] = exc
+        return out
+
     def _submit(self, user_id: str, job_id: str, outbox: Sequence[OutboxMessage], *,
                 artifact: ArtifactRecord | None = None, source_uri: str | None = None, title: str | None = None,
                 stages: Sequence[str], request_hash: str | None, lease_s: float | None = None) -> SubmitResult:
         """The whole submission in one statement (one round trip): nothing is written when the job exists
         already (an idempotent retry), and the row returned says which case it was."""
+        params = self._params(user_id, job_id, outbox, artifact=artifact, source_uri=source_uri, title=title,
+                              stages=stages, request_hash=request_hash, lease_s=lease_s)
+        try:
+            with self._pool.connection() as conn:
+                row = conn.execute(_SUBMIT, params).fetchone()
+        except psycopg.errors.ForeignKeyViolation as exc:  # the user was erased meanwhile
+            raise UnknownUser(f"user {user_id!r} does not exist (erased?)") from exc
+        return self._result(row, user_id, job_id, artifact, request_hash, lease_s)
+
+    @staticmethod
+    def _result(row: Any, user_id: str, job_id: str, a: ArtifactRecord | None, request_hash: str | None,
+                lease_s: float | None) -> SubmitResult:
+        """What the row of :data:`_SUBMIT` says became of the submission."""
+        assert row is not None
+        created, erased, existing_artifact, existing_hash, queued, original = row
+        if erased:
+            raise UnknownUser(f"user {user_id!r} was erased")
+        if created:
+            return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True,
+                                leased=tuple(queued or ()) if lease_s is not None else (), original_job=original)
+        if request_hash is not None and existing_hash is not None and existing_hash != request_hash:
+            raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
+                                      "send new content with a new key")
+        return SubmitResult(job_id=job_id, artifact_id=existing_artifact or (a.artifact_id if a else ""),
+                            created=False)
+
+    @staticmethod
+    def _params(user_id: str, job_id: str, outbox: Sequence[OutboxMessage], *,
+                artifact: ArtifactRecord | None = None, source_uri: str | None = None, title: str | None = None,
+                stages: Sequence[str], request_hash: str | None, lease_s: float | None = None) -> dict[str, Any]:
         source_id = artifact.source_id if artifact is not None else \
             ids.source_id(user_id, (source_uri or "").split("#", 1)[0].strip())  # a URL without its fragment
         a = artifact
@@ -118,23 +176,7 @@ class PostgresIntake(PgRole):
             "values": [m.value for m in outbox], "headers": [_encode_headers(m.headers) for m in outbox],
             "superseded": SUPERSEDED_DETAIL,
         }
-        try:
-            with self._pool.connection() as conn:
-                row = conn.execute(_SUBMIT, params).fetchone()
-        except psycopg.errors.ForeignKeyViolation as exc:  # the user was erased meanwhile
-            raise UnknownUser(f"user {user_id!r} does not exist (erased?)") from exc
-        assert row is not None
-        created, erased, existing_artifact, existing_hash, queued, original = row
-        if erased:
-            raise UnknownUser(f"user {user_id!r} was erased")
-        if created:
-            return SubmitResult(job_id=job_id, artifact_id=a.artifact_id if a else "", created=True,
-                                leased=tuple(queued or ()) if lease_s is not None else (), original_job=original)
-        if request_hash is not None and existing_hash is not None and existing_hash != request_hash:
-            raise IdempotencyConflict("this Idempotency-Key was already used for a request with other content; "
-                                      "send new content with a new key")
-        return SubmitResult(job_id=job_id, artifact_id=existing_artifact or (a.artifact_id if a else ""),
-                            created=False)
+        return params
 
     @staticmethod
     def _supersede_older(conn: psycopg.Connection[Any], user_id: str, source_id: str, job_id: str,

@@ -53,6 +53,28 @@ SELECT (SELECT status FROM job), (SELECT superseded FROM sup)
 """
 
 
+# Marking a stage running, unless it has finished (a progress write landing late changes nothing).
+_STARTED = f"""
+WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
+st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s, started_at = coalesce(started_at, now())
+       WHERE job_id = %(job)s AND stage = %(stage)s AND {_STAGE_OPEN} AND EXISTS (SELECT 1 FROM live)
+       RETURNING 1),
+j AS (UPDATE jobs SET status = 'running', updated_at = now()
+      WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING 1)
+INSERT INTO job_events (job_id, stage, status, attempt)
+SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM st"""
+
+
+def _outcome(row: Any) -> StageOutcome:
+    """What a :data:`_FINISH` row says became of the work."""
+    if row is None or row[0] is None:
+        return "gone"  # no such job for this user: deleted with its source (or never theirs)
+    status, superseded = row
+    if superseded:
+        return "superseded"
+    return "ended" if status in ("failed", "duplicate", "superseded") else "done"
+
+
 def _timestamp(value: str | None) -> datetime | None:
     """A timestamptz as json_build_object writes it (ISO 8601 with offset)."""
     return datetime.fromisoformat(value) if value else None
@@ -120,26 +142,48 @@ class PostgresJobs(PgRole):
         """Record ``stage`` done and say whether its work is still wanted (see the port)."""
         self._require_stage(stage)
         (row,) = self._locked(user_id, job_id, _FINISH, stage=stage, doc=document_id, detail=detail, attempt=attempt)
-        if row is None or row[0] is None:
-            return "gone"  # no such job for this user: deleted with its source (or never theirs)
-        status, superseded = row
-        if superseded:
-            return "superseded"
-        return "ended" if status in ("failed", "duplicate", "superseded") else "done"
+        return _outcome(row)
+
+    def job_states(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobState]:
+        """Live, ended or gone, of several jobs in one statement (see the port)."""
+        wanted = list(dict.fromkeys(job_ids))
+        with self._pool.connection() as conn:
+            rows = conn.execute("SELECT job_id, status FROM jobs WHERE user_id = %s AND job_id = ANY(%s)",
+                                (user_id, wanted)).fetchall()
+        found = dict(rows)
+        return {job: job_state_of(found.get(job)) for job in wanted}
+
+    def finish_stages(self, user_id: str, stage: str,
+                      jobs: Sequence[tuple[str, str | None, int]]) -> dict[str, StageOutcome]:
+        """Finish ``stage`` of several jobs in one transaction, one round trip (see the port): their rows are
+        locked first in one statement, in job id order (as deletions lock them), then each is finished as
+        :meth:`finish_stage` does."""
+        self._require_stage(stage)
+        items = list({job: (job, doc, attempt) for job, doc, attempt in jobs}.values())
+        if not items:
+            return {}
+        lock = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
+                "ORDER BY job_id FOR UPDATE) locked LIMIT 1", {"user": user_id, "jobs": [i[0] for i in items]})
+        rows = self._one_trip([lock, *((_FINISH, {"job": job, "user": user_id, "stage": stage, "doc": doc,
+                                                  "detail": None, "attempt": attempt})
+                                       for job, doc, attempt in items)])[1:]
+        return {job: _outcome(row) for (job, _d, _a), row in zip(items, rows, strict=True)}
+
+    def stages_started(self, user_id: str, stage: str, job_ids: Sequence[str]) -> None:
+        """:meth:`stage_started` (first attempt) for several jobs in one transaction, one round trip."""
+        self._require_stage(stage)
+        jobs = sorted(set(job_ids))
+        if not jobs:
+            return
+        lock = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
+                "ORDER BY job_id FOR UPDATE) locked LIMIT 1", {"user": user_id, "jobs": jobs})
+        self._one_trip([lock, *((_STARTED, {"job": job, "user": user_id, "stage": stage, "attempt": 1})
+                                for job in jobs)])
 
     def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
         """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
         self._require_stage(stage)
-        self._locked(user_id, job_id, f"""
-            WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
-            st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s,
-                          started_at = coalesce(started_at, now())
-                   WHERE job_id = %(job)s AND stage = %(stage)s AND {_STAGE_OPEN} AND EXISTS (SELECT 1 FROM live)
-                   RETURNING 1),
-            j AS (UPDATE jobs SET status = 'running', updated_at = now()
-                  WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING 1)
-            INSERT INTO job_events (job_id, stage, status, attempt)
-            SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM st""", stage=stage, attempt=attempt)
+        self._locked(user_id, job_id, _STARTED, stage=stage, attempt=attempt)
 
     def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
         """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
@@ -204,9 +248,13 @@ class PostgresJobs(PgRole):
 
     def get_job(self, user_id: str, job_id: str) -> JobView | None:
         """The user's job with its stages in :data:`STAGES` order, or ``None`` (also for others' jobs)."""
+        return self.get_jobs(user_id, [job_id]).get(job_id)
+
+    def get_jobs(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobView]:
+        """:meth:`get_job` of several jobs in one statement: those found, by id."""
         with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             # One round trip: the stages come along as a JSON array in STAGES order.
-            job = cur.execute(
+            rows = cur.execute(
                 # The extracted title once there is one (as the source list shows), else the submitted one.
                 "SELECT j.*, COALESCE(d.title, a.title, j.title) AS title, "
                 "COALESCE(a.source_uri, j.source_uri) AS source_uri, "
@@ -218,11 +266,17 @@ class PostgresJobs(PgRole):
                 "FROM jobs j "
                 "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
                 "LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id "
-                "WHERE j.job_id = %s AND j.user_id = %s",
-                (list(STAGES), job_id, user_id),
-            ).fetchone()
-            if job is None:
-                return None
+                "WHERE j.job_id = ANY(%s) AND j.user_id = %s",
+                (list(STAGES), list(job_ids), user_id),
+            ).fetchall()
+        found: dict[str, JobView] = {}
+        for job in rows:
+            if job["job_id"] not in found:
+                found[job["job_id"]] = self._view(job)
+        return found
+
+    @staticmethod
+    def _view(job: dict[str, Any]) -> JobView:
         stages = [StageView(stage=s["stage"], status=s["status"], attempts=s["attempts"],
                             started_at=_timestamp(s["started_at"]), finished_at=_timestamp(s["finished_at"]),
                             detail=s["detail"]) for s in job["stage_rows"]]

@@ -241,3 +241,58 @@ def test_run_raises_what_would_be_dead_lettered_and_returns_what_would_be_publis
         core.run(failing, object(), world.store.jobs)
     ended = make_stage(CHUNK, world, job_ref(world, "ended"), admit=None, process=returns)
     assert core.run(ended, object(), world.store.jobs) == []
+
+
+GOOD = ["a good neighbour's output"]
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_each_outcome_in_a_batch_and_its_neighbour_goes_on(world: World, name: str) -> None:
+    """The same row taken in a batch beside a good event of another job: the row's event ends as it does alone,
+    and the good one is published whatever became of the other (a bad event fails alone)."""
+    row = ROWS[name]
+    ref = job_ref(world, row.job)
+    other = version_of(USER, "file:other.md", "another note")
+    other_job = ids.job_id(USER, "other")
+    assert world.store.intake.submit(other, other_job, [submission(other, other_job)]).created
+    other_doc = document(other)
+    world.store.catalog.save_document(other_doc)
+    good_ref = JobRef(other_job, USER, other.source_id, other_doc.document_id)
+    row_stage = make_stage(row.step, world, ref, admit=row.check, process=row.process)
+    good, calls = object(), []
+
+    class BatchRowStage:
+        step = row.step
+
+        def job_of(self, event: Any) -> JobRef:
+            return good_ref if event is good else ref
+
+        def process(self, event: Any, admitted: Any = None) -> list[Any]:
+            return GOOD if event is good else row_stage.process(event, admitted)
+
+        def process_batch(self, events: Any, admitted: Any = None) -> list[Any]:
+            calls.append(len(events))
+            out: list[Any] = []
+            for event in events:
+                try:
+                    out.append(self.process(event))
+                except Exception as exc:
+                    out.append(exc)
+            return out
+
+        def discard(self, event: Any, outputs: list[Any]) -> None:
+            row_stage.discard(event, outputs)
+
+        def admit(self, event: Any, value: bytes, headers: Mapping[str, str]) -> Any:
+            return None if event is good else row_stage.admit(event, value, headers)
+
+    stage: Any = BatchRowStage()
+    got = core.outcomes(stage, [object(), good], world.store.jobs, trusted=row.trusted)
+    assert len(got) == 2 and same(got[0], row.expected), f"{name}: {got[0]!r}"
+    assert got[1] == Publish(GOOD, 1), f"{name}: the neighbour {got[1]!r}"
+    refused = (isinstance(row.expected, Dropped) and row.expected.where in ("check", "admission")) or (
+        isinstance(row.expected, DeadLetter) and not row.expected.of_job)
+    assert calls[0] == (1 if refused else 2), "the stage's work is done once for the events admitted"
+    assert world.discarded == row.discarded, name
+    view = world.store.jobs.get_job(USER, other_job)
+    assert view is not None and {s.stage: s.status for s in view.stages}.get(row.step.name) == "succeeded"
