@@ -103,6 +103,7 @@ BATCH_WINDOW_S = 30.0  # long enough for 64 notes to be searchable on a loaded 2
 def test_a_batch_of_64_notes_costs_at_most_three_round_trips_a_note(
         counted: tuple[Service, TurnCountingProxy]) -> None:
     svc, proxy = counted
+    # fixed date: the notes' own past date, as an import brings it; the day the test runs does not change it
     captures = [{"source_uri": f"import:notes:pantry-{i}.md", "kind": "note", "title": f"Pantry crate {i}",
                  "part": f"p{i}", "content_type": "text/markdown", "captured_at": "2023-02-03T04:05:06+00:00",
                  "attributes": {"kind": "note", "import.format": "notes"}} for i in range(BATCH)]
