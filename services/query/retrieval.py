@@ -67,7 +67,7 @@ class Retriever:
                 "sb.candidates": max(self.candidates, k)}):
             hits = self.vectors.search(user_id, dense=dense, sparse=sparse, limit=k, mode=mode, flt=flt,
                                        candidates=max(self.candidates, k), index=target.index)
-        return [hit_from_payload(h.id, h.score, h.payload) for h in hits]
+        return newest_versions([hit_from_payload(h.id, h.score, h.payload) for h in hits])
 
     def cosines(self, user_id: str, query: str, flt: VectorFilter | None, *, limit: int) -> dict[str, float]:
         """Dense similarity of ``query`` to the ``limit`` closest chunks under ``flt``, by chunk id."""
@@ -75,3 +75,15 @@ class Retriever:
         hits = self.vectors.search(user_id, dense=self._embed(target, query), sparse=None, limit=limit,
                                    mode="dense", flt=flt, candidates=max(self.candidates, limit), index=target.index)
         return {IndexedPassage.from_payload(h.payload, h.id).chunk_id: h.score for h in hits}
+
+
+def newest_versions(hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits`` without those of a source's older version when its newer one is among them.
+
+    A new version is written before the older ones leave the index (so search never has a gap); in that
+    moment both can match, and an edited note would show its old words beside the new."""
+    newest: dict[str, str] = {}
+    for h in hits:
+        if h.ingested_at > newest.get(h.source_id, ""):
+            newest[h.source_id] = h.ingested_at
+    return [h for h in hits if h.ingested_at == newest[h.source_id]]
