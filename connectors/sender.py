@@ -40,6 +40,7 @@ class Item:
     status: str = "sending"  # imported -> queued/running -> succeeded | failed | duplicate | superseded; unchanged
     reason: str | None = None
     earlier: bool = False  # imported by an earlier run
+    capture: Any = field(default=None, repr=False, compare=False)  # what was sent
 
 
 @dataclass
@@ -142,7 +143,12 @@ class Sender:
 
     # --- sending
     def add(self, capture: Any) -> None:
-        data = b"" if capture.kind == "url" else capture.data()
+        try:
+            data = b"" if capture.kind == "url" else capture.data()
+        except OSError as exc:  # a file gone or unreadable since it was listed: refused here, the rest go on
+            self.tally.items.append(Item(capture.label, capture.kind, status="refused", capture=capture,
+                                         reason=f"cannot read it ({exc.strerror or exc})"))
+            return
         self.batch.append((capture, data))
         self.batch_bytes += len(data)
         self.progress.show(capture.label)
@@ -179,11 +185,17 @@ class Sender:
     def send_all(self, captures: list[Any]) -> list[str]:
         """Send ``captures`` and return once the gateway answered for each: each one's status, in order
         ("refused" when it was refused).  A connector's state moves on only after this returns."""
+        return [item.status for item in self.send(captures)]
+
+    def send(self, captures: list[Any]) -> list[Item]:
+        """Send ``captures`` and return once the gateway answered for each: what became of each (its job, or
+        why it was refused), in the order of ``captures`` (those left waiting a while are answered later)."""
         before = len(self.tally.items)
         for capture in captures:
             self.add(capture)
         self.flush()
-        return [item.status for item in self.tally.items[before:]]
+        answered = {id(item.capture): item for item in self.tally.items[before:]}
+        return [answered[id(capture)] for capture in captures]
 
     def flush(self) -> None:
         batch, self.batch, self.batch_bytes = self.batch, [], 0
@@ -265,7 +277,7 @@ class Sender:
                 return None
             reason = f"HTTP {resp.status_code}: {detail_of(resp)[:200]}"
             for c, _d in batch:
-                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason))
+                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason, capture=c))
             return None
         return resp
 
@@ -276,7 +288,7 @@ class Sender:
             if r["status"] == "waiting":
                 again.append((c, d))
                 continue
-            item = Item(c.label, c.kind, r.get("job_id"), reason=r.get("reason"))
+            item = Item(c.label, c.kind, r.get("job_id"), reason=r.get("reason"), capture=c)
             if r["status"] == "imported":
                 item.status = "queued"
             elif r["status"] == "unchanged":
