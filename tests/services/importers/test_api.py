@@ -20,10 +20,12 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from devtools import gen_exports as gen
+from secondbrain import lifecycle
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.stores.memory.vectors import MemoryVectorStore
 from services.importers.submit import CaptureSubmitter
 
 
@@ -244,7 +246,7 @@ def test_a_synced_file_under_its_file_address_is_one_source_whose_edit_is_its_ne
         gateway: tuple[TestClient, Runtime]) -> None:
     """Folder sync (``secondbrain watch``) sends through the batch route: a file named for good by its file:///
     path, and its edit, are two versions of one source; only a file may take such an address."""
-    client, _rt = gateway
+    client, rt = gateway
     uri = "file:///home/me/notes/ferries.md"
 
     def file(part: str) -> dict[str, Any]:
@@ -258,6 +260,12 @@ def test_a_synced_file_under_its_file_address_is_one_source_whose_edit_is_its_ne
     assert len(rows) == 2 and len({s["source_id"] for s in rows}) == 1  # one source, two versions
     as_note = client.post("/v1/imports/batch", **batch([{**file("p0"), "kind": "note"}], {"p0": b"x"})).json()
     assert as_note["results"][0]["status"] == "refused"
+    # The file deleted (its source with it), then restored as it was: taken again, not found "unchanged".
+    user = client.get("/v1/me").json()["user_id"]
+    lifecycle.delete_source(rt.metadata, rt.objects, MemoryVectorStore(), user, rows[0]["source_id"])
+    again = client.post("/v1/imports/batch", **batch([file("p0")], {"p0": b"# Ferries\n\nAt 23:15."})).json()
+    assert again["results"][0]["status"] == "imported"
+    assert [s["source_uri"] for s in client.get("/v1/sources").json()["sources"]].count(uri) == 1
 
 
 def test_a_batch_waits_while_the_pipeline_is_full(dsn: str, tmp_path: Path) -> None:
