@@ -328,10 +328,10 @@ class FolderSync:
 
     def _capture(self, path: str, old: Entry | None) -> Capture:
         """A file as the batch route takes it: under its file:// address for good (a changed file is the next
-        version of the same source), its bytes read only when its batch goes."""
+        version of the same source), its bytes streamed from disk when its batch goes (never held whole)."""
         p = Path(path)
         return Capture(source_uri=old.source_uri if old is not None else file_uri(p), kind="file",
-                       label=self._show(path), title=None, captured_at=None, content=p.read_bytes,
+                       label=self._show(path), title=None, captured_at=None, path=p,
                        content_type=guess_type(p), filename=p.name)
 
     def _took(self, path: str, st: os.stat_result, old: Entry | None, digest: str, item: Item, report: Report, *,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,13 +145,15 @@ class Sender:
     # --- sending
     def add(self, capture: Any) -> None:
         try:
-            data = b"" if capture.kind == "url" else capture.data()
+            data: bytes | Path = capture.path if capture.path is not None else (
+                b"" if capture.kind == "url" else capture.data())
+            size = data.stat().st_size if isinstance(data, Path) else len(data)
         except OSError as exc:  # a file gone or unreadable since it was listed: refused here, the rest go on
             self.tally.items.append(Item(capture.label, capture.kind, status="refused", capture=capture,
                                          reason=f"cannot read it ({exc.strerror or exc})"))
             return
         self.batch.append((capture, data))
-        self.batch_bytes += len(data)
+        self.batch_bytes += size
         self.progress.show(capture.label)
         if len(self.batch) >= self.batch_items or self.batch_bytes >= BATCH_BYTES:
             self.flush()
@@ -240,11 +243,18 @@ class Sender:
         manifest = {"format": self.fmt, "captures": [c.json(None if c.kind == "url" else f"p{i}")
                                                        for i, (c, _d) in enumerate(batch)]}
         # Always multipart, even for a batch of web pages only (no bytes): the manifest is a part of its own.
-        files: list[tuple[str, tuple[str | None, Any, str]]] = [
-            ("manifest", (None, json.dumps(manifest), "application/json"))]
-        files += [(f"p{i}", (c.filename or "item", data, c.content_type or "application/octet-stream"))
-                  for i, (c, data) in enumerate(batch) if c.kind != "url"]
         told = False
+
+        def post() -> Any:
+            # Built again for each try: a file on disk is opened afresh and streamed, never held whole.
+            with ExitStack() as opened:
+                files: list[tuple[str, tuple[str | None, Any, str]]] = [
+                    ("manifest", (None, json.dumps(manifest), "application/json"))]
+                files += [(f"p{i}", (c.filename or "item",
+                                     opened.enter_context(data.open("rb")) if isinstance(data, Path) else data,
+                                     c.content_type or "application/octet-stream"))
+                          for i, (c, data) in enumerate(batch) if c.kind != "url"]
+                return self.client.post("/v1/imports/batch", files=files, timeout=300)
 
         def before_retry(state: RetryCallState) -> None:
             nonlocal told
@@ -269,7 +279,17 @@ class Sender:
         patience = server_patience(statuses=(429, *BEHIND_PROXY), asked_default_s=5.0, asked_max_s=30.0,
                                    unreachable=transport_errors(), unreachable_wait_s=3.0,
                                    before_sleep=before_retry, sleep=pause)
-        resp = patience(self.client.post, "/v1/imports/batch", files=files, timeout=300)
+        try:
+            resp = patience(post)
+        except OSError as exc:  # a file gone or unreadable since it was listed
+            if len(batch) > 1:
+                for one in batch:  # find it: the others go on
+                    self._send([one])
+                return None
+            c = batch[0][0]
+            self.tally.items.append(Item(c.label, c.kind, status="refused", capture=c,
+                                         reason=f"cannot read it ({exc.strerror or exc})"))
+            return None
         if resp.status_code != 200:
             if len(batch) > 1 and resp.status_code in (400, 413, 422):
                 for one in batch:  # one capture spoils the batch: send each alone to find it

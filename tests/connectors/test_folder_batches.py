@@ -82,3 +82,20 @@ def test_files_go_in_one_batch_under_their_file_address_and_one_too_large_is_ref
         assert len(twin.batches) == 1 and sorted((c["label"], c["source_uri"]) for c in twin.batches[0]) == [
             ("notes/a.md", file_uri(folder / "a.md")), ("notes/c.md", file_uri(folder / "c.md"))]
         assert (second.added, second.updated, second.unchanged, second.failed) == (1, 1, 2, [])
+
+
+def test_a_file_is_streamed_from_disk_never_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A watched folder may hold a film or a disk image: the watcher must not hold one in memory to send it.
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe ferry leaves at 22:40.\n")
+
+    def whole(self: Path) -> bytes:
+        raise AssertionError(f"{self} read whole")
+
+    monkeypatch.setattr(Path, "read_bytes", whole)
+    twin = Twin()
+    with httpx.Client(transport=httpx.MockTransport(twin), base_url="http://sb") as client:
+        report = FolderSync(client, [folder], tmp_path / "state.json", say=lambda _line: None).sync()
+    assert (report.added, report.failed) == (1, [])
+    assert twin.batches[0][0]["bytes"] == b"# A\n\nThe ferry leaves at 22:40.\n"
