@@ -1,9 +1,12 @@
 """Keep folders in sync with secondbrain through its HTTP API (``secondbrain watch``, ``SB_WATCH_DIRS``).
 
-Each file is one source, named for good by ``file://<absolute path>``: a changed file is uploaded
+Each file is one source, named for good by ``file://<absolute path>``: a changed file is sent
 again under the same name and becomes a new version of that source; a deleted file's source is
 deleted.  A file that moves keeps its source: a path that disappeared and a new one with the same
-content (SHA-256) in the same round are the same file, so nothing is uploaded or deleted.
+content (SHA-256) in the same round are the same file, so nothing is sent or deleted.  New and
+changed files go in batches through the connectors' one sender (:mod:`connectors.sender`: the
+import batch route, waiting while the person's pipeline is full or the server is away), like mail
+and calendars.
 
 What was synced is kept in a small JSON state file (path -> mtime, size, SHA-256, source), so a
 restart compares the folder with it and only sends what changed while nobody was watching.
@@ -19,7 +22,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +30,10 @@ import httpx
 from tenacity import RetryCallState
 
 from connectors.patience import server_patience
-from connectors.sender import api_client, say
+from connectors.sender import Item, Progress, Sender, Tally, api_client, say
 from connectors.state import read_state, state_path, write_state
 from secondbrain import ids
+from services.importers.model import Capture
 
 STATE_VERSION = 1
 IGNORE_FILE = ".secondbrainignore"
@@ -42,6 +45,8 @@ TEMP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".crdownload", ".part", ".partial"
 # in two rounds (the delete, then the create) still finds its content again.
 MOVE_GRACE_S = 2.0
 SAVE_EVERY = 25  # state writes: after this many changes, and at the end of each round
+BATCH_FILES = 100  # files a batch of the import batch route (fewer when their bytes pass the sender's bound)
+UNREADABLE = "cannot read it"  # the sender's reason for a file it could not read
 
 
 def file_uri(path: Path) -> str:
@@ -134,21 +139,15 @@ class Report:
         return ", ".join(parts) or "nothing to sync"
 
 
-class Refused(Exception):
-    """The server would not take a file (a 4xx other than 429): reported, and sent again only when it changes, is
-    touched, or a new sync process starts."""
-
-
 class FolderSync:
     """Sync ``roots`` with the server behind ``client`` (which sends the user's key)."""
 
     def __init__(self, client: httpx.Client, roots: Iterable[Path], state_path: Path, *,
-                 say: Callable[[str], None] = print, workers: int = 4) -> None:
+                 say: Callable[[str], None] = print) -> None:
         self.client = client
         self.roots = [Path(r).absolute() for r in roots]
         self.state_path = state_path
         self.say = say
-        self.workers = workers
         self.files: dict[str, Entry] = {}
         self.gone_since: dict[str, float] = {}  # recorded paths not found on disk, waiting out MOVE_GRACE_S
         self.lock = threading.Lock()
@@ -218,19 +217,12 @@ class FolderSync:
             assert state.outcome is not None
             if state.attempt_number == 1 and state.outcome.failed:  # said once, when the first try found no server
                 self.say(f"secondbrain is not reachable ({state.outcome.exception()}); trying again until it is")
-            self._rewind(kwargs)  # a file part is read again from its start
 
         patience = server_patience(statuses=(429, 502, 503, 504), asked_default_s=2.0, asked_max_s=30.0,
                                    unreachable=httpx.TransportError, unreachable_wait_s=2.0,
                                    before_sleep=before_retry)
         resp: httpx.Response = patience(self.client.request, method, url, **kwargs)
         return resp
-
-    @staticmethod
-    def _rewind(kwargs: dict[str, Any]) -> None:
-        for _name, part in (kwargs.get("files") or {}).items():
-            with contextlib.suppress(AttributeError, OSError, IndexError):
-                part[1].seek(0)
 
     # --- one round
     def walk(self) -> dict[str, os.stat_result]:
@@ -300,9 +292,8 @@ class FolderSync:
                 self.say(f"moved: {self._show(was)} -> {self._show(path)}")
             else:
                 uploads.append((path, st, old, digest))
-        total = len(uploads)
-        if total:
-            self._upload_all(uploads, report)
+        if uploads:
+            self._send_all(uploads, report)
         clock = time.monotonic()
         for path, entry in missing.items():
             since = self.gone_since.setdefault(path, clock)
@@ -317,52 +308,54 @@ class FolderSync:
     def pending_deletions(self) -> bool:
         return bool(self.gone_since)
 
-    def _upload_all(self, uploads: list[tuple[str, os.stat_result, Entry | None, str]], report: Report) -> None:
+    def _send_all(self, uploads: list[tuple[str, os.stat_result, Entry | None, str]], report: Report) -> None:
+        """Send new and changed files through the connectors' one sender (the import batch route), a batch at a
+        time, the record saved as each batch is answered."""
         total, done, shown = len(uploads), 0, time.monotonic()
         if total > 1:
             self.say(f"sending {total} files...")
-        with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
-            futures = [pool.submit(self._upload, path, st, old, digest) for path, st, old, digest in uploads]
-            for fut, (path, _st, old, _digest) in zip(futures, uploads, strict=True):
-                try:
-                    job = fut.result()
-                except Refused as exc:
-                    report.failed.append(f"{self._show(path)}: {exc}")
-                    self.say(f"refused: {self._show(path)}: {exc}")
-                else:
-                    report.jobs.append(job)
-                    if old is None:
-                        report.added += 1
-                    else:
-                        report.updated += 1
-                    if total <= 20:
-                        self.say(f"{'changed' if old else 'new'}: {self._show(path)}")
-                done += 1
-                if total > 20 and (time.monotonic() - shown > 2 or done == total):
-                    self.say(f"  {done}/{total} files sent")
-                    shown = time.monotonic()
+        tally = Tally(total)
+        sender = Sender(self.client, tally, Progress(tally, quiet=True), "folder", batch_items=BATCH_FILES)
+        for start in range(0, total, BATCH_FILES):
+            batch = uploads[start:start + BATCH_FILES]
+            items = sender.send([self._capture(path, old) for path, _st, old, _digest in batch])
+            for (path, st, old, digest), item in zip(batch, items, strict=True):
+                self._took(path, st, old, digest, item, report, named=total <= 20)
+            done += len(batch)
+            if total > 20 and (time.monotonic() - shown > 2 or done == total):
+                self.say(f"  {done}/{total} files sent")
+                shown = time.monotonic()
 
-    def _upload(self, path: str, st: os.stat_result, old: Entry | None, digest: str) -> str:
-        source_uri = old.source_uri if old is not None else file_uri(Path(path))
+    def _capture(self, path: str, old: Entry | None) -> Capture:
+        """A file as the batch route takes it: under its file:// address for good (a changed file is the next
+        version of the same source), its bytes streamed from disk when its batch goes (never held whole)."""
         p = Path(path)
-        try:
-            with p.open("rb") as fh:
-                resp = self._call("POST", "/v1/artifacts", data={"source_uri": source_uri},
-                                  files={"file": (p.name, fh, guess_type(p))})
-        except OSError as exc:
-            raise Refused(f"cannot read it ({exc.strerror})") from None
-        if resp.status_code != 202:
-            try:
-                detail = resp.json().get("detail", resp.text)
-            except ValueError:
-                detail = resp.text
-            # Recorded with its hash: it is not sent again until it changes.
-            self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, source_uri, None))
-            raise Refused(f"HTTP {resp.status_code}: {str(detail)[:200]}")
-        job = str(resp.json()["job_id"])
+        return Capture(source_uri=old.source_uri if old is not None else file_uri(p), kind="file",
+                       label=self._show(path), title=None, captured_at=None, path=p,
+                       content_type=guess_type(p), filename=p.name)
+
+    def _took(self, path: str, st: os.stat_result, old: Entry | None, digest: str, item: Item, report: Report, *,
+              named: bool) -> None:
+        """Record what the server made of one file, and say it."""
+        source_uri = item.capture.source_uri
+        if item.status == "refused":
+            if not (item.reason or "").startswith(UNREADABLE):  # gone or unreadable: the next round sees it
+                # Recorded with its hash: it is not sent again until it changes.
+                self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, source_uri, None))
+            report.failed.append(f"{self._show(path)}: {item.reason}")
+            self.say(f"refused: {self._show(path)}: {item.reason}")
+            return
         self._record(path, Entry(st.st_mtime_ns, st.st_size, digest, source_uri,
-                                 ids.source_id(self.user_id, source_uri), job, ids.artifact_id(self.user_id, digest)))
-        return job
+                                 ids.source_id(self.user_id, source_uri), item.job_id,
+                                 ids.artifact_id(self.user_id, digest)))
+        if item.job_id is not None:
+            report.jobs.append(item.job_id)
+        if old is None:
+            report.added += 1
+        else:
+            report.updated += 1
+        if named:
+            self.say(f"{'changed' if old else 'new'}: {self._show(path)}")
 
     def _delete(self, path: str, entry: Entry, report: Report) -> None:
         if entry.source_id is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ class Item:
     status: str = "sending"  # imported -> queued/running -> succeeded | failed | duplicate | superseded; unchanged
     reason: str | None = None
     earlier: bool = False  # imported by an earlier run
+    capture: Any = field(default=None, repr=False, compare=False)  # what was sent
 
 
 @dataclass
@@ -142,9 +144,16 @@ class Sender:
 
     # --- sending
     def add(self, capture: Any) -> None:
-        data = b"" if capture.kind == "url" else capture.data()
+        try:
+            data: bytes | Path = capture.path if capture.path is not None else (
+                b"" if capture.kind == "url" else capture.data())
+            size = data.stat().st_size if isinstance(data, Path) else len(data)
+        except OSError as exc:  # a file gone or unreadable since it was listed: refused here, the rest go on
+            self.tally.items.append(Item(capture.label, capture.kind, status="refused", capture=capture,
+                                         reason=f"cannot read it ({exc.strerror or exc})"))
+            return
         self.batch.append((capture, data))
-        self.batch_bytes += len(data)
+        self.batch_bytes += size
         self.progress.show(capture.label)
         if len(self.batch) >= self.batch_items or self.batch_bytes >= BATCH_BYTES:
             self.flush()
@@ -179,11 +188,17 @@ class Sender:
     def send_all(self, captures: list[Any]) -> list[str]:
         """Send ``captures`` and return once the gateway answered for each: each one's status, in order
         ("refused" when it was refused).  A connector's state moves on only after this returns."""
+        return [item.status for item in self.send(captures)]
+
+    def send(self, captures: list[Any]) -> list[Item]:
+        """Send ``captures`` and return once the gateway answered for each: what became of each (its job, or
+        why it was refused), in the order of ``captures`` (those left waiting a while are answered later)."""
         before = len(self.tally.items)
         for capture in captures:
             self.add(capture)
         self.flush()
-        return [item.status for item in self.tally.items[before:]]
+        answered = {id(item.capture): item for item in self.tally.items[before:]}
+        return [answered[id(capture)] for capture in captures]
 
     def flush(self) -> None:
         batch, self.batch, self.batch_bytes = self.batch, [], 0
@@ -228,11 +243,18 @@ class Sender:
         manifest = {"format": self.fmt, "captures": [c.json(None if c.kind == "url" else f"p{i}")
                                                        for i, (c, _d) in enumerate(batch)]}
         # Always multipart, even for a batch of web pages only (no bytes): the manifest is a part of its own.
-        files: list[tuple[str, tuple[str | None, Any, str]]] = [
-            ("manifest", (None, json.dumps(manifest), "application/json"))]
-        files += [(f"p{i}", (c.filename or "item", data, c.content_type or "application/octet-stream"))
-                  for i, (c, data) in enumerate(batch) if c.kind != "url"]
         told = False
+
+        def post() -> Any:
+            # Built again for each try: a file on disk is opened afresh and streamed, never held whole.
+            with ExitStack() as opened:
+                files: list[tuple[str, tuple[str | None, Any, str]]] = [
+                    ("manifest", (None, json.dumps(manifest), "application/json"))]
+                files += [(f"p{i}", (c.filename or "item",
+                                     opened.enter_context(data.open("rb")) if isinstance(data, Path) else data,
+                                     c.content_type or "application/octet-stream"))
+                          for i, (c, data) in enumerate(batch) if c.kind != "url"]
+                return self.client.post("/v1/imports/batch", files=files, timeout=300)
 
         def before_retry(state: RetryCallState) -> None:
             nonlocal told
@@ -257,7 +279,17 @@ class Sender:
         patience = server_patience(statuses=(429, *BEHIND_PROXY), asked_default_s=5.0, asked_max_s=30.0,
                                    unreachable=transport_errors(), unreachable_wait_s=3.0,
                                    before_sleep=before_retry, sleep=pause)
-        resp = patience(self.client.post, "/v1/imports/batch", files=files, timeout=300)
+        try:
+            resp = patience(post)
+        except OSError as exc:  # a file gone or unreadable since it was listed
+            if len(batch) > 1:
+                for one in batch:  # find it: the others go on
+                    self._send([one])
+                return None
+            c = batch[0][0]
+            self.tally.items.append(Item(c.label, c.kind, status="refused", capture=c,
+                                         reason=f"cannot read it ({exc.strerror or exc})"))
+            return None
         if resp.status_code != 200:
             if len(batch) > 1 and resp.status_code in (400, 413, 422):
                 for one in batch:  # one capture spoils the batch: send each alone to find it
@@ -265,7 +297,7 @@ class Sender:
                 return None
             reason = f"HTTP {resp.status_code}: {detail_of(resp)[:200]}"
             for c, _d in batch:
-                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason))
+                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason, capture=c))
             return None
         return resp
 
@@ -276,7 +308,7 @@ class Sender:
             if r["status"] == "waiting":
                 again.append((c, d))
                 continue
-            item = Item(c.label, c.kind, r.get("job_id"), reason=r.get("reason"))
+            item = Item(c.label, c.kind, r.get("job_id"), reason=r.get("reason"), capture=c)
             if r["status"] == "imported":
                 item.status = "queued"
             elif r["status"] == "unchanged":

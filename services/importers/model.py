@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
+from pathlib import Path
 from typing import Any, Literal
 
 CaptureKind = Literal["note", "chat", "file", "url"]
@@ -49,6 +50,8 @@ class Capture:
     title: str | None
     captured_at: datetime | None  # when it was written, said or saved: the event time
     content: bytes | Callable[[], bytes] = b""  # a note's Markdown, a chat's transcript, a file's bytes (read late)
+    # A file on the sending machine (folder sync): streamed from disk when its batch goes, never held whole.
+    path: Path | None = None
     content_type: str = "text/markdown"
     filename: str | None = None
     url: str | None = None

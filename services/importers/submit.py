@@ -221,8 +221,12 @@ class CaptureSubmitter:
                 return "only http and https pages of at most 8192 characters can be fetched"
             if capture.source_uri != url:
                 return "a web page's source is its address"
-        elif not capture.source_uri.startswith("import:") or len(capture.source_uri) > 2000:
-            return "an imported item's source must be an import: URI of at most 2000 characters"
+        elif len(capture.source_uri) > 2000 or not (capture.source_uri.startswith("import:") or (
+                capture.kind == "file" and capture.source_uri.startswith("file:///"))):
+            # file:///...: a synced folder's file (``secondbrain watch``), named for good by its path, as
+            # ``POST /v1/artifacts`` takes it.
+            return ("an imported item's source must be an import: URI (a file's may be a file:/// URI) of at most "
+                    "2000 characters")
         for name, value in (("title", capture.title), ("file name", capture.filename), ("source", capture.source_uri),
                             ("address", capture.url), ("label", capture.label)):
             if value is not None and text_problem(value):

@@ -20,10 +20,12 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from devtools import gen_exports as gen
+from secondbrain import lifecycle
 from secondbrain.events.codec import EventCodec
 from secondbrain.events.models import ArtifactSubmitted, UrlRequested
 from secondbrain.runtime import Runtime
 from secondbrain.settings import Settings
+from secondbrain.stores.memory.vectors import MemoryVectorStore
 from services.importers.submit import CaptureSubmitter
 
 
@@ -218,7 +220,8 @@ def test_a_batch_refuses_bad_captures_one_by_one_and_takes_the_rest(gateway: tup
     assert [x["status"] for x in results] == ["imported", "refused", "refused", "refused", "refused", "refused",
                                               "imported", "refused", "refused", "refused"]
     reasons = [x.get("reason") for x in results]
-    assert reasons[1] == "an imported item's source must be an import: URI of at most 2000 characters"
+    assert reasons[1] == ("an imported item's source must be an import: URI (a file's may be a file:/// URI) of at "
+                          "most 2000 characters")
     assert reasons[2] == "its part 'p9' is not in the batch"
     assert reasons[3] == "captured_at 'yesterday' is not an ISO 8601 time"
     assert reasons[4] == "captured_at must say its zone (an offset or Z)"
@@ -237,6 +240,32 @@ def test_a_batch_refuses_bad_captures_one_by_one_and_takes_the_rest(gateway: tup
     assert again == [{"label": "ok.md", "source_uri": "import:notes:ok.md", "status": "unchanged",
                       "job_id": results[0]["job_id"], "reason": None, "replaced": 0, "job_status": "queued",
                       "error": None}]
+
+
+def test_a_synced_file_under_its_file_address_is_one_source_whose_edit_is_its_next_version(
+        gateway: tuple[TestClient, Runtime]) -> None:
+    """Folder sync (``secondbrain watch``) sends through the batch route: a file named for good by its file:///
+    path, and its edit, are two versions of one source; only a file may take such an address."""
+    client, rt = gateway
+    uri = "file:///home/me/notes/ferries.md"
+
+    def file(part: str) -> dict[str, Any]:
+        return {"source_uri": uri, "kind": "file", "label": "notes/ferries.md", "content_type": "text/markdown",
+                "filename": "ferries.md", "part": part}
+
+    first = client.post("/v1/imports/batch", **batch([file("p0")], {"p0": b"# Ferries\n\nAt 22:40."})).json()
+    second = client.post("/v1/imports/batch", **batch([file("p0")], {"p0": b"# Ferries\n\nAt 23:15."})).json()
+    assert [r["status"] for r in first["results"] + second["results"]] == ["imported", "imported"]
+    rows = [s for s in client.get("/v1/sources").json()["sources"] if s["source_uri"] == uri]
+    assert len(rows) == 2 and len({s["source_id"] for s in rows}) == 1  # one source, two versions
+    as_note = client.post("/v1/imports/batch", **batch([{**file("p0"), "kind": "note"}], {"p0": b"x"})).json()
+    assert as_note["results"][0]["status"] == "refused"
+    # The file deleted (its source with it), then restored as it was: taken again, not found "unchanged".
+    user = client.get("/v1/me").json()["user_id"]
+    lifecycle.delete_source(rt.metadata, rt.objects, MemoryVectorStore(), user, rows[0]["source_id"])
+    again = client.post("/v1/imports/batch", **batch([file("p0")], {"p0": b"# Ferries\n\nAt 23:15."})).json()
+    assert again["results"][0]["status"] == "imported"
+    assert [s["source_uri"] for s in client.get("/v1/sources").json()["sources"]].count(uri) == 1
 
 
 def test_a_batch_waits_while_the_pipeline_is_full(dsn: str, tmp_path: Path) -> None:
