@@ -429,9 +429,6 @@ def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
-# A word shaped like an adjective or a participle ("a frustrating issue", "a shiny finish") says what the
-# thing is like, not which thing it is.
-_DESCRIBES = re.compile(r"\w{3,}(?:ed|ful|ous|ive|able|ible|ic|ish|less|ly|y)$", re.I)
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -444,7 +441,7 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
             if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
-                    and not _DESCRIBES.search(prev):
+                    and not coverage.describes(prev):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True
