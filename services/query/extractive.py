@@ -57,6 +57,7 @@ RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to t
 KIND_REACH, KIND_SHARE = 10, 0.5  # how far down, and how close to the best, one naming the kind asked is sought
 SELF = 0.6  # a statement of the person the question names, of themselves, is lifted this much
 OTHERS = 0.7  # and one of someone else, of themselves, lowered this much
+SWAP_TIE = 0.3  # a swap on a tie in the question's words: someone else's ranks within this of the asked one's
 SPOKEN_TO = 0.2  # one that another speaker says to them or of them less: it often echoes their own words
 UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
 QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
@@ -189,7 +190,10 @@ def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool
     mine = [c for c in ranked if not c.asks and not c.about_other and (c.speaker_bonus or _said_by(c.st, persons))]
     if mine and mine[0].score - SELF >= theirs.score + OTHERS:  # by relevance alone, the asked person's words lead
         return False
-    return len(_shared(content, theirs.terms)) > max((len(_shared(content, c.terms)) for c in mine), default=0)
+    theirs_n = len(_shared(content, theirs.terms))
+    mine_n = max((len(_shared(content, c.terms)) for c in mine), default=0)
+    # as many words either way: theirs is what the question echoes when it ranks about as high as the asked one's
+    return theirs_n > mine_n or (theirs_n == mine_n and (not mine or theirs.score > mine[0].score - SWAP_TIE))
 
 
 # "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
