@@ -99,3 +99,17 @@ def concrete(word: str) -> bool:
     """Whether the commonest sense of a noun is a thing one can point at ("hotel", "puppy"), not an act, a
     feeling or what is said ("reaction", "suggestion"), which people put in other words."""
     return wordnet().lexname(word.casefold(), "n") in _CONCRETE
+
+
+# A word shaped like an adjective or a participle ("a frustrating issue", "a shiny finish") says what the thing is
+# like, not which thing it is; unless WordNet knows it only as a noun ("fantasy shows", "pottery class": a kind).
+_DESCRIBES = re.compile(r"\w{3,}(?:ed|ful|ous|ive|able|ible|ic|ish|less|ly|y)$", re.I)
+
+
+def describes(word: str) -> bool:
+    """Whether a word before a noun says what the thing is like rather than which kind it is (see above)."""
+    if not _DESCRIBES.search(word):
+        return False
+    wn, low = wordnet(), word.casefold()
+    participle = wn.base(low, "v") != low and bool(wn.offsets(wn.base(low, "v"), "v"))  # "painted", "knitted"
+    return participle or bool(wn.offsets(low, "a")) or not wn.offsets(wn.base(low, "n"), "n")

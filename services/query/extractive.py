@@ -57,6 +57,7 @@ RUNNER_UP = 0.75  # a further statement is quoted when it scores this close to t
 KIND_REACH, KIND_SHARE = 10, 0.5  # how far down, and how close to the best, one naming the kind asked is sought
 SELF = 0.6  # a statement of the person the question names, of themselves, is lifted this much
 OTHERS = 0.7  # and one of someone else, of themselves, lowered this much
+SWAP_TIE = 0.3  # a swap on a tie in the question's words: someone else's ranks within this of the asked one's
 SPOKEN_TO = 0.2  # one that another speaker says to them or of them less: it often echoes their own words
 UPDATE = 0.5  # or this close, when it is a newer source's fact of the same thing
 QA_CONTEXT = 0.5  # a word shared through a statement's context (headings, title, what was said just before)
@@ -189,7 +190,10 @@ def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool
     mine = [c for c in ranked if not c.asks and not c.about_other and (c.speaker_bonus or _said_by(c.st, persons))]
     if mine and mine[0].score - SELF >= theirs.score + OTHERS:  # by relevance alone, the asked person's words lead
         return False
-    return len(_shared(content, theirs.terms)) > max((len(_shared(content, c.terms)) for c in mine), default=0)
+    theirs_n = len(_shared(content, theirs.terms))
+    mine_n = max((len(_shared(content, c.terms)) for c in mine), default=0)
+    # as many words either way: theirs is what the question echoes when it ranks about as high as the asked one's
+    return theirs_n > mine_n or (theirs_n == mine_n and (not mine or theirs.score > mine[0].score - SWAP_TIE))
 
 
 # "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
@@ -429,9 +433,6 @@ def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
-# A word shaped like an adjective or a participle ("a frustrating issue", "a shiny finish") says what the
-# thing is like, not which thing it is.
-_DESCRIBES = re.compile(r"\w{3,}(?:ed|ful|ous|ive|able|ible|ic|ish|less|ly|y)$", re.I)
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -444,7 +445,7 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
             if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
-                    and not _DESCRIBES.search(prev):
+                    and not coverage.describes(prev):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True

@@ -632,6 +632,10 @@ MORE = [
 # Chat records: what a turn says is quoted with what it points back to, and a reply to the other's follow-up
 # question is part of the answer.
 CONVERSATIONS = [
+    # "fantasy shows" are another kind of show than the "crime shows" asked about ("fantasy" is a noun: a kind)
+    Gold("transcript", ("John: Watched anything good lately?\nTim: Yes! I love getting lost in those worlds. "
+                        "\"That\" is one of my favorite fantasy shows. Have you seen it?\nJohn: Not yet!",),
+         "What is one of Tim's favorite crime shows?", "", found=False, missing="crime shows"),
     # "It gives me ..." names its subject only in the sentence before, which opens the turn
     g("transcript", "What gives Dave a sense of achievement and purpose?", "fixing up old radios",
       "Calvin: What do you love about it?\nDave: I'm passionate about fixing up old radios. It's more than just a "
