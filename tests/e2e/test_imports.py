@@ -9,9 +9,11 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -222,27 +224,72 @@ def test_a_second_run_adds_nothing(service: Service, client: httpx.Client, expor
     assert source_count(client) == before
 
 
+class HeldAfterFirstBatch:
+    """A forwarding proxy in front of ``up`` that lets the first import batch through and holds every later one, so
+    Ctrl-C lands in the middle of an import however fast the machine (batches go in at once now)."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream, self.batches, self.release = upstream, 0, threading.Event()
+        gate = self
+
+        class Forward(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.command == "POST" and self.path.startswith("/v1/imports/batch"):
+                    gate.batches += 1
+                    if gate.batches > 1:  # held until the test ends; never forwarded
+                        gate.release.wait(120)
+                        self.send_error(503)
+                        return
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                r = httpx.request(self.command, gate.upstream + self.path, headers=headers, content=body, timeout=120)
+                self.send_response(r.status_code)
+                for k, v in r.headers.items():
+                    if k.lower() not in ("content-length", "transfer-encoding", "content-encoding", "connection"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(r.content)))
+                self.end_headers()
+                self.wfile.write(r.content)
+
+            do_GET = do_POST = do_DELETE = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def test_an_import_stopped_with_ctrl_c_goes_on_where_it_stopped(service: Service, client: httpx.Client,
                                                                 tmp_path: Path) -> None:
-    # Long enough that the first batch is seen well before the import ends, on a loaded machine too.
-    notes = 300
+    notes = 120
     export = gen.write_many_keep_notes(tmp_path, notes)
     before = source_count(client)
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "import", str(export), "--batch", "20", "--json"],
-                            env=cli_env({"SB_URL": service.url}), cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while source_count(client) < before + 20:  # the first batch is in
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    gate = HeldAfterFirstBatch(service.url)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "import", str(export), "--batch", "20", "--json"],
+                                env=cli_env({"SB_URL": gate.url, "SB_API_KEY": service.key}), cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while gate.batches < 2 or source_count(client) < before + 20:  # the first batch is in, the next held
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        gate.close()
     assert proc.returncode == 130, (out, err)
     assert "run the same command again to go on: nothing sent is sent twice" in err
-    sent = source_count(client) - before
-    assert 20 <= sent < notes
+    assert source_count(client) - before == 20
     summary = run_import(service, export)
-    assert summary["already_imported"] + summary["imported"] == notes and summary["already_imported"] >= 20
+    assert (summary["already_imported"], summary["imported"]) == (20, notes - 20)
     assert source_count(client) == before + notes
     assert top(client, "crate numbered 710 plum jam")["title"] == "Pantry crate 101"
 
