@@ -102,6 +102,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
 @pytest.fixture
 def small_claim_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every document and chunk list travel by claim check, so their objects exist to be deleted."""
+    whole = claimcheck.oversized  # the stages that work in batches size their lists with it before any write
+    monkeypatch.setattr(claimcheck, "oversized", lambda records, limit=16: whole(records, 16))
     monkeypatch.setattr(claimcheck, "offload", functools.partial(claimcheck.offload, limit=16))
 
 
