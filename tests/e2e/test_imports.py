@@ -276,7 +276,10 @@ def test_an_import_stopped_with_ctrl_c_goes_on_where_it_stopped(service: Service
     try:
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "import", str(export), "--batch", "20", "--json"],
                                 env=cli_env({"SB_URL": gate.url, "SB_API_KEY": service.key}), cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                # Ctrl-C as a terminal sends it, even when the suite runs in the background
+                                # (a background job starts with SIGINT ignored, and so would the CLI)
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 120
         while gate.batches < 2 or source_count(client) < before + 20:  # the first batch is in, the next held
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
