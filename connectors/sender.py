@@ -149,14 +149,18 @@ class Sender:
                 b"" if capture.kind == "url" else capture.data())
             size = data.stat().st_size if isinstance(data, Path) else len(data)
         except OSError as exc:  # a file gone or unreadable since it was listed: refused here, the rest go on
-            self.tally.items.append(Item(capture.label, capture.kind, status="refused", capture=capture,
-                                         reason=f"cannot read it ({exc.strerror or exc})"))
+            self._unreadable(capture, exc)
             return
         self.batch.append((capture, data))
         self.batch_bytes += size
         self.progress.show(capture.label)
         if len(self.batch) >= self.batch_items or self.batch_bytes >= BATCH_BYTES:
             self.flush()
+
+    def _unreadable(self, capture: Any, exc: OSError) -> None:
+        """A file gone or unreadable since it was listed: refused, with why."""
+        self.tally.items.append(Item(capture.label, capture.kind, status="refused", capture=capture,
+                                     reason=f"cannot read it ({exc.strerror or exc})"))
 
     def next_wave(self, wave: int, timeout_s: float | None) -> None:
         """An item's next version: sent once every job sent so far has finished (it would replace one still
@@ -286,9 +290,7 @@ class Sender:
                 for one in batch:  # find it: the others go on
                     self._send([one])
                 return None
-            c = batch[0][0]
-            self.tally.items.append(Item(c.label, c.kind, status="refused", capture=c,
-                                         reason=f"cannot read it ({exc.strerror or exc})"))
+            self._unreadable(batch[0][0], exc)
             return None
         if resp.status_code != 200:
             if len(batch) > 1 and resp.status_code in (400, 413, 422):
