@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Literal
 
 from secondbrain.ports import ArtifactGone, ArtifactRecord, DocumentRecord, JobGone, SourceView
+from secondbrain.stores import save_each
 from secondbrain.stores.memory.base import (
     FINISHED,
     IntegrityError,
@@ -31,14 +32,8 @@ class MemoryCatalog(MemoryRole):
 
     def save_documents(self, documents: Sequence[tuple[DocumentRecord, str | None]]) -> list[int | Exception]:
         """Several documents saved at once (see the port)."""
-        out: list[int | Exception] = []
         with self._tx():
-            for doc, job in documents:
-                try:
-                    out.append(self.save_document(doc, job_id=job))
-                except (JobGone, ArtifactGone) as exc:
-                    out.append(exc)
-        return out
+            return save_each(self.save_document, documents)
 
     def save_document(self, doc: DocumentRecord, *, job_id: str | None = None) -> int:
         """Insert or replace a document (idempotent on ``document_id``); return its version.

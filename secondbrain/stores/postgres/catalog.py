@@ -19,6 +19,7 @@ from secondbrain.ports import (
     JobStatus,
     SourceView,
 )
+from secondbrain.stores import save_each
 from secondbrain.stores.postgres.base import _DOCUMENT_COLUMNS, PgRole, _artifact, _document
 
 # A document is searchable: its chunk count recorded (only while its job, if named, is live), and the older
@@ -115,13 +116,7 @@ class PostgresCatalog(PgRole):
         try:
             rows = self._one_trip(statements)
         except psycopg.errors.ForeignKeyViolation:  # an artifact (or user) went meanwhile: each on its own
-            out: list[int | Exception] = []
-            for doc, job in documents:
-                try:
-                    out.append(self.save_document(doc, job_id=job))
-                except (JobGone, ArtifactGone) as exc:
-                    out.append(exc)
-            return out
+            return save_each(self.save_document, documents)
         status = {job: row for job, row in zip(jobs, rows[len(sources):len(sources) + len(jobs)], strict=True)}
         result: list[int | Exception] = []
         for (doc, job), row in zip(documents, rows[len(sources) + len(jobs):], strict=True):
