@@ -6,7 +6,10 @@ The runner puts each consumed message in a lane of its key (the user id).  Each 
 recently (``long_after_s``: a lane busy for longer holds a big document), fewest queued first.  A lane is
 worked through by one task at a time, at most ``concurrency`` lanes at once; at most ``buffer`` events are
 held in memory (past that, putting waits, and so does reading the stream).  A batching stage gets up to
-``batch_max`` events already waiting in a lane at once.
+``batch_max`` events already waiting in a lane at once while one user has the stage to themselves, and at most
+``shared_max`` while another user has events here or had within ``shared_for_s``: another person's note then
+waits for a few of the importing user's events (their model call, their room in the buffer), not for a
+batch of 64.
 
 A user's events are therefore not strictly in order: nothing depends on it (a newer submission of a source
 supersedes the older one's job whatever runs first, see the job ledger).
@@ -23,6 +26,7 @@ from secondbrain.pipeline.dead_letters import Message
 
 Batch = list[Message]
 LONG_AFTER_S = 5.0
+SHARED_FOR_S = 15.0  # covers the gap between one person's notes sent one after another
 
 
 @dataclass(eq=False)
@@ -35,11 +39,14 @@ class Lanes:
     """Per-key queues of messages (see the module doc)."""
 
     def __init__(self, work: Callable[[Batch], Awaitable[None]], done: Callable[[Message], Awaitable[None]], *,
-                 concurrency: int, buffer: int, batch_max: int, per_user: int = 2,
-                 long_after_s: float = LONG_AFTER_S) -> None:
+                 concurrency: int, buffer: int, batch_max: int, shared_max: int | None = None, per_user: int = 2,
+                 long_after_s: float = LONG_AFTER_S, shared_for_s: float = SHARED_FOR_S) -> None:
         """``work`` handles a batch and never raises; ``done`` acknowledges one message afterwards."""
         self._work, self._done = work, done
         self._batch_max = batch_max
+        self._shared_max = max(1, min(batch_max, batch_max if shared_max is None else shared_max))
+        self._shared_for_s = shared_for_s
+        self._seen: dict[bytes, float] = {}  # key -> when an event of it was last put
         self._per_user = max(1, per_user)
         self._long_after_s = long_after_s
         self._lanes: dict[tuple[bytes, int], _Lane] = {}
@@ -54,7 +61,9 @@ class Lanes:
         await self._room.acquire()
         self.held += 1
         self.last_activity = time.monotonic()
-        slot = self._choose(bytes(msg.key or b""))
+        key = bytes(msg.key or b"")
+        self._seen[key] = self.last_activity
+        slot = self._choose(key)
         lane = self._lanes.get(slot)
         if lane is None:
             lane = self._lanes[slot] = _Lane()
@@ -73,6 +82,19 @@ class Lanes:
             candidates.append((stuck, lane.queue.qsize(), i))
         return key, min(candidates)[2]
 
+    def _alone(self, key: bytes) -> bool:
+        """Whether ``key`` is the only one with events here now or within ``shared_for_s``."""
+        if self._shared_max == self._batch_max:
+            return True
+        since = time.monotonic() - self._shared_for_s
+        for other, seen in list(self._seen.items()):
+            if other == key:
+                continue
+            if seen >= since or any(k == other for k, _i in self._lanes):
+                return False
+            del self._seen[other]  # gone quiet: forgotten
+        return True
+
     def _spawn(self, slot: tuple[bytes, int], lane: _Lane) -> None:
         worker = asyncio.create_task(self._run(slot, lane))
         self.workers.add(worker)
@@ -82,7 +104,8 @@ class Lanes:
         async with self._slots:
             while not lane.queue.empty():
                 batch = [lane.queue.get_nowait()]
-                while len(batch) < self._batch_max and not lane.queue.empty():
+                most = self._batch_max if self._alone(slot[0]) else self._shared_max
+                while len(batch) < most and not lane.queue.empty():
                     batch.append(lane.queue.get_nowait())
                 lane.busy_since = time.monotonic()
                 await self._work(batch)

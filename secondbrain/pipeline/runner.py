@@ -65,6 +65,7 @@ from secondbrain.topic_names import TopicNames
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 BATCH_MAX = 64  # events of one lane handed to a stage at once (those already waiting: nothing waits for more)
+SHARED_BATCH_MAX = 8  # the same while another user has events too: their note waits for 8 events' work, not 64
 STOP_DRAIN_S = 4.0  # how long a stopping stage lets its events in flight finish, and then faust leave the group
 Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
 _DROPPED = {  # what the log says of dropped work, by why it was dropped
@@ -125,7 +126,8 @@ class StageRunner:
                                         thread_name_prefix=f"stage-{self.step.name}")
         self.lanes = Lanes(self._work, self._ack, concurrency=settings.stage_concurrency,
                            buffer=settings.stage_buffer,
-                           batch_max=BATCH_MAX if isinstance(stage, BatchingStage | BatchStage) else 1)
+                           batch_max=BATCH_MAX if isinstance(stage, BatchingStage | BatchStage) else 1,
+                           shared_max=SHARED_BATCH_MAX)
         # Where each partition stands, from what this runner read and finished (for the lag gauge).
         self.positions = PartitionPositions()
         # A batching stage's shared part is a model call that takes every core: two at once (two lanes) only

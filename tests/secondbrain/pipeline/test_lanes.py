@@ -72,3 +72,56 @@ async def test_one_user_cannot_take_every_slot() -> None:
     release.set()
     await asyncio.wait(set(lanes.workers), timeout=5)
     assert lanes.held == 0
+
+
+async def test_batches_shrink_while_another_user_waits() -> None:
+    """One user alone gets big batches; once another user has events, the first one's batches are small, so
+    the other's note waits for a few events' work, not a batch of 64."""
+    sizes: list[tuple[str, int]] = []
+    gate = asyncio.Event()
+
+    async def work(batch: list[Message]) -> None:
+        sizes.append(((batch[0].key or b"").decode(), len(batch)))
+        await gate.wait()
+
+    async def done(_msg: Message) -> None:
+        return None
+
+    lanes = Lanes(work, done, concurrency=4, buffer=1000, batch_max=64, shared_max=8, per_user=1)
+    for n in range(100):
+        await lanes.put(message("alice", f"a{n}"))
+    await asyncio.sleep(0.01)
+    assert sizes == [("alice", 64)]  # alone: everything waiting, up to 64
+    await lanes.put(message("bob", "b0"))
+    await asyncio.sleep(0.01)
+    assert sizes[1] == ("bob", 1)  # bob's lane runs beside alice's
+    gate.set()
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    rest = [n for user, n in sizes[2:] if user == "alice"]
+    assert sum(rest) == 36 and max(rest) <= 8, sizes
+    assert lanes.held == 0
+
+
+async def test_batches_grow_again_once_the_other_user_is_quiet() -> None:
+    sizes: list[int] = []
+
+    async def work(batch: list[Message]) -> None:
+        sizes.append(len(batch))
+
+    async def done(_msg: Message) -> None:
+        return None
+
+    lanes = Lanes(work, done, concurrency=4, buffer=1000, batch_max=64, shared_max=8, per_user=1,
+                  shared_for_s=0.05)
+    await lanes.put(message("bob", "b0"))
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    for n in range(20):
+        await lanes.put(message("alice", f"a{n}"))
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    assert sizes[1:] and max(sizes[1:]) <= 8  # bob was here a moment ago
+    await asyncio.sleep(0.1)
+    sizes.clear()
+    for n in range(20):
+        await lanes.put(message("alice", f"b{n}"))
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    assert sizes == [20]
