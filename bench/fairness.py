@@ -134,7 +134,9 @@ def main() -> None:
                 "SB_URL": base, "SB_API_KEY": keys["alice"]}
             importer = subprocess.Popen([sys.executable, "-m", "app.cli", "import", str(export), "--no-wait",
                                          "--json"], env=env, cwd=REPO, stdout=(root / "import.out").open("wb"),
-                                        stderr=(root / "import.err").open("wb"), start_new_session=True)
+                                        stderr=(root / "import.err").open("wb"), start_new_session=True,
+                                        # started from a background shell, a child ignores SIGINT: restore it
+                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         else:
             archive = zipped(export, root / "takeout.zip")
             threading.Thread(target=lambda: uploads.extend(upload_until_done(base, keys["alice"], archive, stop_at)),
@@ -172,10 +174,15 @@ def main() -> None:
                 notes=[f"Alice's backlog meanwhile: {min(backlog)} to {max(backlog)} captures (limit "
                        f"{args.max_pending}); the target is a p95 under 2 s. Compare the two figures of one run."])
     finally:
-        if importer is not None and importer.poll() is None:
-            os.killpg(importer.pid, signal.SIGINT)
-            importer.wait(60)
-        stop(proc)
+        try:
+            if importer is not None and importer.poll() is None:
+                os.killpg(importer.pid, signal.SIGINT)
+                try:
+                    importer.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(importer.pid, signal.SIGKILL)
+        finally:
+            stop(proc)
         shutil.rmtree(root, ignore_errors=True)
 
 
