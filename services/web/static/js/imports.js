@@ -4,6 +4,7 @@
 // Exports the extractors could not read as one file (.enex, .ics, .zip) are imported when dropped, too.
 
 import {$, announce, el} from "./dom.js";
+import {duration} from "./format.js";
 import {postLines} from "./http.js";
 import {scheduleReload} from "./sources.js";
 import {plural} from "./words.js";
@@ -21,19 +22,11 @@ function zone() {
   }
 }
 
-// A duration as people say it: 45 s, 3 min 20 s, 1 h 05 min.
-export function clock(seconds) {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
-  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
-}
-
 // Where an import stands, from the server's last line: how many of how many, how fast, how long still.
 function standing(p) {
   const parts = [`${p.done} of ${plural(p.total, "item", "items")}`];
   if (p.rate > 0) parts.push(`${p.rate.toFixed(1)} items/s`);
-  if (p.rate > 0 && p.eta_s !== null && p.done < p.total) parts.push(`${clock(p.eta_s)} left`);
+  if (p.rate > 0 && p.eta_s !== null && p.done < p.total) parts.push(`${duration(p.eta_s)} left`);
   return parts.join(" · ");
 }
 
