@@ -5,6 +5,7 @@ the jobs wait in the outbox, which is what is checked (the end-to-end tests run 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import zipfile
@@ -526,3 +527,44 @@ def test_an_upload_followed_in_lines_refused_before_its_first_item_gets_the_plai
     r = client.post("/v1/imports", headers={"Accept": "application/x-ndjson"},
                     files={"file": ("holiday.zip", stray.getvalue(), "application/zip")})
     assert r.status_code == 422 and "not an export secondbrain recognises" in r.json()["detail"], r.text
+
+
+def test_an_import_whose_server_stops_is_told_to_stop_at_the_next_item() -> None:
+    """A stopping server cancels the open requests (after its grace period): the import's cancel flag is set,
+    whether the client asked for lines or for the one summary, so the reading stops and a restart goes on
+    from where the client was last told."""
+    import threading
+
+    from services.importers.api import Ticker, _lines, _until_done_or_gone
+
+    class Here:  # a client still there
+        async def is_disconnected(self) -> bool:
+            return False
+
+    class Upload:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    async def stopped(follow: bool) -> tuple[bool, bool]:
+        flag = threading.Event()
+        upload = Upload()
+        work = asyncio.ensure_future(asyncio.to_thread(lambda: flag.wait(10) and {"stopped": True}))
+        if follow:
+            async def read() -> None:
+                async for _line in _lines(Here(), work, flag, Ticker(), None, upload):  # type: ignore[arg-type]
+                    pass
+            task = asyncio.ensure_future(read())
+        else:
+            task = asyncio.ensure_future(_until_done_or_gone(Here(), work, flag))  # type: ignore[arg-type]
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.wait({work}, timeout=10)
+        await asyncio.sleep(0)
+        return flag.is_set(), upload.closed or not follow
+
+    assert asyncio.run(stopped(follow=False)) == (True, True)
+    assert asyncio.run(stopped(follow=True)) == (True, True)  # and the upload closed once the import let go
