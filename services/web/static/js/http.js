@@ -11,9 +11,8 @@ export class ApiError extends Error {
 }
 
 // XMLHttpRequest rather than fetch(): only it reports upload progress.  Posts `form` to `path`, showing the
-// upload in `progress` (a <progress> element; with `untilAnswered`, moving without a value once sent, while the
-// server reads it), and resolves with the answer to a 202.
-export function postWithProgress(path, form, progress, {untilAnswered = false} = {}) {
+// upload in `progress` (a <progress> element), and resolves with the answer to a 202.
+export function postWithProgress(path, form, progress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", path);
@@ -21,7 +20,6 @@ export function postWithProgress(path, form, progress, {untilAnswered = false} =
     xhr.upload.addEventListener("progress", (e) => {
       if (e.lengthComputable) progress.value = e.loaded / e.total;
     });
-    if (untilAnswered) xhr.upload.addEventListener("load", () => progress.removeAttribute("value"));
     xhr.addEventListener("load", () => {
       if (xhr.status === 202) resolve(xhr.response);
       else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
@@ -61,6 +59,8 @@ export function postLines(path, form, progress, onLine) {
     xhr.upload.addEventListener("progress", (e) => {
       if (e.lengthComputable) progress.value = e.loaded / e.total;
     });
+    // Once sent, the export is counted there: the bar moves without a value until the first line.
+    xhr.upload.addEventListener("load", () => progress.removeAttribute("value"));
     xhr.addEventListener("progress", () => {
       if (xhr.status === 202) lines();
     });
