@@ -14,11 +14,14 @@ from secondbrain.infra.ports import free_port
 
 
 @contextmanager
-def serve_in_thread(app: Any, *, timeout: float = 20.0, access_log: bool = True) -> Iterator[tuple[str, int]]:
-    """Serve ``app`` on a free loopback port until the block ends; yields (base URL, port)."""
-    port = free_port()
+def serve_in_thread(app: Any, *, timeout: float = 20.0, access_log: bool = True, port: int | None = None,
+                    graceful_s: float | None = None) -> Iterator[tuple[str, int]]:
+    """Serve ``app`` on a loopback port (a free one unless given) until the block ends; yields (base URL, port).
+    ``graceful_s``: how long the end waits for open requests before it cancels them (like a server stopping)."""
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
-                                           access_log=access_log, lifespan="off"))
+                                           access_log=access_log, lifespan="off",
+                                           timeout_graceful_shutdown=graceful_s))
     thread = threading.Thread(target=server.run, name=f"uvicorn-test-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

@@ -18,14 +18,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import threading
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import IO, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from secondbrain.settings import Settings
 from secondbrain.uploads import read_multipart, read_raw
@@ -37,6 +40,8 @@ from services.importers.deps import CaptureSubmitterDep, CurrentUser, RelayDep, 
 from services.importers.model import Capture, Conversation, Distinct, ExportError, Options, Skipped, failure
 from services.importers.submit import CaptureSubmitter, Outcome, capture_from_json, conversation_from_json
 from services.importers.wire import Batch, read_batch
+
+log = logging.getLogger(__name__)
 
 MAX_ITEMS_PER_UPLOAD = 20_000
 UNPACK_FACTOR = 20
@@ -81,19 +86,68 @@ class Room:
                 "retry_after_s": RETRY_AFTER_S, "resume_from": resume_from}
 
 
+class Ticker:
+    """How far an import running in its thread has gone, for a client that follows it (``POST /v1/imports``
+    with ``Accept: application/x-ndjson``): where it stands, how fast it goes, and what it did since the
+    client was last told, all from one consistent point (an item counts once it is filed or skipped)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.begun = threading.Event()
+        self.detected: registry.Detected | None = None
+        self.total = 0
+        self.first = self.at = 0  # where this request started, and the next item to read
+        self.started = time.monotonic()
+        self.outcomes: list[Outcome] = []
+        self.skipped: list[Skipped] = []
+        self.seen = (0, 0)  # how many outcomes and skips the point ``at`` covers
+        self.told = (0, 0)  # how many of them a line already carried
+
+    def begin(self, detected: registry.Detected, total: int, at: int, outcomes: list[Outcome],
+              skipped: list[Skipped]) -> None:
+        with self.lock:
+            self.detected, self.total, self.first, self.at = detected, total, at, at
+            self.outcomes, self.skipped, self.started = outcomes, skipped, time.monotonic()
+        self.begun.set()
+
+    def step(self, at: int) -> None:
+        """Everything before item ``at`` is done (filed, kept, or skipped)."""
+        with self.lock:
+            self.at, self.seen = at, (len(self.outcomes), len(self.skipped))
+
+    def line(self) -> dict[str, Any] | None:
+        """Where the import stands, with what was done since the last line (``part``, a summary of it)."""
+        with self.lock:
+            if self.detected is None:
+                return None
+            at, (o, s), (told_o, told_s) = self.at, self.seen, self.told
+            self.told = (o, s)
+            outcomes, skipped = self.outcomes[told_o:o], self.skipped[told_s:s]
+            elapsed = max(time.monotonic() - self.started, 1e-6)
+        rate = (at - self.first) / elapsed
+        total = max(self.total, at)
+        eta = round((total - at) / rate) if rate > 0 else None
+        return {"progress": {"done": at, "total": total, "rate": round(rate, 1), "eta_s": eta, "resume_from": at},
+                "part": summary(self.detected, outcomes, skipped)}
+
+
 def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[bytes], forced: str | None,
                   options: Options, room: Room | None = None, resume_from: int = 0,
-                  cancel: threading.Event | None = None) -> dict[str, Any]:
+                  cancel: threading.Event | None = None, ticker: Ticker | None = None) -> dict[str, Any]:
     """Read an uploaded export and submit its items, from the ``resume_from``-th on, as long as ``room``
-    lasts and ``cancel`` is not set (the client went away); the summary as JSON.  Blocking."""
+    lasts and ``cancel`` is not set (the client went away, the server is stopping); the summary as JSON,
+    and, with a ``ticker``, where it stands as it goes.  Blocking."""
     limit = submitter.settings.max_upload_bytes
     room = room or Room(None, 0, 0)
+    cancel = cancel or threading.Event()
     # An uploaded zip may not unpack without bound (a zip bomb): a file at most an upload's size, the whole at most
     # UNPACK_FACTOR uploads.
     with Export.from_file(name, fh, entry_limit=limit, total_limit=UNPACK_FACTOR * limit) as export:
         detected = registry.detect(export, forced)
         outcomes: list[Outcome] = []
         skipped: list[Skipped] = []
+        if ticker is not None:  # how many there are is read once more, for a client that shows how long
+            ticker.begin(detected, count_items(detected, export, options), resume_from, outcomes, skipped)
         distinct = Distinct()
         paused: dict[str, Any] | None = None
         made = 0
@@ -101,7 +155,7 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
         for n, result in enumerate(distinct(registry_results(detected.format, export, options))):
             if n < resume_from:
                 continue  # sent by an earlier request of this import
-            if cancel is not None and cancel.is_set():
+            if cancel.is_set():
                 break
             if room.left is not None and made >= room.left:
                 paused = room.paused(made, n)
@@ -112,16 +166,19 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
                 break
             if isinstance(result, Skipped):
                 skipped.append(result)
-                continue
-            if isinstance(result, Conversation):
+            elif isinstance(result, Conversation):
                 outcomes.append(submitter.keep_conversation(user, result))
-                continue
-            if result.wave > wave:  # an item's next version: once the versions before it are indexed
-                wait_for(submitter, user, [o.job_id for o in outcomes if o.job_id])
-                wave = result.wave
-            outcome = submitter.submit(user, result)
-            made += outcome.status == "imported"
-            outcomes.append(outcome)
+            else:
+                if result.wave > wave:  # an item's next version: once the versions before it are indexed
+                    wait_for(submitter, user, [o.job_id for o in outcomes if o.job_id], cancel=cancel)
+                    wave = result.wave
+                    if cancel.is_set():
+                        break
+                outcome = submitter.submit(user, result)
+                made += outcome.status == "imported"
+                outcomes.append(outcome)
+            if ticker is not None:
+                ticker.step(n + 1)
         report = export.damage_report()
         if report and not any(o.status in ("imported", "unchanged") for o in outcomes) and not resume_from:
             raise ExportError(report)  # nothing of it could be read: the damage is the answer
@@ -132,14 +189,24 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
     return body
 
 
+def count_items(detected: registry.Detected, export: Export, options: Options) -> int:
+    """About how many items the export holds (0 when it cannot say: the reading says what is wrong)."""
+    try:
+        return detected.format.count(export, options)
+    except Exception:
+        return 0
+
+
 WAVE_TIMEOUT_S = 600.0
 
 
-def wait_for(submitter: CaptureSubmitter, user: str, job_ids: list[str], timeout_s: float = WAVE_TIMEOUT_S) -> None:
-    """Until these jobs have finished (the versions of an export's items go in order), at most ``timeout_s``."""
+def wait_for(submitter: CaptureSubmitter, user: str, job_ids: list[str], timeout_s: float = WAVE_TIMEOUT_S,
+             cancel: threading.Event | None = None) -> None:
+    """Until these jobs have finished (the versions of an export's items go in order), at most ``timeout_s``
+    (or until ``cancel`` is set)."""
     deadline = time.monotonic() + timeout_s
     pending = list(dict.fromkeys(job_ids))
-    while pending and time.monotonic() < deadline:
+    while pending and time.monotonic() < deadline and not (cancel is not None and cancel.is_set()):
         pending = [j for j in pending if (job := submitter.job(user, j)) is not None and job.status in
                    ("queued", "running")]
         if pending:
@@ -253,10 +320,14 @@ def backlog(pending: int, settings: Settings) -> None:
                      "date_order": {"type": "string", "enum": ["dmy", "mdy", "ymd"]}}}}}}})
 async def post_import(request: Request, user: CurrentUser, pending: PendingCaptures,
                       settings: SettingsDep, submitter: CaptureSubmitterDep,
-                      relay: RelayDep) -> JSONResponse:
+                      relay: RelayDep) -> Response:
     """Upload an export (multipart ``file``, or the raw body with its name in ``X-Filename``); its format
     is decided from its content (``format`` forces one).  Every item becomes a capture with its own time,
-    title, tags and provenance; items imported before (unchanged) add nothing."""
+    title, tags and provenance; items imported before (unchanged) add nothing.  With ``Accept:
+    application/x-ndjson`` the answer is a line of JSON about every half second while the items go in
+    (``progress``: done, total, rate, eta_s, resume_from; ``part``: what was done since the line before), then
+    one with the ``result`` (the summary a plain request gets) or the ``error``: a client whose connection
+    drops (the server restarted) sends the file again with the last ``resume_from`` and loses nothing."""
     backlog(pending, settings)
     header = request.headers.get("content-type", "")
     if header.lower().startswith("multipart/form-data"):
@@ -264,6 +335,9 @@ async def post_import(request: Request, user: CurrentUser, pending: PendingCaptu
     else:
         upload = await read_raw(request.stream(), limit=settings.max_upload_bytes,
                                 filename=request.headers.get("x-filename"), content_type=header or None)
+    streamed = "application/x-ndjson" in request.headers.get("accept", "").lower()
+    handed = False  # to the stream, which closes the upload once the import is over
+    work: asyncio.Future[dict[str, Any]] | None = None
     try:
         if upload.size == 0:
             raise HTTPException(422, "the file is empty: there is nothing to import")
@@ -276,19 +350,88 @@ async def post_import(request: Request, user: CurrentUser, pending: PendingCaptu
         name = (upload.filename or "export").replace("\\", "/").rsplit("/", 1)[-1][:255] or "export"
         room = Room.of(settings, pending)
         cancel = threading.Event()
+        ticker = Ticker() if streamed else None
         work = asyncio.ensure_future(asyncio.to_thread(import_export, submitter, user, name, upload.file,
                                                        upload.fields.get("format") or None, options, room,
-                                                       resume_from, cancel))
+                                                       resume_from, cancel, ticker))
         try:
+            if ticker is not None and await _begun_or_done(request, work, cancel, ticker):
+                handed = True
+                return StreamingResponse(_lines(request, work, cancel, ticker, relay, upload), status_code=202,
+                                         media_type="application/x-ndjson", headers={"Cache-Control": "no-store"})
             body = await _until_done_or_gone(request, work, cancel)
         except ExportError as exc:
             raise HTTPException(422, str(exc)) from None
     finally:
-        upload.close()
+        if not handed:
+            _close_after(work, upload)
     if relay is not None:
         relay.wake()
     headers = {"Retry-After": str(RETRY_AFTER_S)} if body.get("paused") else None
     return JSONResponse(body, status_code=202, headers=headers)
+
+
+PROGRESS_EVERY_S = 0.5
+
+
+async def _begun_or_done(request: Request, work: asyncio.Future[dict[str, Any]], cancel: threading.Event,
+                         ticker: Ticker) -> bool:
+    """Whether the import got as far as its first item (then it is followed in lines); False when it ended
+    before (an export refused goes back as a plain error, with its status)."""
+    try:
+        while not ticker.begun.is_set():
+            done, _ = await asyncio.wait({work}, timeout=0.1)
+            if done:
+                return False
+            if not cancel.is_set() and await request.is_disconnected():
+                cancel.set()
+        return True
+    except BaseException:
+        cancel.set()
+        raise
+
+
+async def _lines(request: Request, work: asyncio.Future[dict[str, Any]], cancel: threading.Event,
+                 ticker: Ticker, relay: Any, upload: Any) -> AsyncIterator[bytes]:
+    """The progress lines of an import, then its result; when the client goes away or the server stops
+    (this is cancelled), the import stops at the next item."""
+    try:
+        while True:
+            line = ticker.line()
+            if line is not None:
+                yield _ndjson(line)
+            done, _ = await asyncio.wait({work}, timeout=PROGRESS_EVERY_S)
+            if done:
+                break
+            if await request.is_disconnected():
+                return
+        try:
+            body = work.result()
+        except ExportError as exc:
+            yield _ndjson({"error": {"status": 422, "detail": str(exc)}})
+            return
+        except Exception as exc:  # said as the last line: the answer had begun (a client must not try again)
+            log.exception("an import failed")
+            yield _ndjson({"error": {"status": 500, "detail": f"the import failed: {type(exc).__name__}"}})
+            return
+        if relay is not None:
+            relay.wake()
+        yield _ndjson({"result": body})
+    finally:
+        cancel.set()
+        _close_after(work, upload)
+
+
+def _close_after(work: asyncio.Future[Any] | None, upload: Any) -> None:
+    """Closes the upload's file once the import reading it has stopped (now, if it has)."""
+    if work is None or work.done():
+        upload.close()
+    else:
+        work.add_done_callback(lambda _work: upload.close())
+
+
+def _ndjson(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
 
 
 def _resume_from(value: str | None) -> int:
@@ -303,13 +446,17 @@ def _resume_from(value: str | None) -> int:
 async def _until_done_or_gone(request: Request, work: asyncio.Future[dict[str, Any]],
                               cancel: threading.Event) -> dict[str, Any]:
     """The import's summary; when the client goes away first, ``cancel`` stops the import at the next item
-    (what was sent stays sent: importing the file again goes on from there)."""
-    while True:
-        done, _ = await asyncio.wait({work}, timeout=DISCONNECT_POLL_S)
-        if done:
-            return work.result()
-        if not cancel.is_set() and await request.is_disconnected():
-            cancel.set()
+    (what was sent stays sent: importing the file again goes on from there); so does a server stopping."""
+    try:
+        while True:
+            done, _ = await asyncio.wait({work}, timeout=DISCONNECT_POLL_S)
+            if done:
+                return work.result()
+            if not cancel.is_set() and await request.is_disconnected():
+                cancel.set()
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
 
 
 @router.post("/v1/imports/batch", summary="Submit captures read from an export (secondbrain import)",

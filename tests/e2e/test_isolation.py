@@ -205,7 +205,10 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
         ("post", "/share"): [{"data": {"title": "Safe", "text": "Bob's shared note about his shed"},
                               "files": {"files": ("safe.txt", b"Bob's shed list", "text/plain")}}],
         # Bob's imports land in Bob's memory, whatever sources they name.
-        ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}},
+        # (first, followed in lines as the web page does: the refusals below are checked with that header too)
+        ("post", "/v1/imports"): [{"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")},
+                                   "headers": {"Accept": "application/x-ndjson"}},
+                                  {"files": {"file": ("Bob.enex", BOB_ENEX, "application/xml")}},
                                   # a zip with a damaged file: 422 naming Bob's file, nothing of Alice's
                                   {"files": {"file": ("bob.zip", damaged_zip("crc", BOB_FILES), "application/zip")}},
                                   # going on from where an import of Bob's paused

@@ -6,10 +6,12 @@ captures are checked through the API.  Screenshots go to test-artifacts/web/."""
 from __future__ import annotations
 
 import base64
+import re
 import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +21,7 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.http import create_app
 from devtools import gen_exports as gen
+from secondbrain.infra.ports import free_port
 from secondbrain.settings import Settings
 from tests.paths import REPO
 from tests.serving import serve_in_thread
@@ -155,4 +158,74 @@ def test_an_import_the_backlog_pauses_goes_on_by_itself_on_the_page(dsn: str,
     finally:
         stop.set()
         taker.join(10)
+        rt.close()
+
+
+LONG_NOTES = 800  # enough that the import is still going in when the server stops, on a fast machine too
+STANDING = re.compile(r"\d+ of 800 items · [\d.]+ items/s · \d+ (s|min \d+ s|h \d+ min) left")
+
+
+def test_a_long_import_on_the_page_says_how_long_and_goes_on_across_a_restart(
+        dsn: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The page shows how many items are in of how many, the items per second and the time left while the
+    server files them; the serving process stops in the middle (its open requests cut, as a restart of `up`
+    does) and starts again on the same address: the page says so, waits, goes on from the last item the server
+    said was in, and the report adds up to the export with no source twice."""
+    tmp = tmp_path_factory.mktemp("web-long")
+    settings = Settings(data_dir=tmp / "data", postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9",  # type: ignore[call-arg]
+                        auth="off", default_user="longer", topic_prefix="longer.", max_pending_jobs=0)
+    rt = build_runtime(settings, vectors=False, models=False)
+    rt.metadata.users.ensure_user("longer")
+    takeout = tmp / "takeout.zip"
+    folder = gen.write_many_keep_notes(tmp / "keep", LONG_NOTES)
+    with zipfile.ZipFile(takeout, "w") as z:
+        for f in folder.rglob("*"):
+            z.write(f, f.relative_to(folder.parent).as_posix())
+    port = free_port()
+
+    def serving() -> Any:  # the serving process: a stop cancels what is still open after 0.2 s
+        return serve_in_thread(create_app(rt, gateway=True, query=False), access_log=False, port=port, graceful_s=0.2)
+
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            page.set_default_timeout(60_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            with serving() as (url, _port):
+                page.goto(url + "/")
+                expect(page.locator("body")).to_have_attribute("data-ready", "true")
+                page.get_by_text("Import from another app").click()
+                page.get_by_label("Export file").set_input_files(str(takeout))
+                page.get_by_role("button", name="Import", exact=True).click()
+                row = page.locator("#uploads li")
+                # The first line (the export counted, its first items in): the server stops right away.
+                expect(row).to_contain_text(re.compile(r": [1-9]\d* of 800 items"), timeout=120_000)
+                said = row.inner_text()
+            # Stopped in the middle: the page was told some of the items, not all.
+            done = int(said.split(": ", 1)[1].split(" of ", 1)[0])
+            assert 0 < done < LONG_NOTES, said
+            expect(row).to_contain_text("secondbrain restarted; going on from item", timeout=30_000)
+            with serving():
+                expect(row).to_contain_text(STANDING, timeout=60_000)  # going on: how far, how fast, how long
+                result = page.locator("#import-result")
+                expect(result).to_contain_text(f"takeout.zip: Google Keep, {LONG_NOTES} notes in Takeout/Keep: ",
+                                               timeout=180_000)
+                expect(result).to_contain_text("The connection dropped 1 time (secondbrain restarted)")
+                report = result.inner_text()
+                uris = [s["source_uri"] for offset in range(0, LONG_NOTES + 500, 500)
+                        for s in httpx.get(url + "/v1/sources", params={"limit": 500, "offset": offset},
+                                           timeout=30).json()["sources"]]
+            browser.close()
+        assert errors == []
+        found = re.search(r": (\d+) items? imported(?:, (\d+) already imported before)?", report)
+        assert found, report
+        imported, before = (int(g or "0") for g in found.groups())
+        # Every item once: filed by this import, or found in already (it went in after the last line the page
+        # heard, before the stop), and nothing left out or skipped.
+        assert imported + before == LONG_NOTES and imported >= done, report
+        assert "skipped" not in report and "duplicate" not in report, report
+        assert len(uris) == len(set(uris)) == LONG_NOTES
+    finally:
         rt.close()

@@ -5,6 +5,7 @@ the jobs wait in the outbox, which is what is checked (the end-to-end tests run 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import zipfile
@@ -460,3 +461,110 @@ def test_an_import_whose_client_went_away_stops_at_the_next_item(gateway: tuple[
         return await _until_done_or_gone(Gone(), work, flag)  # type: ignore[arg-type]
 
     assert asyncio.run(run()) == {"stopped": True}
+
+
+# --------------------------------------------------------------------------- following an import as it goes
+
+
+def lines_of(answer: Any) -> list[dict[str, Any]]:
+    assert answer.status_code == 202, answer.text
+    assert answer.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in answer.text.splitlines() if line.strip()]
+
+
+def test_an_upload_followed_in_lines_says_how_far_how_fast_and_goes_on_from_any_line_without_a_duplicate(
+        gateway: tuple[TestClient, Runtime], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``Accept: application/x-ndjson`` the answer is a line per tick while the items go in (done of total,
+    items per second, time left, where to go on, what was done since the line before), then the summary a
+    plain request gets.  A client cut off after any line (the server restarted) sends the file again from that
+    line's ``resume_from``: what went in after the line is found unchanged, and nothing is filed twice."""
+    from services.importers import api
+
+    monkeypatch.setattr(api, "PROGRESS_EVERY_S", 0.02)
+    client, rt = gateway
+    notes = 150
+    body = zipped(gen.write_many_keep_notes(tmp_path / "export", notes))
+    follow = {"Accept": "application/x-ndjson"}
+    before = len(outbox_events(rt))
+    lines = lines_of(client.post("/v1/imports", headers=follow,
+                                 files={"file": ("takeout.zip", body, "application/zip")}))
+    *ticks, last = lines
+    result = last["result"]
+    assert (result["format"], result["imported"], result["unchanged"], result["paused"]) == ("keep", notes, 0, None)
+    assert ticks and all(set(t["progress"]) == {"done", "total", "rate", "eta_s", "resume_from"} for t in ticks)
+    assert ticks[0]["progress"]["done"] == 0 and {t["progress"]["total"] for t in ticks} == {notes}
+    done = [t["progress"]["done"] for t in ticks]
+    assert done == sorted(done) and all(t["progress"]["resume_from"] == t["progress"]["done"] for t in ticks)
+    moving = [k for k, t in enumerate(ticks) if 0 < t["progress"]["done"] < notes]
+    assert moving, "no line while the items went in"
+    assert all(ticks[k]["progress"]["rate"] > 0 and ticks[k]["progress"]["eta_s"] >= 0 for k in moving)
+    # What the lines acknowledged, summed, is what the summary says, item for item.
+    parts = [t["part"] for t in ticks]
+    assert sum(p["imported"] for p in parts) == done[-1]
+    assert [j["job_id"] for p in parts for j in p["jobs"]] == [j["job_id"] for j in result["jobs"]][:done[-1]]
+
+    # A client cut off after a line in the middle goes on from it: the items after that line went in already
+    # (the server got further than the client heard), so they are unchanged, and the rest are imported.
+    at = moving[len(moving) // 2]
+    cut = ticks[at]["progress"]
+    heard = sum(p["imported"] for p in parts[:at + 1])
+    assert heard == cut["done"]
+    again = lines_of(client.post("/v1/imports", headers=follow, data={"resume_from": str(cut["resume_from"])},
+                                 files={"file": ("takeout.zip", body, "application/zip")}))
+    rest = again[-1]["result"]
+    assert again[0]["progress"]["done"] == cut["resume_from"]
+    assert (rest["imported"], rest["unchanged"]) == (0, notes - cut["resume_from"])
+    assert heard + rest["unchanged"] == notes
+    assert len(outbox_events(rt)) - before == notes  # each note filed once
+
+
+def test_an_upload_followed_in_lines_refused_before_its_first_item_gets_the_plain_refusal(
+        gateway: tuple[TestClient, Runtime]) -> None:
+    client, _rt = gateway
+    stray = io.BytesIO()
+    with zipfile.ZipFile(stray, "w") as z:
+        z.writestr("photo.bin", bytes(range(256)))
+    r = client.post("/v1/imports", headers={"Accept": "application/x-ndjson"},
+                    files={"file": ("holiday.zip", stray.getvalue(), "application/zip")})
+    assert r.status_code == 422 and "not an export secondbrain recognises" in r.json()["detail"], r.text
+
+
+def test_an_import_whose_server_stops_is_told_to_stop_at_the_next_item() -> None:
+    """A stopping server cancels the open requests (after its grace period): the import's cancel flag is set,
+    whether the client asked for lines or for the one summary, so the reading stops and a restart goes on
+    from where the client was last told."""
+    import threading
+
+    from services.importers.api import Ticker, _lines, _until_done_or_gone
+
+    class Here:  # a client still there
+        async def is_disconnected(self) -> bool:
+            return False
+
+    class Upload:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    async def stopped(follow: bool) -> tuple[bool, bool]:
+        flag = threading.Event()
+        upload = Upload()
+        work = asyncio.ensure_future(asyncio.to_thread(lambda: flag.wait(10) and {"stopped": True}))
+        if follow:
+            async def read() -> None:
+                async for _line in _lines(Here(), work, flag, Ticker(), None, upload):  # type: ignore[arg-type]
+                    pass
+            task = asyncio.ensure_future(read())
+        else:
+            task = asyncio.ensure_future(_until_done_or_gone(Here(), work, flag))  # type: ignore[arg-type]
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.wait({work}, timeout=10)
+        await asyncio.sleep(0)
+        return flag.is_set(), upload.closed or not follow
+
+    assert asyncio.run(stopped(follow=False)) == (True, True)
+    assert asyncio.run(stopped(follow=True)) == (True, True)  # and the upload closed once the import let go

@@ -49,6 +49,14 @@ export function formatSpan(from, to) {
   return first.getTime() === last.getTime() ? DAY.format(first) : `${DAY.format(first)} – ${DAY.format(last)}`;
 }
 
+// A duration as people say it (as `secondbrain import` does): 45 s, 3 min 20 s, 1 h 05 min.
+export function duration(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${pad(s % 60)} s`;
+  return `${Math.floor(s / 3600)} h ${pad(Math.floor((s % 3600) / 60))} min`;
+}
+
 export function clock(seconds) {
   const total = Math.max(0, Math.floor(seconds));
   const h = Math.floor(total / 3600);

@@ -11,9 +11,8 @@ export class ApiError extends Error {
 }
 
 // XMLHttpRequest rather than fetch(): only it reports upload progress.  Posts `form` to `path`, showing the
-// upload in `progress` (a <progress> element; with `untilAnswered`, moving without a value once sent, while the
-// server reads it), and resolves with the answer to a 202.
-export function postWithProgress(path, form, progress, {untilAnswered = false} = {}) {
+// upload in `progress` (a <progress> element), and resolves with the answer to a 202.
+export function postWithProgress(path, form, progress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", path);
@@ -21,12 +20,70 @@ export function postWithProgress(path, form, progress, {untilAnswered = false} =
     xhr.upload.addEventListener("progress", (e) => {
       if (e.lengthComputable) progress.value = e.loaded / e.total;
     });
-    if (untilAnswered) xhr.upload.addEventListener("load", () => progress.removeAttribute("value"));
     xhr.addEventListener("load", () => {
       if (xhr.status === 202) resolve(xhr.response);
       else reject(new ApiError(xhr.status, (xhr.response && xhr.response.detail) || xhr.statusText));
     });
     xhr.addEventListener("error", () => reject(new ApiError(0, "the connection failed")));
+    xhr.send(form);
+  });
+}
+
+// Posts `form` to `path` asking for the answer in lines of JSON (application/x-ndjson) as the server works,
+// showing the upload in `progress` and handing each line to `onLine` as it comes.  Resolves with the last
+// line's `result`; rejects with an ApiError, whose `lost` is true when the connection dropped before that
+// line (the server restarted, or a proxy in front of it says it is away): what the lines before said still holds.
+export function postLines(path, form, progress, onLine) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    let read = 0;
+    let last = null;
+    const lines = () => {
+      const text = xhr.responseText || "";
+      let cut;
+      while ((cut = text.indexOf("\n", read)) >= 0) {
+        const line = text.slice(read, cut).trim();
+        read = cut + 1;
+        if (!line) continue;
+        try {
+          last = JSON.parse(line);
+        } catch {
+          continue;  // not a line of this answer (an error page): the end decides
+        }
+        onLine(last);
+      }
+    };
+    const lost = (message) => Object.assign(new ApiError(0, message), {lost: true});
+    xhr.open("POST", path);
+    xhr.setRequestHeader("Accept", "application/x-ndjson");
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) progress.value = e.loaded / e.total;
+    });
+    // Once sent, the export is counted there: the bar moves without a value until the first line.
+    xhr.upload.addEventListener("load", () => progress.removeAttribute("value"));
+    xhr.addEventListener("progress", () => {
+      if (xhr.status === 202) lines();
+    });
+    xhr.addEventListener("load", () => {
+      const streamed = (xhr.getResponseHeader("Content-Type") || "").includes("ndjson");
+      if (xhr.status === 202 && streamed) {
+        lines();
+        if (last && last.result) resolve(last.result);
+        else if (last && last.error) reject(new ApiError(last.error.status, last.error.detail));
+        else reject(lost("the connection dropped"));
+        return;
+      }
+      let body = null;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        body = null;
+      }
+      if (xhr.status === 202 && body) resolve(body);
+      else if (xhr.status === 502 || xhr.status === 504) reject(lost(xhr.statusText || "the server is away"));
+      else reject(new ApiError(xhr.status, (body && body.detail) || xhr.statusText));
+    });
+    xhr.addEventListener("error", () => reject(lost("the connection failed")));
     xhr.send(form);
   });
 }
