@@ -44,6 +44,7 @@ from services.importers.wire import Batch, read_batch
 log = logging.getLogger(__name__)
 
 MAX_ITEMS_PER_UPLOAD = 20_000
+FILE_AT_ONCE = 50  # items of an upload filed together (a progress line every 0.5 s still moves)
 UNPACK_FACTOR = 20
 RETRY_AFTER_S = 10  # how long an import paused for the backlog waits before it goes on
 DISCONNECT_POLL_S = 0.5
@@ -150,35 +151,43 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
             ticker.begin(detected, count_items(detected, export, options), resume_from, outcomes, skipped)
         distinct = Distinct()
         paused: dict[str, Any] | None = None
-        made = 0
+        filing = Filing(submitter, user, outcomes, skipped)
         wave = 0
+        stop = resume_from  # the first item not done
         for n, result in enumerate(distinct(registry_results(detected.format, export, options))):
             if n < resume_from:
                 continue  # sent by an earlier request of this import
+            stop = n
             if cancel.is_set():
                 break
-            if room.left is not None and made >= room.left:
-                paused = room.paused(made, n)
-                break
+            if room.left is not None and filing.made + len(filing.held) >= room.left:
+                filing.flush()  # what is held may turn out unchanged: only what was made counts
+                if filing.made >= room.left:
+                    paused = room.paused(filing.made, n)
+                    break
             if n - resume_from >= MAX_ITEMS_PER_UPLOAD:
                 skipped.append(Skipped("the rest of the export", f"an upload imports at most {MAX_ITEMS_PER_UPLOAD}"
                                        " items at a time; import the rest with `secondbrain import`", export.name))
                 break
             if isinstance(result, Skipped):
-                skipped.append(result)
+                filing.skip(result)
             elif isinstance(result, Conversation):
                 outcomes.append(submitter.keep_conversation(user, result))
             else:
                 if result.wave > wave:  # an item's next version: once the versions before it are indexed
+                    filing.flush()
                     wait_for(submitter, user, [o.job_id for o in outcomes if o.job_id], cancel=cancel)
                     wave = result.wave
                     if cancel.is_set():
                         break
-                outcome = submitter.submit(user, result)
-                made += outcome.status == "imported"
-                outcomes.append(outcome)
+                filing.hold(n, result)
+            stop = n + 1
             if ticker is not None:
-                ticker.step(n + 1)
+                ticker.step(filing.done_before(stop))
+        if not cancel.is_set():
+            filing.flush()
+        if ticker is not None:  # items held and not filed (the import was cancelled) are read again next time
+            ticker.step(filing.done_before(stop))
         report = export.damage_report()
         if report and not any(o.status in ("imported", "unchanged") for o in outcomes) and not resume_from:
             raise ExportError(report)  # nothing of it could be read: the damage is the answer
@@ -187,6 +196,40 @@ def import_export(submitter: CaptureSubmitter, user: str, name: str, fh: IO[byte
         body["damaged"] = [{"entry": path, "reason": why} for path, why in sorted(export.damaged.items())]
         body["paused"] = paused
     return body
+
+
+class Filing:
+    """An upload's items filed many at once (one write and one hand-over to the relay for each
+    :data:`FILE_AT_ONCE`), as the batch route files them; ``held`` are read and not filed yet."""
+
+    def __init__(self, submitter: CaptureSubmitter, user: str, outcomes: list[Outcome],
+                 skipped: list[Skipped]) -> None:
+        self.submitter, self.user, self.outcomes, self.skipped = submitter, user, outcomes, skipped
+        self.held: list[tuple[int, Capture]] = []
+        self.skipped_after: list[Skipped] = []  # skipped behind a held item: told once that item is filed
+        self.made = 0  # new jobs made
+
+    def hold(self, n: int, capture: Capture) -> None:
+        self.held.append((n, capture))
+        if len(self.held) >= FILE_AT_ONCE:
+            self.flush()
+
+    def skip(self, skipped: Skipped) -> None:
+        (self.skipped_after if self.held else self.skipped).append(skipped)
+
+    def flush(self) -> None:
+        if not self.held:
+            return
+        filed = self.submitter.submit_many(self.user, [(capture, None) for _n, capture in self.held])
+        self.held.clear()
+        self.made += sum(o.status == "imported" for o in filed)
+        self.outcomes.extend(filed)
+        self.skipped.extend(self.skipped_after)
+        self.skipped_after.clear()
+
+    def done_before(self, n: int) -> int:
+        """Where a client may go on from: ``n``, or the first item still held."""
+        return self.held[0][0] if self.held else n
 
 
 def count_items(detected: registry.Detected, export: Export, options: Options) -> int:

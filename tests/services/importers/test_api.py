@@ -349,6 +349,32 @@ def test_five_hundred_keep_notes_made_in_the_same_microsecond_are_five_hundred_s
     assert len({e.source_id for e in events}) == 500
 
 
+def test_an_upload_files_its_items_many_at_once(gateway: tuple[TestClient, Runtime], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """One write for each 50 items, as the batch route does, not one per item."""
+    client, rt = gateway
+    intake = rt.metadata.intake
+    writes: list[int] = []
+    many, one = intake.submit_many, intake.submit
+
+    def counted_many(submissions: Any, **kw: Any) -> Any:
+        writes.append(len(submissions))
+        return many(submissions, **kw)
+
+    def counted_one(*args: Any, **kw: Any) -> Any:
+        writes.append(1)
+        return one(*args, **kw)
+
+    monkeypatch.setattr(intake, "submit_many", counted_many)
+    monkeypatch.setattr(intake, "submit", counted_one)
+    body = zipped(gen.write_many_keep_notes(tmp_path / "export", 120))
+    r = client.post("/v1/imports", files={"file": ("takeout.zip", body, "application/zip")})
+    assert r.status_code == 202, r.text
+    assert r.json()["imported"] == 120
+    assert writes == [50, 50, 20]
+    assert len({e.source_id for e in outbox_events(rt) if isinstance(e, ArtifactSubmitted)}) == 120
+
+
 def test_the_same_item_twice_is_found_equal_and_said_so(gateway: tuple[TestClient, Runtime], tmp_path: Path) -> None:
     client, _rt = gateway
     note = json.dumps(gen.keep_note(title="Spare key", created=datetime(2023, 1, 2, tzinfo=UTC),
