@@ -409,7 +409,10 @@ class Settings(BaseSettings):
 
     # --- Outbox relay
     relay_batch: int = Field(100, description="Outbox rows the relay publishes per round.")
-    relay_poll_s: float = Field(0.2, description="How often the outbox relay looks for new rows when idle.")
+    relay_poll_s: float = Field(
+        0.2, description="How often the outbox relay looks for new rows when idle; after looks that found nothing "
+                         "it waits twice as long each time, up to 1.6 s (a capture to this process wakes it "
+                         "at once).")
 
     # --- Data lifecycle
     raw_retention_days: int | None = Field(

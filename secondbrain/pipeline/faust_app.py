@@ -127,8 +127,9 @@ class _App(faust.App):
 
 
 def build_app(settings: Settings, group: str, topic_name: str, agent_name: str,
-              agent: Callable[[Any], Awaitable[None]]) -> faust.App:
-    """A faust app named ``group`` whose one agent, ``agent``, reads ``topic_name``."""
+              agent: Callable[[Any], Awaitable[None]], *, fetch_max_wait_ms: int | None = None) -> faust.App:
+    """A faust app named ``group`` whose one agent, ``agent``, reads ``topic_name``; its consumer lets the broker
+    hold an empty fetch ``fetch_max_wait_ms`` (default: ``settings.kafka_fetch_max_wait_ms``)."""
     s = settings
     scratch = Path(tempfile.gettempdir()) / "secondbrain-faust"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -153,7 +154,7 @@ def build_app(settings: Settings, group: str, topic_name: str, agent_name: str,
         key_serializer="raw",
         value_serializer="raw",
     )
-    app.fetch_max_wait_ms = s.kafka_fetch_max_wait_ms
+    app.fetch_max_wait_ms = s.kafka_fetch_max_wait_ms if fetch_max_wait_ms is None else fetch_max_wait_ms
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
     app.agent(topic, name=agent_name)(agent)
     return app

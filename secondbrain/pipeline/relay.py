@@ -30,6 +30,7 @@ from secondbrain.pipeline import retry
 from secondbrain.ports import MetadataStore, OutboxMessage, OutboxRow
 
 log = logging.getLogger(__name__)
+IDLE_POLL_MAX_S = 1.6  # the longest wait between looks at an idle outbox (see OutboxRelay.idle_wait)
 
 
 class OutboxRelay:
@@ -175,6 +176,7 @@ class OutboxRelay:
             "error": repr(exc), "retry_in_s": round(state.upcoming_sleep, 2)})
 
     async def _run(self) -> None:
+        quiet = 0  # looks in a row that found nothing
         while True:
             # Cleared before looking, not after: a wake-up that arrives meanwhile is not lost.
             self._wake.clear()
@@ -184,6 +186,15 @@ class OutboxRelay:
                     n = await self.relay_once()
             self.last_error = None
             if n:
+                quiet = 0
                 continue  # more may be waiting
+            quiet += 1
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_s)
+                await asyncio.wait_for(self._wake.wait(), timeout=self.idle_wait(quiet))
+
+    def idle_wait(self, quiet: int) -> float:
+        """How long to wait for a wake-up after ``quiet`` looks in a row found nothing: ``poll_s`` at first, then
+        twice as long after each empty look, up to :data:`IDLE_POLL_MAX_S` (or ``poll_s`` when that is longer).
+        This process's own captures wake the relay at once; the looks only find rows another process queued or
+        whose lease ran out, and an idle server does not ask PostgreSQL five times a second."""
+        return max(self.poll_s, min(IDLE_POLL_MAX_S, self.poll_s * 2 ** max(0, quiet - 1)))

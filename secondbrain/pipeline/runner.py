@@ -45,7 +45,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from tenacity import RetryCallState
 
-from secondbrain import ids, telemetry, topic_names
+from secondbrain import ids, stages, telemetry, topic_names
 from secondbrain.errors import Unauthorized, retry_may_help
 from secondbrain.events.codec import EventCodec, MalformedEvent
 from secondbrain.events.models import JobStatusChanged
@@ -66,6 +66,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 BATCH_MAX = 64  # events of one lane handed to a stage at once (those already waiting: nothing waits for more)
 SHARED_BATCH_MAX = 8  # the same while another user has events too: their note waits for 8 events' work, not 64
+# The URL fetcher's consumer lets the broker hold an empty fetch at least this long: each look costs the process
+# CPU whether anything came or not (ten a second at `secondbrain up`'s 100 ms), and a page's own download takes
+# longer than the wait anyway; the other stages keep the configured wait (a note's hops between them).
+URL_FETCH_WAIT_MS = 500
 STOP_DRAIN_S = 4.0  # how long a stopping stage lets its events in flight finish, and then faust leave the group
 Output = tuple[str, bytes, bytes, list[tuple[str, bytes]]]
 _DROPPED = {  # what the log says of dropped work, by why it was dropped
@@ -147,7 +151,11 @@ class StageRunner:
             async for event in manual.events():
                 await self._dispatch(event, manual)
 
-        return build_app(self.settings, self.group, self.names(self.step.input), f"{self.step.name}-agent", agent)
+        wait = self.settings.kafka_fetch_max_wait_ms
+        if self.step.name == stages.FETCH:
+            wait = max(wait, URL_FETCH_WAIT_MS)
+        return build_app(self.settings, self.group, self.names(self.step.input), f"{self.step.name}-agent", agent,
+                         fetch_max_wait_ms=wait)
 
     async def start(self) -> None:
         """Wait for the stage's models, join the consumer group and start consuming."""

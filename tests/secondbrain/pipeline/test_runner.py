@@ -623,3 +623,26 @@ async def test_an_input_too_large_to_copy_is_still_dead_lettered_by_its_coordina
     assert env.stage_view(ev)[0].status == "failed"
     # and the runner moved on to the user's next event
     await eventually(lambda: env.outputs(after.job_id or ""), "the next event's output")
+
+
+@pytest.mark.fast
+def test_the_url_fetchers_consumer_looks_less_often_than_the_other_stages() -> None:
+    """Every look at the broker costs the process CPU, ten a second per stage at `secondbrain up`'s 100 ms wait;
+    the URL fetcher's consumer waits at least URL_FETCH_WAIT_MS (a page's download takes longer anyway), the
+    other stages keep the configured wait (a note's hops between them)."""
+    from secondbrain.pipeline import runner as runner_module
+
+    class _Stage:
+        def __init__(self, step: object) -> None:
+            self.step = step
+
+    def wait_of(step: object, configured: int) -> int:
+        settings = Settings(kafka_fetch_max_wait_ms=configured)
+        runner = StageRunner(_Stage(step), settings=settings, codec=CODEC, jobs=None,  # type: ignore[arg-type]
+                             names=TopicNames(""), sealer=SEALER)
+        return int(runner.app.fetch_max_wait_ms)  # type: ignore[attr-defined]
+
+    assert runner_module.URL_FETCH_WAIT_MS == 500
+    assert wait_of(topology.FETCH, 100) == 500
+    assert wait_of(topology.EXTRACT, 100) == 100
+    assert wait_of(topology.FETCH, 1500) == 1500  # a longer configured wait stands
