@@ -319,7 +319,25 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                        - (OTHERS if about_other else 0.0) - (1.5 if asks or empty else 0.0)
                        - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
+        if persons:
+            _turns_about(out[len(out) - len(statements):])
     return out, sources
+
+
+def _turns_about(mine: list[_Candidate]) -> None:
+    """A turn of a conversation that speaks of the other person and never of the one asked about ("Way to go,
+    Nate! Making videos about gaming - that's awesome! You'll do great!"): its remarks about neither are the
+    other's too."""
+    turn: list[_Candidate] = []
+    for c in [*mine, None]:
+        if c is None or _opens_turn(c) or (turn and c.st.speaker != turn[0].st.speaker):
+            if any(x.about_other for x in turn) and not any(x.speaker_bonus for x in turn):
+                for x in turn:
+                    if not x.about_other:
+                        x.about_other, x.score = True, x.score - OTHERS
+            turn = []
+        if c is not None:
+            turn.append(c)
 
 
 # What a chat shows after a message ("[shares a photo: ...]"), which does not make it a statement.
