@@ -303,6 +303,9 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                     and _POINTS_BACK.match(_spoken(st)):
                 # "It's a masterpiece on wheels." after "I got a new Ferrari!": about whom the one before is
                 about = prior_about
+            if about == "asked" and _said_by(st, persons) and not speech \
+                    and _yours(_spoken(st), asked, enc):
+                about = "other"  # "I love your turtles": the turtles are the other's
             prior_about = about
             about_other = about == "other"
             speaker = 0.0 if about != "asked" else SELF if _said_by(st, persons) else SPOKEN_TO
@@ -316,7 +319,25 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                        - (OTHERS if about_other else 0.0) - (1.5 if asks or empty else 0.0)
                        - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
+        if persons:
+            _turns_about(out[len(out) - len(statements):])
     return out, sources
+
+
+def _turns_about(mine: list[_Candidate]) -> None:
+    """A turn of a conversation that speaks of the other person and never of the one asked about ("Way to go,
+    Nate! Making videos about gaming - that's awesome! You'll do great!"): its remarks about neither are the
+    other's too."""
+    turn: list[_Candidate] = []
+    for c in [*mine, None]:
+        if c is None or _opens_turn(c) or (turn and c.st.speaker != turn[0].st.speaker):
+            if any(x.about_other for x in turn) and not any(x.speaker_bonus for x in turn):
+                for x in turn:
+                    if not x.about_other:
+                        x.about_other, x.score = True, x.score - OTHERS
+            turn = []
+        if c is not None:
+            turn.append(c)
 
 
 # What a chat shows after a message ("[shares a photo: ...]"), which does not make it a statement.
@@ -397,6 +418,17 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     return "asked" if second else "other" if first else "neutral"
 
 
+# "your" and the words of what it gives to the one spoken to ("your turtles", "your dance studio").
+_YOUR = re.compile(r"\byour\s+([\w'-]+(?:\s+(?!(?:and|or|to|for|in|with|on|at|so|but)\b)[\w'-]+)?)", re.I)
+
+
+def _yours(text: str, asked: Asked, enc: SparseEncoder) -> bool:
+    """Whether a statement gives a thing the question asks about to the one spoken to ("I love your turtles!"
+    for "What does Joanna love about having turtles?", said by Joanna): it is the other's thing, not theirs."""
+    wanted = set(enc.tokenize(" ".join(asked.things))) - _name_terms(asked, enc) - _KIND_TERMS
+    return any(wanted & set(enc.tokenize(m.group(1))) for m in _YOUR.finditer(text))
+
+
 # A name the speaker calls the one they speak to: "Thanks, Caroline!", "Hey Mel,", "..., Jon!".
 _VOCATIVE = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?i:thanks|thank you|hey|hi|hello|wow|oh|yeah|congrats|"
                        r"congratulations|aw+|sure|yes|no|haha)[\s,!]+)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
@@ -452,6 +484,28 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
     return False
 
 
+def _compound_otherwise(asked: Asked, word: str, texts: list[str]) -> bool:
+    """Whether a source names the rest of the question's compound after ``word`` ("ice cream" of "caramel ice
+    cream") narrowed by another noun ("coconut milk ice cream"): another kind of the same thing."""
+    from services.query.question import _tagger
+
+    enc = Bm25Encoder()
+    for p in asked.phrases:
+        written = p.words.split()
+        if word not in written[:-1] or len(rest := written[written.index(word) + 1:]) < 2:
+            continue  # one noun after it: see _narrowed_otherwise
+        pattern = re.compile(r"\b([\w'-]+)\s+" + r"\s+".join(map(re.escape, rest)) + r"\b", re.I)
+        for text in texts:
+            for m in pattern.finditer(text):
+                w = m.group(1)
+                if w.casefold() in _QUALITIES or not w.isalpha() or set(enc.tokenize(w)) & asked.terms:
+                    continue
+                tagged = _tagger()(text[max(0, m.start() - 80):m.end()])
+                if any(tok.text == w and tok.pos_ in ("NOUN", "PROPN") for tok in tagged):
+                    return True
+    return False
+
+
 # What a "not found" says it found none of, per kind of fact asked.
 _KIND_NAMES = {"amount": "an amount", "when": "a date or time", "person": "a name", "place": "a place",
                "code": "a code or number"}
@@ -484,7 +538,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         heads = [p.head for p in asked.phrases if t.casefold() in p.words.casefold().split()[:-1]]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
         if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for _terms, text in sources) or any(
-                _rival(n, asked.terms, text) for n in narrowed for _terms, text in sources):
+                _rival(n, asked.terms, text) for n in narrowed for _terms, text in sources) or \
+                _compound_otherwise(asked, t, [text for _terms, text in sources]):
             return f"\u201c{_phrase(asked, t)}\u201d"
     kinds = [k for k in asked.facts if k in _KIND_NAMES
              and (k not in ("when", "place") or not _PAST_QUESTION.search(asked.text))

@@ -105,9 +105,11 @@ def test_the_gold_suite_is_large_and_covers_every_kind_of_capture_and_family() -
     assert len({c.id for c in GOLD}) == len(GOLD)
 
 
-# The cases written after the rules, scored once (24 of 30): their misses stay listed, never tuned away.
+# The cases written after the rules, scored once (24 of 30): their misses stay listed, never tuned away. The water
+# meter ("Gas meter reading") has passed since a later rule read for a compound ("coconut milk ice cream" for
+# "caramel ice cream") that was not written for it: 25 of 30.
 UNTUNED_MISSES = {
-    "note: What is the water meter reading?", "pdf: What is the notice period for the flat?",
+    "pdf: What is the notice period for the flat?",
     "note: How much cash did I lend Tom?", "note: Who repaired the bicycle?",
     "note: How much was the taxi to the airport?", "note: What time does the chemist open?",
 }
