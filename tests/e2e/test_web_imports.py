@@ -43,6 +43,13 @@ def site(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     rt.close()
 
 
+def import_from_page(page: Page, export: Path) -> None:
+    """Import ``export`` with the page's own form."""
+    page.get_by_text("Import from another app").click()
+    page.get_by_label("Export file").set_input_files(str(export))
+    page.get_by_role("button", name="Import", exact=True).click()
+
+
 def drop(page: Page, path: Path, mime: str) -> None:
     """Drag a file from the desktop onto the page: the events a real drop fires."""
     payload = {"name": path.name, "type": mime, "b64": base64.b64encode(path.read_bytes()).decode()}
@@ -78,9 +85,7 @@ def test_an_export_imported_from_the_page(site: str, tmp_path: Path) -> None:
         page.goto(site + "/")
         expect(page.locator("body")).to_have_attribute("data-ready", "true")
 
-        page.get_by_text("Import from another app").click()
-        page.get_by_label("Export file").set_input_files(str(enex))
-        page.get_by_role("button", name="Import", exact=True).click()
+        import_from_page(page, enex)
         result = page.locator("#import-result")
         expect(result).to_contain_text("Travel.enex: Evernote, 4 notes in 1 notebook: 6 items imported, 1 skipped.")
         expect(result).to_contain_text("secondbrain cannot read this attachment: unsupported content type "
@@ -146,9 +151,7 @@ def test_an_import_the_backlog_pauses_goes_on_by_itself_on_the_page(dsn: str,
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(url + "/")
             expect(page.locator("body")).to_have_attribute("data-ready", "true")
-            page.get_by_text("Import from another app").click()
-            page.get_by_label("Export file").set_input_files(str(takeout))
-            page.get_by_role("button", name="Import", exact=True).click()
+            import_from_page(page, takeout)
             result = page.locator("#import-result")
             expect(result).to_contain_text("takeout.zip: Google Keep, 8 notes in Takeout/Keep: 8 items imported",
                                            timeout=120_000)  # three rounds, each after the 10 s the answer asks
@@ -196,9 +199,7 @@ def test_a_long_import_on_the_page_says_how_long_and_goes_on_across_a_restart(
             with serving() as (url, _port):
                 page.goto(url + "/")
                 expect(page.locator("body")).to_have_attribute("data-ready", "true")
-                page.get_by_text("Import from another app").click()
-                page.get_by_label("Export file").set_input_files(str(takeout))
-                page.get_by_role("button", name="Import", exact=True).click()
+                import_from_page(page, takeout)
                 row = page.locator("#uploads li")
                 # The first line (the export counted, its first items in): the server stops right away.
                 expect(row).to_contain_text(re.compile(r": [1-9]\d* of 800 items"), timeout=120_000)
