@@ -184,7 +184,14 @@ class Settings(BaseSettings):
         1500, ge=1, le=30000,
         description="How long a stage's consumer lets the broker hold a fetch with nothing to return. Kafka "
                     "answers as soon as a record arrives; the embedded broker answers a fetch over several "
-                    "partitions only when this runs out, so `secondbrain up` uses 100 ms.")
+                    "partitions only when this runs out, so `secondbrain up` uses 5 ms and paces fetches itself "
+                    "(kafka_fetch_idle_ms).")
+    kafka_fetch_idle_ms: int | None = Field(
+        None, ge=1, le=60000,
+        description="When set, a stage's consumer that fetched nothing waits this long itself before asking again, "
+                    "or less when this process publishes to the topic it reads. For a broker that holds every fetch "
+                    "for its whole wait (the embedded one: `secondbrain up` sets 1000); unset, the broker's wait "
+                    "paces fetches, as Kafka's long polls do.")
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
         "PLAINTEXT", description="How services talk to Kafka; production clusters use SASL_SSL.")
     kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = Field(

@@ -175,10 +175,13 @@ def _local_kafka(broker: Any) -> dict[str, Any]:
         update["kafka_session_timeout_ms"] = 3000
     if "SB_KAFKA_HEARTBEAT_INTERVAL_MS" not in os.environ:
         update["kafka_heartbeat_interval_ms"] = 750
-    # The local broker holds a fetch over several partitions for the whole wait even when a record
-    # arrives meanwhile: each hop between stages would cost up to that wait.
+    # The local broker holds every fetch for its whole wait, even when a record arrives meanwhile: each hop
+    # between stages would cost up to that wait. So it is asked not to hold them, and the consumers pace
+    # themselves, woken when this process publishes (secondbrain/pipeline/fetch_pacing.py).
     if "SB_KAFKA_FETCH_MAX_WAIT_MS" not in os.environ:
-        update["kafka_fetch_max_wait_ms"] = 100
+        update["kafka_fetch_max_wait_ms"] = 5
+    if "SB_KAFKA_FETCH_IDLE_MS" not in os.environ:
+        update["kafka_fetch_idle_ms"] = 1000
     return update
 
 

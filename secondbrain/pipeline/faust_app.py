@@ -16,6 +16,7 @@ import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types import TP
 
+from secondbrain.pipeline.fetch_pacing import pace
 from secondbrain.pipeline.kafka_security import faust_credentials
 from secondbrain.settings import Settings
 
@@ -31,9 +32,11 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     """faust's consumer thread with the broker-side fetch wait taken from the app (faust fixes it at 1.5 s).
 
     The wait is how long the broker may hold a fetch that has nothing to return.  Kafka answers as soon as
-    a record arrives, but the local broker answers a fetch over several partitions only when the wait runs
-    out, so there every hop between stages costs up to the whole wait.
+    a record arrives, but the local broker holds every fetch for the whole wait, so there the consumer is
+    paced on the client instead (fetch_pacing.py) when the app's ``fetch_idle_ms`` is set.
     """
+
+    _unpace: Callable[[], None] | None = None
 
     def _create_worker_consumer(self, transport: faust_aiokafka.Transport) -> Any:
         consumer = super()._create_worker_consumer(transport)
@@ -43,6 +46,18 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
             raise RuntimeError("this aiokafka version keeps the fetch wait elsewhere: update faust_app.py")
         consumer._fetch_max_wait_ms = cast(_App, self.app).fetch_max_wait_ms
         return consumer
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        app = cast(_App, self.app)
+        if app.fetch_idle_ms is not None and app.paced_topic is not None:
+            self._unpace = pace(self._ensure_consumer()._fetcher, app.paced_topic, app.fetch_idle_ms / 1000)
+
+    async def on_thread_stop(self) -> None:
+        unpace, self._unpace = self._unpace, None
+        if unpace is not None:
+            unpace()
+        await super().on_thread_stop()
 
     async def rewind(self, targets: dict[TP, int]) -> dict[TP, int]:
         """Move each assigned partition whose position is past its target back to it (on the consumer's
@@ -118,9 +133,12 @@ class _Transport(faust_aiokafka.Transport):
 
 
 class _App(faust.App):
-    """A faust app whose consumer asks the broker to hold an empty fetch ``fetch_max_wait_ms`` at most."""
+    """A faust app whose consumer asks the broker to hold an empty fetch ``fetch_max_wait_ms`` at most, and, when
+    ``fetch_idle_ms`` is set, itself waits that long after an empty fetch of ``paced_topic`` (fetch_pacing.py)."""
 
     fetch_max_wait_ms: int = 1500
+    fetch_idle_ms: int | None = None
+    paced_topic: str | None = None
 
     def _new_transport(self) -> Any:
         return _Transport(self.conf.broker_consumer, self)
@@ -129,7 +147,8 @@ class _App(faust.App):
 def build_app(settings: Settings, group: str, topic_name: str, agent_name: str,
               agent: Callable[[Any], Awaitable[None]], *, fetch_max_wait_ms: int | None = None) -> faust.App:
     """A faust app named ``group`` whose one agent, ``agent``, reads ``topic_name``; its consumer lets the broker
-    hold an empty fetch ``fetch_max_wait_ms`` (default: ``settings.kafka_fetch_max_wait_ms``)."""
+    hold an empty fetch ``fetch_max_wait_ms`` (default: ``settings.kafka_fetch_max_wait_ms``), and paces its own
+    fetches when ``settings.kafka_fetch_idle_ms`` is set."""
     s = settings
     scratch = Path(tempfile.gettempdir()) / "secondbrain-faust"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -155,6 +174,7 @@ def build_app(settings: Settings, group: str, topic_name: str, agent_name: str,
         value_serializer="raw",
     )
     app.fetch_max_wait_ms = s.kafka_fetch_max_wait_ms if fetch_max_wait_ms is None else fetch_max_wait_ms
+    app.fetch_idle_ms, app.paced_topic = s.kafka_fetch_idle_ms, topic_name
     topic = app.topic(topic_name, key_type=bytes, value_type=bytes)
     app.agent(topic, name=agent_name)(agent)
     return app

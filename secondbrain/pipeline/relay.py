@@ -27,6 +27,7 @@ from tenacity import RetryCallState
 
 from secondbrain import telemetry
 from secondbrain.pipeline import retry
+from secondbrain.pipeline.fetch_pacing import WAKEUPS
 from secondbrain.ports import MetadataStore, OutboxMessage, OutboxRow
 
 log = logging.getLogger(__name__)
@@ -167,6 +168,8 @@ class OutboxRelay:
             span.end()
         self._sent.extend(r.id for r in rows)  # marked with the next claim, or before the next batch
         self.published += len(rows)
+        for topic in {r.message.topic for r in rows}:
+            WAKEUPS.published(topic)  # a stage of this process waiting for records fetches now
         return len(rows)
 
     def _failed(self, state: RetryCallState) -> None:

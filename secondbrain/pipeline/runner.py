@@ -53,6 +53,7 @@ from secondbrain.events.sealing import Sealer, SealError
 from secondbrain.pipeline import core, dead_letters, event_telemetry, retry
 from secondbrain.pipeline.dead_letters import Message
 from secondbrain.pipeline.faust_app import build_app
+from secondbrain.pipeline.fetch_pacing import WAKEUPS
 from secondbrain.pipeline.lag import PartitionPositions
 from secondbrain.pipeline.lanes import Lanes
 from secondbrain.pipeline.stage import BatchingStage, BatchStage, JobRef, Stage, WarmingStage
@@ -152,7 +153,7 @@ class StageRunner:
                 await self._dispatch(event, manual)
 
         wait = self.settings.kafka_fetch_max_wait_ms
-        if self.step.name == stages.FETCH:
+        if self.step.name == stages.FETCH and self.settings.kafka_fetch_idle_ms is None:
             wait = max(wait, URL_FETCH_WAIT_MS)
         return build_app(self.settings, self.group, self.names(self.step.input), f"{self.step.name}-agent", agent,
                          fetch_max_wait_ms=wait)
@@ -482,6 +483,8 @@ class StageRunner:
     async def _publish_all(self, outputs: list[Output]) -> None:
         """Send every output at once (the producer batches them) and wait for all the acknowledgements."""
         await asyncio.gather(*(self._publish_one(*output) for output in outputs))
+        for topic in {output[0] for output in outputs}:
+            WAKEUPS.published(topic)  # the next stage, when it runs in this process and waits for records
 
     async def _publish_one(self, topic: str, key: bytes, value: bytes, headers: list[tuple[str, bytes]]) -> None:
         # A producer span per output; the next stage continues the trace from it.

@@ -254,7 +254,7 @@ async def open_env(broker: TansuBroker, store: PostgresMetadataStore, dsn: str, 
         topic_prefix=prefix, kafka_bootstrap=broker.bootstrap, postgres_dsn=SecretStr(dsn), partitions=PARTITIONS,
         max_attempts=MAX_ATTEMPTS, retry_backoff_s=0.05, retry_backoff_max_s=0.2, default_user="local",
         kafka_session_timeout_ms=3000, kafka_heartbeat_interval_ms=750,
-        kafka_fetch_max_wait_ms=100,  # what `secondbrain up` uses with this broker
+        kafka_fetch_max_wait_ms=100,  # unpaced: the test's own producer is another client, as in distributed mode
     )
     names = TopicNames(prefix)
     await ensure_topics(broker.bootstrap, names, partitions=PARTITIONS, replication=1)
@@ -627,17 +627,17 @@ async def test_an_input_too_large_to_copy_is_still_dead_lettered_by_its_coordina
 
 @pytest.mark.fast
 def test_the_url_fetchers_consumer_looks_less_often_than_the_other_stages() -> None:
-    """Every look at the broker costs the process CPU, ten a second per stage at `secondbrain up`'s 100 ms wait;
-    the URL fetcher's consumer waits at least URL_FETCH_WAIT_MS (a page's download takes longer anyway), the
-    other stages keep the configured wait (a note's hops between them)."""
+    """Every look at the broker costs the process CPU, ten a second per stage at a 100 ms broker-side wait; the
+    URL fetcher's consumer waits at least URL_FETCH_WAIT_MS (a page's download takes longer anyway), the other
+    stages keep the configured wait (a note's hops between them)."""
     from secondbrain.pipeline import runner as runner_module
 
     class _Stage:
         def __init__(self, step: object) -> None:
             self.step = step
 
-    def wait_of(step: object, configured: int) -> int:
-        settings = Settings(kafka_fetch_max_wait_ms=configured)
+    def wait_of(step: object, configured: int, idle_ms: int | None = None) -> int:
+        settings = Settings(kafka_fetch_max_wait_ms=configured, kafka_fetch_idle_ms=idle_ms)
         runner = StageRunner(_Stage(step), settings=settings, codec=CODEC, jobs=None,  # type: ignore[arg-type]
                              names=TopicNames(""), sealer=SEALER)
         return int(runner.app.fetch_max_wait_ms)  # type: ignore[attr-defined]
@@ -646,3 +646,5 @@ def test_the_url_fetchers_consumer_looks_less_often_than_the_other_stages() -> N
     assert wait_of(topology.FETCH, 100) == 500
     assert wait_of(topology.EXTRACT, 100) == 100
     assert wait_of(topology.FETCH, 1500) == 1500  # a longer configured wait stands
+    # Paced (`secondbrain up`): the consumer waits itself after an empty fetch, so the broker is not asked to.
+    assert wait_of(topology.FETCH, 5, idle_ms=1000) == 5
