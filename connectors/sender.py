@@ -23,7 +23,8 @@ from connectors.patience import server_asked_wait, server_patience
 
 BATCH_ITEMS = 100
 BATCH_BYTES = 16 * 1024 * 1024
-POLL_WINDOW = 16  # unfinished jobs asked about per round (one person's captures go through in order)
+POLL_WINDOW = 200  # unfinished jobs asked about per round, in one request (a person's captures go through in order)
+OLD_POLL_WINDOW = 16  # the same, one request each, from a server without GET /v1/jobs
 FINAL = ("succeeded", "failed", "duplicate", "superseded")
 # What a reverse proxy answers while the server behind it is down or too slow (the gateway never sends these for
 # a batch): waited out like a server that is away.  A 503 is not among them: the gateway sends it for a
@@ -325,17 +326,49 @@ class Sender:
 
     # --- waiting
     def poll(self, window: int = POLL_WINDOW) -> None:
-        """Ask about the first unfinished jobs, in the order they were sent."""
-        asked = 0
+        """Ask about the first unfinished jobs, in the order they were sent: up to ``window`` in one request."""
+        asking = self._unfinished(window)
+        if not asking:
+            return
+        try:
+            resp = self.client.get("/v1/jobs", params=[("id", item.job_id) for item in asking])
+        except transport_errors():
+            return
+        if resp.status_code in (404, 405):  # a server from before GET /v1/jobs
+            self._poll_one_by_one(asking[:OLD_POLL_WINDOW])
+        elif resp.status_code == 429:
+            time.sleep(server_asked_wait(resp, 1.0, 10.0))
+        elif resp.status_code == 200:
+            jobs = {job["job_id"]: job for job in resp.json()["jobs"]}
+            for item in asking:
+                self._update(item, jobs.get(item.job_id or ""))
+        self._unfinished(0)
+
+    def _unfinished(self, window: int) -> list[Item]:
+        """The first ``window`` unfinished items with a job, moving ``polled`` past the finished ones before them."""
+        out: list[Item] = []
         for i in range(self.polled, len(self.tally.items)):
             item = self.tally.items[i]
             if item.status in (*FINAL, "refused") or item.job_id is None:
                 if i == self.polled:
                     self.polled += 1
                 continue
-            if asked >= window:
+            if len(out) >= window:
                 break
-            asked += 1
+            out.append(item)
+        return out
+
+    @staticmethod
+    def _update(item: Item, job: dict[str, Any] | None) -> None:
+        if job is None:  # no job of the person's any more: deleted meanwhile (they removed it)
+            item.status, item.reason = "failed", "the capture was deleted while the import ran"
+            return
+        item.status = job["status"]
+        if job["status"] == "failed":
+            item.reason = job.get("reason") or job.get("error") or "no reason given"
+
+    def _poll_one_by_one(self, asking: list[Item]) -> None:
+        for item in asking:
             try:
                 resp = self.client.get(f"/v1/jobs/{item.job_id}")
             except transport_errors():
@@ -343,17 +376,8 @@ class Sender:
             if resp.status_code == 429:
                 time.sleep(server_asked_wait(resp, 1.0, 10.0))
                 return
-            if resp.status_code == 404:  # deleted meanwhile (the person removed it)
-                item.status, item.reason = "failed", "the capture was deleted while the import ran"
-                continue
-            if resp.status_code != 200:
-                continue
-            job = resp.json()
-            item.status = job["status"]
-            if job["status"] == "failed":
-                item.reason = job.get("reason") or job.get("error") or "no reason given"
-            if item.status in FINAL and i == self.polled:
-                self.polled += 1
+            if resp.status_code in (200, 404):
+                self._update(item, resp.json() if resp.status_code == 200 else None)
 
     def wait(self, timeout_s: float | None) -> bool:
         """Until every job has finished (True), or ``timeout_s`` passed (False)."""

@@ -424,6 +424,23 @@ async def post_share(request: Request, user: CurrentUser, pending: PendingCaptur
     return RedirectResponse("/?shared=" + ",".join(jobs), status_code=303)
 
 
+MAX_JOBS_ASKED = 200  # ids in one ``GET /v1/jobs`` (about 8 KB of query): an importer follows a window of them
+
+
+@router.get("/v1/jobs", summary="Status of several jobs at once")
+async def get_jobs(user: CurrentUser, metadata: MetadataDep,
+                   ids: Annotated[list[str], Query(alias="id", min_length=1, max_length=MAX_JOBS_ASKED,
+                                                   description="A job id; repeat the parameter for each job.")],
+                   ) -> dict[str, Any]:
+    """Each job asked about as ``GET /v1/jobs/{id}`` shows it, without its event log, in the order asked, with
+    one look at the database (an import follows thousands of captures); ids that are no job of the user
+    (unknown, deleted with their source, or someone else's) are listed under ``unknown``."""
+    asked = list(dict.fromkeys(ids))
+    found = await asyncio.to_thread(metadata.jobs.get_jobs, user, asked)
+    return {"jobs": [job_json(found[j]) for j in asked if j in found],
+            "unknown": [j for j in asked if j not in found]}
+
+
 @router.get("/v1/jobs/{job_id}", summary="Job status with per-stage progress")
 async def get_job(job_id: str, request: Request, user: CurrentUser, metadata: MetadataDep) -> dict[str, Any]:
     """The job with its stages and events; a capture key sees only a job it made, and only how it went

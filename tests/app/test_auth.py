@@ -88,6 +88,11 @@ def test_a_key_acts_as_its_user_only(served: tuple[TestClient, Runtime]) -> None
     job = r.json()["job_id"]
     assert client.get(f"/v1/jobs/{job}", headers=bearer(alice)).status_code == 200
     assert client.get(f"/v1/jobs/{job}", headers=bearer(bob)).status_code == 404
+    # Asked about with others: Alice's job is Bob's as much as one that never was.
+    assert client.get("/v1/jobs", params={"id": [job, "no-such-job"]}, headers=bearer(bob)).json() == {
+        "jobs": [], "unknown": [job, "no-such-job"]}
+    assert [j["job_id"] for j in client.get("/v1/jobs", params={"id": [job]}, headers=bearer(alice)).json()["jobs"]
+            ] == [job]
     assert [s["job_id"] for s in client.get("/v1/sources", headers=bearer(alice)).json()["sources"]] == [job]
     assert client.get("/v1/sources", headers=bearer(bob)).json()["sources"] == []
     # A user key cannot mint admin keys or keys for others.

@@ -30,8 +30,9 @@ class Twin:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v1/me":
             return httpx.Response(200, json={"user_id": "u"})
-        if request.url.path.startswith("/v1/jobs/"):
-            return httpx.Response(200, json={"job_id": request.url.path.rsplit("/", 1)[-1], "status": "succeeded"})
+        if request.url.path == "/v1/jobs":
+            return httpx.Response(200, json={"jobs": [{"job_id": i, "status": "succeeded"}
+                                                      for i in request.url.params.get_list("id")], "unknown": []})
         assert (request.method, request.url.path) == ("POST", "/v1/imports/batch"), request.url
         body = request.read()
         if len(body) > LIMIT:

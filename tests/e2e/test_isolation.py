@@ -142,6 +142,7 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     # fixed date: a window in the past and MCP's protocol version, for access checks only
     tries: dict[tuple[str, str], list[dict[str, Any]]] = {
         ("get", "/v1/jobs/{job_id}"): [{}],
+        ("get", "/v1/jobs"): [{"params": {"id": [ids["job_id"], "no-such-job"]}}],
         ("get", "/v1/jobs/{job_id}/stream"): [{}],
         ("post", "/v1/jobs/{job_id}/retry"): [{}],
         ("delete", "/v1/jobs/{job_id}"): [{}],
@@ -262,6 +263,9 @@ def test_bob_gets_nothing_of_alices_through_any_endpoint(server: tuple[Service, 
     served |= MOUNTED  # not REST, so not in the OpenAPI document
     assert served == set(tries), f"endpoints without an isolation check: {served - set(tries)}"
 
+    # Alice's job asked about among others: unknown to Bob, like one that never was.
+    assert bob.get("/v1/jobs", params={"id": [ids["job_id"], "no-such-job"]}).json() == {
+        "jobs": [], "unknown": [ids["job_id"], "no-such-job"]}
     for (method, path), variants in tries.items():
         url = path.format(**ids)
         for kwargs in variants:

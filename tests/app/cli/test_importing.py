@@ -101,9 +101,12 @@ def test_a_batch_waits_for_a_server_that_is_away_or_full_and_follows_its_jobs_me
     asked: list[str] = []
 
     def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/jobs":
+            ids = request.url.params.get_list("id")
+            asked.extend(f"job {i}" for i in ids)
+            return httpx.Response(200, json={"jobs": [{"job_id": i, "status": "succeeded"} for i in ids],
+                                             "unknown": []})
         asked.append(request.url.path)
-        if request.url.path.startswith("/v1/jobs/"):
-            return httpx.Response(200, json={"job_id": request.url.path.rsplit("/", 1)[-1], "status": "succeeded"})
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -121,8 +124,46 @@ def test_a_batch_waits_for_a_server_that_is_away_or_full_and_follows_its_jobs_me
     assert [i.status for i in tally.items] == ["succeeded", "succeeded"]
     assert slept[:2] == [3.0, 3.0]  # every 3 s while the server is away
     last_send = max(i for i, path in enumerate(asked) if path == "/v1/imports/batch")
-    assert "/v1/jobs/j1" in asked[:last_send]  # the jobs sent before are followed during the 429's wait
+    assert "job j1" in asked[:last_send]  # the jobs sent before are followed during the 429's wait
     assert capsys.readouterr().err.count("not reachable") == 1  # said once
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("server", ["this", "older"])
+def test_an_import_follows_its_jobs_two_hundred_at_a_time_in_the_order_sent(
+        server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+
+    done: set[str] = set()  # the pipeline finishes every job it is asked about
+    requests: list[list[str]] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/jobs" and server == "this":
+            ids = request.url.params.get_list("id")
+            requests.append(ids)
+            done.update(ids)
+            return httpx.Response(200, json={"jobs": [{"job_id": i, "status": "succeeded"} for i in ids
+                                                      if i != "j3"], "unknown": ["j3"]})
+        if request.url.path.startswith("/v1/jobs/"):  # a server from before GET /v1/jobs: one request a job
+            job = request.url.path.rsplit("/", 1)[-1]
+            requests.append([job])
+            done.add(job)
+            return httpx.Response(404 if job == "j3" else 200, json={"job_id": job, "status": "succeeded"})
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    tally = Tally(total=250)
+    tally.items += [Item(f"note {i}", "note", f"j{i}", status="queued") for i in range(250)]
+    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
+        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+        assert sender.wait(timeout_s=None)
+    assert tally.items[3].status == "failed" and "deleted" in (tally.items[3].reason or "")
+    assert all(i.status == "succeeded" for n, i in enumerate(tally.items) if n != 3)
+    if server == "this":
+        assert [len(r) for r in requests] == [200, 50]
+        assert requests[0][:3] == ["j0", "j1", "j2"]
+    else:
+        assert len(requests) == 250  # sixteen a round, one request each
 
 
 @pytest.mark.fast
@@ -136,8 +177,8 @@ def test_a_proxy_saying_the_server_behind_it_is_down_is_waited_out_but_a_refusal
                httpx.Response(503, json={"detail": "this process has no vector store configured"})]
 
     def handle(request: httpx.Request) -> httpx.Response:
-        if request.url.path.startswith("/v1/jobs/"):
-            return httpx.Response(200, json={"job_id": "j1", "status": "succeeded"})
+        if request.url.path == "/v1/jobs":
+            return httpx.Response(200, json={"jobs": [{"job_id": "j1", "status": "succeeded"}], "unknown": []})
         return answers.pop(0)
 
     slept: list[float] = []

@@ -51,6 +51,23 @@ def test_note_is_accepted_with_job_and_outbox_row(gateway: tuple[TestClient, obj
     assert event.sha256 == hashlib.sha256(b"Buy oat milk").hexdigest()
 
 
+def test_many_jobs_are_followed_with_one_request(gateway: tuple[TestClient, object]) -> None:
+    client, rt = gateway
+    jobs = [client.post("/v1/notes", json={"text": f"Note {i}"}).json()["job_id"] for i in range(3)]
+    rt.metadata.jobs.job_failed("local", jobs[1], "extract", "unreadable")  # type: ignore[attr-defined]
+    r = client.get("/v1/jobs", params={"id": [jobs[2], "not-a-job", jobs[1], jobs[2], jobs[0]]})
+    assert r.status_code == 200
+    body = r.json()
+    # In the order asked, each once, as GET /v1/jobs/{id} shows it (without its event log).
+    assert [j["job_id"] for j in body["jobs"]] == [jobs[2], jobs[1], jobs[0]]
+    assert [j["status"] for j in body["jobs"]] == ["queued", "failed", "queued"]
+    assert body["jobs"][1]["reason"] and body["jobs"][0]["stages"][0]["stage"] == "extract"
+    assert body["unknown"] == ["not-a-job"]
+    assert client.get("/v1/jobs").status_code == 422  # nothing asked
+    too_many = client.get("/v1/jobs", params={"id": [f"j{i}" for i in range(201)]})
+    assert too_many.status_code == 422 and "200" in too_many.text
+
+
 def test_upload_keeps_only_the_base_name_and_stores_bytes_once(gateway: tuple[TestClient, object]) -> None:
     client, rt = gateway
     data = b"# Plan\n\nSame bytes twice.\n"
