@@ -162,6 +162,8 @@ def main() -> None:
         print(f"bob during alice's import, {len(waits)} notes, searchable after (s): "
               f"median {statistics.median(waits):.2f}, "
               f"p95 {pct(waits, 0.95):.2f}, max {max(waits):.2f} (target: p95 < 2 s)")
+        print("bob's notes in order, searchable after (s) / alice's backlog after it: "
+              + ", ".join(f"{w:.2f}/{b}" for w, b in zip(waits, backlog, strict=True)))
         print(f"alice's backlog meanwhile: min {min(backlog)}, max {max(backlog)} (limit {args.max_pending}); "
               f"her newest source: {sources['sources'][0]['title'] if sources['sources'] else '-'}")
         if args.publish:

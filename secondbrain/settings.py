@@ -373,7 +373,13 @@ class Settings(BaseSettings):
     stage_concurrency: int = Field(
         4, ge=1, description="Events a stage worker processes at once (one user's events stay in order).")
     stage_buffer: int = Field(
-        256, ge=1, description="Events a stage worker holds in memory while other users' lanes are busy.")
+        2048, ge=1, description="Events a stage worker holds in memory while other users' lanes are busy (past "
+                                "that it stops reading, for every user): more than one person's backlog of small "
+                                "captures (SB_MAX_PENDING_JOBS), so another person's event is still read at once.")
+    stage_buffer_bytes: int = Field(
+        64 * 1024 * 1024, ge=1,
+        description="The most bytes of events a stage worker holds in memory (events of large documents fill it "
+                    "before the event count does).")
     stage_progress_after_s: float = Field(
         1.0, ge=0, description="A stage still working on an event after this long shows its job's stage as "
                                "running (faster work records only its end).")

@@ -4,12 +4,14 @@ behind their own huge document.
 The runner puts each consumed message in a lane of its key (the user id).  Each user has up to
 ``per_user`` lanes; a new event goes to one of them that is idle, else to one whose current work started
 recently (``long_after_s``: a lane busy for longer holds a big document), fewest queued first.  A lane is
-worked through by one task at a time, at most ``concurrency`` lanes at once; at most ``buffer`` events are
-held in memory (past that, putting waits, and so does reading the stream).  A batching stage gets up to
-``batch_max`` events already waiting in a lane at once while one user has the stage to themselves, and at most
-``shared_max`` while another user has events here or had within ``shared_for_s``: another person's note then
-waits for a few of the importing user's events (their model call, their room in the buffer), not for a
-batch of 64.
+worked through by one task at a time, at most ``concurrency`` lanes at once; at most ``buffer`` events, and
+``buffer_bytes`` of their values, are held in memory (past that, putting waits, and so does reading the
+stream, for every user: so the budget is in bytes as well as events, and large enough in events for one
+person's whole backlog of small captures, which then never stops another person's event being read).
+A batching stage gets up to ``batch_max`` events already waiting in a lane at once while one user has the
+stage to themselves, and at most ``shared_max`` while another user has events here or had within
+``shared_for_s``: another person's note then waits for a few of the importing user's events (their model
+call), not for a batch of 64.
 
 A user's events are therefore not strictly in order: nothing depends on it (a newer submission of a source
 supersedes the older one's job whatever runs first, see the job ledger).
@@ -40,7 +42,8 @@ class Lanes:
 
     def __init__(self, work: Callable[[Batch], Awaitable[None]], done: Callable[[Message], Awaitable[None]], *,
                  concurrency: int, buffer: int, batch_max: int, shared_max: int | None = None, per_user: int = 2,
-                 long_after_s: float = LONG_AFTER_S, shared_for_s: float = SHARED_FOR_S) -> None:
+                 long_after_s: float = LONG_AFTER_S, shared_for_s: float = SHARED_FOR_S,
+                 buffer_bytes: int | None = None) -> None:
         """``work`` handles a batch and never raises; ``done`` acknowledges one message afterwards."""
         self._work, self._done = work, done
         self._batch_max = batch_max
@@ -52,14 +55,25 @@ class Lanes:
         self._lanes: dict[tuple[bytes, int], _Lane] = {}
         self.workers: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(max(1, concurrency))
-        self._room = asyncio.Semaphore(max(1, buffer))
+        self._buffer, self._buffer_bytes = max(1, buffer), buffer_bytes
+        self._freed = asyncio.Event()  # set when a held event is done
+        self._waiting = False  # a put waits for room
         self.held = 0  # events put and not done (at most ``buffer``)
+        self.held_bytes = 0  # their values' bytes (at most ``buffer_bytes``, or one event's)
         self.last_activity = time.monotonic()  # liveness: when an event was last put or done
 
     async def put(self, msg: Message) -> None:
-        """Queue ``msg`` in a lane of its key (waits while ``buffer`` events are held)."""
-        await self._room.acquire()
+        """Queue ``msg`` in a lane of its key (waits while ``buffer`` events, or ``buffer_bytes``, are held)."""
+        size = len(msg.value or b"")
+        while self.held and not self._fits(size):
+            self._freed.clear()
+            self._waiting = True
+            try:
+                await self._freed.wait()
+            finally:
+                self._waiting = False
         self.held += 1
+        self.held_bytes += size
         self.last_activity = time.monotonic()
         key = bytes(msg.key or b"")
         self._seen[key] = self.last_activity
@@ -69,6 +83,15 @@ class Lanes:
             lane = self._lanes[slot] = _Lane()
             self._spawn(slot, lane)
         lane.queue.put_nowait(msg)
+
+    def _fits(self, size: int) -> bool:
+        if self.held >= self._buffer:
+            return False
+        return self._buffer_bytes is None or self.held_bytes + size <= self._buffer_bytes
+
+    def full(self) -> bool:
+        """Whether reading waits for room in the buffer."""
+        return self._waiting or self.held >= self._buffer
 
     def _choose(self, key: bytes) -> tuple[bytes, int]:
         """The key's lane for a new event: an idle one, else the least held up (see the module doc)."""
@@ -115,8 +138,9 @@ class Lanes:
                         await self._done(msg)
                     finally:
                         self.held -= 1
+                        self.held_bytes -= len(msg.value or b"")
                         self.last_activity = time.monotonic()  # finishing an event is progress too
-                        self._room.release()
+                        self._freed.set()
         if self._lanes.get(slot) is lane:
             del self._lanes[slot]
             if not lane.queue.empty():  # an event arrived after the loop ended: keep the lane going

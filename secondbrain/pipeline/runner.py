@@ -130,7 +130,7 @@ class StageRunner:
         self._pool = ThreadPoolExecutor(max_workers=max(1, settings.stage_concurrency),
                                         thread_name_prefix=f"stage-{self.step.name}")
         self.lanes = Lanes(self._work, self._ack, concurrency=settings.stage_concurrency,
-                           buffer=settings.stage_buffer,
+                           buffer=settings.stage_buffer, buffer_bytes=settings.stage_buffer_bytes,
                            batch_max=BATCH_MAX if isinstance(stage, BatchingStage | BatchStage) else 1,
                            shared_max=SHARED_BATCH_MAX)
         # Where each partition stands, from what this runner read and finished (for the lag gauge).
@@ -246,7 +246,7 @@ class StageRunner:
         """A reason when the stage is alive but stopped consuming: for ``stage_stall_s`` it neither
         read nor finished an event, while more messages wait than it holds, and its buffer has room."""
         idle = time.monotonic() - self.lanes.last_activity
-        if idle < self.settings.stage_stall_s or self.lanes.held >= self.settings.stage_buffer or self._stopping:
+        if idle < self.settings.stage_stall_s or self.lanes.full() or self._stopping:
             return None
         try:
             waiting = sum(n for _s, _t, _p, n in self.lag()) - self.lanes.held

@@ -125,3 +125,54 @@ async def test_batches_grow_again_once_the_other_user_is_quiet() -> None:
         await lanes.put(message("alice", f"b{n}"))
     await asyncio.wait(set(lanes.workers), timeout=5)
     assert sizes == [20]
+
+
+async def test_one_persons_backlog_of_small_events_never_stops_another_persons_being_read() -> None:
+    """The buffer is counted in events and bytes: a thousand small captures of one person fit, so reading never
+    waits on them and the other person's event goes in (and through) at once."""
+    gate = asyncio.Event()
+    started: list[str] = []
+
+    async def work(batch: list[Message]) -> None:
+        started.extend((m.key or b"").decode() for m in batch)
+        if batch[0].key == b"alice":
+            await gate.wait()
+
+    async def done(_msg: Message) -> None:
+        return None
+
+    lanes = Lanes(work, done, concurrency=4, buffer=2048, buffer_bytes=64 * 1024, batch_max=64, shared_max=8)
+    for n in range(1000):
+        await asyncio.wait_for(lanes.put(message("alice", f"note {n:04}")), 1)
+    await asyncio.wait_for(lanes.put(message("bob", "note")), 1)
+    for _ in range(100):
+        if "bob" in started and lanes.held == 1000:
+            break
+        await asyncio.sleep(0.01)
+    assert "bob" in started and lanes.held_bytes == 1000 * len("note 0000")  # bob's done; alice's all held
+    gate.set()
+    await asyncio.wait(set(lanes.workers), timeout=5)
+    assert (lanes.held, lanes.held_bytes) == (0, 0)
+
+
+async def test_large_events_fill_the_byte_budget_before_the_event_count() -> None:
+    gate = asyncio.Event()
+
+    async def work(_batch: list[Message]) -> None:
+        await gate.wait()
+
+    async def done(_msg: Message) -> None:
+        return None
+
+    lanes = Lanes(work, done, concurrency=4, buffer=100, buffer_bytes=1000, batch_max=1)
+    await lanes.put(Message("t", 0, 0, b"alice", b"x" * 600, {}, None))
+    second = asyncio.create_task(lanes.put(Message("t", 0, 1, b"bob", b"y" * 600, {}, None)))
+    await asyncio.sleep(0.05)
+    assert not second.done() and lanes.full()  # 1,200 bytes would be over the budget: reading waits
+    gate.set()
+    await asyncio.wait_for(second, 2)  # the first one done, the second fits
+    for _ in range(200):
+        if lanes.held == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert (lanes.held, lanes.held_bytes) == (0, 0)
