@@ -314,11 +314,23 @@ def test_conversations_last_and_can_be_renamed_and_deleted(llm_server: str) -> N
         "conversations"]]
 
 
-def test_the_page_never_shows_an_answer_citing_nothing_as_fact(llm_page: str) -> None:
+def test_the_page_never_shows_an_answer_citing_nothing_as_fact(llm_page: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a real browser: the model's uncited answer is marked "Not supported by your data", with the
     quoted passage that holds the fact beside it; a cited answer is shown as an answer."""
     from playwright.sync_api import expect, sync_playwright
 
+    from services.query import engine
+
+    # The prompt says the time to the minute, and the small model's wording (cited or not) follows it: the same
+    # "now" for every question of a run.
+    noon = datetime.now(ZoneInfo("Europe/Paris")).replace(hour=12, minute=0, second=0, microsecond=0)
+
+    class _Noon(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return noon.astimezone(tz) if tz is not None else noon.replace(tzinfo=None)
+
+    monkeypatch.setattr(engine, "datetime", _Noon)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -328,7 +340,10 @@ def test_the_page_never_shows_an_answer_citing_nothing_as_fact(llm_page: str) ->
         expect(page.locator("#who")).to_contain_text("Using alice")
         states = []
         for question in ("When is my dentist appointment?", "What time is the appointment with Dr. Adeyemi?",
-                         "Which day is my dentist appointment on?"):
+                         "Which day is my dentist appointment on?", "When do I see the dentist?",
+                         "At what time is my appointment with Dr. Adeyemi?"):
+            if "unsupported" in states and "done" in states:
+                break  # both shown: enough
             page.get_by_label("Your question").fill(question)
             page.get_by_label("Your question").press("Enter")
             turn = page.locator("#thread .turn").last
