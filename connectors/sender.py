@@ -342,7 +342,7 @@ class Sender:
             jobs = {job["job_id"]: job for job in resp.json()["jobs"]}
             for item in asking:
                 self._update(item, jobs.get(item.job_id or ""))
-        self._unfinished(0)
+        self._unfinished(0)  # asks for nothing: moves ``polled`` past the jobs that just finished
 
     def _unfinished(self, window: int) -> list[Item]:
         """The first ``window`` unfinished items with a job, moving ``polled`` past the finished ones before them."""

@@ -183,8 +183,8 @@ class Settings(BaseSettings):
     kafka_fetch_max_wait_ms: int = Field(
         1500, ge=1, le=30000,
         description="How long a stage's consumer lets the broker hold a fetch with nothing to return. Kafka "
-                    "answers as soon as a record arrives; the embedded broker answers a fetch over several "
-                    "partitions only when this runs out, so `secondbrain up` uses 5 ms and paces fetches itself "
+                    "answers as soon as a record arrives; the embedded broker holds every fetch until this runs out, "
+                    "records or not, so `secondbrain up` uses 5 ms and paces fetches itself "
                     "(kafka_fetch_idle_ms).")
     kafka_fetch_idle_ms: int | None = Field(
         None, ge=1, le=60000,
