@@ -58,7 +58,7 @@ def build_vectors(settings: Settings) -> VectorStore:
                                index_after=settings.vector_index_after,
                                index_quiet_s=settings.vector_index_quiet_s,
                                indexing_threshold_kb=settings.vector_indexing_threshold_kb,
-                               segment_kb=settings.vector_segment_kb)
+                               segment_kb=settings.vector_segment_kb, sync_s=settings.vector_sync_s)
     from secondbrain.stores.vectors_qdrant import QdrantVectorStore
 
     key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None

@@ -238,6 +238,11 @@ class Settings(BaseSettings):
     vector_indexing_threshold_kb: int = Field(
         10_000, ge=1, description="Embedded vectors: segments smaller than this (KB of dense vectors; 10 MB is "
                                   "~6,500 384-d vectors) are scanned rather than indexed.")
+    vector_sync_s: float = Field(
+        5.0, ge=0, description="Embedded vectors: a write is in the engine's write-ahead log at once (a killed "
+                               "process loses nothing) and synced to the disk itself within this many seconds, "
+                               "which only a crash of the machine needs; the writes of that time share one sync "
+                               "(a sync stops the whole process for tens of milliseconds or more). 0: each write.")
     vector_segment_kb: int = Field(
         150_000, ge=0, description="Embedded vectors: an index build indexes at most this many KB of dense vectors "
                                    "per segment (150 MB: 100k 384-d vectors), so it grows linearly with the "

@@ -163,7 +163,7 @@ class _Slot:
     """One user collection: its lock, once opened its shard, and its index build bookkeeping."""
 
     __slots__ = ("builds", "dense_size", "failures", "last_write", "lock", "pending", "replay", "retry_at",
-                 "shard")
+                 "shard", "unsynced")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -176,6 +176,7 @@ class _Slot:
         self.retry_at = 0.0
         self.failures = 0
         self.builds = 0
+        self.unsynced = False  # written since its last sync to disk (see EdgeVectorStore.sync_s)
 
 
 class EdgeVectorStore:
@@ -190,7 +191,7 @@ class EdgeVectorStore:
     def __init__(self, root: Path, *, dense_name: str = "dense", sparse_name: str = "bm25",
                  collection_version: str = "v1", quantization: Quantization = "none",
                  index_after: int = 5000, index_quiet_s: float = 5.0,
-                 indexing_threshold_kb: int = 10_000, segment_kb: int = 150_000) -> None:
+                 indexing_threshold_kb: int = 10_000, segment_kb: int = 150_000, sync_s: float = 5.0) -> None:
         """Store shards under ``root`` (created when missing).
 
         ``quantization="int8"`` creates NEW collections with int8 scalar quantization of the
@@ -202,6 +203,12 @@ class EdgeVectorStore:
         indexes at most ``segment_kb`` of dense vectors per segment (150 MB: 100k 384-d vectors;
         at least twice the indexing threshold; 0: the engine's own limit), so its cost grows
         linearly with the collection (see ``edge_index.py``).
+
+        Every write is in the engine's write-ahead log when the call returns, so a process killed right
+        after loses nothing; ``sync_s`` is how long it may wait to be synced to the disk itself (fsync),
+        which only a crash of the machine needs.  A sync takes tens to hundreds of milliseconds and the
+        engine holds the interpreter lock through it (every other thread of the process stops), so the
+        writes of ``sync_s`` seconds share one (Qdrant's server syncs every 5 s too).  0: each write.
         """
         if quantization not in ("none", "int8"):
             raise ValueError(f"unknown vector quantization {quantization!r}")
@@ -233,6 +240,9 @@ class EdgeVectorStore:
         self._indexer: threading.Thread | None = None
         self._child: tuple[str, subprocess.Popen[bytes]] | None = None  # (collection, build process)
         self.poll_s = 1.0  # how often the indexer looks for a due collection
+        self.sync_s = max(0.0, sync_s)
+        self._syncer: threading.Thread | None = None
+        self._sync_stop = threading.Event()
 
     # ------------------------------------------------------------------ internals
 
@@ -299,6 +309,7 @@ class EdgeVectorStore:
     def _apply(self, slot: _Slot, shard: qe.EdgeShard, op: qe.UpdateOperation, points: int) -> None:
         """Apply ``op`` (lock held), note it for a running build, count it towards the next one."""
         shard.update(op)
+        slot.unsynced = True
         if slot.replay is not None:
             slot.replay.append(op)
         slot.pending += points
@@ -361,6 +372,32 @@ class EdgeVectorStore:
         return VectorHit(id=str(point.id), score=float(point.score if score is None else score),
                          payload=dict(point.payload or {}))
 
+    # ------------------------------------------------------------------ syncing writes to disk
+
+    def _written(self, slot: _Slot, shard: qe.EdgeShard) -> None:
+        """A write applied (lock held): synced now, or by the syncer within ``sync_s``."""
+        if self.sync_s <= 0:
+            _sync(slot, shard)
+            return
+        if self._syncer is None or not self._syncer.is_alive():
+            with self._slots_lock:
+                if self._syncer is None or not self._syncer.is_alive():
+                    self._sync_stop.clear()
+                    self._syncer = threading.Thread(target=self._sync_loop, name="edge-sync", daemon=True)
+                    self._syncer.start()
+
+    def _sync_loop(self) -> None:
+        while not self._sync_stop.wait(self.sync_s):
+            with self._slots_lock:
+                slots = [s for s in self._slots.values() if s.unsynced]
+            for slot in slots:
+                try:
+                    with slot.lock:
+                        if slot.shard is not None and slot.unsynced:
+                            _sync(slot, slot.shard)
+                except Exception:  # the next round tries again; the write-ahead log holds the writes
+                    log.exception("syncing vectors to disk failed")
+
     # ------------------------------------------------------------------ background index builds
 
     def _start_indexer(self) -> None:
@@ -420,7 +457,7 @@ class EdgeVectorStore:
                 if copy.exists():
                     shutil.rmtree(copy)
                 build_dir.mkdir(exist_ok=True)
-                slot.shard.flush()
+                _sync(slot, slot.shard)
                 # Under the lock, so that the copy and the replay log start from the same state.
                 shutil.copytree(self.root / name, copy)
                 with open(errors_path, "wb") as errors:
@@ -575,7 +612,7 @@ class EdgeVectorStore:
             if shard is None:
                 raise LookupError(f"vector collection {name} does not exist; call ensure_collection first")
             self._apply(slot, shard, qe.UpdateOperation.upsert_points(edge_points), len(edge_points))
-            shard.flush()
+            self._written(slot, shard)
 
     def search(self, user_id: str, *, dense: Sequence[float] | None, sparse: SparseVector | None,
                limit: int, mode: SearchMode = "hybrid", flt: VectorFilter | None = None,
@@ -688,7 +725,7 @@ class EdgeVectorStore:
                 emptied = [qe.PointVectors(i, {self.sparse_name: qe.SparseVector([], [])}) for i in ids]
                 self._apply(slot, shard, qe.UpdateOperation.update_vectors(emptied), 0)
                 self._apply(slot, shard, qe.UpdateOperation.delete_points_by_filter(edge_filter), len(ids))
-                shard.flush()
+                self._written(slot, shard)
 
     @staticmethod
     def _ids(shard: qe.EdgeShard, edge_filter: qe.Filter) -> list[Any]:
@@ -748,7 +785,7 @@ class EdgeVectorStore:
                 if not path.is_dir():  # dropped meanwhile
                     continue
                 if slot.shard is not None:
-                    slot.shard.flush()
+                    _sync(slot, slot.shard)
                 shutil.copytree(path, dest / name)
             copied.append(name)
         return copied
@@ -765,6 +802,7 @@ class EdgeVectorStore:
         used again)."""
         self._ensured.forget()
         self._stop.set()
+        self._sync_stop.set()
         self._kill_child(None)
         indexer = self._indexer
         if indexer is not None and indexer is not threading.current_thread():
@@ -774,13 +812,19 @@ class EdgeVectorStore:
         for slot in slots:
             with slot.lock:
                 if slot.shard is not None:
-                    slot.shard.flush()
+                    _sync(slot, slot.shard)
                     slot.shard.close()
                     slot.shard = None
         with self._slots_lock:
             key, self._root_key = self._root_key, None
         if key is not None:
             _unlock_root(key)
+
+
+def _sync(slot: _Slot, shard: qe.EdgeShard) -> None:
+    """Sync the shard's writes to disk (the slot's lock held)."""
+    shard.flush()
+    slot.unsynced = False
 
 
 def _edge_range(c: DatetimeRangeCondition) -> Any:
