@@ -97,18 +97,21 @@ class Submissions:
         prepared, stored = [], []
         with telemetry.tracer().start_as_current_span("ingest submit", attributes={"sb.captures": len(files)}) as span:
             telemetry.set_user(user, span)
+            storing: dict[str, tuple[str, bytes, str]] = {}
             for f in files:
                 artifact_id = ids.artifact_id(user, f.sha256)
                 object_key = keys.artifact_key(user, artifact_id)
-                stored_now = rt.objects.stat(object_key) is None  # same bytes already stored: keep one copy
+                # The same bytes stored already (before, or earlier in this batch): one copy.
+                stored_now = object_key not in storing and rt.objects.stat(object_key) is None
                 if stored_now:
-                    rt.objects.put(object_key, f.data, size=len(f.data), content_type=f.content_type)
+                    storing[object_key] = (object_key, f.data, f.content_type)
                 stored.append((artifact_id, object_key, stored_now))
                 prepared.append(self._registration(
                     user, artifact_id, object_key, size=len(f.data), sha256=f.sha256, content_type=f.content_type,
                     filename=f.filename, title=f.title, captured_at=f.captured_at, source_uri=f.source_uri,
                     idempotency_key=f.idempotency_key, attributes=f.attributes, capture=f.capture))
             try:
+                rt.objects.put_many(list(storing.values()))  # all durable before any row names them
                 results = rt.metadata.intake.submit_many(
                     [(record, job_id, [message], request_hash) for job_id, record, message, request_hash in prepared],
                     lease_s=self.lease_s)

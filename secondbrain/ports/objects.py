@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Protocol, runtime_checkable
@@ -31,6 +31,11 @@ class ObjectStore(Protocol):
             content_type: str = "application/octet-stream") -> ObjectInfo:
         """Store ``data`` under ``key`` (overwriting). A stream is read to its end; ``size`` may be -1/None
         when unknown."""
+        ...
+
+    def put_many(self, objects: Sequence[tuple[str, bytes, str]]) -> list[ObjectInfo]:
+        """Store each ``(key, data, content_type)`` (overwriting), in order; each one's info.  What an error
+        leaves behind is only whole objects of the batch."""
         ...
 
     def get(self, key: str) -> bytes:

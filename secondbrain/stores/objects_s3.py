@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import IO, Any, BinaryIO, cast
 
@@ -103,6 +103,10 @@ class S3ObjectStore:
             raise ValueError(f"stream for {key!r} is longer than the given size {length}")
         return ObjectInfo(key=key, size=reader.count, content_type=content_type,
                           etag=_clean_etag(result.etag), last_modified=_as_datetime(result.last_modified))
+
+    def put_many(self, objects: Sequence[tuple[str, bytes, str]]) -> list[ObjectInfo]:
+        """Upload each ``(key, data, content_type)``, one request each (every one is durable when S3 answers)."""
+        return [self.put(key, data, size=len(data), content_type=content_type) for key, data, content_type in objects]
 
     # ------------------------------------------------------------------ reads
 

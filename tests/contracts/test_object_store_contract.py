@@ -121,6 +121,19 @@ def test_put_get_bytes(store: ObjectStore) -> None:
     assert store.get("users/u1/hello.txt") == b"hello world"
 
 
+def test_put_many_stores_each_in_order(store: ObjectStore) -> None:
+    store.put("users/u1/b", b"old b")
+    objects = [(f"users/u1/{name}", f"bytes of {name}".encode(), "text/plain") for name in ("a", "b", "c")]
+    objects.append(("users/u1/d", b"", "application/pdf"))
+    infos = store.put_many(objects)
+    assert [(i.key, i.size, i.content_type) for i in infos] == [
+        ("users/u1/a", 10, "text/plain"), ("users/u1/b", 10, "text/plain"), ("users/u1/c", 10, "text/plain"),
+        ("users/u1/d", 0, "application/pdf")]
+    assert [store.get(k) for k, _d, _t in objects] == [d for _k, d, _t in objects]  # b overwritten
+    assert [store.stat(k).content_type for k, _d, _t in objects] == [i.content_type for i in infos]  # type: ignore[union-attr]
+    assert store.put_many([]) == []
+
+
 def test_put_empty_object(store: ObjectStore) -> None:
     store.put("users/u1/empty", b"")
     assert store.get("users/u1/empty") == b""
@@ -324,6 +337,16 @@ def test_fs_interrupted_write_leaves_no_files(fs_store: FileObjectStore) -> None
     with pytest.raises(ConnectionResetError):
         fs_store.put("users/u1/partial.bin", ChunkedStream(payload(4 * MiB), fail_after=2 * MiB))
     assert list(fs_store.root.rglob("*")) == []  # no temp file, no sidecar, no empty directory
+
+
+def test_fs_batch_refused_midway_leaves_no_files(fs_store: FileObjectStore) -> None:
+    fs_store.put("users/u1/a", b"file")
+    with pytest.raises(ValueError):  # the third key lies under the object "a": nothing of the batch is kept
+        fs_store.put_many([("users/u1/x/1", b"one", "text/plain"), ("users/u2/y", b"two", "text/plain"),
+                           ("users/u1/a/b", b"three", "text/plain")])
+    assert sorted(str(p.relative_to(fs_store.root)) for p in fs_store.root.rglob("*") if p.is_file()) == [
+        "users/u1/.sb~meta-a", "users/u1/a"]
+    assert fs_store.stat("users/u1/x/1") is None and fs_store.stat("users/u2/y") is None
 
 
 def test_fs_delete_prefix_removes_empty_dirs(fs_store: FileObjectStore) -> None:
