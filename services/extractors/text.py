@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from secondbrain.errors import PermanentError
 from secondbrain.events.models import Recurrence, Segment
@@ -126,12 +128,22 @@ def front_matter_tags(text: str) -> list[str]:
     return out
 
 
+_PARSERS = threading.local()
+
+
+def _markdown_parser() -> Any:
+    """This thread's Markdown parser: building one costs more than parsing a short note with it."""
+    md = getattr(_PARSERS, "md", None)
+    if md is None:
+        from markdown_it import MarkdownIt
+
+        md = _PARSERS.md = MarkdownIt("commonmark").enable("table")
+    return md
+
+
 def markdown_blocks(text: str) -> list[Block]:
     """Split Markdown into blocks with their heading path (code, tables, lists kept whole)."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark").enable("table")
-    tokens = md.parse(text)
+    tokens = _markdown_parser().parse(text)
     lines = text.split("\n")
     blocks: list[Block] = []
     path: list[tuple[int, str]] = []
