@@ -407,7 +407,7 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     text = _VOCATIVE.sub(" ", _spoken(st)).casefold()  # "Thanks, Caroline! I ran..." is said to her, not of her
     if any(p in text for p in persons) and st.speaker.casefold() not in persons:
         return "asked"
-    first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
+    first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(_TO_YOU.sub(" ", st.text)))
     # a chat drops the "I" ("Just finished 'A Dance with Dragons'.", "Been working on a project."): a turn's
     # statement opening on a verb of the past speaks of its speaker
     first = first or _DROPPED_I.match(_spoken(st)) is not None
@@ -416,6 +416,12 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
             return "asked"
         return "asked" if first else "other" if second else "neutral"
     return "asked" if second else "other" if first else "neutral"
+
+
+# "you" as what is given to or done for ("I'll bring you a souvenir", "thank you", "for you"): the statement is not
+# about them by it.
+_TO_YOU = re.compile(r"\b(?:(?:to|for|with|at|from|about|of|on|by|like|than|thank)\s+you\b|"
+                     r"you(?=\s*(?:[,.!?;]|$|\s(?:a|an|the|some|my|our|this|that|back|soon|too|again)\b)))", re.I)
 
 
 # "your" and the words of what it gives to the one spoken to ("your turtles", "your dance studio").

@@ -209,6 +209,17 @@ def test_what_someone_else_says_of_themselves_is_not_said_of_the_person_asked_ab
     assert own.found and "self-care" in own.text, own.text
 
 
+def test_you_as_what_is_given_to_does_not_make_a_statement_about_the_one_spoken_to() -> None:
+    """James speaks of his own return and only brings John a souvenir ("bring you"): asked of John, nothing
+    about him; asked of James, his words."""
+    chat = ("John: Have a great trip!\nJames: I plan to return on July 20, I'll bring you a souvenir!\n"
+            "John: Thanks, see you then.")
+    swapped = answer(Gold("transcript", (chat,), "When does John plan to return from his trip?", ""))
+    assert swapped.text.startswith("I could not find anything about John"), swapped.text
+    own = answer(Gold("transcript", (chat,), "When does James plan to return from his trip?", ""))
+    assert own.found and "July 20" in own.text, own.text
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
