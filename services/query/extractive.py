@@ -415,6 +415,9 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
         if speech:  # "what did Evan suggest": whatever they say, to whomever
             return "asked"
         return "asked" if first else "other" if second else "neutral"
+    if second and first:  # "I took a road trip while you were winning": the one they say more of
+        mine, yours = len(_FIRST_PERSON.findall(st.text)), len(_SECOND_PERSON.findall(_TO_YOU.sub(" ", st.text)))
+        return "other" if mine > yours else "asked"
     return "asked" if second else "other" if first else "neutral"
 
 

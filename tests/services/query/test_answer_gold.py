@@ -220,6 +220,16 @@ def test_you_as_what_is_given_to_does_not_make_a_statement_about_the_one_spoken_
     assert own.found and "July 20" in own.text, own.text
 
 
+def test_another_speaker_saying_more_of_themselves_than_of_the_one_spoken_to_speaks_of_themselves() -> None:
+    """Joanna's road trip, told while Nate was winning ("I ... my ... while you were"): it is hers, not his."""
+    chat = ("Nate: I won the tournament!\nJoanna: Congrats! I took a road trip to Woodhaven for my research "
+            "while you were winning.\nNate: That place looks interesting!")
+    swapped = answer(Gold("transcript", (chat,), "Where did Nate go on a road trip for research?", ""))
+    assert swapped.text.startswith("I could not find anything about Nate"), swapped.text
+    own = answer(Gold("transcript", (chat,), "Where did Joanna go on a road trip for research?", ""))
+    assert own.found and "Woodhaven" in own.text, own.text
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
