@@ -528,8 +528,11 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     when a statement answers it."""
     said = [coverage.words(text) for _terms, text in sources]
     persons = {p.casefold() for p in asked.persons}
+    # "Jolene and her partner": the one they do it with, whom their "we" speaks of
+    along = {m.group(1).casefold() for p in asked.persons
+             for m in re.finditer(rf"\b{re.escape(p)}\s+and\s+(?:his|her|their)\s+(\w+)", asked.text)}
     things = [t for t in asked.things if t.casefold() not in persons and t.casefold() not in coverage.KIND_WORDS
-              and t.casefold() not in _TIMES]
+              and t.casefold() not in _TIMES and t.casefold() not in along]
     absent = [t for t in things if not any(coverage.covers(t, w) for w in said) and (
         t[:1].isupper() or coverage.known(t))]
     main = asked.main or None

@@ -230,6 +230,13 @@ def test_another_speaker_saying_more_of_themselves_than_of_the_one_spoken_to_spe
     assert own.found and "Woodhaven" in own.text, own.text
 
 
+def test_the_one_the_asked_person_does_it_with_is_in_their_we() -> None:
+    """"Jolene and her partner": Jolene's "we" speaks of the partner, who need not be named."""
+    chat = "Deb: How did you two meet?\nJolene: We actually met in an engineering class in college."
+    ans = answer(Gold("transcript", (chat,), "How did Jolene and her partner initially meet?", ""))
+    assert ans.found and "engineering class" in ans.text, ans.text
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
