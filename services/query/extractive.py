@@ -72,6 +72,7 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", 
 _DROPPED_I = re.compile(r"\s*(?:(?:just|recently|finally|also|still|already|actually|totally|really)\s+)?"
                         r"(?:been|got|had|went|made|did|saw|met|took|felt|started|finished|tried|joined|"
                         r"(?!indeed\b|speed\b|need\b)[a-z]{3,}ed)\b(?!\s+(?:by|to be)\b)", re.I)
+_THIRD_PERSON = re.compile(r"\b(?:they|them|their|they're|it|its|it's|he|him|his|she|her)\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 
 
@@ -300,7 +301,8 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             said = sum(1 for t in asked.subjects if t in own)
             about = _about(st, persons, speech)
             if about == "neutral" and i and statements[i - 1].speaker == st.speaker \
-                    and _POINTS_BACK.match(_spoken(st)):
+                    and (_POINTS_BACK.match(_spoken(st)) or (prior_about == "other" and (
+                        _LEANS_BACK.match(_spoken(st)) or _THIRD_PERSON.search(_spoken(st))))):
                 # "It's a masterpiece on wheels." after "I got a new Ferrari!": about whom the one before is
                 about = prior_about
             if about == "asked" and _said_by(st, persons) and not speech \

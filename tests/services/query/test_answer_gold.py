@@ -237,6 +237,21 @@ def test_the_one_the_asked_person_does_it_with_is_in_their_we() -> None:
     assert ans.found and "engineering class" in ans.text, ans.text
 
 
+def test_a_remark_going_on_about_someone_elses_thing_is_theirs() -> None:
+    """Audrey's "But one thing they hate is snow." goes on about her own dogs: asked of Andrew, it is someone
+    else's, not a remark about neither."""
+    from services.query.extractive import _candidates
+    from services.query.lemmas import Lemmas
+
+    chat = ("Andrew: My pup chased a squirrel once.\nAudrey: Your pup looks so fun! My dogs love running around "
+            "the park. But one thing they hate is snow.\nAndrew: Ha!")
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), "How do Andrew's dogs react to snow?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    snow = next(c for c in candidates if "snow" in c.st.text)
+    assert snow.about_other and not snow.speaker_bonus
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
