@@ -417,6 +417,8 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
         if speech:  # "what did Evan suggest": whatever they say, to whomever
             return "asked"
         return "asked" if first else "other" if second else "neutral"
+    if speech:  # "what did Evan suggest": what someone else says to them is not what they said
+        return "other" if first or second else "neutral"
     if second and first:  # "I took a road trip while you were winning": the one they say more of
         mine, yours = len(_FIRST_PERSON.findall(st.text)), len(_SECOND_PERSON.findall(_TO_YOU.sub(" ", st.text)))
         return "other" if mine > yours else "asked"

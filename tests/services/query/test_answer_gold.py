@@ -252,6 +252,20 @@ def test_a_remark_going_on_about_someone_elses_thing_is_theirs() -> None:
     assert snow.about_other and not snow.speaker_bonus
 
 
+def test_advice_given_to_the_person_asked_about_is_not_what_they_suggested() -> None:
+    """Joanna advises Nate ("you should get a couch..."): asked what Nate recommends, it is someone else's."""
+    from services.query.extractive import _candidates
+    from services.query.lemmas import Lemmas
+
+    chat = ("Nate: My living room never feels cosy.\nJoanna: You should get a couch that can sit multiple people, "
+            "and make sure it's really fluffy!\nNate: Thanks, I'll try that.")
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), "What does Nate recommend to make a living room comfy?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    couch = next(c for c in candidates if "couch" in c.st.text)
+    assert couch.about_other and not couch.speaker_bonus
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
