@@ -444,7 +444,7 @@ def _yours(text: str, asked: Asked, enc: SparseEncoder) -> bool:
 
 # A name the speaker calls the one they speak to: "Thanks, Caroline!", "Hey Mel,", "..., Jon!".
 _VOCATIVE = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?i:thanks|thank you|hey|hi|hello|wow|oh|yeah|congrats|"
-                       r"congratulations|aw+|sure|yes|no|haha)[\s,!]+)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
+                       r"congratulations|aw+|sure|yes|no|haha)[\s,!]+|[A-Z][a-z]+!?\s)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
 
 
 # Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.

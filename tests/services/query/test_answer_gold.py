@@ -266,6 +266,18 @@ def test_advice_given_to_the_person_asked_about_is_not_what_they_suggested() -> 
     assert couch.about_other and not couch.speaker_bonus
 
 
+@pytest.mark.parametrize(("said", "about"), [
+    ("Woah Joanna, I won an international tournament yesterday!", "other"),  # called by name: said to her
+    ("Hey Joanna, I won!", "other"),
+    ("Joanna won the tournament!", "asked"),  # said of her
+])
+def test_a_name_called_after_any_opening_word_is_said_to_them_not_of_them(said: str, about: str) -> None:
+    from secondbrain.reading import Statement
+    from services.query.extractive import _about
+
+    assert _about(Statement(f"Nate: {said}", said, 0, 0, 0, speaker="Nate"), {"joanna"}) == about
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
