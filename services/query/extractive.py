@@ -280,6 +280,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         sources.append((whole, f"{hit.title}\n{text}"))
         modality = 0.5 if asked.modalities and hit.modality in asked.modalities else 0.0
         prior_about = "neutral"
+        abouts: list[str] = []
         for i, st in enumerate(statements):
             own = terms[i]
             if st.headings not in headings:
@@ -308,6 +309,12 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             if about == "asked" and _said_by(st, persons) and not speech \
                     and _yours(_spoken(st), asked, enc):
                 about = "other"  # "I love your turtles": the turtles are the other's
+            if about == "neutral" and i and _said_by(st, persons) and not speech and st.text != _spoken(st) \
+                    and abouts[i - 1] == "other" and statements[i - 1].speaker != st.speaker \
+                    and _REACTS.match(_spoken(st)):
+                # "Wow, that's a great necklace!" opening a reply to the other's news of themselves: about it
+                about = "other"
+            abouts.append(about)
             prior_about = about
             about_other = about == "other"
             speaker = 0.0 if about != "asked" else SELF if _said_by(st, persons) else SPOKEN_TO
@@ -324,6 +331,11 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         if persons:
             _turns_about(out[len(out) - len(statements):])
     return out, sources
+
+
+# An interjection or an appraisal opening a reply ("Wow", "Nice!", "That sounds great", "Looks yummy").
+_REACTS = re.compile(r"(?:wow|whoa|woah|nice|cool|great|awesome|amazing|yum|m+|aw+|oh|haha|congrats|"
+                     r"congratulations|that's|that is|that sounds|sounds|looks|what an?)\b", re.I)
 
 
 def _turns_about(mine: list[_Candidate]) -> None:

@@ -266,6 +266,20 @@ def test_advice_given_to_the_person_asked_about_is_not_what_they_suggested() -> 
     assert couch.about_other and not couch.speaker_bonus
 
 
+def test_an_appraisal_opening_a_reply_to_the_others_news_is_about_it() -> None:
+    """Caroline shows her grandma's necklace; Melanie's "Wow, that's gorgeous!" is about Caroline's necklace."""
+    from services.query.extractive import _candidates
+    from services.query.lemmas import Lemmas
+
+    chat = ("Caroline: This necklace is special to me, my grandma gave it to me.\nMelanie: Wow, that's a gorgeous "
+            "necklace! It's awesome what items can mean.\nCaroline: Thanks!")
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), "What does Melanie's necklace symbolize?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    wow = next(c for c in candidates if "gorgeous" in c.st.text)
+    assert wow.about_other and not wow.speaker_bonus
+
+
 @pytest.mark.parametrize(("said", "about"), [
     ("Woah Joanna, I won an international tournament yesterday!", "other"),  # called by name: said to her
     ("Hey Joanna, I won!", "other"),
