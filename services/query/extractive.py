@@ -310,7 +310,9 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                     and _yours(_spoken(st), asked, enc):
                 about = "other"  # "I love your turtles": the turtles are the other's
             if about == "neutral" and i and _said_by(st, persons) and not speech and st.text != _spoken(st) \
-                    and abouts[i - 1] == "other" and statements[i - 1].speaker != st.speaker \
+                    and statements[i - 1].speaker != st.speaker and "other" in [
+                        abouts[j] for j in range(i - 1, max(-1, i - DISCOURSE), -1)
+                        if statements[j].speaker == statements[i - 1].speaker] \
                     and _REACTS.match(_spoken(st)):
                 # "Wow, that's a great necklace!" opening a reply to the other's news of themselves: about it
                 about = "other"

@@ -278,6 +278,13 @@ def test_an_appraisal_opening_a_reply_to_the_others_news_is_about_it() -> None:
     candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
     wow = next(c for c in candidates if "gorgeous" in c.st.text)
     assert wow.about_other and not wow.speaker_bonus
+    # the news may end on a remark of neither ("Lots of people showed up."): the reply is still about it
+    chat = ("John: I organised a charity event last week. Lots of people showed up.\nTim: Great job organising the "
+            "event!\nJohn: Thanks!")
+    case = Gold("transcript", (chat,), "What charity event did Tim organise?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    great = next(c for c in candidates if "Great job" in c.st.text)
+    assert great.about_other and not great.speaker_bonus
 
 
 @pytest.mark.parametrize(("said", "about"), [
