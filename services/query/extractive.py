@@ -72,6 +72,7 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", 
 _DROPPED_I = re.compile(r"\s*(?:(?:just|recently|finally|also|still|already|actually|totally|really)\s+)?"
                         r"(?:been|got|had|went|made|did|saw|met|took|felt|started|finished|tried|joined|"
                         r"(?!indeed\b|speed\b|need\b)[a-z]{3,}ed)\b(?!\s+(?:by|to be)\b)", re.I)
+_THIRD_PERSON = re.compile(r"\b(?:they|them|their|they're|it|its|it's|he|him|his|she|her)\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 
 
@@ -279,6 +280,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         sources.append((whole, f"{hit.title}\n{text}"))
         modality = 0.5 if asked.modalities and hit.modality in asked.modalities else 0.0
         prior_about = "neutral"
+        abouts: list[str] = []
         for i, st in enumerate(statements):
             own = terms[i]
             if st.headings not in headings:
@@ -300,12 +302,21 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             said = sum(1 for t in asked.subjects if t in own)
             about = _about(st, persons, speech)
             if about == "neutral" and i and statements[i - 1].speaker == st.speaker \
-                    and _POINTS_BACK.match(_spoken(st)):
+                    and (_POINTS_BACK.match(_spoken(st)) or (prior_about == "other" and (
+                        _LEANS_BACK.match(_spoken(st)) or _THIRD_PERSON.search(_spoken(st))))):
                 # "It's a masterpiece on wheels." after "I got a new Ferrari!": about whom the one before is
                 about = prior_about
             if about == "asked" and _said_by(st, persons) and not speech \
                     and _yours(_spoken(st), asked, enc):
                 about = "other"  # "I love your turtles": the turtles are the other's
+            if about == "neutral" and i and _said_by(st, persons) and not speech and st.text != _spoken(st) \
+                    and statements[i - 1].speaker != st.speaker and "other" in [
+                        abouts[j] for j in range(i - 1, max(-1, i - DISCOURSE), -1)
+                        if statements[j].speaker == statements[i - 1].speaker] \
+                    and _REACTS.match(_spoken(st)):
+                # "Wow, that's a great necklace!" opening a reply to the other's news of themselves: about it
+                about = "other"
+            abouts.append(about)
             prior_about = about
             about_other = about == "other"
             speaker = 0.0 if about != "asked" else SELF if _said_by(st, persons) else SPOKEN_TO
@@ -322,6 +333,11 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         if persons:
             _turns_about(out[len(out) - len(statements):])
     return out, sources
+
+
+# An interjection or an appraisal opening a reply ("Wow", "Nice!", "That sounds great", "Looks yummy").
+_REACTS = re.compile(r"(?:wow|whoa|woah|nice|cool|great|awesome|amazing|yum|m+|aw+|oh|haha|congrats|"
+                     r"congratulations|that's|that is|that sounds|sounds|looks|what an?)\b", re.I)
 
 
 def _turns_about(mine: list[_Candidate]) -> None:
@@ -407,7 +423,7 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     text = _VOCATIVE.sub(" ", _spoken(st)).casefold()  # "Thanks, Caroline! I ran..." is said to her, not of her
     if any(p in text for p in persons) and st.speaker.casefold() not in persons:
         return "asked"
-    first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(st.text))
+    first, second = bool(_FIRST_PERSON.search(st.text)), bool(_SECOND_PERSON.search(_TO_YOU.sub(" ", st.text)))
     # a chat drops the "I" ("Just finished 'A Dance with Dragons'.", "Been working on a project."): a turn's
     # statement opening on a verb of the past speaks of its speaker
     first = first or _DROPPED_I.match(_spoken(st)) is not None
@@ -415,7 +431,18 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
         if speech:  # "what did Evan suggest": whatever they say, to whomever
             return "asked"
         return "asked" if first else "other" if second else "neutral"
+    if speech:  # "what did Evan suggest": what someone else says to them is not what they said
+        return "other" if first or second else "neutral"
+    if second and first:  # "I took a road trip while you were winning": the one they say more of
+        mine, yours = len(_FIRST_PERSON.findall(st.text)), len(_SECOND_PERSON.findall(_TO_YOU.sub(" ", st.text)))
+        return "other" if mine > yours else "asked"
     return "asked" if second else "other" if first else "neutral"
+
+
+# "you" as what is given to or done for ("I'll bring you a souvenir", "thank you", "for you"): the statement is not
+# about them by it.
+_TO_YOU = re.compile(r"\b(?:(?:to|for|with|at|from|about|of|on|by|like|than|thank)\s+you\b|"
+                     r"you(?=\s*(?:[,.!?;]|$|\s(?:a|an|the|some|my|our|this|that|back|soon|too|again)\b)))", re.I)
 
 
 # "your" and the words of what it gives to the one spoken to ("your turtles", "your dance studio").
@@ -431,7 +458,7 @@ def _yours(text: str, asked: Asked, enc: SparseEncoder) -> bool:
 
 # A name the speaker calls the one they speak to: "Thanks, Caroline!", "Hey Mel,", "..., Jon!".
 _VOCATIVE = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?i:thanks|thank you|hey|hi|hello|wow|oh|yeah|congrats|"
-                       r"congratulations|aw+|sure|yes|no|haha)[\s,!]+)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
+                       r"congratulations|aw+|sure|yes|no|haha)[\s,!]+|[A-Z][a-z]+!?\s)?[A-Z][a-z]+[,!]|,\s*[A-Z][a-z]+(?=[!.?]*$)")
 
 
 # Terms that name the kind of fact asked, not what it is about: sharing only them is sharing nothing.
@@ -519,8 +546,11 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     when a statement answers it."""
     said = [coverage.words(text) for _terms, text in sources]
     persons = {p.casefold() for p in asked.persons}
+    # "Jolene and her partner": the one they do it with, whom their "we" speaks of
+    along = {m.group(1).casefold() for p in asked.persons
+             for m in re.finditer(rf"\b{re.escape(p)}\s+and\s+(?:his|her|their)\s+(\w+)", asked.text)}
     things = [t for t in asked.things if t.casefold() not in persons and t.casefold() not in coverage.KIND_WORDS
-              and t.casefold() not in _TIMES]
+              and t.casefold() not in _TIMES and t.casefold() not in along]
     absent = [t for t in things if not any(coverage.covers(t, w) for w in said) and (
         t[:1].isupper() or coverage.known(t))]
     main = asked.main or None

@@ -209,6 +209,96 @@ def test_what_someone_else_says_of_themselves_is_not_said_of_the_person_asked_ab
     assert own.found and "self-care" in own.text, own.text
 
 
+def test_you_as_what_is_given_to_does_not_make_a_statement_about_the_one_spoken_to() -> None:
+    """James speaks of his own return and only brings John a souvenir ("bring you"): asked of John, nothing
+    about him; asked of James, his words."""
+    chat = ("John: Have a great trip!\nJames: I plan to return on July 20, I'll bring you a souvenir!\n"
+            "John: Thanks, see you then.")
+    swapped = answer(Gold("transcript", (chat,), "When does John plan to return from his trip?", ""))
+    assert swapped.text.startswith("I could not find anything about John"), swapped.text
+    own = answer(Gold("transcript", (chat,), "When does James plan to return from his trip?", ""))
+    assert own.found and "July 20" in own.text, own.text
+
+
+def test_another_speaker_saying_more_of_themselves_than_of_the_one_spoken_to_speaks_of_themselves() -> None:
+    """Joanna's road trip, told while Nate was winning ("I ... my ... while you were"): it is hers, not his."""
+    chat = ("Nate: I won the tournament!\nJoanna: Congrats! I took a road trip to Woodhaven for my research "
+            "while you were winning.\nNate: That place looks interesting!")
+    swapped = answer(Gold("transcript", (chat,), "Where did Nate go on a road trip for research?", ""))
+    assert swapped.text.startswith("I could not find anything about Nate"), swapped.text
+    own = answer(Gold("transcript", (chat,), "Where did Joanna go on a road trip for research?", ""))
+    assert own.found and "Woodhaven" in own.text, own.text
+
+
+def test_the_one_the_asked_person_does_it_with_is_in_their_we() -> None:
+    """"Jolene and her partner": Jolene's "we" speaks of the partner, who need not be named."""
+    chat = "Deb: How did you two meet?\nJolene: We actually met in an engineering class in college."
+    ans = answer(Gold("transcript", (chat,), "How did Jolene and her partner initially meet?", ""))
+    assert ans.found and "engineering class" in ans.text, ans.text
+
+
+def test_a_remark_going_on_about_someone_elses_thing_is_theirs() -> None:
+    """Audrey's "But one thing they hate is snow." goes on about her own dogs: asked of Andrew, it is someone
+    else's, not a remark about neither."""
+    from services.query.extractive import _candidates
+    from services.query.lemmas import Lemmas
+
+    chat = ("Andrew: My pup chased a squirrel once.\nAudrey: Your pup looks so fun! My dogs love running around "
+            "the park. But one thing they hate is snow.\nAndrew: Ha!")
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), "How do Andrew's dogs react to snow?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    snow = next(c for c in candidates if "snow" in c.st.text)
+    assert snow.about_other and not snow.speaker_bonus
+
+
+def test_advice_given_to_the_person_asked_about_is_not_what_they_suggested() -> None:
+    """Joanna advises Nate ("you should get a couch..."): asked what Nate recommends, it is someone else's."""
+    from services.query.extractive import _candidates
+    from services.query.lemmas import Lemmas
+
+    chat = ("Nate: My living room never feels cosy.\nJoanna: You should get a couch that can sit multiple people, "
+            "and make sure it's really fluffy!\nNate: Thanks, I'll try that.")
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), "What does Nate recommend to make a living room comfy?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    couch = next(c for c in candidates if "couch" in c.st.text)
+    assert couch.about_other and not couch.speaker_bonus
+
+
+def test_an_appraisal_opening_a_reply_to_the_others_news_is_about_it() -> None:
+    """Caroline shows her grandma's necklace; Melanie's "Wow, that's gorgeous!" is about Caroline's necklace."""
+    from services.query.extractive import _candidates
+    from services.query.lemmas import Lemmas
+
+    chat = ("Caroline: This necklace is special to me, my grandma gave it to me.\nMelanie: Wow, that's a gorgeous "
+            "necklace! It's awesome what items can mean.\nCaroline: Thanks!")
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), "What does Melanie's necklace symbolize?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    wow = next(c for c in candidates if "gorgeous" in c.st.text)
+    assert wow.about_other and not wow.speaker_bonus
+    # the news may end on a remark of neither ("Lots of people showed up."): the reply is still about it
+    chat = ("John: I organised a charity event last week. Lots of people showed up.\nTim: Great job organising the "
+            "event!\nJohn: Thanks!")
+    case = Gold("transcript", (chat,), "What charity event did Tim organise?", "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    great = next(c for c in candidates if "Great job" in c.st.text)
+    assert great.about_other and not great.speaker_bonus
+
+
+@pytest.mark.parametrize(("said", "about"), [
+    ("Woah Joanna, I won an international tournament yesterday!", "other"),  # called by name: said to her
+    ("Hey Joanna, I won!", "other"),
+    ("Joanna won the tournament!", "asked"),  # said of her
+])
+def test_a_name_called_after_any_opening_word_is_said_to_them_not_of_them(said: str, about: str) -> None:
+    from secondbrain.reading import Statement
+    from services.query.extractive import _about
+
+    assert _about(Statement(f"Nate: {said}", said, 0, 0, 0, speaker="Nate"), {"joanna"}) == about
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("How often does John work out with his family?", "frequency"),
     ("How many times a week does Audrey walk the dogs?", "frequency"),
