@@ -116,11 +116,15 @@ def replay(captured: Path, dump: Path | None, before: Path | None, publish: bool
             shown.append([label, len(rows_), *(f"{_mean(rows_, k):.3f}" for k in ("contains", "dates",
                                                                                    "false_abstains")), ""])
     if publish:
+        five = _mean(scores[5], "abstains")
+        false = _mean([x for c in (1, 2, 3, 4) for x in scores[c]], "false_abstains")
+        headline = {"LoCoMo answers without a model (replayed): category 5 abstains; false abstention on 1-4":
+                    f"{five:.3f}; {false:.3f}"}
         charts.publish("answers_replay", "Answers on LoCoMo, replayed on the captured sources", [charts.table(
             ["category", "n", "contains the gold answer (answer ≤ 60 words)", "a gold date read either way",
              "false abstention", "abstains"], shown)],
             notes=["The sources each question got from `bench/answers.py` (captured once), answered again by this "
-                   "checkout's answerer: the service's answers for the same sources."])
+                   "checkout's answerer: the service's answers for the same sources."], headline=headline)
     if before is not None:
         old = {(a["question"], a["category"]): a for a in json.loads(before.read_text())}
         changed = [a for a in answers if old.get((a["question"], a["category"]), {}).get("answer") != a["answer"]]
