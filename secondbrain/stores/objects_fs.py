@@ -124,8 +124,7 @@ def _sync_all(paths: Sequence[Path]) -> None:
             _fsync(path)
         return
     with ThreadPoolExecutor(max_workers=min(16, len(paths)), thread_name_prefix="objects-sync") as pool:
-        for done in pool.map(_fsync, paths):
-            del done
+        list(pool.map(_fsync, paths))  # consumed, so that a failed sync raises here
 
 
 @dataclass(slots=True)

@@ -57,15 +57,21 @@ def test_writes_survive_the_process_killed_before_any_sync(tmp_path: Path) -> No
         store.close()
 
 
-def test_a_burst_of_writes_shares_one_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    synced: list[float] = []
+@pytest.fixture
+def synced(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """When each sync to disk happened (the store's real sync, counted)."""
+    times: list[float] = []
     real = vectors_edge._sync
 
     def counting(slot: object, shard: object) -> None:
-        synced.append(time.monotonic())
+        times.append(time.monotonic())
         real(slot, shard)  # type: ignore[arg-type]
 
     monkeypatch.setattr(vectors_edge, "_sync", counting)
+    return times
+
+
+def test_a_burst_of_writes_shares_one_sync(tmp_path: Path, synced: list[float]) -> None:
     store = EdgeVectorStore(tmp_path / "vectors", sync_s=0.3)
     try:
         store.ensure_collection(USER, DIM)
@@ -85,15 +91,7 @@ def test_a_burst_of_writes_shares_one_sync(tmp_path: Path, monkeypatch: pytest.M
         store.close()
 
 
-def test_sync_s_zero_syncs_every_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    synced: list[int] = []
-    real = vectors_edge._sync
-
-    def counting(slot: object, shard: object) -> None:
-        synced.append(1)
-        real(slot, shard)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(vectors_edge, "_sync", counting)
+def test_sync_s_zero_syncs_every_write(tmp_path: Path, synced: list[float]) -> None:
     store = EdgeVectorStore(tmp_path / "vectors", sync_s=0)
     try:
         store.ensure_collection(USER, DIM)

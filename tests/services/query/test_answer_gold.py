@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from functools import cache
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -237,53 +238,44 @@ def test_the_one_the_asked_person_does_it_with_is_in_their_we() -> None:
     assert ans.found and "engineering class" in ans.text, ans.text
 
 
-def test_a_remark_going_on_about_someone_elses_thing_is_theirs() -> None:
-    """Audrey's "But one thing they hate is snow." goes on about her own dogs: asked of Andrew, it is someone
-    else's, not a remark about neither."""
+def _candidate(chat: str, question: str, words: str) -> Any:
+    """The answerer's candidate statement of ``chat`` holding ``words``, for ``question``."""
     from services.query.extractive import _candidates
     from services.query.lemmas import Lemmas
 
+    enc = Lemmas(Bm25Encoder())
+    case = Gold("transcript", (chat,), question, "")
+    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
+    return next(c for c in candidates if words in c.st.text)
+
+
+def test_a_remark_going_on_about_someone_elses_thing_is_theirs() -> None:
+    """Audrey's "But one thing they hate is snow." goes on about her own dogs: asked of Andrew, it is someone
+    else's, not a remark about neither."""
     chat = ("Andrew: My pup chased a squirrel once.\nAudrey: Your pup looks so fun! My dogs love running around "
             "the park. But one thing they hate is snow.\nAndrew: Ha!")
-    enc = Lemmas(Bm25Encoder())
-    case = Gold("transcript", (chat,), "How do Andrew's dogs react to snow?", "")
-    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
-    snow = next(c for c in candidates if "snow" in c.st.text)
+    snow = _candidate(chat, "How do Andrew's dogs react to snow?", "snow")
     assert snow.about_other and not snow.speaker_bonus
 
 
 def test_advice_given_to_the_person_asked_about_is_not_what_they_suggested() -> None:
     """Joanna advises Nate ("you should get a couch..."): asked what Nate recommends, it is someone else's."""
-    from services.query.extractive import _candidates
-    from services.query.lemmas import Lemmas
-
     chat = ("Nate: My living room never feels cosy.\nJoanna: You should get a couch that can sit multiple people, "
             "and make sure it's really fluffy!\nNate: Thanks, I'll try that.")
-    enc = Lemmas(Bm25Encoder())
-    case = Gold("transcript", (chat,), "What does Nate recommend to make a living room comfy?", "")
-    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
-    couch = next(c for c in candidates if "couch" in c.st.text)
+    couch = _candidate(chat, "What does Nate recommend to make a living room comfy?", "couch")
     assert couch.about_other and not couch.speaker_bonus
 
 
 def test_an_appraisal_opening_a_reply_to_the_others_news_is_about_it() -> None:
     """Caroline shows her grandma's necklace; Melanie's "Wow, that's gorgeous!" is about Caroline's necklace."""
-    from services.query.extractive import _candidates
-    from services.query.lemmas import Lemmas
-
     chat = ("Caroline: This necklace is special to me, my grandma gave it to me.\nMelanie: Wow, that's a gorgeous "
             "necklace! It's awesome what items can mean.\nCaroline: Thanks!")
-    enc = Lemmas(Bm25Encoder())
-    case = Gold("transcript", (chat,), "What does Melanie's necklace symbolize?", "")
-    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
-    wow = next(c for c in candidates if "gorgeous" in c.st.text)
+    wow = _candidate(chat, "What does Melanie's necklace symbolize?", "gorgeous")
     assert wow.about_other and not wow.speaker_bonus
     # the news may end on a remark of neither ("Lots of people showed up."): the reply is still about it
     chat = ("John: I organised a charity event last week. Lots of people showed up.\nTim: Great job organising the "
             "event!\nJohn: Thanks!")
-    case = Gold("transcript", (chat,), "What charity event did Tim organise?", "")
-    candidates, _ = _candidates(understand(case.question, enc), hits(case), enc)
-    great = next(c for c in candidates if "Great job" in c.st.text)
+    great = _candidate(chat, "What charity event did Tim organise?", "Great job")
     assert great.about_other and not great.speaker_bonus
 
 
