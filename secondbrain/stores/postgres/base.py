@@ -220,6 +220,10 @@ class PgRole:
         """Run ``statements`` as one transaction sent in one go (pipeline mode, BEGIN and COMMIT written
         out so psycopg does not sync around them): one network round trip.  The first row each statement
         returns (None for those returning nothing)."""
+        return [rows[0] if rows else None for rows in self._one_trip_rows(statements)]
+
+    def _one_trip_rows(self, statements: Sequence[tuple[str, Mapping[str, Any] | Sequence[Any]]]) -> list[list[Any]]:
+        """:meth:`_one_trip`, with every row each statement returns (none for those returning nothing)."""
         with self._pool.connection() as conn:
             try:
                 with conn.pipeline():
@@ -232,7 +236,7 @@ class PgRole:
                 with contextlib.suppress(Exception):  # leave the connection usable for the pool
                     conn.execute("ROLLBACK", prepare=False)
                 raise
-            return [cur.fetchone() if cur.description else None for cur in cursors]
+            return [cur.fetchall() if cur.description else [] for cur in cursors]
 
     @staticmethod
     def _ensure_user(conn: psycopg.Connection[Any], user_id: str, display_name: str | None) -> None:

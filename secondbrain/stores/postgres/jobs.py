@@ -53,6 +53,41 @@ SELECT (SELECT status FROM job), (SELECT superseded FROM sup)
 """
 
 
+# :data:`_FINISH` for several jobs of one user in one statement (planned once, not once a job): the same rules
+# job by job, read from the same snapshot, and a row for each job asked: its id, status and whether superseded.
+_FINISH_MANY = f"""
+WITH item AS (SELECT * FROM unnest(%(jobs)s::text[], %(docs)s::text[], %(attempts)s::int[]) AS i(job_id, doc, attempt)),
+job AS (SELECT i.job_id, j.status FROM item i LEFT JOIN jobs j ON j.job_id = i.job_id AND j.user_id = %(user)s),
+sup AS (SELECT i.job_id, i.doc IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM documents d WHERE d.document_id = i.doc AND d.user_id = %(user)s
+              AND d.superseded_at IS NULL
+              AND NOT EXISTS (SELECT 1 FROM documents n WHERE n.user_id = d.user_id AND n.source_id = d.source_id
+                                AND n.version > d.version)) AS superseded
+        FROM item i),
+st AS (UPDATE job_stages s SET status = 'succeeded', finished_at = now(), started_at = coalesce(s.started_at, now()),
+              attempts = greatest(s.attempts, i.attempt)
+       FROM item i JOIN job ON job.job_id = i.job_id JOIN sup ON sup.job_id = i.job_id
+       WHERE s.job_id = i.job_id AND s.stage = %(stage)s AND s.status <> 'succeeded'
+         AND job.{_UNFINISHED} AND NOT sup.superseded
+       RETURNING s.job_id, s.attempts),
+others AS (SELECT st.job_id, (SELECT count(*) FROM job_stages o WHERE o.job_id = st.job_id AND o.stage <> %(stage)s
+                                AND o.status <> 'succeeded') AS n
+           FROM st),
+j AS (UPDATE jobs SET status = CASE WHEN o.n = 0 THEN 'succeeded' ELSE 'running' END,
+                      error = CASE WHEN o.n = 0 THEN NULL ELSE jobs.error END,
+                      finished_at = CASE WHEN o.n = 0 THEN now() ELSE jobs.finished_at END,
+                      updated_at = now()
+      FROM others o WHERE jobs.job_id = o.job_id RETURNING jobs.job_id, jobs.status),
+ev AS (INSERT INTO job_events (job_id, stage, status, detail, attempt)
+       SELECT job_id, stage, status, NULL, attempt FROM (
+           SELECT st.job_id, %(stage)s AS stage, 'succeeded' AS status, st.attempts AS attempt, 1 AS ord FROM st
+           UNION ALL
+           SELECT j.job_id, 'job', 'succeeded', NULL, 2 FROM j WHERE j.status = 'succeeded') e
+       ORDER BY job_id, ord RETURNING 1)
+SELECT job.job_id, job.status, sup.superseded FROM job JOIN sup ON sup.job_id = job.job_id
+"""
+
+
 # Marking a stage running, unless it has finished (a progress write landing late changes nothing).
 _STARTED = f"""
 WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
@@ -64,6 +99,17 @@ j AS (UPDATE jobs SET status = 'running', updated_at = now()
 INSERT INTO job_events (job_id, stage, status, attempt)
 SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM st"""
 
+
+# :data:`_STARTED` for several jobs of one user in one statement.
+_STARTED_MANY = f"""
+WITH live AS (SELECT job_id FROM jobs WHERE job_id = ANY(%(jobs)s) AND user_id = %(user)s AND {_UNFINISHED}),
+st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s, started_at = coalesce(started_at, now())
+       WHERE job_id IN (SELECT job_id FROM live) AND stage = %(stage)s AND {_STAGE_OPEN}
+       RETURNING job_id),
+j AS (UPDATE jobs SET status = 'running', updated_at = now()
+      WHERE job_id IN (SELECT job_id FROM st) RETURNING 1)
+INSERT INTO job_events (job_id, stage, status, attempt)
+SELECT job_id, %(stage)s, 'running', %(attempt)s FROM st ORDER BY job_id"""
 
 def _outcome(row: Any) -> StageOutcome:
     """What a :data:`_FINISH` row says became of the work."""
@@ -164,10 +210,11 @@ class PostgresJobs(PgRole):
             return {}
         lock = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
                 "ORDER BY job_id FOR UPDATE) locked LIMIT 1", {"user": user_id, "jobs": [i[0] for i in items]})
-        rows = self._one_trip([lock, *((_FINISH, {"job": job, "user": user_id, "stage": stage, "doc": doc,
-                                                  "detail": None, "attempt": attempt})
-                                       for job, doc, attempt in items)])[1:]
-        return {job: _outcome(row) for (job, _d, _a), row in zip(items, rows, strict=True)}
+        args = {"user": user_id, "stage": stage, "jobs": [i[0] for i in items], "docs": [i[1] for i in items],
+                "attempts": [i[2] for i in items]}
+        rows = self._one_trip_rows([lock, (_FINISH_MANY, args)])[1]
+        found = {job: (status, superseded) for job, status, superseded in rows}
+        return {job: _outcome(found.get(job)) for job, _d, _a in items}
 
     def stages_started(self, user_id: str, stage: str, job_ids: Sequence[str]) -> None:
         """:meth:`stage_started` (first attempt) for several jobs in one transaction, one round trip."""
@@ -177,8 +224,7 @@ class PostgresJobs(PgRole):
             return
         lock = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
                 "ORDER BY job_id FOR UPDATE) locked LIMIT 1", {"user": user_id, "jobs": jobs})
-        self._one_trip([lock, *((_STARTED, {"job": job, "user": user_id, "stage": stage, "attempt": 1})
-                                for job in jobs)])
+        self._one_trip([lock, (_STARTED_MANY, {"jobs": jobs, "user": user_id, "stage": stage, "attempt": 1})])
 
     def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
         """Mark ``stage`` running with ``attempt`` (the job becomes running)."""

@@ -50,6 +50,28 @@ def test_finishing_a_stage_of_many_jobs_says_what_became_of_each(stores: Stores)
     assert art.user_id == "alice"
 
 
+def test_finishing_every_stage_of_many_jobs_at_once_ends_them_as_one_by_one(stores: Stores) -> None:
+    """The batch write and the one-job write leave the same jobs and the same event logs: each stage succeeds with
+    the most attempts it took, and the job succeeds with its last stage (after it, in its log)."""
+    alone, _ = submit(stores, n=1)
+    together = [submit(stores, n=2)[0], submit(stores, n=3)[0]]
+    for stage in ("fetch", "extract", "chunk", "embed"):
+        stores.jobs.finish_stage("alice", alone, stage, attempt=2)
+        assert stores.jobs.finish_stages("alice", stage, [(job, None, 2) for job in together]) == {
+            job: "done" for job in together}
+    assert stores.jobs.finish_stages("bob", "embed", [(together[0], None, 1)]) == {together[0]: "gone"}
+
+    def log(job: str) -> list[tuple[str, str, int | None]]:
+        return [(e["stage"], e["status"], e["attempt"]) for e in stores.jobs.job_events("alice", job)]
+
+    for job in together:
+        view, expected = stores.jobs.get_job("alice", job), stores.jobs.get_job("alice", alone)
+        assert view is not None and expected is not None and view.status == expected.status == "succeeded"
+        assert [(s.stage, s.status, s.attempts) for s in view.stages] == [
+            (s.stage, s.status, s.attempts) for s in expected.stages]
+        assert log(job) == log(alone) and log(job)[-1] == ("job", "succeeded", None)
+
+
 def test_many_documents_saved_at_once_each_as_one_alone(stores: Stores) -> None:
     first, a1 = submit(stores, n=1)
     second, a2 = submit(stores, n=2)
