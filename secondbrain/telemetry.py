@@ -59,6 +59,11 @@ STAGE_EVENTS = _meter.create_counter(
 STAGE_DURATION = _meter.create_histogram(
     "secondbrain.stage.duration", unit="s", description="Time a stage spent on one event, retries included",
     explicit_bucket_boundaries_advisory=_S_STAGE)
+STAGE_PHASE = _meter.create_histogram(
+    "secondbrain.stage.phase.duration", unit="s",
+    description="Where a stage's time goes, by phase: admit (its jobs read), wait (for the model's turn), work, "
+                "record (the stage recorded done), publish (outputs sent and acknowledged); a batch's once",
+    explicit_bucket_boundaries_advisory=_S_STAGE)
 INGEST_LATENCY = _meter.create_histogram(
     "secondbrain.ingest.latency", unit="s", description="From submission to searchable (the embed stage done)",
     explicit_bucket_boundaries_advisory=_S_INGEST)

@@ -34,7 +34,7 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -102,6 +102,17 @@ class _Work:
     admission: core.Admission
     opened: bytes | None = None  # the Avro bytes of a sealed message (the record of a dead letter reads them)
     started: float = field(default_factory=time.monotonic)
+
+
+@contextlib.contextmanager
+def _phase(stage: str, phase: str) -> Iterator[None]:
+    """Time a phase of a stage's work (``secondbrain.stage.phase.duration``): which of reading jobs, waiting for the
+    model, working, recording and publishing holds a stage back."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        telemetry.STAGE_PHASE.record(time.monotonic() - started, {"stage": stage, "phase": phase})
 
 
 class StageRunner:
@@ -280,8 +291,13 @@ class StageRunner:
             prepared: list[Any] | None = None
             if len(works) > 1 and isinstance(self.stage, BatchingStage):
                 try:  # the shared part (one model call); any failure: each event alone, with its retries
-                    async with self._batch_turn:
-                        prepared = await self._in_pool(self.stage.prepare, [w.event for w in works])
+                    with _phase(self.step.name, "wait"):
+                        await self._batch_turn.acquire()
+                    try:
+                        with _phase(self.step.name, "work"):
+                            prepared = await self._in_pool(self.stage.prepare, [w.event for w in works])
+                    finally:
+                        self._batch_turn.release()
                 except Exception as exc:
                     log.warning("batch preparation failed; events go one by one", extra={
                         "stage": self.step.name, "events": len(works), "error": repr(exc)})
@@ -306,8 +322,9 @@ class StageRunner:
             if got is not None:
                 decoded.append((msg, span, *got))
         fx = _BatchEffects(self)
-        admitted = await core.admit_batch(self.stage, [(e, ref, msg.value or b"", msg.headers)
-                                                       for msg, _s, e, ref, _o in decoded], fx)
+        with _phase(self.step.name, "admit"):
+            admitted = await core.admit_batch(self.stage, [(e, ref, msg.value or b"", msg.headers)
+                                                           for msg, _s, e, ref, _o in decoded], fx)
         works: list[_Work] = []
         for (msg, span, event, ref, opened), verdict in zip(decoded, admitted, strict=True):
             with trace.use_span(span, end_on_exit=False):
@@ -331,8 +348,9 @@ class StageRunner:
                     await self._outcome(work, outcome, [])
         if publish:
             # One produce batch: every output and every status sent at once, then one wait for the broker.
-            await asyncio.gather(*(self._publish_all(encoded) for _w, _o, encoded in publish),
-                                 *(self._status(w.ref, "succeeded", None, o.attempts) for w, o, _e in publish))
+            with _phase(self.step.name, "publish"):
+                await asyncio.gather(*(self._publish_all(encoded) for _w, _o, encoded in publish),
+                                     *(self._status(w.ref, "succeeded", None, o.attempts) for w, o, _e in publish))
             for work, outcome, _e in publish:
                 with trace.use_span(work.span, end_on_exit=False):
                     self._published(work, outcome.outputs)
@@ -349,7 +367,9 @@ class StageRunner:
         if got is None:
             return None
         event, ref, opened = got
-        admitted = await core.admit(self.stage, event, ref, msg.value or b"", msg.headers, _Effects(self, ref, span))
+        with _phase(self.step.name, "admit"):
+            admitted = await core.admit(self.stage, event, ref, msg.value or b"", msg.headers,
+                                        _Effects(self, ref, span))
         return await self._admitted(msg, span, event, ref, opened, admitted)
 
     async def _decode(self, msg: Message, span: trace.Span) -> tuple[Any, JobRef, bytes | None] | None:
@@ -435,7 +455,8 @@ class StageRunner:
     async def _finish(self, work: _Work, outputs: list[Any], encoded: list[Output], attempts: int) -> None:
         """Publish the outputs of a stage recorded done (and the job's status)."""
         # The outputs and the status event go to different topics: one wait for both acknowledgements.
-        await asyncio.gather(self._publish_all(encoded), self._status(work.ref, "succeeded", None, attempts))
+        with _phase(self.step.name, "publish"):
+            await asyncio.gather(self._publish_all(encoded), self._status(work.ref, "succeeded", None, attempts))
         self._published(work, outputs)
 
     def _published(self, work: _Work, outputs: list[Any]) -> None:
@@ -636,7 +657,8 @@ class _Effects:
                     with attempt:
                         attempts = attempt.retry_state.attempt_number
                         span.set_attribute("sb.attempt", attempts)
-                        outputs = await runner._in_pool(work, attempts)
+                        with _phase(runner.step.name, "work"):
+                            outputs = await runner._in_pool(work, attempts)
                         # Encode inside the attempt: an output the codec refuses (invalid, too large) is a
                         # permanent failure of this event, not a crash of the lane.
                         self.encoded = runner._encode_all(outputs, submitted_at)
@@ -649,8 +671,9 @@ class _Effects:
         return outputs, attempts
 
     async def finish(self, ref: JobRef, attempts: int) -> StageOutcome:
-        return await self.runner._bookkeeping(self.runner.jobs.finish_stage, ref, document_id=ref.document_id,
-                                              attempt=attempts)
+        with _phase(self.runner.step.name, "record"):
+            return await self.runner._bookkeeping(self.runner.jobs.finish_stage, ref, document_id=ref.document_id,
+                                                  attempt=attempts)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.runner._in_pool(fn, *args)
@@ -687,10 +710,16 @@ class _BatchEffects(_Effects):
         progress = asyncio.create_task(runner._show_running_all(refs, finished))
         try:
             if isinstance(runner.stage, BatchingStage):  # a model call: one at a time (see __init__)
-                async with runner._batch_turn:
-                    results = await runner._in_pool(work)
+                with _phase(runner.step.name, "wait"):
+                    await runner._batch_turn.acquire()
+                try:
+                    with _phase(runner.step.name, "work"):
+                        results = await runner._in_pool(work)
+                finally:
+                    runner._batch_turn.release()
             else:
-                results = await runner._in_pool(work)
+                with _phase(runner.step.name, "work"):
+                    results = await runner._in_pool(work)
         except Exception as exc:
             log.warning("batch failed; its events go one by one", extra={
                 "stage": runner.step.name, "events": len(self.works), "error": repr(exc)})
@@ -718,9 +747,10 @@ class _BatchEffects(_Effects):
             assert ref.user_id is not None and ref.job_id is not None
             by_user.setdefault(ref.user_id, []).append((ref.job_id, ref.document_id, 1))
         outcomes: dict[tuple[str, str], StageOutcome] = {}
-        for user_id, items in by_user.items():
-            async for attempt in retry.bookkeeping(self.runner.settings, "job bookkeeping"):
-                with attempt:
-                    found = await asyncio.to_thread(jobs.finish_stages, user_id, stage, items)
-            outcomes.update({(user_id, job): outcome for job, outcome in found.items()})
+        with _phase(stage, "record"):
+            for user_id, items in by_user.items():
+                async for attempt in retry.bookkeeping(self.runner.settings, "job bookkeeping"):
+                    with attempt:
+                        found = await asyncio.to_thread(jobs.finish_stages, user_id, stage, items)
+                outcomes.update({(user_id, job): outcome for job, outcome in found.items()})
         return [outcomes[(str(ref.user_id), str(ref.job_id))] for ref in refs]

@@ -51,6 +51,7 @@ PENDING_SETTINGS: set[str] = set()
 METRICS: dict[str, tuple[str, ...]] = {
     "secondbrain.stage.events": ("secondbrain_stage_events_total",),
     "secondbrain.stage.duration": ("secondbrain_stage_duration_seconds_bucket",),
+    "secondbrain.stage.phase.duration": ("secondbrain_stage_phase_duration_seconds_sum",),
     "secondbrain.ingest.latency": ("secondbrain_ingest_latency_seconds_bucket",
                                    "secondbrain_ingest_latency_seconds_count"),
     "secondbrain.consumer.lag": ("secondbrain_consumer_lag",),

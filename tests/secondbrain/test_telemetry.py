@@ -130,6 +130,9 @@ async def test_the_runner_continues_the_trace_of_its_input_and_passes_it_on(env:
     await eventually(lambda: metric(reader, "secondbrain.stage.events", stage="extract", outcome="processed")
                      == before + 1, "processed + 1")
     assert metric(reader, "secondbrain.stage.duration", stage="extract") >= 1
+    # And where its time went: its job read, its work, its stage recorded done, its output published.
+    for phase in ("admit", "work", "record", "publish"):
+        assert metric(reader, "secondbrain.stage.phase.duration", stage="extract", phase=phase) >= 1, phase
 
 
 async def test_retries_and_dead_letters_are_counted_and_the_letter_keeps_the_trace(env: Env, sinks: Any) -> None:
