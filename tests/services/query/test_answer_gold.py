@@ -26,6 +26,7 @@ from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
+from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -118,7 +119,18 @@ KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNT
 # The second untuned set, with person swaps, scored once (28 of 30): its misses stay listed, never tuned away.
 SECOND_MISSES = {"transcript: What did Hana bake for the party?", "note: When does the post office close on Saturdays?"}
 KNOWN_MISSES |= {case: "missed by the second untuned set's one scoring" for case in SECOND_MISSES}
-CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED
+# The third untuned set (person swaps of the kinds LoCoMo still got through, changed details), scored once before
+# the answerer read who did what in a sentence (18 of 30): its misses stay listed, never tuned away.
+THIRD_MISSES = {
+    "transcript: Where does Tom swim in the mornings?", "transcript: What did Zoe win at the bake-off?",
+    "transcript: Which piece is Ayla learning on the piano?", "transcript: What does Sam do for his back pain?",
+    "transcript: What does Leon read before bed to help him sleep?", "transcript: Why did Maya quit her job?",
+    "transcript: What did Nina win at the bake-off?", "transcript: What did Lucia see in Lisbon?",
+    "transcript: What is Kira's least favourite food?", "transcript: What did Dan bring to the wedding?",
+    "transcript: Which museum did Sara visit in Paris?", "transcript: How did Mina celebrate her graduation?",
+}
+KNOWN_MISSES |= {case: "missed by the third untuned set's first scoring" for case in THIRD_MISSES}
+CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
