@@ -70,6 +70,32 @@ RETURNING version
 """
 
 
+# :data:`_UPSERT_DOCUMENT` for several documents of distinct sources in one statement (planned once, its values
+# adapted as a few arrays rather than a statement each): a version, or no row, per document asked.
+_UPSERT_DOCUMENTS = """
+WITH d AS (SELECT * FROM unnest(%(document_id)s::text[], %(user_id)s::text[], %(artifact_id)s::text[],
+                                %(source_id)s::text[], %(title)s::text[], %(modality)s::text[],
+                                %(content_type)s::text[], %(captured_at)s::timestamptz[],
+                                %(captured_at_source)s::text[], %(ingested_at)s::timestamptz[],
+                                %(char_count)s::int[], %(chunk_count)s::int[], %(metadata)s::jsonb[],
+                                %(job_id)s::text[])
+                  WITH ORDINALITY AS d(document_id, user_id, artifact_id, source_id, title, modality, content_type,
+                                       captured_at, captured_at_source, ingested_at, char_count, chunk_count,
+                                       metadata, job_id, n))
+INSERT INTO documents (document_id, user_id, artifact_id, source_id, title, modality,
+                       content_type, captured_at, captured_at_source, ingested_at,
+                       char_count, chunk_count, metadata, version)
+SELECT d.document_id, d.user_id, d.artifact_id, d.source_id, d.title, d.modality, d.content_type, d.captured_at,
+       d.captured_at_source, d.ingested_at, d.char_count, d.chunk_count, d.metadata,
+       (SELECT coalesce(max(version), 0) + 1 FROM documents x WHERE x.user_id = d.user_id AND x.source_id = d.source_id)
+FROM d
+WHERE d.job_id IS NULL OR EXISTS (
+    SELECT 1 FROM jobs WHERE job_id = d.job_id AND user_id = d.user_id AND status IN ('queued', 'running'))
+ORDER BY d.n
+""" + _UPSERT_DOCUMENT[_UPSERT_DOCUMENT.index("ON CONFLICT"):].replace("RETURNING version",
+                                                                      "RETURNING document_id, version")
+
+
 def _document_params(doc: DocumentRecord, job_id: str | None) -> dict[str, Any]:
     return {
         "document_id": doc.document_id, "user_id": doc.user_id, "artifact_id": doc.artifact_id,
@@ -109,22 +135,37 @@ class PostgresCatalog(PgRole):
         sources = sorted({(doc.user_id, doc.source_id) for doc, _job in documents})
         jobs = sorted({(doc.user_id, job) for doc, job in documents if job is not None})
         statements: list[tuple[str, Any]] = [
-            ("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", source) for source in sources]
-        statements += [("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job, user))
-                       for user, job in jobs]
-        statements += [(_UPSERT_DOCUMENT, _document_params(doc, job)) for doc, job in documents]
+            # In the order given (a function scan keeps it): sorted, as a deletion of a source takes them.
+            ("SELECT count(pg_advisory_xact_lock(hashtext(u), hashtext(s))) FROM unnest(%s::text[], %s::text[]) "
+             "AS t(u, s)", ([u for u, _s in sources], [s for _u, s in sources])),
+            ("SELECT j.job_id, j.status FROM jobs j JOIN unnest(%s::text[], %s::text[]) AS t(u, job) "
+             "ON j.user_id = t.u AND j.job_id = t.job ORDER BY j.job_id FOR SHARE OF j",
+             ([u for u, _j in jobs], [j for _u, j in jobs]))]
+        # Distinct sources and documents: one statement for all of them; else one each, in order, as a later
+        # version of a source is numbered after the earlier one it follows in the batch.
+        together = len(sources) == len(documents) == len({doc.document_id for doc, _job in documents})
+        if together:
+            params = [_document_params(doc, job) for doc, job in documents]
+            statements.append((_UPSERT_DOCUMENTS, {k: [p[k] for p in params] for k in params[0]}))
+        else:
+            statements += [(_UPSERT_DOCUMENT, _document_params(doc, job)) for doc, job in documents]
         try:
-            rows = self._one_trip(statements)
+            rows = self._one_trip_rows(statements)
         except psycopg.errors.ForeignKeyViolation:  # an artifact (or user) went meanwhile: each on its own
             return save_each(self.save_document, documents)
-        status = {job: row for job, row in zip(jobs, rows[len(sources):len(sources) + len(jobs)], strict=True)}
+        status: dict[str, str] = dict(rows[1])
+        if together:
+            versions: dict[str, int] = dict(rows[2])
+            written = [versions.get(doc.document_id) for doc, _job in documents]
+        else:
+            written = [found[0][0] if found else None for found in rows[2:]]
         result: list[int | Exception] = []
-        for (doc, job), row in zip(documents, rows[len(sources) + len(jobs):], strict=True):
-            held = status.get((doc.user_id, job)) if job is not None else None
-            if job is not None and (held is None or held[0] not in LIVE_JOB_STATUSES):
-                result.append(JobGone.of_status(job, None if held is None else held[0]))
+        for (_doc, job), version in zip(documents, written, strict=True):
+            held = status.get(job) if job is not None else None
+            if job is not None and (held is None or held not in LIVE_JOB_STATUSES):
+                result.append(JobGone.of_status(job, held))
             else:
-                result.append(int(row[0]) if row else 0)
+                result.append(int(version) if version is not None else 0)
         return result
 
     def _save_document(self, doc: DocumentRecord, job_id: str | None) -> int:

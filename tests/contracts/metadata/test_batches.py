@@ -94,6 +94,20 @@ def test_many_documents_saved_at_once_each_as_one_alone(stores: Stores) -> None:
     assert doc is not None and doc.chunk_count == 3
 
 
+def test_two_versions_of_a_source_saved_in_one_batch_are_numbered_in_order(stores: Stores) -> None:
+    """A batch holding two versions of one source numbers them as one by one would (the later after the earlier),
+    beside a document of another source."""
+    first = version_of("alice", "file:list.md", "eggs")
+    second = version_of("alice", "file:list.md", "eggs and milk")
+    _, other = submit(stores, n=5)
+    jobs = [ids.job_id("alice", "v1"), ids.job_id("alice", "v2")]
+    for art, job in zip((first, second), jobs, strict=True):
+        assert stores.intake.submit(art, job, [submission(art, job)]).created
+    assert stores.catalog.save_documents([(document(first), None), (document(second), None),
+                                          (document(other), None)]) == [1, 2, 1]
+    assert stores.catalog.save_documents([(document(first), None), (document(other), None)]) == [1, 1]  # replays keep theirs
+
+
 def test_tags_added_to_many_sources_at_once(stores: Stores) -> None:
     _, a1 = submit(stores, n=1)
     _, a2 = submit(stores, n=2)
