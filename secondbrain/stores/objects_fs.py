@@ -262,7 +262,7 @@ class FileObjectStore:
             meta: dict[str, Any] = {"content_type": content_type or DEFAULT_CONTENT_TYPE,
                                     "etag": digest.hexdigest(), "ino": st.st_ino, "size": written}
             with os.fdopen(_create_private(meta_tmp), "w", encoding="utf-8") as out_meta:
-                json.dump(meta, out_meta)
+                out_meta.write(json.dumps(meta))  # dump() would take the pure-Python encoder
         except BaseException:
             for leftover in (tmp, meta_tmp):
                 with contextlib.suppress(OSError):
