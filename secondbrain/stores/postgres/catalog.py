@@ -40,6 +40,22 @@ SELECT coalesce(array_agg(document_id ORDER BY document_id), '{}') FROM older
 """
 
 
+# A document saved again: the same row, its version kept unless it was replaced (then it is the newest again).
+_ON_CONFLICT = """
+ON CONFLICT (document_id) DO UPDATE SET
+    artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
+    title = EXCLUDED.title, modality = EXCLUDED.modality,
+    content_type = EXCLUDED.content_type, captured_at = EXCLUDED.captured_at,
+    captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
+    char_count = EXCLUDED.char_count,
+    chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
+    metadata = EXCLUDED.metadata,
+    version = CASE WHEN documents.superseded_at IS NULL AND documents.source_id = EXCLUDED.source_id
+                   THEN documents.version ELSE EXCLUDED.version END,
+    superseded_at = NULL
+WHERE documents.user_id = EXCLUDED.user_id
+"""
+
 # Saving a document as the next version of its source (or keeping its version on a replay), unless its job,
 # when named, is no longer queued or running.
 _UPSERT_DOCUMENT = """
@@ -54,19 +70,7 @@ SELECT %(document_id)s, %(user_id)s, %(artifact_id)s, %(source_id)s, %(title)s,
 WHERE %(job_id)s::text IS NULL OR EXISTS (
     SELECT 1 FROM jobs WHERE job_id = %(job_id)s AND user_id = %(user_id)s
       AND status IN ('queued', 'running'))
-ON CONFLICT (document_id) DO UPDATE SET
-    artifact_id = EXCLUDED.artifact_id, source_id = EXCLUDED.source_id,
-    title = EXCLUDED.title, modality = EXCLUDED.modality,
-    content_type = EXCLUDED.content_type, captured_at = EXCLUDED.captured_at,
-    captured_at_source = EXCLUDED.captured_at_source, ingested_at = EXCLUDED.ingested_at,
-    char_count = EXCLUDED.char_count,
-    chunk_count = coalesce(EXCLUDED.chunk_count, documents.chunk_count),
-    metadata = EXCLUDED.metadata,
-    version = CASE WHEN documents.superseded_at IS NULL AND documents.source_id = EXCLUDED.source_id
-                   THEN documents.version ELSE EXCLUDED.version END,
-    superseded_at = NULL
-WHERE documents.user_id = EXCLUDED.user_id
-RETURNING version
+""" + _ON_CONFLICT + """RETURNING version
 """
 
 
@@ -92,8 +96,7 @@ FROM d
 WHERE d.job_id IS NULL OR EXISTS (
     SELECT 1 FROM jobs WHERE job_id = d.job_id AND user_id = d.user_id AND status IN ('queued', 'running'))
 ORDER BY d.n
-""" + _UPSERT_DOCUMENT[_UPSERT_DOCUMENT.index("ON CONFLICT"):].replace("RETURNING version",
-                                                                      "RETURNING document_id, version")
+""" + _ON_CONFLICT + "RETURNING document_id, version\n"
 
 
 def _document_params(doc: DocumentRecord, job_id: str | None) -> dict[str, Any]:
@@ -153,7 +156,7 @@ class PostgresCatalog(PgRole):
             rows = self._one_trip_rows(statements)
         except psycopg.errors.ForeignKeyViolation:  # an artifact (or user) went meanwhile: each on its own
             return save_each(self.save_document, documents)
-        status: dict[str, str] = dict(rows[1])
+        status: dict[str, JobStatus] = dict(rows[1])
         if together:
             versions: dict[str, int] = dict(rows[2])
             written = [versions.get(doc.document_id) for doc, _job in documents]
