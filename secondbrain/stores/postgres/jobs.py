@@ -20,42 +20,11 @@ _UNFINISHED = "status IN ('queued', 'running')"
 # when the stage finished, a retry notice of an attempt that was overtaken).
 _STAGE_OPEN = "status IN ('pending', 'running', 'retrying')"
 
-# Finishing a stage, in one statement: the stage succeeds (unless the job is finished, or the document
-# this work is about was replaced meanwhile), the job succeeds once no other stage is left, and the row
-# returned says what became of the work: the job's status, and whether the document was superseded.
+# Finishing a stage of one or several jobs of a user, in one statement (planned once, not once a job), job by
+# job: the stage succeeds (unless the job is finished, or the document this work is about was replaced meanwhile),
+# the job succeeds once no other stage is left, and a row for each job asked says what became of the work: its
+# id, the job's status (none: no such job of the user), and whether the document was superseded.
 _FINISH = f"""
-WITH job AS (SELECT status FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s),
-sup AS (SELECT %(doc)s::text IS NOT NULL AND NOT EXISTS (
-            SELECT 1 FROM documents d WHERE d.document_id = %(doc)s AND d.user_id = %(user)s
-              AND d.superseded_at IS NULL
-              AND NOT EXISTS (SELECT 1 FROM documents n WHERE n.user_id = d.user_id AND n.source_id = d.source_id
-                                AND n.version > d.version)) AS superseded),
-st AS (UPDATE job_stages SET status = 'succeeded', finished_at = now(), started_at = coalesce(started_at, now()),
-              detail = coalesce(%(detail)s, detail), attempts = greatest(attempts, %(attempt)s)
-       WHERE job_id = %(job)s AND stage = %(stage)s AND status <> 'succeeded'
-         AND EXISTS (SELECT 1 FROM job WHERE {_UNFINISHED}) AND NOT (SELECT superseded FROM sup)
-       RETURNING attempts),
-others AS (SELECT count(*) AS n FROM job_stages
-           WHERE job_id = %(job)s AND stage <> %(stage)s AND status <> 'succeeded'),
-j AS (UPDATE jobs SET status = CASE WHEN (SELECT n FROM others) = 0 THEN 'succeeded' ELSE 'running' END,
-                      error = CASE WHEN (SELECT n FROM others) = 0 THEN NULL ELSE error END,
-                      finished_at = CASE WHEN (SELECT n FROM others) = 0 THEN now() ELSE finished_at END,
-                      updated_at = now()
-      WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING status),
-ev AS (INSERT INTO job_events (job_id, stage, status, detail, attempt)
-       SELECT job_id, stage, status, detail, attempt FROM (
-           SELECT %(job)s AS job_id, %(stage)s AS stage, 'succeeded' AS status, %(detail)s AS detail,
-                  attempts AS attempt, 1 AS ord FROM st
-           UNION ALL
-           SELECT %(job)s, 'job', 'succeeded', NULL, NULL, 2 FROM j WHERE j.status = 'succeeded') e
-       ORDER BY ord RETURNING 1)
-SELECT (SELECT status FROM job), (SELECT superseded FROM sup)
-"""
-
-
-# :data:`_FINISH` for several jobs of one user in one statement (planned once, not once a job): the same rules
-# job by job, read from the same snapshot, and a row for each job asked: its id, status and whether superseded.
-_FINISH_MANY = f"""
 WITH item AS (SELECT * FROM unnest(%(jobs)s::text[], %(docs)s::text[], %(attempts)s::int[]) AS i(job_id, doc, attempt)),
 job AS (SELECT i.job_id, j.status FROM item i LEFT JOIN jobs j ON j.job_id = i.job_id AND j.user_id = %(user)s),
 sup AS (SELECT i.job_id, i.doc IS NOT NULL AND NOT EXISTS (
@@ -65,7 +34,7 @@ sup AS (SELECT i.job_id, i.doc IS NOT NULL AND NOT EXISTS (
                                 AND n.version > d.version)) AS superseded
         FROM item i),
 st AS (UPDATE job_stages s SET status = 'succeeded', finished_at = now(), started_at = coalesce(s.started_at, now()),
-              attempts = greatest(s.attempts, i.attempt)
+              detail = coalesce(%(detail)s::text, s.detail), attempts = greatest(s.attempts, i.attempt)
        FROM item i JOIN job ON job.job_id = i.job_id JOIN sup ON sup.job_id = i.job_id
        WHERE s.job_id = i.job_id AND s.stage = %(stage)s AND s.status <> 'succeeded'
          AND job.{_UNFINISHED} AND NOT sup.superseded
@@ -79,29 +48,19 @@ j AS (UPDATE jobs SET status = CASE WHEN o.n = 0 THEN 'succeeded' ELSE 'running'
                       updated_at = now()
       FROM others o WHERE jobs.job_id = o.job_id RETURNING jobs.job_id, jobs.status),
 ev AS (INSERT INTO job_events (job_id, stage, status, detail, attempt)
-       SELECT job_id, stage, status, NULL, attempt FROM (
-           SELECT st.job_id, %(stage)s AS stage, 'succeeded' AS status, st.attempts AS attempt, 1 AS ord FROM st
+       SELECT job_id, stage, status, detail, attempt FROM (
+           SELECT st.job_id, %(stage)s AS stage, 'succeeded' AS status, %(detail)s::text AS detail,
+                  st.attempts AS attempt, 1 AS ord FROM st
            UNION ALL
-           SELECT j.job_id, 'job', 'succeeded', NULL, 2 FROM j WHERE j.status = 'succeeded') e
+           SELECT j.job_id, 'job', 'succeeded', NULL, NULL, 2 FROM j WHERE j.status = 'succeeded') e
        ORDER BY job_id, ord RETURNING 1)
 SELECT job.job_id, job.status, sup.superseded FROM job JOIN sup ON sup.job_id = job.job_id
 """
 
 
-# Marking a stage running, unless it has finished (a progress write landing late changes nothing).
+# Marking a stage of one or several jobs of a user running, unless it has finished (a progress write landing late
+# changes nothing).
 _STARTED = f"""
-WITH live AS (SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s AND {_UNFINISHED}),
-st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s, started_at = coalesce(started_at, now())
-       WHERE job_id = %(job)s AND stage = %(stage)s AND {_STAGE_OPEN} AND EXISTS (SELECT 1 FROM live)
-       RETURNING 1),
-j AS (UPDATE jobs SET status = 'running', updated_at = now()
-      WHERE job_id = %(job)s AND EXISTS (SELECT 1 FROM st) RETURNING 1)
-INSERT INTO job_events (job_id, stage, status, attempt)
-SELECT %(job)s, %(stage)s, 'running', %(attempt)s FROM st"""
-
-
-# :data:`_STARTED` for several jobs of one user in one statement.
-_STARTED_MANY = f"""
 WITH live AS (SELECT job_id FROM jobs WHERE job_id = ANY(%(jobs)s) AND user_id = %(user)s AND {_UNFINISHED}),
 st AS (UPDATE job_stages SET status = 'running', attempts = %(attempt)s, started_at = coalesce(started_at, now())
        WHERE job_id IN (SELECT job_id FROM live) AND stage = %(stage)s AND {_STAGE_OPEN}
@@ -111,8 +70,13 @@ j AS (UPDATE jobs SET status = 'running', updated_at = now()
 INSERT INTO job_events (job_id, stage, status, attempt)
 SELECT job_id, %(stage)s, 'running', %(attempt)s FROM st ORDER BY job_id"""
 
+# The jobs' rows locked in job id order (as deletions lock them) before a transition of several jobs.
+_LOCK_MANY = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
+              "ORDER BY job_id FOR UPDATE) locked LIMIT 1")
+
+
 def _outcome(row: Any) -> StageOutcome:
-    """What a :data:`_FINISH` row says became of the work."""
+    """What a :data:`_FINISH` row (the job's status, whether superseded) says became of the work."""
     if row is None or row[0] is None:
         return "gone"  # no such job for this user: deleted with its source (or never theirs)
     status, superseded = row
@@ -186,9 +150,7 @@ class PostgresJobs(PgRole):
     def finish_stage(self, user_id: str, job_id: str, stage: str, *, document_id: str | None = None,
                      detail: str | None = None, attempt: int = 1) -> StageOutcome:
         """Record ``stage`` done and say whether its work is still wanted (see the port)."""
-        self._require_stage(stage)
-        (row,) = self._locked(user_id, job_id, _FINISH, stage=stage, doc=document_id, detail=detail, attempt=attempt)
-        return _outcome(row)
+        return self._finish(user_id, stage, [(job_id, document_id, attempt)], detail)[job_id]
 
     def job_states(self, user_id: str, job_ids: Sequence[str]) -> dict[str, JobState]:
         """Live, ended or gone, of several jobs in one statement (see the port)."""
@@ -204,32 +166,34 @@ class PostgresJobs(PgRole):
         """Finish ``stage`` of several jobs in one transaction, one round trip (see the port): their rows are
         locked first in one statement, in job id order (as deletions lock them), then each is finished as
         :meth:`finish_stage` does."""
+        return self._finish(user_id, stage, jobs, None)
+
+    def _finish(self, user_id: str, stage: str, jobs: Sequence[tuple[str, str | None, int]],
+                detail: str | None) -> dict[str, StageOutcome]:
         self._require_stage(stage)
         items = list({job: (job, doc, attempt) for job, doc, attempt in jobs}.values())
         if not items:
             return {}
-        lock = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
-                "ORDER BY job_id FOR UPDATE) locked LIMIT 1", {"user": user_id, "jobs": [i[0] for i in items]})
-        args = {"user": user_id, "stage": stage, "jobs": [i[0] for i in items], "docs": [i[1] for i in items],
-                "attempts": [i[2] for i in items]}
-        rows = self._one_trip_rows([lock, (_FINISH_MANY, args)])[1]
+        args = {"user": user_id, "stage": stage, "detail": detail, "jobs": [i[0] for i in items],
+                "docs": [i[1] for i in items], "attempts": [i[2] for i in items]}
+        rows = self._one_trip_rows([(_LOCK_MANY, args), (_FINISH, args)])[1]
         found = {job: (status, superseded) for job, status, superseded in rows}
         return {job: _outcome(found.get(job)) for job, _d, _a in items}
 
     def stages_started(self, user_id: str, stage: str, job_ids: Sequence[str]) -> None:
         """:meth:`stage_started` (first attempt) for several jobs in one transaction, one round trip."""
-        self._require_stage(stage)
-        jobs = sorted(set(job_ids))
-        if not jobs:
-            return
-        lock = ("SELECT 1 FROM (SELECT job_id FROM jobs WHERE user_id = %(user)s AND job_id = ANY(%(jobs)s) "
-                "ORDER BY job_id FOR UPDATE) locked LIMIT 1", {"user": user_id, "jobs": jobs})
-        self._one_trip([lock, (_STARTED_MANY, {"jobs": jobs, "user": user_id, "stage": stage, "attempt": 1})])
+        self._start(user_id, stage, job_ids, 1)
 
     def stage_started(self, user_id: str, job_id: str, stage: str, attempt: int) -> None:
         """Mark ``stage`` running with ``attempt`` (the job becomes running)."""
+        self._start(user_id, stage, [job_id], attempt)
+
+    def _start(self, user_id: str, stage: str, job_ids: Sequence[str], attempt: int) -> None:
         self._require_stage(stage)
-        self._locked(user_id, job_id, _STARTED, stage=stage, attempt=attempt)
+        jobs = sorted(set(job_ids))
+        if jobs:
+            args = {"jobs": jobs, "user": user_id, "stage": stage, "attempt": attempt}
+            self._one_trip([(_LOCK_MANY, args), (_STARTED, args)])
 
     def stage_succeeded(self, user_id: str, job_id: str, stage: str, detail: str | None = None) -> None:
         """Mark ``stage`` done; when every stage has succeeded the job succeeds."""
