@@ -291,13 +291,7 @@ class StageRunner:
             prepared: list[Any] | None = None
             if len(works) > 1 and isinstance(self.stage, BatchingStage):
                 try:  # the shared part (one model call); any failure: each event alone, with its retries
-                    with _phase(self.step.name, "wait"):
-                        await self._batch_turn.acquire()
-                    try:
-                        with _phase(self.step.name, "work"):
-                            prepared = await self._in_pool(self.stage.prepare, [w.event for w in works])
-                    finally:
-                        self._batch_turn.release()
+                    prepared = await self._model_turn(self.stage.prepare, [w.event for w in works])
                 except Exception as exc:
                     log.warning("batch preparation failed; events go one by one", extra={
                         "stage": self.step.name, "events": len(works), "error": repr(exc)})
@@ -500,7 +494,19 @@ class StageRunner:
         ctx = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(ctx.run, fn, *args))
 
+    async def _model_turn(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn`` on the stage's threads in the stage's one-model-call-at-a-time turn (see ``__init__``), the wait
+        for the turn and the work timed apart."""
+        with _phase(self.step.name, "wait"):
+            await self._batch_turn.acquire()
+        try:
+            with _phase(self.step.name, "work"):
+                return await self._in_pool(fn, *args)
+        finally:
+            self._batch_turn.release()
+
     # ------------------------------------------------------------------ publishing
+
     async def _publish_all(self, outputs: list[Output]) -> None:
         """Send every output at once (the producer batches them) and wait for all the acknowledgements."""
         await asyncio.gather(*(self._publish_one(*output) for output in outputs))
@@ -710,13 +716,7 @@ class _BatchEffects(_Effects):
         progress = asyncio.create_task(runner._show_running_all(refs, finished))
         try:
             if isinstance(runner.stage, BatchingStage):  # a model call: one at a time (see __init__)
-                with _phase(runner.step.name, "wait"):
-                    await runner._batch_turn.acquire()
-                try:
-                    with _phase(runner.step.name, "work"):
-                        results = await runner._in_pool(work)
-                finally:
-                    runner._batch_turn.release()
+                results = await runner._model_turn(work)
             else:
                 with _phase(runner.step.name, "work"):
                     results = await runner._in_pool(work)
