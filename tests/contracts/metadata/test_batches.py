@@ -105,7 +105,8 @@ def test_two_versions_of_a_source_saved_in_one_batch_are_numbered_in_order(store
         assert stores.intake.submit(art, job, [submission(art, job)]).created
     assert stores.catalog.save_documents([(document(first), None), (document(second), None),
                                           (document(other), None)]) == [1, 2, 1]
-    assert stores.catalog.save_documents([(document(first), None), (document(other), None)]) == [1, 1]  # replays keep theirs
+    # saved again: replays, which keep their versions
+    assert stores.catalog.save_documents([(document(first), None), (document(other), None)]) == [1, 1]
 
 
 def test_tags_added_to_many_sources_at_once(stores: Stores) -> None:
