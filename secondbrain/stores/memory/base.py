@@ -426,6 +426,7 @@ class MemoryDatabase:
         self._clock = clock
         self._last = datetime.min.replace(tzinfo=UTC)
         self._closed = False
+        self._pinned: datetime | None = None
 
     def _now(self) -> datetime:
         """The current time in UTC (strictly after the previous reading of the real clock)."""
@@ -444,7 +445,18 @@ class MemoryDatabase:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the in-memory metadata store is closed")
-            yield self._now()
+            yield self._pinned or self._now()
+
+    @contextmanager
+    def _one_transaction(self) -> Iterator[None]:
+        """Several operations as one transaction: they share its ``now``, as Postgres's ``now()`` is one
+        transaction's start (a batch's jobs are created at one time, ordered by their ids)."""
+        with self._lock:
+            self._pinned = self._now()
+            try:
+                yield
+            finally:
+                self._pinned = None
 
     def migrate(self) -> list[int]:
         """Nothing to migrate: the tables are the current schema (no version is ever applied)."""

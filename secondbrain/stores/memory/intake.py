@@ -17,12 +17,14 @@ class MemoryIntake(MemoryRole):
     def submit_many(self, submissions: Sequence[tuple[ArtifactRecord, str, Sequence[OutboxMessage], str | None]], *,
                     lease_s: float | None = None) -> list[SubmitResult | Exception]:
         """:meth:`submit` of several at once (see the port)."""
-        out: list[SubmitResult | Exception] = []
-        for artifact, job_id, outbox, request_hash in submissions:
-            try:
-                out.append(self.submit(artifact, job_id, outbox, request_hash=request_hash, lease_s=lease_s))
-            except (UnknownUser, IdempotencyConflict) as exc:
-                out.append(exc)
+        out: list[SubmitResult | Exception] = [IdempotencyConflict("unreachable")] * len(submissions)
+        with self.db._one_transaction():
+            for i in sorted(range(len(submissions)), key=lambda i: (submissions[i][0].source_id, i)):  # source order
+                artifact, job_id, outbox, request_hash = submissions[i]
+                try:
+                    out[i] = self.submit(artifact, job_id, outbox, request_hash=request_hash, lease_s=lease_s)
+                except (UnknownUser, IdempotencyConflict) as exc:
+                    out[i] = exc
         return out
 
     def submit(self, artifact: ArtifactRecord, job_id: str, outbox: Sequence[OutboxMessage], *,

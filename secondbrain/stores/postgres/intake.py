@@ -65,7 +65,63 @@ sup_ev AS (INSERT INTO job_events (job_id, stage, status, detail)
 SELECT EXISTS (SELECT 1 FROM j), (SELECT new_job AND erased FROM known),
        (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s),
        (SELECT array_agg(id ORDER BY id) FROM ob),
-       (""" + _ORIGINAL.format(user="%(user)s", artifact="%(artifact_id)s", job="%(job)s") + """)
+       (""" + _ORIGINAL.format(user="%(user)s", artifact="%(artifact_id)s", job="%(job)s", also="") + """)
+"""
+
+# Many file submissions as one statement, each item as _SUBMIT would write it alone.  Only for a batch whose jobs
+# and sources are all distinct: every part of one statement sees the tables as they were before it, so an item
+# could not see (nor supersede) what another item of the same statement writes.  One artifact's bytes named by two
+# items are inserted once (the first item's row, as one by one).
+# An earlier copy of an item's bytes counts only while no item before it has superseded that copy's job.
+_NOT_SUPERSEDED_BEFORE = """
+  AND NOT EXISTS (SELECT 1 FROM sup JOIN item x ON x.job = sup.superseder WHERE sup.job_id = o.job_id AND x.n < k.n)"""
+_SUBMIT_MANY = """
+WITH item AS (SELECT * FROM unnest(%(job)s::text[], %(user)s::text[], %(source_id)s::text[], %(artifact_id)s::text[],
+                                   %(source_uri)s::text[], %(object_key)s::text[], %(content_type)s::text[],
+                                   %(size_bytes)s::bigint[], %(sha256)s::text[], %(filename)s::text[],
+                                   %(title)s::text[], %(captured_at)s::timestamptz[], %(submitted_at)s::timestamptz[],
+                                   %(producer)s::text[], %(attributes)s::jsonb[], %(request_hash)s::text[])
+              WITH ORDINALITY AS i(job, usr, source_id, artifact_id, source_uri, object_key, content_type, size_bytes,
+                                   sha256, filename, title, captured_at, submitted_at, producer, attributes,
+                                   request_hash, n)),
+known AS (SELECT i.*, NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = i.job) AS new_job,
+                 EXISTS (SELECT 1 FROM erased_users e WHERE e.user_id = i.usr
+                         AND NOT EXISTS (SELECT 1 FROM users u WHERE u.user_id = e.user_id)) AS erased
+          FROM item i),
+fresh AS (SELECT * FROM known WHERE new_job AND NOT erased),
+u AS (INSERT INTO users (user_id) SELECT DISTINCT usr FROM fresh ON CONFLICT (user_id) DO NOTHING),
+a AS (INSERT INTO artifacts (artifact_id, user_id, source_id, source_uri, object_key, content_type, size_bytes,
+                             sha256, filename, title, captured_at, submitted_at, producer, attributes)
+      SELECT DISTINCT ON (artifact_id) artifact_id, usr, source_id, source_uri, object_key, content_type, size_bytes,
+             sha256, filename, title, captured_at, submitted_at, producer, attributes
+      FROM fresh ORDER BY artifact_id, n
+      ON CONFLICT (artifact_id) DO UPDATE SET raw_purged_at = NULL
+      WHERE artifacts.raw_purged_at IS NOT NULL AND artifacts.user_id = EXCLUDED.user_id),
+j AS (INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title, source_id, request_hash)
+      SELECT job, usr, artifact_id, 'queued', source_uri, title, source_id, request_hash FROM fresh ORDER BY n
+      ON CONFLICT (job_id) DO NOTHING RETURNING job_id, user_id, source_id, artifact_id),
+st AS (INSERT INTO job_stages (job_id, stage, status) SELECT j.job_id, s, 'pending' FROM j,
+       unnest(%(stages)s::text[]) AS s),
+ob AS (INSERT INTO outbox (topic, key, value, headers, job_id, lease_until)
+       SELECT m.topic, m.key, m.value, m.headers, j.job_id, now() + make_interval(secs => %(lease)s::float8)
+       FROM unnest(%(ob_job)s::text[], %(topics)s::text[], %(keys)s::bytea[], %(values)s::bytea[],
+                   %(headers)s::jsonb[]) WITH ORDINALITY AS m(job, topic, key, value, headers, n)
+       JOIN j ON j.job_id = m.job ORDER BY m.n RETURNING id, job_id),
+ev AS (INSERT INTO job_events (job_id, stage, status) SELECT j.job_id, 'gateway', 'queued' FROM j),
+sup AS (UPDATE jobs o SET status = 'superseded', superseded_by = j.job_id, finished_at = now(), updated_at = now()
+        FROM j WHERE o.user_id = j.user_id AND o.source_id = j.source_id AND o.job_id <> j.job_id
+          AND o.status IN ('queued', 'running')
+          AND (j.artifact_id IS NULL OR o.artifact_id IS DISTINCT FROM j.artifact_id)
+        RETURNING o.job_id, j.job_id AS superseder),
+sup_st AS (UPDATE job_stages s SET status = 'skipped', detail = %(superseded)s FROM sup
+           WHERE s.job_id = sup.job_id AND s.status IN ('pending', 'running', 'retrying') RETURNING 1),
+sup_ev AS (INSERT INTO job_events (job_id, stage, status, detail)
+           SELECT sup.job_id, 'job', 'superseded', %(superseded)s FROM sup)
+SELECT EXISTS (SELECT 1 FROM j WHERE j.job_id = k.job), k.new_job AND k.erased,
+       (SELECT artifact_id FROM jobs WHERE job_id = k.job), (SELECT request_hash FROM jobs WHERE job_id = k.job),
+       (SELECT array_agg(id ORDER BY id) FROM ob WHERE ob.job_id = k.job),
+       (""" + _ORIGINAL.format(user="k.usr", artifact="k.artifact_id", job="k.job", also=_NOT_SUPERSEDED_BEFORE) + """)
+FROM known k ORDER BY k.n
 """
 
 
@@ -98,17 +154,23 @@ class PostgresIntake(PgRole):
 
     def submit_many(self, submissions: Sequence[tuple[ArtifactRecord, str, Sequence[OutboxMessage], str | None]], *,
                     lease_s: float | None = None) -> list[SubmitResult | Exception]:
-        """:meth:`submit` of several ``(artifact, job_id, outbox, request_hash)`` in one transaction sent at once
-        (one round trip), in source order (two batches touching the same sources never wait on each other in a
-        circle).  When one cannot be written (its user erased meanwhile) each is submitted on its own."""
+        """:meth:`submit` of several ``(artifact, job_id, outbox, request_hash)`` in one transaction, in source
+        order (two batches touching the same sources never wait on each other in a circle): one statement for
+        the whole batch when its jobs and sources are distinct (an import's), else one each, sent at once.  When
+        one cannot be written (its user erased meanwhile) each is submitted on its own."""
         if not submissions:
             return []
         order = sorted(range(len(submissions)), key=lambda i: (submissions[i][0].source_id, i))
         params = [self._params(a.user_id, job, outbox, artifact=a, stages=FILE_STAGES, request_hash=rh,
                                lease_s=lease_s) for a, job, outbox, rh in (submissions[i] for i in order)]
         out: list[SubmitResult | Exception] = [IdempotencyConflict("unreachable")] * len(submissions)
+        distinct = len({p["job"] for p in params}) == len({p["source_id"] for p in params}) == len(params)
         try:
-            rows = self._one_trip([(_SUBMIT, p) for p in params])
+            if distinct:
+                with self._pool.connection() as conn:
+                    rows = conn.execute(_SUBMIT_MANY, self._many(params), prepare=False).fetchall()
+            else:  # the later of two items of one source supersedes the earlier: one statement each, in order
+                rows = self._one_trip([(_SUBMIT, p) for p in params])
         except psycopg.errors.ForeignKeyViolation:
             for i, (a, job, outbox, rh) in enumerate(submissions):
                 try:
@@ -154,6 +216,20 @@ class PostgresIntake(PgRole):
                                       "send new content with a new key")
         return SubmitResult(job_id=job_id, artifact_id=existing_artifact or (a.artifact_id if a else ""),
                             created=False)
+
+    @staticmethod
+    def _many(params: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The parameters of :data:`_SUBMIT_MANY`: each item's :meth:`_params` as columns, their messages flattened."""
+        columns = ("job", "user", "source_id", "artifact_id", "source_uri", "object_key", "content_type", "size_bytes",
+                   "sha256", "filename", "title", "captured_at", "submitted_at", "producer", "attributes",
+                   "request_hash")
+        many: dict[str, Any] = {c: [p[c] for p in params] for c in columns}
+        for c in ("topics", "keys", "values", "headers"):
+            many[c] = [v for p in params for v in p[c]]
+        many["ob_job"] = [p["job"] for p in params for _ in p["topics"]]
+        first = params[0]
+        many.update(stages=first["stages"], lease=first["lease"], superseded=first["superseded"])
+        return many
 
     @staticmethod
     def _params(user_id: str, job_id: str, outbox: Sequence[OutboxMessage], *,

@@ -95,7 +95,7 @@ def _timestamp(value: str | None) -> datetime | None:
 _ORIGINAL = """SELECT o.job_id FROM jobs o
 JOIN documents d ON d.artifact_id = o.artifact_id AND d.user_id = o.user_id
 WHERE o.user_id = {user} AND o.artifact_id = {artifact} AND o.job_id <> {job}
-  AND o.status IN ('succeeded', 'running') AND d.superseded_at IS NULL
+  AND o.status IN ('succeeded', 'running') AND d.superseded_at IS NULL{also}
 ORDER BY o.created_at, o.job_id LIMIT 1"""
 
 
@@ -272,7 +272,8 @@ class PostgresJobs(PgRole):
                 "'attempts', s.attempts, 'started_at', s.started_at, 'finished_at', s.finished_at, "
                 "'detail', s.detail) ORDER BY array_position(%s::text[], s.stage), s.stage), '[]') "
                 " FROM job_stages s WHERE s.job_id = j.job_id) AS stage_rows, "
-                f"({_ORIGINAL.format(job='j.job_id', user='j.user_id', artifact='j.artifact_id')}) AS extracted_before "
+                f"({_ORIGINAL.format(job='j.job_id', user='j.user_id', artifact='j.artifact_id', also='')}) "
+                "AS extracted_before "
                 "FROM jobs j "
                 "LEFT JOIN artifacts a ON a.artifact_id = j.artifact_id AND a.user_id = j.user_id "
                 "LEFT JOIN documents d ON d.artifact_id = j.artifact_id AND d.user_id = j.user_id "
@@ -337,6 +338,6 @@ class PostgresJobs(PgRole):
         """The earliest other job of the user whose artifact is the same bytes, that got past
         extraction (its document exists and is the current version of its source)."""
         with self._pool.connection() as conn:
-            row = conn.execute(_ORIGINAL.format(job="%s", user="%s", artifact="%s"),
+            row = conn.execute(_ORIGINAL.format(job="%s", user="%s", artifact="%s", also=""),
                                (user_id, artifact_id, job_id)).fetchone()
         return row[0] if row else None
