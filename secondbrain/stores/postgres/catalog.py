@@ -39,6 +39,25 @@ older AS (UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now()
 SELECT coalesce(array_agg(document_id ORDER BY document_id), '{}') FROM older
 """
 
+# _INDEXED for many documents of distinct sources in one statement (every part of a statement sees the tables as
+# before it, so two versions of one source could not see each other: those go one statement each).  Each row says
+# what _INDEXED's row says for that document, in the batch's order.
+_INDEXED_MANY = """
+WITH item AS (SELECT * FROM unnest(%(doc)s::text[], %(source)s::text[], %(count)s::int[], %(job)s::text[])
+              WITH ORDINALITY AS i(doc, source, count, job, n)),
+cur AS (UPDATE documents d SET chunk_count = i.count FROM item i
+        WHERE d.document_id = i.doc AND d.user_id = %(user)s
+          AND (i.job IS NULL OR EXISTS (SELECT 1 FROM jobs WHERE job_id = i.job AND user_id = %(user)s
+                                        AND status IN ('queued', 'running')))
+        RETURNING i.n, d.version),
+older AS (UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
+          FROM cur JOIN item i ON i.n = cur.n
+          WHERE o.user_id = %(user)s AND o.source_id = i.source AND o.document_id <> i.doc
+            AND o.version < cur.version
+          RETURNING o.document_id, i.n)
+SELECT coalesce((SELECT array_agg(document_id ORDER BY document_id) FROM older WHERE older.n = i.n), '{}')
+FROM item i ORDER BY i.n
+"""
 
 # A document saved again: the same row, its version kept unless it was replaced (then it is the newest again).
 _ON_CONFLICT = """
@@ -373,14 +392,20 @@ class PostgresCatalog(PgRole):
                           documents: Sequence[tuple[str, str, int, str | None]]) -> list[list[str] | JobGone]:
         """Several documents searchable in one transaction, one round trip (see the port): their jobs are
         share-locked in one statement, in job id order, then each document is recorded as
-        :meth:`document_indexed` does."""
+        :meth:`document_indexed` does (all in one statement when their sources are distinct)."""
         if not documents:
             return []
         jobs = sorted({job for *_rest, job in documents if job is not None})
         lock = ("SELECT coalesce(json_object_agg(job_id, status), '{}') FROM (SELECT job_id, status FROM jobs "
                 "WHERE user_id = %s AND job_id = ANY(%s) ORDER BY job_id FOR SHARE) held", (user_id, jobs))
-        rows = self._one_trip([lock, *((_INDEXED, {"doc": doc, "user": user_id, "source": source, "count": count,
-                                                   "job": job}) for doc, source, count, job in documents)])
+        if len({doc for doc, *_ in documents}) == len({source for _d, source, *_ in documents}) == len(documents):
+            columns = {"doc": [d[0] for d in documents], "source": [d[1] for d in documents],
+                       "count": [d[2] for d in documents], "job": [d[3] for d in documents], "user": user_id}
+            held, indexed = self._one_trip_rows([lock, (_INDEXED_MANY, columns)])
+            rows = [held[0] if held else None, *indexed]
+        else:
+            rows = self._one_trip([lock, *((_INDEXED, {"doc": doc, "user": user_id, "source": source, "count": count,
+                                                       "job": job}) for doc, source, count, job in documents)])
         statuses: dict[str, JobStatus] = rows[0][0] if rows[0] else {}
         out: list[list[str] | JobGone] = []
         for (_doc, _source, _count, job), row in zip(documents, rows[1:], strict=True):

@@ -83,8 +83,9 @@ class Run:
         user = self.pick(USERS)
         op = r.choices(
             ["submit", "submit_many", "resubmit", "external", "url", "attach", "transition", "document", "supersede",
-             "chunks", "claim", "publish", "release", "requeue", "delete", "cleaned", "purge", "erase", "original"],
-            weights=[10, 6, 2, 3, 3, 2, 24, 8, 3, 2, 5, 4, 2, 1, 3, 3, 2, 1, 3])[0]
+             "indexed_many", "chunks", "claim", "publish", "release", "requeue", "delete", "cleaned", "purge", "erase",
+             "original"],
+            weights=[10, 6, 2, 3, 3, 2, 24, 8, 3, 4, 2, 5, 4, 2, 1, 3, 3, 2, 1, 3])[0]
         if op == "submit":
             art = self.artifact(user)
             job = ids.job_id(user, f"req-{self.n}")
@@ -148,6 +149,12 @@ class Run:
         elif op == "supersede" and self.documents:
             owner, doc_id, source = self.pick(self.documents)
             self.both(op, lambda s: s.catalog.supersede_older(owner, source, doc_id))
+        elif op == "indexed_many" and self.documents:
+            owner = self.pick(USERS)
+            batch = [(doc, source, r.randint(0, 4), self.pick(self.jobs)[1] if self.jobs and r.random() < 0.6 else None)
+                     for _o, doc, source in r.sample(self.documents, min(len(self.documents), r.randint(1, 3)))]
+            self.both(op, lambda s: [type(x).__name__ if isinstance(x, Exception) else x
+                                     for x in s.catalog.documents_indexed(owner, batch)])
         elif op == "chunks" and self.documents:
             owner, doc_id, _ = self.pick(self.documents)
             who = self.pick([owner, user])
