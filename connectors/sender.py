@@ -25,8 +25,8 @@ BATCH_ITEMS = 100
 BATCH_BYTES = 16 * 1024 * 1024
 POLL_WINDOW = 200  # unfinished jobs asked about per round, in one request (a person's captures go through in order)
 OLD_POLL_WINDOW = 16  # the same, one request each, from a server without GET /v1/jobs
-# While batches go out, their jobs are asked about at most this often: a round after every batch was a fifth of
-# the database's work in a 3,000-note import, for a progress line that shows no more than twice a second.
+# While batches go out, their jobs are asked about at most this often, however small and quick the batches: the
+# progress line shows no more than twice a second, and each round is a look-up of up to 200 jobs.
 POLL_EVERY_S = 0.5
 FINAL = ("succeeded", "failed", "duplicate", "superseded")
 # What a reverse proxy answers while the server behind it is down or too slow (the gateway never sends these for
