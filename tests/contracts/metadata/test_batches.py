@@ -129,3 +129,33 @@ def test_many_captures_filed_at_once_each_as_one_alone(stores: Stores) -> None:
                                         [submission(arts[1], ids.job_id("alice", "batch-new"))], None)])
     assert not isinstance(again[0], Exception) and again[0].created is False  # filed before: nothing written
     assert not isinstance(again[1], Exception) and again[1].created is True
+
+
+def test_a_batch_of_documents_made_searchable_records_only_those_whose_jobs_still_run(stores: Stores) -> None:
+    """Documents of distinct sources recorded searchable at once (one statement on Postgres): a document whose job
+    has finished meanwhile (succeeded, or failed) keeps its row as it was, and says why; the others are recorded,
+    and each supersedes the older versions of its own source only."""
+    older = version_of("alice", "file:///notes/1.md", "the first version")  # an older version of a1's source
+    older_job = ids.job_id("alice", "older")
+    assert stores.intake.submit(older, older_job, [submission(older, older_job)]).created
+    stores.catalog.save_document(document(older), job_id=older_job)
+    stores.catalog.document_indexed("alice", ids.document_id(older.artifact_id), older.source_id, 1)
+    live, a1 = submit(stores, n=1)
+    done, a2 = submit(stores, n=2)
+    failed, a3 = submit(stores, n=3)
+    for art, job in ((a1, live), (a2, done), (a3, failed)):
+        stores.catalog.save_document(document(art), job_id=job)
+    for stage in ("fetch", "extract", "chunk", "embed"):
+        stores.jobs.finish_stage("alice", done, stage, attempt=1)
+    stores.jobs.job_failed("alice", failed, "chunk", "unreadable")
+    recorded = stores.catalog.documents_indexed("alice", [
+        (ids.document_id(a1.artifact_id), a1.source_id, 4, live),
+        (ids.document_id(a2.artifact_id), a2.source_id, 7, done),
+        (ids.document_id(a3.artifact_id), a3.source_id, 5, failed)])
+    assert recorded[0] == [ids.document_id(older.artifact_id)]
+    assert isinstance(recorded[1], JobGone) and isinstance(recorded[2], JobGone)
+    counts = {d.document_id: d.chunk_count for d in stores.catalog.list_documents("alice")}
+    assert counts[ids.document_id(a1.artifact_id)] == 4
+    assert counts[ids.document_id(a2.artifact_id)] is None and counts[ids.document_id(a3.artifact_id)] is None
+    assert stores.catalog.is_superseded("alice", ids.document_id(older.artifact_id))
+    assert not stores.catalog.is_superseded("alice", ids.document_id(a2.artifact_id))
