@@ -103,6 +103,7 @@ class Ticker:
         self.skipped: list[Skipped] = []
         self.seen = (0, 0)  # how many outcomes and skips the point ``at`` covers
         self.told = (0, 0)  # how many of them a line already carried
+        self.opened = False  # whether the first line (where this request starts) was given
 
     def begin(self, detected: registry.Detected, total: int, at: int, outcomes: list[Outcome],
               skipped: list[Skipped]) -> None:
@@ -121,6 +122,11 @@ class Ticker:
         with self.lock:
             if self.detected is None:
                 return None
+            if not self.opened:  # the first line says where this request starts, however far it got already
+                self.opened = True
+                return {"progress": {"done": self.first, "total": max(self.total, self.first), "rate": 0.0,
+                                     "eta_s": None, "resume_from": self.first},
+                        "part": summary(self.detected, [], [])}
             at, (o, s), (told_o, told_s) = self.at, self.seen, self.told
             self.told = (o, s)
             outcomes, skipped = self.outcomes[told_o:o], self.skipped[told_s:s]
@@ -419,13 +425,14 @@ PROGRESS_EVERY_S = 0.5
 
 async def _begun_or_done(request: Request, work: asyncio.Future[dict[str, Any]], cancel: threading.Event,
                          ticker: Ticker) -> bool:
-    """Whether the import got as far as its first item (then it is followed in lines); False when it ended
-    before (an export refused goes back as a plain error, with its status)."""
+    """Whether the import got as far as its first item (then it is followed in lines, even when it is over
+    already: a quick one); False when it ended before (an export refused goes back as a plain error, with its
+    status)."""
     try:
         while not ticker.begun.is_set():
             done, _ = await asyncio.wait({work}, timeout=0.1)
             if done:
-                return False
+                return ticker.begun.is_set()
             if not cancel.is_set() and await request.is_disconnected():
                 cancel.set()
         return True
