@@ -22,27 +22,11 @@ from secondbrain.ports import (
 from secondbrain.stores import save_each
 from secondbrain.stores.postgres.base import _DOCUMENT_COLUMNS, PgRole, _artifact, _document
 
-# A document is searchable: its chunk count recorded (only while its job, if named, is live), and the older
-# versions of its source superseded; the row lists them.
+# Documents searchable: each one's chunk count recorded (only while its job, if named, is live), and the older
+# versions of its source superseded; a row for each document, in order, lists them.  Several documents in one
+# statement only when their sources are distinct (every part of a statement sees the tables as before it, so two
+# versions of one source could not see each other: those go one statement each).
 _INDEXED = """
-WITH cur AS (UPDATE documents SET chunk_count = %(count)s
-             WHERE document_id = %(doc)s AND user_id = %(user)s
-               AND (%(job)s::text IS NULL OR EXISTS (
-                   SELECT 1 FROM jobs WHERE job_id = %(job)s AND user_id = %(user)s
-                     AND status IN ('queued', 'running')))
-             RETURNING version),
-older AS (UPDATE documents o SET superseded_at = coalesce(o.superseded_at, now())
-          FROM cur
-          WHERE o.user_id = %(user)s AND o.source_id = %(source)s AND o.document_id <> %(doc)s
-            AND o.version < cur.version
-          RETURNING o.document_id)
-SELECT coalesce(array_agg(document_id ORDER BY document_id), '{}') FROM older
-"""
-
-# _INDEXED for many documents of distinct sources in one statement (every part of a statement sees the tables as
-# before it, so two versions of one source could not see each other: those go one statement each).  Each row says
-# what _INDEXED's row says for that document, in the batch's order.
-_INDEXED_MANY = """
 WITH item AS (SELECT * FROM unnest(%(doc)s::text[], %(source)s::text[], %(count)s::int[], %(job)s::text[])
               WITH ORDINALITY AS i(doc, source, count, job, n)),
 cur AS (UPDATE documents d SET chunk_count = i.count FROM item i
@@ -116,6 +100,12 @@ WHERE d.job_id IS NULL OR EXISTS (
     SELECT 1 FROM jobs WHERE job_id = d.job_id AND user_id = d.user_id AND status IN ('queued', 'running'))
 ORDER BY d.n
 """ + _ON_CONFLICT + "RETURNING document_id, version\n"
+
+
+def _indexed(user_id: str, documents: Sequence[tuple[str, str, int, str | None]]) -> dict[str, Any]:
+    """The parameters of :data:`_INDEXED`: the ``(document, source, chunk count, job)`` items as columns."""
+    return {"user": user_id, "doc": [d[0] for d in documents], "source": [d[1] for d in documents],
+            "count": [d[2] for d in documents], "job": [d[3] for d in documents]}
 
 
 def _document_params(doc: DocumentRecord, job_id: str | None) -> dict[str, Any]:
@@ -399,13 +389,10 @@ class PostgresCatalog(PgRole):
         lock = ("SELECT coalesce(json_object_agg(job_id, status), '{}') FROM (SELECT job_id, status FROM jobs "
                 "WHERE user_id = %s AND job_id = ANY(%s) ORDER BY job_id FOR SHARE) held", (user_id, jobs))
         if len({doc for doc, *_ in documents}) == len({source for _d, source, *_ in documents}) == len(documents):
-            columns = {"doc": [d[0] for d in documents], "source": [d[1] for d in documents],
-                       "count": [d[2] for d in documents], "job": [d[3] for d in documents], "user": user_id}
-            held, indexed = self._one_trip_rows([lock, (_INDEXED_MANY, columns)])
+            held, indexed = self._one_trip_rows([lock, (_INDEXED, _indexed(user_id, documents))])
             rows = [held[0] if held else None, *indexed]
         else:
-            rows = self._one_trip([lock, *((_INDEXED, {"doc": doc, "user": user_id, "source": source, "count": count,
-                                                       "job": job}) for doc, source, count, job in documents)])
+            rows = self._one_trip([lock, *((_INDEXED, _indexed(user_id, [d])) for d in documents)])
         statuses: dict[str, JobStatus] = rows[0][0] if rows[0] else {}
         out: list[list[str] | JobGone] = []
         for (_doc, _source, _count, job), row in zip(documents, rows[1:], strict=True):
@@ -421,8 +408,8 @@ class PostgresCatalog(PgRole):
         searchable now); return every older version's id.  One round trip.  With ``job_id`` nothing is
         recorded unless that job is queued or running (:class:`JobGone` then)."""
         job = ("SELECT status FROM jobs WHERE job_id = %s AND user_id = %s FOR SHARE", (job_id, user_id))
-        (status, row) = self._one_trip([job, (_INDEXED, {
-            "doc": document_id, "user": user_id, "source": source_id, "count": chunk_count, "job": job_id})])
+        (status, row) = self._one_trip([job, (_INDEXED, _indexed(user_id, [(document_id, source_id, chunk_count,
+                                                                            job_id)]))])
         if job_id is not None and (status is None or status[0] not in LIVE_JOB_STATUSES):
             raise JobGone.of_status(job_id, None if status is None else status[0])
         return list(row[0]) if row else []

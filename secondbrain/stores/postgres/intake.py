@@ -27,55 +27,14 @@ from secondbrain.stores.postgres.jobs import _ORIGINAL
 # (an erased user is not created again: their late submission writes nothing and is refused).  The source's older jobs
 # still unfinished end as superseded: the newest submission is what the source becomes (jobs of the very
 # same bytes are left to run: the new job ends as their duplicate or shares their document).
-_SUBMIT = """
-WITH known AS (SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE job_id = %(job)s) AS new_job,
-                      EXISTS (SELECT 1 FROM erased_users e WHERE e.user_id = %(user)s
-                              AND NOT EXISTS (SELECT 1 FROM users u WHERE u.user_id = e.user_id)) AS erased),
-fresh AS (SELECT new_job AND NOT erased AS yes FROM known),
-u AS (INSERT INTO users (user_id) SELECT %(user)s FROM fresh WHERE fresh.yes ON CONFLICT (user_id) DO NOTHING),
-a AS (INSERT INTO artifacts (artifact_id, user_id, source_id, source_uri, object_key, content_type, size_bytes,
-                             sha256, filename, title, captured_at, submitted_at, producer, attributes)
-      SELECT %(artifact_id)s, %(user)s, %(source_id)s, %(source_uri)s, %(object_key)s, %(content_type)s,
-             %(size_bytes)s, %(sha256)s, %(filename)s, %(title)s, %(captured_at)s, %(submitted_at)s, %(producer)s,
-             %(attributes)s
-      FROM fresh WHERE fresh.yes AND %(artifact_id)s::text IS NOT NULL
-      ON CONFLICT (artifact_id) DO UPDATE SET raw_purged_at = NULL
-      WHERE artifacts.raw_purged_at IS NOT NULL AND artifacts.user_id = EXCLUDED.user_id),
-j AS (INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title, source_id, request_hash)
-      SELECT %(job)s, %(user)s, %(artifact_id)s, 'queued', %(source_uri)s, %(title)s, %(source_id)s, %(request_hash)s
-      FROM fresh WHERE fresh.yes ON CONFLICT (job_id) DO NOTHING RETURNING job_id),
-st AS (INSERT INTO job_stages (job_id, stage, status) SELECT j.job_id, s, 'pending' FROM j,
-       unnest(%(stages)s::text[]) AS s),
-ob AS (INSERT INTO outbox (topic, key, value, headers, job_id, lease_until)
-       SELECT m.topic, m.key, m.value, m.headers, j.job_id,
-              now() + make_interval(secs => %(lease)s::float8) FROM j,
-       unnest(%(topics)s::text[], %(keys)s::bytea[], %(values)s::bytea[], %(headers)s::jsonb[])
-           WITH ORDINALITY AS m(topic, key, value, headers, n)
-       ORDER BY m.n RETURNING id),
-ev AS (INSERT INTO job_events (job_id, stage, status) SELECT j.job_id, 'gateway', 'queued' FROM j),
-sup AS (UPDATE jobs o SET status = 'superseded', superseded_by = j.job_id, finished_at = now(), updated_at = now()
-        FROM j WHERE o.user_id = %(user)s AND o.source_id = %(source_id)s AND o.job_id <> j.job_id
-          AND o.status IN ('queued', 'running')
-          AND (%(artifact_id)s::text IS NULL OR o.artifact_id IS DISTINCT FROM %(artifact_id)s)
-        RETURNING o.job_id),
-sup_st AS (UPDATE job_stages s SET status = 'skipped', detail = %(superseded)s FROM sup
-           WHERE s.job_id = sup.job_id AND s.status IN ('pending', 'running', 'retrying') RETURNING 1),
-sup_ev AS (INSERT INTO job_events (job_id, stage, status, detail)
-           SELECT sup.job_id, 'job', 'superseded', %(superseded)s FROM sup)
-SELECT EXISTS (SELECT 1 FROM j), (SELECT new_job AND erased FROM known),
-       (SELECT artifact_id FROM jobs WHERE job_id = %(job)s), (SELECT request_hash FROM jobs WHERE job_id = %(job)s),
-       (SELECT array_agg(id ORDER BY id) FROM ob),
-       (""" + _ORIGINAL.format(user="%(user)s", artifact="%(artifact_id)s", job="%(job)s", also="") + """)
-"""
-
-# Many file submissions as one statement, each item as _SUBMIT would write it alone.  Only for a batch whose jobs
-# and sources are all distinct: every part of one statement sees the tables as they were before it, so an item
-# could not see (nor supersede) what another item of the same statement writes.  One artifact's bytes named by two
-# items are inserted once (the first item's row, as one by one).
+# Several submissions in one statement: each item written as it would be alone.  Only when their jobs and
+# sources are all distinct: every part of one statement sees the tables as they were before it, so an item could
+# not see (nor supersede) what another item of the same statement writes.  One artifact's bytes named by two items
+# are inserted once (the first item's row, as one by one).
 # An earlier copy of an item's bytes counts only while no item before it has superseded that copy's job.
 _NOT_SUPERSEDED_BEFORE = """
   AND NOT EXISTS (SELECT 1 FROM sup JOIN item x ON x.job = sup.superseder WHERE sup.job_id = o.job_id AND x.n < k.n)"""
-_SUBMIT_MANY = """
+_SUBMIT = """
 WITH item AS (SELECT * FROM unnest(%(job)s::text[], %(user)s::text[], %(source_id)s::text[], %(artifact_id)s::text[],
                                    %(source_uri)s::text[], %(object_key)s::text[], %(content_type)s::text[],
                                    %(size_bytes)s::bigint[], %(sha256)s::text[], %(filename)s::text[],
@@ -94,7 +53,7 @@ a AS (INSERT INTO artifacts (artifact_id, user_id, source_id, source_uri, object
                              sha256, filename, title, captured_at, submitted_at, producer, attributes)
       SELECT DISTINCT ON (artifact_id) artifact_id, usr, source_id, source_uri, object_key, content_type, size_bytes,
              sha256, filename, title, captured_at, submitted_at, producer, attributes
-      FROM fresh ORDER BY artifact_id, n
+      FROM fresh WHERE artifact_id IS NOT NULL ORDER BY artifact_id, n
       ON CONFLICT (artifact_id) DO UPDATE SET raw_purged_at = NULL
       WHERE artifacts.raw_purged_at IS NOT NULL AND artifacts.user_id = EXCLUDED.user_id),
 j AS (INSERT INTO jobs (job_id, user_id, artifact_id, status, source_uri, title, source_id, request_hash)
@@ -168,9 +127,9 @@ class PostgresIntake(PgRole):
         try:
             if distinct:
                 with self._pool.connection() as conn:
-                    rows = conn.execute(_SUBMIT_MANY, self._many(params), prepare=False).fetchall()
+                    rows = conn.execute(_SUBMIT, self._many(params)).fetchall()
             else:  # the later of two items of one source supersedes the earlier: one statement each, in order
-                rows = self._one_trip([(_SUBMIT, p) for p in params])
+                rows = self._one_trip([(_SUBMIT, self._many([p])) for p in params])
         except psycopg.errors.ForeignKeyViolation:
             for i, (a, job, outbox, rh) in enumerate(submissions):
                 try:
@@ -195,7 +154,7 @@ class PostgresIntake(PgRole):
                               stages=stages, request_hash=request_hash, lease_s=lease_s)
         try:
             with self._pool.connection() as conn:
-                row = conn.execute(_SUBMIT, params).fetchone()
+                row = conn.execute(_SUBMIT, self._many([params])).fetchone()
         except psycopg.errors.ForeignKeyViolation as exc:  # the user was erased meanwhile
             raise UnknownUser(f"user {user_id!r} does not exist (erased?)") from exc
         return self._result(row, user_id, job_id, artifact, request_hash, lease_s)
@@ -219,7 +178,7 @@ class PostgresIntake(PgRole):
 
     @staticmethod
     def _many(params: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """The parameters of :data:`_SUBMIT_MANY`: each item's :meth:`_params` as columns, their messages flattened."""
+        """The parameters of :data:`_SUBMIT`: each item's :meth:`_params` as columns, their messages flattened."""
         columns = ("job", "user", "source_id", "artifact_id", "source_uri", "object_key", "content_type", "size_bytes",
                    "sha256", "filename", "title", "captured_at", "submitted_at", "producer", "attributes",
                    "request_hash")
