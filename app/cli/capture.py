@@ -24,6 +24,12 @@ from app.cli.client import (
 from app.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
 from connectors.patience import server_asked_wait, server_patience
 
+# Past this many files, they go in batches through the import batch route (as ``import`` and folder sync send):
+# one request and one filing per hundred, a server that restarts meanwhile waited for, and the progress line
+# with items per second and the time left.  Fewer go one upload each, every answer said as it comes.
+BATCHED_FILES = MANY_JOBS
+BATCH_FILES = 100
+
 
 class _Submissions:
     """What ``ingest`` sent (each job, with a label) and what the server refused (said, the others sent)."""
@@ -34,6 +40,8 @@ class _Submissions:
         self.submitted: list[dict[str, Any]] = []
         self.refused: list[dict[str, Any]] = []
         self.exit = EXIT_OK  # the worst refusal's exit status
+        self.sender: Any = None  # many files: the batches' sender, which follows their jobs
+        self.batched: list[Any] = []  # what it sent that the server took (each with its job)
 
     def _given(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` with the title and capture time the options give."""
@@ -70,6 +78,8 @@ class _Submissions:
     def files(self, files: list[Path]) -> int | None:
         """Upload each file (a progress line for many, on a terminal); an exit status when a refusal stops
         them all."""
+        if len(files) > BATCHED_FILES:
+            return self.many_files(files)
         shown = len(files) > MANY_JOBS and sys.stderr.isatty()
         for path in files:
             resp = _send_file(self.client, path, self._given({}))
@@ -88,6 +98,63 @@ class _Submissions:
         if shown:
             sys.stderr.write("\n")
         return None
+
+
+    def many_files(self, files: list[Path]) -> int | None:
+        """Send the files in batches, each named as one upload names it (``file:<name>``) and keyed by its name
+        and content: sent again (the server restarted mid-batch, or the same folder tomorrow), a file already
+        taken adds nothing.  An exit status when the options are wrong."""
+        from datetime import datetime
+
+        from connectors.sender import Progress, Sender, Tally
+        from services.importers.model import Capture
+
+        when = None
+        if self.args.captured_at:
+            try:
+                when = datetime.fromisoformat(self.args.captured_at.strip().replace("Z", "+00:00"))
+            except ValueError:
+                say(f"error: --captured-at {self.args.captured_at[:50]!r} is not an ISO 8601 date/time, "
+                    "e.g. 2024-03-01T09:30:00+01:00")
+                return EXIT_USAGE
+            if when.tzinfo is None:  # as the upload route reads it: UTC
+                from datetime import UTC
+                when = when.replace(tzinfo=UTC)
+        tally = Tally(len(files))
+        self.sender = Sender(self.client, tally, Progress(tally, quiet=self.args.json), "files",
+                             batch_items=BATCH_FILES)
+        captures = [Capture(source_uri=f"file:{path.name}", kind="file", label=str(path), title=self.args.title,
+                            captured_at=when, path=path, content_type=guess_type(path), filename=path.name)
+                    for path in files]
+        for item in self.sender.send(captures):
+            if item.status != "refused":
+                self.batched.append(item)
+                continue
+            status = int(item.reason[5:8]) if (item.reason or "").startswith("HTTP ") else 422
+            self.exit = max(self.exit, EXIT_USAGE if status < 500 else EXIT_FAILED)
+            self.refused.append({"item": item.label, "status": status, "reason": item.reason})
+            self.sender.progress.done()
+            say(f"error: {item.label}: {item.reason}")
+        return None
+
+    def follow_batched(self, timeout_s: float) -> dict[str, dict[str, Any]]:
+        """Until the batched files' jobs have finished (or ``timeout_s``), the progress line redrawn; then each
+        job as ``GET /v1/jobs/{id}`` shows it, two hundred a request."""
+        from connectors.sender import POLL_WINDOW
+
+        if self.sender is None or not self.batched:
+            return {}
+        self.sender.wait(timeout_s)
+        self.sender.progress.done()
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(self.batched), POLL_WINDOW):
+            window = self.batched[start:start + POLL_WINDOW]
+            resp = self.client.get("/v1/jobs", params=[("id", item.job_id) for item in window])
+            jobs = {j["job_id"]: j for j in resp.json()["jobs"]} if resp.status_code == 200 else {}
+            for item in window:
+                out[item.job_id] = jobs.get(item.job_id) or {"job_id": item.job_id, "status": item.status,
+                                                             "error": item.reason, "stages": []}
+        return out
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -111,16 +178,23 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if stopped is not None:
                 return stopped
             submitted, refused = sent.submitted, sent.refused
+            batched = [{"label": i.label, "job_id": i.job_id, "status": i.status, "unchanged": i.earlier}
+                       for i in sent.batched]
             if not args.json:
-                for s in submitted:
+                for s in submitted + batched:
                     print(s["job_id"])
                     if s.get("already"):  # the same bytes are kept already: said now, not kept twice
                         say(f"{s['label']}: {s['already']['message']}")
-            if args.no_wait or not submitted:
+                if any(s["unchanged"] for s in batched):
+                    say(f"{sum(s['unchanged'] for s in batched)} of the files were sent before as they are now: "
+                        "nothing added for them")
+            if args.no_wait or not (submitted or batched):
                 if args.json:
-                    print(json.dumps({"jobs": submitted, "refused": refused}))
+                    print(json.dumps({"jobs": submitted + batched, "refused": refused}))
                 return sent.exit
-            results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout)
+            results = wait_for_jobs(client, [(s["label"], s["job_id"]) for s in submitted], timeout_s=args.timeout) \
+                if submitted else {}
+            results |= sent.follow_batched(args.timeout)
     except httpx.TransportError as exc:
         return unreachable(args, exc)
     # a job replaced by a newer upload of the same file is not a failure: the newer one is what counts
@@ -130,7 +204,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for r in failed:
         say(f"job {r['job_id']} {r['status']}: {r.get('error') or 'no reason given'}")
     if refused:
-        say(f"{len(refused)} of {len(refused) + len(submitted)} refused (said above); the others went in")
+        say(f"{len(refused)} of {len(refused) + len(submitted) + len(batched)} refused (said above); the others "
+            "went in")
     return max(sent.exit, EXIT_FAILED if failed else EXIT_OK)
 
 

@@ -222,10 +222,10 @@ class CaptureSubmitter:
             if capture.source_uri != url:
                 return "a web page's source is its address"
         elif len(capture.source_uri) > 2000 or not (capture.source_uri.startswith("import:") or (
-                capture.kind == "file" and capture.source_uri.startswith("file:///"))):
-            # file:///...: a synced folder's file (``secondbrain watch``), named for good by its path, as
-            # ``POST /v1/artifacts`` takes it.
-            return ("an imported item's source must be an import: URI (a file's may be a file:/// URI) of at most "
+                capture.kind == "file" and capture.source_uri.startswith("file:"))):
+            # file:...: a file named as ``POST /v1/artifacts`` names it, by its path for good (``secondbrain
+            # watch``, file:///...) or by its name (``secondbrain ingest`` of many files, file:<name>).
+            return ("an imported item's source must be an import: URI (a file's may be a file: URI) of at most "
                     "2000 characters")
         for name, value in (("title", capture.title), ("file name", capture.filename), ("source", capture.source_uri),
                             ("address", capture.url), ("label", capture.label)):

@@ -214,15 +214,19 @@ def test_a_batch_refuses_bad_captures_one_by_one_and_takes_the_rest(gateway: tup
         {"source_uri": "http://127.0.0.1:22/", "kind": "url", "url": "http://127.0.0.1:22/"},
         {"source_uri": "import:x", "kind": "poem"},
         "not an object",
+        {"source_uri": "file:plain.md", "kind": "file", "part": "p3", "content_type": "text/markdown",
+         "filename": "plain.md"},  # named as one upload names it (secondbrain ingest of many files)
+        note("file:plain.md", "p2"),  # a note is no file
     ]
-    r = client.post("/v1/imports/batch", **batch(captures, {"p0": b"# ok\n\nKept.", "p1": b"graft", "p2": b"x"}))
+    r = client.post("/v1/imports/batch", **batch(captures, {"p0": b"# ok\n\nKept.", "p1": b"graft", "p2": b"x",
+                                                           "p3": b"# Plain\n\nA file."}))
     assert r.status_code == 200, r.text
     results = r.json()["results"]
     assert [x["status"] for x in results] == ["imported", "refused", "refused", "refused", "refused", "refused",
-                                              "imported", "refused", "refused", "refused"]
+                                              "imported", "refused", "refused", "refused", "imported", "refused"]
     reasons = [x.get("reason") for x in results]
-    assert reasons[1] == ("an imported item's source must be an import: URI (a file's may be a file:/// URI) of at "
-                          "most 2000 characters")
+    assert reasons[1] == reasons[11] == ("an imported item's source must be an import: URI (a file's may be a file: "
+                                         "URI) of at most 2000 characters")
     assert reasons[2] == "its part 'p9' is not in the batch"
     assert reasons[3] == "captured_at 'yesterday' is not an ISO 8601 time"
     assert reasons[4] == "captured_at must say its zone (an offset or Z)"
