@@ -123,7 +123,7 @@ class _Submissions:
         tally = Tally(len(files))
         self.sender = Sender(self.client, tally, Progress(tally, quiet=self.args.json), "files",
                              batch_items=BATCH_FILES)
-        captures = [Capture(source_uri=f"file:{path.name}", kind="file", label=str(path), title=self.args.title,
+        captures = [Capture(source_uri=f"file:{path.name}", kind="file", label=path.name, title=self.args.title,
                             captured_at=when, path=path, content_type=guess_type(path), filename=path.name)
                     for path in files]
         for item in self.sender.send(captures):
@@ -132,9 +132,10 @@ class _Submissions:
                 continue
             status = int(item.reason[5:8]) if (item.reason or "").startswith("HTTP ") else 422
             self.exit = max(self.exit, EXIT_USAGE if status < 500 else EXIT_FAILED)
-            self.refused.append({"item": item.label, "status": status, "reason": item.reason})
+            where = str(item.capture.path)  # by its path, as a refused upload is named
+            self.refused.append({"item": where, "status": status, "reason": item.reason})
             self.sender.progress.done()
-            say(f"error: {item.label}: {item.reason}")
+            say(f"error: {where}: {item.reason}")
         return None
 
     def follow_batched(self, timeout_s: float) -> dict[str, dict[str, Any]]:

@@ -70,6 +70,7 @@ def test_many_files_go_in_batches_named_as_uploads_and_a_second_run_adds_nothing
         assert "empty" in out["refused"][0]["reason"] and f"{folder / 'empty.md'}: " in err, err
         assert len(out["jobs"]) == FILES and all(j["status"] == "queued" and not j["unchanged"] for j in out["jobs"])
         jobs = {j["label"]: j["job_id"] for j in out["jobs"]}
+        assert sorted(jobs) == sorted(f"note-{i:02d}.md" for i in range(FILES))  # each named as an upload is
         for _ in range(FILES):
             pipeline.drain()
         sources = rt.metadata.catalog.list_sources("dora", limit=100, offset=0)
