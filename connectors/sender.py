@@ -44,6 +44,7 @@ class Item:
     job_id: str | None = None
     status: str = "sending"  # imported -> queued/running -> succeeded | failed | duplicate | superseded; unchanged
     reason: str | None = None
+    http_status: int | None = None  # a refused item's: the whole batch's answer, when that was the refusal
     earlier: bool = False  # imported by an earlier run
     capture: Any = field(default=None, repr=False, compare=False)  # what was sent
 
@@ -304,7 +305,8 @@ class Sender:
                 return None
             reason = f"HTTP {resp.status_code}: {detail_of(resp)[:200]}"
             for c, _d in batch:
-                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason, capture=c))
+                self.tally.items.append(Item(c.label, c.kind, status="refused", reason=reason, capture=c,
+                                             http_status=resp.status_code))
             return None
         return resp
 

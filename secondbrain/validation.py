@@ -7,6 +7,7 @@ not text at all (it cannot be encoded as UTF-8): both are refused where they com
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -23,6 +24,19 @@ def text_problem(value: str) -> str | None:
         return (f"contains a lone UTF-16 surrogate (\\u{ord(found.group()):04x}), which is not valid text; "
                 "send real characters (or their UTF-8 bytes)")
     return None
+
+
+def capture_time(value: str | None) -> datetime | None:
+    """A capture time a client gives (ISO 8601, ``Z`` allowed) as an aware datetime, UTC when it says no zone;
+    None when empty.  ValueError with the sentence to show when it is no such time."""
+    if not value or not value.strip():
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"captured_at {value[:50]!r} is not an ISO 8601 date/time, "
+                         "e.g. 2024-03-01T09:30:00+01:00") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _checked(value: str) -> str:

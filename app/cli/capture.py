@@ -28,7 +28,6 @@ from connectors.patience import server_asked_wait, server_patience
 # one request and one filing per hundred, a server that restarts meanwhile waited for, and the progress line
 # with items per second and the time left.  Fewer go one upload each, every answer said as it comes.
 BATCHED_FILES = MANY_JOBS
-BATCH_FILES = 100
 
 
 class _Submissions:
@@ -104,25 +103,18 @@ class _Submissions:
         """Send the files in batches, each named as one upload names it (``file:<name>``) and keyed by its name
         and content: sent again (the server restarted mid-batch, or the same folder tomorrow), a file already
         taken adds nothing.  An exit status when the options are wrong."""
-        from datetime import datetime
-
-        from connectors.sender import Progress, Sender, Tally
+        from connectors.sender import BATCH_ITEMS, Progress, Sender, Tally
+        from secondbrain.validation import capture_time
         from services.importers.model import Capture
 
-        when = None
-        if self.args.captured_at:
-            try:
-                when = datetime.fromisoformat(self.args.captured_at.strip().replace("Z", "+00:00"))
-            except ValueError:
-                say(f"error: --captured-at {self.args.captured_at[:50]!r} is not an ISO 8601 date/time, "
-                    "e.g. 2024-03-01T09:30:00+01:00")
-                return EXIT_USAGE
-            if when.tzinfo is None:  # as the upload route reads it: UTC
-                from datetime import UTC
-                when = when.replace(tzinfo=UTC)
+        try:  # read as the upload route reads it
+            when = capture_time(self.args.captured_at)
+        except ValueError as exc:
+            say(f"error: {exc}")
+            return EXIT_USAGE
         tally = Tally(len(files))
         self.sender = Sender(self.client, tally, Progress(tally, quiet=self.args.json), "files",
-                             batch_items=BATCH_FILES)
+                             batch_items=BATCH_ITEMS)
         captures = [Capture(source_uri=f"file:{path.name}", kind="file", label=path.name, title=self.args.title,
                             captured_at=when, path=path, content_type=guess_type(path), filename=path.name)
                     for path in files]
@@ -130,7 +122,7 @@ class _Submissions:
             if item.status != "refused":
                 self.batched.append(item)
                 continue
-            status = int(item.reason[5:8]) if (item.reason or "").startswith("HTTP ") else 422
+            status = item.http_status or 422  # the batch's answer, or one item refused within it
             self.exit = max(self.exit, EXIT_USAGE if status < 500 else EXIT_FAILED)
             where = str(item.capture.path)  # by its path, as a refused upload is named
             self.refused.append({"item": where, "status": status, "reason": item.reason})

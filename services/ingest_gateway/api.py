@@ -36,7 +36,7 @@ from secondbrain.submissions import private_target as _private_target
 from secondbrain.tags import normalise_tags
 from secondbrain.titles import display_title
 from secondbrain.uploads import read_form, read_multipart, read_raw
-from secondbrain.validation import Text, text_problem
+from secondbrain.validation import Text, capture_time, text_problem
 from services.http_helpers import PendingCaptures, backlog_refusal
 from services.http_helpers import aware as aware_in
 from services.ingest_gateway.deps import (
@@ -587,10 +587,7 @@ def _safe_filename(name: str | None) -> str | None:
 
 def _parse_time(value: str | None) -> datetime | None:
     """An ISO 8601 form field as an aware datetime (UTC when it has no zone)."""
-    if not value or not value.strip():
-        return None
     try:
-        return aware(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-    except ValueError:
-        raise HTTPException(422, f"captured_at {value[:50]!r} is not an ISO 8601 date/time, "
-                                 "e.g. 2024-03-01T09:30:00+01:00") from None
+        return capture_time(value)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None

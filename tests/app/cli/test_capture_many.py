@@ -6,39 +6,20 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
 
-from app.assembly import build_runtime
 from app.cli.capture import BATCHED_FILES
 from app.cli.parser import main
 from app.http import create_app
 from secondbrain.infra.ports import free_port
 from secondbrain.runtime import Runtime
-from secondbrain.settings import Settings
-from tests.pg import base_dsn, fresh_database
 from tests.services.ingest_gateway.test_sources_api import Pipeline
 from tests.serving import serve_in_thread
 
 FILES = BATCHED_FILES + 5
-
-
-@pytest.fixture()
-def world(tmp_path: Path) -> Iterator[tuple[Runtime, str]]:
-    with base_dsn() as base, fresh_database(base) as dsn:
-        settings = Settings(  # type: ignore[call-arg]
-            data_dir=tmp_path / "data", postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9",
-            topic_prefix=f"many{tmp_path.name[-6:]}.", auth="required")
-        rt = build_runtime(settings, vectors=True, models=True)
-        try:
-            rt.metadata.users.ensure_user("dora")
-            yield rt, rt.metadata.api_keys.create_api_key("dora", "cli")[1]
-        finally:
-            rt.close()
 
 
 def a_folder(tmp_path: Path) -> Path:
@@ -57,8 +38,8 @@ def run(capsys: pytest.CaptureFixture[str], url: str, key: str, *args: str) -> t
 
 
 def test_many_files_go_in_batches_named_as_uploads_and_a_second_run_adds_nothing(
-        world: tuple[Runtime, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rt, key = world
+        keyed: tuple[Runtime, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rt, key = keyed
     folder = a_folder(tmp_path)
     (folder / "empty.md").write_bytes(b"")
     pipeline = Pipeline(rt)
@@ -73,19 +54,19 @@ def test_many_files_go_in_batches_named_as_uploads_and_a_second_run_adds_nothing
         assert sorted(jobs) == sorted(f"note-{i:02d}.md" for i in range(FILES))  # each named as an upload is
         for _ in range(FILES):
             pipeline.drain()
-        sources = rt.metadata.catalog.list_sources("dora", limit=100, offset=0)
+        sources = rt.metadata.catalog.list_sources("carol", limit=100, offset=0)
         assert sorted(s.source_uri for s in sources) == sorted(f"file:note-{i:02d}.md" for i in range(FILES))
         # The same folder again: every file was sent before as it is, so nothing is added.
         (folder / "empty.md").unlink()
         code, again, err = run(capsys, url, key, str(folder), "--no-wait")
         assert code == 0, err
         assert {j["label"]: j["job_id"] for j in again["jobs"]} == jobs and all(j["unchanged"] for j in again["jobs"])
-        assert len(rt.metadata.catalog.list_sources("dora", limit=100, offset=0)) == FILES
+        assert len(rt.metadata.catalog.list_sources("carol", limit=100, offset=0)) == FILES
 
 
 def test_many_files_wait_for_a_server_that_is_away_then_follow_their_jobs_to_the_end(
-        world: tuple[Runtime, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rt, key = world
+        keyed: tuple[Runtime, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rt, key = keyed
     folder = a_folder(tmp_path)
     pipeline = Pipeline(rt)
     port = free_port()

@@ -8,13 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
-from app.assembly import build_runtime
 from app.cli.parser import main
 from app.http import create_app
-from secondbrain.settings import Settings
-from tests.pg import base_dsn, fresh_database
+from secondbrain.runtime import Runtime
 from tests.services.ingest_gateway.test_sources_api import Pipeline
 from tests.serving import serve_in_thread
 
@@ -22,19 +19,10 @@ MEMO = "Call the plumber about the boiler on Munday."
 
 
 @pytest.fixture()
-def served(tmp_path: Path) -> Iterator[tuple[str, str, Pipeline]]:
-    with base_dsn() as base, fresh_database(base) as dsn:
-        settings = Settings(  # type: ignore[call-arg]
-            data_dir=tmp_path / "data", postgres_dsn=SecretStr(dsn), kafka_bootstrap="127.0.0.1:9",
-            topic_prefix=f"cli{tmp_path.name[-6:]}.", auth="required")
-        rt = build_runtime(settings, vectors=True, models=True)
-        try:
-            rt.metadata.users.ensure_user("carol")
-            key = rt.metadata.api_keys.create_api_key("carol", "cli")[1]
-            with serve_in_thread(create_app(rt, gateway=True, query=True, relay=None)) as (url, _port):
-                yield url, key, Pipeline(rt)
-        finally:
-            rt.close()
+def served(keyed: tuple[Runtime, str]) -> Iterator[tuple[str, str, Pipeline]]:
+    rt, key = keyed
+    with serve_in_thread(create_app(rt, gateway=True, query=True, relay=None)) as (url, _port):
+        yield url, key, Pipeline(rt)
 
 
 def run(capsys: pytest.CaptureFixture[str], served: tuple[str, str, Pipeline], *args: str) -> tuple[int, str]:
