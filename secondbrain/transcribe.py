@@ -143,6 +143,9 @@ class FasterWhisperTranscriber:
             samples,
             language=language if self._multilingual else "en",
             beam_size=self._beam_size,
+            # Greedy only: the default falls back to sampling at higher temperatures, which made one
+            # recording come out as different texts from run to run (the same recording, the same words)
+            temperature=0.0,
             word_timestamps=True,
             vad_filter=self._vad_filter,
             condition_on_previous_text=False,  # stops one misheard phrase from repeating for minutes

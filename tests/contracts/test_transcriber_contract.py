@@ -119,6 +119,13 @@ def test_short_memos_are_heard(transcriber: Transcriber, workdir: Path) -> None:
             assert sum(letters(k) in text for k in memo.keywords) >= 2, (memo.keywords, text)
 
 
+def test_the_same_recording_gives_the_same_words(transcriber: Transcriber, workdir: Path) -> None:
+    # the memo tiny.en finds hardest: sampling fallbacks once made it three different texts in six runs
+    rec = gen.build_recording(workdir / "again", [gen.MEMOS[0]], name="memo")
+    heard = {tuple(s.text for s in transcriber.transcribe(str(rec.path)).segments) for _ in range(4)}
+    assert len(heard) == 1, heard
+
+
 def test_a_minute_and_a_half_talk(transcriber: Transcriber, workdir: Path) -> None:
     talk = gen.build_recording(workdir / "talk", gen.LONG_SCRIPT, gap_s=1.2, name="talk")
     result = transcriber.transcribe(str(talk.path))
