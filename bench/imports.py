@@ -21,6 +21,7 @@ import io
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from bench import charts  # noqa: E402
 from bench.backbone import AWAY_FROM_HOME, free_port, key_headers, start, stop  # noqa: E402
+from bench.bulk import cpu_by_part  # noqa: E402
 from bench.modalities import embedder_alone  # noqa: E402
 from devtools import gen_exports as gen  # noqa: E402
 from devtools import gen_web  # noqa: E402
@@ -186,12 +188,16 @@ def run_import(path: Path, port: int, data: Path, *args: str) -> tuple[dict[str,
     cli = [sys.executable, "-m", "app.cli", "import", str(path), "--url", f"http://127.0.0.1:{port}",
            "--data-dir", str(data), "--json", "--tz", "UTC", *args]
     t0 = time.perf_counter()
+    cli0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(cli, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                           check=False)
     wall = time.perf_counter() - t0
+    cli1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"secondbrain import {path.name} exited with {done.returncode}")
-    return json.loads(done.stdout), wall
+    summary = json.loads(done.stdout)
+    summary["cli_cpu_s"] = cli1.ru_utime + cli1.ru_stime - cli0.ru_utime - cli0.ru_stime
+    return summary, wall
 
 
 def exported_inputs(c: httpx.Client, source_prefix: str) -> list[str]:
@@ -240,6 +246,8 @@ def main() -> None:
     data = root / "data"
     rows = []
     keep_inputs: list[str] = []
+    keep_cpu: dict[str, float] = {}
+    headline: dict[str, str] = {}
     try:
         print("starting secondbrain up...", file=sys.stderr)
         proc, _ = start(data, port, extra_env={"SB_FETCH_ALLOW_PRIVATE": "true"})
@@ -247,7 +255,11 @@ def main() -> None:
             for fmt in wanted:
                 path = writers[fmt]()
                 print(f"secondbrain import {path.name} ({fmt})...", file=sys.stderr)
+                before = cpu_by_part(proc.pid, data, None)
                 summary, wall = run_import(path, port, data)
+                if fmt == "keep":  # where the CPU went while the Keep notes went in (Linux: /proc)
+                    after = cpu_by_part(proc.pid, data, None)
+                    keep_cpu = {k: v - before.get(k, 0.0) for k, v in after.items()} | {"cli": summary["cli_cpu_s"]}
                 again, wall_again = run_import(path, port, data)
                 rows.append((fmt, summary, wall, again, wall_again))
             if "keep" in wanted:
@@ -272,19 +284,34 @@ def main() -> None:
         shown.append([fmt, str(s["items"]), str(s["imported"]), f"{wall:.1f}", f"{s['items'] / wall:.1f}",
                       f"{wall_again:.1f}, {again['imported']}", "; ".join(reasons[:3]) or "-"])
     if keep_inputs:
+        cpu0 = time.process_time()
         alone = embedder_alone({"keep": keep_inputs})["keep"]
+        alone_cpu = time.process_time() - cpu0  # the model's loading included
         keep_wall = next(wall for fmt, _s, wall, _a, _w in rows if fmt == "keep")
+        headline[f"import of {args.keep:,} Google Keep notes, share of the embedder alone's speed"] = (
+            f"{100 * alone / keep_wall:.0f} %")
         print(f"keep: {len(keep_inputs)} passages; import {len(keep_inputs) / keep_wall:.1f} passages/s, embedder "
               f"alone {len(keep_inputs) / alone:.1f} passages/s: "
               f"{100 * alone / keep_wall:.0f}% of the embedder's speed")
+        keep_summary = next(s for fmt, s, _w, _a, _ww in rows if fmt == "keep")
+        paused = keep_summary.get("paused") or {}
+        print(f"keep: paused {paused.get('times', 0)} times ({paused.get('seconds', 0)} s) for a full backlog")
+        used = sum(keep_cpu.values())
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(keep_cpu.items(), key=lambda kv: -kv[1]))
+        print(f"keep: CPU s while importing {used:.0f} ({parts}); the embedder alone {alone_cpu:.0f}, so about "
+              f"{used - alone_cpu:.0f} outside the model "
+              f"({1000 * (used - alone_cpu) / len(keep_inputs):.1f} ms a note)")
         notes.append(f"Keep: {len(keep_inputs)} passages; the import ran at {100 * alone / keep_wall:.0f} % of the "
                      f"embedder alone's speed on the same passages ({len(keep_inputs) / alone:.1f} passages/s).")
+        notes.append(f"CPU seconds while the Keep notes went in: {used:.0f} ({parts}); the embedder alone "
+                     f"{alone_cpu:.0f}: about {used - alone_cpu:.0f} outside the model.")
     print(f"machine at start: {at_start}")
     print(f"machine at end:   {charts.machine()}")
     if args.publish:
         charts.publish("imports", "Imports per format", [charts.table(
             ["format", "items", "imported", "seconds", "items/s", "second run: s, added", "skipped / failed"],
-            shown)], notes=[*notes, f"Machine at the start: {at_start}."])
+            shown)], notes=[*notes, f"Machine at the start: {at_start}."],
+            headline=headline)
 
 
 if __name__ == "__main__":

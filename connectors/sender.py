@@ -28,6 +28,7 @@ OLD_POLL_WINDOW = 16  # the same, one request each, from a server without GET /v
 # While batches go out, their jobs are asked about at most this often, however small and quick the batches: the
 # progress line shows no more than twice a second, and each round is a look-up of up to 200 jobs.
 POLL_EVERY_S = 0.5
+ROOM_POLL_S = 1.0  # while paused for a full backlog: how often to ask whether there is room again
 FINAL = ("succeeded", "failed", "duplicate", "superseded")
 # What a reverse proxy answers while the server behind it is down or too slow (the gateway never sends these for
 # a batch): waited out like a server that is away.  A 503 is not among them: the gateway sends it for a
@@ -228,22 +229,29 @@ class Sender:
             if batch:
                 body = resp.json()
                 self._wait_for_room(server_asked_wait(resp, 5.0, 30.0), body.get("pending"),
-                                    body.get("max_pending"))
+                                    body.get("max_pending"), waiting=len(batch))
 
-    def _wait_for_room(self, seconds: float, pending: Any, limit: Any) -> None:
+    def _wait_for_room(self, seconds: float, pending: Any, limit: Any, *, waiting: int) -> None:
         self.tally.pauses += 1
         self.tally.waiting = (f"paused: {pending} of yours still being processed (the limit is {limit}, "
                               "SB_MAX_PENDING_JOBS)")
-        self._paused(seconds)
+        # Room for what waits (or, under a smaller limit, for as much as the limit holds) once that many finish
+        self._paused(seconds, room_for=min(waiting, limit) if isinstance(limit, int) and limit > 0 else waiting)
 
-    def _paused(self, seconds: float) -> None:
-        """Wait ``seconds`` for the pipeline, following the jobs sent so far meanwhile (the tally says why)."""
+    def _paused(self, seconds: float, *, room_for: int | None = None) -> None:
+        """Wait ``seconds`` for the pipeline, following the jobs sent so far meanwhile (the tally says why); or
+        until ``room_for`` of them have finished since, so the backlog has room for what waits again.  Waiting
+        out the whole pause let the pipeline run dry before the next batch came (both cores idle for a few
+        seconds of each pause in a 5,000-note import)."""
         started = time.monotonic()
         deadline = started + seconds
+        finished = self.tally.finished
         while time.monotonic() < deadline:
             self.poll()
             self.progress.show()
-            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            if room_for is not None and self.tally.finished - finished >= room_for:
+                break
+            time.sleep(min(ROOM_POLL_S, max(0.0, deadline - time.monotonic())))
         self.tally.paused_s += time.monotonic() - started
         self.tally.waiting = None
 
@@ -284,7 +292,7 @@ class Sender:
             if self.tally.waiting is None:  # the server is away: nothing to follow meanwhile
                 time.sleep(seconds)
             else:
-                self._paused(seconds)
+                self._paused(seconds)  # a 429 may be the minute's limit too: finished jobs make no room there
 
         patience = server_patience(statuses=(429, *BEHIND_PROXY), asked_default_s=5.0, asked_max_s=30.0,
                                    unreachable=transport_errors(), unreachable_wait_s=3.0,

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from app.assembly import build_runtime
 from app.cli.importing import _summary, cmd_import
 from app.http import create_app
-from connectors.sender import Item, Progress, Sender, Tally, clock
+from connectors.sender import ROOM_POLL_S, Item, Progress, Sender, Tally, clock
 from secondbrain.settings import Settings
 from services.importers import render
 from services.importers.registry import by_name
@@ -206,8 +206,10 @@ def test_what_the_server_leaves_waiting_for_the_backlog_is_sent_again_and_the_su
         auth="off", max_pending_jobs=2, default_user="cli-pauser")
     rt = build_runtime(settings, vectors=False, models=False)
     finished: list[str] = []
+    slept: list[float] = []
 
-    def pipeline_catches_up(_seconds: float) -> None:  # while the import waits, the pipeline takes the jobs
+    def pipeline_catches_up(seconds: float) -> None:  # while the import waits, the pipeline takes the jobs
+        slept.append(seconds)
         for item in sender.tally.items:
             if item.job_id and item.job_id not in finished:
                 rt.metadata.jobs.job_failed("cli-pauser", item.job_id, "extract", "taken by the test")
@@ -224,6 +226,9 @@ def test_what_the_server_leaves_waiting_for_the_backlog_is_sent_again_and_the_su
             sender.flush()
             assert sorted(i.label for i in tally.items) == [f"n{i}" for i in range(5)]  # each once
             assert len({i.job_id for i in tally.items}) == 5 and tally.pauses == 2
+            # each pause ends at the first look that finds room, not after the server's whole Retry-After
+            # (10 s): the pipeline would run dry meanwhile
+            assert slept == [ROOM_POLL_S, ROOM_POLL_S]
             args = argparse.Namespace(json=False, no_wait=True, retry_failed=False)
             _summary(by_name("notes"), tally, args, finished=True)
             assert "paused 2 times" in capsys.readouterr().out
