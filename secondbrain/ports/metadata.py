@@ -497,6 +497,11 @@ class Catalog(Protocol):
         """Whether a newer version of the document's source exists (or the document is gone)."""
         ...
 
+    def superseded(self, user_id: str, document_ids: Sequence[str]) -> set[str]:
+        """Those of ``document_ids`` that :meth:`is_superseded` would say yes to, asked in one go (an import
+        sent again checks a whole batch of items it finds unchanged)."""
+        ...
+
     def sources_under(self, user_id: str, uri_prefix: str, limit: int = 10_000) -> list[str]:
         """The ids of the user's sources whose ``source_uri`` starts with ``uri_prefix`` (at most ``limit``,
         sorted): the records a calendar import once made per occurrence of a series, ``import:ics:<uid>/...``."""

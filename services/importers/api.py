@@ -343,7 +343,7 @@ def job_state(submitter: CaptureSubmitter, user: str, outcome: Outcome) -> dict[
     """For an item imported before: how its job ended (a client need not ask for each one again)."""
     if outcome.status != "unchanged" or outcome.job_id is None:
         return {}
-    job = submitter.job(user, outcome.job_id)
+    job = outcome.job or submitter.job(user, outcome.job_id)
     if job is None:
         return {}
     return {"job_status": job.status, "error": job.error}

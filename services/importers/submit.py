@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -42,10 +43,19 @@ class Outcome:
     job_id: str | None = None
     reason: str | None = None
     replaced: int = 0  # records an earlier version made per occurrence of this series, deleted now
+    job: JobView | None = field(default=None, compare=False)  # an unchanged item's job, as it stood when filed
 
     def json(self) -> dict[str, Any]:
         return {"label": self.label, "source_uri": self.source_uri, "status": self.status, "job_id": self.job_id,
                 "reason": self.reason, "replaced": self.replaced}
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What a batch's unchanged items' look-up found: their jobs, and those whose document is no longer current."""
+
+    jobs: Mapping[str, JobView]
+    gone: set[str]
 
 
 class CaptureSubmitter:
@@ -88,11 +98,27 @@ class CaptureSubmitter:
             title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri, idempotency_key=key,
             attributes=dict(capture.attributes), capture="note" if capture.kind == "note" else "import")
             for _i, capture, body, key in files])
-        for (i, capture, body, key), done in zip(files, filed, strict=True):
+        for done in filed:
             if isinstance(done, Exception):
                 raise done
-            out[i] = self._settled(user, capture, body, key, done)
+        known = self._known(user, [done for done in filed if isinstance(done, Submitted)])
+        twice = {uri for uri, n in Counter(capture.source_uri for _i, capture, _b, _k in files).items() if n > 1}
+        for (i, capture, body, key), done in zip(files, filed, strict=True):
+            assert isinstance(done, Submitted)
+            # A source named twice in the batch is looked up afresh: settling its first item may file again
+            out[i] = self._settled(user, capture, body, key, done, None if capture.source_uri in twice else known)
         return [o for o in out if o is not None]
+
+    def _known(self, user: str, filed: Sequence[Submitted]) -> _Known:
+        """The jobs of the items filed before (unchanged), and which of their documents are no longer current:
+        two statements for a batch, where a whole export sent again took three look-ups an item."""
+        md = self.rt.metadata
+        before = [done.job_id for done in filed if not done.created]
+        jobs = md.jobs.get_jobs(user, before) if before else {}
+        documents = {job.job_id: ids.document_id(job.artifact_id) for job in jobs.values()
+                     if job.status == "succeeded" and job.artifact_id is not None}
+        gone = md.catalog.superseded(user, list(documents.values())) if documents else set()
+        return _Known(jobs, {job_id for job_id, document in documents.items() if document in gone})
 
     def _checked(self, capture: Capture, data: bytes | None) -> Outcome | tuple[bytes, str]:
         """The capture's bytes and submission key, or the outcome refusing it."""
@@ -118,22 +144,23 @@ class CaptureSubmitter:
                 return Outcome(capture.label, capture.source_uri, "refused", reason=too_long)
         return body, capture.submission_key(body) if capture.kind != "url" else capture.submission_key()
 
-    def _settled(self, user: str, capture: Capture, body: bytes, key: str, done: Submitted) -> Outcome:
+    def _settled(self, user: str, capture: Capture, body: bytes, key: str, done: Submitted,
+                 known: _Known | None = None) -> Outcome:
         """What became of a capture filed as ``done``: an item back to an earlier content is filed again as its
-        turn, and a calendar series replaces its occurrences."""
+        turn, and a calendar series replaces its occurrences.  ``known``: its batch's jobs, looked up together."""
         for _ in range(MAX_RETURNS):
             # The same content was imported before.  If a later version of the source replaced it since (an
             # occurrence cancelled, then restored), it is that content's turn again: a new version, once (named
             # by the submission that replaced it, so importing it again finds that one).
             after = None if done.created or not capture.current else self._replaced_by(user, capture.source_uri,
-                                                                                        done.job_id)
+                                                                                        done.job_id, known)
             if after is None:
                 break
             key = f"{key}:after:{after}"
             done = self._file(user, capture, body, key)
         replaced = self._replace_occurrences(user, capture) if done.created else 0
         return Outcome(capture.label, capture.source_uri, "imported" if done.created else "unchanged", done.job_id,
-                       replaced=replaced)
+                       replaced=replaced, job=None if done.created or known is None else known.jobs.get(done.job_id))
 
     def _replace_occurrences(self, user: str, capture: Capture) -> int:
         """A calendar's series is one record now; earlier versions made one per occurrence
@@ -151,16 +178,21 @@ class CaptureSubmitter:
                 continue  # deleted meanwhile
         return gone
 
-    def _replaced_by(self, user: str, source_uri: str, job_id: str) -> str | None:
+    def _replaced_by(self, user: str, source_uri: str, job_id: str, known: _Known | None = None) -> str | None:
         """The submission of the source that came after ``job_id`` when that job's content is no longer the
         source's current version; None when it still is (or is still on its way)."""
         md = self.rt.metadata
-        job = md.jobs.get_job(user, job_id)
+        ahead = known if known is not None and job_id in known.jobs else None  # looked up with its batch
+        job = ahead.jobs[job_id] if ahead is not None else md.jobs.get_job(user, job_id)
         if job is None or job.status in ("queued", "running", "failed", "duplicate"):
             return None
         if job.status == "superseded":
             return job.superseded_by
-        if job.artifact_id is None or not md.catalog.is_superseded(user, ids.document_id(job.artifact_id)):
+        if job.artifact_id is None:
+            return None
+        gone = job_id in ahead.gone if ahead is not None else md.catalog.is_superseded(
+            user, ids.document_id(job.artifact_id))
+        if not gone:
             return None
         history = [r.job_id for r in reversed(md.catalog.list_sources(user, 200, source_id=ids.source_id(
             user, source_uri)))]

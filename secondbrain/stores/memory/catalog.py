@@ -292,12 +292,18 @@ class MemoryCatalog(MemoryRole):
 
     def is_superseded(self, user_id: str, document_id: str) -> bool:
         """Whether the document is gone or a newer version of its source exists."""
+        return document_id in self.superseded(user_id, [document_id])
+
+    def superseded(self, user_id: str, document_ids: Sequence[str]) -> set[str]:
+        """Those of ``document_ids`` that are gone or have a newer version of their source."""
+        out = set()
         with self._tx():
-            doc = self._t.document_of(user_id, document_id)
-            if doc is None:
-                return True
-            return doc.superseded_at is not None or any(
-                n.version > doc.version for n in self._t.source_documents(user_id, doc.source_id))
+            for document_id in document_ids:
+                doc = self._t.document_of(user_id, document_id)
+                if doc is None or doc.superseded_at is not None or any(
+                        n.version > doc.version for n in self._t.source_documents(user_id, doc.source_id)):
+                    out.add(document_id)
+        return out
 
     def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
         """The user's artifact, or ``None`` (also for another user's)."""

@@ -439,17 +439,24 @@ class PostgresCatalog(PgRole):
 
     def is_superseded(self, user_id: str, document_id: str) -> bool:
         """Whether the document is gone or a newer version of its source exists."""
+        return document_id in self.superseded(user_id, [document_id])
+
+    def superseded(self, user_id: str, document_ids: Sequence[str]) -> set[str]:
+        """Those of ``document_ids`` that are gone or have a newer version of their source, in one statement."""
+        wanted = list(dict.fromkeys(document_ids))
+        if not wanted:
+            return set()
         with self._pool.connection() as conn:
-            row = conn.execute(
+            current = conn.execute(
                 """
-                SELECT d.superseded_at IS NOT NULL OR EXISTS (
+                SELECT d.document_id FROM documents d
+                WHERE d.user_id = %s AND d.document_id = ANY(%s) AND d.superseded_at IS NULL AND NOT EXISTS (
                     SELECT 1 FROM documents n WHERE n.user_id = d.user_id AND n.source_id = d.source_id
                       AND n.version > d.version)
-                FROM documents d WHERE d.document_id = %s AND d.user_id = %s
                 """,
-                (document_id, user_id),
-            ).fetchone()
-        return True if row is None else bool(row[0])
+                (user_id, wanted),
+            ).fetchall()
+        return set(wanted) - {r[0] for r in current}
 
     def get_artifact(self, user_id: str, artifact_id: str) -> ArtifactRecord | None:
         """The user's artifact, or ``None`` (also for another user's)."""

@@ -162,6 +162,24 @@ def test_versions_of_a_source(stores: Stores) -> None:
     assert catalog.supersede_older("alice", a1.source_id, "no-such-document") == []
 
 
+def test_superseded_asks_for_many_documents_at_once(stores: Stores) -> None:
+    """The batch question gives what the one-by-one question gives: gone, older or another person's count as
+    superseded; the current version does not."""
+    catalog = stores.catalog
+    _, a1 = submit(stores, "alice", n=31)
+    a2 = replace(artifact("alice", 32), source_id=a1.source_id, source_uri=a1.source_uri)
+    stores.intake.submit(a2, ids.job_id("alice", "v2"), [])
+    _, other = submit(stores, "alice", n=33)
+    d1, d2, d3 = document(a1), document(a2), document(other)
+    for d in (d1, d2, d3):
+        catalog.save_document(d)
+    asked = [d1.document_id, d2.document_id, d3.document_id, "no-such-document", d1.document_id]
+    assert catalog.superseded("alice", asked) == {d1.document_id, "no-such-document"}
+    assert catalog.superseded("alice", asked) == {d for d in asked if catalog.is_superseded("alice", d)}
+    assert catalog.superseded("bob", asked) == set(asked)  # none of them Bob's
+    assert catalog.superseded("alice", []) == set()
+
+
 def test_a_document_indexed_records_its_chunks_and_supersedes_older_versions(stores: Stores) -> None:
     catalog = stores.catalog
     _, a1 = submit(stores, "alice", n=31)
