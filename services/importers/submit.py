@@ -98,13 +98,14 @@ class CaptureSubmitter:
             title=capture.title, captured_at=capture.captured_at, source_uri=capture.source_uri, idempotency_key=key,
             attributes=dict(capture.attributes), capture="note" if capture.kind == "note" else "import")
             for _i, capture, body, key in files])
+        submitted: list[Submitted] = []
         for done in filed:
             if isinstance(done, Exception):
                 raise done
-        known = self._known(user, [done for done in filed if isinstance(done, Submitted)])
+            submitted.append(done)
+        known = self._known(user, submitted)
         twice = {uri for uri, n in Counter(capture.source_uri for _i, capture, _b, _k in files).items() if n > 1}
-        for (i, capture, body, key), done in zip(files, filed, strict=True):
-            assert isinstance(done, Submitted)
+        for (i, capture, body, key), done in zip(files, submitted, strict=True):
             # A source named twice in the batch is looked up afresh: settling its first item may file again
             out[i] = self._settled(user, capture, body, key, done, None if capture.source_uri in twice else known)
         return [o for o in out if o is not None]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -66,16 +67,21 @@ def note(client: httpx.Client, text: str) -> str:
     return str(r.json()["job_id"])
 
 
+def idle_turns(proxy: TurnCountingProxy) -> list[bytes]:
+    """The round trips of a window of ``WINDOW_S`` in which nothing is sent (after a second to settle)."""
+    time.sleep(1.0)
+    start = len(proxy.log)
+    time.sleep(WINDOW_S)
+    return ours(proxy.log[start:])
+
+
 def test_one_note_costs_at_most_twenty_round_trips(counted: tuple[Service, TurnCountingProxy]) -> None:
     svc, proxy = counted
     with svc.client() as client:
         # The user's first capture creates their index; the one measured is an ordinary one.
         first = note(client, "Warm-up: the boiler was serviced in October.")
         assert wait_jobs(client, [first])[first]["status"] == "succeeded"
-        time.sleep(1.0)
-        start = len(proxy.log)
-        time.sleep(WINDOW_S)
-        idle = proxy.log[start:]
+        idle = idle_turns(proxy)
         mark = len(proxy.log)
         job = note(client, "The spare bike key hangs on the hook behind the kitchen door.")
         time.sleep(WINDOW_S)
@@ -84,7 +90,7 @@ def test_one_note_costs_at_most_twenty_round_trips(counted: tuple[Service, TurnC
         assert view["status"] == "succeeded", view
         hits = client.get("/v1/search", params={"q": "spare bike key", "mode": "sparse"}).json()["hits"]
         assert any("kitchen door" in h["text"] for h in hits)
-    per_note = len(ours(busy)) - len(ours(idle))
+    per_note = len(ours(busy)) - len(idle)
     turns = [re.sub(rb"[^ -~]+", b" ", turn).decode()[:160] for turn in busy]
     Path("test-artifacts").mkdir(exist_ok=True)
     Path("test-artifacts/roundtrips.txt").write_text(f"{per_note}\n" + "\n".join(turns) + "\n")
@@ -100,28 +106,30 @@ BATCH_ROUND_TRIP_BUDGET = 3
 BATCH_WINDOW_S = 30.0  # long enough for 64 notes to be searchable on a loaded 2-core machine
 
 
+def send_batch(client: httpx.Client, name: str, text: Callable[[int], str]) -> list[dict[str, Any]]:
+    """Import ``BATCH`` notes (``import:notes:<name>-<i>.md``, ``text(i)`` each) in one request; their results."""
+    # fixed date: the notes' own past date, as an import brings it; the day the test runs does not change it
+    captures = [{"source_uri": f"import:notes:{name}-{i}.md", "kind": "note", "title": f"{name} {i}",
+                 "part": f"p{i}", "content_type": "text/markdown", "captured_at": "2023-02-03T04:05:06+00:00",
+                 "attributes": {"kind": "note", "import.format": "notes"}} for i in range(BATCH)]
+    r = client.post("/v1/imports/batch", data={"manifest": json.dumps({"format": "notes", "captures": captures})},
+                    files=[(f"p{i}", (f"p{i}", text(i).encode(), "application/octet-stream")) for i in range(BATCH)])
+    assert r.status_code == 200, r.text
+    return list(r.json()["results"])
+
+
 def test_a_batch_of_64_notes_costs_at_most_three_round_trips_a_note(
         counted: tuple[Service, TurnCountingProxy]) -> None:
     svc, proxy = counted
-    # fixed date: the notes' own past date, as an import brings it; the day the test runs does not change it
-    captures = [{"source_uri": f"import:notes:pantry-{i}.md", "kind": "note", "title": f"Pantry crate {i}",
-                 "part": f"p{i}", "content_type": "text/markdown", "captured_at": "2023-02-03T04:05:06+00:00",
-                 "attributes": {"kind": "note", "import.format": "notes"}} for i in range(BATCH)]
-    parts = {f"p{i}": f"Crate {i} holds {i + 2} jars of plum jam and a ledger marked zq{i:04d}x.".encode()
-             for i in range(BATCH)}
     with svc.client() as client:
         first = note(client, "Warm-up: the gutters were cleared in November.")  # the index exists already
         assert wait_jobs(client, [first])[first]["status"] == "succeeded"
-        time.sleep(1.0)
-        start = len(proxy.log)
-        time.sleep(WINDOW_S)
-        idle = ours(proxy.log[start:])
+        idle = idle_turns(proxy)
         mark = len(proxy.log)
-        r = client.post("/v1/imports/batch", data={"manifest": json.dumps({"format": "notes", "captures": captures})},
-                        files=[(name, (name, data, "application/octet-stream")) for name, data in parts.items()])
-        assert r.status_code == 200, r.text
-        jobs = [x["job_id"] for x in r.json()["results"]]
-        assert len(jobs) == BATCH and all(x["status"] == "imported" for x in r.json()["results"])
+        results = send_batch(client, "pantry",
+                             lambda i: f"Crate {i} holds {i + 2} jars of plum jam and a ledger marked zq{i:04d}x.")
+        jobs = [x["job_id"] for x in results]
+        assert len(jobs) == BATCH and all(x["status"] == "imported" for x in results)
         time.sleep(BATCH_WINDOW_S)
         busy = ours(proxy.log[mark:len(proxy.log)])
         states = wait_jobs(client, jobs)
@@ -146,29 +154,17 @@ RESEND_ROUND_TRIP_BUDGET = 10
 def test_a_batch_sent_again_unchanged_costs_a_few_round_trips_in_all(
         counted: tuple[Service, TurnCountingProxy]) -> None:
     svc, proxy = counted
-    # fixed date: the notes' own past date, as an import brings it; the day the test runs does not change it
-    captures = [{"source_uri": f"import:notes:shelf-{i}.md", "kind": "note", "title": f"Shelf {i}",
-                 "part": f"p{i}", "content_type": "text/markdown", "captured_at": "2023-02-03T04:05:06+00:00",
-                 "attributes": {"kind": "note", "import.format": "notes"}} for i in range(BATCH)]
-    parts = {f"p{i}": f"Shelf {i} holds {i + 3} tins of saffron and a tag marked qv{i:04d}k.".encode()
-             for i in range(BATCH)}
 
-    def send(client: httpx.Client) -> list[dict[str, object]]:
-        r = client.post("/v1/imports/batch", data={"manifest": json.dumps({"format": "notes", "captures": captures})},
-                        files=[(name, (name, data, "application/octet-stream")) for name, data in parts.items()])
-        assert r.status_code == 200, r.text
-        return list(r.json()["results"])
+    def shelf(i: int) -> str:
+        return f"Shelf {i} holds {i + 3} tins of saffron and a tag marked qv{i:04d}k."
 
     with svc.client() as client:
-        jobs = [str(x["job_id"]) for x in send(client)]
+        jobs = [str(x["job_id"]) for x in send_batch(client, "shelf", shelf)]
         states = wait_jobs(client, jobs)
         assert all(states[j]["status"] == "succeeded" for j in jobs), states
-        time.sleep(1.0)
-        start = len(proxy.log)
-        time.sleep(WINDOW_S)
-        idle = ours(proxy.log[start:])
+        idle = idle_turns(proxy)
         mark, t0 = len(proxy.log), time.monotonic()
-        again = send(client)
+        again = send_batch(client, "shelf", shelf)
         took = time.monotonic() - t0
         busy = ours(proxy.log[mark:len(proxy.log)])
     assert [(x["status"], x["job_id"], x["job_status"]) for x in again] == [
