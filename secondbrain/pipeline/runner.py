@@ -341,9 +341,10 @@ class StageRunner:
                 else:
                     await self._outcome(work, outcome, [])
         if publish:
-            # One produce batch: every output and every status sent at once, then one wait for the broker.
+            # One produce batch: every output and every status sent at once, then one wait for the broker (and one
+            # wake-up of the next stage, not one an event).
             with _phase(self.step.name, "publish"):
-                await asyncio.gather(*(self._publish_all(encoded) for _w, _o, encoded in publish),
+                await asyncio.gather(self._publish_all([out for _w, _o, encoded in publish for out in encoded]),
                                      *(self._status(w.ref, "succeeded", None, o.attempts) for w, o, _e in publish))
             for work, outcome, _e in publish:
                 with trace.use_span(work.span, end_on_exit=False):
@@ -514,7 +515,12 @@ class StageRunner:
             WAKEUPS.published(topic)  # the next stage, when it runs in this process and waits for records
 
     async def _publish_one(self, topic: str, key: bytes, value: bytes, headers: list[tuple[str, bytes]]) -> None:
-        # A producer span per output; the next stage continues the trace from it.
+        # A producer span per output; the next stage continues the trace from it.  Not when the event's own span
+        # is not recorded (tracing off, or the trace not sampled): the producer span would not be either, and
+        # making one was most of a send's cost on the event loop; the trace context still travels.
+        if not trace.get_current_span().is_recording():
+            await self._send(topic, key, value, telemetry.with_trace_headers(headers))
+            return
         with telemetry.tracer().start_as_current_span(
                 f"{topic} publish", kind=SpanKind.PRODUCER,
                 attributes=telemetry.kafka_attributes(topic, operation="send")):

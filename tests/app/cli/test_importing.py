@@ -167,6 +167,32 @@ def test_an_import_follows_its_jobs_two_hundred_at_a_time_in_the_order_sent(
 
 
 @pytest.mark.fast
+def test_a_round_asks_about_twice_what_finished_in_the_round_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+
+    finished: set[str] = set()
+    requests: list[list[str]] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        ids = request.url.params.get_list("id")
+        requests.append(ids)
+        finished.update([i for i in ids if i not in finished][:20])  # twenty finish between two rounds
+        return httpx.Response(200, json={"jobs": [{"job_id": i, "status": "succeeded" if i in finished else
+                                                   "running"} for i in ids], "unknown": []})
+
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    tally = Tally(total=300)
+    tally.items += [Item(f"note {i}", "note", f"j{i}", status="queued") for i in range(300)]
+    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
+        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+        assert sender.wait(timeout_s=None)
+    assert all(i.status == "succeeded" for i in tally.items)
+    sizes = [len(r) for r in requests]
+    assert sizes[0] == 200 and set(sizes[1:-1]) == {40}  # then twice the twenty that finished
+    assert sum(sizes) < 1000  # a full window every round: 200 a round for 15 rounds
+
+
+@pytest.mark.fast
 def test_a_proxy_saying_the_server_behind_it_is_down_is_waited_out_but_a_refusal_is_not(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import httpx
