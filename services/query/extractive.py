@@ -41,7 +41,7 @@ from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.written import Calendar
 from secondbrain.word_times import quoted_second
-from services.query import coverage
+from services.query import coverage, members
 from services.query.engine import Source
 from services.query.glosses import glosses
 from services.query.lemmas import Lemmas
@@ -168,12 +168,13 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if not gathered and not scored:
         return _opening(hits, candidates)
     chosen = gathered or _single(asked, ranked, candidates, max_sentences)
+    chosen, apart = members.split(asked.text, chosen)  # what was done listed, the near items apart
     lead = max(chosen, key=lambda c: c.score)
     if len(asked.persons) == 1 and not gathered and lead.about_other:
         # the best statement is someone else speaking of themselves ("Melanie: I'm a fan of Ed Sheeran" for
         # "who is Caroline a fan of?"): that is not about the person asked about
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
-    quotes = _quotes(ctx, chosen)
+    quotes = _quotes(ctx, chosen) + members.shown_apart(_quotes(ctx, apart))
     if asked.yes_no and _affirms(asked, lead, enc):
         composed = _compose(_fit(quotes, max_words - 1), found=True)  # "Yes:" is a word of the answer too
         return replace(composed, text=f"Yes: {composed.text}", markdown=f"Yes: {composed.markdown}")

@@ -38,7 +38,7 @@ from services.query.question import parsed as _parse
 LEADING = 5  # the statements an answer may quote first (as the person swap weighs them)
 # Verbs that say little of what someone did: auxiliaries, light verbs and what is said or felt (measured: reading
 # "get", "go", "make" and "take" too gains nothing and refuses one more answerable question on LoCoMo).
-_LIGHT = frozenset({"be", "is", "are", "was", "were", "been", "do", "does", "did", "have", "has", "had", "think",
+LIGHT = frozenset({"be", "is", "are", "was", "were", "been", "do", "does", "did", "have", "has", "had", "think",
                     "say", "said", "tell", "told", "know", "let", "like", "want", "feel", "get", "gets", "got", "go",
                     "goes", "went", "make", "made", "take", "took"})
 _SPEAKER = frozenset({"i", "we", "me", "us", "my", "our"})
@@ -71,7 +71,7 @@ def asked_action(question: str, persons: tuple[str, ...], enc: SparseEncoder) ->
     if len(persons) != 1:
         return None
     for t in _parse(question):
-        if t.pos_ != "VERB" or t.lower_ in _LIGHT:
+        if t.pos_ != "VERB" or t.lower_ in LIGHT:
             continue
         subject = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
         if subject is None or _owner(subject).casefold() != persons[0].casefold():

@@ -23,6 +23,7 @@ from services.extractors.text import TextExtractor
 from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, extractive_answer
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
+from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
@@ -53,13 +54,11 @@ FIRST_MISSES = {
     'markdown: Which day is the recycling collected?',
     'markdown: What time is check-in at the hotel?',
     'note: Which books did I finish this year?',
-    'note: Which countries did I visit this year?',
-    'note: What did I buy for the garden?',
-    'note: Who came to the barbecue?',
-    'note: Which films did I watch this month?',
     'note: Which museums did I visit in Vienna?',
 }
 KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case in FIRST_MISSES}
+# Four list cases of those have passed since the answerer tells a list's members from its near items
+# (services.query.members): "Want to watch Past Lives" is shown apart, after "Also mentioned".
 
 
 @cache
@@ -131,7 +130,11 @@ THIRD_MISSES = {
     "transcript: Which museum did Sara visit in Paris?", "transcript: How did Mina celebrate her graduation?",
 }
 KNOWN_MISSES |= {case: "missed by the third untuned set's scorings" for case in THIRD_MISSES}
-CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED
+# List cases written before the answerer told members from near items (0 of 12 then, 11 of 12 after: "Which hikes did
+# I do" asks with a verb that says nothing), and ten written after, scored once: 8 of 10 (the two misses, where the
+# tagger read "plays" and "podcasts" as the question's verb, pass since it takes the verb the question hangs on).
+KNOWN_MISSES["note: Which hikes did I do in Scotland?"] = "\"do\" says nothing of what was done"
+CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + LISTS_TUNING + LISTS_AFTER
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(

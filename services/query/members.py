@@ -1,0 +1,90 @@
+"""Which of a list's statements say the asked thing was done, read from a dependency parse.
+
+"Which films did I watch this month?" lists what was watched: "Watched Aftersun" belongs, "Want to watch Past
+Lives" does not, nor "Couldn't visit Joe", "Will attend the Bjork concert", "Never finished the pottery course" or
+a statement without the asked verb at all ("the Albertina was closed").  What the grammar says decides, not word
+lists: the asked verb is not done when it is denied (a negation), only possible or still to come (a modal: will,
+would, could, should), or only the aim of another verb (an infinitive: wanted, hoped, meant, needed, forgot to).
+A statement that does not name the verb stays in the list ("Coffee with Lena" for "Which friends did I meet?"):
+the grammar cannot tell it from one that says it was not done in other words ("the Albertina was closed").
+
+Only a question about what was done has members (its verb in the past: "did I watch", "came", "have I read"), and
+only a verb that says something (not "do", "go", "get": the question tagger's light verbs).  The small English
+pipeline tags a note's subjectless opening verb as a name ("Finished Piranesi.") and has no lemmas, so a verb is
+found by the form WordNet lists it under ("tried" is "try", "met" is "meet"), not by its part of speech.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar
+
+from secondbrain.language import wordnet
+from secondbrain.reading import Statement
+from services.query.question import parsed
+from services.query.roles import LIGHT
+
+
+class _Stated(Protocol):
+    n: int  # its source
+    st: Statement
+
+
+class _Labelled(Protocol):
+    @property
+    def label(self) -> str: ...
+
+
+C = TypeVar("C", bound=_Stated)
+Q = TypeVar("Q", bound=_Labelled)
+
+
+def split(question: str, gathered: list[C]) -> tuple[list[C], list[C]]:
+    """The statements of a list (each of its own source) that say the question's verb was done, and the rest (shown
+    apart, after them); all of them as members when the question asks no such verb, or none or all of them say it,
+    or two are of one source (a statement and the words around it)."""
+    if len(gathered) < 2 or len({c.n for c in gathered}) < len(gathered) or (verb := _asked_verb(question)) is None:
+        return gathered, []
+    done = [_done(c.st.text, verb) for c in gathered]
+    if all(done) or not any(done):
+        return gathered, []
+    return [c for c, d in zip(gathered, done, strict=True) if d], [c for c, d in zip(gathered, done, strict=True)
+                                                                   if not d]
+
+
+def _asked_verb(question: str) -> str | None:
+    """The question's verb (as WordNet lists it) when it asks what was done ("did I watch", "came", "have I read")."""
+    verbs = [t for t in parsed(question) if t.pos_ == "VERB" and t.lower_ not in LIGHT]
+    # the one the sentence hangs on: "Which plays did we see?" tags "plays" a verb too
+    t = next((t for t in verbs if t.dep_ == "ROOT" or any(c.dep_ == "aux" for c in t.children)), None)
+    if t is None or not (t.tag_ in ("VBD", "VBN") or any(c.dep_ == "aux" and c.tag_ == "VBD" for c in t.children)):
+        return None
+    return _base(t.text)
+
+
+def _done(text: str, verb: str) -> bool:
+    """Whether the statement may say ``verb`` was done: it does not name the verb ("Coffee with Lena" for "did I
+    meet"), or one of its tokens of that verb is neither denied, nor only possible or to come, nor only aimed at."""
+    if not any(_base(w) == verb for w in re.findall(r"[A-Za-z]+", text)):
+        return True  # not parsed at all
+    return any(_base(t.text) == verb and not _unreal(t) for t in parsed(text))
+
+
+def _base(word: str) -> str:
+    return wordnet().base(word, "v")
+
+
+def _unreal(t: Any) -> bool:
+    if any(c.dep_ == "aux" and c.tag_ == "TO" for c in t.children):
+        return True  # "want to watch", "meant to cook", "was going to meet" (not "finished reading")
+    return any(c.dep_ == "neg" or (c.dep_ == "aux" and c.tag_ == "MD") for c in t.children)
+
+
+def shown_apart(quotes: list[Q]) -> list[Q]:
+    """The quotes of the statements apart, the first labelled "Also mentioned"."""
+    if not quotes:
+        return quotes
+    first = quotes[0]
+    label = f"Also mentioned: {first.label}" if first.label else "Also mentioned"
+    return [replace(first, label=label), *quotes[1:]]  # type: ignore[type-var]  # Q is the answerer's Quote dataclass
