@@ -30,7 +30,7 @@ _TERMINAL = re.compile("[.!?:;\u2026][\"'\u201d\u2019)\\]]*$")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^)(]|\([^)]*\))*\)")
 _WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=[^\s*_~])(.+?)(?<=[^\s*_~])\1")  # "****1234" is no emphasis
 _CODE = re.compile(r"`+([^`]+)`+")
 _TAG = re.compile(r"</?[A-Za-z][^>]{0,200}>")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>])")

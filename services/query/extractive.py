@@ -676,7 +676,8 @@ def _with_neighbours(asked: Asked, best: _Candidate, chosen: list[_Candidate],
             (asked.facts and not best.fact and after.fact
              and (not asked.main or coverage.covers(asked.main, coverage.words(after.st.text))))
             or _LEANS_BACK.match(after.st.text)
-            or len(best.st.text) < 30 or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
+            or (len(best.st.text) < 30 and not (asked.facts and best.fact))  # "TOTAL GBP 14.60" needs no more
+            or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
         chosen.append(after)
     reply = _reply_to_follow_up(chosen[-1], everything)
     if reply is not None and _words([*chosen, reply]) <= MAX_WORDS:
