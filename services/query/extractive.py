@@ -718,8 +718,8 @@ def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], r
                                   or any(x.n == c.n and x.st.index == c.st.index - 1 for x in chosen))
         if asked.subjects and not update and not (c.said or goes_on):
             continue
-        if asked.facts and not c.fact:
-            continue
+        if (asked.facts and not c.fact) or (best.fact and c.n == best.n and c.st.kind == best.st.kind != "sentence"):
+            continue  # lacks the fact; or another row or item of the list that holds it ("Check-out: 11:00")
         if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:
             continue
         if (before := _lead_in(c, everything)) is not None and before not in chosen:
