@@ -1,7 +1,7 @@
 """LoCoMo answers replayed offline: the sources each question got, captured once, answered again by the
 extractive answerer of this checkout (seconds instead of a run through the service).
 
-    .venv/bin/python bench/answers_replay.py capture --keep DIR [--out FILE]
+    .venv/bin/python bench/answers_replay.py capture --keep DIR [--captured FILE]
     .venv/bin/python bench/answers_replay.py replay [--captured FILE] [--dump FILE] [--before FILE]
 
 ``capture`` opens the index that ``bench/answers.py --keep DIR`` left (the service must be stopped: the vector
