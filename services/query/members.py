@@ -1,8 +1,8 @@
 """Which of a list's statements say the asked thing was done, read from a dependency parse.
 
 "Which films did I watch this month?" lists what was watched: "Watched Aftersun" belongs, "Want to watch Past
-Lives" does not, nor "Couldn't visit Joe", "Will attend the Bjork concert", "Never finished the pottery course" or
-a statement without the asked verb at all ("the Albertina was closed").  What the grammar says decides, not word
+Lives" does not, nor "Couldn't visit Joe", "Will attend the Bjork concert" or "Never finished the pottery
+course".  What the grammar says decides, not word
 lists: the asked verb is not done when it is denied (a negation), only possible or still to come (a modal: will,
 would, could, should), or only the aim of another verb (an infinitive: wanted, hoped, meant, needed, forgot to).
 A statement that does not name the verb stays in the list ("Coffee with Lena" for "Which friends did I meet?"):

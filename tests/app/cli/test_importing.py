@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from fastapi.testclient import TestClient
@@ -20,6 +21,9 @@ from connectors.sender import ROOM_POLL_S, Item, Progress, Sender, Tally, clock
 from secondbrain.settings import Settings
 from services.importers import render
 from services.importers.registry import by_name
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @pytest.mark.fast
@@ -128,6 +132,19 @@ def test_a_batch_waits_for_a_server_that_is_away_or_full_and_follows_its_jobs_me
     assert capsys.readouterr().err.count("not reachable") == 1  # said once
 
 
+def _followed(handle: Callable[[httpx.Request], httpx.Response], jobs: int, monkeypatch: pytest.MonkeyPatch) -> Tally:
+    """``jobs`` sent captures followed until they have all finished, against a server that answers with ``handle``."""
+    import httpx
+
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    tally = Tally(total=jobs)
+    tally.items += [Item(f"note {i}", "note", f"j{i}", status="queued") for i in range(jobs)]
+    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
+        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
+        assert sender.wait(timeout_s=None)
+    return tally
+
+
 @pytest.mark.fast
 @pytest.mark.parametrize("server", ["this", "older"])
 def test_an_import_follows_its_jobs_two_hundred_at_a_time_in_the_order_sent(
@@ -151,12 +168,7 @@ def test_an_import_follows_its_jobs_two_hundred_at_a_time_in_the_order_sent(
             return httpx.Response(404 if job == "j3" else 200, json={"job_id": job, "status": "succeeded"})
         return httpx.Response(404, json={"detail": "Not Found"})
 
-    monkeypatch.setattr(time, "sleep", lambda _s: None)
-    tally = Tally(total=250)
-    tally.items += [Item(f"note {i}", "note", f"j{i}", status="queued") for i in range(250)]
-    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
-        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
-        assert sender.wait(timeout_s=None)
+    tally = _followed(handle, 250, monkeypatch)
     assert tally.items[3].status == "failed" and "deleted" in (tally.items[3].reason or "")
     assert all(i.status == "succeeded" for n, i in enumerate(tally.items) if n != 3)
     if server == "this":
@@ -180,12 +192,7 @@ def test_a_round_asks_about_twice_what_finished_in_the_round_before(monkeypatch:
         return httpx.Response(200, json={"jobs": [{"job_id": i, "status": "succeeded" if i in finished else
                                                    "running"} for i in ids], "unknown": []})
 
-    monkeypatch.setattr(time, "sleep", lambda _s: None)
-    tally = Tally(total=300)
-    tally.items += [Item(f"note {i}", "note", f"j{i}", status="queued") for i in range(300)]
-    with httpx.Client(transport=httpx.MockTransport(handle), base_url="http://sb") as client:
-        sender = Sender(client, tally, Progress(tally, quiet=True), "notes", batch_items=10)
-        assert sender.wait(timeout_s=None)
+    tally = _followed(handle, 300, monkeypatch)
     assert all(i.status == "succeeded" for i in tally.items)
     sizes = [len(r) for r in requests]
     assert sizes[0] == 200 and set(sizes[1:-1]) == {40}  # then twice the twenty that finished
