@@ -42,9 +42,10 @@ def words(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def _forms(word: str) -> frozenset[str]:
-    """The base forms of a word as a noun and as a verb ("tyres": "tyre"; "ran": "run"), and its stem."""
+    """The base forms of a word as a noun and as a verb ("tyres": "tyre"; "ran": "run"), and its stem; never a
+    hyphenated word's parts ("check-in" is not a "check", so it covers no "checkout")."""
     wn = wordnet()
-    return frozenset({word, wn.base(word, "n"), wn.base(word, "v"), *_ENC.tokenize(word)})
+    return frozenset({word, wn.base(word, "n"), wn.base(word, "v"), *(_ENC.tokenize(word) if "-" not in word else ())})
 
 
 @lru_cache(maxsize=65536)

@@ -497,6 +497,7 @@ def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
+_ORDINAL = re.compile(r"(?i)(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$")
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -508,8 +509,9 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
-            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
-                    and not coverage.describes(prev):
+            ordinal = _ORDINAL.match(prev) is not None and any(_ORDINAL.match(a) for a in asked)  # "first" dose
+            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() \
+                    and (prev.casefold() not in _QUALITIES or ordinal) and not coverage.describes(prev):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True
@@ -570,7 +572,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         if n.preposition == "about" and any(t in absent for t in things if t.casefold() in coverage.words(n.words)):
             return f"\u201c{n.words}\u201d"
     for t in absent:
-        heads = [p.head for p in asked.phrases if t.casefold() in p.words.casefold().split()[:-1]]
+        heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1]  # "door", "code"
+                 for after in w[w.index(t.casefold()) + 1:] for h in Bm25Encoder().tokenize(after)[:1]]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
         if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for _terms, text in sources) or any(
                 _rival(n, asked.terms, text) for n in narrowed for _terms, text in sources) or \

@@ -58,7 +58,9 @@ _KINDS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (re.compile(r"\b(?:screenshots?|photos?|pictures?|images?|scans?|whiteboard photos?)\b", re.I), ("image",)),
     (re.compile(r"\b(?:web ?pages?|articles?|websites?|bookmarks?|blog posts?)\b", re.I), ("web",)),
     (re.compile(r"\b(?:(?:my|the|a|that|this|in|from) )notes?\b", re.I), ("note", "markdown", "text")),
-    (re.compile(r"\b(?:e-?mails?|documents?|spreadsheets?|slides?|presentations?)\b", re.I), ("office", "text")),
+    # "Sam's email address" is no email
+    (re.compile(r"\b(?:e-?mails?(?! address)|documents?|spreadsheets?|slides?|presentations?)\b", re.I),
+     ("office", "text")),
 ]
 
 # Nouns that say what kind of fact is wanted, or nothing in particular: not what a question is about.
@@ -195,13 +197,31 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         and t.lower_ not in _MONTHS_DAYS and (t.pos_ in ("NOUN", "PROPN") or (
             (t.pos_ in ("ADJ", "ADV", "NUM") or t.tag_ == "VBG") and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"
             and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
+    main = _main(doc, things)
+    things, main = _hyphenated(question, things, main)
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
                  gathers=gathers, yes_no=bool(_YES_NO.match(question)),
                  phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}),
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
-                 answer_kind=answer_kind, things=things, main=_main(doc, things))
+                 answer_kind=answer_kind, things=things, main=main)
+
+
+_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
+
+
+def _hyphenated(question: str, things: tuple[str, ...], main: str) -> tuple[tuple[str, ...], str]:
+    """The things and the main one with a hyphenated word whole ("check-in", which the tagger splits in three): a
+    source's "check-in" speaks of it, a "check" or a "checkout" does not."""
+    for m in _HYPHENATED.finditer(question):
+        parts = m.group().split("-")
+        at = next((i for i, t in enumerate(things) if t in parts), None)
+        if at is None:
+            continue
+        things = (*(t for t in things[:at] if t not in parts), m.group(), *(t for t in things[at:] if t not in parts))
+        main = m.group() if main in parts else main
+    return things, main
 
 
 def _main(doc: Any, things: tuple[str, ...]) -> str:
@@ -320,6 +340,8 @@ def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: se
 
 def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_words: set[str]) -> tuple[Phrase, ...]:
     """Runs of adjectives and nouns ending in a noun ("bike lock code"): the head and what narrows it."""
+    from services.query.coverage import describes
+
     out: list[Phrase] = []
     run: list[Any] = []
     for t in [*doc, None]:
@@ -329,8 +351,8 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
             continue
         while run and run[-1].pos_ != "NOUN":
             run.pop()
-        while run and run[0].pos_ == "ADJ":  # "new", "second", "beloved": a quality, not another thing
-            run.pop(0)
+        while run and run[0].pos_ == "ADJ" and (run[0].lower_ in _QUALITIES or describes(run[0].text)):
+            run.pop(0)  # "new", "beloved": a quality, not another thing ("back door", "second dose": which one)
         if len(run) >= 2:
             head = encoder.tokenize(run[-1].text)
             mods = frozenset(m for tok in run[:-1] for m in encoder.tokenize(tok.text))

@@ -40,10 +40,6 @@ KNOWN_MISSES: dict[str, str] = {
 }
 # The near-miss cases the answerer missed when they were written (24 of 73 right): each passes or is listed here.
 FIRST_MISSES = {
-    'note: How much is the late checkout fee?',
-    "note: What is Sam's email address?",
-    'note: What is the back door code?',
-    'note: When is the second vaccine dose due?',
     'ocr: What time does the pharmacy close on Sunday?',
     'note: How many books did I finish this year?',
     'note: When did I go swimming?',
@@ -58,7 +54,10 @@ KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case i
 # ("TOTAL GBP 14.60", not "... Card ****1234"); a table row or list item holding it, without the next rows or items
 # ("Check-in: 15:00", not "... Check-out: 11:00"). Four list cases of those have passed since the answerer tells a
 # list's members from its near items
-# (services.query.members): "Want to watch Past Lives" is shown apart, after "Also mentioned".
+# (services.query.members): "Want to watch Past Lives" is shown apart, after "Also mentioned". Four narrowed ones
+# have passed since a word that says which one ("back", "late", "second") is kept in the question's phrase and
+# checked against the word a source puts there ("Front", "First"), a hyphenated word is read whole ("check-in" is no
+# "checkout"), and "email address" is no kind of capture.
 
 
 @cache
@@ -117,7 +116,8 @@ UNTUNED_MISSES = {
 KNOWN_MISSES |= {case: "missed by the untuned set's one scoring" for case in UNTUNED_MISSES}
 # The second untuned set, with person swaps, scored once (28 of 30): its misses stay listed, never tuned away. Hana's
 # cake (Owen baked it) has passed since the answerer reads who did what (services.query.roles): 29 of 30.
-SECOND_MISSES = {"note: When does the post office close on Saturdays?"}
+# The post office (the bank's Saturday hours) has passed since the narrowed cases above did: 30 of 30.
+SECOND_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the second untuned set's one scoring" for case in SECOND_MISSES}
 # The third untuned set (person swaps of the kinds LoCoMo still got through, changed details), scored once before
 # the answerer read who did what in a sentence (18 of 30) and once after (20 of 30: Rita's lido and Lucia's Rome now
