@@ -41,7 +41,7 @@ from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.written import Calendar
 from secondbrain.word_times import quoted_second
-from services.query import coverage, members
+from services.query import coverage, members, shapes
 from services.query.engine import Source
 from services.query.glosses import glosses
 from services.query.lemmas import Lemmas
@@ -302,7 +302,8 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
             overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
             bare = _without(st.text, asked.text)
-            fact = bool(wanted) and any(shape.search(bare) for shape in wanted)
+            fact = any(shape.search(bare) for shape in wanted) or (
+                "person" in asked.facts and not st.speaker and shapes.opens_with_name(st.text, bare))
             covered = sum(1 for t in asked.subjects if t in own or t in context)
             said = sum(1 for t in asked.subjects if t in own)
             about = _about(st, persons, speech)
@@ -311,14 +312,12 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
                         _LEANS_BACK.match(_spoken(st)) or _THIRD_PERSON.search(_spoken(st))))):
                 # "It's a masterpiece on wheels." after "I got a new Ferrari!": about whom the one before is
                 about = prior_about
-            if about == "asked" and _said_by(st, persons) and not speech \
-                    and _yours(_spoken(st), asked, enc):
+            if about == "asked" and _said_by(st, persons) and not speech and _yours(_spoken(st), asked, enc):
                 about = "other"  # "I love your turtles": the turtles are the other's
             if about == "neutral" and i and _said_by(st, persons) and not speech and st.text != _spoken(st) \
                     and statements[i - 1].speaker != st.speaker and "other" in [
                         abouts[j] for j in range(i - 1, max(-1, i - DISCOURSE), -1)
-                        if statements[j].speaker == statements[i - 1].speaker] \
-                    and _REACTS.match(_spoken(st)):
+                        if statements[j].speaker == statements[i - 1].speaker] and _REACTS.match(_spoken(st)):
                 # "Wow, that's a great necklace!" opening a reply to the other's news of themselves: about it
                 about = "other"
             abouts.append(about)
@@ -579,6 +578,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
                 _rival(n, asked.terms, text) for n in narrowed for _terms, text in sources) or \
                 _compound_otherwise(asked, t, [text for _terms, text in sources]):
             return f"\u201c{_phrase(asked, t)}\u201d"
+    if not _PAST_QUESTION.search(asked.text) and (day := coverage.day_not_there(asked.text, [t for _, t in sources])):
+        return f"\u201c{f'{_phrase(asked, main)} ' if main else ''}{day}\u201d"  # "pharmacy on Sunday": hours of others
     kinds = [k for k in asked.facts if k in _KIND_NAMES
              and (k not in ("when", "place") or not _PAST_QUESTION.search(asked.text))
              and (k != "amount" or _MONEY_QUESTION.search(asked.text))]
@@ -1054,5 +1055,4 @@ def _compose(quotes: list[Quote], *, found: bool) -> Answer:
         marked.append(f"{lead}{label}{q.markdown}{cite}{q.note}")
     joiner = "; " if len({q.n for q in quotes}) > 1 and all(q.text.rstrip()[-1:] not in ".!?" for q in quotes) else " "
     text = joiner.join(plain)
-    return Answer(text, sorted({q.n for q in quotes}), bool(quotes), joiner.join(marked), found=found,
-                  quotes=quotes)
+    return Answer(text, sorted({q.n for q in quotes}), bool(quotes), joiner.join(marked), found=found, quotes=quotes)

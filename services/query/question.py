@@ -197,6 +197,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         and t.lower_ not in _MONTHS_DAYS and (t.pos_ in ("NOUN", "PROPN") or (
             (t.pos_ in ("ADJ", "ADV", "NUM") or t.tag_ == "VBG") and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"
             and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
+    if "amount" in facts:  # "how much cash": money, like "money", names the kind of fact (an amount satisfies it)
+        things = tuple(t for t in things if not _money(t))
     main = _main(doc, things)
     things, main = _hyphenated(question, things, main)
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
@@ -206,6 +208,15 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
                  answer_kind=answer_kind, things=things, main=main)
+
+
+def _money(word: str) -> bool:
+    """Whether WordNet reads a noun as money ("cash", "coins", "quid"): a kind of currency or monetary unit."""
+    from secondbrain.language import wordnet
+
+    wn = wordnet()
+    base = wn.base(word.casefold(), "n")
+    return wn.is_kind_of(base, "currency", "n", depth=5) or wn.is_kind_of(base, "monetary_unit", "n", depth=5)
 
 
 _HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from secondbrain.temporal.mentions import MONTH_NAMES
-from services.query.question import FactKind
+from services.query.question import FactKind, parsed
 
 DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
 # Capitalised words that are not names: weekdays and months, whole or short.
@@ -52,3 +52,22 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
                         r"road|avenue|floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
                         rf"(?<!^)\b(?!{CALENDAR_WORDS})[A-Z][a-z]+"),
 }
+
+
+_OPENING = re.compile(rf"(?!{CALENDAR_WORDS})[A-Z][a-z]{{2,}}\b")
+
+
+def opens_with_name(statement: str, bare: str) -> bool:
+    """Whether a statement opens with a name, which the "person" shape leaves out for the capital every sentence
+    opens with: the tagger reads the first word as a name ("Kasia repaired the bike"), and WordNet knows it as no
+    verb, adjective or adverb (the tagger reads a note's "Finished Piranesi." the same way). ``bare`` is the
+    statement less the question's own words: a name the question gives is no answer to it."""
+    from secondbrain.language import wordnet
+
+    m = _OPENING.match(bare)
+    if m is None or not statement.startswith(m.group()):
+        return False
+    first = parsed(statement)[0]
+    wn, low = wordnet(), first.lower_
+    return first.pos_ == "PROPN" and first.text == m.group() and not any(
+        wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
