@@ -154,6 +154,22 @@ class WordNet:
         return frozenset(out)
 
     @lru_cache(maxsize=65536)  # noqa: B019
+    def antonyms(self, lemma: str, pos: Pos = "a") -> frozenset[str]:
+        """The words WordNet opposes to ``lemma``'s commonest senses ("back": "front", "late": "early")."""
+        out: set[str] = set()
+        for offset in self.offsets(lemma, pos)[:SENSES]:
+            with self._lock:
+                f = self._data[pos]
+                f.seek(self._where[pos][offset])
+                parts = f.readline().decode().split(" | ")[0].split()
+            at = 4 + 2 * int(parts[3], 16)
+            for i in range(int(parts[at])):
+                symbol, target, kind = parts[at + 1 + 4 * i:at + 4 + 4 * i]
+                if symbol == "!" and kind in (pos, "s" if pos == "a" else pos):
+                    out |= {w.split("(")[0] for w in self.synset(int(target), pos)[0]}  # "front(a)": "front"
+        return frozenset(out)
+
+    @lru_cache(maxsize=65536)  # noqa: B019
     def is_kind_of(self, word: str, general: str, pos: Pos = "n", depth: int = 4) -> bool:
         """Whether a common sense of ``word`` is a kind of a common sense of ``general`` ("jog" of "run",
         "dog" of "pet"), within ``depth`` steps up WordNet's hierarchy."""

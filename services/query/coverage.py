@@ -143,3 +143,23 @@ def day_not_there(question: str, texts: list[str]) -> str | None:
         return None
     given = set().union(*(_days(t) for t in texts)) if texts else set()
     return asked.group() if given and _DAY_NAMES.index(asked.group(1).casefold()) not in given else None  # "on Sunday"
+
+
+_ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$", re.I)
+
+
+def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
+    """Whether a source names the thing a question's adjective picks out ("back" door, "late" checkout, "second"
+    dose) with the adjective WordNet opposes to it, or another ordinal: "Front door code", "Early check-in",
+    "First vaccine dose".  Only the opposite counts: a "local organization" is no answer to a "prominent
+    organization", nor its near miss."""
+    wn = wordnet()
+    against = wn.antonyms(word.casefold(), "a")
+    for p in phrases:  # the question's phrases that ``word`` opens
+        after = p.split()[1]
+        for text in texts:
+            for m in re.finditer(rf"\b([\w-]+)\s+{re.escape(after)}", text, re.I):
+                said = m.group(1).casefold()
+                if said in against or (_ORDINAL.match(said) and _ORDINAL.match(word) and said != word.casefold()):
+                    return True
+    return False

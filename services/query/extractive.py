@@ -148,7 +148,8 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     asked = _known_persons(asked, hits)
     ctx = _Asking(asked, hits, tz, conventions, Calendar(conventions.date_order if conventions else "mdy"))
     candidates, _source_terms = _candidates(asked, hits, enc)
-    scored = [c for c in candidates if c.overlap > 0 or c.subjects]
+    # sharing a word, or holding the fact asked of what it speaks of in other words ("Total" under "CITY CABS")
+    scored = [c for c in candidates if c.overlap > 0 or c.subjects or (c.fact and asked.things and not c.missing)]
     other = _not_there(asked, candidates, _source_terms)
     ranked = sorted(scored, key=lambda c: -c.score)
     if other is None and (changed := changed_detail(asked, ranked, enc)):  # "... in Lisbon?" / "In Rome I saw"
@@ -331,6 +332,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             # Overlap dominates; the fact asked for counts as most of a shared word; the subject and the person
             # asked about lift a statement; among equals better-ranked sources and earlier statements first.
             c.score = (overlap + (0.8 if fact else 0.0) + 0.4 * covered + speaker + modality
+                       + (0.3 if "amount" in asked.facts and shapes.priced_total(st.text) else 0.0)
                        - (OTHERS if about_other else 0.0) - (1.5 if asks or empty else 0.0)
                        - 0.05 * (n - 1) - 0.001 * st.index)
             out.append(c)
@@ -346,8 +348,7 @@ _REACTS = re.compile(r"(?:wow|whoa|woah|nice|cool|great|awesome|amazing|yum|m+|a
 
 def _turns_about(mine: list[_Candidate]) -> None:
     """A turn of a conversation that speaks of the other person and never of the one asked about ("Way to go,
-    Nate! Making videos about gaming - that's awesome! You'll do great!"): its remarks about neither are the
-    other's too."""
+    Nate! Making videos - that's awesome! You'll do great!"): its remarks about neither are the other's too."""
     turn: list[_Candidate] = []
     for c in [*mine, None]:
         if c is None or _opens_turn(c) or (turn and c.st.speaker != turn[0].st.speaker):
@@ -443,8 +444,7 @@ def _about(st: Statement, persons: set[str], speech: bool = False) -> str:
     return "asked" if second else "other" if first else "neutral"
 
 
-# "you" as what is given to or done for ("I'll bring you a souvenir", "thank you", "for you"): the statement is not
-# about them by it.
+# "you" as what is given to or done for ("I'll bring you a souvenir", "thank you", "for you"): not about them by it.
 _TO_YOU = re.compile(r"\b(?:(?:to|for|with|at|from|about|of|on|by|like|than|thank)\s+you\b|"
                      r"you(?=\s*(?:[,.!?;]|$|\s(?:a|an|the|some|my|our|this|that|back|soon|too|again)\b)))", re.I)
 
@@ -496,7 +496,6 @@ def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
-_ORDINAL = re.compile(r"(?i)(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$")
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -508,9 +507,8 @@ def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
-            ordinal = _ORDINAL.match(prev) is not None and any(_ORDINAL.match(a) for a in asked)  # "first" dose
-            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() \
-                    and (prev.casefold() not in _QUALITIES or ordinal) and not coverage.describes(prev):
+            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
+                    and not coverage.describes(prev):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True
@@ -525,7 +523,7 @@ def _compound_otherwise(asked: Asked, word: str, texts: list[str]) -> bool:
     enc = Bm25Encoder()
     for p in asked.phrases:
         written = p.words.split()
-        if word not in written[:-1] or len(rest := written[written.index(word) + 1:]) < 2:
+        if word not in written[:-1] or len(rest := written[written.index(word) + 1:]) < 2 or word == p.opening:
             continue  # one noun after it: see _narrowed_otherwise
         pattern = re.compile(r"\b([\w'-]+)\s+" + r"\s+".join(map(re.escape, rest)) + r"\b", re.I)
         for text in texts:
@@ -570,21 +568,22 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     for n in asked.narrowers:  # a topic ("about the hiring plan") must be there
         if n.preposition == "about" and any(t in absent for t in things if t.casefold() in coverage.words(n.words)):
             return f"\u201c{n.words}\u201d"
+    texts = [text for _terms, text in sources]
     for t in absent:
-        heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1]  # "door", "code"
-                 for after in w[w.index(t.casefold()) + 1:] for h in Bm25Encoder().tokenize(after)[:1]]
+        heads = [p.head for p in asked.phrases if t.casefold() in p.words.casefold().split()[:-1] and t != p.opening]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
-        if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for _terms, text in sources) or any(
-                _rival(n, asked.terms, text) for n in narrowed for _terms, text in sources) or \
-                _compound_otherwise(asked, t, [text for _terms, text in sources]):
+        if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for text in texts) or any(
+                _rival(n, asked.terms, text) for n in narrowed for text in texts) or _compound_otherwise(
+                asked, t, texts) or coverage.opposed(t, [p.words for p in asked.phrases if p.opening == t], texts):
             return f"\u201c{_phrase(asked, t)}\u201d"
-    if not _PAST_QUESTION.search(asked.text) and (day := coverage.day_not_there(asked.text, [t for _, t in sources])):
+    if not _PAST_QUESTION.search(asked.text) and (day := coverage.day_not_there(asked.text, texts)):
         return f"\u201c{f'{_phrase(asked, main)} ' if main else ''}{day}\u201d"  # "pharmacy on Sunday": hours of others
     kinds = [k for k in asked.facts if k in _KIND_NAMES
              and (k not in ("when", "place") or not _PAST_QUESTION.search(asked.text))
              and (k != "amount" or _MONEY_QUESTION.search(asked.text))]
     if kinds and things and not asked.gathers and not any(c.st.speaker for c in candidates) \
-            and not any(c.fact for c in candidates if not c.asks and (main or "") not in c.missing):
+            and not any(c.fact for c in candidates if not c.asks and (main or "") not in c.missing
+                        and not (c.missing and shapes.PRICED.match(c.st.text))):  # a price list names its items
         return f"{_KIND_NAMES[kinds[0]]} for \u201c{_phrase(asked, main or things[0])}\u201d"
     return None
 
@@ -629,8 +628,7 @@ def _lead(asked: Asked, ranked: list[_Candidate], everything: list[_Candidate]) 
     good that holds the fact it lacks."""
     best = ranked[0]
     if best.asks and (reply := _reply(asked, best, everything)) is not None:
-        # the words that match best are someone's question ("What would you say is the toughest part?"): the
-        # answer is the reply to it
+        # the words that match best are someone's question ("What would you say is the toughest part?"): its reply
         best = reply
     completed = _completion(asked, best, everything)
     next_gives = completed is not None and completed.fact and not _opens_turn(completed)
@@ -722,8 +720,9 @@ def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], r
                                   or any(x.n == c.n and x.st.index == c.st.index - 1 for x in chosen))
         if asked.subjects and not update and not (c.said or goes_on):
             continue
-        if (asked.facts and not c.fact) or (best.fact and c.n == best.n and c.st.kind == best.st.kind != "sentence"):
-            continue  # lacks the fact; or another row or item of the list that holds it ("Check-out: 11:00")
+        if (asked.facts and not c.fact) or (best.fact and c.n == best.n and (c.st.kind == best.st.kind != "sentence"
+                                                                            or shapes.PRICED.match(c.st.text))):
+            continue  # lacks the fact; or another row, item or priced line of the list that holds it ("Coffee 2.80")
         if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:
             continue
         if (before := _lead_in(c, everything)) is not None and before not in chosen:

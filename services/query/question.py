@@ -91,6 +91,7 @@ class Phrase:
     governor: str = ""  # of a prepositional phrase: the term of the noun it narrows ("password" ... "at the office")
     preposition: str = ""  # or "'s" for a possessor ("Leo's swimming lesson")
     governed: frozenset[str] = frozenset()  # terms of the whole thing narrowed ("cancellation fee")
+    opening: str = ""  # an adjective before it that says which one ("back" door code), as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +153,10 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
             content = words.sub(" ", content)
     doc = parsed(question)
     verbs = _verbs_tagged_as_nouns(doc)
+    named = _nouns_tagged_as_adjectives(doc)
     persons = tuple(dict.fromkeys(
         t.text for t in doc if t.pos_ == "PROPN" and t.text[:1].isupper() and t.text.lower() not in _MONTHS_DAYS))
-    nouns = [t.text for t in doc if t.pos_ in ("NOUN", "PROPN") and t.text.lower() not in _NOT_SUBJECTS
+    nouns = [t.text for t in doc if (t.pos_ in ("NOUN", "PROPN") or t.i in named) and t.lower_ not in _NOT_SUBJECTS
              and t.text not in persons and t.i not in verbs and t.text.lower() not in _MONTHS_DAYS]
     kind_words = {w for words, _k in _KINDS for w in re.findall(r"[\w-]+", " ".join(words.findall(question)))}
     subject_terms = set(encoder.tokenize(" ".join(n for n in nouns if n not in kind_words)))
@@ -194,12 +196,12 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     things = tuple(dict.fromkeys(
         t.text for t in doc
         if t.i not in verbs and t.lower_ not in answer_words and t.lower_ not in kind_words
-        and t.lower_ not in _MONTHS_DAYS and (t.pos_ in ("NOUN", "PROPN") or (
+        and t.lower_ not in _MONTHS_DAYS and (t.pos_ in ("NOUN", "PROPN") or t.i in named or (
             (t.pos_ in ("ADJ", "ADV", "NUM") or t.tag_ == "VBG") and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"
             and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
     if "amount" in facts:  # "how much cash": money, like "money", names the kind of fact (an amount satisfies it)
         things = tuple(t for t in things if not _money(t))
-    main = _main(doc, things)
+    main = _main(doc, things, named)
     things, main = _hyphenated(question, things, main)
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
@@ -235,19 +237,30 @@ def _hyphenated(question: str, things: tuple[str, ...], main: str) -> tuple[tupl
     return things, main
 
 
-def _main(doc: Any, things: tuple[str, ...]) -> str:
+def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
     """The thing a question asks about: the last noun of its first run of nouns that says what it is about
     ("standup" in "the team standup", "door" in "the back door code", where "code" names the kind of fact)."""
     from services.query.coverage import KIND_WORDS
 
     run: list[Any] = []
     for t in doc:
-        if (t.pos_ == "NOUN" and t.text in things) or (run and t.pos_ == "NOUN"):
+        if ((t.pos_ == "NOUN" or t.i in named) and t.text in things) or (run and t.pos_ == "NOUN"):
             run.append(t)
         elif run:
             break
-    named = [t for t in run if t.lower_ not in KIND_WORDS and t.lower_ not in _TIMES and t.text in things]
-    return named[-1].text if named else ""
+    said = [t for t in run if t.lower_ not in KIND_WORDS and t.lower_ not in _TIMES and t.text in things]
+    return said[-1].text if said else ""
+
+
+def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
+    """The small tagger reads the last word of "How much was the croissant?" as an adjective: one after a
+    determiner with no noun after it, which WordNet knows as a noun and not as an adjective."""
+    from secondbrain.language import wordnet
+
+    wn = wordnet()
+    return {t.i for t in doc if t.pos_ == "ADJ" and t.i and doc[t.i - 1].pos_ == "DET"
+            and (t.i + 1 == len(doc) or doc[t.i + 1].pos_ not in ("NOUN", "PROPN", "ADJ"))
+            and wn.offsets(wn.base(t.lower_, "n"), "n") and not wn.offsets(t.lower_, "a")}
 
 
 def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
@@ -274,7 +287,7 @@ _QUALITIES = {"new", "old", "next", "last", "latest", "current", "recent", "upco
               "full", "certain", "different", "special", "particular", "real", "important", "much", "many", "more",
               "most", "few", "several", "recently", "only", "just", "very", "really", "also", "ever", "first"}
 _SPANS = {"period", "periods", "spell", "stretch"}  # "for a period of time" narrows nothing
-_NARROWING = {"at", "for", "of", "in", "on", "from", "with", "by", "near", "about"}
+_NARROWING = {"at", "for", "of", "in", "on", "from", "to", "with", "by", "near", "about"}
 # Nouns a prepositional phrase does not narrow ("the kind of car" is about a car), and times ("in May").
 _NOT_NARROWED = {"kind", "kinds", "type", "types", "sort", "sorts", "lot", "lots", "bit", "part", "way", "ways", "one",
                  "ones", "thing", "things", "something", "anything", "stuff", "some", "any", "all", "most", "much",
@@ -362,12 +375,16 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
             continue
         while run and run[-1].pos_ != "NOUN":
             run.pop()
-        while run and run[0].pos_ == "ADJ" and (run[0].lower_ in _QUALITIES or describes(run[0].text)):
-            run.pop(0)  # "new", "beloved": a quality, not another thing ("back door", "second dose": which one)
-        if len(run) >= 2:
+        lead: list[Any] = []
+        while run and run[0].pos_ == "ADJ":  # "new", "beloved": a quality, not another thing
+            if run[0].lower_ not in _QUALITIES and not describes(run[0].text):
+                lead.append(run[0])  # "back door", "second dose": which one
+            run.pop(0)
+        if len(run) >= 2 or (run and len(lead) == 1):
             head = encoder.tokenize(run[-1].text)
             mods = frozenset(m for tok in run[:-1] for m in encoder.tokenize(tok.text))
-            if head and mods:
-                out.append(Phrase(" ".join(tok.text for tok in run), head[0], mods))
+            if head and (mods or lead):
+                out.append(Phrase(" ".join(tok.text for tok in lead + run), head[0], mods,
+                                  opening=lead[0].text if len(lead) == 1 else ""))
         run = []
     return tuple(out)

@@ -26,7 +26,8 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
     "amount": re.compile(r"[$€£¥₹]\s?\d|(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
                          r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a)"
                          r")\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|quid|bucks|chf|francs?|k\b|thousand|"
-                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d", re.I),
+                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d|"
+                         r"^\D+\s\d{1,5}[.,]\d{2}$", re.I),  # or a label and its price, a receipt's line
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                         r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
     "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
@@ -71,3 +72,13 @@ def opens_with_name(statement: str, bare: str) -> bool:
     wn, low = wordnet(), first.lower_
     return first.pos_ == "PROPN" and first.text == m.group() and not any(
         wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
+
+
+PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line of a receipt or a price list
+TOTAL = re.compile(r"^\W*(?:grand\s+)?(?:total|amount\s+due|balance\s+due|to\s+pay|sum)\b", re.I)
+
+
+def priced_total(statement: str) -> bool:
+    """Whether a statement is a receipt's total ("TOTAL GBP 14.60"): what was spent or paid there, where no line
+    names what the question asks about ("Fare GBP 12.40" is part of it)."""
+    return bool(TOTAL.match(statement) and PRICED.match(statement))

@@ -1,0 +1,34 @@
+"""The WordNet reader the answerer reads English with: word forms, what a word may also be called, what it is a
+kind of, and what it is the opposite of."""
+
+from __future__ import annotations
+
+import pytest
+
+from secondbrain.language import wordnet
+
+pytestmark = pytest.mark.fast
+
+
+def test_a_word_is_read_under_the_form_wordnet_lists_it() -> None:
+    wn = wordnet()
+    assert wn.base("ran", "v") == "run"
+    assert wn.base("tyres", "n") == "tyre"
+    assert wn.base("qwzx", "n") == "qwzx"  # unknown: itself
+
+
+def test_synonyms_and_kinds_come_from_the_commonest_senses() -> None:
+    wn = wordnet()
+    assert "bike" in wn.synonyms("bicycle")
+    assert wn.is_kind_of("cash", "currency")
+    assert not wn.is_kind_of("hotel", "currency")
+
+
+def test_opposites_are_the_ones_wordnet_names() -> None:
+    wn = wordnet()
+    assert "front" in wn.antonyms("back")  # "front(a)" in the data: the marker is not part of the word
+    assert "early" in wn.antonyms("late")
+    assert "first" in wn.antonyms("second")
+    assert "outdoor" in wn.antonyms("indoor")
+    assert wn.antonyms("prominent") == frozenset()
+    assert wn.antonyms("qwzx") == frozenset()
