@@ -26,6 +26,7 @@ from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
+from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 
@@ -135,7 +136,16 @@ KNOWN_MISSES |= {case: "missed by the third untuned set's scorings" for case in 
 # I do" asks with a verb that says nothing), and ten written after, scored once: 8 of 10 (the two misses, where the
 # tagger read "plays" and "podcasts" as the question's verb, pass since it takes the verb the question hangs on).
 KNOWN_MISSES["note: Which hikes did I do in Scotland?"] = "\"do\" says nothing of what was done"
-CASES = GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + LISTS_TUNING + LISTS_AFTER
+# The fourth untuned set (near misses, synonyms, receipts, weekdays, counts), written after opposites, weekdays,
+# receipts' lines and money words were read, scored once: 24 of 30. Its misses stay listed, never tuned away.
+FOURTH_MISSES = {
+    "note: When is the winter tyre change booked?", "pdf: What is the cancellation fee for the venue?",
+    "note: How much is the monthly parking permit?", "ocr: How much was the orange juice?",
+    "note: When does the evening yoga class start?", "note: When is the car's MOT due?",
+}
+KNOWN_MISSES |= {case: "missed by the fourth untuned set's one scoring" for case in FOURTH_MISSES}
+CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + LISTS_TUNING
+         + LISTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
