@@ -553,8 +553,9 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     # "Jolene and her partner": the one they do it with, whom their "we" speaks of
     along = {m.group(1).casefold() for p in asked.persons
              for m in re.finditer(rf"\b{re.escape(p)}\s+and\s+(?:his|her|their)\s+(\w+)", asked.text)}
+    modifiers = {w for p in asked.phrases for w in p.words.casefold().split()[:-1]}  # "evening" yoga class: a kind
     things = [t for t in asked.things if t.casefold() not in persons and t.casefold() not in coverage.KIND_WORDS
-              and t.casefold() not in _TIMES and t.casefold() not in along]
+              and (t.casefold() not in _TIMES or t.casefold() in modifiers) and t.casefold() not in along]
     absent = [t for t in things if not any(coverage.covers(t, w) for w in said) and (
         t[:1].isupper() or coverage.known(t))]
     main = asked.main or None
@@ -570,7 +571,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
             return f"\u201c{n.words}\u201d"
     texts = [text for _terms, text in sources]
     for t in absent:
-        heads = [p.head for p in asked.phrases if t.casefold() in p.words.casefold().split()[:-1] and t != p.opening]
+        heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1] and t != p.opening
+                 for h in {p.head, *Bm25Encoder().tokenize(w[w.index(t.casefold()) + 1])[:1]}]  # "evening yoga"
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
         if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for text in texts) or any(
                 _rival(n, asked.terms, text) for n in narrowed for text in texts) or _compound_otherwise(
@@ -732,8 +734,7 @@ def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], r
         if more is not None and more not in chosen:
             chosen.append(more)
     if asked.answer_kind and not any(_names_kind(asked, x) for x in chosen):
-        # "which tournament": none of the chosen names one ("a big Valorant tournament"); a statement nearly as
-        # good that does is quoted too
+        # "which tournament": none chosen names one ("a big Valorant tournament"); one nearly as good that does
         named = next((c for c in ranked[1:KIND_REACH] if c not in chosen and not c.asks and not c.about_other
                       and c.score >= KIND_SHARE * best.score and _names_kind(asked, c)), None)
         if named is not None:
