@@ -206,7 +206,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
                  gathers=gathers, yes_no=bool(_YES_NO.match(question)),
-                 phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}),
+                 phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}, named),
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
                  answer_kind=answer_kind, things=things, main=main)
@@ -244,7 +244,7 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
 
     run: list[Any] = []
     for t in doc:
-        if ((t.pos_ == "NOUN" or t.i in named) and t.text in things) or (run and t.pos_ == "NOUN"):
+        if ((t.pos_ == "NOUN" or t.i in named) and t.text in things) or (run and (t.pos_ == "NOUN" or t.i in named)):
             run.append(t)
         elif run:
             break
@@ -253,14 +253,16 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
 
 
 def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
-    """The small tagger reads the last word of "How much was the croissant?" as an adjective: one after a
-    determiner with no noun after it, which WordNet knows as a noun and not as an adjective."""
+    """The small tagger reads the last word of "How much was the croissant?" as an adjective (one after a
+    determiner with no noun after it, which WordNet knows as a noun and not as an adjective), and a word written in
+    lower case as a name: nouns."""
     from secondbrain.language import wordnet
 
     wn = wordnet()
     return {t.i for t in doc if t.pos_ == "ADJ" and t.i and doc[t.i - 1].pos_ == "DET"
             and (t.i + 1 == len(doc) or doc[t.i + 1].pos_ not in ("NOUN", "PROPN", "ADJ"))
-            and wn.offsets(wn.base(t.lower_, "n"), "n") and not wn.offsets(t.lower_, "a")}
+            and wn.offsets(wn.base(t.lower_, "n"), "n") and not wn.offsets(t.lower_, "a")} | {
+        t.i for t in doc if t.pos_ == "PROPN" and t.text.islower()}  # "the orange juice" read as a name
 
 
 def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
@@ -362,7 +364,8 @@ def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: se
     return tuple(out)
 
 
-def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_words: set[str]) -> tuple[Phrase, ...]:
+def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_words: set[str],
+             named: set[int]) -> tuple[Phrase, ...]:
     """Runs of adjectives and nouns ending in a noun ("bike lock code"): the head and what narrows it."""
     from services.query.coverage import describes
 
@@ -373,7 +376,7 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
                 and t.text.lower() not in kind_words:
             run.append(t)
             continue
-        while run and run[-1].pos_ != "NOUN":
+        while run and run[-1].pos_ != "NOUN" and run[-1].i not in named:
             run.pop()
         lead: list[Any] = []
         while run and run[0].pos_ == "ADJ":  # "new", "beloved": a quality, not another thing

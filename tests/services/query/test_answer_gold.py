@@ -140,10 +140,11 @@ KNOWN_MISSES["note: Which hikes did I do in Scotland?"] = "\"do\" says nothing o
 # receipts' lines and money words were read, scored once: 24 of 30. Its misses stay listed, never tuned away.
 # Winter tyres and evening yoga pass since a rule written after the scoring, while looking at them (a word of
 # time that narrows a noun, "evening" yoga class, is a kind, checked against the word a source puts there as any
-# narrowing noun is): 26 of 30 now, a tuned figure.
+# narrowing noun is), and the orange juice since a word in lower case the tagger reads as a name is read as a
+# noun: 27 of 30 now, a tuned figure.
 FOURTH_MISSES = {
     "pdf: What is the cancellation fee for the venue?", "note: How much is the monthly parking permit?",
-    "ocr: How much was the orange juice?", "note: When is the car's MOT due?",
+    "note: When is the car's MOT due?",
 }
 KNOWN_MISSES |= {case: "missed by the fourth untuned set's one scoring" for case in FOURTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + LISTS_TUNING
