@@ -5,8 +5,10 @@ Lives" does not, nor "Couldn't visit Joe", "Will attend the Bjork concert" or "N
 course".  What the grammar says decides, not word
 lists: the asked verb is not done when it is denied (a negation), only possible or still to come (a modal: will,
 would, could, should), or only the aim of another verb (an infinitive: wanted, hoped, meant, needed, forgot to).
-A statement that does not name the verb stays in the list ("Coffee with Lena" for "Which friends did I meet?"):
-the grammar cannot tell it from one that says it was not done in other words ("the Albertina was closed").
+A statement that does not name the verb stays in the list ("Coffee with Lena" for "Which friends did I meet?"),
+unless it opens with another verb in the past that shares no sense with it ("Started Middlemarch" for "Which
+books did I finish?"; "Saw Aftersun" for "watch" stays): the grammar cannot tell the rest from one that says it
+was not done in other words ("the Albertina was closed").
 
 Only a question about what was done has members (its verb in the past: "did I watch", "came", "have I read"), and
 only a verb that says something (not "do", "go", "get": the question tagger's light verbs).  The small English
@@ -66,9 +68,20 @@ def _asked_verb(question: str) -> str | None:
 def _done(text: str, verb: str) -> bool:
     """Whether the statement may say ``verb`` was done: it does not name the verb ("Coffee with Lena" for "did I
     meet"), or one of its tokens of that verb is neither denied, nor only possible or to come, nor only aimed at."""
-    if not any(_base(w) == verb for w in re.findall(r"[A-Za-z]+", text)):
-        return True  # not parsed at all
+    words = re.findall(r"[A-Za-z]+", text)
+    if not any(_base(w) == verb for w in words):
+        return not (words and _other_doing(words[0], verb))  # not parsed at all
     return any(_base(t.text) == verb and not _unreal(t) for t in parsed(text))
+
+
+def _other_doing(word: str, verb: str) -> bool:
+    """Whether a statement's opening word is another verb in the past ("Started Middlemarch" for "did I finish"):
+    not a light one, and sharing none of its commonest senses' words with the asked verb ("Saw" for "watch" does)."""
+    low, base = word.casefold(), _base(word)
+    past = low.endswith("ed") or (base != low and not low.endswith(("s", "ing")))  # "saw"; not "books", "hiking"
+    wn = wordnet()
+    return past and base not in LIGHT and bool(wn.offsets(base, "v")) and not (
+        wn.synonyms(base, "v") & wn.synonyms(verb, "v"))
 
 
 def _base(word: str) -> str:

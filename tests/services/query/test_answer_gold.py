@@ -44,7 +44,6 @@ FIRST_MISSES = {
     'note: How many books did I finish this year?',
     'note: When did I go swimming?',
     'note: What did I pay for the taxi?',
-    'note: Which books did I finish this year?',
     'note: Which museums did I visit in Vienna?',
 }
 KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case in FIRST_MISSES}
@@ -56,7 +55,8 @@ KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case i
 # have passed since an adjective that says which one ("back", "second") is checked against the one a source puts
 # there (WordNet's opposite, "Front", or another ordinal, "First"), a hyphenated word is read whole ("check-in" is no
 # "checkout"), and "email address" is no kind of capture; the pharmacy's Sunday since a weekday asked about is looked
-# for among the weekdays the sources give ("Mon-Fri", "Sat"); the two receipts since a label and its price is an
+# for among the weekdays the sources give ("Mon-Fri", "Sat"); the finished books since a statement opening with
+# another verb in the past ("Started Middlemarch") is shown apart; the two receipts since a label and its price is an
 # amount ("Croissant 1.40"), a priced line is quoted without the lines after it, a total line leads when no line
 # names what was asked ("Total GBP 14.00" over "Fare GBP 12.40"), and a statement that holds the fact of what it
 # speaks of in other words is read though it shares no word ("Total" under "CITY CABS" for the taxi).
