@@ -13,6 +13,7 @@ DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
 CALENDAR_WORDS = (r"(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun|January|"
                    r"February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|"
                    r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b")
+PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line of a receipt or a price list
 SHAPES: dict[FactKind, re.Pattern[str]] = {
     "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
                        rf"(?:{DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
@@ -26,8 +27,7 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
     "amount": re.compile(r"[$€£¥₹]\s?\d|(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
                          r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a)"
                          r")\s?(?:€|\$|£|eur|euros?|usd|dollars?|gbp|pounds?|quid|bucks|chf|francs?|k\b|thousand|"
-                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d|"
-                         r"^\D+\s\d{1,5}[.,]\d{2}$", re.I),  # or a label and its price, a receipt's line
+                         r"million)|\b(?:eur|usd|gbp|chf)\s?\d|" + PRICED.pattern, re.I),  # or a receipt's line
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                         r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
     "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
@@ -73,8 +73,6 @@ def opens_with_name(statement: str, bare: str) -> bool:
     return first.pos_ == "PROPN" and first.text == m.group() and not any(
         wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
 
-
-PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line of a receipt or a price list
 TOTAL = re.compile(r"^\W*(?:grand\s+)?(?:total|amount\s+due|balance\s+due|to\s+pay|sum)\b", re.I)
 
 
