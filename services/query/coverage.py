@@ -163,3 +163,16 @@ def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
                 if said in against or (_ORDINAL.match(said) and _ORDINAL.match(word) and said != word.casefold()):
                     return True
     return False
+
+
+_LEAST = re.compile(r"\bleast\s+([\w-]+)", re.I)
+
+
+def least_not_there(question: str, texts: list[str]) -> str | None:
+    """A question's "least favourite" when the sources say "favourite" and never "least": what they name is the
+    most, the opposite of what was asked ("My favourite food is Thai curry" for "Kira's least favourite food")."""
+    m = _LEAST.search(question)
+    said = " ".join(texts)
+    if m is None or re.search(r"\bleast\b", said, re.I) or not re.search(rf"\b{re.escape(m.group(1))}\b", said, re.I):
+        return None
+    return m.group()

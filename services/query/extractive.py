@@ -580,6 +580,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
             return f"\u201c{_phrase(asked, t)}\u201d"
     if not _PAST_QUESTION.search(asked.text) and (day := coverage.day_not_there(asked.text, texts)):
         return f"\u201c{f'{_phrase(asked, main)} ' if main else ''}{day}\u201d"  # "pharmacy on Sunday": hours of others
+    if least := coverage.least_not_there(asked.text, texts):
+        return f"\u201c{least}{f' {main}' if main else ''}\u201d"  # "least favourite food" over "my favourite food"
     kinds = [k for k in asked.facts if k in _KIND_NAMES
              and (k not in ("when", "place") or not _PAST_QUESTION.search(asked.text))
              and (k != "amount" or _MONEY_QUESTION.search(asked.text))]
@@ -671,8 +673,7 @@ def _whole_turn(asked: Asked, best: _Candidate, everything: list[_Candidate]) ->
 
 def _with_neighbours(asked: Asked, best: _Candidate, chosen: list[_Candidate],
                      everything: list[_Candidate]) -> list[_Candidate]:
-    """What the statement before leads in with, the one after when it completes it, and the reply to a
-    follow-up question about it."""
+    """What the statement before leads in with, the one after when it completes it, a follow-up's reply."""
     if (before := _lead_in(chosen[0], everything)) is not None:
         chosen.insert(0, before)
     after = _beside(chosen[-1], everything, 1)
@@ -701,8 +702,7 @@ def _with_neighbours(asked: Asked, best: _Candidate, chosen: list[_Candidate],
 
 def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], ranked: list[_Candidate],
                      everything: list[_Candidate], max_sentences: int) -> list[_Candidate]:
-    """Statements nearly as good that add the fact (or a newer source's change of it), and one naming the kind
-    of thing asked when none chosen does."""
+    """Statements nearly as good that add the fact (or a newer source's change of it); one naming the kind asked."""
     newest = _moment(_hit(best.source))
     group = len(chosen) - 1  # the best statement with its turn, lead-in and reply counts as one
     for c in ranked[1:]:

@@ -128,10 +128,12 @@ THIRD_MISSES = {
     "transcript: What did Zoe win at the bake-off?", "transcript: Which piece is Ayla learning on the piano?",
     "transcript: What does Sam do for his back pain?", "transcript: What does Leon read before bed to help him sleep?",
     "transcript: Why did Maya quit her job?", "transcript: What did Nina win at the bake-off?",
-    "transcript: What is Kira's least favourite food?", "transcript: What did Dan bring to the wedding?",
+    "transcript: What did Dan bring to the wedding?",
     "transcript: Which museum did Sara visit in Paris?", "transcript: How did Mina celebrate her graduation?",
 }
 KNOWN_MISSES |= {case: "missed by the third untuned set's scorings" for case in THIRD_MISSES}
+# Kira's "least favourite" passes since a rule written while looking at it (sources that say "favourite" and never
+# "least" name the opposite): 21 of 30, a tuned figure.
 # List cases written before the answerer told members from near items (0 of 12 then, 11 of 12 after: "Which hikes did
 # I do" asks with a verb that says nothing), and ten written after, scored once: 8 of 10 (the two misses, where the
 # tagger read "plays" and "podcasts" as the question's verb, pass since it takes the verb the question hangs on).

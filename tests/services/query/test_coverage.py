@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.query.coverage import covers, day_not_there, opposed, words
+from services.query.coverage import covers, day_not_there, least_not_there, opposed, words
 
 pytestmark = pytest.mark.fast
 HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
@@ -36,3 +36,11 @@ def test_only_the_opposite_adjective_or_another_ordinal_picks_out_another_thing(
 def test_a_hyphenated_word_covers_only_itself() -> None:
     assert covers("check-in", words("Check-in: 15:00"))
     assert not covers("checkout", words("Early check-in fee: 25 euros."))
+
+
+def test_a_least_favourite_is_not_the_favourite() -> None:
+    mine = ["Kira: My favourite food is Thai green curry."]
+    assert least_not_there("What is Kira's least favourite food?", mine) == "least favourite"
+    assert least_not_there("What is Kira's least favourite food?", ["Kira: My least favourite is okra."]) is None
+    assert least_not_there("What is Kira's favourite food?", mine) is None
+    assert least_not_there("What is Kira's least favourite film?", ["Kira: Films bore me."]) is None  # not named
