@@ -60,10 +60,12 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = ""
 
 
 def command_line() -> str:
-    """How this benchmark was run, from the checkout's root (``--publish`` left out)."""
+    """How this benchmark was run, from the checkout's root (``--publish`` left out, a path of this machine written
+    as PATH: the command is published, the machine's files are not)."""
     script = Path(sys.argv[0]).resolve()
     shown = script.relative_to(REPO).as_posix() if script.is_relative_to(REPO) else script.name
-    return " ".join(["python", shown, *(a for a in sys.argv[1:] if a != "--publish")])
+    return " ".join(["python", shown, *("PATH" if Path(a).is_absolute() else a for a in sys.argv[1:]
+                                        if a != "--publish")])
 
 
 def publish(name: str, title: str, tables: Sequence[Mapping[str, Any]], *, notes: Sequence[str] = (),
