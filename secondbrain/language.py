@@ -103,20 +103,23 @@ class WordNet:
                     hi = mid
         return None
 
-    @lru_cache(maxsize=65536)  # noqa: B019
-    def synset(self, offset: int, pos: Pos) -> tuple[frozenset[str], tuple[int, ...]]:
-        """A synset's words and the synsets it is a kind of (its hypernyms, and instance-of)."""
+    def _pointers(self, offset: int, pos: Pos, symbols: tuple[str, ...]) -> tuple[list[str], tuple[int, ...]]:
+        """A synset's line, split, and the synsets of ``pos`` it points to with one of ``symbols`` ("@" a kind of,
+        "!" the opposite; an adjective's opposite may be a satellite, "s")."""
         with self._lock:
             f = self._data[pos]
             f.seek(self._where[pos][offset])
             parts = f.readline().decode().split(" | ")[0].split()
-        count = int(parts[3], 16)
-        words = frozenset(w.lower() for w in parts[4:4 + 2 * count:2])
-        at = 4 + 2 * count
-        pointers = int(parts[at])
-        above = tuple(int(parts[at + 2 + 4 * i]) for i in range(pointers)
-                      if parts[at + 1 + 4 * i] in ("@", "@i") and parts[at + 3 + 4 * i] == pos)
-        return words, above
+        at = 4 + 2 * int(parts[3], 16)
+        kinds = (pos, "s") if pos == "a" else (pos,)
+        return parts, tuple(int(parts[at + 2 + 4 * i]) for i in range(int(parts[at]))
+                            if parts[at + 1 + 4 * i] in symbols and parts[at + 3 + 4 * i] in kinds)
+
+    @lru_cache(maxsize=65536)  # noqa: B019
+    def synset(self, offset: int, pos: Pos) -> tuple[frozenset[str], tuple[int, ...]]:
+        """A synset's words and the synsets it is a kind of (its hypernyms, and instance-of)."""
+        parts, above = self._pointers(offset, pos, ("@", "@i"))
+        return frozenset(w.lower() for w in parts[4:4 + 2 * int(parts[3], 16):2]), above
 
     @lru_cache(maxsize=65536)  # noqa: B019
     def lexname(self, word: str, pos: Pos = "n") -> int | None:
@@ -156,18 +159,8 @@ class WordNet:
     @lru_cache(maxsize=65536)  # noqa: B019
     def antonyms(self, lemma: str, pos: Pos = "a") -> frozenset[str]:
         """The words WordNet opposes to ``lemma``'s commonest senses ("back": "front", "late": "early")."""
-        out: set[str] = set()
-        for offset in self.offsets(lemma, pos)[:SENSES]:
-            with self._lock:
-                f = self._data[pos]
-                f.seek(self._where[pos][offset])
-                parts = f.readline().decode().split(" | ")[0].split()
-            at = 4 + 2 * int(parts[3], 16)
-            for i in range(int(parts[at])):
-                symbol, target, kind = parts[at + 1 + 4 * i:at + 4 + 4 * i]
-                if symbol == "!" and kind in (pos, "s" if pos == "a" else pos):
-                    out |= {w.split("(")[0] for w in self.synset(int(target), pos)[0]}  # "front(a)": "front"
-        return frozenset(out)
+        return frozenset(w.split("(")[0] for offset in self.offsets(lemma, pos)[:SENSES]  # "front(a)": "front"
+                         for target in self._pointers(offset, pos, ("!",))[1] for w in self.synset(target, pos)[0])
 
     @lru_cache(maxsize=65536)  # noqa: B019
     def is_kind_of(self, word: str, general: str, pos: Pos = "n", depth: int = 4) -> bool:

@@ -117,34 +117,6 @@ def describes(word: str) -> bool:
     return participle or bool(wn.offsets(low, "a")) or not wn.offsets(wn.base(low, "n"), "n")
 
 
-_DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_DAY = r"\b(mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|urday|\.)?s?\b"
-_DAY_RANGE = re.compile(rf"{_DAY}\s*(?:-|\u2013|to|through|thru|till|until)\s*{_DAY}", re.I)
-_EVERY_DAY = re.compile(r"\b(?:daily|every ?day|7 days|seven days|all week|each day)\b", re.I)
-
-
-def _days(text: str) -> set[int]:
-    """The weekdays a text names, a range ("Mon-Fri") as each of its days, "daily" as all seven."""
-    if _EVERY_DAY.search(text):
-        return set(range(7))
-    out: set[int] = set()
-    for m in _DAY_RANGE.finditer(text):
-        a, b = _DAY_NAMES.index(m.group(1).casefold()), _DAY_NAMES.index(m.group(2).casefold())
-        out |= {(a + k) % 7 for k in range((b - a) % 7 + 1)}
-    return out | {_DAY_NAMES.index(m.group(1).casefold()) for m in re.finditer(_DAY, text, re.I)}
-
-
-def day_not_there(question: str, texts: list[str]) -> str | None:
-    """The weekday a question asks about ("close on Sunday") when the sources give other weekdays and none of them
-    is it, nor a range or "daily" that holds it (opening hours "Mon-Fri", "Sat"): the sources' hours are another
-    day's.  ``None`` when the question names no weekday, or the sources name none (hours for every day)."""
-    asked = re.search(rf"(?:\bon\s+)?{_DAY}", question, re.I)
-    if asked is None:
-        return None
-    given = set().union(*(_days(t) for t in texts)) if texts else set()
-    return asked.group() if given and _DAY_NAMES.index(asked.group(1).casefold()) not in given else None  # "on Sunday"
-
-
 _ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$", re.I)
 
 

@@ -578,7 +578,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
                 _rival(n, asked.terms, text) for n in narrowed for text in texts) or _compound_otherwise(
                 asked, t, texts) or coverage.opposed(t, [p.words for p in asked.phrases if p.opening == t], texts):
             return f"\u201c{_phrase(asked, t)}\u201d"
-    if not _PAST_QUESTION.search(asked.text) and (day := coverage.day_not_there(asked.text, texts)):
+    if not _PAST_QUESTION.search(asked.text) and (day := shapes.day_not_there(asked.text, texts)):
         return f"\u201c{f'{_phrase(asked, main)} ' if main else ''}{day}\u201d"  # "pharmacy on Sunday": hours of others
     if least := coverage.least_not_there(asked.text, texts):
         return f"\u201c{least}{f' {main}' if main else ''}\u201d"  # "least favourite food" over "my favourite food"

@@ -73,6 +73,7 @@ def opens_with_name(statement: str, bare: str) -> bool:
     return first.pos_ == "PROPN" and first.text == m.group() and not any(
         wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
 
+
 TOTAL = re.compile(r"^\W*(?:grand\s+)?(?:total|amount\s+due|balance\s+due|to\s+pay|sum)\b", re.I)
 
 
@@ -80,3 +81,36 @@ def priced_total(statement: str) -> bool:
     """Whether a statement is a receipt's total ("TOTAL GBP 14.60"): what was spent or paid there, where no line
     names what the question asks about ("Fare GBP 12.40" is part of it)."""
     return bool(TOTAL.match(statement) and PRICED.match(statement))
+
+
+_DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_DAY = rf"\b({DAYS})(?:day)?s?\b"
+_DAY_RANGE = re.compile(rf"{_DAY}\s*(?:-|\u2013|to|through|thru|till|until)\s*{_DAY}", re.I)
+_EVERY_DAY = re.compile(r"\b(?:daily|every ?day|7 days|seven days|all week|each day)\b", re.I)
+
+
+def _day(name: str) -> int:
+    return _DAY_NAMES.index(name[:3].casefold())  # "Tues", "Saturdays": 1, 5
+
+
+def _days(text: str) -> set[int]:
+    """The weekdays a text names, a range ("Mon-Fri") as each of its days, "daily" as all seven."""
+    if _EVERY_DAY.search(text):
+        return set(range(7))
+    out: set[int] = set()
+    for m in _DAY_RANGE.finditer(text):
+        a, b = _day(m.group(1)), _day(m.group(2))
+        out |= {(a + k) % 7 for k in range((b - a) % 7 + 1)}
+    return out | {_day(m.group(1)) for m in re.finditer(_DAY, text, re.I)}
+
+
+def day_not_there(question: str, texts: list[str]) -> str | None:
+    """The weekday a question asks about ("close on Sunday") when the sources give other weekdays and none of them
+    is it, nor a range or "daily" that holds it (opening hours "Mon-Fri", "Sat"): the sources' hours are another
+    day's.  ``None`` when the question names no weekday, or the sources name none (hours for every day)."""
+    asked = re.search(rf"(?:\bon\s+)?{_DAY}", question, re.I)
+    if asked is None:
+        return None
+    given = set().union(*(_days(t) for t in texts)) if texts else set()
+    return asked.group() if given and _day(asked.group(1)) not in given else None  # "on Sunday"
+

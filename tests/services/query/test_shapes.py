@@ -1,0 +1,25 @@
+"""The shapes of facts (services.query.shapes): the weekday a question asks about among the weekdays the sources
+give."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.query.shapes import day_not_there
+
+pytestmark = pytest.mark.fast
+HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
+
+
+@pytest.mark.parametrize(("question", "texts", "missing"), [
+    ("What time does the pharmacy close on Sunday?", [HOURS], "on Sunday"),
+    ("What time does the pharmacy close on Wednesday?", [HOURS], None),  # inside "Mon-Fri"
+    ("When does the market open on Sundays?", ["Market: Fri to Sun, 8-14"], None),  # a range through the weekend
+    ("When does the post office close on Saturdays?", ["Open daily 9:00-17:30"], None),
+    ("When is the market on Sunday?", ["Market every Saturday morning"], "on Sunday"),
+    ("When does the pharmacy close on Sunday?", ["The pharmacy closes at 18:00."], None),  # no weekday given
+    ("When does the pharmacy close?", [HOURS], None),  # none asked
+])
+def test_a_weekday_asked_about_is_looked_for_among_the_ones_given(question: str, texts: list[str],
+                                                                  missing: str | None) -> None:
+    assert day_not_there(question, texts) == missing
