@@ -163,13 +163,13 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
                           and not own) or _swapped(asked, ranked, enc)
                           or done_by_other(asked, ranked, candidates, enc)):  # who did it, as parsed
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
-    if _COUNTS.search(asked.text) and (counted := _count(ctx, candidates, window, max_words)) is not None:
+    if (shapes.COUNTS.search(asked.text) or asked.recalls) and (counted := _count(ctx, candidates, window, max_words)):
         return counted
     gathered = _gather(asked, sorted(candidates, key=lambda c: -c.score), hits) if asked.gathers else []
     if not gathered and not scored:
         return _opening(hits, candidates)
     chosen = gathered or _single(asked, ranked, candidates, max_sentences)
-    chosen, apart = members.split(asked.text, chosen)  # what was done listed, the near items apart
+    chosen, apart = members.split(asked.text, chosen, priced=asked.wants("amount"))  # done listed, near apart
     lead = max(chosen, key=lambda c: c.score)
     if len(asked.persons) == 1 and not gathered and lead.about_other:
         # the best statement is someone else speaking of themselves ("Melanie: I'm a fan of Ed Sheeran" for
@@ -203,50 +203,47 @@ def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool
     return theirs_n > mine_n or (theirs_n == mine_n and (not mine or theirs.score > mine[0].score - SWAP_TIE))
 
 
-# "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
-_COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
-                     re.I)
-
-
 def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | None, datetime | None] | None,
            max_words: int) -> Answer | None:
     """Repeated events counted: each source that records one (a statement with the question's words, inside the
     time asked about) is an event, those of one day one event; the number first, then each, dated and cited.
-    ``None`` when a statement states the number itself ("Ana has three kids") or nothing matches."""
+    ``None`` when a statement states the number itself ("Ana has three kids") or nothing matches.  Asked what was
+    done ("When did I go swimming?"), notes of two days or more are such events, listed without a number."""
     asked = ctx.asked
-    if any(c.fact and not c.missing and c.overlap > 0 for c in candidates) \
+    numbered = bool(shapes.COUNTS.search(asked.text))
+    if numbered and any(c.fact and not c.missing and c.overlap > 0 for c in candidates) \
             and not re.search(r"times|often", asked.text):
         return None  # the number is stated: quoted as any fact is
     wanted = {t for t in asked.terms if t not in _KIND_TERMS} - _name_terms(asked, Bm25Encoder())
     events: dict[tuple[int, str], _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         at = _moment(_hit(c.source))
-        if c.asks or not (wanted & c.terms) or c.missing or at is None:
-            continue
-        if window is not None and ((window[0] and at < window[0]) or (window[1] and at >= window[1])):
+        if c.asks or not (wanted & c.terms) or c.missing or at is None or (not numbered and (
+                c.st.speaker or not (c.fact or asked.facts == ("when",)))) or (window is not None and (
+                (window[0] and at < window[0]) or (window[1] and at >= window[1]))):  # a conversation tells again
             continue
         day = _day(at, ctx.tz, ctx.cal)
         if not any(d == day for _n, d in events) and c.n not in {n for n, _d in events}:
             events[(c.n, day)] = c
-    if not events:
+    # what was only meant or not done ("Was going to meet Lucy") is no event: shown apart, not counted
+    done, apart = members.split(asked.text, sorted(events.values(), key=lambda c: _moment(_hit(c.source))
+                                                   or datetime.min), priced=asked.wants("amount"))
+    done = done[-1:] if asked.recalls == "last" else done[:1] if asked.recalls == "first" else done
+    if len(done) < 1 + (asked.recalls == "each" and not numbered):
         return None
-    ordered = sorted(events.values(), key=lambda c: _moment(_hit(c.source)) or datetime.min)
     quotes = [replace(_quote(ctx, c), note="", label=_day(_moment(_hit(c.source)) or datetime.min, ctx.tz, ctx.cal))
-              for c in ordered]
+              for c in done] + members.shown_apart([replace(_quote(ctx, c), note="") for c in apart])
     noun = "time" if re.search(r"times|often", asked.text) else asked.category.rstrip("s") or "time"
-    head = f"{len(ordered)} {noun}{'s' if len(ordered) != 1 else ''}:"
+    head = f"{len(done)} {noun}{'s' if len(done) != 1 else ''}: " * numbered
     body = _compose(_fit(quotes, max_words - len(head.split())), found=True)
-    return replace(body, text=f"{head} {body.text}", markdown=f"{head} {body.markdown or body.text}")
-
-
-_NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
+    return replace(body, text=head + body.text, markdown=head + (body.markdown or body.text))
 
 
 def _affirms(asked: Asked, best: _Candidate, enc: SparseEncoder) -> bool:
     """Whether the statement quoted first says yes to a yes/no question: it has every word of the question
     (bar the person's name), says it of the person asked about, and negates nothing."""
     wanted = asked.terms - _name_terms(asked, enc)
-    return bool(wanted) and wanted <= _shared(wanted, best.terms) and not _NEGATED.search(best.st.text) \
+    return bool(wanted) and wanted <= _shared(wanted, best.terms) and not shapes.NEGATED.search(best.st.text) \
         and (not asked.persons or best.speaker_bonus) and not best.asks
 
 

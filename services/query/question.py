@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from secondbrain.ports import SparseEncoder
 
+Recalls = Literal["", "each", "last", "first"]
 FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling", "frequency"]
 
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
@@ -112,6 +113,7 @@ class Asked:
     answer_kind: frozenset[str] = frozenset()  # terms of the noun naming the kind of answer ("which city")
     things: tuple[str, ...] = ()  # words of what it is about and what narrows it, as written (see coverage)
     main: str = ""  # the noun naming the thing it asks about ("standup" in "the team standup"), as written
+    recalls: Recalls = ""  # what was done, asked with "did": each record an event ("each"), or one of them
 
     def wants(self, kind: FactKind) -> bool:
         """Whether a fact of ``kind`` answers it."""
@@ -209,7 +211,25 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                  phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}, named),
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
-                 answer_kind=answer_kind, things=things, main=main)
+                 answer_kind=answer_kind, things=things, main=main, recalls=_recalls(doc, facts, gathers, verbs))
+
+
+_LATEST = frozenset({"last", "latest", "recently", "lately"})
+
+
+def _recalls(doc: Any, facts: tuple[FactKind, ...], gathers: bool, verbs: set[int]) -> Recalls:
+    """Whether a question asks when, what or how much of something done, with "did" ("When did I go swimming?",
+    "What did I pay for the taxi?"): each note recording it is an event of its own day, not a newer value of one
+    fact; with "last" or "first" ("When did I last get a haircut?", "the first time I met Tom"), one of them.  Not
+    where a thing was left ("Where did I park?": where it is now), nor a question asked again ("... again?")."""
+    if gathers or "place" in facts or doc[0].lower_ not in ("when", "what", "who", "how" * ("amount" in facts)) \
+            or any(t.lower_ in ("ever", "again") for t in doc):
+        return ""
+    which: Recalls = next(("last" if t.lower_ in _LATEST else "first" for t in doc if t.lower_ in _LATEST | {"first"}
+                           and (t.pos_ == "ADV" or t.head.lower_ == "time")), "each")  # not "last week": a time
+    done = any(t.lower_ == "did" and t.dep_ == "aux" and (t.head.pos_ == "VERB" or t.head.i in verbs) for t in doc) or (
+        which != "each" and any(t.tag_ == "VBD" and t.dep_ == "relcl" and t.head.lower_ == "time" for t in doc))
+    return which if done else ""
 
 
 def _money(word: str) -> bool:

@@ -74,6 +74,10 @@ def opens_with_name(statement: str, bare: str) -> bool:
         wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
 
 
+# "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
+COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
+                    re.I)
+NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
 TOTAL = re.compile(r"^\W*(?:grand\s+)?(?:total|amount\s+due|balance\s+due|to\s+pay|sum)\b", re.I)
 
 

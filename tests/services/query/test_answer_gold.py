@@ -23,6 +23,7 @@ from services.extractors.text import TextExtractor
 from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, extractive_answer
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
+from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
@@ -42,8 +43,6 @@ KNOWN_MISSES: dict[str, str] = {
 # The near-miss cases the answerer missed when they were written (24 of 73 right): each passes or is listed here.
 FIRST_MISSES = {
     'note: How many books did I finish this year?',
-    'note: When did I go swimming?',
-    'note: What did I pay for the taxi?',
     'note: Which museums did I visit in Vienna?',
 }
 KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case in FIRST_MISSES}
@@ -59,7 +58,8 @@ KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case i
 # another verb in the past ("Started Middlemarch") is shown apart; the two receipts since a label and its price is an
 # amount ("Croissant 1.40"), a priced line is quoted without the lines after it, a total line leads when no line
 # names what was asked ("Total GBP 14.00" over "Fare GBP 12.40"), and a statement that holds the fact of what it
-# speaks of in other words is read though it shares no word ("Total" under "CITY CABS" for the taxi).
+# speaks of in other words is read though it shares no word ("Total" under "CITY CABS" for the taxi); the swims and the
+# taxis since what was done, asked with "did", is read as separate events, one a note, listed dated in time order.
 
 
 @cache
@@ -149,8 +149,13 @@ FOURTH_MISSES = {
     "note: When is the car's MOT due?",
 }
 KNOWN_MISSES |= {case: "missed by the fourth untuned set's one scoring" for case in FOURTH_MISSES}
+# Events asked with "did" (tests/services/query/gold_events.py): the set written after the rule, scored once, 7 of 10.
+# The petrol and the vet pass since two rules written while looking at them (asked an amount, a statement holding
+# one is what was paid, whatever its verb; "did the vet charge" read with the verb the tagger took for a noun): 9 of
+# 10 now, a tuned figure.
+KNOWN_MISSES["note: Where did I put the passports?"] = "missed by the events set's one scoring"
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + LISTS_TUNING
-         + LISTS_AFTER)
+         + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
