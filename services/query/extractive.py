@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from secondbrain.language import wordnet
 from secondbrain.ports import SparseEncoder
 from secondbrain.reading import Statement, read
 from secondbrain.search_hits import SearchHit
@@ -154,6 +155,9 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     ranked = sorted(scored, key=lambda c: -c.score)
     if other is None and (changed := changed_detail(asked, ranked, enc)):  # "... in Lisbon?" / "In Rome I saw"
         other = f"\u201c{changed}\u201d"
+    if other is not None and asked.main and asked.main == shapes.counted_kind(asked.text) and (
+            counted := _count(ctx, candidates, window, max_words)):  # "how many books" over "Finished Piranesi"
+        return counted
     if other is not None:
         return _closest(ctx, other, scored, max_words)
     stated = [c for c in ranked if not c.asks and c.said][:4]
@@ -205,20 +209,21 @@ def _swapped(asked: Asked, ranked: list[_Candidate], enc: SparseEncoder) -> bool
 
 def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | None, datetime | None] | None,
            max_words: int) -> Answer | None:
-    """Repeated events counted: each source that records one (a statement with the question's words, inside the
-    time asked about) is an event, those of one day one event; the number first, then each, dated and cited.
-    ``None`` when a statement states the number itself ("Ana has three kids") or nothing matches.  Asked what was
-    done ("When did I go swimming?"), notes of two days or more are such events, listed without a number."""
+    """Repeated events (a source's statement with the question's words, in the time asked about; one a day): the
+    number first, then each, dated and cited; asked what was done ("When did I go swimming?"), two or more, or the
+    one asked for, unnumbered.  ``None`` when a statement states the number ("Ana has three kids") or none match."""
     asked = ctx.asked
     numbered = bool(shapes.COUNTS.search(asked.text))
     if numbered and any(c.fact and not c.missing and c.overlap > 0 for c in candidates) \
             and not re.search(r"times|often", asked.text):
         return None  # the number is stated: quoted as any fact is
     wanted = {t for t in asked.terms if t not in _KIND_TERMS} - _name_terms(asked, Bm25Encoder())
+    kind = shapes.counted_kind(asked.text)  # "how many books": a source names them ("Finished Piranesi")
     events: dict[tuple[int, str], _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         at = _moment(_hit(c.source))
-        if c.asks or not (wanted & c.terms) or c.missing or at is None or (not numbered and (
+        if c.asks or not (wanted & c.terms) or (c.missing and not (c.missing == (kind,) and _NAMES.search(
+                c.st.text))) or at is None or (not numbered and (
                 c.st.speaker or not (c.fact or asked.facts == ("when",)))) or (window is not None and (
                 (window[0] and at < window[0]) or (window[1] and at >= window[1]))):  # a conversation tells again
             continue
@@ -234,7 +239,8 @@ def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | 
     quotes = [replace(_quote(ctx, c), note="", label=_day(_moment(_hit(c.source)) or datetime.min, ctx.tz, ctx.cal))
               for c in done] + members.shown_apart([replace(_quote(ctx, c), note="") for c in apart])
     noun = "time" if re.search(r"times|often", asked.text) else asked.category.rstrip("s") or "time"
-    head = f"{len(done)} {noun}{'s' if len(done) != 1 else ''}: " * numbered
+    noun = (kind if len(done) != 1 else wordnet().base(kind, "n")) if kind else noun + "s" * (len(done) != 1)
+    head = f"{len(done)} {noun}: " * numbered
     body = _compose(_fit(quotes, max_words - len(head.split())), found=True)
     return replace(body, text=head + body.text, markdown=head + (body.markdown or body.text))
 
@@ -843,7 +849,7 @@ def _gather(asked: Asked, ranked: list[_Candidate], hits: Sequence[SearchHit | S
     """One statement per source that bears on the question, deduplicated, in time order.  A list of named
     things ("which places", "which books") takes a source's statement that names one ("Two days in Lyon")
     even when it shares no word with the question, if the source ranked near the best."""
-    named = _NAMED_THINGS.search(asked.category) is not None
+    named = shapes.NAMED_THINGS.search(asked.category) is not None
     best = max((c.score for c in ranked if c.overlap > 0 or c.subjects), default=0.0)
     top = max((_hit(h).score for h in hits), default=0.0)
     per_source: dict[int, _Candidate] = {}
@@ -867,10 +873,7 @@ def _gather(asked: Asked, ranked: list[_Candidate], hits: Sequence[SearchHit | S
     return sorted(out, key=lambda c: (_time(_hit(hits[c.n - 1])), c.n, c.st.index))
 
 
-# Lists of things a name stands for, and a name in a statement (not its first word, a month or a weekday).
-_NAMED_THINGS = re.compile(r"^(?:places|cities|countries|towns|destinations|restaurants|cafes|hotels|people|friends|"
-                           r"guests|books|novels|movies|films|shows|series|songs|bands|artists|authors|games|"
-                           r"museums|parks|beaches|lakes|mountains|islands|trips)$")
+# A name in a statement (not its first word, a month or a weekday).
 _NAMES = re.compile(rf"(?<!^)(?<![.!?:]\s)\b(?!{_CALENDAR_WORDS})[A-Z][a-z]{{2,}}")
 
 

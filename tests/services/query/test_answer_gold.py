@@ -42,7 +42,6 @@ KNOWN_MISSES: dict[str, str] = {
 }
 # The near-miss cases the answerer missed when they were written (24 of 73 right): each passes or is listed here.
 FIRST_MISSES = {
-    'note: How many books did I finish this year?',
     'note: Which museums did I visit in Vienna?',
 }
 KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case in FIRST_MISSES}
@@ -59,7 +58,8 @@ KNOWN_MISSES |= {case: "missed when the near-miss cases were written" for case i
 # amount ("Croissant 1.40"), a priced line is quoted without the lines after it, a total line leads when no line
 # names what was asked ("Total GBP 14.00" over "Fare GBP 12.40"), and a statement that holds the fact of what it
 # speaks of in other words is read though it shares no word ("Total" under "CITY CABS" for the taxi); the swims and the
-# taxis since what was done, asked with "did", is read as separate events, one a note, listed dated in time order.
+# taxis since what was done, asked with "did", is read as separate events, one a note, listed dated in time order;
+# the books since a count of a kind of named thing takes what a source names ("Finished Piranesi") for one.
 
 
 @cache

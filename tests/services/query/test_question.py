@@ -1,0 +1,31 @@
+"""How a question is read (services.query.question): whether it asks what was done, with "did", and which of the
+events it wants."""
+
+from __future__ import annotations
+
+import pytest
+
+from secondbrain.sparse import Bm25Encoder
+from services.query.lemmas import Lemmas
+from services.query.question import understand
+
+pytestmark = pytest.mark.fast
+
+
+@pytest.mark.parametrize(("question", "recalls"), [
+    ("When did I go swimming?", "each"),
+    ("What did I pay for the taxi?", "each"),
+    ("How much did the vet charge for Milo?", "each"),  # "charge" tagged a noun
+    ("When did I last get a haircut?", "last"),
+    ("When was the last time I went swimming?", "last"),
+    ("When did I most recently see the dentist?", "last"),
+    ("When did I first meet Tom?", "first"),
+    ("When did I go swimming last week?", "each"),  # "last week" is the time asked about
+    ("Where did I park the car?", ""),  # where it is now
+    ("When is the standup?", ""),  # a fact, which may have changed
+    ("Did I go swimming?", ""),
+    ("When did I go swimming again?", ""),  # asked again
+    ("Which books did I finish?", ""),  # a list
+])
+def test_what_was_done_and_which_time(question: str, recalls: str) -> None:
+    assert understand(question, Lemmas(Bm25Encoder())).recalls == recalls
