@@ -173,7 +173,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     if not gathered and not scored:
         return _opening(hits, candidates)
     chosen = gathered or _single(asked, ranked, candidates, max_sentences)
-    chosen, apart = members.split(asked.text, chosen, priced=asked.wants("amount"))  # done listed, near apart
+    chosen, apart = members.split(asked.text, chosen, asked.facts)  # what was done listed, the near items apart
     lead = max(chosen, key=lambda c: c.score)
     if len(asked.persons) == 1 and not gathered and lead.about_other:
         # the best statement is someone else speaking of themselves ("Melanie: I'm a fan of Ed Sheeran" for
@@ -232,7 +232,7 @@ def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | 
             events[(c.n, day)] = c
     # what was only meant or not done ("Was going to meet Lucy") is no event: shown apart, not counted
     done, apart = members.split(asked.text, sorted(events.values(), key=lambda c: _moment(_hit(c.source))
-                                                   or datetime.min), priced=asked.wants("amount"))
+                                                   or datetime.min), asked.facts)
     done = done[-1:] if asked.recalls == "last" else done[:1] if asked.recalls == "first" else done
     if len(done) < 1 + (asked.recalls == "each" and not numbered):
         return None

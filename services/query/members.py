@@ -19,6 +19,7 @@ found by the form WordNet lists it under ("tried" is "try", "met" is "meet"), no
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -40,17 +41,20 @@ class _Labelled(Protocol):
 
 
 C = TypeVar("C", bound=_Stated)
+_HELD = {"amount", "place"}  # kinds of fact that say what was paid, or where a thing went, in any words
 Q = TypeVar("Q", bound=_Labelled)
 
 
-def split(question: str, gathered: list[C], *, priced: bool = False) -> tuple[list[C], list[C]]:
+def split(question: str, gathered: list[C], facts: Sequence[str] = ()) -> tuple[list[C], list[C]]:
     """The statements of a list (each of its own source) that say the question's verb was done, and the rest (shown
     apart, after them); all of them as members when the question asks no such verb, or none or all of them say it,
-    or two are of one source (a statement and the words around it).  Asked an amount (``priced``), a statement
-    with one that does not name the verb is what was paid ("Filled up with petrol, £62" for "did I spend")."""
+    or two are of one source (a statement and the words around it).  Asked an amount or a place (``facts``), a
+    statement with one that does not name the verb says it in other words ("Filled up with petrol, £62" for "did I
+    spend", "Moved the passports to the safe" for "did I put")."""
     if len(gathered) < 2 or len({c.n for c in gathered}) < len(gathered) or (verb := _asked_verb(question)) is None:
         return gathered, []
-    done = [_done(c.st.text, verb, priced and c.fact) for c in gathered]
+    held = not _HELD.isdisjoint(facts)
+    done = [_done(c.st.text, verb, held and c.fact) for c in gathered]
     if all(done) or not any(done):
         return gathered, []
     return [c for c, d in zip(gathered, done, strict=True) if d], [c for c, d in zip(gathered, done, strict=True)
@@ -67,12 +71,12 @@ def _asked_verb(question: str) -> str | None:
     return _base(t.text)
 
 
-def _done(text: str, verb: str, priced: bool = False) -> bool:
+def _done(text: str, verb: str, held: bool = False) -> bool:
     """Whether the statement may say ``verb`` was done: it does not name the verb ("Coffee with Lena" for "did I
     meet"), or one of its tokens of that verb is neither denied, nor only possible or to come, nor only aimed at."""
     words = re.findall(r"[A-Za-z]+", text)
     if not any(_base(w) == verb for w in words):
-        return priced or not (words and _other_doing(words[0], verb))  # not parsed at all
+        return held or not (words and _other_doing(words[0], verb))  # not parsed at all
     return any(_base(t.text) == verb and not _unreal(t) for t in parsed(text))
 
 

@@ -47,7 +47,8 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
                           r"amaz\w*|awesome|wonderful|fantastic|incredible|great|good|bad|terrible|love[ds]?|"
                           r"enjoy\w*|fun|nostalgi\w*|connected|motivat\w*|confiden\w*|energi[sz]ed)\b", re.I),
     # a place: a preposition of place before something that is not a time, a word for a place, or a name
-    "place": re.compile(rf"(?i:\b(?:at|in|on|near|behind|under|inside|next to|mov\w*\s+to)\s+(?:the\s|my\s|our\s|a\s|"
+    "place": re.compile(rf"(?i:\b(?:at|in|on|near|behind|under|inside|next to|mov\w*(?:\s+[\w']+){{0,3}}?\s+to)\s+"
+                        rf"(?:the\s|my\s|our\s|a\s|"
                         rf"his\s|her\s|their\s|_\s)?(?!{CALENDAR_WORDS}|\d|noon|night|midnight|morning|evening|"
                         r"afternoon|time|the\s+(?:morning|evening|afternoon|weekend))[a-z]|\b(?:room|street|st\.|"
                         r"road|avenue|floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
