@@ -23,6 +23,7 @@ from typing import IO, Literal
 Pos = Literal["n", "v", "a", "r"]
 _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 SENSES = 3  # a word's most common senses (WordNet lists them by frequency)
+TIME_FILE = 28  # the lexicographer's file noun.time
 # Endings WordNet's morphology removes, per part of speech (its "detachment rules").
 _SUFFIXES: dict[str, tuple[tuple[str, str], ...]] = {
     "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),
@@ -103,15 +104,17 @@ class WordNet:
                     hi = mid
         return None
 
-    def _pointers(self, offset: int, pos: Pos, symbols: tuple[str, ...]) -> tuple[list[str], tuple[int, ...]]:
-        """A synset's line, split, and the synsets of ``pos`` it points to with one of ``symbols`` ("@" a kind of,
-        "!" the opposite; an adjective's opposite may be a satellite, "s")."""
+    def _pointers(self, offset: int, pos: Pos, symbols: tuple[str, ...],
+                  kinds: tuple[str, ...] = ()) -> tuple[list[str], tuple[int, ...]]:
+        """A synset's line, split, and the synsets it points to with one of ``symbols`` ("@" a kind of, "!" the
+        opposite, "+" derived from): of ``kinds`` (its own part of speech by default; an adjective's opposite may
+        be a satellite, "s")."""
         with self._lock:
             f = self._data[pos]
             f.seek(self._where[pos][offset])
             parts = f.readline().decode().split(" | ")[0].split()
         at = 4 + 2 * int(parts[3], 16)
-        kinds = (pos, "s") if pos == "a" else (pos,)
+        kinds = kinds or ((pos, "s") if pos == "a" else (pos,))
         return parts, tuple(int(parts[at + 2 + 4 * i]) for i in range(int(parts[at]))
                             if parts[at + 1 + 4 * i] in symbols and parts[at + 3 + 4 * i] in kinds)
 
@@ -126,12 +129,7 @@ class WordNet:
         """The number of the lexicographer's file of ``word``'s commonest sense (noun.artifact is 6, noun.food
         13...: ``lexnames`` in the data), ``None`` for a word WordNet does not know."""
         offsets = self.offsets(self.base(word, pos), pos)
-        if not offsets:
-            return None
-        with self._lock:
-            f = self._data[pos]
-            f.seek(self._where[pos][offsets[0]])
-            return int(f.readline().split(b" ", 2)[1])
+        return self._lexfile(offsets[0], pos) if offsets else None
 
     @lru_cache(maxsize=65536)  # noqa: B019
     def base(self, word: str, pos: Pos) -> str:
@@ -161,6 +159,20 @@ class WordNet:
         """The words WordNet opposes to ``lemma``'s commonest senses ("back": "front", "late": "early")."""
         return frozenset(w.split("(")[0] for offset in self.offsets(lemma, pos)[:SENSES]  # "front(a)": "front"
                          for target in self._pointers(offset, pos, ("!",))[1] for w in self.synset(target, pos)[0])
+
+    @lru_cache(maxsize=65536)  # noqa: B019
+    def period(self, lemma: str) -> frozenset[int]:
+        """The spans of time an adjective's commonest senses recur by, as WordNet derives them ("monthly": month,
+        "annual": year): the noun.time synsets its senses are related to."""
+        return frozenset(n for offset in self.offsets(lemma, "a")[:SENSES]
+                         for n in self._pointers(offset, "a", ("+",), ("n",))[1] if self._lexfile(n, "n") == TIME_FILE)
+
+    def _lexfile(self, offset: int, pos: Pos) -> int:
+        """The number of a synset's lexicographer's file (noun.artifact is 6, noun.food 13, noun.time 28)."""
+        with self._lock:
+            f = self._data[pos]
+            f.seek(self._where[pos][offset])
+            return int(f.readline().split(b" ", 2)[1])
 
     @lru_cache(maxsize=65536)  # noqa: B019
     def is_kind_of(self, word: str, general: str, pos: Pos = "n", depth: int = 4) -> bool:

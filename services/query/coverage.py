@@ -122,17 +122,18 @@ _ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|
 
 def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
     """Whether a source names the thing a question's adjective picks out ("back" door, "late" checkout, "second"
-    dose) with the adjective WordNet opposes to it, or another ordinal: "Front door code", "Early check-in",
-    "First vaccine dose".  Only the opposite counts: a "local organization" is no answer to a "prominent
-    organization", nor its near miss."""
+    dose) with the adjective WordNet opposes to it, another ordinal, or another span it recurs by ("monthly" permit):
+    "Front door code", "Early check-in", "First vaccine dose", "Annual parking permit".  Only the opposite counts: a
+    "local organization" is no answer to a "prominent organization", nor its near miss."""
     wn = wordnet()
-    against = wn.antonyms(word.casefold(), "a")
+    against, every = wn.antonyms(word.casefold(), "a"), wn.period(word.casefold())
     for p in phrases:  # the question's phrases that ``word`` opens
         after = p.split()[1]
         for text in texts:
             for m in re.finditer(rf"\b([\w-]+)\s+{re.escape(after)}", text, re.I):
                 said = m.group(1).casefold()
-                if said in against or (_ORDINAL.match(said) and _ORDINAL.match(word) and said != word.casefold()):
+                if said in against or (_ORDINAL.match(said) and _ORDINAL.match(word) and said != word.casefold()) or (
+                        every and (other := wn.period(said)) and not other & every):  # "Annual" for "monthly"
                     return True
     return False
 

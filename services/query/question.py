@@ -387,6 +387,7 @@ def _narrowers(doc: Any, encoder: SparseEncoder, verbs: set[int], kind_words: se
 def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_words: set[str],
              named: set[int]) -> tuple[Phrase, ...]:
     """Runs of adjectives and nouns ending in a noun ("bike lock code"): the head and what narrows it."""
+    from secondbrain.language import wordnet
     from services.query.coverage import describes
 
     out: list[Phrase] = []
@@ -400,8 +401,8 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
             run.pop()
         lead: list[Any] = []
         while run and run[0].pos_ == "ADJ":  # "new", "beloved": a quality, not another thing
-            if run[0].lower_ not in _QUALITIES and not describes(run[0].text):
-                lead.append(run[0])  # "back door", "second dose": which one
+            if (run[0].lower_ not in _QUALITIES and not describes(run[0].text)) or wordnet().period(run[0].lower_):
+                lead.append(run[0])  # "back door", "second dose", "monthly permit": which one
             run.pop(0)
         if len(run) >= 2 or (run and len(lead) == 1):
             head = encoder.tokenize(run[-1].text)

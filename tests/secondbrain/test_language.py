@@ -32,3 +32,11 @@ def test_opposites_are_the_ones_wordnet_names() -> None:
     assert "outdoor" in wn.antonyms("indoor")
     assert wn.antonyms("prominent") == frozenset()
     assert wn.antonyms("qwzx") == frozenset()
+
+
+def test_an_adjective_of_recurrence_names_its_span_of_time() -> None:
+    wn = wordnet()
+    assert wn.period("annual") == wn.period("yearly") != frozenset()
+    assert wn.period("monthly") and not wn.period("monthly") & wn.period("annual")
+    assert wn.period("weekly") and wn.period("daily")
+    assert wn.period("back") == wn.period("prominent") == wn.period("qwzx") == frozenset()

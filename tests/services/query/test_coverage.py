@@ -27,3 +27,10 @@ def test_a_least_favourite_is_not_the_favourite() -> None:
     assert least_not_there("What is Kira's least favourite food?", ["Kira: My least favourite is okra."]) is None
     assert least_not_there("What is Kira's favourite food?", mine) is None
     assert least_not_there("What is Kira's least favourite film?", ["Kira: Films bore me."]) is None  # not named
+
+
+def test_another_span_of_recurrence_picks_out_another_thing() -> None:
+    assert opposed("monthly", ["monthly parking permit"], ["Annual parking permit: £240."])
+    assert opposed("weekly", ["weekly meeting"], ["The daily meeting is at 9."])
+    assert not opposed("annual", ["annual parking permit"], ["Yearly parking permit: £240."])  # the same span
+    assert not opposed("monthly", ["monthly parking permit"], ["Residents' parking permit: £20 a month."])
