@@ -27,6 +27,7 @@ from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
+from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
@@ -153,8 +154,16 @@ KNOWN_MISSES |= {case: "missed by the fourth untuned set's one scoring" for case
 # one is what was paid, whatever its verb; "did the vet charge" read with the verb the tagger took for a noun): 9 of
 # 10, and the passports since a third (a place a thing was moved to, "Moved the passports to the safe", is a place
 # and says where it was put in other words): 10 of 10 now, a tuned figure.
-CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + LISTS_TUNING
-         + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+# The fifth untuned set, written after the events, named counts and spans of recurrence, scored once: 26 of 30, and
+# 27 of 30 (0.90) with Ada's count, whose case expected lower-case words the notes do not have (its answer was right;
+# the case is mended). Its misses stay listed, never tuned away.
+FIFTH_MISSES = {
+    "pdf: What is the deposit for the flat in Leeds?", "note: What time does the swimming pool close?",
+    "note: When is the optician appointment?",
+}
+KNOWN_MISSES |= {case: "missed by the fifth untuned set's one scoring" for case in FIFTH_MISSES}
+CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
+         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
