@@ -63,7 +63,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     """Whether a statement with the words ``said`` speaks of the question's word ``asked`` (see the module doc);
     a compound written as one word ("roadtrip" for "road trip") covers its parts."""
     asked = asked.casefold()
-    if asked in said:
+    if asked in said or asked.replace("-", "") in said:  # "Wi-Fi" is "wifi"
         return True
     mine = _forms(asked)
     also = _also(asked)

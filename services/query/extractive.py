@@ -569,6 +569,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         main = None  # in a conversation, what people did and felt is put in other words than the question's
     if main is not None and main in absent:
         return f"\u201c{_phrase(asked, main)}\u201d"
+    if (named := [t for t in absent if t.istitle()]) and not any(c.st.speaker for c in candidates):
+        return f"\u201c{_phrase(asked, named[0])}\u201d"  # notes never name the place or thing ("flat in Leeds")
     for n in asked.narrowers:  # a topic ("about the hiring plan") must be there
         if n.preposition == "about" and any(t in absent for t in things if t.casefold() in coverage.words(n.words)):
             return f"\u201c{n.words}\u201d"
@@ -1012,8 +1014,7 @@ def _opening(hits: Sequence[SearchHit | Source], candidates: list[_Candidate]) -
 def _fit(quotes: list[Quote], max_words: int) -> list[Quote]:
     """As many quotes, in order, as fit ``max_words`` with what goes with them (label, dates, citation); the
     first always, clipped if it must be."""
-    out: list[Quote] = []
-    used = 0
+    out, used = list[Quote](), 0
     for q in quotes:
         extra = len(q.label.split()) + len(q.note.split()) + (len(q.earlier.split()) + 1 if q.earlier else 0) + 1
         extra += len(_speaks(q, out[-1] if out else None).split())
@@ -1042,8 +1043,7 @@ def _speaks(q: Quote, before: Quote | None) -> str:
 
 def _compose(quotes: list[Quote], *, found: bool) -> Answer:
     """The quotes as one answer: consecutive statements of one source read as one passage with one citation."""
-    plain: list[str] = []
-    marked: list[str] = []
+    plain, marked = list[str](), list[str]()
     for i, q in enumerate(quotes):
         nxt = quotes[i + 1] if i + 1 < len(quotes) else None
         lead = f"earlier ({q.earlier}): " if q.earlier else ""
