@@ -1,6 +1,6 @@
 """Honest answers through a real ``secondbrain up`` (no model): the reproductions of a near miss answered as
 if it were the thing, repeated events shown as an update, a weekday still to come glossed as the one gone, and
-"not found" said of an amount that was found."""
+"not found" said of an amount that was found; and what was done, asked with "did", as events."""
 
 from __future__ import annotations
 
@@ -73,3 +73,13 @@ def test_an_amount_answers_a_question_about_money(env: dict[str, str]) -> None:
     body = ask(env, "How much money did I give Priya?")
     answer = str(body["answer"])
     assert "\u00a320" in answer and "could not find" not in answer, answer
+
+
+def test_what_was_done_is_each_event_dated_and_the_last_is_the_newest(env: dict[str, str]) -> None:
+    # fixed date: the notes are captured and the question asked at fixed times (--captured-at, --as-of)
+    answer = str(ask(env, "When did I run in October?")["answer"])
+    assert "earlier" not in answer, answer  # separate runs, not an old and a new value of one fact
+    positions = [answer.find(d) for d in ("October 4, 2026", "October 11, 2026", "October 25, 2026")]
+    assert -1 not in positions and positions == sorted(positions), answer
+    last = str(ask(env, "When did I last run?")["answer"])
+    assert "October 25, 2026" in last and "October 4" not in last and "October 11" not in last, last
