@@ -41,8 +41,8 @@ class _Labelled(Protocol):
 
 
 C = TypeVar("C", bound=_Stated)
-_HELD = {"amount", "place"}  # kinds of fact that say what was paid, or where a thing went, in any words
 Q = TypeVar("Q", bound=_Labelled)
+_HELD = {"amount", "place"}  # kinds of fact that say what was paid, or where a thing went, in any words
 
 
 def split(question: str, gathered: list[C], facts: Sequence[str] = ()) -> tuple[list[C], list[C]]:
