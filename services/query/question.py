@@ -298,7 +298,7 @@ def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
                 break
             run.append(u)
         named = [u for u in run if u.pos_ in ("NOUN", "PROPN", "PRON")]
-        if len(named) >= 2 and named[-1].pos_ == "NOUN":
+        if len(named) >= 2 and named[-1].pos_ == "NOUN" and named[-1] == run[-1]:  # not "does the pool close"
             out.add(named[-1].i)
     return out
 

@@ -1,5 +1,5 @@
 """How a question is read (services.query.question): whether it asks what was done, with "did", and which of the
-events it wants."""
+events it wants; what it is about when the tagger reads its verb as a noun or an adjective."""
 
 from __future__ import annotations
 
@@ -29,3 +29,11 @@ pytestmark = pytest.mark.fast
 ])
 def test_what_was_done_and_which_time(question: str, recalls: str) -> None:
     assert understand(question, Lemmas(Bm25Encoder())).recalls == recalls
+
+
+@pytest.mark.parametrize(("question", "things"), [
+    ("What time does the swimming pool close?", ("swimming", "pool")),  # "close" read as an adjective
+    ("Which platform does the train leave from?", ("train",)),  # "leave" read as a noun is the verb
+])
+def test_what_it_is_about_when_the_verb_is_tagged_otherwise(question: str, things: tuple[str, ...]) -> None:
+    assert understand(question, Lemmas(Bm25Encoder())).things == things
