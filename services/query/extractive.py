@@ -159,7 +159,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
             counted := _count(ctx, candidates, window, max_words)):  # "how many books" over "Finished Piranesi"
         return counted
     if other is not None:
-        return _closest(ctx, other, scored, max_words)
+        return _closest(ctx, other, scored or [c for c in candidates if c.n == 1 and not c.asks][:1], max_words)
     stated = [c for c in ranked if not c.asks and c.said][:4]
     first = next((c for c in ranked if not c.asks), None)  # their own words leading: it is about them
     own = first is not None and first.speaker_bonus and _said_by(first.st, {p.casefold() for p in asked.persons})

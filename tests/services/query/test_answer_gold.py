@@ -494,3 +494,12 @@ def test_the_asked_person_doing_it_to_another_thing_of_the_kind_is_a_changed_det
 ], ids=lambda c: c.question)
 def test_a_name_no_note_has_is_not_found(case: Gold) -> None:
     check(case, answer(case))
+
+
+def test_not_found_shows_the_best_source_when_no_statement_shares_a_word() -> None:
+    """The search ranked it first by meaning: shown as the closest, labelled, not claimed as the answer."""
+    case = Gold("note", ("Eye test at Specsavers on Thursday 3 December at 14:20.", "Bins go out on Tuesday."),
+                "When is the optician appointment?", "", found=False, missing="optician")
+    ans = answer(case)
+    check(case, ans)
+    assert ans.text.endswith("The closest I found: Eye test at Specsavers on Thursday 3 December at 14:20. [1]")
