@@ -222,8 +222,8 @@ def _recalls(doc: Any, facts: tuple[FactKind, ...], gathers: bool, verbs: set[in
     "What did I pay for the taxi?"): each note recording it is an event of its own day, not a newer value of one
     fact; with "last" or "first" ("When did I last get a haircut?", "the first time I met Tom"), one of them.  Not
     where a thing was left ("Where did I park?": where it is now), nor a question asked again ("... again?")."""
-    if gathers or "place" in facts or doc[0].lower_ not in ("when", "what", "who", "how" * ("amount" in facts)) \
-            or any(t.lower_ in ("ever", "again") for t in doc):
+    opening = ("when", "what", "who", "how") if "amount" in facts else ("when", "what", "who")  # "how much", not "how"
+    if gathers or "place" in facts or doc[0].lower_ not in opening or any(t.lower_ in ("ever", "again") for t in doc):
         return ""
     which: Recalls = next(("last" if t.lower_ in _LATEST else "first" for t in doc if t.lower_ in _LATEST | {"first"}
                            and (t.pos_ == "ADV" or t.head.lower_ == "time")), "each")  # not "last week": a time

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.fast
     ("Did I go swimming?", ""),
     ("When did I go swimming again?", ""),  # asked again
     ("Which books did I finish?", ""),  # a list
+    ("How did the interview go?", ""),  # "how", not "how much": not a record of events
 ])
 def test_what_was_done_and_which_time(question: str, recalls: str) -> None:
     assert understand(question, Lemmas(Bm25Encoder())).recalls == recalls
