@@ -109,10 +109,7 @@ class WordNet:
         """A synset's line, split, and the synsets it points to with one of ``symbols`` ("@" a kind of, "!" the
         opposite, "+" derived from): of ``kinds`` (its own part of speech by default; an adjective's opposite may
         be a satellite, "s")."""
-        with self._lock:
-            f = self._data[pos]
-            f.seek(self._where[pos][offset])
-            parts = f.readline().decode().split(" | ")[0].split()
+        parts = self._line(offset, pos).decode().split(" | ")[0].split()
         at = 4 + 2 * int(parts[3], 16)
         kinds = kinds or ((pos, "s") if pos == "a" else (pos,))
         return parts, tuple(int(parts[at + 2 + 4 * i]) for i in range(int(parts[at]))
@@ -169,10 +166,14 @@ class WordNet:
 
     def _lexfile(self, offset: int, pos: Pos) -> int:
         """The number of a synset's lexicographer's file (noun.artifact is 6, noun.food 13, noun.time 28)."""
+        return int(self._line(offset, pos).split(b" ", 2)[1])
+
+    def _line(self, offset: int, pos: Pos) -> bytes:
+        """A synset's line of the data file (one open file per part of speech, shared by threads)."""
         with self._lock:
             f = self._data[pos]
             f.seek(self._where[pos][offset])
-            return int(f.readline().split(b" ", 2)[1])
+            return f.readline()
 
     @lru_cache(maxsize=65536)  # noqa: B019
     def is_kind_of(self, word: str, general: str, pos: Pos = "n", depth: int = 4) -> bool:

@@ -46,7 +46,7 @@ from services.query import coverage, members, shapes
 from services.query.engine import Source
 from services.query.glosses import glosses
 from services.query.lemmas import Lemmas
-from services.query.question import _TIMES, Asked, Phrase, understand
+from services.query.question import _TIMES, NAMED_THINGS, Asked, Phrase, understand
 from services.query.roles import changed_detail, done_by_other
 from services.query.shapes import CALENDAR_WORDS as _CALENDAR_WORDS
 from services.query.shapes import SHAPES as _SHAPES
@@ -155,7 +155,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
     ranked = sorted(scored, key=lambda c: -c.score)
     if other is None and (changed := changed_detail(asked, ranked, enc)):  # "... in Lisbon?" / "In Rome I saw"
         other = f"\u201c{changed}\u201d"
-    if other is not None and asked.main and asked.main == shapes.counted_kind(asked.text) and (
+    if other is not None and asked.main and asked.main == asked.counted and (
             counted := _count(ctx, candidates, window, max_words)):  # "how many books" over "Finished Piranesi"
         return counted
     if other is not None:
@@ -218,7 +218,7 @@ def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | 
             and not re.search(r"times|often", asked.text):
         return None  # the number is stated: quoted as any fact is
     wanted = {t for t in asked.terms if t not in _KIND_TERMS} - _name_terms(asked, Bm25Encoder())
-    kind = shapes.counted_kind(asked.text)  # "how many books": a source names them ("Finished Piranesi")
+    kind = asked.counted  # "how many books": a source names them ("Finished Piranesi")
     events: dict[tuple[int, str], _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         at = _moment(_hit(c.source))
@@ -851,7 +851,7 @@ def _gather(asked: Asked, ranked: list[_Candidate], hits: Sequence[SearchHit | S
     """One statement per source that bears on the question, deduplicated, in time order.  A list of named
     things ("which places", "which books") takes a source's statement that names one ("Two days in Lyon")
     even when it shares no word with the question, if the source ranked near the best."""
-    named = shapes.NAMED_THINGS.search(asked.category) is not None
+    named = NAMED_THINGS.search(asked.category) is not None
     best = max((c.score for c in ranked if c.overlap > 0 or c.subjects), default=0.0)
     top = max((_hit(h).score for h in hits), default=0.0)
     per_source: dict[int, _Candidate] = {}

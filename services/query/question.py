@@ -28,6 +28,17 @@ from secondbrain.ports import SparseEncoder
 Recalls = Literal["", "each", "last", "first"]
 FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling", "frequency"]
 
+# Lists of things a name stands for ("which books": a source names them, "Finished Piranesi", rather than says "book")
+NAMED_THINGS = re.compile(r"^(?:places|cities|countries|towns|destinations|restaurants|cafes|hotels|people|friends|"
+                          r"guests|books|novels|movies|films|shows|series|songs|bands|artists|authors|games|"
+                          r"museums|parks|beaches|lakes|mountains|islands|trips)$")
+
+
+def _counted(question: str) -> str:
+    """The kind of named thing a question counts ("how many books did I finish"), as written; "" for none."""
+    return next((m[1] for m in re.finditer(r"(?i)\bhow many (\w+)", question) if NAMED_THINGS.match(m[1].lower())), "")
+
+
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
     # "when" asks for a time at the start ("When is...", "Since when..."), or after a verb that embeds a
@@ -114,6 +125,7 @@ class Asked:
     things: tuple[str, ...] = ()  # words of what it is about and what narrows it, as written (see coverage)
     main: str = ""  # the noun naming the thing it asks about ("standup" in "the team standup"), as written
     recalls: Recalls = ""  # what was done, asked with "did": each record an event ("each"), or one of them
+    counted: str = ""  # the kind of named thing it counts ("how many books"), as written
 
     def wants(self, kind: FactKind) -> bool:
         """Whether a fact of ``kind`` answers it."""
@@ -211,7 +223,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                  phrases=_phrases(doc, encoder, persons, kind_words | {doc[i].text.lower() for i in verbs}, named),
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
-                 answer_kind=answer_kind, things=things, main=main, recalls=_recalls(doc, facts, gathers, verbs))
+                 answer_kind=answer_kind, things=things, main=main, recalls=_recalls(doc, facts, gathers, verbs),
+                 counted=_counted(question))
 
 
 _LATEST = frozenset({"last", "latest", "recently", "lately"})

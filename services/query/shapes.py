@@ -75,17 +75,6 @@ def opens_with_name(statement: str, bare: str) -> bool:
         wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
 
 
-# Lists of things a name stands for ("which books": a source names them, "Finished Piranesi", rather than says "book")
-NAMED_THINGS = re.compile(r"^(?:places|cities|countries|towns|destinations|restaurants|cafes|hotels|people|friends|"
-                          r"guests|books|novels|movies|films|shows|series|songs|bands|artists|authors|games|"
-                          r"museums|parks|beaches|lakes|mountains|islands|trips)$")
-
-
-def counted_kind(question: str) -> str:
-    """The kind of named thing a question counts ("how many books did I finish"), as written; "" for none."""
-    return next((m[1] for m in re.finditer(r"(?i)\bhow many (\w+)", question) if NAMED_THINGS.match(m[1].lower())), "")
-
-
 # "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
 COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
                     re.I)

@@ -38,3 +38,11 @@ def test_what_was_done_and_which_time(question: str, recalls: str) -> None:
 ])
 def test_what_it_is_about_when_the_verb_is_tagged_otherwise(question: str, things: tuple[str, ...]) -> None:
     assert understand(question, Lemmas(Bm25Encoder())).things == things
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many books did I finish this year?", "books"), ("how many Countries have we been to?", "Countries"),
+    ("How many times did I run?", ""), ("How many cups of coffee did I drink?", ""), ("Which books did I read?", ""),
+])
+def test_the_kind_of_named_thing_counted(question: str, kind: str) -> None:
+    assert understand(question, Lemmas(Bm25Encoder())).counted == kind

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.query.shapes import counted_kind, day_not_there
+from services.query.shapes import day_not_there
 
 pytestmark = pytest.mark.fast
 HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
@@ -23,11 +23,3 @@ HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
 def test_a_weekday_asked_about_is_looked_for_among_the_ones_given(question: str, texts: list[str],
                                                                   missing: str | None) -> None:
     assert day_not_there(question, texts) == missing
-
-
-@pytest.mark.parametrize(("question", "kind"), [
-    ("How many books did I finish this year?", "books"), ("how many Countries have we been to?", "Countries"),
-    ("How many times did I run?", ""), ("How many cups of coffee did I drink?", ""), ("Which books did I read?", ""),
-])
-def test_the_kind_of_named_thing_counted(question: str, kind: str) -> None:
-    assert counted_kind(question) == kind
