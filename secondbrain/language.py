@@ -24,6 +24,7 @@ Pos = Literal["n", "v", "a", "r"]
 _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 SENSES = 3  # a word's most common senses (WordNet lists them by frequency)
 TIME_FILE = 28  # the lexicographer's file noun.time
+PERSON_FILE = 18  # noun.person
 # Endings WordNet's morphology removes, per part of speech (its "detachment rules").
 _SUFFIXES: dict[str, tuple[tuple[str, str], ...]] = {
     "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),
@@ -80,9 +81,14 @@ class WordNet:
         senses = int(parts[4 + pointers])
         return tuple(int(x) for x in parts[6 + pointers:6 + pointers + senses])
 
-    def _search(self, f: IO[bytes], size: int, key: bytes) -> list[str] | None:
-        """The index line of ``key``: a binary search over the sorted lines, as WordNet's library does (the
-        licence lines at the top start with spaces and sort first)."""
+    @lru_cache(maxsize=65536)  # noqa: B019
+    def begins(self, prefix: str, pos: Pos) -> bool:
+        """Whether a lemma of WordNet's starts with ``prefix`` ("physio": physiotherapy)."""
+        return self._search(self._index[pos], self._size[pos], prefix.lower().encode(), begins=True) is not None
+
+    def _search(self, f: IO[bytes], size: int, key: bytes, begins: bool = False) -> list[str] | None:
+        """The index line of ``key`` (or, ``begins``, of a lemma starting with it): a binary search over the sorted
+        lines, as WordNet's library does (the licence lines at the top start with spaces and sort first)."""
         lo, hi = 0, size
         with self._lock:
             while lo < hi:
@@ -96,7 +102,7 @@ class WordNet:
                     hi = mid
                     continue
                 word = line.split(b" ", 1)[0]
-                if word == key:
+                if word == key or (begins and word.startswith(key)):
                     return line.decode().split()
                 if word < key:
                     lo = at + len(line)

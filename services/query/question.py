@@ -159,6 +159,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     facts = tuple(kind for kind, words in _FACT_WORDS if words.search(question))
     if "duration" in facts:
         facts = tuple(f for f in facts if f != "when")  # "how long" wants a span, not a date
+    if "person" not in facts and _names_person(question):
+        facts += ("person",)  # "the name of the electrician" is a person's name
     modalities: list[str] = []
     content = question
     for words, kinds in _KINDS:
@@ -227,6 +229,18 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                  counted=_counted(question))
 
 
+_NAME_OF = re.compile(r"\bname of (?:the|my|our|his|her|their|your|a|an) (\w+)|\b(\w+)['\u2019]s name\b", re.I)
+
+
+def _names_person(question: str) -> bool:
+    """Whether the question asks the name of someone known by what they are ("the name of the electrician", "the
+    plumber's name"): WordNet files the word's commonest sense among persons."""
+    from secondbrain.language import PERSON_FILE, wordnet
+
+    return any(wordnet().lexname(w, "n") == PERSON_FILE for m in _NAME_OF.finditer(question)
+               for w in m.groups() if w and w.islower())
+
+
 _LATEST = frozenset({"last", "latest", "recently", "lately"})
 
 
@@ -287,13 +301,14 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
 
 def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
     """The small tagger reads the last word of "How much was the croissant?" as an adjective (one after a
-    determiner with no noun after it, which WordNet knows as a noun and not as an adjective), and a word written in
-    lower case as a name: nouns."""
+    determiner with no noun after it, which WordNet knows as a noun and not as an adjective), and so the first of
+    "the optician appointment"; and a word written in lower case as a name: nouns."""
     from secondbrain.language import wordnet
 
     wn = wordnet()
-    return {t.i for t in doc if t.pos_ == "ADJ" and t.i and doc[t.i - 1].pos_ == "DET"
-            and (t.i + 1 == len(doc) or doc[t.i + 1].pos_ not in ("NOUN", "PROPN", "ADJ"))
+    return {t.i for t in doc if t.pos_ == "ADJ" and ((t.i and doc[t.i - 1].pos_ == "DET" and (
+            t.i + 1 == len(doc) or doc[t.i + 1].pos_ not in ("NOUN", "PROPN", "ADJ"))) or (
+            t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"))
             and wn.offsets(wn.base(t.lower_, "n"), "n") and not wn.offsets(t.lower_, "a")} | {
         t.i for t in doc if t.pos_ == "PROPN" and t.text.islower()}  # "the orange juice" read as a name
 
@@ -413,7 +428,7 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
         while run and run[-1].pos_ != "NOUN" and run[-1].i not in named:
             run.pop()
         lead: list[Any] = []
-        while run and run[0].pos_ == "ADJ":  # "new", "beloved": a quality, not another thing
+        while run and run[0].pos_ == "ADJ" and run[0].i not in named:  # "new", "beloved": a quality, not a thing
             if (run[0].lower_ not in _QUALITIES and not describes(run[0].text)) or wordnet().period(run[0].lower_):
                 lead.append(run[0])  # "back door", "second dose", "monthly permit": which one
             run.pop(0)

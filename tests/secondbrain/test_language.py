@@ -40,3 +40,9 @@ def test_an_adjective_of_recurrence_names_its_span_of_time() -> None:
     assert wn.period("monthly") and not wn.period("monthly") & wn.period("annual")
     assert wn.period("weekly") and wn.period("daily")
     assert wn.period("back") == wn.period("prominent") == wn.period("qwzx") == frozenset()
+
+
+def test_a_prefix_is_looked_up_among_the_lemmas() -> None:
+    wn = wordnet()
+    assert wn.begins("physio", "n") and wn.begins("dentist", "n")
+    assert not wn.begins("fesetival", "n") and not wn.begins("qwzx", "n")

@@ -22,7 +22,7 @@ from services.extractors.document import ExtractionContext, assemble
 from services.extractors.text import TextExtractor
 from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, extractive_answer
 from services.query.question import understand
-from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold
+from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold, g
 from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
@@ -30,6 +30,7 @@ from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
+from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -78,8 +79,10 @@ def hits(case: Gold) -> list[SearchHit]:
     for i, text in enumerate(case.passages):
         at = case.times[i] if case.times else DEFAULT_TIME
         pieces = _markdown_chunks(text) if case.kind == "markdown" else ((text, ()),)
+        # turns name their speakers only in a conversation (a chat or a transcript), as the extractors read them: a
+        # note's "Dentist: filling on the lower left." is no one's turn
         speakers = sorted({m.group(1) for m in re.finditer(r"^(?:\[[\d:]+\]\s*)?([A-Z][a-z]+|Speaker \d):", text,
-                                                           re.M)})
+                                                           re.M)}) if case.kind == "transcript" else []
         for j, (piece, headings) in enumerate(pieces):
             out.append(SearchHit(
                 chunk_id=f"c{i}.{j}", score=1.0, text=piece, title=f"{case.kind} {i}", document_id=f"d{i}",
@@ -162,8 +165,17 @@ KNOWN_MISSES |= {case: "missed by the fourth untuned set's one scoring" for case
 # longer looked for in "pool" when an adjective the tagger made of "close" follows it: 29 of 30 now, a tuned figure.
 FIFTH_MISSES = {"note: When is the optician appointment?"}
 KNOWN_MISSES |= {case: "missed by the fifth untuned set's one scoring" for case in FIFTH_MISSES}
+# The sixth untuned set, written after the fifth's rules, scored once: 25 of 30. Two misses were this file's and the
+# case's: notes were given speakers ("Dentist: filling ..." read as the dentist's turn), which the extractors give
+# only to a chat or a transcript, and the dentist case listed its newest visit second, where a date worked out from a
+# note's time is checked against the first note. Both mended (not the answerer): 26 of 30 (0.87). The electrician
+# passes since a rule written after, while looking at it ("the name of the electrician" asks for a person, WordNet
+# filing the word among persons): 27 of 30 now, a tuned figure. Its misses stay listed, never tuned away.
+SIXTH_MISSES = {"note: What is the password for the old router?", "note: When is the physio appointment?",
+                "ocr: How much was the coffee?"}
+KNOWN_MISSES |= {case: "missed by the sixth untuned set's one scoring" for case in SIXTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
-         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + SIXTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -493,6 +505,18 @@ def test_the_asked_person_doing_it_to_another_thing_of_the_kind_is_a_changed_det
          "What was the deposit for Ana's flat in Leeds?", "", found=False, missing="Leeds"),
 ], ids=lambda c: c.question)
 def test_a_name_no_note_has_is_not_found(case: Gold) -> None:
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    Gold("note", ("Dentist appointment on Thursday 3 December at 14:20.",), "When is the optician appointment?", "",
+         found=False, missing="optician"),  # the tagger reads "optician" as an adjective
+    Gold("note", ("Dentist appointment on Tuesday 8 December at 10:00.",), "When is the physio appointment?", "",
+         found=False, missing="physio"),  # a short form WordNet does not list
+    g("note", "When is the physio appointment?", "Tuesday 8 December",
+      "Physiotherapy appointment on Tuesday 8 December at 10:00."),
+], ids=lambda c: c.question + " / " + c.passages[0][:20])
+def test_the_kind_of_appointment_asked_about_must_be_there(case: Gold) -> None:
     check(case, answer(case))
 
 

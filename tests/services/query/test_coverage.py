@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.query.coverage import covers, least_not_there, opposed, words
+from services.query.coverage import covers, known, least_not_there, opposed, words
 
 pytestmark = pytest.mark.fast
 def test_only_the_opposite_adjective_or_another_ordinal_picks_out_another_thing() -> None:
@@ -34,3 +34,9 @@ def test_another_span_of_recurrence_picks_out_another_thing() -> None:
     assert opposed("weekly", ["weekly meeting"], ["The daily meeting is at 9."])
     assert not opposed("annual", ["annual parking permit"], ["Yearly parking permit: £240."])  # the same span
     assert not opposed("monthly", ["monthly parking permit"], ["Residents' parking permit: £20 a month."])
+
+
+def test_a_short_form_wordnet_does_not_list_is_a_word_and_covers_what_it_begins() -> None:
+    assert known("physio") and covers("physio", words("Physiotherapy appointment on Tuesday."))
+    assert not covers("physio", words("Dentist appointment on Tuesday."))
+    assert not known("fesetival") and not known("supervillain")  # misspelt, or no word begins so: nothing said

@@ -46,3 +46,17 @@ def test_what_it_is_about_when_the_verb_is_tagged_otherwise(question: str, thing
 ])
 def test_the_kind_of_named_thing_counted(question: str, kind: str) -> None:
     assert understand(question, Lemmas(Bm25Encoder())).counted == kind
+
+
+@pytest.mark.parametrize(("question", "person"), [
+    ("What is the name of the electrician?", True), ("What's the plumber's name?", True),
+    ("What is the name of the restaurant?", False), ("What's the dog's name?", False),
+])
+def test_the_name_of_someone_known_by_what_they_are_asks_for_a_person(question: str, person: bool) -> None:
+    assert ("person" in understand(question, Lemmas(Bm25Encoder())).facts) is person
+
+
+def test_a_noun_the_tagger_reads_as_an_adjective_before_a_noun_narrows_it_as_a_noun() -> None:
+    """"optician" in "the optician appointment" (WordNet knows it only as a noun): which appointment, not a quality."""
+    (phrase,) = understand("When is the optician appointment?", Lemmas(Bm25Encoder())).phrases
+    assert phrase.words == "optician appointment" and phrase.opening == ""
