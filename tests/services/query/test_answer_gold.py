@@ -170,9 +170,10 @@ KNOWN_MISSES |= {case: "missed by the fifth untuned set's one scoring" for case 
 # only to a chat or a transcript, and the dentist case listed its newest visit second, where a date worked out from a
 # note's time is checked against the first note. Both mended (not the answerer): 26 of 30 (0.87). The electrician
 # passes since a rule written after, while looking at it ("the name of the electrician" asks for a person, WordNet
-# filing the word among persons): 27 of 30 now, a tuned figure. Its misses stay listed, never tuned away.
-SIXTH_MISSES = {"note: What is the password for the old router?", "note: When is the physio appointment?",
-                "ocr: How much was the coffee?"}
+# filing the word among persons), and the physio since two more (a short form WordNet does not list covers what it
+# begins, "physio" physiotherapy; an "appointment" is the kind of fact asked, a time, not a word a note must have):
+# 28 of 30 now, a tuned figure. Its misses stay listed, never tuned away.
+SIXTH_MISSES = {"note: What is the password for the old router?", "ocr: How much was the coffee?"}
 KNOWN_MISSES |= {case: "missed by the sixth untuned set's one scoring" for case in SIXTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
@@ -515,6 +516,9 @@ def test_a_name_no_note_has_is_not_found(case: Gold) -> None:
          found=False, missing="physio"),  # a short form WordNet does not list
     g("note", "When is the physio appointment?", "Tuesday 8 December",
       "Physiotherapy appointment on Tuesday 8 December at 10:00."),
+    g("note", "When is the optician appointment?", "Thursday 3 December", "Optician on Thursday 3 December at 14:20."),
+    Gold("note", ("Optician: Vision Express, 01632 960123.",), "When is the optician appointment?", "", found=False,
+         missing="date or time"),  # the optician is there, no time
 ], ids=lambda c: c.question + " / " + c.passages[0][:20])
 def test_the_kind_of_appointment_asked_about_must_be_there(case: Gold) -> None:
     check(case, answer(case))
