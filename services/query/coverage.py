@@ -77,8 +77,9 @@ def covers(asked: str, said: frozenset[str]) -> bool:
             return True  # "roadtrip": not a word of its own, made of the asked one
         if len(w) > len(asked) and w.startswith(asked) and not wn.offsets(wn.base(asked, "n"), "n") and _short(asked):
             return True  # "physio" for "physiotherapy": a short form WordNet does not list
+        # a two-letter word may be a kind too ("GP" is a doctor), but not a pronoun ("us" is a country)
         if any(wn.is_kind_of(t, m, "n", depth=6) for t in theirs for m in mine
-               if t.isalpha() and len(t) > 2):
+               if t.isalpha() and (len(t) > 2 or (len(t) == 2 and t not in KIND_WORDS))):
             return True
     return False
 

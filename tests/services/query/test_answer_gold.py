@@ -517,6 +517,7 @@ def test_a_name_no_note_has_is_not_found(case: Gold) -> None:
     g("note", "When is the physio appointment?", "Tuesday 8 December",
       "Physiotherapy appointment on Tuesday 8 December at 10:00."),
     g("note", "When is the optician appointment?", "Thursday 3 December", "Optician on Thursday 3 December at 14:20."),
+    g("note", "When is my doctor's appointment?", "Friday at 9:00", "GP appointment on Friday at 9:00."),
     Gold("note", ("Optician: Vision Express, 01632 960123.",), "When is the optician appointment?", "", found=False,
          missing="date or time"),  # the optician is there, no time
 ], ids=lambda c: c.question + " / " + c.passages[0][:20])

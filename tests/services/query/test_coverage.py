@@ -40,3 +40,9 @@ def test_a_short_form_wordnet_does_not_list_is_a_word_and_covers_what_it_begins(
     assert known("physio") and covers("physio", words("Physiotherapy appointment on Tuesday."))
     assert not covers("physio", words("Dentist appointment on Tuesday."))
     assert not known("fesetival") and not known("supervillain")  # misspelt, or no word begins so: nothing said
+
+
+def test_a_two_letter_word_may_be_a_kind_of_the_asked_thing() -> None:
+    assert covers("doctor", words("GP appointment on Friday."))
+    assert not covers("dentist", words("GP appointment on Friday."))
+    assert not covers("country", words("Tell us on Friday."))  # a pronoun, not the United States
