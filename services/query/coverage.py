@@ -75,7 +75,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
         if len(w) > len(asked) + 2 and (w.startswith(asked) or w.endswith(asked)) and w.isalpha() \
                 and not wn.offsets(w, "n") and not wn.offsets(w, "v"):
             return True  # "roadtrip": not a word of its own, made of the asked one
-        if len(w) > len(asked) and w.startswith(asked) and not wn.offsets(wn.base(asked, "n"), "n") and _short(asked):
+        if len(w) > len(asked) and w.startswith(asked) and _short(asked):
             return True  # "physio" for "physiotherapy": a short form WordNet does not list
         # a two-letter word may be a kind too ("GP" is a doctor), but not a pronoun ("us" is a country)
         if any(wn.is_kind_of(t, m, "n", depth=6) for t in theirs for m in mine
@@ -97,13 +97,21 @@ _CONCRETE = frozenset({5, 6, 8, 13, 15, 17, 18, 20, 27})
 def known(word: str) -> bool:
     """Whether WordNet knows the word, or it is a short form of one ("physio"); a misspelt word says nothing either
     way ("fesetival")."""
+    return _listed(word) or _begins_noun(word)
+
+
+def _listed(word: str) -> bool:
     wn = wordnet()
-    return any(wn.offsets(f, p) for f in _forms(word.casefold()) for p in ("n", "v", "a", "r")) or _short(word)
+    return any(wn.offsets(f, p) for f in _forms(word.casefold()) for p in ("n", "v", "a", "r"))
+
+
+def _begins_noun(word: str) -> bool:
+    return len(word) >= 4 and word.isalpha() and wordnet().begins(word.casefold(), "n")
 
 
 def _short(word: str) -> bool:
     """Whether a word WordNet does not list begins one of its nouns ("physio": physiotherapy; "fesetival" none)."""
-    return len(word) >= 4 and word.isalpha() and wordnet().begins(word.casefold(), "n")
+    return not _listed(word) and _begins_noun(word)
 
 
 def concrete(word: str) -> bool:

@@ -306,9 +306,12 @@ def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
     from secondbrain.language import wordnet
 
     wn = wordnet()
-    return {t.i for t in doc if t.pos_ == "ADJ" and ((t.i and doc[t.i - 1].pos_ == "DET" and (
-            t.i + 1 == len(doc) or doc[t.i + 1].pos_ not in ("NOUN", "PROPN", "ADJ"))) or (
-            t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"))
+
+    def where_a_noun_goes(t: Any) -> bool:  # before a noun, or after a determiner with no noun after it
+        after = doc[t.i + 1].pos_ if t.i + 1 < len(doc) else None
+        return after == "NOUN" or (t.i > 0 and doc[t.i - 1].pos_ == "DET" and after not in ("NOUN", "PROPN", "ADJ"))
+
+    return {t.i for t in doc if t.pos_ == "ADJ" and where_a_noun_goes(t)
             and wn.offsets(wn.base(t.lower_, "n"), "n") and not wn.offsets(t.lower_, "a")} | {
         t.i for t in doc if t.pos_ == "PROPN" and t.text.islower()}  # "the orange juice" read as a name
 
