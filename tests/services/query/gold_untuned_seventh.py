@@ -44,7 +44,7 @@ SEVENTH_UNTUNED: list[Gold] = [
          family="kind"),
     # found, in other words or other shapes
     found("note", "How much did the trainers cost?", "£85", "Bought new running shoes for £85."),
-    found("note", "When is the dentist appointment?", "Friday 11 December",
+    found("note", "When's the dentist appointment?", "Friday 11 December",
           "Dental check-up on Friday 11 December at 9:40."),
     found("note", "How much cash did I give Leo?", "£10", "Gave Leo £10 for the school trip."),
     found("ocr", "How much did I spend at Tesco?", "23.15", _TESCO, absent=("1.45",)),
@@ -72,7 +72,8 @@ SEVENTH_UNTUNED: list[Gold] = [
            ("2026-10-02T10:00:00Z", "2026-11-02T10:00:00Z")),
     # lists without what was only meant
     listed("Which museums did we visit in Vienna?", ("Belvedere", "Leopold"), ("Sisi Museum",),
-           "Vienna: visited the Belvedere, the Klimt room.", "Vienna: meant to visit the Sisi Museum but ran out of time.",
+           "Vienna: visited the Belvedere, the Klimt room.",
+           "Vienna: meant to visit the Sisi Museum but ran out of time.",
            "Vienna: visited the Leopold Museum in the rain."),
     listed("What did I cook for the dinner party?", ("risotto", "tiramisu"), ("paella",),
            "Cooked mushroom risotto for the dinner party.", "Wanted to cook paella for the dinner party, no time.",

@@ -30,6 +30,7 @@ from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
+from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 
@@ -175,8 +176,14 @@ KNOWN_MISSES |= {case: "missed by the fifth untuned set's one scoring" for case 
 # 28 of 30 now, a tuned figure. Its misses stay listed, never tuned away.
 SIXTH_MISSES = {"note: What is the password for the old router?", "ocr: How much was the coffee?"}
 KNOWN_MISSES |= {case: "missed by the sixth untuned set's one scoring" for case in SIXTH_MISSES}
+# The seventh untuned set, written after the sixth's rules, scored once: 26 of 30 (0.87). (Its dentist question was
+# written "When is my dentist appointment?", an older case's id; reworded, it fails as it did.) Its misses stay listed,
+# never tuned away.
+SEVENTH_MISSES = {"pdf: When does the pet insurance renew?", "note: What is the address of the vet?",
+                  "note: How much did the trainers cost?", "note: When's the dentist appointment?"}
+KNOWN_MISSES |= {case: "missed by the seventh untuned set's one scoring" for case in SEVENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
-         + SIXTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + SIXTH_UNTUNED + SEVENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
