@@ -82,6 +82,13 @@ class WordNet:
         return tuple(int(x) for x in parts[6 + pointers:6 + pointers + senses])
 
     @lru_cache(maxsize=65536)  # noqa: B019
+    def tagged(self, lemma: str, pos: Pos) -> int:
+        """How many of ``lemma``'s senses as this part of speech were seen in WordNet's tagged corpus (SemCor): which
+        of a word's parts of speech is the usual one ("pet" is a noun far more than an adjective); 0 when unknown."""
+        parts = self._search(self._index[pos], self._size[pos], lemma.lower().replace(" ", "_").encode())
+        return int(parts[5 + int(parts[3])]) if parts is not None else 0
+
+    @lru_cache(maxsize=65536)  # noqa: B019
     def begins(self, prefix: str, pos: Pos) -> bool:
         """Whether a lemma of WordNet's starts with ``prefix`` ("physio": physiotherapy)."""
         return self._search(self._index[pos], self._size[pos], prefix.lower().encode(), begins=True) is not None
@@ -169,6 +176,16 @@ class WordNet:
         "annual": year): the noun.time synsets its senses are related to."""
         return frozenset(n for offset in self.offsets(lemma, "a")[:SENSES]
                          for n in self._pointers(offset, "a", ("+",), ("n",))[1] if self._lexfile(n, "n") == TIME_FILE)
+
+    @lru_cache(maxsize=65536)  # noqa: B019
+    def pertains(self, adjective: str) -> frozenset[str]:
+        """The nouns an adjective's commonest senses are "of or relating to", and the nouns made from the same
+        word ("dental": tooth, dentistry and dentist; "medical": medicine): how a note's adjective speaks of a
+        question's noun."""
+        nouns = {n for offset in self.offsets(adjective, "a")[:SENSES]
+                 for n in self._pointers(offset, "a", ("\\",), ("n",))[1]}
+        nouns |= {d for n in nouns for d in self._pointers(n, "n", ("+",), ("n",))[1]}
+        return frozenset(w for n in nouns for w in self.synset(n, "n")[0])
 
     def _lexfile(self, offset: int, pos: Pos) -> int:
         """The number of a synset's lexicographer's file (noun.artifact is 6, noun.food 13, noun.time 28)."""

@@ -59,6 +59,15 @@ def _also(word: str) -> frozenset[str]:
     return frozenset(w.strip(".") for w in out if "_" not in w)
 
 
+@lru_cache(maxsize=65536)
+def _named_by(word: str) -> frozenset[str]:
+    """The asked word, what it may also be called, and the first words of its names of several words ("tooth" and
+    "dental" for a dentist, a "tooth doctor" or "dental practitioner"): what a note's adjective may relate to."""
+    wn = wordnet()
+    names = {w for form in _forms(word) for w in wn.synonyms(form, "n")}
+    return frozenset({*_forms(word), *_also(word), *(n.split("_")[0] for n in names if "_" in n)})
+
+
 def covers(asked: str, said: frozenset[str]) -> bool:
     """Whether a statement with the words ``said`` speaks of the question's word ``asked`` (see the module doc);
     a compound written as one word ("roadtrip" for "road trip") covers its parts."""
@@ -77,6 +86,8 @@ def covers(asked: str, said: frozenset[str]) -> bool:
             return True  # "roadtrip": not a word of its own, made of the asked one
         if len(w) > len(asked) and w.startswith(asked) and _short(asked):
             return True  # "physio" for "physiotherapy": a short form WordNet does not list
+        if wn.pertains(w) & _named_by(asked) or (w in _named_by(asked) and wn.offsets(w, "a")):
+            return True  # "dental" check-up for the dentist, "veterinary" for the vet
         # a two-letter word may be a kind too ("GP" is a doctor), but not a pronoun ("us" is a country)
         if any(wn.is_kind_of(t, m, "n", depth=6) for t in theirs for m in mine
                if t.isalpha() and (len(t) > 2 or (len(t) == 2 and t not in KIND_WORDS))):
@@ -134,7 +145,7 @@ def describes(word: str) -> bool:
     return participle or bool(wn.offsets(low, "a")) or not wn.offsets(wn.base(low, "n"), "n")
 
 
-_ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$", re.I)
+ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$", re.I)
 
 
 def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
@@ -149,7 +160,7 @@ def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
         for text in texts:
             for m in re.finditer(rf"\b([\w-]+)\s+{re.escape(after)}", text, re.I):
                 said = m.group(1).casefold()
-                if said in against or (_ORDINAL.match(said) and _ORDINAL.match(word) and said != word.casefold()) or (
+                if said in against or (ORDINAL.match(said) and ORDINAL.match(word) and said != word.casefold()) or (
                         every and (other := wn.period(said)) and not other & every):  # "Annual" for "monthly"
                     return True
     return False

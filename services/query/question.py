@@ -24,6 +24,7 @@ from functools import cache, lru_cache
 from typing import Any, Literal
 
 from secondbrain.ports import SparseEncoder
+from services.query.coverage import ORDINAL
 
 Recalls = Literal["", "each", "last", "first"]
 FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling", "frequency"]
@@ -59,7 +60,8 @@ _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("feeling", re.compile(r"\bhow\b[^?]*\b(?:feel|feels|felt|feeling)\b|\bwhat (?:feelings?|emotions?)\b|"
                            r"\bemotions?\b", re.I)),
     ("place", re.compile(r"\bwhere\b|\bwhich (?:city|town|country|place|restaurant|hotel|room|street|"
-                         r"address|venue|shop|store)\b|\bwhat (?:address|city|country|room|venue)\b", re.I)),
+                         r"address|venue|shop|store)\b|\bwhat (?:address|city|country|room|venue)\b|"
+                         r"(?<!mail )(?<!web )(?<!ip )\baddress\b(?! book)", re.I)),  # not "Sam's email address"
 ]
 
 # Words naming a kind of capture, and the modalities they choose.
@@ -301,8 +303,9 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
 
 def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
     """The small tagger reads the last word of "How much was the croissant?" as an adjective (one after a
-    determiner with no noun after it, which WordNet knows as a noun and not as an adjective), and so the first of
-    "the optician appointment"; and a word written in lower case as a name: nouns."""
+    determiner with no noun after it, which WordNet knows as a noun, and as an adjective not at all or less often),
+    and so the first of "the optician appointment" and "the pet insurance"; and a word written in lower case as a
+    name: nouns."""
     from secondbrain.language import wordnet
 
     wn = wordnet()
@@ -311,8 +314,15 @@ def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
         after = doc[t.i + 1].pos_ if t.i + 1 < len(doc) else None
         return after == "NOUN" or (t.i > 0 and doc[t.i - 1].pos_ == "DET" and after not in ("NOUN", "PROPN", "ADJ"))
 
-    return {t.i for t in doc if t.pos_ == "ADJ" and where_a_noun_goes(t)
-            and wn.offsets(wn.base(t.lower_, "n"), "n") and not wn.offsets(t.lower_, "a")} | {
+    def usually_a_noun(word: str) -> bool:  # "pet", "side": only a noun, or one more often than an adjective
+        noun = wn.base(word, "n")
+        if not wn.offsets(noun, "n"):
+            return False
+        # An adjective with an opposite, a span it recurs by or an order ("back", "weekly", "second") narrows as one.
+        return not wn.offsets(word, "a") or (wn.tagged(noun, "n") > wn.tagged(word, "a") and not wn.antonyms(word)
+                                             and not wn.period(word) and not ORDINAL.match(word))
+
+    return {t.i for t in doc if t.pos_ == "ADJ" and where_a_noun_goes(t) and usually_a_noun(t.lower_)} | {
         t.i for t in doc if t.pos_ == "PROPN" and t.text.islower()}  # "the orange juice" read as a name
 
 

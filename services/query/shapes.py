@@ -13,6 +13,9 @@ DAYS = r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun"
 CALENDAR_WORDS = (r"(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun|January|"
                    r"February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|"
                    r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b")
+# A person's title and the name after it ("Dr Shah") are no place.
+_TITLES = r"(?:Dr|Mr|Mrs|Ms|Mx|Prof)"
+_AFTER_NO_TITLE = "".join(f"(?<!{t}{dot} )" for t in ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof") for dot in ("", r"\."))
 PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line of a receipt or a price list
 SHAPES: dict[FactKind, re.Pattern[str]] = {
     "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
@@ -52,7 +55,7 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
                         rf"his\s|her\s|their\s|_\s)?(?!{CALENDAR_WORDS}|\d|noon|night|midnight|morning|evening|"
                         r"afternoon|time|the\s+(?:morning|evening|afternoon|weekend))[a-z]|\b(?:room|street|st\.|"
                         r"road|avenue|floor|building|drawer|shelf|box|office|cafe|restaurant|hotel|address)\b)|"
-                        rf"(?<!^)\b(?!{CALENDAR_WORDS})[A-Z][a-z]+"),
+                        rf"(?<!^)\b(?!{CALENDAR_WORDS}|{_TITLES}\b){_AFTER_NO_TITLE}[A-Z][a-z]+"),
 }
 
 

@@ -46,3 +46,16 @@ def test_a_prefix_is_looked_up_among_the_lemmas() -> None:
     wn = wordnet()
     assert wn.begins("physio", "n") and wn.begins("dentist", "n")
     assert not wn.begins("fesetival", "n") and not wn.begins("qwzx", "n")
+
+
+def test_how_often_a_part_of_speech_was_seen_tells_the_usual_one() -> None:
+    wn = wordnet()
+    assert wn.tagged("pet", "n") > wn.tagged("pet", "a")  # a pet, rarely a pet project
+    assert wn.tagged("large", "a") > wn.tagged("large", "n")
+    assert wn.tagged("qwzx", "n") == 0
+
+
+def test_an_adjective_relates_to_the_nouns_it_is_of() -> None:
+    wn = wordnet()
+    assert {"tooth", "dentistry"} <= wn.pertains("dental") and "vet" in wn.pertains("veterinary")
+    assert wn.pertains("large") == wn.pertains("qwzx") == frozenset()

@@ -46,3 +46,10 @@ def test_a_two_letter_word_may_be_a_kind_of_the_asked_thing() -> None:
     assert covers("doctor", words("GP appointment on Friday."))
     assert not covers("dentist", words("GP appointment on Friday."))
     assert not covers("country", words("Tell us on Friday."))  # a pronoun, not the United States
+
+
+def test_an_adjective_covers_the_noun_it_relates_to_or_names_it_in_other_words() -> None:
+    assert covers("dentist", words("Dental check-up on Friday."))  # a dentist is a "dental practitioner"
+    assert covers("vet", words("Veterinary clinic on Mill Road."))
+    assert not covers("dentist", words("Eye test on Friday."))
+    assert not covers("optician", words("Dental check-up on Friday."))

@@ -60,3 +60,22 @@ def test_a_noun_the_tagger_reads_as_an_adjective_before_a_noun_narrows_it_as_a_n
     """"optician" in "the optician appointment" (WordNet knows it only as a noun): which appointment, not a quality."""
     (phrase,) = understand("When is the optician appointment?", Lemmas(Bm25Encoder())).phrases
     assert phrase.words == "optician appointment" and phrase.opening == ""
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("When does the pet insurance renew?", "pet insurance"),  # "pet": a noun more often than an adjective
+    ("What is the combination for the left locker?", "left locker"),  # "left" has an opposite: a quality
+])
+def test_a_word_more_often_a_noun_than_an_adjective_narrows_as_a_noun(question: str, words: str) -> None:
+    (phrase,) = understand(question, Lemmas(Bm25Encoder())).phrases
+    assert phrase.words == words
+    assert phrase.opening == ("" if words.startswith("pet") else "left")
+
+
+@pytest.mark.parametrize(("question", "place"), [
+    ("What is the address of the vet?", True),
+    ("Where is the stopcock?", True),
+    ("What is Sam's email address?", False),
+])
+def test_an_address_asks_for_a_place(question: str, place: bool) -> None:
+    assert ("place" in understand(question, Lemmas(Bm25Encoder())).facts) is place

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.query.shapes import day_not_there
+from services.query.shapes import SHAPES, day_not_there
 
 pytestmark = pytest.mark.fast
 HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
@@ -23,3 +23,13 @@ HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
 def test_a_weekday_asked_about_is_looked_for_among_the_ones_given(question: str, texts: list[str],
                                                                   missing: str | None) -> None:
     assert day_not_there(question, texts) == missing
+
+
+@pytest.mark.parametrize(("statement", "place"), [
+    ("The vet is Dr Shah and she is very gentle with the cat.", False),  # a title and a name: a person
+    ("Mr. Patel fixed it.", False),
+    ("The vet moved to Didsbury.", True),
+    ("The vet is at 14 Mill Lane.", True),
+])
+def test_a_name_after_a_title_is_no_place(statement: str, place: bool) -> None:
+    assert bool(SHAPES["place"].search(statement)) is place
