@@ -61,8 +61,8 @@ def _also(word: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def _named_by(word: str) -> frozenset[str]:
-    """The asked word, what it may also be called, and the first words of its names of several words ("tooth" and
-    "dental" for a dentist, a "tooth doctor" or "dental practitioner"): what a note's adjective may relate to."""
+    """The asked word, what it may also be called, and the first words of its names of several words ("tooth" for a
+    dentist, a "tooth doctor"): what a note's adjective may be "of or relating to" ("dental": tooth)."""
     wn = wordnet()
     names = {w for form in _forms(word) for w in wn.synonyms(form, "n")}
     return frozenset({*_forms(word), *_also(word), *(n.split("_")[0] for n in names if "_" in n)})
@@ -86,8 +86,8 @@ def covers(asked: str, said: frozenset[str]) -> bool:
             return True  # "roadtrip": not a word of its own, made of the asked one
         if len(w) > len(asked) and w.startswith(asked) and _short(asked):
             return True  # "physio" for "physiotherapy": a short form WordNet does not list
-        if wn.pertains(w) & _named_by(asked) or (w in _named_by(asked) and wn.offsets(w, "a")):
-            return True  # "dental" check-up for the dentist, "veterinary" for the vet
+        if wn.pertains(w) & _named_by(asked):
+            return True  # "dental" (of teeth) check-up for the dentist (a "tooth doctor"), "veterinary" for the vet
         # a two-letter word may be a kind too ("GP" is a doctor), but not a pronoun ("us" is a country)
         if any(wn.is_kind_of(t, m, "n", depth=6) for t in theirs for m in mine
                if t.isalpha() and (len(t) > 2 or (len(t) == 2 and t not in KIND_WORDS))):

@@ -61,7 +61,8 @@ _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
                            r"\bemotions?\b", re.I)),
     ("place", re.compile(r"\bwhere\b|\bwhich (?:city|town|country|place|restaurant|hotel|room|street|"
                          r"address|venue|shop|store)\b|\bwhat (?:address|city|country|room|venue)\b|"
-                         r"(?<!mail )(?<!web )(?<!ip )\baddress\b(?! book)", re.I)),  # not "Sam's email address"
+                         r"(?:\b(?:the|an?|my|your|his|her|their|our)|['\u2019]s)\s+(?:(?:home|postal|full|new|old|work)\s+)?"
+                         r"address\b", re.I)),  # a noun: not "Sam's email address", nor "how does he address them"
 ]
 
 # Words naming a kind of capture, and the modalities they choose.

@@ -76,6 +76,8 @@ def test_a_word_more_often_a_noun_than_an_adjective_narrows_as_a_noun(question: 
     ("What is the address of the vet?", True),
     ("Where is the stopcock?", True),
     ("What is Sam's email address?", False),
+    ("What is Sam's home address?", True),
+    ("What challenges does Sam face, and how does he address them?", False),  # the verb
 ])
 def test_an_address_asks_for_a_place(question: str, place: bool) -> None:
     assert ("place" in understand(question, Lemmas(Bm25Encoder())).facts) is place
