@@ -148,7 +148,8 @@ def _action(asked: Asked, enc: SparseEncoder) -> Action | None:
 def _slots(verb: Any) -> tuple[tuple[str, str], ...]:
     """The things a verb is done to, in or at, by slot: its object, and the objects of its prepositions."""
     out: list[tuple[str, str]] = []
-    for c in verb.children:
+    # a preposition the parser hangs on the object ("organized a playdate with the neighbours' dogs") is the verb's
+    for c in [*verb.children, *(p for o in verb.children if o.dep_ == "dobj" for p in o.children if p.dep_ == "prep")]:
         things = [c] if c.dep_ == "dobj" else [o for o in c.children if o.dep_ == "pobj"] if c.dep_ == "prep" else []
         out.extend(("dobj" if c.dep_ == "dobj" else c.lower_, str(o.text)) for o in things
                    if o.pos_ in ("NOUN", "PROPN"))

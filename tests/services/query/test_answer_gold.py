@@ -503,6 +503,17 @@ def test_the_asked_person_doing_it_to_another_thing_of_the_kind_is_a_changed_det
     assert own.found and "old bike" in own.text, own.text
 
 
+def test_what_the_parser_hangs_on_the_object_is_what_the_doing_is_done_with() -> None:
+    """LoCoMo: "I organized a doggy playdate with the neighbors' dogs" (the parser hangs "with" on "playdate") is no
+    answer to what Audrey organized with the neighbours' cats."""
+    chat = ("Audrey: Something cool happened - I organized a doggy playdate with the neighbors' dogs.\n"
+            "Andrew: Sounds fun! How many came?")
+    changed = _said("What did Audrey organize with the neighbors' cats?", chat)
+    assert changed.text.startswith("I could not find anything about \u201ccats\u201d"), changed.text
+    own = _said("What did Audrey organize with the neighbors' dogs?", chat)
+    assert own.found and "doggy playdate" in own.text, own.text
+
+
 @pytest.mark.parametrize("case", [
     Gold("note", ("Streaming password: blue-fox-9.",), "What is the Netflix password?", "", found=False,
          missing="Netflix"),
