@@ -659,10 +659,9 @@ def _whole_turn(asked: Asked, best: _Candidate, everything: list[_Candidate]) ->
             and abs(c.st.index - best.st.index) <= 3 and not c.asks]
     at = {c.st.index: c for c in turn}
     run = [best]
-    i = best.st.index - 1
-    while not _opens_turn(run[0]) and (before := at.get(i)) is not None:  # back to the turn's first words
+    while not _opens_turn(run[0]) and (before := at.get(run[0].st.index - 1)) is not None:  # to its first words,
         run.insert(0, before)
-        i -= 1
+    run = run[next(k for k, c in enumerate(run) if c is best or not _FILLER.fullmatch(_spoken(c.st))):]  # bar "Hi!"
     i = best.st.index + 1
     while (nxt := at.get(i)) is not None and not _opens_turn(nxt):  # on until the speaker's next turn
         run.append(nxt)

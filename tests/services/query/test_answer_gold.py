@@ -503,6 +503,16 @@ def test_the_asked_person_doing_it_to_another_thing_of_the_kind_is_a_changed_det
     assert own.found and "old bike" in own.text, own.text
 
 
+def test_thanks_or_a_greeting_opening_the_turn_is_not_quoted_before_the_answer() -> None:
+    """LoCoMo: "Gina: Thanks! [1] (recorded February 8, 2023) Got the tattoo a few years ago..." quoted the thanks,
+    and dated them, before the words that answer."""
+    chat = ("Jon: Love the tattoo!\nGina: Thanks! Got the tattoo a few years ago, it stands for freedom.\n"
+            "Jon: That's so cool.")
+    ans = answer(Gold("transcript", (chat,), "When did Gina get her tattoo?", "", times=("2023-02-08T10:00:00Z",)))
+    assert ans.text.startswith("Got the tattoo a few years ago"), ans.text
+    assert "Thanks" not in ans.text and "recorded" not in ans.text, ans.text
+
+
 def test_what_the_parser_hangs_on_the_object_is_what_the_doing_is_done_with() -> None:
     """LoCoMo: "I organized a doggy playdate with the neighbors' dogs" (the parser hangs "with" on "playdate") is no
     answer to what Audrey organized with the neighbours' cats."""
