@@ -74,7 +74,7 @@ class WordNet:
     @lru_cache(maxsize=65536)  # noqa: B019  (one instance per process)
     def offsets(self, lemma: str, pos: Pos) -> tuple[int, ...]:
         """The synsets of ``lemma`` (as written in WordNet: lower case, "_" between words), commonest first."""
-        parts = self._search(self._index[pos], self._size[pos], lemma.lower().replace(" ", "_").encode())
+        parts = self._entry(lemma, pos)
         if parts is None:
             return ()
         pointers = int(parts[3])
@@ -85,8 +85,12 @@ class WordNet:
     def tagged(self, lemma: str, pos: Pos) -> int:
         """How many of ``lemma``'s senses as this part of speech were seen in WordNet's tagged corpus (SemCor): which
         of a word's parts of speech is the usual one ("pet" is a noun far more than an adjective); 0 when unknown."""
-        parts = self._search(self._index[pos], self._size[pos], lemma.lower().replace(" ", "_").encode())
+        parts = self._entry(lemma, pos)
         return int(parts[5 + int(parts[3])]) if parts is not None else 0
+
+    def _entry(self, lemma: str, pos: Pos) -> list[str] | None:
+        """The index line of ``lemma`` as WordNet writes it (lower case, "_" between words), split; ``None``."""
+        return self._search(self._index[pos], self._size[pos], lemma.lower().replace(" ", "_").encode())
 
     @lru_cache(maxsize=65536)  # noqa: B019
     def begins(self, prefix: str, pos: Pos) -> bool:

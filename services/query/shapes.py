@@ -14,8 +14,9 @@ CALENDAR_WORDS = (r"(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Mon|Tue|Tues|W
                    r"February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|"
                    r"Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b")
 # A person's title and the name after it ("Dr Shah") are no place.
-_TITLES = r"(?:Dr|Mr|Mrs|Ms|Mx|Prof)"
-_AFTER_NO_TITLE = "".join(f"(?<!{t}{dot} )" for t in ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof") for dot in ("", r"\."))
+_TITLE_WORDS = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof")
+_TITLES = f"(?:{'|'.join(_TITLE_WORDS)})"
+_AFTER_NO_TITLE = "".join(f"(?<!{t}{dot} )" for t in _TITLE_WORDS for dot in ("", r"\."))
 PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line of a receipt or a price list
 SHAPES: dict[FactKind, re.Pattern[str]] = {
     "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
