@@ -27,7 +27,8 @@ EIGHTH_UNTUNED: list[Gold] = [
     near("note", "What time does the pharmacy on King Street open?", "King Street",
          "The pharmacy on Oxford Road opens at 8:30."),
     # narrowed otherwise
-    near("note", "What is the code for the side gate?", "side", "Code for the front gate: 1903.", family="narrow"),
+    near("note", "What is the PIN for the joint account?", "joint", "PIN for the savings account: 7730.",
+         family="narrow"),
     near("note", "When is the advanced swimming lesson?", "advanced", "Beginner swimming lesson: Wednesdays at 5pm.",
          family="narrow"),
     near("note", "How much is the annual gym membership?", "annual", "Monthly gym membership: £32.", family="narrow"),
