@@ -27,6 +27,7 @@ from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
+from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
@@ -185,8 +186,13 @@ KNOWN_MISSES |= {case: "missed by the sixth untuned set's one scoring" for case 
 # misses stay listed, never tuned away.
 SEVENTH_MISSES = {"note: How much did the trainers cost?"}
 KNOWN_MISSES |= {case: "missed by the seventh untuned set's one scoring" for case in SEVENTH_MISSES}
+# The eighth untuned set, written after the seventh's rules, scored once: 25 of 30 (0.83).
+EIGHTH_MISSES = {"note: What is the PIN for the joint account?", "note: When is the advanced swimming lesson?",
+                 "note: How much did the blue sofa cost?", "note: Where is the parents' meeting?",
+                 "note: What is the roofer's email address?"}
+KNOWN_MISSES |= {case: "missed by the eighth untuned set's one scoring" for case in EIGHTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
-         + SIXTH_UNTUNED + SEVENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
