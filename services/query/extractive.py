@@ -42,11 +42,11 @@ from secondbrain.sparse import Bm25Encoder
 from secondbrain.temporal import Conventions
 from secondbrain.temporal.written import Calendar
 from secondbrain.word_times import quoted_second
-from services.query import coverage, members, shapes
+from services.query import coverage, members, rivals, shapes
 from services.query.engine import Source
 from services.query.glosses import glosses
 from services.query.lemmas import Lemmas
-from services.query.question import _TIMES, NAMED_THINGS, Asked, Phrase, understand
+from services.query.question import _TIMES, NAMED_THINGS, Asked, understand
 from services.query.roles import changed_detail, done_by_other
 from services.query.shapes import CALENDAR_WORDS as _CALENDAR_WORDS
 from services.query.shapes import SHAPES as _SHAPES
@@ -474,72 +474,6 @@ _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
 
 
 
-def _rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
-    """Whether ``text`` narrows the thing a prepositional phrase of the question narrows to something else:
-    "codes for the garden" for "the gate code for the garage", "appointment for Mia" for "... for Leo"."""
-    if any(_narrowed_otherwise(t, asked, text) for t in narrower.governed | {narrower.governor}):
-        return True
-    enc = Bm25Encoder()
-    if narrower.preposition == "'s":  # "Mia's swimming lesson" for "Leo's"
-        for m in re.finditer(r"\b([A-Z][\w-]*)['\u2019]s\s+((?:[\w-]+\s+){0,2}[\w-]+)", text):
-            if not narrower.modifiers & set(enc.tokenize(m.group(1))) and narrower.governor in enc.tokenize(m.group(2)):
-                return True
-        return False
-    words = re.findall(r"[\w'-]+", text)
-    for i, w in enumerate(words[:-2]):
-        if enc.tokenize(w)[:1] != [narrower.governor] or words[i + 1].casefold() != narrower.preposition:
-            continue
-        rest = [x for x in words[i + 2:i + 5] if x.casefold() not in _DETERMINERS]
-        if rest and not narrower.modifiers & set(enc.tokenize(" ".join(rest[:2]))):
-            return True
-    return False
-
-
-# Words before a noun that say which or what state, not what kind ("the new number" is still the number).
-_QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
-                        "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
-                        "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
-_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
-
-
-def _narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
-    """Whether ``text`` names the phrase's head narrowed by a word the question does not have ("gym locker
-    code" for a "bike lock code"), rather than plainly ("the code")."""
-    enc = Bm25Encoder()
-    for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
-        words = re.findall(r"[\w'-]+", part)
-        for i, w in enumerate(words[1:], 1):
-            prev = words[i - 1]
-            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
-                    and not coverage.describes(prev):
-                before = enc.tokenize(words[i - 1])
-                if before and before[0] not in asked:
-                    return True
-    return False
-
-
-def _compound_otherwise(asked: Asked, word: str, texts: list[str]) -> bool:
-    """Whether a source names the rest of the question's compound after ``word`` ("ice cream" of "caramel ice
-    cream") narrowed by another noun ("coconut milk ice cream"): another kind of the same thing."""
-    from services.query.question import _tagger
-
-    enc = Bm25Encoder()
-    for p in asked.phrases:
-        written = p.words.split()
-        if word not in written[:-1] or len(rest := written[written.index(word) + 1:]) < 2 or word == p.opening:
-            continue  # one noun after it: see _narrowed_otherwise
-        pattern = re.compile(r"\b([\w'-]+)\s+" + r"\s+".join(map(re.escape, rest)) + r"\b", re.I)
-        for text in texts:
-            for m in pattern.finditer(text):
-                w = m.group(1)
-                if w.casefold() in _QUALITIES or not w.isalpha() or set(enc.tokenize(w)) & asked.terms:
-                    continue
-                tagged = _tagger()(text[max(0, m.start() - 80):m.end()])
-                if any(tok.text == w and tok.pos_ in ("NOUN", "PROPN") for tok in tagged):
-                    return True
-    return False
-
-
 # What a "not found" says it found none of, per kind of fact asked.
 _KIND_NAMES = {"amount": "an amount", "when": "a date or time", "person": "a name", "place": "a place",
                "code": "a code or number"}
@@ -579,8 +513,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1] and t != p.opening
                  for h in {p.head, *Bm25Encoder().tokenize(w[w.index(t.casefold()) + 1])[:1]}]  # "evening yoga"
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
-        if any(_narrowed_otherwise(h, asked.terms, text) for h in heads for text in texts) or any(
-                _rival(n, asked.terms, text) for n in narrowed for text in texts) or _compound_otherwise(
+        if any(rivals.narrowed_otherwise(h, asked.terms, text) for h in heads for text in texts) or any(
+                rivals.rival(n, asked.terms, text) for n in narrowed for text in texts) or rivals.compound_otherwise(
                 asked, t, texts) or coverage.opposed(t, [p.words for p in asked.phrases if p.opening == t], texts):
             return f"\u201c{_phrase(asked, t)}\u201d"
     if not _PAST_QUESTION.search(asked.text) and (day := shapes.day_not_there(asked.text, texts)):
@@ -780,7 +714,7 @@ def _reply(asked: Asked, question: _Candidate, everything: list[_Candidate]) -> 
 def _names_kind(asked: Asked, c: _Candidate) -> bool:
     """Whether a statement names a thing of the kind the question asks for by what sets it apart ("coconut
     cream frosting" for "what kind of frosting"), not plainly ("the frosting")."""
-    return any(_narrowed_otherwise(k, asked.terms, c.st.text) for k in asked.answer_kind)
+    return any(rivals.narrowed_otherwise(k, asked.terms, c.st.text) for k in asked.answer_kind)
 
 
 def _reply_to_follow_up(c: _Candidate, everything: list[_Candidate]) -> _Candidate | None:
