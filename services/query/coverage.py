@@ -24,7 +24,7 @@ number numbers price prices cost costs amount amounts total money sum fee fees c
 kinds type types sort sorts thing things something anything stuff way ways lot part reason idea information detail
 details fact facts one ones people person everyone anyone someone much many often how what which who whom where when
 why i me my we us our you your he him his she her they them their it its address location phone tel telephone
-mobile ref reference serial dosage dose entry admission deadline appointment appointments
+mobile ref reference serial dosage dose entry admission deadline appointment appointments email e-mail
 """
 KIND_WORDS = frozenset(_KIND_TEXT.split())
 _WORD = re.compile(r"[\w'\u2019-]+")

@@ -476,7 +476,7 @@ _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
 
 # What a "not found" says it found none of, per kind of fact asked.
 _KIND_NAMES = {"amount": "an amount", "when": "a date or time", "person": "a name", "place": "a place",
-               "code": "a code or number"}
+               "code": "a code or number", "email": "an email address"}
 _PAST_QUESTION = re.compile(r"\b(?:did|was|were|had)\b", re.I)
 
 
@@ -508,12 +508,14 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     for n in asked.narrowers:  # a topic ("about the hiring plan") must be there
         if n.preposition == "about" and any(t in absent for t in things if t.casefold() in coverage.words(n.words)):
             return f"\u201c{n.words}\u201d"
-    texts = [text for _terms, text in sources]
+    texts, notes = [text for _terms, text in sources], not any(c.st.speaker for c in candidates)
     for t in absent:
-        heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1] and t != p.opening
-                 for h in {p.head, *Bm25Encoder().tokenize(w[w.index(t.casefold()) + 1])[:1]}]  # "evening yoga"
+        # an adjective saying which one ("blue" sofa, "joint" account) only over notes: people chatting describe
+        opens = notes and any(p.opening == t for p in asked.phrases)
+        heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1] and (
+                 t != p.opening or opens) for h in {p.head, *Bm25Encoder().tokenize(w[w.index(t.casefold()) + 1])[:1]}]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
-        if any(rivals.narrowed_otherwise(h, asked.terms, text) for h in heads for text in texts) or any(
+        if any(rivals.narrowed_otherwise(h, asked.terms, text, likeness=opens) for h in heads for text in texts) or any(
                 rivals.rival(n, asked.terms, text) for n in narrowed for text in texts) or rivals.compound_otherwise(
                 asked, t, texts) or coverage.opposed(t, [p.words for p in asked.phrases if p.opening == t], texts):
             return f"\u201c{_phrase(asked, t)}\u201d"

@@ -27,7 +27,7 @@ from secondbrain.ports import SparseEncoder
 from services.query.coverage import ORDINAL
 
 Recalls = Literal["", "each", "last", "first"]
-FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling", "frequency"]
+FactKind = Literal["when", "duration", "amount", "count", "person", "place", "code", "feeling", "frequency", "email"]
 
 # Lists of things a name stands for ("which books": a source names them, "Finished Piranesi", rather than says "book")
 NAMED_THINGS = re.compile(r"^(?:places|cities|countries|towns|destinations|restaurants|cafes|hotels|people|friends|"
@@ -55,6 +55,7 @@ _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
                           r"charge|bill|spend|spent)\b", re.I)),
     ("code", re.compile(r"\b(?:code|pin|password|passcode|passphrase|combination|phone number|number|"
                         r"reference|ref|booking|confirmation|serial|account|iban|plate|wifi)\b", re.I)),
+    ("email", re.compile(r"\be-?mail address(?:es)?\b", re.I)),
     ("person", re.compile(r"\bwho(?:m|se)?\b|\bwith whom\b|\bwhich (?:person|doctor|dentist|friend|colleague)\b",
                           re.I)),
     ("feeling", re.compile(r"\bhow\b[^?]*\b(?:feel|feels|felt|feeling)\b|\bwhat (?:feelings?|emotions?)\b|"
@@ -296,7 +297,7 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
     for t in doc:
         if ((t.pos_ == "NOUN" or t.i in named) and t.text in things) or (run and (t.pos_ == "NOUN" or t.i in named)):
             run.append(t)
-        elif run:
+        elif run and not (t.tag_ == "POS" and run[-1].tag_ == "NNS"):  # "the parents' meeting": a kind of meeting
             break
     said = [t for t in run if t.lower_ not in KIND_WORDS and t.lower_ not in _TIMES and t.text in things]
     return said[-1].text if said else ""
@@ -430,7 +431,6 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
              named: set[int]) -> tuple[Phrase, ...]:
     """Runs of adjectives and nouns ending in a noun ("bike lock code"): the head and what narrows it."""
     from secondbrain.language import wordnet
-    from services.query.coverage import describes
 
     out: list[Phrase] = []
     run: list[Any] = []
@@ -442,8 +442,8 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
         while run and run[-1].pos_ != "NOUN" and run[-1].i not in named:
             run.pop()
         lead: list[Any] = []
-        while run and run[0].pos_ == "ADJ" and run[0].i not in named:  # "new", "beloved": a quality, not a thing
-            if (run[0].lower_ not in _QUALITIES and not describes(run[0].text)) or wordnet().period(run[0].lower_):
+        while run and run[0].pos_ == "ADJ" and run[0].i not in named:  # "new", "next": a quality, not a thing
+            if run[0].lower_ not in _QUALITIES or wordnet().period(run[0].lower_):
                 lead.append(run[0])  # "back door", "second dose", "monthly permit": which one
             run.pop(0)
         if len(run) >= 2 or (run and len(lead) == 1):

@@ -39,16 +39,17 @@ _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "l
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
-def narrowed_otherwise(head: str, asked: frozenset[str], text: str) -> bool:
+def narrowed_otherwise(head: str, asked: frozenset[str], text: str, *, likeness: bool = False) -> bool:
     """Whether ``text`` names the phrase's head narrowed by a word the question does not have ("gym locker
-    code" for a "bike lock code"), rather than plainly ("the code")."""
+    code" for a "bike lock code"), rather than plainly ("the code"); with ``likeness``, by what it is like too
+    ("grey sofa" for the "blue sofa", where the question's own word says what it is like)."""
     enc = Bm25Encoder()
     for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
             if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
-                    and not coverage.describes(prev):
+                    and (likeness or not coverage.describes(prev)):
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True

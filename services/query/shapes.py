@@ -34,6 +34,7 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
                          r"million)|\b(?:eur|usd|gbp|chf)\s?\d|" + PRICED.pattern, re.I),  # or a receipt's line
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                         r"forty|fifty|hundred|thousand|dozen|both|once|twice|several|a few|many)\b", re.I),
+    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     "code": re.compile(r"\b(?=[\w-]*\d)[A-Za-z0-9][\w-]{2,}\b"),
     "person": re.compile(r"(?<!^)(?<![.!?]\s)\b(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+[A-Z]|\b[A-Z]\.\s(?:[A-Z]\.\s)*[A-Z][a-z]+|"
                          r"(?<!^)(?<![.!?:]\s)\b"

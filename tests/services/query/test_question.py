@@ -81,3 +81,28 @@ def test_a_word_more_often_a_noun_than_an_adjective_narrows_as_a_noun(question: 
 ])
 def test_an_address_asks_for_a_place(question: str, place: bool) -> None:
     assert ("place" in understand(question, Lemmas(Bm25Encoder())).facts) is place
+
+
+@pytest.mark.parametrize(("question", "email"), [
+    ("What is the roofer's email address?", True),
+    ("What are their e-mail addresses?", True),
+    ("What did the email from Sam say?", False),  # an email, the capture, not an address
+])
+def test_an_email_address_is_a_kind_of_fact(question: str, email: bool) -> None:
+    asked = understand(question, Lemmas(Bm25Encoder()))
+    assert ("email" in asked.facts) is email
+    assert "place" not in asked.facts
+
+
+@pytest.mark.parametrize(("question", "main"), [
+    ("Where is the parents' meeting?", "meeting"),  # what the parents have: the meeting
+    ("What is the roofer's email address?", "roofer"),  # the email address is the kind of fact asked
+])
+def test_a_common_nouns_possessive_leads_to_the_thing_it_has(question: str, main: str) -> None:
+    assert understand(question, Lemmas(Bm25Encoder())).main == main
+
+
+def test_an_adjective_saying_what_a_thing_is_like_opens_its_phrase() -> None:
+    """"advanced" swimming lesson: which lesson, when the notes name another ("Beginner swimming lesson")."""
+    (phrase,) = understand("When is the advanced swimming lesson?", Lemmas(Bm25Encoder())).phrases
+    assert phrase.words == "advanced swimming lesson" and phrase.opening == "advanced"
