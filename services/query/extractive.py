@@ -521,6 +521,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
             return f"\u201c{_phrase(asked, t)}\u201d"
     if not _PAST_QUESTION.search(asked.text) and (day := shapes.day_not_there(asked.text, texts)):
         return f"\u201c{f'{_phrase(asked, main)} ' if main else ''}{day}\u201d"  # "pharmacy on Sunday": hours of others
+    if older := rivals.older_not_there(asked.text, texts):
+        return f"\u201c{older}\u201d"  # "the old router" over "New router password"
     if least := coverage.least_not_there(asked.text, texts):
         return f"\u201c{least}{f' {main}' if main else ''}\u201d"  # "least favourite food" over "my favourite food"
     kinds = [k for k in asked.facts if k in _KIND_NAMES

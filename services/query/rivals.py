@@ -76,3 +76,17 @@ def compound_otherwise(asked: Asked, word: str, texts: list[str]) -> bool:
                 if any(tok.text == w and tok.pos_ in ("NOUN", "PROPN") for tok in tagged):
                     return True
     return False
+
+
+_OLDER = re.compile(r"\b(?:old|previous|former)\s+([\w-]+)", re.I)
+
+
+def older_not_there(question: str, texts: list[str]) -> str | None:
+    """A question's "old router" when every source naming the router calls it the new one ("New router password"):
+    what they hold is the newer value, not the one asked for; the question's words ("old router") when so."""
+    m = _OLDER.search(question)
+    if m is None:
+        return None
+    thing = re.escape(m.group(1))
+    named = [n for text in texts for n in re.finditer(rf"(?:\b([\w-]+)\s+)?\b{thing}\b", text, re.I)]
+    return m.group() if named and all((n.group(1) or "").casefold() == "new" for n in named) else None

@@ -175,7 +175,9 @@ KNOWN_MISSES |= {case: "missed by the fifth untuned set's one scoring" for case 
 # filing the word among persons), and the physio since two more (a short form WordNet does not list covers what it
 # begins, "physio" physiotherapy; an "appointment" is the kind of fact asked, a time, not a word a note must have):
 # 28 of 30 now, a tuned figure. Its misses stay listed, never tuned away.
-SIXTH_MISSES = {"note: What is the password for the old router?", "ocr: How much was the coffee?"}
+# The old router passes since a rule written on 1 December, after the eighth set: a question's "old" thing that every
+# source naming it calls the new one is not found (29 of 30 now).
+SIXTH_MISSES = {"ocr: How much was the coffee?"}
 KNOWN_MISSES |= {case: "missed by the sixth untuned set's one scoring" for case in SIXTH_MISSES}
 # The seventh untuned set, written after the sixth's rules, scored once: 26 of 30 (0.87). (Its dentist question was
 # written "When is my dentist appointment?", an older case's id; reworded, it fails as it did.) Three pass since rules
@@ -590,3 +592,13 @@ def test_in_a_conversation_an_adjective_is_not_required_of_how_people_describe_i
     """People chatting say "my grey sofa" of the sofa a question calls comfy: the adjective is not required there."""
     ans = _said("How much did Jo's comfy sofa cost?", "Jo: My grey sofa from Loaf cost £1,150!")
     assert "£1,150" in ans.text and "could not find" not in ans.text
+
+
+@pytest.mark.parametrize(("notes", "found"), [
+    (("New router password: kx7-plum-88.",), False),  # only the new one: not the old
+    (("Router password: abc-123.", "New router password: kx7-plum-88."), True),  # the one before the new one is there
+])
+def test_the_old_thing_is_not_the_new_one(notes: tuple[str, ...], found: bool) -> None:
+    case = Gold("note", notes, "What is the password for the old router?", "abc-123" if found else "", found=found,
+                missing="" if found else "old router")
+    check(case, answer(case))
