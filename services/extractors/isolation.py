@@ -71,21 +71,31 @@ def _rss(pid: int) -> int:
 
 
 class _Child:
-    """One warm child process and the parent's end of its pipe."""
+    """One warm child process and the parent's end of its pipe; :meth:`ready` waits for its imports (so the
+    warm one started with the worker loads beside the rest of start-up, not before it)."""
 
     def __init__(self, factory: str, kwargs: dict[str, Any], start_timeout_s: float) -> None:
+        self.factory, self.start_timeout_s = factory, start_timeout_s
         self.conn, child_end = _CTX.Pipe()
         self.proc = _CTX.Process(target=_serve, args=(factory, kwargs, child_end), daemon=True, name="extractor")
         self.proc.start()
         child_end.close()
-        if not self.conn.poll(start_timeout_s):
+        self.modality: str | None = None
+
+    def ready(self) -> _Child:
+        """Wait (once) until the child has built its extractor; ``RuntimeError`` saying why it could not."""
+        if self.modality is not None:
+            return self
+        if not self.conn.poll(self.start_timeout_s):
             self.kill()
-            raise RuntimeError(f"the extractor process {factory} did not start within {start_timeout_s:.0f} s")
+            raise RuntimeError(f"the extractor process {self.factory} did not start within "
+                               f"{self.start_timeout_s:.0f} s")
         kind, detail = self.conn.recv()
         if kind != "ready":
             self.kill()
-            raise RuntimeError(f"the extractor process {factory} could not start: {detail}")
-        self.modality: str = detail
+            raise RuntimeError(f"the extractor process {self.factory} could not start: {detail}")
+        self.modality = detail
+        return self
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -99,7 +109,8 @@ class IsolatedExtractor:
 
     ``factory`` is ``"module:callable"`` returning the real extractor (it runs in the child).
     ``workers`` children serve documents side by side; each starts on first use and again after
-    it was killed.
+    it was killed.  With ``warm`` one starts at once, its imports running beside the worker's start-up: a
+    child that cannot build its extractor fails the first document with the reason (and the next tries again).
     """
 
     def __init__(self, factory: str, budget: Budget, *, kwargs: dict[str, Any] | None = None, workers: int = 1,
@@ -118,16 +129,21 @@ class IsolatedExtractor:
             self._idle.put(child or self._start())
 
     def _start(self) -> _Child:
-        child = _Child(self.factory, self.kwargs, self.start_timeout_s)
-        self.modality = child.modality
-        return child
+        return _Child(self.factory, self.kwargs, self.start_timeout_s)
 
     def extract(self, raw: bytes, ctx: ExtractionContext) -> Extracted:
         """Extract in a child; ``PermanentError`` with a sentence when a budget is passed."""
         child = self._idle.get()
         try:
             if child is None or not child.proc.is_alive():
+                if child is not None:
+                    child.kill()
                 child = self._start()
+            try:
+                self.modality = child.ready().modality or self.modality
+            except RuntimeError:
+                child = None
+                raise
             kind, value = self._run(child, raw, ctx)
             if kind == "killed":  # the next document gets a fresh child
                 child = None

@@ -107,6 +107,19 @@ def test_a_crash_and_the_parsers_own_errors_are_sentences(isolated: IsolatedExtr
     assert isolated.extract(b"ok", ctx()).blocks
 
 
+def test_a_warm_child_that_cannot_build_its_extractor_fails_the_document_with_the_reason() -> None:
+    """The warm child imports beside the worker's start-up (construction does not wait for it); a broken install
+    fails the first document saying why, and the next document tries a fresh child."""
+    broken = IsolatedExtractor("tests.services.extractors.no_such_module:Nothing", Budget(timeout_s=3.0),
+                               label=".docx file")
+    try:
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match="could not start: ModuleNotFoundError"):
+                broken.extract(b"ok", ctx())
+    finally:
+        broken.close()
+
+
 def test_the_real_office_parser_refuses_the_bomb_in_its_child() -> None:
     office = IsolatedExtractor("services.extractors.office:OfficeExtractor", Budget(), kwargs={"budget": Budget()},
                                label=".docx file")
