@@ -510,8 +510,10 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
             return f"\u201c{n.words}\u201d"
     texts, notes = [text for _terms, text in sources], not any(c.st.speaker for c in candidates)
     for t in absent:
-        # an adjective saying which one ("blue" sofa, "joint" account) only over notes: people chatting describe
-        opens = notes and any(p.opening == t for p in asked.phrases)
+        # an adjective saying which one ("blue" sofa, "joint" account) only over notes: people chatting describe;
+        # a span or an order ("annual" review, "second" dose) picks out only another span or order (opposed)
+        opens = notes and any(p.opening == t for p in asked.phrases) and not wordnet().period(t.casefold()) \
+            and not coverage.ORDINAL.match(t)
         heads = [h for p in asked.phrases if t.casefold() in (w := p.words.casefold().split())[:-1] and (
                  t != p.opening or opens) for h in {p.head, *Bm25Encoder().tokenize(w[w.index(t.casefold()) + 1])[:1]}]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
