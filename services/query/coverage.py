@@ -77,9 +77,10 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     mine = _forms(asked)
     also = _also(asked)
     wn = wordnet()
+    of = wn.pertains(asked)  # an asked adjective's noun ("electric" bill: the "Electricity bill")
     for w in said:
         theirs = _forms(w)
-        if theirs & mine or theirs & also:
+        if theirs & mine or theirs & also or theirs & of:
             return True
         if len(w) > len(asked) + 2 and (w.startswith(asked) or w.endswith(asked)) and w.isalpha() \
                 and not wn.offsets(w, "n") and not wn.offsets(w, "v"):

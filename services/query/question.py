@@ -443,7 +443,8 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
             run.pop()
         lead: list[Any] = []
         while run and run[0].pos_ == "ADJ" and run[0].i not in named:  # "new", "next": a quality, not a thing
-            if run[0].lower_ not in _QUALITIES or wordnet().period(run[0].lower_):
+            compares = run[0].tag_ in ("JJS", "JJR")  # "nearest", "cheaper": how it compares, not which one
+            if (run[0].lower_ not in _QUALITIES and not compares) or wordnet().period(run[0].lower_):
                 lead.append(run[0])  # "back door", "second dose", "monthly permit": which one
             run.pop(0)
         if len(run) >= 2 or (run and len(lead) == 1):
