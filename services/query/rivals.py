@@ -49,7 +49,8 @@ def narrowed_otherwise(head: str, asked: frozenset[str], text: str, *, likeness:
         for i, w in enumerate(words[1:], 1):
             prev = words[i - 1]
             if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
-                    and (likeness or not coverage.describes(prev)):
+                    and (coverage.known(prev) if likeness else not coverage.describes(prev)):
+                # with likeness, a brand says nothing of what the thing is like ("Riverford" veg box: organic?)
                 before = enc.tokenize(words[i - 1])
                 if before and before[0] not in asked:
                     return True

@@ -584,6 +584,7 @@ def test_not_found_shows_the_best_source_when_no_statement_shares_a_word() -> No
     ("How much is the annual review fee?", "The performance review fee is £1,150.", True),  # a span: only another
     ("How much was the electric bill?", "Electricity bill paid, £1,150.", True),  # the noun the adjective is of
     ("How much was the nearest hotel?", "Ibis hotel by the station: £1,150.", True),  # how it compares: no kind
+    ("How much was the organic veg box?", "Riverford veg box: £1,150.", True),  # a brand says nothing of it
 ])
 def test_an_adjective_saying_which_one_over_notes_naming_another(question: str, note: str, found: bool) -> None:
     case = Gold("note", (note,), question, "£1,150" if found else "", found=found, missing="" if found else
