@@ -541,9 +541,11 @@ _MONEY_QUESTION = re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|spen[
 
 
 def _phrase(asked: Asked, word: str) -> str:
-    """The longest phrase of the question that holds ``word`` ("hotel in Porto" for "hotel"), else the word."""
+    """The longest phrase of the question that holds ``word`` ("hotel in Porto" for "hotel"), else the word with
+    the thing after it ("biggest stressor"), else the word."""
     held = [p.words for p in (*asked.narrowers, *asked.phrases) if word.casefold() in p.words.casefold().split()]
-    return max(held, key=len) if held else word
+    after = re.search(rf"\b{re.escape(word)}\s+([\w'-]+)", asked.text)
+    return max(held, key=len) if held else after[0] if after and after[1] in asked.things else word
 
 
 def _without(sentence: str, question: str) -> str:
