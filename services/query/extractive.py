@@ -473,7 +473,6 @@ _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
     "code codes number numbers time times date dates day days price cost amount total password pin place name"))
 
 
-
 # What a "not found" says it found none of, per kind of fact asked.
 _KIND_NAMES = {"amount": "an amount", "when": "a date or time", "person": "a name", "place": "a place",
                "code": "a code or number", "email": "an email address"}
