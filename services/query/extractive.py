@@ -167,7 +167,7 @@ def extractive_answer(question: str, hits: Sequence[SearchHit | Source], *, max_
                           and not own) or _swapped(asked, ranked, enc)
                           or done_by_other(asked, ranked, candidates, enc)):  # who did it, as parsed
         return _closest(ctx, f"{asked.persons[0]} and that", scored, max_words)
-    if (shapes.COUNTS.search(asked.text) or asked.recalls) and (counted := _count(ctx, candidates, window, max_words)):
+    if (asked.tallies or asked.recalls) and (counted := _count(ctx, candidates, window, max_words)):
         return counted
     gathered = _gather(asked, sorted(candidates, key=lambda c: -c.score), hits) if asked.gathers else []
     if not gathered and not scored:
@@ -213,7 +213,7 @@ def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | 
     number first, then each, dated and cited; asked what was done ("When did I go swimming?"), two or more, or the
     one asked for, unnumbered.  ``None`` when a statement states the number ("Ana has three kids") or none match."""
     asked = ctx.asked
-    numbered = bool(shapes.COUNTS.search(asked.text))
+    numbered = asked.tallies
     if numbered and any(c.fact and not c.missing and c.overlap > 0 for c in candidates) \
             and not re.search(r"times|often", asked.text):
         return None  # the number is stated: quoted as any fact is
@@ -270,7 +270,8 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
     """Every statement of every source, scored; and each source's terms (with its title and headings)."""
     out: list[_Candidate] = []
     sources: list[tuple[set[str], str]] = []
-    wanted = [_SHAPES[k] for k in asked.facts]
+    clock = bool(shapes.WHAT_TIME.search(asked.text))
+    wanted = [shapes.CLOCK if k == "when" and clock else _SHAPES[k] for k in asked.facts]
     persons = {p.casefold() for p in asked.persons}
     speech = bool(_SPEECH.search(asked.text))
     things = tuple(t for t in asked.things if t.casefold() not in persons)
@@ -504,8 +505,12 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         return f"\u201c{_phrase(asked, main)}\u201d"
     if (named := [t for t in absent if t.istitle()]) and not any(c.st.speaker for c in candidates):
         return f"\u201c{_phrase(asked, named[0])}\u201d"  # notes never name the place or thing ("flat in Leeds")
-    for n in asked.narrowers:  # a topic ("about the hiring plan") must be there
-        if n.preposition == "about" and any(t in absent for t in things if t.casefold() in coverage.words(n.words)):
+    # a topic ("about the hiring plan") must be there; asked for no kind of fact, even a word that could name one
+    # ("about the school fees")
+    topic = absent + [t for t in asked.things if not asked.facts and t.casefold() in coverage.KIND_WORDS
+                      and t[:1].islower() and coverage.known(t) and not any(coverage.covers(t, w) for w in said)]
+    for n in asked.narrowers:
+        if n.preposition == "about" and any(t.casefold() in coverage.words(n.words) for t in topic):
             return f"\u201c{n.words}\u201d"
     texts, notes = [text for _terms, text in sources], not any(c.st.speaker for c in candidates)
     for t in absent:
@@ -532,7 +537,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     if kinds and things and not asked.gathers and not any(c.st.speaker for c in candidates) \
             and not any(c.fact for c in candidates if not c.asks and (main or "") not in c.missing
                         and not (c.missing and shapes.PRICED.match(c.st.text))):  # a price list names its items
-        return f"{_KIND_NAMES[kinds[0]]} for \u201c{_phrase(asked, main or things[0])}\u201d"
+        kind = "a time" if kinds[0] == "when" and shapes.WHAT_TIME.search(asked.text) else _KIND_NAMES[kinds[0]]
+        return f"{kind} for \u201c{_phrase(asked, main or things[0])}\u201d"
     return None
 
 
@@ -921,8 +927,9 @@ def _day(at: datetime, tz: ZoneInfo | None, cal: Calendar) -> str:
 
 def _closest(ctx: _Asking, about: str, scored: list[_Candidate], max_words: int) -> Answer:
     """Nothing covers what the question is about: say so, then show the closest statement, labelled."""
-    head = NOT_FOUND if not about or about == "that" else f"I could not find {about} in your data." \
-        if about.startswith(tuple(_KIND_NAMES.values())) else f"I could not find anything about {about} in your data."
+    kind = about.startswith((*_KIND_NAMES.values(), "a time "))  # "a date or time for ..."
+    head = NOT_FOUND if not about or about == "that" else f"I could not find {about} in your data." if kind \
+        else f"I could not find anything about {about} in your data."
     if not scored:
         return Answer(head, [], False, head, found=False)
     best = max(scored, key=lambda c: c.score)

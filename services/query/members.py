@@ -63,7 +63,9 @@ def split(question: str, gathered: list[C], facts: Sequence[str] = ()) -> tuple[
 
 def _asked_verb(question: str) -> str | None:
     """The question's verb (as WordNet lists it) when it asks what was done ("did I watch", "came", "have I read")."""
-    verbs = [t for t in parsed(question) if t.pos_ == "VERB" and t.lower_ not in LIGHT]
+    # a rare verb after "did" may be tagged otherwise ("did I repot": an adjective); its auxiliary and WordNet say
+    verbs = [t for t in parsed(question) if t.lower_ not in LIGHT and (t.pos_ == "VERB" or (
+        any(c.dep_ == "aux" and c.lower_ == "did" for c in t.children) and wordnet().offsets(_base(t.text), "v")))]
     # the one the sentence hangs on: "Which plays did we see?" tags "plays" a verb too
     t = next((t for t in verbs if t.dep_ == "ROOT" or any(c.dep_ == "aux" for c in t.children)), None)
     if t is None or not (t.tag_ in ("VBD", "VBN") or any(c.dep_ == "aux" and c.tag_ == "VBD" for c in t.children)):

@@ -40,6 +40,19 @@ def _counted(question: str) -> str:
     return next((m[1] for m in re.finditer(r"(?i)\bhow many (\w+)", question) if NAMED_THINGS.match(m[1].lower())), "")
 
 
+_COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
+                     re.I)
+
+
+def _tallies(doc: Any) -> bool:
+    """Whether a question counts events: "how many times", "how often did", "how many books did I finish", or
+    what many things did, in the past ("How many parcels arrived?"; not "How many kids does Ana have?")."""
+    if _COUNTS.search(doc.text):
+        return True
+    many = next((t for t in doc if t.lower_ == "many" and t.i > 0 and doc[t.i - 1].lower_ == "how"), None)
+    return many is not None and many.head.dep_ == "nsubj" and many.head.head.tag_ == "VBD"
+
+
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
     # "when" asks for a time at the start ("When is...", "Since when..."), or after a verb that embeds a
@@ -52,7 +65,8 @@ _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
                              re.I)),
     ("count", re.compile(r"\bhow many\b(?! times (?:a|an|per|each|every)\b)|\bnumber of\b", re.I)),
     ("amount", re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|budget|amount|total|fee|rent|salary|"
-                          r"charge|bill|spend|spent)\b", re.I)),
+                          r"charge|bill|spend|spent)\b|"
+                          r"\b(?:come|came|comes|add up|added up|adds up) to(?: in total)?\W*$", re.I)),  # a sum
     ("code", re.compile(r"\b(?:code|pin|password|passcode|passphrase|combination|phone number|number|"
                         r"reference|ref|booking|confirmation|serial|account|iban|plate|wifi)\b", re.I)),
     ("email", re.compile(r"\be-?mail address(?:es)?\b", re.I)),
@@ -130,6 +144,7 @@ class Asked:
     main: str = ""  # the noun naming the thing it asks about ("standup" in "the team standup"), as written
     recalls: Recalls = ""  # what was done, asked with "did": each record an event ("each"), or one of them
     counted: str = ""  # the kind of named thing it counts ("how many books"), as written
+    tallies: bool = False  # it counts events ("how many times", "how often did", "how many parcels arrived")
 
     def wants(self, kind: FactKind) -> bool:
         """Whether a fact of ``kind`` answers it."""
@@ -221,7 +236,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
             and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
     if "amount" in facts:  # "how much cash": money, like "money", names the kind of fact (an amount satisfies it)
         things = tuple(t for t in things if not _money(t))
-    main = _main(doc, things, named)
+    main = _main(doc, things, named, bool(facts))
     things, main = _hyphenated(question, things, main)
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
@@ -230,7 +245,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
                  answer_kind=answer_kind, things=things, main=main, recalls=_recalls(doc, facts, gathers, verbs),
-                 counted=_counted(question))
+                 counted=_counted(question), tallies=_tallies(doc))
 
 
 _NAME_OF = re.compile(r"\bname of (?:the|my|our|his|her|their|your|a|an) (\w+)|\b(\w+)['\u2019]s name\b", re.I)
@@ -257,7 +272,8 @@ def _recalls(doc: Any, facts: tuple[FactKind, ...], gathers: bool, verbs: set[in
     if gathers or "place" in facts or doc[0].lower_ not in opening or any(t.lower_ in ("ever", "again") for t in doc):
         return ""
     which: Recalls = next(("last" if t.lower_ in _LATEST else "first" for t in doc if t.lower_ in _LATEST | {"first"}
-                           and (t.pos_ == "ADV" or t.head.lower_ == "time")), "each")  # not "last week": a time
+                           and (t.pos_ == "ADV" or t.dep_ == "advmod" or t.head.lower_ == "time")),
+                 "each")  # not "last week": a time; "did I last clean" may tag "last" a verb, its role says adverb
     done = any(t.lower_ == "did" and t.dep_ == "aux" and (t.head.pos_ == "VERB" or t.head.i in verbs) for t in doc) or (
         which != "each" and any(t.tag_ == "VBD" and t.dep_ == "relcl" and t.head.lower_ == "time" for t in doc))
     return which if done else ""
@@ -288,9 +304,10 @@ def _hyphenated(question: str, things: tuple[str, ...], main: str) -> tuple[tupl
     return things, main
 
 
-def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
+def _main(doc: Any, things: tuple[str, ...], named: set[int], facts: bool) -> str:
     """The thing a question asks about: the last noun of its first run of nouns that says what it is about
-    ("standup" in "the team standup", "door" in "the back door code", where "code" names the kind of fact)."""
+    ("standup" in "the team standup", "door" in "the back door code", where "code" names the kind of fact; a
+    question asking no kind of fact names none: "fees" in "what did she say about the school fees")."""
     from services.query.coverage import KIND_WORDS
 
     run: list[Any] = []
@@ -299,7 +316,7 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int]) -> str:
             run.append(t)
         elif run and not (t.tag_ == "POS" and run[-1].tag_ == "NNS"):  # "the parents' meeting": a kind of meeting
             break
-    said = [t for t in run if t.lower_ not in KIND_WORDS and t.lower_ not in _TIMES and t.text in things]
+    said = [t for t in run if (t.lower_ not in KIND_WORDS or not facts) and t.lower_ not in _TIMES and t.text in things]
     return said[-1].text if said else ""
 
 

@@ -18,6 +18,10 @@ _TITLE_WORDS = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof")
 _TITLES = f"(?:{'|'.join(_TITLE_WORDS)})"
 _AFTER_NO_TITLE = "".join(f"(?<!{t}{dot} )" for t in _TITLE_WORDS for dot in ("", r"\."))
 PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line of a receipt or a price list
+# "What time ...?" asks for the time of day: a year, a month or "this week" does not say it.
+CLOCK = re.compile(r"\b(?:\d{1,2}[:.h]\d{2}|\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)|noon|midday|midnight|morning|"
+                   r"afternoon|evening|tonight|night|lunchtime|teatime|dawn|dusk|o['\u2019]clock)", re.I)
+WHAT_TIME = re.compile(r"\b(?:what|which) time\b", re.I)
 SHAPES: dict[FactKind, re.Pattern[str]] = {
     "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
                        rf"(?:{DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
@@ -81,8 +85,6 @@ def opens_with_name(statement: str, bare: str) -> bool:
 
 
 # "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
-COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
-                    re.I)
 NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
 TOTAL = re.compile(r"^\W*(?:grand\s+)?(?:total|amount\s+due|balance\s+due|to\s+pay|sum)\b", re.I)
 

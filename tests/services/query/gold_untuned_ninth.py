@@ -27,10 +27,10 @@ NINTH_UNTUNED: list[Gold] = [
     near("note", "What time does the farmers' market in Altrincham open?", "Altrincham",
          "The farmers' market in Stockport opens at 9am on Saturdays."),
     # narrowed otherwise
-    near("note", "What is the password for the kitchen tablet?", "kitchen", "Password for the bedroom tablet: sunflower88.",
-         family="narrow"),
-    near("note", "How much is a double scoop at the ice cream van?", "double", "Single scoop at the ice cream van: £2.50.",
-         family="narrow"),
+    near("note", "What is the password for the kitchen tablet?", "kitchen",
+         "Password for the bedroom tablet: sunflower88.", family="narrow"),
+    near("note", "How much is a double scoop at the ice cream van?", "double",
+         "Single scoop at the ice cream van: £2.50.", family="narrow"),
     near("note", "What size are the hiking boots?", "hiking", "Snow boots: size 9, bought at Decathlon.",
          family="narrow"),
     near("note", "When does the night bus to Salford run?", "night",
@@ -46,7 +46,9 @@ NINTH_UNTUNED: list[Gold] = [
          family="kind"),
     near("note", "Where is the book club meeting this month?", "book club",
          "Book club this month: we're reading Small Things Like These.", family="kind"),
-    near("note", "How many guests did we invite to the barbecue?", "barbecue",
+    # mended after scoring: as written it wanted "barbecue" named, though the note is about the barbecue and it is
+    # the guests that are missing (the answer said so)
+    near("note", "How many guests did we invite to the barbecue?", "guests",
          "Barbecue on Saturday, bring the big grill.", family="kind"),
     # found, in other words or other shapes
     found("note", "How much did the trousers cost?", "£35", "Bought chinos for £35 in the sale."),

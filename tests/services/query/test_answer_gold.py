@@ -28,6 +28,7 @@ from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
+from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
@@ -196,8 +197,17 @@ KNOWN_MISSES |= {case: "missed by the seventh untuned set's one scoring" for cas
 # tuned figure.
 EIGHTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the eighth untuned set's one scoring" for case in EIGHTH_MISSES}
+# The ninth untuned set, written after the eighth's rules, scored once: 23 of 30 (0.77; its barbecue case, mended,
+# wanted the barbecue named where the guests are what is missing: 24 of 30 mended). Five pass since rules written
+# after, while looking at them: a rare verb after "did" is the asked verb ("did I repot", tagged an adjective); "did I
+# last clean" reads "last" by its role; "how many parcels arrived" counts events; "what time" wants a time of day, not
+# "this year"; "what did it come to" asks for a sum; a topic asked "about" must be there even in a word that could name
+# a kind of fact ("the school fees"). 29 of 30 now, a tuned figure.
+NINTH_MISSES = {"ocr: What did the Tesco shop come to?"}
+KNOWN_MISSES |= {case: "missed by the ninth untuned set's one scoring" for case in NINTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
-         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING
+         + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -606,3 +616,28 @@ def test_the_old_thing_is_not_the_new_one(notes: tuple[str, ...], found: bool) -
     case = Gold("note", notes, "What is the password for the old router?", "abc-123" if found else "", found=found,
                 missing="" if found else "old router")
     check(case, answer(case))
+
+
+@pytest.mark.parametrize(("question", "note", "fact"), [
+    ("What time does the play start?", "The play starts at 7pm in the school hall.", "7pm"),  # a time of day
+    ("What time does the play start?", "The play starts in the evening, after tea.", "evening"),
+    ("When is the nativity play?", "Nativity play: Thursday 10 December.", "Thursday 10 December"),  # a date will do
+    ("What did the taxi come to?", "Taxi home from the station: £14.20.", "£14.20"),  # a sum
+    ("What did Hannah say about the school trip?", "Hannah: The school trip to Paris is in May.", "May"),
+])
+def test_what_the_ninth_sets_rules_still_find(question: str, note: str, fact: str) -> None:
+    """The near hits beside the ninth set's rules: each rule leaves what answers the question found."""
+    case = Gold("transcript" if note.startswith("Hannah:") else "note", (note,), question, fact)
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize(("question", "counts"), [
+    ("How many parcels arrived in October?", True),  # what many things did, in the past
+    ("How many kids does Ana have?", False),  # a number stated, not events
+    ("How many people live in the flat?", False),
+])
+def test_how_many_things_did_something_counts_events(question: str, counts: bool) -> None:
+    from secondbrain.sparse import Bm25Encoder
+    from services.query.question import understand
+
+    assert understand(question, Bm25Encoder()).tallies is counts
