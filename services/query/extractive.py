@@ -485,7 +485,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     narrows it that a source narrows otherwise ("the back door code" over the front door's), or the kind of fact
     it asks for that no statement about it holds (the price of the tyres): how the "not found" names it; ``None``
     when a statement answers it."""
-    said = [coverage.words(text) for _terms, text in sources]
+    said = [coverage.words(text) | shapes.bought(text) for _terms, text in sources]
     persons = {p.casefold() for p in asked.persons}
     # "Jolene and her partner": the one they do it with, whom their "we" speaks of
     along = {m.group(1).casefold() for p in asked.persons

@@ -40,6 +40,7 @@ def _counted(question: str) -> str:
     return next((m[1] for m in re.finditer(r"(?i)\bhow many (\w+)", question) if NAMED_THINGS.match(m[1].lower())), "")
 
 
+# "How many times", "how often" (not "how often a week": a frequency), "how many runs did": events to count.
 _COUNTS = re.compile(r"\bhow many times\b(?!\s+(?:a|an|per|each|every)\b)|\bhow (?:often|many \w+) (?:did|have|has)\b",
                      re.I)
 

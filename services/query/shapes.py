@@ -4,6 +4,7 @@ holds the fact asked when its words have the shape, whatever the words of the qu
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from secondbrain.temporal.mentions import MONTH_NAMES
 from services.query.question import FactKind, parsed
@@ -84,7 +85,6 @@ def opens_with_name(statement: str, bare: str) -> bool:
         wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
 
 
-# "How many times", "how often" (not "how often a week": a frequency), "how many runs": events to count.
 NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)
 TOTAL = re.compile(r"^\W*(?:grand\s+)?(?:total|amount\s+due|balance\s+due|to\s+pay|sum)\b", re.I)
 
@@ -93,6 +93,21 @@ def priced_total(statement: str) -> bool:
     """Whether a statement is a receipt's total ("TOTAL GBP 14.60"): what was spent or paid there, where no line
     names what the question asks about ("Fare GBP 12.40" is part of it)."""
     return bool(TOTAL.match(statement) and PRICED.match(statement))
+
+
+def bought(text: str) -> frozenset[str]:
+    """What a receipt (a source with a total line) speaks of without naming it: the buying and the shop ("the Tesco
+    shop", "that purchase"), the words of WordNet's commonest sense of "shop", "shopping" and "purchase"."""
+    return _buying() if any(priced_total(line.strip()) for line in text.splitlines()) else frozenset()
+
+
+@cache
+def _buying() -> frozenset[str]:
+    from secondbrain.language import wordnet
+
+    wn = wordnet()
+    return frozenset(w for word in ("shop", "shopping", "purchase")
+                     for w in wn.synset(wn.offsets(word, "n")[0], "n")[0])
 
 
 _DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")

@@ -28,9 +28,9 @@ from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
-from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
+from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
@@ -202,8 +202,9 @@ KNOWN_MISSES |= {case: "missed by the eighth untuned set's one scoring" for case
 # after, while looking at them: a rare verb after "did" is the asked verb ("did I repot", tagged an adjective); "did I
 # last clean" reads "last" by its role; "how many parcels arrived" counts events; "what time" wants a time of day, not
 # "this year"; "what did it come to" asks for a sum; a topic asked "about" must be there even in a word that could name
-# a kind of fact ("the school fees"). 29 of 30 now, a tuned figure.
-NINTH_MISSES = {"ocr: What did the Tesco shop come to?"}
+# a kind of fact ("the school fees"); a receipt speaks of the shop and the buying without naming them ("the Tesco
+# shop"). 30 of 30 now, a tuned figure.
+NINTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the ninth untuned set's one scoring" for case in NINTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING
@@ -641,3 +642,14 @@ def test_how_many_things_did_something_counts_events(question: str, counts: bool
     from services.query.question import understand
 
     assert understand(question, Bm25Encoder()).tallies is counts
+
+
+@pytest.mark.parametrize(("question", "receipt", "missing"), [
+    ("What did the Tesco shop come to?", "TESCO EXPRESS\nMilk 1.45\nTOTAL 32.75", ""),  # the shop: the receipt's
+    ("What did the Tesco shop come to?", "BOOTS\nShampoo 4.50\nTOTAL 18.40", "Tesco"),  # another shop's
+    ("How much was the bakery order?", "BOOTS\nShampoo 4.50\nTOTAL 18.40", "bakery"),  # a kind of shop: not said
+])
+def test_a_receipt_speaks_of_the_shop_and_the_buying_but_names_no_other_kind_of_shop(question: str, receipt: str,
+                                                                                      missing: str) -> None:
+    case = Gold("ocr", (receipt,), question, "" if missing else "32.75", found=not missing, missing=missing)
+    check(case, answer(case))
