@@ -281,7 +281,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
         speakers = frozenset(hit.speakers)
         statements = read(text, tuple(hit.heading_path), speakers)
         title_terms = set(enc.tokenize(hit.title))
-        around = coverage.words(f"{hit.title} {' '.join(hit.heading_path)}")
+        around = coverage.words(f"{hit.title} {' '.join(hit.heading_path)}") | shapes.bought(text)  # a receipt's
         said_words = [coverage.words(st.text) for st in statements]
         # each statement's terms once (a statement is also the context of the ones after it)
         terms = [set(enc.tokenize(st.text)) for st in statements]

@@ -182,19 +182,22 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     if "person" not in facts and _names_person(question):
         facts += ("person",)  # "the name of the electrician" is a person's name
     modalities: list[str] = []
+    doc = parsed(question)
+    # a kind of capture asked "about" is the topic, not where to look ("what did Kofi say about the new website")
+    topic = {t.text.casefold() for t in doc if t.dep_ == "pobj" and t.head.lower_ == "about"}
     content = question
     for words, kinds in _KINDS:
-        if words.search(content):
+        if any(m.group().casefold() not in topic for m in words.finditer(content)):
             modalities.extend(k for k in kinds if k not in modalities)
-            content = words.sub(" ", content)
-    doc = parsed(question)
+            content = words.sub(lambda m: m.group() if m.group().casefold() in topic else " ", content)
     verbs = _verbs_tagged_as_nouns(doc)
     named = _nouns_tagged_as_adjectives(doc)
     persons = tuple(dict.fromkeys(
         t.text for t in doc if t.pos_ == "PROPN" and t.text[:1].isupper() and t.text.lower() not in _MONTHS_DAYS))
     nouns = [t.text for t in doc if (t.pos_ in ("NOUN", "PROPN") or t.i in named) and t.lower_ not in _NOT_SUBJECTS
              and t.text not in persons and t.i not in verbs and t.text.lower() not in _MONTHS_DAYS]
-    kind_words = {w for words, _k in _KINDS for w in re.findall(r"[\w-]+", " ".join(words.findall(question)))}
+    kind_words = {w for words, _k in _KINDS for w in re.findall(r"[\w-]+", " ".join(words.findall(question)))
+                  if w.casefold() not in topic}
     subject_terms = set(encoder.tokenize(" ".join(n for n in nouns if n not in kind_words)))
     # "which places", "what activities": the plural right after the question word
     wh = next((t.i for t in doc if t.text.lower() in ("which", "what", "list", "name")), None)
@@ -315,8 +318,9 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int], facts: bool) -> st
     for t in doc:
         if ((t.pos_ == "NOUN" or t.i in named) and t.text in things) or (run and (t.pos_ == "NOUN" or t.i in named)):
             run.append(t)
-        elif run and not (t.tag_ == "POS" and run[-1].tag_ == "NNS"):  # "the parents' meeting": a kind of meeting
-            break
+        elif run and not (t.tag_ == "POS" and run[-1].tag_ == "NNS") and not (
+                t.pos_ == "PROPN" and t.dep_ == "compound"):
+            break  # "the parents' meeting" is a kind of meeting, "the team Christmas lunch" a lunch
     said = [t for t in run if (t.lower_ not in KIND_WORDS or not facts) and t.lower_ not in _TIMES and t.text in things]
     return said[-1].text if said else ""
 

@@ -96,8 +96,9 @@ def priced_total(statement: str) -> bool:
 
 
 def bought(text: str) -> frozenset[str]:
-    """What a receipt (a source with a total line) speaks of without naming it: the buying and the shop ("the Tesco
-    shop", "that purchase"), the words of WordNet's commonest sense of "shop", "shopping" and "purchase"."""
+    """What a receipt (a source with a total line) speaks of without naming it: itself ("the Lidl receipt"), the
+    buying and the shop ("the Tesco shop", "that purchase"): the words of WordNet's commonest sense of "shop",
+    "shopping" and "purchase" ("receipt"'s is the act of receiving)."""
     return _buying() if any(priced_total(line.strip()) for line in text.splitlines()) else frozenset()
 
 
@@ -106,8 +107,8 @@ def _buying() -> frozenset[str]:
     from secondbrain.language import wordnet
 
     wn = wordnet()
-    return frozenset(w for word in ("shop", "shopping", "purchase")
-                     for w in wn.synset(wn.offsets(word, "n")[0], "n")[0])
+    return frozenset({"receipt", *(w for word in ("shop", "shopping", "purchase")
+                                   for w in wn.synset(wn.offsets(word, "n")[0], "n")[0])})
 
 
 _DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")

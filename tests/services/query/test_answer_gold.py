@@ -34,6 +34,7 @@ from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
+from tests.services.query.gold_untuned_tenth import TENTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -206,9 +207,18 @@ KNOWN_MISSES |= {case: "missed by the eighth untuned set's one scoring" for case
 # shop"). 30 of 30 now, a tuned figure.
 NINTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the ninth untuned set's one scoring" for case in NINTH_MISSES}
+# The tenth untuned set, written after the ninth's rules, scored once: 25 of 30 (0.83). Two pass since rules written
+# after, while looking at them: a kind of capture asked "about" is the topic ("what did Kofi say about the new
+# website"), and a receipt speaks of itself ("the Lidl receipt"). 27 of 30 now, a tuned figure.
+TENTH_MISSES = {
+    "pdf: What is the deposit for the wedding photographer?",  # the florist's deposit: no rule sees the rival
+    "note: Where is the team Christmas lunch?",  # "Secret Santa" passes for a place's name
+    "note: How much did the pushchair cost?",  # WordNet's "buggy" alone is a horse-drawn one
+}
+KNOWN_MISSES |= {case: "missed by the tenth untuned set's one scoring" for case in TENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
-         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING
-         + EVENTS_AFTER)
+         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER
+         + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -652,4 +662,18 @@ def test_how_many_things_did_something_counts_events(question: str, counts: bool
 def test_a_receipt_speaks_of_the_shop_and_the_buying_but_names_no_other_kind_of_shop(question: str, receipt: str,
                                                                                       missing: str) -> None:
     case = Gold("ocr", (receipt,), question, "" if missing else "32.75", found=not missing, missing=missing)
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize(("question", "passages", "fact", "kind"), [
+    ("What did Kofi say about the new website?", ("Kofi: The new website goes live on Monday.",), "Monday",
+     "transcript"),  # the topic named: found
+    ("What does the website say about parking?", ("Parking is free after 6pm on weekdays.",), "free after 6pm",
+     "note"),  # a kind of capture not asked "about" is where to look, not a thing the passage must name
+    ("Where is the team Christmas lunch?", ("Team Christmas lunch at the Crown, 18 December.",), "the Crown",
+     "note"),  # a name before the asked noun leaves the lunch what is asked about
+])
+def test_what_the_tenth_sets_rules_still_find(question: str, passages: tuple[str, ...], fact: str,
+                                             kind: str) -> None:
+    case = Gold(kind, passages, question, fact)
     check(case, answer(case))
