@@ -188,6 +188,11 @@ def copy_cluster(template: Path, data_dir: Path) -> None:
         for path in [staging, *staging.rglob("*")]:
             st = (template / path.relative_to(staging)).lstat()
             os.lchown(path, st.st_uid, st.st_gid)
-    if data_dir.exists():
-        data_dir.rmdir()
-    staging.rename(data_dir)
+    try:
+        if data_dir.exists():
+            data_dir.rmdir()
+        staging.rename(data_dir)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not (data_dir / "PG_VERSION").is_file():  # another process did not put a cluster there first
+            raise
