@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import warnings
 from pathlib import Path
 from types import TracebackType
@@ -184,9 +185,12 @@ def copy_cluster(template: Path, data_dir: Path) -> None:
     staging = data_dir.with_name(f".{data_dir.name}.copying-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(template, staging, symlinks=True)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # run as root: the files stay the server's own user's
-        for path in [staging, *staging.rglob("*")]:
-            st = (template / path.relative_to(staging)).lstat()
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    for path in [staging, *staging.rglob("*")]:
+        st = (template / path.relative_to(staging)).lstat()
+        if not os.path.islink(path):  # the owner's alone, whatever umask made the template (its server's log)
+            os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
+        if as_root:  # the files stay the server's own user's
             os.lchown(path, st.st_uid, st.st_gid)
     try:
         if data_dir.exists():

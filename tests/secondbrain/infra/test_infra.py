@@ -7,6 +7,7 @@ import asyncio
 import io
 import os
 import shutil
+import stat
 import tempfile
 import time
 import uuid
@@ -203,8 +204,11 @@ def test_a_new_data_directory_starts_as_a_copy_of_the_template_and_refuses_one_i
         conn.execute("insert into from_template values ('copied')")
         with pytest.raises(RuntimeError, match="in use by a server"):
             EmbeddedPostgres(pg_parent_dir / "early", template=template).start()
+    (template / "left-open.log").write_text("made under a loose umask")
+    (template / "left-open.log").chmod(0o644)
     with EmbeddedPostgres(pg_parent_dir / "copy", template=template) as pg, psycopg.connect(pg.dsn) as conn:
         assert conn.execute("select v from from_template").fetchall() == [("copied",)]
+        assert stat.S_IMODE((pg_parent_dir / "copy" / "left-open.log").stat().st_mode) == 0o600  # the owner's only
         conn.execute("insert into from_template values ('only in the copy')")
     with EmbeddedPostgres(template) as pg, psycopg.connect(pg.dsn) as conn:  # the template is left as it was
         assert conn.execute("select count(*) from from_template").fetchone() == (1,)
