@@ -39,7 +39,7 @@ def keep_away_from_home() -> None:
 
 # A stopped, initialised PostgreSQL data directory that `up` copies for a new data directory instead of running
 # initdb (the test suite makes one per run: about 2 s saved on each of its many fresh starts).
-POSTGRES_TEMPLATE: list[Path] = []
+POSTGRES_TEMPLATE: Path | None = None
 
 
 def cli_env(extra: dict[str, str]) -> dict[str, str]:
@@ -48,7 +48,7 @@ def cli_env(extra: dict[str, str]) -> dict[str, str]:
     their data directories); the runs that are about backups turn them on in ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SB_")}
     env.update({"PYTHONUNBUFFERED": "1", "SB_LOG_LEVEL": "INFO", **AWAY_FROM_HOME, "SB_BACKUP_INTERVAL": "off",
-                **({"SB_POSTGRES_TEMPLATE": str(POSTGRES_TEMPLATE[0])} if POSTGRES_TEMPLATE else {}), **extra})
+                **({"SB_POSTGRES_TEMPLATE": str(POSTGRES_TEMPLATE)} if POSTGRES_TEMPLATE else {}), **extra})
     return env
 
 

@@ -38,11 +38,11 @@ def postgres_template(request: pytest.FixtureRequest) -> Iterator[None]:
     root = Path(tempfile.mkdtemp(prefix="sb-pg-template-"))
     root.chmod(0o755)  # run as root, the server runs as its own user, which must reach it
     EmbeddedPostgres(root / "postgres").start().stop()
-    processes.POSTGRES_TEMPLATE.append(root / "postgres")
+    processes.POSTGRES_TEMPLATE = root / "postgres"
     try:
         yield
     finally:
-        processes.POSTGRES_TEMPLATE.clear()
+        processes.POSTGRES_TEMPLATE = None
         shutil.rmtree(root, ignore_errors=True)
 
 

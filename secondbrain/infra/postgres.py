@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 import warnings
 from pathlib import Path
@@ -174,8 +175,6 @@ def copy_cluster(template: Path, data_dir: Path) -> None:
     """``data_dir`` made a copy of the stopped cluster ``template`` (owners and modes kept, so the server's own user
     may run it), in place of an initdb; put in place whole, by a rename.  Refuses a template that is no cluster or
     is running (a copy of a running one could be torn)."""
-    import shutil
-
     if not (template / "PG_VERSION").is_file():
         raise RuntimeError(f"the PostgreSQL template {template} is no initialised data directory (no PG_VERSION)")
     if (template / "postmaster.pid").exists():

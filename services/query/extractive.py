@@ -270,8 +270,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
     """Every statement of every source, scored; and each source's terms (with its title and headings)."""
     out: list[_Candidate] = []
     sources: list[tuple[set[str], str]] = []
-    clock = bool(shapes.WHAT_TIME.search(asked.text))
-    wanted = [shapes.CLOCK if k == "when" and clock else _SHAPES[k] for k in asked.facts]
+    wanted = [shapes.CLOCK if k == "when" and asked.time_of_day else _SHAPES[k] for k in asked.facts]
     persons = {p.casefold() for p in asked.persons}
     speech = bool(_SPEECH.search(asked.text))
     things = tuple(t for t in asked.things if t.casefold() not in persons)
@@ -477,6 +476,7 @@ _KIND_TERMS = frozenset(Bm25Encoder().tokenize(
 # What a "not found" says it found none of, per kind of fact asked.
 _KIND_NAMES = {"amount": "an amount", "when": "a date or time", "person": "a name", "place": "a place",
                "code": "a code or number", "email": "an email address"}
+_TIME_OF_DAY = "a time"  # what "what time ...?" asks for, as a "not found" names it
 _PAST_QUESTION = re.compile(r"\b(?:did|was|were|had)\b", re.I)
 
 
@@ -537,7 +537,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     if kinds and things and not asked.gathers and not any(c.st.speaker for c in candidates) \
             and not any(c.fact for c in candidates if not c.asks and (main or "") not in c.missing
                         and not (c.missing and shapes.PRICED.match(c.st.text))):  # a price list names its items
-        kind = "a time" if kinds[0] == "when" and shapes.WHAT_TIME.search(asked.text) else _KIND_NAMES[kinds[0]]
+        kind = _TIME_OF_DAY if kinds[0] == "when" and asked.time_of_day else _KIND_NAMES[kinds[0]]
         return f"{kind} for \u201c{_phrase(asked, main or things[0])}\u201d"
     return None
 
@@ -927,7 +927,7 @@ def _day(at: datetime, tz: ZoneInfo | None, cal: Calendar) -> str:
 
 def _closest(ctx: _Asking, about: str, scored: list[_Candidate], max_words: int) -> Answer:
     """Nothing covers what the question is about: say so, then show the closest statement, labelled."""
-    kind = about.startswith((*_KIND_NAMES.values(), "a time "))  # "a date or time for ..."
+    kind = about.startswith((*_KIND_NAMES.values(), _TIME_OF_DAY))  # "a date or time for ..."
     head = NOT_FOUND if not about or about == "that" else f"I could not find {about} in your data." if kind \
         else f"I could not find anything about {about} in your data."
     if not scored:

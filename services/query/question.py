@@ -54,6 +54,9 @@ def _tallies(doc: Any) -> bool:
     return many is not None and many.head.dep_ == "nsubj" and many.head.head.tag_ == "VBD"
 
 
+_WHAT_TIME = re.compile(r"\b(?:what|which) time\b", re.I)
+
+
 _FACT_WORDS: list[tuple[FactKind, re.Pattern[str]]] = [
     ("duration", re.compile(r"\bhow long\b|\bfor how many (?:days|weeks|months|years|hours|minutes)\b", re.I)),
     # "when" asks for a time at the start ("When is...", "Since when..."), or after a verb that embeds a
@@ -146,6 +149,7 @@ class Asked:
     recalls: Recalls = ""  # what was done, asked with "did": each record an event ("each"), or one of them
     counted: str = ""  # the kind of named thing it counts ("how many books"), as written
     tallies: bool = False  # it counts events ("how many times", "how often did", "how many parcels arrived")
+    time_of_day: bool = False  # "what time ...?": a time of day answers it, not a date or "this year"
 
     def wants(self, kind: FactKind) -> bool:
         """Whether a fact of ``kind`` answers it."""
@@ -249,7 +253,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
                  narrowers=_narrowers(doc, encoder, verbs, kind_words),
                  category=category.text.lower() if gathers and category is not None else "",
                  answer_kind=answer_kind, things=things, main=main, recalls=_recalls(doc, facts, gathers, verbs),
-                 counted=_counted(question), tallies=_tallies(doc))
+                 counted=_counted(question), tallies=_tallies(doc), time_of_day=bool(_WHAT_TIME.search(question)))
 
 
 _NAME_OF = re.compile(r"\bname of (?:the|my|our|his|her|their|your|a|an) (\w+)|\b(\w+)['\u2019]s name\b", re.I)

@@ -22,7 +22,6 @@ PRICED = re.compile(r"^\D+\s\d{1,5}[.,]\d{2}$")  # a label and its price: a line
 # "What time ...?" asks for the time of day: a year, a month or "this week" does not say it.
 CLOCK = re.compile(r"\b(?:\d{1,2}[:.h]\d{2}|\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)|noon|midday|midnight|morning|"
                    r"afternoon|evening|tonight|night|lunchtime|teatime|dawn|dusk|o['\u2019]clock)", re.I)
-WHAT_TIME = re.compile(r"\b(?:what|which) time\b", re.I)
 SHAPES: dict[FactKind, re.Pattern[str]] = {
     "when": re.compile(rf"\b(?:\d{{1,2}}[:.h]\d{{2}}|\d{{1,2}}\s?(?:am|pm|a\.m\.|p\.m\.)|(?:{MONTH_NAMES})\b|"
                        rf"(?:{DAYS})(?:day)?\b|\d{{1,4}}[/-]\d{{1,2}}(?:[/-]\d{{1,4}})?|\d{{1,2}}(?:st|nd|rd|th)\b|"
