@@ -270,7 +270,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
     """Every statement of every source, scored; and each source's terms (with its title and headings)."""
     out: list[_Candidate] = []
     sources: list[tuple[set[str], str]] = []
-    wanted = [shapes.CLOCK if k == "when" and asked.time_of_day else _SHAPES[k] for k in asked.facts]
+    wanted = [(k, shapes.CLOCK if k == "when" and asked.time_of_day else _SHAPES[k]) for k in asked.facts]
     persons = {p.casefold() for p in asked.persons}
     speech = bool(_SPEECH.search(asked.text))
     things = tuple(t for t in asked.things if t.casefold() not in persons)
@@ -306,7 +306,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             mine, theirs = _shared(asked.terms, own), _shared(asked.terms, context)
             overlap = len(mine) + QA_CONTEXT * len(theirs - mine)
             bare = _without(st.text, asked.text)
-            fact = any(shape.search(bare) for shape in wanted) or (
+            fact = any(shapes.holds(kind, shape, bare) for kind, shape in wanted) or (
                 "person" in asked.facts and not st.speaker and shapes.opens_with_name(st.text, bare))
             covered = sum(1 for t in asked.subjects if t in own or t in context)
             said = sum(1 for t in asked.subjects if t in own)
@@ -547,10 +547,12 @@ _MONEY_QUESTION = re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|spen[
 
 def _phrase(asked: Asked, word: str) -> str:
     """The longest phrase of the question that holds ``word`` ("hotel in Porto" for "hotel"), else the word with
-    the thing after it ("biggest stressor"), else the word."""
+    the thing after it ("biggest stressor") or the name before it ("Diwali party"), else the word."""
     held = [p.words for p in (*asked.narrowers, *asked.phrases) if word.casefold() in p.words.casefold().split()]
     after = re.search(rf"\b{re.escape(word)}\s+([\w'-]+)", asked.text)
-    return max(held, key=len) if held else after[0] if after and after[1] in asked.things else word
+    named = re.search(rf"\b([A-Z][\w-]*)\s+{re.escape(word)}\b", asked.text)
+    return max(held, key=len) if held else after[0] if after and after[1] in asked.things \
+        else named[0] if named and named.start() > 0 else word
 
 
 def _without(sentence: str, question: str) -> str:

@@ -11,7 +11,8 @@ books did I finish?"; "Saw Aftersun" for "watch" stays): the grammar cannot tell
 was not done in other words ("the Albertina was closed").
 
 Only a question about what was done has members (its verb in the past: "did I watch", "came", "have I read"), and
-only a verb that says something (not "do", "go", "get": the question tagger's light verbs).  The small English
+only a verb that says something (not "do", "go", "get": the question tagger's light verbs; "make" says what was made
+when a statement names it, "Must make apricot jam").  The small English
 pipeline tags a note's subjectless opening verb as a name ("Finished Piranesi.") and has no lemmas, so a verb is
 found by the form WordNet lists it under ("tried" is "try", "met" is "meet"), not by its part of speech.
 """
@@ -42,6 +43,9 @@ class _Labelled(Protocol):
 
 C = TypeVar("C", bound=_Stated)
 Q = TypeVar("Q", bound=_Labelled)
+# Light verbs that still say what was done to a list's items when a statement names them ("Made plum jam", "Must
+# make apricot jam"); a statement in other words ("Baked a cake" for "did I make") may say it too.
+_MAKING = frozenset({"make"})
 _HELD = {"amount", "place"}  # kinds of fact that say what was paid, or where a thing went, in any words
 
 
@@ -64,7 +68,7 @@ def split(question: str, gathered: list[C], facts: Sequence[str] = ()) -> tuple[
 def _asked_verb(question: str) -> str | None:
     """The question's verb (as WordNet lists it) when it asks what was done ("did I watch", "came", "have I read")."""
     # a rare verb after "did" may be tagged otherwise ("did I repot": an adjective); its auxiliary and WordNet say
-    verbs = [t for t in parsed(question) if t.lower_ not in LIGHT and (t.pos_ == "VERB" or (
+    verbs = [t for t in parsed(question) if (t.lower_ not in LIGHT or t.lower_ in _MAKING) and (t.pos_ == "VERB" or (
         any(c.dep_ == "aux" and c.lower_ == "did" for c in t.children) and wordnet().offsets(_base(t.text), "v")))]
     # the one the sentence hangs on: "Which plays did we see?" tags "plays" a verb too
     t = next((t for t in verbs if t.dep_ == "ROOT" or any(c.dep_ == "aux" for c in t.children)), None)
@@ -88,7 +92,7 @@ def _other_doing(word: str, verb: str) -> bool:
     low, base = word.casefold(), _base(word)
     past = low.endswith("ed") or (base != low and not low.endswith(("s", "ing")))  # "saw"; not "books", "hiking"
     wn = wordnet()
-    return past and base not in LIGHT and bool(wn.offsets(base, "v")) and not (
+    return past and base not in LIGHT and verb not in _MAKING and bool(wn.offsets(base, "v")) and not (
         wn.synonyms(base, "v") & wn.synonyms(verb, "v"))
 
 

@@ -36,6 +36,7 @@ def rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -47,11 +48,11 @@ def narrowed_otherwise(head: str, asked: frozenset[str], text: str, *, likeness:
     for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
-            prev = words[i - 1]
+            prev = _POSSESSIVE.sub("", words[i - 1])  # "Young person's railcard": a kind of railcard too
             if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
                     and (coverage.known(prev) if likeness else not coverage.describes(prev)):
                 # with likeness, a brand says nothing of what the thing is like ("Riverford" veg box: organic?)
-                before = enc.tokenize(words[i - 1])
+                before = enc.tokenize(prev)
                 if before and before[0] not in asked:
                     return True
     return False

@@ -65,6 +65,26 @@ SHAPES: dict[FactKind, re.Pattern[str]] = {
 }
 
 
+def holds(kind: FactKind, shape: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` holds a fact of ``kind`` (its ``shape``): a capitalised word naming a time, a holiday or a
+    season ("starts after Easter", "over Christmas"), is no person's name and no place."""
+    if kind not in ("person", "place"):
+        return shape.search(text) is not None
+    return any(not names_time(m.group()) for m in shape.finditer(text))
+
+
+@cache
+def names_time(word: str) -> bool:
+    """Whether a capitalised word is a holiday or a season as WordNet files it, its commonest sense no person
+    ("Eve" is a name)."""
+    from secondbrain.language import wordnet
+
+    wn, low = wordnet(), word.casefold()
+    return word.isalpha() and wn.lexname(low) not in (None, _NOUN_PERSON) and any(
+        wn.is_kind_of(low, general, depth=6) for general in ("day", "season"))
+
+
+_NOUN_PERSON = 18  # WordNet's lexicographer file noun.person
 _OPENING = re.compile(rf"(?!{CALENDAR_WORDS})[A-Z][a-z]{{2,}}\b")
 
 

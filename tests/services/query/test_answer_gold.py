@@ -24,10 +24,11 @@ from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, 
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold, g
 from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING
-from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING
+from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING, listed
 from tests.services.query.gold_near_misses import NEAR_MISSES
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
+from tests.services.query.gold_untuned_eleventh import ELEVENTH_UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
@@ -216,9 +217,19 @@ TENTH_MISSES = {
     "note: How much did the pushchair cost?",  # WordNet's "buggy" alone is a horse-drawn one
 }
 KNOWN_MISSES |= {case: "missed by the tenth untuned set's one scoring" for case in TENTH_MISSES}
+# The eleventh untuned set, written after the tenth's rules, scored once: 24 of 30 (0.80). Four pass since rules
+# written after, while looking at them: a holiday or a season ("after Easter") is no person's name and no place; a
+# possessive before the asked noun narrows it ("Young person's railcard" for the senior one); "not found" names the
+# name before the asked noun ("the Diwali party"); "make" says what was made of a list's items ("Must make apricot
+# jam" was only meant). 28 of 30 now, a tuned figure.
+ELEVENTH_MISSES = {
+    "note: When is the engineer coming to fix the oven?",  # "Oven repair": no rule sees the engineer in the repair
+    "note: How much did the Elbow gig cost?",  # tickets for Elbow: no rule sees the gig in the tickets
+}
+KNOWN_MISSES |= {case: "missed by the eleventh untuned set's one scoring" for case in ELEVENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
-         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER
-         + EVENTS_TUNING + EVENTS_AFTER)
+         + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
+         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -676,4 +687,26 @@ def test_a_receipt_speaks_of_the_shop_and_the_buying_but_names_no_other_kind_of_
 def test_what_the_tenth_sets_rules_still_find(question: str, passages: tuple[str, ...], fact: str,
                                              kind: str) -> None:
     case = Gold(kind, passages, question, fact)
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize(("question", "passages", "fact"), [
+    ("Who is the new head teacher?", ("The new head teacher, Mrs Patel, starts after Easter.",), "Mrs Patel"),
+    ("Who did I have coffee with?", ("Coffee with Eve after work.",), "Eve"),  # a name first, a time of day after
+    ("How much is the young person's railcard?", ("Young person's railcard: £35 a year.",), "£35"),
+    ("How much is the railcard?", ("Young person's railcard: £35 a year.",), "£35"),  # asked plainly: the one there
+    ("What time is the Diwali party?", ("Diwali party at Anjali's, 7pm.",), "7pm"),
+])
+def test_what_the_eleventh_sets_rules_still_find(question: str, passages: tuple[str, ...], fact: str) -> None:
+    """The near hits beside the eleventh set's rules: a holiday is no name, but a name is; a possessive narrows only
+    against the question's own narrowing word."""
+    case = Gold("note", passages, question, fact)
+    check(case, answer(case))
+
+
+def test_what_was_made_in_other_words_stays_in_the_list() -> None:
+    """"make" reads what was only meant ("Should make"), but a statement in other words ("Baked") stays a member."""
+    case = listed("Which cakes did I make?", ("lemon drizzle", "carrot cake"), ("Victoria sponge",),
+                  "Made a lemon drizzle for the fete.", "Should make a Victoria sponge for Gran.",
+                  "Baked a carrot cake, too much icing.")
     check(case, answer(case))
