@@ -12,7 +12,8 @@ was not done in other words ("the Albertina was closed").
 
 Only a question about what was done has members (its verb in the past: "did I watch", "came", "have I read"), and
 only a verb that says something (not "do", "go", "get": the question tagger's light verbs; "make" says what was made
-when a statement names it, "Must make apricot jam").  The small English
+when a statement names it, "Must make apricot jam"; for "make" and "do", a statement in other words says it by its
+own verbs, "Hiked Ben Nevis" but not "Would like to hike the Cuillin").  The small English
 pipeline tags a note's subjectless opening verb as a name ("Finished Piranesi.") and has no lemmas, so a verb is
 found by the form WordNet lists it under ("tried" is "try", "met" is "meet"), not by its part of speech.
 """
@@ -43,9 +44,9 @@ class _Labelled(Protocol):
 
 C = TypeVar("C", bound=_Stated)
 Q = TypeVar("Q", bound=_Labelled)
-# Light verbs that still say what was done to a list's items when a statement names them ("Made plum jam", "Must
-# make apricot jam"); a statement in other words ("Baked a cake" for "did I make") may say it too.
-_MAKING = frozenset({"make"})
+# Light verbs that still ask what was done to a list's items: a statement naming them says it ("Made plum jam", "Must
+# make apricot jam"), and one in other words by its own verbs ("Hiked Ben Nevis", "Would like to hike the Cuillin").
+_MAKING = frozenset({"make", "do"})
 _HELD = {"amount", "place"}  # kinds of fact that say what was paid, or where a thing went, in any words
 
 
@@ -67,8 +68,10 @@ def split(question: str, gathered: list[C], facts: Sequence[str] = ()) -> tuple[
 
 def _asked_verb(question: str) -> str | None:
     """The question's verb (as WordNet lists it) when it asks what was done ("did I watch", "came", "have I read")."""
-    # a rare verb after "did" may be tagged otherwise ("did I repot": an adjective); its auxiliary and WordNet say
-    verbs = [t for t in parsed(question) if (t.lower_ not in LIGHT or t.lower_ in _MAKING) and (t.pos_ == "VERB" or (
+    # a rare verb after "did" may be tagged otherwise ("did I repot": an adjective); its auxiliary and WordNet say.
+    # "do" and "make" ask what was done, unless only aimed at ("did they plan to do", the parser's "plan" a noun)
+    verbs = [t for t in parsed(question) if (t.lower_ not in LIGHT or (t.lower_ in _MAKING and not any(
+        c.tag_ == "TO" for c in t.children))) and (t.pos_ == "VERB" or (
         any(c.dep_ == "aux" and c.lower_ == "did" for c in t.children) and wordnet().offsets(_base(t.text), "v")))]
     # the one the sentence hangs on: "Which plays did we see?" tags "plays" a verb too
     t = next((t for t in verbs if t.dep_ == "ROOT" or any(c.dep_ == "aux" for c in t.children)), None)
@@ -82,6 +85,11 @@ def _done(text: str, verb: str, held: bool = False) -> bool:
     meet"), or one of its tokens of that verb is neither denied, nor only possible or to come, nor only aimed at."""
     words = re.findall(r"[A-Za-z]+", text)
     if not any(_base(w) == verb for w in words):
+        if verb in _MAKING and not held:  # "did I do" says nothing: the statement's own verbs say whether it was
+            # the doing is the verb at the end of a chain: "need to clear the gutters" is only aimed at
+            verbs = [t for t in parsed(text) if t.pos_ == "VERB" and not any(c.dep_ == "xcomp" and any(
+                a.tag_ == "TO" for a in c.children) for c in t.children)]
+            return not verbs or any(not _unreal(t) for t in verbs)
         return held or not (words and _other_doing(words[0], verb))  # not parsed at all
     return any(_base(t.text) == verb and not _unreal(t) for t in parsed(text))
 
