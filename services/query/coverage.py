@@ -96,6 +96,15 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     return False
 
 
+def headed(asked: str, said: frozenset[str]) -> bool:
+    """Whether a word of ``said`` is a closed compound WordNet does not list that ends with the asked noun, its head
+    ("parkrun" is a run: "How many runs"; not a park)."""
+    wn = wordnet()
+    heads = {asked.casefold(), wn.base(asked.casefold(), "n")}
+    return any(w.isalpha() and not wn.offsets(w, "n") and not wn.offsets(w, "v")
+               and any(len(w) > len(h) + 2 and w.endswith(h) for h in heads) for w in said)
+
+
 def missing(asked: tuple[str, ...], said: frozenset[str]) -> tuple[str, ...]:
     """The question's words (``asked``) a statement with the words ``said`` does not speak of."""
     return tuple(w for w in asked if w.casefold() not in KIND_WORDS and not covers(w, said))

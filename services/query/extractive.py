@@ -222,8 +222,10 @@ def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | 
     events: dict[tuple[int, str], _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         at = _moment(_hit(c.source))
-        if c.asks or not (wanted & c.terms) or (c.missing and not (c.missing == (kind,) and _NAMES.search(
-                c.st.text))) or at is None or (not numbered and (
+        # a thing asked is named in a closed compound too ("Parkrun" for "runs")
+        compound = bool(c.missing) and all(coverage.headed(m, coverage.words(c.st.text)) for m in c.missing)
+        if c.asks or not (wanted & c.terms or compound) or (c.missing and not compound and not (
+                c.missing == (kind,) and _NAMES.search(c.st.text))) or at is None or (not numbered and (
                 c.st.speaker or not (c.fact or asked.facts == ("when",)))) or (window is not None and (
                 (window[0] and at < window[0]) or (window[1] and at >= window[1]))):  # a conversation tells again
             continue
@@ -635,7 +637,7 @@ def _with_neighbours(asked: Asked, best: _Candidate, chosen: list[_Candidate],
              and (not asked.main or coverage.covers(asked.main, coverage.words(after.st.text))))
             or _LEANS_BACK.match(after.st.text)
             or (len(best.st.text) < 30 and not (asked.facts and best.fact))  # "TOTAL GBP 14.60" needs no more
-            or bool((asked.terms & after.terms) - best.terms)) and not after.asks:
+            or bool((asked.terms & after.terms) - best.terms)) and not after.asks and not _other_row(best, after):
         chosen.append(after)
     reply = _reply_to_follow_up(chosen[-1], everything)
     if reply is not None and _words([*chosen, reply]) <= MAX_WORDS:
@@ -678,6 +680,8 @@ def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], r
         if (asked.facts and not c.fact) or (best.fact and c.n == best.n and (c.st.kind == best.st.kind != "sentence"
                                                                             or shapes.PRICED.match(c.st.text))):
             continue  # lacks the fact; or another row, item or priced line of the list that holds it ("Coffee 2.80")
+        if _other_row(best, c):
+            continue
         if c.st.text.casefold() in {x.st.text.casefold() for x in chosen}:
             continue
         if (before := _lead_in(c, everything)) is not None and before not in chosen:
@@ -689,10 +693,17 @@ def _with_runners_up(asked: Asked, best: _Candidate, chosen: list[_Candidate], r
     if asked.answer_kind and not any(_names_kind(asked, x) for x in chosen):
         # "which tournament": none chosen names one ("a big Valorant tournament"); one nearly as good that does
         named = next((c for c in ranked[1:KIND_REACH] if c not in chosen and not c.asks and not c.about_other
-                      and c.score >= KIND_SHARE * best.score and _names_kind(asked, c)), None)
+                      and c.score >= KIND_SHARE * best.score and _names_kind(asked, c) and not _other_row(best, c)),
+                     None)
         if named is not None:
             chosen.append(named)
     return chosen
+
+
+def _other_row(best: _Candidate, c: _Candidate) -> bool:
+    """Whether ``c`` is another row of the table the question picked ``best`` from by its words ("Jo" of the
+    children: "Sam: Stage 6" is no answer to Jo's swimming badge)."""
+    return c.n == best.n and c.st.kind == best.st.kind == "row" and c.overlap < best.overlap
 
 
 def _trimmed(best: _Candidate, chosen: list[_Candidate]) -> list[_Candidate]:

@@ -48,6 +48,7 @@ Q = TypeVar("Q", bound=_Labelled)
 # make apricot jam"), and one in other words by its own verbs ("Hiked Ben Nevis", "Would like to hike the Cuillin").
 _MAKING = frozenset({"make", "do"})
 _HELD = {"amount", "place"}  # kinds of fact that say what was paid, or where a thing went, in any words
+_LABEL = re.compile(r"^[^:.!?\n]{1,40}:\s*")  # a note's opening topic ("Festival:", "Scotland:")
 
 
 def split(question: str, gathered: list[C], facts: Sequence[str] = ()) -> tuple[list[C], list[C]]:
@@ -90,7 +91,8 @@ def _done(text: str, verb: str, held: bool = False) -> bool:
             verbs = [t for t in parsed(text) if t.pos_ == "VERB" and not any(c.dep_ == "xcomp" and any(
                 a.tag_ == "TO" for a in c.children) for c in t.children)]
             return not verbs or any(not _unreal(t) for t in verbs)
-        return held or not (words and _other_doing(words[0], verb))  # not parsed at all
+        opening = re.findall(r"[A-Za-z]+", _LABEL.sub("", text))  # "Festival: missed Blur" opens with "missed"
+        return held or not (opening and _other_doing(opening[0], verb))  # not parsed at all
     return any(_base(t.text) == verb and not _unreal(t) for t in parsed(text))
 
 

@@ -280,11 +280,23 @@ def _recalls(doc: Any, facts: tuple[FactKind, ...], gathers: bool, verbs: set[in
     if gathers or "place" in facts or doc[0].lower_ not in opening or any(t.lower_ in ("ever", "again") for t in doc):
         return ""
     which: Recalls = next(("last" if t.lower_ in _LATEST else "first" for t in doc if t.lower_ in _LATEST | {"first"}
-                           and (t.pos_ == "ADV" or t.dep_ == "advmod" or t.head.lower_ == "time")),
+                           and (t.pos_ == "ADV" or t.dep_ == "advmod" or t.head.lower_ == "time" or _before_verb(t))),
                  "each")  # not "last week": a time; "did I last clean" may tag "last" a verb, its role says adverb
     done = any(t.lower_ == "did" and t.dep_ == "aux" and (t.head.pos_ == "VERB" or t.head.i in verbs) for t in doc) or (
         which != "each" and any(t.tag_ == "VBD" and t.dep_ == "relcl" and t.head.lower_ == "time" for t in doc))
     return which if done else ""
+
+
+def _before_verb(t: Any) -> bool:
+    """Whether "last" or "first" stands between the subject and a verb ("did I last descale the kettle": the parser
+    made "last" the verb and "descale" a noun; WordNet knows "descale" as a verb)."""
+    from secondbrain.language import wordnet
+
+    doc = t.doc
+    if t.i == 0 or t.i + 1 >= len(doc) or doc[t.i - 1].dep_ != "nsubj":
+        return False
+    after = doc[t.i + 1]
+    return after.is_alpha and bool(wordnet().offsets(wordnet().base(after.lower_, "v"), "v"))
 
 
 def _money(word: str) -> bool:

@@ -23,9 +23,9 @@ from services.extractors.text import TextExtractor
 from services.query.extractive import _FILLER, _SHAPES, Answer, Quote, _speaks, extractive_answer
 from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold, g
-from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING
+from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING, events
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING, listed
-from tests.services.query.gold_near_misses import NEAR_MISSES
+from tests.services.query.gold_near_misses import NEAR_MISSES, count
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
 from tests.services.query.gold_untuned_eleventh import ELEVENTH_UNTUNED
@@ -37,6 +37,7 @@ from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
 from tests.services.query.gold_untuned_tenth import TENTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
+from tests.services.query.gold_untuned_twelfth import TWELFTH_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -227,9 +228,20 @@ ELEVENTH_MISSES = {
     "note: How much did the Elbow gig cost?",  # tickets for Elbow: no rule sees the gig in the tickets
 }
 KNOWN_MISSES |= {case: "missed by the eleventh untuned set's one scoring" for case in ELEVENTH_MISSES}
+# The twelfth untuned set, written after the eleventh's rules, scored once: 23 of 30 (0.77; every near miss right, 16
+# of 16). Four pass since rules written after, while looking at them: "did I last descale" reads "last" before a verb
+# WordNet knows; a note's opening topic ("Festival:") does not hide its first verb ("missed Blur"); another row of the
+# table a question picks one row of by its words is no answer ("Sam: Stage 6" for Jo's badge); a closed compound
+# names its last part ("Parkrun" is a run) when events are counted. 27 of 30 now, a tuned figure.
+TWELFTH_MISSES = {
+    "note: When is the jab?",  # WordNet has no "jab" that is an injection
+    "note: How much did the takeaway cost?",  # nothing sees a curry from a restaurant as a takeaway
+    "ocr: How much did I pay at the garage?",  # WordNet's "garage" sells no petrol
+}
+KNOWN_MISSES |= {case: "missed by the twelfth untuned set's one scoring" for case in TWELFTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
-         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWELFTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -728,3 +740,28 @@ def test_do_and_make_ask_what_was_done_unless_only_aimed_at(question: str, verb:
     from services.query.members import _asked_verb
 
     assert _asked_verb(question) == verb
+
+
+
+_TEAMS = "| Child | Team |\n|---|---|\n| Jo | Otters |\n| Sam | Herons |"
+
+
+@pytest.mark.parametrize("case", [
+    Gold("markdown", (_TEAMS,), "Which team is Jo in?", "Otters", ("Herons",)),  # the row the question picks
+    Gold("markdown", (_TEAMS,), "Which teams are the children in?", "Herons"),  # no row picked: every row
+    count("How many runs did I do in October?", 2, ("Parkrun", "canal"),
+          ("Parkrun, 26:10.", "Run along the canal."), ("2026-10-03T09:00:00Z", "2026-10-10T09:00:00Z"),
+          absent=("Park Road",)),
+    count("How many times did I go to the park in October?", 1, ("Picnic",),
+          ("Picnic in the park.", "Parkrun, 26:10."), ("2026-10-03T09:00:00Z", "2026-10-10T09:00:00Z"),
+          absent=("Parkrun",)),  # "Parkrun" is a run, not the park
+    events("When did I last defrost the freezer?", ("October 2, 2026",),
+           ("Defrosted the freezer.", "Defrosted the freezer, so much ice."),
+           ("2026-10-02T09:00:00Z", "2026-06-20T09:00:00Z"), absent=("June 20",)),
+    events("When did I go to the gym last week?", ("November 10, 2026",), ("Gym, legs.",),
+           ("2026-11-10T18:00:00Z",)),  # "last week": a time, not the last of several
+], ids=lambda c: c.question)
+def test_what_the_twelfth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the twelfth set's rules: a table without a picked row is quoted whole; a compound names its
+    last part, not its first; "last" before a noun is a time."""
+    check(case, answer(case))
