@@ -82,8 +82,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
         theirs = _forms(w)
         if theirs & mine or theirs & also or theirs & of:
             return True
-        if len(w) > len(asked) + 2 and (w.startswith(asked) or w.endswith(asked)) and w.isalpha() \
-                and not wn.offsets(w, "n") and not wn.offsets(w, "v"):
+        if _compound(w, asked):
             return True  # "roadtrip": not a word of its own, made of the asked one
         if len(w) > len(asked) and w.startswith(asked) and _short(asked):
             return True  # "physio" for "physiotherapy": a short form WordNet does not list
@@ -99,10 +98,17 @@ def covers(asked: str, said: frozenset[str]) -> bool:
 def headed(asked: str, said: frozenset[str]) -> bool:
     """Whether a word of ``said`` is a closed compound WordNet does not list that ends with the asked noun, its head
     ("parkrun" is a run: "How many runs"; not a park)."""
+    heads = {asked.casefold(), wordnet().base(asked.casefold(), "n")}
+    return any(_compound(w, h, head=True) for w in said for h in heads)
+
+
+def _compound(word: str, part: str, *, head: bool = False) -> bool:
+    """Whether ``word`` is a closed compound WordNet does not list, made of ``part`` (at its end, its head, with
+    ``head``; at either end otherwise)."""
     wn = wordnet()
-    heads = {asked.casefold(), wn.base(asked.casefold(), "n")}
-    return any(w.isalpha() and not wn.offsets(w, "n") and not wn.offsets(w, "v")
-               and any(len(w) > len(h) + 2 and w.endswith(h) for h in heads) for w in said)
+    return len(word) > len(part) + 2 and word.isalpha() and (
+        word.endswith(part) or (not head and word.startswith(part))) and not wn.offsets(word, "n") \
+        and not wn.offsets(word, "v")
 
 
 def missing(asked: tuple[str, ...], said: frozenset[str]) -> tuple[str, ...]:

@@ -223,7 +223,8 @@ def _count(ctx: _Asking, candidates: list[_Candidate], window: tuple[datetime | 
     for c in sorted(candidates, key=lambda c: -c.score):
         at = _moment(_hit(c.source))
         # a thing asked is named in a closed compound too ("Parkrun" for "runs")
-        compound = bool(c.missing) and all(coverage.headed(m, coverage.words(c.st.text)) for m in c.missing)
+        said = coverage.words(c.st.text) if c.missing else frozenset()
+        compound = bool(c.missing) and all(coverage.headed(m, said) for m in c.missing)
         if c.asks or not (wanted & c.terms or compound) or (c.missing and not compound and not (
                 c.missing == (kind,) and _NAMES.search(c.st.text))) or at is None or (not numbered and (
                 c.st.speaker or not (c.fact or asked.facts == ("when",)))) or (window is not None and (

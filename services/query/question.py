@@ -295,8 +295,8 @@ def _before_verb(t: Any) -> bool:
     doc = t.doc
     if t.i == 0 or t.i + 1 >= len(doc) or doc[t.i - 1].dep_ != "nsubj":
         return False
-    after = doc[t.i + 1]
-    return after.is_alpha and bool(wordnet().offsets(wordnet().base(after.lower_, "v"), "v"))
+    after, wn = doc[t.i + 1], wordnet()
+    return after.is_alpha and bool(wn.offsets(wn.base(after.lower_, "v"), "v"))
 
 
 def _money(word: str) -> bool:
