@@ -66,7 +66,7 @@ THIRTEENTH_UNTUNED: list[Gold] = [
           ("Walked the kids to school.", "Walked the kids to school, frosty.",
            "Walked the kids to school, Leo scooted."),
           ("2026-11-03T08:00:00Z", "2026-11-10T08:00:00Z", "2026-11-18T08:00:00Z")),
-    count("How many concerts did we go to in October?", 2, ("Bach", "jazz"),
+    count("How many concerts did we go to in October?", 2, ("Bach", "Jazz"),
           ("Went to the Bach concert at King's.", "Jazz concert at the Corn Exchange, late night."),
           ("2026-10-08T22:00:00Z", "2026-10-27T22:00:00Z")),
     # what was done, asked with "did"

@@ -37,6 +37,7 @@ from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
 from tests.services.query.gold_untuned_tenth import TENTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
+from tests.services.query.gold_untuned_thirteenth import THIRTEENTH_UNTUNED
 from tests.services.query.gold_untuned_twelfth import TWELFTH_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
@@ -239,9 +240,23 @@ TWELFTH_MISSES = {
     "ocr: How much did I pay at the garage?",  # WordNet's "garage" sells no petrol
 }
 KNOWN_MISSES |= {case: "missed by the twelfth untuned set's one scoring" for case in TWELFTH_MISSES}
+# The thirteenth untuned set, written after the twelfth's rules, scored once: 20 of 30 (0.67; one of the ten misses
+# was the case's own error, "jazz" where the note says "Jazz": the answer was right, and the case is mended).
+THIRTEENTH_MISSES = {
+    "note: What size are Ruby's wellies?",
+    "note: How much is the off-peak day return to Oxford?",
+    "note: What's the weekday opening time of the tip?",
+    "note: Who recommended the osteopath?",
+    "note: How much did the haircut cost?",
+    "note: When is Dad's op?",
+    "ocr: How much was the cinema ticket?",
+    "note: When is the recycling picked up?",
+    "note: Which recipes did I try?",
+}
+KNOWN_MISSES |= {case: "missed by the thirteenth untuned set's one scoring" for case in THIRTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
-         + TWELFTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
