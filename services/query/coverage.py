@@ -11,6 +11,7 @@ The kind of fact a question wants is satisfied by its shape, not by a word: "mon
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from secondbrain.language import wordnet
@@ -125,6 +126,18 @@ def known(word: str) -> bool:
     """Whether WordNet knows the word, or it is a short form of one ("physio"); a misspelt word says nothing either
     way ("fesetival")."""
     return _listed(word) or _begins_noun(word)
+
+
+def misspelt(word: str, said: frozenset[str]) -> bool:
+    """Whether a word WordNet does not know may be a slip for one a source has: spelt nearly alike ("fesetival" for
+    "festival"); a word no source spells like ("wellies" over "trainers") is a word WordNet lacks, not a slip."""
+    low = word.casefold()
+    if not low.replace("-", "").isalpha():
+        return True  # a stray mark ("-" of "Co-op"), a code: no word to look up
+    return any(abs(len(w) - len(low)) <= 2 and SequenceMatcher(None, low, w).ratio() >= _ALIKE for w in said)
+
+
+_ALIKE = 0.75  # "fesetival"/"festival" 0.94, "reciept"/"receipt" 0.86; "wellies"/"trainers" 0.13
 
 
 def _listed(word: str) -> bool:

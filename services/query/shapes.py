@@ -70,7 +70,21 @@ def holds(kind: FactKind, shape: re.Pattern[str], text: str) -> bool:
     season ("starts after Easter", "over Christmas"), is no person's name and no place."""
     if kind not in ("person", "place"):
         return shape.search(text) is not None
-    return any(not names_time(m.group()) for m in shape.finditer(text))
+    places = [m.span(1) for m in _PLACE_NAME.finditer(text) if kind == "person" and _built(m.group(2))]
+    return any(not names_time(m.group()) and not any(a <= m.start() < b for a, b in places)
+               for m in shape.finditer(text))
+
+
+# A name after a preposition of place ending in a noun WordNet files as a built thing or a location ("on Mill Road",
+# "at Victoria Station"): a place's name, not a person's.
+_PLACE_NAME = re.compile(r"\b(?:on|in|at|near|along|off|by|to|from)\s+((?:[A-Z][a-z]+\s+)+([A-Z][a-z]+))\b")
+
+
+@cache
+def _built(word: str) -> bool:
+    from secondbrain.language import wordnet
+
+    return wordnet().lexname(word.casefold()) in (6, 15)  # noun.artifact, noun.location
 
 
 @cache
@@ -156,8 +170,14 @@ def day_not_there(question: str, texts: list[str]) -> str | None:
     is it, nor a range or "daily" that holds it (opening hours "Mon-Fri", "Sat"): the sources' hours are another
     day's.  ``None`` when the question names no weekday, or the sources name none (hours for every day)."""
     asked = re.search(rf"(?:\bon\s+)?{_DAY}", question, re.I)
-    if asked is None:
+    # or the span of days it names ("the weekday opening time", "at the weekend")
+    span = re.search(r"\b(?:(?:on|at)\s+)?(?:a\s+|the\s+)?week(day|end)s?\b", question, re.I)
+    if asked is None and span is None:
         return None
     given = set().union(*(_days(t) for t in texts)) if texts else set()
-    return asked.group() if given and _day(asked.group(1)) not in given else None  # "on Sunday"
+    if asked is not None:
+        return asked.group() if given and _day(asked.group(1)) not in given else None  # "on Sunday"
+    assert span is not None
+    wanted = set(range(5)) if span.group(1).lower() == "day" else {5, 6}
+    return span.group() if given and not wanted & given else None
 

@@ -25,7 +25,7 @@ from services.query.question import understand
 from tests.services.query.gold_answers import DEFAULT_TIME, GOLD, Gold, g
 from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING, events
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING, listed
-from tests.services.query.gold_near_misses import NEAR_MISSES, count
+from tests.services.query.gold_near_misses import NEAR_MISSES, count, found, near
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
 from tests.services.query.gold_untuned_eleventh import ELEVENTH_UNTUNED
@@ -242,16 +242,17 @@ TWELFTH_MISSES = {
 KNOWN_MISSES |= {case: "missed by the twelfth untuned set's one scoring" for case in TWELFTH_MISSES}
 # The thirteenth untuned set, written after the twelfth's rules, scored once: 20 of 30 (0.67; one of the ten misses
 # was the case's own error, "jazz" where the note says "Jazz": the answer was right, and the case is mended).
+# Four pass since rules written after, while looking at them: a word WordNet lacks is a slip only when a source spells
+# one nearly like it ("wellies" over "trainers" is no slip); a hyphenated word narrows as its parts do ("off-peak" day
+# return over "Anytime"); a weekday or the weekend asked, where the sources give only other days; a name after a
+# preposition of place ending in a road, a station or a park is a place, not a person ("on Mill Road"). 24 of 30 now,
+# a tuned figure.
 THIRTEENTH_MISSES = {
-    "note: What size are Ruby's wellies?",
-    "note: How much is the off-peak day return to Oxford?",
-    "note: What's the weekday opening time of the tip?",
-    "note: Who recommended the osteopath?",
-    "note: How much did the haircut cost?",
-    "note: When is Dad's op?",
-    "ocr: How much was the cinema ticket?",
-    "note: When is the recycling picked up?",
-    "note: Which recipes did I try?",
+    "note: How much did the haircut cost?",  # WordNet does not make a trim at the barber's a haircut
+    "note: When is Dad's op?",  # nor "op" an operation
+    "ocr: How much was the cinema ticket?",  # nothing reads a screen, a row and a seat as a cinema ticket
+    "note: When is the recycling picked up?",  # nor a blue bin of paper and cans as the recycling
+    "note: Which recipes did I try?",  # WordNet does not know shakshuka, so nothing says it is a recipe
 }
 KNOWN_MISSES |= {case: "missed by the thirteenth untuned set's one scoring" for case in THIRTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
@@ -296,8 +297,8 @@ def check(case: Gold, ans: Answer) -> None:
         assert len(ans.citations) >= min(case.count, len(case.passages) - len(case.absent) + 1), text
     cut = text.casefold().find("also mentioned")
     listed = text if cut < 0 else text[:cut]
-    for near in case.apart:
-        assert near not in listed, f"{near!r} listed in {text!r}"
+    for other in case.apart:
+        assert other not in listed, f"{other!r} listed in {text!r}"
 
 
 def test_a_note_with_headings_answers_with_the_fact_under_them_labelled() -> None:
@@ -779,4 +780,21 @@ _TEAMS = "| Child | Team |\n|---|---|\n| Jo | Otters |\n| Sam | Herons |"
 def test_what_the_twelfth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the twelfth set's rules: a table without a picked row is quoted whole; a compound names its
     last part, not its first; "last" before a noun is a time."""
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    found("note", "What size are Ruby's wellies?", "size 12", "Ruby's wellies are size 12."),
+    found("note", "When is the fesetival?", "3 July", "Festival tickets booked, it starts on 3 July."),  # a slip
+    found("note", "How much is the off-peak day return to Oxford?", "£28.60", "Off-peak day return to Oxford: £28.60."),
+    found("note", "How much is the off-peak day return to Oxford?", "£28.60", "Day return to Oxford: £28.60."),
+    found("note", "What's the weekday opening time of the tip?", "9am", "The tip opens at 9am, Monday to Friday."),
+    found("note", "What's the weekday opening time of the tip?", "9am", "The tip opens at 9am."),
+    near("note", "When does the market open at the weekend?", "weekend", "Market opens 8am on Tuesdays."),
+    found("note", "Who recommended the osteopath?", "Priya", "Osteopath on Mill Road, Priya recommended her."),
+    found("note", "Who did I meet at the station?", "Priya Shah", "Met Priya Shah at Victoria Station."),
+], ids=lambda c: f"{c.question} / {c.passages[0]}")
+def test_what_the_thirteenth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the thirteenth set's rules: the word itself, a slip and the thing unnarrowed are found; a
+    weekday's hours over a range that holds it, or none; a person named beside a place's name."""
     check(case, answer(case))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.query.coverage import covers, known, least_not_there, opposed, words
+from services.query.coverage import covers, known, least_not_there, misspelt, opposed, words
 
 pytestmark = pytest.mark.fast
 def test_only_the_opposite_adjective_or_another_ordinal_picks_out_another_thing() -> None:
@@ -40,6 +40,12 @@ def test_a_short_form_wordnet_does_not_list_is_a_word_and_covers_what_it_begins(
     assert known("physio") and covers("physio", words("Physiotherapy appointment on Tuesday."))
     assert not covers("physio", words("Dentist appointment on Tuesday."))
     assert not known("fesetival") and not known("supervillain")  # misspelt, or no word begins so: nothing said
+
+
+def test_a_word_wordnet_lacks_is_a_slip_only_when_a_source_spells_one_nearly_like_it() -> None:
+    assert misspelt("fesetival", words("Festival tickets booked."))
+    assert not misspelt("wellies", words("Ruby's trainers are size 12."))  # a word WordNet lacks, and not there
+    assert misspelt("-", words("Anything at all."))  # no word to look up: says nothing either way
 
 
 def test_a_two_letter_word_may_be_a_kind_of_the_asked_thing() -> None:
