@@ -552,10 +552,16 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
 _MONEY_QUESTION = re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|spen[dt]|charge|fee)\b", re.I)
 
 
+_ENDING_VERB = re.compile(r"\b(?:do|does|did|will)\b.*\s(\w+)\W*$", re.I)
+
+
 def _phrase(asked: Asked, word: str) -> str:
     """The longest phrase of the question that holds ``word`` ("hotel in Porto" for "hotel"), else the word with
     the thing after it ("biggest stressor") or the name before it ("Diwali party"), else the word."""
     held = [p.words for p in (*asked.narrowers, *asked.phrases) if word.casefold() in p.words.casefold().split()]
+    if (ending := _ENDING_VERB.search(asked.text)) and ending[1].casefold() in coverage.KIND_WORDS:
+        # "did the haircut cost?": the tagger's noun is the verb
+        held = [h.rsplit(" ", 1)[0] if h.casefold().endswith(f" {ending[1].casefold()}") else h for h in held]
     after = re.search(rf"\b{re.escape(word)}\s+([\w'-]+)", asked.text)
     named = re.search(rf"\b([A-Z][\w-]*)\s+{re.escape(word)}\b", asked.text)
     return max(held, key=len) if held else after[0] if after and after[1] in asked.things \

@@ -798,3 +798,10 @@ def test_what_the_thirteenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the thirteenth set's rules: the word itself, a slip and the thing unnarrowed are found; a
     weekday's hours over a range that holds it, or none; a person named beside a place's name."""
     check(case, answer(case))
+
+
+def test_a_not_found_names_the_thing_not_the_verb_the_tagger_took_for_a_noun() -> None:
+    """ "How much did the haircut cost?": the tagger makes "cost" a noun of "haircut cost"; the answer names the
+    haircut. A kind word that is a noun stays ("bike lock code")."""
+    text = answer(near("note", "How much did the haircut cost?", "haircut", "Dentist check-up: £23.80.")).text
+    assert text.startswith("I could not find anything about \u201chaircut\u201d"), text
