@@ -75,6 +75,8 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     asked = asked.casefold()
     if asked in said or asked.replace("-", "") in said:  # "Wi-Fi" is "wifi"
         return True
+    if "-" in asked and all(part in said for part in asked.split("-") if part):
+        return True  # "ice-cream" is "ice cream"
     mine = _forms(asked)
     also = _also(asked)
     wn = wordnet()

@@ -496,8 +496,9 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     modifiers = {w for p in asked.phrases for w in p.words.casefold().split()[:-1]}  # "evening" yoga class: a kind
     things = [t for t in asked.things if t.casefold() not in persons and t.casefold() not in coverage.KIND_WORDS
               and (t.casefold() not in _TIMES or t.casefold() in modifiers) and t.casefold() not in along]
+    notes = not any(c.st.speaker for c in candidates)  # people chatting coin words ("transgender-specific")
     absent = [t for t in things if not any(coverage.covers(t, w) for w in said) and (
-        t[:1].isupper() or coverage.known(t) or not any(coverage.misspelt(t, w) for w in said))]
+        t[:1].isupper() or coverage.known(t) or (notes and not any(coverage.misspelt(t, w) for w in said)))]
     main = asked.main or None
     if asked.persons and any(t[:1].islower() and coverage.concrete(t) for t in things) and not any(
             coverage.covers(t, w) for t in things for w in said):
@@ -515,7 +516,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     for n in asked.narrowers:
         if n.preposition == "about" and any(t.casefold() in coverage.words(n.words) for t in topic):
             return f"\u201c{n.words}\u201d"
-    texts, notes = [text for _terms, text in sources], not any(c.st.speaker for c in candidates)
+    texts = [text for _terms, text in sources]
     for t in absent:
         # an adjective saying which one ("blue" sofa, "joint" account) only over notes: people chatting describe;
         # a span or an order ("annual" review, "second" dose) picks out only another span or order (opposed)

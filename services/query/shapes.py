@@ -178,6 +178,8 @@ def day_not_there(question: str, texts: list[str]) -> str | None:
     if asked is not None:
         return asked.group() if given and _day(asked.group(1)) not in given else None  # "on Sunday"
     assert span is not None
+    if any(re.search(rf"\bweek{span.group(1)}", t, re.I) for t in texts):
+        return None  # "on the weekends" said: no other days' hours
     wanted = set(range(5)) if span.group(1).lower() == "day" else {5, 6}
     return span.group() if given and not wanted & given else None
 

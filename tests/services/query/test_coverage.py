@@ -46,6 +46,7 @@ def test_a_word_wordnet_lacks_is_a_slip_only_when_a_source_spells_one_nearly_lik
     assert misspelt("fesetival", words("Festival tickets booked."))
     assert not misspelt("wellies", words("Ruby's trainers are size 12."))  # a word WordNet lacks, and not there
     assert misspelt("-", words("Anything at all."))  # no word to look up: says nothing either way
+    assert covers("ice-cream", words("Vegan ice cream recipes.")) and not covers("off-peak", words("Peak fare."))
 
 
 def test_a_two_letter_word_may_be_a_kind_of_the_asked_thing() -> None:

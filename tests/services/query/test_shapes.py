@@ -23,6 +23,7 @@ HOURS = "CITY PHARMACY\nMon-Fri 8:00 - 19:00\nSat 9:00 - 13:00"
     ("What's the weekday opening time of the tip?", ["Tip: Mon to Fri 8-4, Sun 9-1."], None),
     ("When does the market open at the weekend?", ["Market opens 8am on Tuesdays."], "at the weekend"),
     ("When does the market open at the weekend?", [HOURS], None),  # Saturday is given
+    ("What do they do on weekends?", ["Last Monday we met.", "We explore parks on the weekends."], None),  # said
 ])
 def test_a_weekday_asked_about_is_looked_for_among_the_ones_given(question: str, texts: list[str],
                                                                   missing: str | None) -> None:
