@@ -30,6 +30,7 @@ from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
 from tests.services.query.gold_untuned_eleventh import ELEVENTH_UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
+from tests.services.query.gold_untuned_fourteenth import FOURTEENTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
@@ -255,9 +256,20 @@ THIRTEENTH_MISSES = {
     "note: Which recipes did I try?",  # WordNet does not know shakshuka, so nothing says it is a recipe
 }
 KNOWN_MISSES |= {case: "missed by the thirteenth untuned set's one scoring" for case in THIRTEENTH_MISSES}
+# The fourteenth untuned set, written after the thirteenth's rules, scored once: 24 of 30 (0.80).
+FOURTEENTH_MISSES = {
+    "note: What time is the second sitting for dinner on the ship?",
+    "note: What is the PIN for the downstairs safe?",
+    "note: Who is the landlord's agent?",
+    "note: Where is the christening?",
+    "note: How much did the alterations cost?",
+    "ocr: How much was the train ticket?",
+}
+KNOWN_MISSES |= {case: "missed by the fourteenth untuned set's one scoring" for case in FOURTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
-         + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED
+         + FOURTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
