@@ -563,7 +563,7 @@ def _phrase(asked: Asked, word: str) -> str:
     if (ending := _ENDING_VERB.search(asked.text)) and ending[1].casefold() in coverage.KIND_WORDS:
         # "did the haircut cost?": the tagger's noun is the verb
         held = [h.rsplit(" ", 1)[0] if h.casefold().endswith(f" {ending[1].casefold()}") else h for h in held]
-    after = re.search(rf"\b{re.escape(word)}\s+([\w'-]+)", asked.text)
+    after = re.search(rf"\b{re.escape(word)}(?:['\u2019]s)?\s+([\w'-]+)", asked.text)  # "landlord's agent"
     named = re.search(rf"\b([A-Z][\w-]*)\s+{re.escape(word)}\b", asked.text)
     return max(held, key=len) if held else after[0] if after and after[1] in asked.things \
         else named[0] if named and named.start() > 0 else word

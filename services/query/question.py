@@ -240,7 +240,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         t.text for t in doc
         if t.i not in verbs and t.lower_ not in answer_words and t.lower_ not in kind_words
         and t.lower_ not in _MONTHS_DAYS and (t.pos_ in ("NOUN", "PROPN") or t.i in named or (
-            (t.pos_ in ("ADJ", "ADV", "NUM") or t.tag_ == "VBG") and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "NOUN"
+            (t.pos_ in ("ADJ", "ADV", "NUM") or t.tag_ == "VBG") and t.i + 1 < len(doc)
+            and (doc[t.i + 1].pos_ == "NOUN" or t.i + 1 in named)
             and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
     if "amount" in facts:  # "how much cash": money, like "money", names the kind of fact (an amount satisfies it)
         things = tuple(t for t in things if not _money(t))
@@ -362,8 +363,15 @@ def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:
         return not wn.offsets(word, "a") or (wn.tagged(noun, "n") > wn.tagged(word, "a") and not wn.antonyms(word)
                                              and not wn.period(word) and not ORDINAL.match(word))
 
+    def in_a_nouns_place(t: Any) -> bool:  # "the downstairs safe", "the second sitting": what a determiner leads to
+        after = doc[t.i + 1] if t.i + 1 < len(doc) else None
+        return (t.dep_ in ("pobj", "nsubj", "dobj", "nsubjpass") or (t.tag_ == "VBG" and t.dep_ == "attr")) \
+            and any(c.dep_ == "det" for c in t.children) and (after is None or after.pos_ not in ("NOUN", "PROPN")) \
+            and bool(wn.offsets(wn.base(t.lower_, "n"), "n"))
+
     return {t.i for t in doc if t.pos_ == "ADJ" and where_a_noun_goes(t) and usually_a_noun(t.lower_)} | {
-        t.i for t in doc if t.pos_ == "PROPN" and t.text.islower()}  # "the orange juice" read as a name
+        t.i for t in doc if t.pos_ == "PROPN" and t.text.islower()} | {  # "the orange juice" read as a name
+        t.i for t in doc if (t.pos_ == "ADJ" or t.tag_ == "VBG") and in_a_nouns_place(t)}
 
 
 def _verbs_tagged_as_nouns(doc: Any) -> set[int]:
@@ -473,7 +481,7 @@ def _phrases(doc: Any, encoder: SparseEncoder, persons: tuple[str, ...], kind_wo
     out: list[Phrase] = []
     run: list[Any] = []
     for t in [*doc, None]:
-        if t is not None and t.pos_ in ("ADJ", "NOUN", "PROPN") and t.text not in persons \
+        if t is not None and (t.pos_ in ("ADJ", "NOUN", "PROPN") or t.i in named) and t.text not in persons \
                 and t.text.lower() not in kind_words:
             run.append(t)
             continue

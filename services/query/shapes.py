@@ -72,7 +72,10 @@ def holds(kind: FactKind, shape: re.Pattern[str], text: str) -> bool:
         return shape.search(text) is not None
     places = [m.span(1) for m in _PLACE_NAME.finditer(text) if kind == "person" and _built(m.group(2))]
     return any(not names_time(m.group()) and not any(a <= m.start() < b for a, b in places)
-               for m in shape.finditer(text))
+               and not (kind == "place" and _FOR_SOMEONE.search(text, 0, m.start())) for m in shape.finditer(text))
+
+
+_FOR_SOMEONE = re.compile(r"\b(?:for|with)\s+$", re.I)  # "a bracelet for Ada", "lunch with Sam": a person
 
 
 # A name after a preposition of place ending in a noun WordNet files as a built thing or a location ("on Mill Road",

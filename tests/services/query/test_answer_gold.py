@@ -158,7 +158,9 @@ KNOWN_MISSES |= {case: "missed by the third untuned set's scorings" for case in 
 # noun: 27 of 30 now, a tuned figure.
 # The monthly permit passes since a rule written after, while looking at it: an adjective of the span a thing recurs
 # by (WordNet derives "monthly" from month, "annual" from year) picks out another one, as an opposite does. 28 of 30.
-FOURTH_MISSES = {"pdf: What is the cancellation fee for the venue?", "note: When is the car's MOT due?"}
+# The car's MOT passes since the fourteenth set's rules: a "not found" names the noun a possessive leads to ("car's
+# MOT"). 29 of 30.
+FOURTH_MISSES = {"pdf: What is the cancellation fee for the venue?"}
 KNOWN_MISSES |= {case: "missed by the fourth untuned set's one scoring" for case in FOURTH_MISSES}
 # Events asked with "did" (tests/services/query/gold_events.py): the set written after the rule, scored once, 7 of 10.
 # The petrol and the vet pass since two rules written while looking at them (asked an amount, a statement holding
@@ -256,14 +258,14 @@ THIRTEENTH_MISSES = {
     "note: Which recipes did I try?",  # WordNet does not know shakshuka, so nothing says it is a recipe
 }
 KNOWN_MISSES |= {case: "missed by the thirteenth untuned set's one scoring" for case in THIRTEENTH_MISSES}
-# The fourteenth untuned set, written after the thirteenth's rules, scored once: 24 of 30 (0.80).
+# The fourteenth untuned set, written after the thirteenth's rules, scored once: 24 of 30 (0.80). Four pass since
+# rules written after, while looking at them: a word the tagger makes an adjective or a verb where a determiner
+# leads to a noun is a noun ("the downstairs safe", "the second sitting"), so what narrows it is read; a "not found"
+# names the noun a possessive leads to ("landlord's agent"); a name after "for" or "with" is a person, no place
+# ("a bracelet for Ada"). 28 of 30 now, a tuned figure.
 FOURTEENTH_MISSES = {
-    "note: What time is the second sitting for dinner on the ship?",
-    "note: What is the PIN for the downstairs safe?",
-    "note: Who is the landlord's agent?",
-    "note: Where is the christening?",
-    "note: How much did the alterations cost?",
-    "ocr: How much was the train ticket?",
+    "note: How much did the alterations cost?",  # nothing sees trousers taken up at the tailor's as alterations
+    "ocr: How much was the train ticket?",  # nor a train company's "Off-Peak Single" as a train ticket
 }
 KNOWN_MISSES |= {case: "missed by the fourteenth untuned set's one scoring" for case in FOURTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
@@ -817,3 +819,17 @@ def test_a_not_found_names_the_thing_not_the_verb_the_tagger_took_for_a_noun() -
     haircut. A kind word that is a noun stays ("bike lock code")."""
     text = answer(near("note", "How much did the haircut cost?", "haircut", "Dentist check-up: £23.80.")).text
     assert text.startswith("I could not find anything about \u201chaircut\u201d"), text
+
+
+@pytest.mark.parametrize("case", [
+    found("note", "What is the PIN for the downstairs safe?", "0407", "Downstairs safe PIN: 0407."),
+    found("note", "What is the PIN for the downstairs safe?", "0407", "Safe PIN: 0407."),  # not narrowed otherwise
+    found("note", "What time is the second sitting for dinner?", "20:30", "Second sitting for dinner: 20:30."),
+    found("note", "Who is the landlord's agent?", "Sam Cole", "Landlord's agent: Sam Cole, 07700 900111."),
+    found("note", "Where is the christening?", "St Mary's", "Christening at St Mary's, 11am."),
+    found("note", "Where is lunch with Sam?", "Dishoom", "Lunch with Sam at Dishoom."),
+], ids=lambda c: f"{c.question} / {c.passages[0]}")
+def test_what_the_fourteenth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the fourteenth set's rules: the noun the tagger misread, unnarrowed or narrowed the same
+    way, is found; a person's name after "for" or "with" leaves the place beside it a place."""
+    check(case, answer(case))
