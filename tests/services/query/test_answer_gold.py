@@ -29,6 +29,7 @@ from tests.services.query.gold_near_misses import NEAR_MISSES, count, found, nea
 from tests.services.query.gold_untuned import UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
 from tests.services.query.gold_untuned_eleventh import ELEVENTH_UNTUNED
+from tests.services.query.gold_untuned_fifteenth import FIFTEENTH_UNTUNED
 from tests.services.query.gold_untuned_fifth import FIFTH_UNTUNED
 from tests.services.query.gold_untuned_fourteenth import FOURTEENTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
@@ -268,10 +269,20 @@ FOURTEENTH_MISSES = {
     "ocr: How much was the train ticket?",  # nor a train company's "Off-Peak Single" as a train ticket
 }
 KNOWN_MISSES |= {case: "missed by the fourteenth untuned set's one scoring" for case in FOURTEENTH_MISSES}
+# The fifteenth untuned set, written after the fourteenth's rules, scored once: 24 of 30 (0.80).
+FIFTEENTH_MISSES = {
+    "note: How much flea treatment does the cat need?",
+    "note: When is the written part of the driving test?",
+    "note: When is the morning drop-off at the kennels?",
+    "note: Where is the first aid course?",
+    "note: When is the wedding RSVP due?",
+    "note: How many plays did we see in October?",
+}
+KNOWN_MISSES |= {case: "missed by the fifteenth untuned set's one scoring" for case in FIFTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED
-         + FOURTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
