@@ -98,6 +98,27 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     return False
 
 
+def sibling(asked: str, said: frozenset[str]) -> str | None:
+    """A word of ``said`` naming another thing of the asked one's kind ("dog" for "cat": both carnivores): a thing one
+    can point at, with a kind in common two steps up WordNet's hierarchy, neither a kind of the other."""
+    wn = wordnet()
+    mine = _above(wn.base(asked.casefold(), "n"))
+    for w in sorted(said):
+        base = wn.base(w, "n")
+        if base != wn.base(asked.casefold(), "n") and w.isalpha() and len(w) > 2 and concrete(base) \
+                and _above(base) & mine and not covers(asked, frozenset({w})) and not covers(base, frozenset({asked})):
+            return w
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _above(word: str) -> frozenset[int]:
+    """The kinds a noun's commonest senses are, one and two steps up."""
+    wn = wordnet()
+    first = {up for o in wn.offsets(word, "n")[:1] for up in wn.synset(o, "n")[1]}
+    return frozenset(first | {up for o in first for up in wn.synset(o, "n")[1]})
+
+
 def headed(asked: str, said: frozenset[str]) -> bool:
     """Whether a word of ``said`` is a closed compound WordNet does not list that ends with the asked noun, its head
     ("parkrun" is a run: "How many runs"; not a park)."""

@@ -509,6 +509,9 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         return f"\u201c{_phrase(asked, main)}\u201d"
     if (named := [t for t in absent if t.istitle()]) and not any(c.st.speaker for c in candidates):
         return f"\u201c{_phrase(asked, named[0])}\u201d"  # notes never name the place or thing ("flat in Leeds")
+    if notes and (other := [t for t in absent if t[:1].islower() and coverage.concrete(t)
+                            and any(coverage.sibling(t, w) for w in said)]):
+        return f"\u201c{_phrase(asked, other[0])}\u201d"  # another of its kind named: the dog's, not the cat's
     # a topic ("about the hiring plan") must be there; asked for no kind of fact, even a word that could name one
     # ("about the school fees")
     topic = absent + [t for t in asked.things if not asked.facts and t.casefold() in coverage.KIND_WORDS
@@ -525,6 +528,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         last = t.casefold().rsplit("-", 1)[-1]  # the tagger splits "off-peak" day return: "peak day return"
         heads = [h for p in asked.phrases if last in (w := p.words.casefold().split())[:-1] and (
                  t != p.opening or opens) for h in {p.head, *Bm25Encoder().tokenize(w[w.index(last) + 1])[:1]}]
+        heads += [Bm25Encoder().tokenize(m.group())[0] for m in _HYPHENATED.finditer(asked.text)
+                  if Bm25Encoder().tokenize(m.group().split("-")[0])[:1] == [p.head for p in asked.phrases][:1]]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
         if any(rivals.narrowed_otherwise(h, asked.terms, text, likeness=opens) for h in heads for text in texts) or any(
                 rivals.rival(n, asked.terms, text) for n in narrowed for text in texts) or rivals.compound_otherwise(
@@ -553,6 +558,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
 _MONEY_QUESTION = re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|spen[dt]|charge|fee)\b", re.I)
 
 
+_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")  # "drop-off": one word the tagger splits in three
 _ENDING_VERB = re.compile(r"\b(?:do|does|did|will)\b.*\s(\w+)\W*$", re.I)
 
 
@@ -565,8 +571,12 @@ def _phrase(asked: Asked, word: str) -> str:
         held = [h.rsplit(" ", 1)[0] if h.casefold().endswith(f" {ending[1].casefold()}") else h for h in held]
     after = re.search(rf"\b{re.escape(word)}(?:['\u2019]s)?\s+([\w'-]+)", asked.text)  # "landlord's agent"
     named = re.search(rf"\b([A-Z][\w-]*)\s+{re.escape(word)}\b", asked.text)
-    return max(held, key=len) if held else after[0] if after and after[1] in asked.things \
+    found = max(held, key=len) if held else after[0] if after and after[1] in asked.things \
         else named[0] if named and named.start() > 0 else word
+    before = re.search(rf"\b([a-z]+)\s+{re.escape(found)}", asked.text)
+    if before and wordnet().offsets(f"{before[1]}_{found.split()[0].casefold()}", "n"):
+        return f"{before[1]} {found}"  # "first aid course": WordNet's "first aid", which the tagger splits
+    return found
 
 
 def _without(sentence: str, question: str) -> str:

@@ -185,6 +185,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         facts = tuple(f for f in facts if f != "when")  # "how long" wants a span, not a date
     if "person" not in facts and _names_person(question):
         facts += ("person",)  # "the name of the electrician" is a person's name
+    if "amount" in facts and "count" not in facts and _quantity(question):
+        facts += ("count",)  # "how much flea treatment": "one pipette" answers it, as a price would
     modalities: list[str] = []
     doc = parsed(question)
     # a kind of capture asked "about" is the topic, not where to look ("what did Kofi say about the new website")
@@ -298,6 +300,27 @@ def _before_verb(t: Any) -> bool:
         return False
     after, wn = doc[t.i + 1], wordnet()
     return after.is_alpha and bool(wn.offsets(wn.base(after.lower_, "v"), "v"))
+
+
+_HOW_MUCH_OF = re.compile(r"\bhow much\s+([a-z]+)", re.I)
+
+
+def _quantity(question: str) -> bool:
+    """Whether "how much" asks how much of a thing ("How much flea treatment does the cat need?": "one pipette"), not
+    money: a noun after it WordNet knows and does not read as money, and no other word of paying or costing."""
+    from secondbrain.language import wordnet
+
+    m = _HOW_MUCH_OF.search(question)
+    if m is None:
+        return False
+    noun, wn = m.group(1).lower(), wordnet()
+    rest = question[:m.start()] + question[m.end():]
+    base = wn.base(noun, "n")
+    return bool(wn.offsets(base, "n")) and not _money(noun) and noun not in ("money", "time") and not any(
+        wn.is_kind_of(base, kind, "n", depth=6) for kind in _PAID) and not _FACT_WORDS[4][1].search(rest)
+
+
+_PAID = ("payment", "cost", "charge", "sum", "fund", "income", "expense", "assets")  # "deposit", "tax", "savings"
 
 
 def _money(word: str) -> bool:

@@ -269,14 +269,15 @@ FOURTEENTH_MISSES = {
     "ocr: How much was the train ticket?",  # nor a train company's "Off-Peak Single" as a train ticket
 }
 KNOWN_MISSES |= {case: "missed by the fourteenth untuned set's one scoring" for case in FOURTEENTH_MISSES}
-# The fifteenth untuned set, written after the fourteenth's rules, scored once: 24 of 30 (0.80).
+# The fifteenth untuned set, written after the fourteenth's rules, scored once: 24 of 30 (0.80). Three pass since
+# rules written after, while looking at them: over notes, a thing one can point at that no source names, where a
+# source names another of its kind (WordNet: a kind in common two steps up), is not there ("the cat" over the dog's
+# flea treatment); a hyphenated noun the tagger splits is the head another word narrows ("Afternoon drop-off"); a
+# "not found" names WordNet's compound whole ("first aid course"). 27 of 30 now, a tuned figure.
 FIFTEENTH_MISSES = {
-    "note: How much flea treatment does the cat need?",
-    "note: When is the written part of the driving test?",
-    "note: When is the morning drop-off at the kennels?",
-    "note: Where is the first aid course?",
-    "note: When is the wedding RSVP due?",
-    "note: How many plays did we see in October?",
+    "note: When is the written part of the driving test?",  # "Practical" narrows the test two words before it
+    "note: When is the wedding RSVP due?",  # WordNet has no "RSVP" that is a reply
+    "note: How many plays did we see in October?",  # nothing says Twelfth Night is a play
 }
 KNOWN_MISSES |= {case: "missed by the fifteenth untuned set's one scoring" for case in FIFTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
@@ -843,4 +844,16 @@ def test_a_not_found_names_the_thing_not_the_verb_the_tagger_took_for_a_noun() -
 def test_what_the_fourteenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the fourteenth set's rules: the noun the tagger misread, unnarrowed or narrowed the same
     way, is found; a person's name after "for" or "with" leaves the place beside it a place."""
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    found("note", "How much flea treatment does the cat need?", "one pipette",
+          "Flea treatment for the cat: one pipette a month."),
+    found("note", "What is the serial number of the router?", "SN-4471-XK", "Serial number: SN-4471-XK"),  # no rival
+    found("note", "When is the morning drop-off at the kennels?", "8-10am", "Drop-off at the kennels: 8-10am."),
+], ids=lambda c: f"{c.question} / {c.passages[0]}")
+def test_what_the_fifteenth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the fifteenth set's rules: the thing itself, a thing no source names another of, and the
+    drop-off not narrowed otherwise are found."""
     check(case, answer(case))

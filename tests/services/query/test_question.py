@@ -106,3 +106,16 @@ def test_an_adjective_saying_what_a_thing_is_like_opens_its_phrase() -> None:
     """"advanced" swimming lesson: which lesson, when the notes name another ("Beginner swimming lesson")."""
     (phrase,) = understand("When is the advanced swimming lesson?", Lemmas(Bm25Encoder())).phrases
     assert phrase.words == "advanced swimming lesson" and phrase.opening == "advanced"
+
+
+@pytest.mark.parametrize(("question", "quantity"), [
+    ("How much flea treatment does the cat need?", True),  # "one pipette" answers it
+    ("How much sugar goes in the cake?", True),
+    ("How much money did I give Priya?", False),  # money: an amount only
+    ("How much rent do I pay?", False),
+    ("How much tax did I pay?", False),
+    ("How much is the sofa?", False),
+])
+def test_how_much_of_a_thing_is_answered_by_a_number_as_well_as_a_price(question: str, quantity: bool) -> None:
+    facts = understand(question, Lemmas(Bm25Encoder())).facts
+    assert "amount" in facts and ("count" in facts) is quantity
