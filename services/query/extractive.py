@@ -46,7 +46,7 @@ from services.query import coverage, members, rivals, shapes
 from services.query.engine import Source
 from services.query.glosses import glosses
 from services.query.lemmas import Lemmas
-from services.query.question import _TIMES, NAMED_THINGS, Asked, understand
+from services.query.question import _TIMES, HYPHENATED, NAMED_THINGS, Asked, understand
 from services.query.roles import changed_detail, done_by_other
 from services.query.shapes import CALENDAR_WORDS as _CALENDAR_WORDS
 from services.query.shapes import SHAPES as _SHAPES
@@ -528,7 +528,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         last = t.casefold().rsplit("-", 1)[-1]  # the tagger splits "off-peak" day return: "peak day return"
         heads = [h for p in asked.phrases if last in (w := p.words.casefold().split())[:-1] and (
                  t != p.opening or opens) for h in {p.head, *Bm25Encoder().tokenize(w[w.index(last) + 1])[:1]}]
-        heads += [Bm25Encoder().tokenize(m.group())[0] for m in _HYPHENATED.finditer(asked.text)
+        heads += [Bm25Encoder().tokenize(m.group())[0] for m in HYPHENATED.finditer(asked.text)
                   if Bm25Encoder().tokenize(m.group().split("-")[0])[:1] == [p.head for p in asked.phrases][:1]]
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
         if any(rivals.narrowed_otherwise(h, asked.terms, text, likeness=opens) for h in heads for text in texts) or any(
@@ -558,7 +558,6 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
 _MONEY_QUESTION = re.compile(r"\bhow much\b|\b(?:cost|costs|price|paid|pay|spen[dt]|charge|fee)\b", re.I)
 
 
-_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")  # "drop-off": one word the tagger splits in three
 _ENDING_VERB = re.compile(r"\b(?:do|does|did|will)\b.*\s(\w+)\W*$", re.I)
 
 

@@ -332,13 +332,13 @@ def _money(word: str) -> bool:
     return wn.is_kind_of(base, "currency", "n", depth=5) or wn.is_kind_of(base, "monetary_unit", "n", depth=5)
 
 
-_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
+HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")  # "drop-off": one word the tagger splits in three
 
 
 def _hyphenated(question: str, things: tuple[str, ...], main: str) -> tuple[tuple[str, ...], str]:
     """The things and the main one with a hyphenated word whole ("check-in", which the tagger splits in three): a
     source's "check-in" speaks of it, a "check" or a "checkout" does not."""
-    for m in _HYPHENATED.finditer(question):
+    for m in HYPHENATED.finditer(question):
         parts = m.group().split("-")
         at = next((i for i, t in enumerate(things) if t in parts), None)
         if at is None:
