@@ -503,11 +503,11 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     if asked.persons and any(t[:1].islower() and coverage.concrete(t) for t in things) and not any(
             coverage.covers(t, w) for t in things for w in said):
         return f"\u201c{_phrase(asked, things[0])}\u201d"  # the sources share only the person's name with it
-    if main is not None and any(c.st.speaker for c in candidates) and not coverage.concrete(main):
+    if main is not None and not notes and not coverage.concrete(main):
         main = None  # in a conversation, what people did and felt is put in other words than the question's
     if main is not None and main in absent:
         return f"\u201c{_phrase(asked, main)}\u201d"
-    if (named := [t for t in absent if t.istitle()]) and not any(c.st.speaker for c in candidates):
+    if (named := [t for t in absent if t.istitle()]) and notes:
         return f"\u201c{_phrase(asked, named[0])}\u201d"  # notes never name the place or thing ("flat in Leeds")
     if notes and (other := [t for t in absent if t[:1].islower() and coverage.concrete(t)
                             and any(coverage.sibling(t, w) for w in said)]):
@@ -547,7 +547,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     kinds = [k for k in asked.facts if k in _KIND_NAMES
              and (k not in ("when", "place") or not _PAST_QUESTION.search(asked.text))
              and (k != "amount" or _MONEY_QUESTION.search(asked.text))]
-    if kinds and things and not asked.gathers and not any(c.st.speaker for c in candidates) \
+    if kinds and things and not asked.gathers and notes \
             and not any(c.fact for c in candidates if not c.asks and ((main or "") not in c.missing or slip)
                         and not (c.missing and shapes.PRICED.match(c.st.text))):  # a price list names its items
         kind = _TIME_OF_DAY if kinds[0] == "when" and asked.time_of_day else _KIND_NAMES[kinds[0]]
