@@ -36,6 +36,7 @@ from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
 from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
+from tests.services.query.gold_untuned_sixteenth import SIXTEENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
 from tests.services.query.gold_untuned_tenth import TENTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
@@ -280,10 +281,16 @@ FIFTEENTH_MISSES = {
     "note: How many plays did we see in October?",  # nothing says Twelfth Night is a play
 }
 KNOWN_MISSES |= {case: "missed by the fifteenth untuned set's one scoring" for case in FIFTEENTH_MISSES}
+# The sixteenth untuned set, written after the fifteenth's rules, scored once: 28 of 30 (0.93).
+SIXTEENTH_MISSES = {
+    "pdf: What is the renewal date of the breakdown cover?",
+    "note: Which marathons did I run?",
+}
+KNOWN_MISSES |= {case: "missed by the sixteenth untuned set's one scoring" for case in SIXTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
-         + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED
-         + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
+         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
