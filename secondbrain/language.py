@@ -191,6 +191,15 @@ class WordNet:
         nouns |= {d for n in nouns for d in self._pointers(n, "n", ("+",), ("n",))[1]}
         return frozenset(w for n in nouns for w in self.synset(n, "n")[0])
 
+    @lru_cache(maxsize=65536)  # noqa: B019
+    def derived(self, lemma: str, pos: Pos, other: Pos) -> frozenset[str]:
+        """The words of ``other``'s part of speech WordNet derives from ``lemma``'s commonest senses, of the same
+        root ("renewal": renew; "delivery": deliver; not the synonyms of those senses, "arrival": get)."""
+        root = lemma.lower()[:4]
+        return frozenset(w for offset in self.offsets(lemma, pos)[:SENSES]
+                         for target in self._pointers(offset, pos, ("+",), (other,))[1]
+                         for w in self.synset(target, other)[0] if "_" not in w and w[:4] == root[:len(w)])
+
     def _lexfile(self, offset: int, pos: Pos) -> int:
         """The number of a synset's lexicographer's file (noun.artifact is 6, noun.food 13, noun.time 28)."""
         return int(self._line(offset, pos).split(b" ", 2)[1])

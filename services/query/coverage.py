@@ -61,6 +61,13 @@ def _also(word: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=65536)
+def _done(word: str) -> frozenset[str]:
+    """The verbs of the same root WordNet derives from a noun ("renewal": renew, so "renews on 2 April" speaks of the
+    renewal; "delivery": deliver)."""
+    return frozenset(v for form in _forms(word) for v in wordnet().derived(form, "n", "v"))
+
+
+@lru_cache(maxsize=65536)
 def _named_by(word: str) -> frozenset[str]:
     """The asked word, what it may also be called, and the first words of its names of several words ("tooth" for a
     dentist, a "tooth doctor"): what a note's adjective may be "of or relating to" ("dental": tooth)."""
@@ -78,7 +85,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     if "-" in asked and all(part in said for part in asked.split("-") if part):
         return True  # "ice-cream" is "ice cream"
     mine = _forms(asked)
-    also = _also(asked)
+    also = _also(asked) | _done(asked)
     wn = wordnet()
     of = wn.pertains(asked)  # an asked adjective's noun ("electric" bill: the "Electricity bill")
     for w in said:

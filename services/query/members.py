@@ -91,8 +91,13 @@ def _done(text: str, verb: str, held: bool = False) -> bool:
             verbs = [t for t in parsed(text) if t.pos_ == "VERB" and not any(c.dep_ == "xcomp" and any(
                 a.tag_ == "TO" for a in c.children) for c in t.children)]
             return not verbs or any(not _unreal(t) for t in verbs)
+        if held:
+            return True
+        verbs = [t for t in parsed(text) if t.pos_ in ("VERB", "AUX") and t.dep_ != "aux"]
+        if verbs and all(_unreal(t) for t in verbs):
+            return False  # every verb of it denied or only aimed at: "Boston marathon: didn't qualify"
         opening = re.findall(r"[A-Za-z]+", _LABEL.sub("", text))  # "Festival: missed Blur" opens with "missed"
-        return held or not (opening and _other_doing(opening[0], verb))  # not parsed at all
+        return not (opening and _other_doing(opening[0], verb))
     return any(_base(t.text) == verb and not _unreal(t) for t in parsed(text))
 
 

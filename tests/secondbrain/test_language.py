@@ -59,3 +59,10 @@ def test_an_adjective_relates_to_the_nouns_it_is_of() -> None:
     wn = wordnet()
     assert {"tooth", "dentistry"} <= wn.pertains("dental") and "vet" in wn.pertains("veterinary")
     assert wn.pertains("large") == wn.pertains("qwzx") == frozenset()
+
+
+def test_a_noun_s_verbs_of_the_same_root_are_the_ones_wordnet_derives() -> None:
+    wn = wordnet()
+    assert wn.derived("renewal", "n", "v") == {"renew"} and "deliver" in wn.derived("delivery", "n", "v")
+    assert "get" not in wn.derived("arrival", "n", "v")  # a synonym of the derived verb, not of its root
+    assert wn.derived("haircut", "n", "v") == frozenset()

@@ -281,11 +281,11 @@ FIFTEENTH_MISSES = {
     "note: How many plays did we see in October?",  # nothing says Twelfth Night is a play
 }
 KNOWN_MISSES |= {case: "missed by the fifteenth untuned set's one scoring" for case in FIFTEENTH_MISSES}
-# The sixteenth untuned set, written after the fifteenth's rules, scored once: 28 of 30 (0.93).
-SIXTEENTH_MISSES = {
-    "pdf: What is the renewal date of the breakdown cover?",
-    "note: Which marathons did I run?",
-}
+# The sixteenth untuned set, written after the fifteenth's rules, scored once: 28 of 30 (0.93). Both pass since rules
+# written after, while looking at them: a noun is spoken of by the verb WordNet derives it from ("renewal": "renews"),
+# so what narrows it is read; a list's statement in other words whose every verb is denied or only aimed at is not a
+# member ("Boston marathon: didn't qualify"). 30 of 30 now, a tuned figure.
+SIXTEENTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the sixteenth untuned set's one scoring" for case in SIXTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
@@ -863,4 +863,15 @@ def test_what_the_fourteenth_sets_rules_still_find(case: Gold) -> None:
 def test_what_the_fifteenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the fifteenth set's rules: the thing itself, a thing no source names another of, and the
     drop-off not narrowed otherwise are found."""
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    found("pdf", "What is the renewal date of the breakdown cover?", "2 April", "Breakdown cover renews on 2 April."),
+    listed("Which marathons did I run?", ("London", "Boston"), (), "Ran the London marathon.",
+           "Boston marathon: finally qualified."),  # a verb in other words, not denied
+], ids=lambda c: f"{c.question} / {c.passages[-1]}")
+def test_what_the_sixteenth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the sixteenth set's rules: the cover renewing is its renewal; a statement in other words
+    whose verb is not denied stays in the list."""
     check(case, answer(case))

@@ -49,6 +49,11 @@ def test_a_word_wordnet_lacks_is_a_slip_only_when_a_source_spells_one_nearly_lik
     assert covers("ice-cream", words("Vegan ice cream recipes.")) and not covers("off-peak", words("Peak fare."))
 
 
+def test_a_noun_is_spoken_of_by_the_verb_of_its_root() -> None:
+    assert covers("renewal", words("Home cover renews on 2 April.")) and covers("delivery", words("Delivered Monday."))
+    assert not covers("arrival", words("Got there at six."))  # a synonym of the verb is not its root
+
+
 def test_a_two_letter_word_may_be_a_kind_of_the_asked_thing() -> None:
     assert covers("doctor", words("GP appointment on Friday."))
     assert not covers("dentist", words("GP appointment on Friday."))
