@@ -7,8 +7,9 @@ lists: the asked verb is not done when it is denied (a negation), only possible 
 would, could, should), or only the aim of another verb (an infinitive: wanted, hoped, meant, needed, forgot to).
 A statement that does not name the verb stays in the list ("Coffee with Lena" for "Which friends did I meet?"),
 unless it opens with another verb in the past that shares no sense with it ("Started Middlemarch" for "Which
-books did I finish?"; "Saw Aftersun" for "watch" stays): the grammar cannot tell the rest from one that says it
-was not done in other words ("the Albertina was closed").
+books did I finish?"; "Saw Aftersun" for "watch" stays) or every verb of it is denied or only aimed at ("Boston
+marathon: didn't qualify"): the grammar cannot tell the rest from one that says it was not done in other words
+("the Albertina was closed").
 
 Only a question about what was done has members (its verb in the past: "did I watch", "came", "have I read"), and
 only a verb that says something (not "do", "go", "get": the question tagger's light verbs; "make" says what was made
