@@ -35,6 +35,7 @@ from tests.services.query.gold_untuned_fourteenth import FOURTEENTH_UNTUNED
 from tests.services.query.gold_untuned_fourth import FOURTH_UNTUNED
 from tests.services.query.gold_untuned_ninth import NINTH_UNTUNED
 from tests.services.query.gold_untuned_second import SECOND_UNTUNED
+from tests.services.query.gold_untuned_seventeenth import SEVENTEENTH_UNTUNED
 from tests.services.query.gold_untuned_seventh import SEVENTH_UNTUNED
 from tests.services.query.gold_untuned_sixteenth import SIXTEENTH_UNTUNED
 from tests.services.query.gold_untuned_sixth import SIXTH_UNTUNED
@@ -287,10 +288,20 @@ KNOWN_MISSES |= {case: "missed by the fifteenth untuned set's one scoring" for c
 # member ("Boston marathon: didn't qualify"). 30 of 30 now, a tuned figure.
 SIXTEENTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the sixteenth untuned set's one scoring" for case in SIXTEENTH_MISSES}
+# The seventeenth untuned set, written after the sixteenth's rules, scored once: 24 of 30 (0.80).
+SEVENTEENTH_MISSES = {
+    "note: When is the final fitting for the bridesmaid dress?",
+    "note: How long is the warranty on the new laptop?",
+    "note: Who is the surveyor?",
+    "note: Where is the quiz night?",
+    "note: Where is the stopcock for the outside tap?",
+    "note: How many times did Ava wake in the night last week?",
+}
+KNOWN_MISSES |= {case: "missed by the seventeenth untuned set's one scoring" for case in SEVENTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
-         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + SEVENTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
