@@ -84,6 +84,9 @@ def covers(asked: str, said: frozenset[str]) -> bool:
         return True
     if "-" in asked and all(part in said for part in asked.split("-") if part):
         return True  # "ice-cream" is "ice cream"
+    if (hours := _PARTS_OF_DAY.get(wordnet().base(asked, "n"))) and any(
+            (h := _hour(w)) is not None and h in hours for w in said):
+        return True  # "woke at 3am" was in the night
     mine = _forms(asked)
     also = _also(asked) | _done(asked)
     wn = wordnet()
@@ -124,6 +127,20 @@ def _above(word: str) -> frozenset[int]:
     wn = wordnet()
     first = {up for o in wn.offsets(word, "n")[:1] for up in wn.synset(o, "n")[1]}
     return frozenset(first | {up for o in first for up in wn.synset(o, "n")[1]})
+
+
+# The hours a part of the day holds, as a clock time written with "am" or "pm" says them.
+_PARTS_OF_DAY = {"night": frozenset({*range(0, 5), 22, 23}), "morning": frozenset(range(5, 12)),
+                 "afternoon": frozenset(range(12, 17)), "evening": frozenset(range(17, 22))}
+_CLOCK = re.compile(r"(\d{1,2})(?:[.:]\d{2})?(am|pm)")
+
+
+def _hour(word: str) -> int | None:
+    """The hour of a clock time written as one word ("3am", "11pm", "7.30pm"), on the 24-hour clock."""
+    m = _CLOCK.fullmatch(word)
+    if m is None or not 1 <= int(m.group(1)) <= 12:
+        return None
+    return int(m.group(1)) % 12 + (12 if m.group(2) == "pm" else 0)
 
 
 def headed(asked: str, said: frozenset[str]) -> bool:
@@ -204,7 +221,8 @@ def describes(word: str) -> bool:
     return participle or bool(wn.offsets(low, "a")) or not wn.offsets(wn.base(low, "n"), "n")
 
 
-ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))$", re.I)
+ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)|final|"
+                     r"last)$", re.I)
 
 
 def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
@@ -219,7 +237,8 @@ def opposed(word: str, phrases: list[str], texts: list[str]) -> bool:
         for text in texts:
             for m in re.finditer(rf"\b([\w-]+)\s+{re.escape(after)}", text, re.I):
                 said = m.group(1).casefold()
-                if said in against or (ORDINAL.match(said) and ORDINAL.match(word) and said != word.casefold()) or (
+                if said in against or (ORDINAL.match(said) and ORDINAL.match(word) and said != word.casefold()
+                                       and not wn.synonyms(said, "a") & wn.synonyms(word.casefold(), "a")) or (
                         every and (other := wn.period(said)) and not other & every):  # "Annual" for "monthly"
                     return True
     return False

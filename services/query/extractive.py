@@ -580,9 +580,10 @@ def _phrase(asked: Asked, word: str) -> str:
 
 def _without(sentence: str, question: str) -> str:
     """The sentence less the words the question already has (a "when" question's own "December" is no answer)."""
-    asked = {w.casefold() for w in re.findall(r"[\w']+", question)}
+    asked = {re.sub(r"'s$", "", w.casefold()) for w in re.findall(r"[\w']+", question)}
     # a removed word leaves a mark, so the first word left is not taken for the sentence's first
-    return " ".join("_" if w.strip(".,;:!?()\"'").casefold() in asked else w for w in sentence.split())
+    return " ".join("_" if re.sub(r"['\u2019]s$", "", w.strip(".,;:!?()\"'")).casefold() in asked else w
+                    for w in sentence.split())  # "Surveyor's report" for "the surveyor": the question's own word
 
 
 # --------------------------------------------------------------------------- choosing what to quote

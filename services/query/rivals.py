@@ -80,15 +80,17 @@ def compound_otherwise(asked: Asked, word: str, texts: list[str]) -> bool:
     return False
 
 
-_OLDER = re.compile(r"\b(?:old|previous|former)\s+([\w-]+)", re.I)
+_OLDER = re.compile(r"\b(old|previous|former|new)\s+([\w-]+)", re.I)
+_OLD = frozenset({"old", "previous", "former"})
 
 
 def older_not_there(question: str, texts: list[str]) -> str | None:
-    """A question's "old router" when every source naming the router calls it the new one ("New router password"):
-    what they hold is the newer value, not the one asked for; the question's words ("old router") when so."""
+    """A question's "old router" when every source naming the router calls it the new one ("New router password"),
+    or its "new laptop" when every one calls it the old one ("Warranty on the old laptop"): what they hold is the
+    other one; the question's words ("old router") when so."""
     m = _OLDER.search(question)
     if m is None:
         return None
-    thing = re.escape(m.group(1))
+    thing, other = re.escape(m.group(2)), {"new"} if m.group(1).casefold() in _OLD else _OLD
     named = [n for text in texts for n in re.finditer(rf"(?:\b([\w-]+)\s+)?\b{thing}\b", text, re.I)]
-    return m.group() if named and all((n.group(1) or "").casefold() == "new" for n in named) else None
+    return m.group() if named and all((n.group(1) or "").casefold() in other for n in named) else None

@@ -288,14 +288,15 @@ KNOWN_MISSES |= {case: "missed by the fifteenth untuned set's one scoring" for c
 # member ("Boston marathon: didn't qualify"). 30 of 30 now, a tuned figure.
 SIXTEENTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the sixteenth untuned set's one scoring" for case in SIXTEENTH_MISSES}
-# The seventeenth untuned set, written after the sixteenth's rules, scored once: 24 of 30 (0.80).
+# The seventeenth untuned set, written after the sixteenth's rules, scored once: 24 of 30 (0.80; the night-waking case
+# was written with times after the moment it is asked, mended, and still missed). Four pass since rules written after,
+# while looking at them: "final" and "last" are an order, and another one ("First fitting") is not it, while a
+# synonym ("Last fitting") is; a "new" thing asked where every source calls it the old one is not there; the
+# question's own word with a possessive ("Surveyor's report") is no name; a clock time ("3am") says the part of the
+# day ("in the night"). 28 of 30 now, a tuned figure.
 SEVENTEENTH_MISSES = {
-    "note: When is the final fitting for the bridesmaid dress?",
-    "note: How long is the warranty on the new laptop?",
-    "note: Who is the surveyor?",
-    "note: Where is the quiz night?",
-    "note: Where is the stopcock for the outside tap?",
-    "note: How many times did Ava wake in the night last week?",
+    "note: Where is the quiz night?",  # "The Quizzly Bears", a team's name, passes for a place's
+    "note: Where is the stopcock for the outside tap?",  # WordNet does not make an isolation valve a stopcock
 }
 KNOWN_MISSES |= {case: "missed by the seventeenth untuned set's one scoring" for case in SEVENTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
@@ -885,4 +886,21 @@ def test_what_the_fifteenth_sets_rules_still_find(case: Gold) -> None:
 def test_what_the_sixteenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the sixteenth set's rules: the cover renewing is its renewal; a statement in other words
     whose verb is not denied stays in the list."""
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    found("note", "When is the final fitting for the bridesmaid dress?", "9 January",
+          "Last fitting for the bridesmaid dress: 9 January."),
+    found("note", "How long is the warranty on the new laptop?", "2 years", "Laptop warranty: 2 years."),
+    found("note", "Who is the surveyor?", "Kate Lowe", "Surveyor's report from Kate Lowe: damp in the back bedroom."),
+    found("note", "When is Mum's birthday?", "3 March", "Mum's birthday: 3 March."),
+    count("How many times did Ava wake in the night last week?", 1, ("3am",),
+          ("Ava woke at 3am.", "Ava woke at 7am, bright and early."), ("2026-11-10T03:00:00Z", "2026-11-12T07:00:00Z"),
+          absent=("7am",)),  # the morning is not the night
+], ids=lambda c: f"{c.question} / {c.passages[0]}")
+def test_what_the_seventeenth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the seventeenth set's rules: the last fitting is the final one; the laptop without "old" is
+    the new one; a name beside the question's own word is one; a clock time out of the part of the day asked is not
+    in it."""
     check(case, answer(case))

@@ -65,3 +65,13 @@ def test_an_adjective_covers_the_noun_it_relates_to_or_names_it_in_other_words()
     assert covers("vet", words("Veterinary clinic on Mill Road."))
     assert not covers("dentist", words("Eye test on Friday."))
     assert not covers("optician", words("Dental check-up on Friday."))
+
+
+def test_a_clock_time_says_the_part_of_the_day_it_falls_in() -> None:
+    assert covers("night", words("Woke at 3am with a cough.")) and covers("evening", words("Home by 8pm."))
+    assert not covers("morning", words("Woke at 3am.")) and not covers("night", words("Lunch at 1pm."))
+
+
+def test_final_is_an_order_and_first_is_another_one() -> None:
+    assert opposed("final", ["final fitting"], ["First fitting: 9 January."])
+    assert not opposed("final", ["final fitting"], ["Last fitting: 9 January."])  # the same one
