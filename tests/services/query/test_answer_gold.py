@@ -27,6 +27,7 @@ from tests.services.query.gold_events import EVENTS_AFTER, EVENTS_TUNING, events
 from tests.services.query.gold_lists import LISTS_AFTER, LISTS_TUNING, listed
 from tests.services.query.gold_near_misses import NEAR_MISSES, count, found, near
 from tests.services.query.gold_untuned import UNTUNED
+from tests.services.query.gold_untuned_eighteenth import EIGHTEENTH_UNTUNED
 from tests.services.query.gold_untuned_eighth import EIGHTH_UNTUNED
 from tests.services.query.gold_untuned_eleventh import ELEVENTH_UNTUNED
 from tests.services.query.gold_untuned_fifteenth import FIFTEENTH_UNTUNED
@@ -299,10 +300,16 @@ SEVENTEENTH_MISSES = {
     "note: Where is the stopcock for the outside tap?",  # WordNet does not make an isolation valve a stopcock
 }
 KNOWN_MISSES |= {case: "missed by the seventeenth untuned set's one scoring" for case in SEVENTEENTH_MISSES}
+# The eighteenth untuned set, written after the seventeenth's rules, scored once: 28 of 30 (0.93).
+EIGHTEENTH_MISSES = {
+    "markdown: Who is doing the church flowers on 13 December?",
+    "note: Which jigsaws did we finish?",
+}
+KNOWN_MISSES |= {case: "missed by the eighteenth untuned set's one scoring" for case in EIGHTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
-         + SEVENTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + SEVENTEENTH_UNTUNED + EIGHTEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
