@@ -61,6 +61,7 @@ class Statement:
     headings: tuple[str, ...] = ()  # the headings it sits under, outermost first
     kind: str = "sentence"  # sentence, item, row
     speaker: str | None = None  # who said it, in a chat or a transcript with speakers
+    columns: tuple[str, ...] = ()  # a table row's column names, which its text names only past two columns
 
 
 @dataclass(slots=True)
@@ -104,7 +105,8 @@ def read(text: str, headings: tuple[str, ...] | list[str] = (),
                 columns = [plain(c) for c in cells]  # the header row names the columns
                 continue
             out.append(Statement(_row(cells, columns), first, len(out), block.lines[0][0],
-                                 block.lines[0][0] + len(block.lines[0][1]), context, "row"))
+                                 block.lines[0][0] + len(block.lines[0][1]), context, "row",
+                                 columns=tuple(columns or ())))
             continue
         if block.kind == "item":
             offset = block.lines[0][0]

@@ -298,7 +298,7 @@ def _candidates(asked: Asked, hits: Sequence[SearchHit | Source],
             if st.headings not in headings:
                 headings[st.headings] = set(enc.tokenize(" ".join(st.headings)))
             context = headings[st.headings] | title_terms
-            spoken = said_words[i] | around | coverage.words(" ".join(st.headings))
+            spoken = said_words[i] | around | coverage.words(" ".join((*st.headings, *st.columns)))
             for j in range(max(0, i - DISCOURSE), i):
                 # what was just said sets the topic a statement goes on about ("They eat insects." after "my
                 # turtles"), and a question someone just asked is what it answers

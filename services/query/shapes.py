@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
 from secondbrain.temporal.mentions import MONTH_NAMES
 from services.query.question import FactKind, parsed
@@ -102,6 +103,7 @@ def names_time(word: str) -> bool:
 
 
 _NOUN_PERSON = 18  # WordNet's lexicographer file noun.person
+_AFTER_LABEL = re.compile(r":\s+([A-Z][a-z]{2,})\b")
 _OPENING = re.compile(rf"(?!{CALENDAR_WORDS})[A-Z][a-z]{{2,}}\b")
 
 
@@ -112,13 +114,19 @@ def opens_with_name(statement: str, bare: str) -> bool:
     statement less the question's own words: a name the question gives is no answer to it."""
     from secondbrain.language import wordnet
 
+    wn = wordnet()
+
+    def a_name(token: Any) -> bool:
+        return token.pos_ == "PROPN" and not any(wn.offsets(wn.base(token.lower_, p), p) for p in ("v", "a", "r"))
+
     m = _OPENING.match(bare)
-    if m is None or not statement.startswith(m.group()):
-        return False
-    first = parsed(statement)[0]
-    wn, low = wordnet(), first.lower_
-    return first.pos_ == "PROPN" and first.text == m.group() and not any(
-        wn.offsets(wn.base(low, p), p) for p in ("v", "a", "r"))
+    if m is not None and statement.startswith(m.group()):
+        first = parsed(statement)[0]
+        return first.text == m.group() and a_name(first)
+    # or the value after a label's colon: a table's row ("13 Dec: Martin"), "Key worker: Gemma"
+    label = _AFTER_LABEL.search(bare)
+    return label is not None and any(t.text == label.group(1) and t.idx >= statement.find(": ") and a_name(t)
+                                     for t in parsed(statement))
 
 
 NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody|none|neither|nor|without)\b|n['\u2019]t\b", re.I)

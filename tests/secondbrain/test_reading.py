@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from secondbrain.reading import plain
+from secondbrain.reading import plain, read
 
 pytestmark = pytest.mark.fast
 
@@ -18,3 +18,8 @@ pytestmark = pytest.mark.fast
 ])
 def test_markdown_marks_go_and_look_alikes_stay(written: str, words: str) -> None:
     assert plain(written) == words
+
+
+def test_a_table_row_keeps_its_column_names_though_its_text_names_them_only_past_two() -> None:
+    rows = [s for s in read("| Week | Church flowers |\n|---|---|\n| 13 Dec | Martin |") if s.kind == "row"]
+    assert [(s.text, s.columns) for s in rows] == [("13 Dec: Martin", ("Week", "Church flowers"))]

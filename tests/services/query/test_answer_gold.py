@@ -300,11 +300,12 @@ SEVENTEENTH_MISSES = {
     "note: Where is the stopcock for the outside tap?",  # WordNet does not make an isolation valve a stopcock
 }
 KNOWN_MISSES |= {case: "missed by the seventeenth untuned set's one scoring" for case in SEVENTEENTH_MISSES}
-# The eighteenth untuned set, written after the seventeenth's rules, scored once: 28 of 30 (0.93).
-EIGHTEENTH_MISSES = {
-    "markdown: Who is doing the church flowers on 13 December?",
-    "note: Which jigsaws did we finish?",
-}
+# The eighteenth untuned set, written after the seventeenth's rules, scored once: 28 of 30 (0.93). Both pass since
+# rules written after, while looking at them: a table row speaks of its columns' names, which a two-column row does
+# not write ("13 Dec: Martin" under "Church flowers"), and a capitalised word after a label's colon the tagger reads
+# as a name is one; a verb only half done is not done ("is still half done"), and a word WordNet makes a noun more
+# often than a verb is no verb of the statement ("The cats jigsaw is"). 30 of 30 now, a tuned figure.
+EIGHTEENTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the eighteenth untuned set's one scoring" for case in EIGHTEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
@@ -910,4 +911,17 @@ def test_what_the_seventeenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the seventeenth set's rules: the last fitting is the final one; the laptop without "old" is
     the new one; a name beside the question's own word is one; a clock time out of the part of the day asked is not
     in it."""
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    found("note", "Who is Ava's key worker?", "Gemma", "Ava's key worker: Gemma."),
+    near("markdown", "Who is doing the church flowers on 13 December?", "church flowers",
+         "| Week | Coffee rota |\n|---|---|\n| 6 Dec | Joan |\n| 13 Dec | Martin |"),  # another table's columns
+    listed("Which jigsaws did we finish?", ("lighthouse", "cats"), (), "Finished the lighthouse jigsaw.",
+           "The cats jigsaw is done at last."),  # done, not half done
+], ids=lambda c: f"{c.question} / {c.passages[-1]}")
+def test_what_the_eighteenth_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the eighteenth set's rules: a name after a label's colon; a table whose columns name
+    another thing is no answer; a thing done in other words stays in the list."""
     check(case, answer(case))
