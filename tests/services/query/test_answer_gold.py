@@ -308,7 +308,14 @@ KNOWN_MISSES |= {case: "missed by the seventeenth untuned set's one scoring" for
 # often than a verb is no verb of the statement ("The cats jigsaw is"). 30 of 30 now, a tuned figure.
 EIGHTEENTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the eighteenth untuned set's one scoring" for case in EIGHTEENTH_MISSES}
-# The nineteenth untuned set, written after the eighteenth's rules, scored once: 30 of 30 (1.00).
+# The nineteenth untuned set, written after the eighteenth's rules, scored once: 26 of 30 (0.87).
+NINETEENTH_MISSES = {
+    "transcript: What did Anya say about the website redesign?",
+    "note: How much was the minicab to Gatwick?",
+    "note: When is Gran's hearing check?",
+    "note: Which films did the kids watch at half term?",
+}
+KNOWN_MISSES |= {case: "missed by the nineteenth untuned set's one scoring" for case in NINETEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
