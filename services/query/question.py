@@ -190,7 +190,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     modalities: list[str] = []
     doc = parsed(question)
     # a kind of capture asked "about" is the topic, not where to look ("what did Kofi say about the new website")
-    topic = {t.text.casefold() for t in doc if t.dep_ == "pobj" and t.head.lower_ == "about"}
+    topic = {u.text.casefold() for t in doc if t.dep_ == "pobj" and t.head.lower_ == "about"
+             for u in (t, *(c for c in t.children if c.dep_ == "compound"))}  # "about the website redesign" too
     content = question
     for words, kinds in _KINDS:
         if any(m.group().casefold() not in topic for m in words.finditer(content)):

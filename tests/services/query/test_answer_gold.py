@@ -308,12 +308,15 @@ KNOWN_MISSES |= {case: "missed by the seventeenth untuned set's one scoring" for
 # often than a verb is no verb of the statement ("The cats jigsaw is"). 30 of 30 now, a tuned figure.
 EIGHTEENTH_MISSES: set[str] = set()
 KNOWN_MISSES |= {case: "missed by the eighteenth untuned set's one scoring" for case in EIGHTEENTH_MISSES}
-# The nineteenth untuned set, written after the eighteenth's rules, scored once: 26 of 30 (0.87).
+# The nineteenth untuned set, written after the eighteenth's rules, scored once: 26 of 30 (0.87). Anya's redesign
+# passes since a rule written after, while looking at it: a kind of capture that is part of what was said "about"
+# ("the website redesign") is the topic too, so the topic must be there. 27 of 30 now, a tuned figure. A rule that
+# let a note call a thing by its kind one step up ("Taxi" for the "minicab") was tried and dropped: on the LoCoMo
+# replay it lowered category 5 from 0.691 to 0.684.
 NINETEENTH_MISSES = {
-    "transcript: What did Anya say about the website redesign?",
-    "note: How much was the minicab to Gatwick?",
-    "note: When is Gran's hearing check?",
-    "note: Which films did the kids watch at half term?",
+    "note: How much was the minicab to Gatwick?",  # a note calls it a taxi, what a minicab is in WordNet
+    "note: When is Gran's hearing check?",  # WordNet links no check to a test
+    "note: Which films did the kids watch at half term?",  # "too scary ..., we switched it off" is not read as unseen
 }
 KNOWN_MISSES |= {case: "missed by the nineteenth untuned set's one scoring" for case in NINETEENTH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
@@ -934,4 +937,12 @@ def test_what_the_seventeenth_sets_rules_still_find(case: Gold) -> None:
 def test_what_the_eighteenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the eighteenth set's rules: a name after a label's colon; a table whose columns name
     another thing is no answer; a thing done in other words stays in the list."""
+    check(case, answer(case))
+
+
+def test_a_kind_of_capture_in_a_compound_said_about_is_the_topic_too() -> None:
+    """ "What did Anya say about the website redesign?" over her words on the redesign is answered; over the
+    newsletter it is not found (the nineteenth set)."""
+    case = found("transcript", "What did Anya say about the website redesign?", "late",
+                 "Anya: The website redesign is late.\nLeo: Great.")
     check(case, answer(case))
