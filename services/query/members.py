@@ -75,9 +75,12 @@ def _asked_verb(question: str) -> str | None:
     verbs = [t for t in parsed(question) if (t.lower_ not in LIGHT or (t.lower_ in _MAKING and not any(
         c.tag_ == "TO" for c in t.children))) and (t.pos_ == "VERB" or (
         any(c.dep_ == "aux" and c.lower_ == "did" for c in t.children) and wordnet().offsets(_base(t.text), "v")))]
-    # the one the sentence hangs on: "Which plays did we see?" tags "plays" a verb too
+    # the one the sentence hangs on: "Which plays did we see?" tags "plays" a verb too, and may hang "did" on it
+    verbs = [t for t in verbs if t.i == 0 or t.doc[t.i - 1].lower_ not in ("which", "what")] or verbs
     t = next((t for t in verbs if t.dep_ == "ROOT" or any(c.dep_ == "aux" for c in t.children)), None)
-    if t is None or not (t.tag_ in ("VBD", "VBN") or any(c.dep_ == "aux" and c.tag_ == "VBD" for c in t.children)):
+    if t is None or not (t.tag_ in ("VBD", "VBN") or any(c.dep_ == "aux" and c.tag_ == "VBD" for c in t.children)
+                         or (any(u.lower_ == "did" for u in t.doc[:t.i])  # "did" hung on the misread "plays"
+                             and not any(c.tag_ == "TO" for c in t.children))):  # not "did I want to visit"
         return None
     return _base(t.text)
 

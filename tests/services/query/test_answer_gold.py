@@ -45,6 +45,7 @@ from tests.services.query.gold_untuned_tenth import TENTH_UNTUNED
 from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 from tests.services.query.gold_untuned_thirteenth import THIRTEENTH_UNTUNED
 from tests.services.query.gold_untuned_twelfth import TWELFTH_UNTUNED
+from tests.services.query.gold_untuned_twentieth import TWENTIETH_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -319,11 +320,19 @@ NINETEENTH_MISSES = {
     "note: Which films did the kids watch at half term?",  # "too scary ..., we switched it off" is not read as unseen
 }
 KNOWN_MISSES |= {case: "missed by the nineteenth untuned set's one scoring" for case in NINETEENTH_MISSES}
+# The twentieth untuned set, written after the nineteenth's rules, scored once: 27 of 30 (0.90). Ava's auditions
+# pass since a rule written after, while looking at them: the verb after "did" is the asked one when the tagger hangs
+# "did" on the list's noun ("Which plays did Ava audition for?"), so "wanted to audition" is not done. 28 of 30 now.
+TWENTIETH_MISSES = {
+    "note: Who is taking the minutes?",  # "minutes" names a kind of fact (time), so nothing of it must be there
+    "ocr: Which seat am I in on the Innsbruck flight?",  # nothing reads "LGW - INN" as the Innsbruck flight
+}
+KNOWN_MISSES |= {case: "missed by the twentieth untuned set's one scoring" for case in TWENTIETH_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
-         + SEVENTEENTH_UNTUNED + EIGHTEENTH_UNTUNED + NINETEENTH_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING
-         + EVENTS_AFTER)
+         + SEVENTEENTH_UNTUNED + EIGHTEENTH_UNTUNED + NINETEENTH_UNTUNED + TWENTIETH_UNTUNED
+         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -817,6 +826,8 @@ def test_what_was_made_or_done_in_other_words_stays_in_the_list(case: Gold) -> N
     ("Which jams did I make?", "make"),
     ("What activity did Jolene and her partner plan to do together?", None),  # only aimed at ("plan" read a noun)
     ("Which places did we go to?", None),  # "go" says nothing of what was done to the places
+    ("Which plays did Ava audition for?", "audition"),  # "did" hung on "plays", which the tagger made a verb
+    ("Which places did I want to visit?", None),  # only wanted
 ])
 def test_do_and_make_ask_what_was_done_unless_only_aimed_at(question: str, verb: str | None) -> None:
     from services.query.members import _asked_verb
