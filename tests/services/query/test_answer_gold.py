@@ -46,6 +46,7 @@ from tests.services.query.gold_untuned_third import THIRD_UNTUNED
 from tests.services.query.gold_untuned_thirteenth import THIRTEENTH_UNTUNED
 from tests.services.query.gold_untuned_twelfth import TWELFTH_UNTUNED
 from tests.services.query.gold_untuned_twentieth import TWENTIETH_UNTUNED
+from tests.services.query.gold_untuned_twentyfirst import TWENTYFIRST_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -328,11 +329,17 @@ TWENTIETH_MISSES = {
     "ocr: Which seat am I in on the Innsbruck flight?",  # nothing reads "LGW - INN" as the Innsbruck flight
 }
 KNOWN_MISSES |= {case: "missed by the twentieth untuned set's one scoring" for case in TWENTIETH_MISSES}
+# The twenty-first untuned set, written after the twentieth's rules, scored once: 28 of 30 (0.93).
+TWENTYFIRST_MISSES = {
+    "note: When is the last bin collection before Christmas?",
+    "note: Which towns did we stop in?",
+}
+KNOWN_MISSES |= {case: "missed by the twenty-first untuned set's one scoring" for case in TWENTYFIRST_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
          + SEVENTEENTH_UNTUNED + EIGHTEENTH_UNTUNED + NINETEENTH_UNTUNED + TWENTIETH_UNTUNED
-         + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWENTYFIRST_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
