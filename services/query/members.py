@@ -131,6 +131,8 @@ def _base(word: str) -> str:
 def _unreal(t: Any) -> bool:
     if any(c.dep_ == "aux" and c.tag_ == "TO" for c in t.children):
         return True  # "want to watch", "meant to cook", "was going to meet" (not "finished reading")
+    if t.dep_ == "pcomp" and t.head.lower_ == "without":
+        return True  # "Drove past Hereford without stopping"
     # denied, only possible or to come, or only half done ("The cats jigsaw is still half done")
     return any(c.dep_ == "neg" or (c.dep_ == "aux" and c.tag_ == "MD") or c.lower_ == "half" for c in t.children)
 

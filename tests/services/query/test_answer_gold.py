@@ -329,10 +329,11 @@ TWENTIETH_MISSES = {
     "ocr: Which seat am I in on the Innsbruck flight?",  # nothing reads "LGW - INN" as the Innsbruck flight
 }
 KNOWN_MISSES |= {case: "missed by the twentieth untuned set's one scoring" for case in TWENTIETH_MISSES}
-# The twenty-first untuned set, written after the twentieth's rules, scored once: 28 of 30 (0.93).
+# The twenty-first untuned set, written after the twentieth's rules, scored once: 28 of 30 (0.93). The towns pass
+# since a rule written after, while looking at them: a verb after "without" is not done ("Drove past Hereford without
+# stopping"). 29 of 30 now, a tuned figure.
 TWENTYFIRST_MISSES = {
-    "note: When is the last bin collection before Christmas?",
-    "note: Which towns did we stop in?",
+    "note: When is the last bin collection before Christmas?",  # "last" says which of a series, read as a quality
 }
 KNOWN_MISSES |= {case: "missed by the twenty-first untuned set's one scoring" for case in TWENTYFIRST_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
@@ -963,4 +964,12 @@ def test_a_kind_of_capture_in_a_compound_said_about_is_the_topic_too() -> None:
     newsletter it is not found (the nineteenth set)."""
     case = found("transcript", "What did Anya say about the website redesign?", "late",
                  "Anya: The website redesign is late.\nLeo: Great.")
+    check(case, answer(case))
+
+
+def test_a_verb_after_without_is_not_done_and_one_before_it_is() -> None:
+    """ "Which towns did we stop in?": "Drove past Hereford without stopping" is apart; "Stopped in Ledbury without
+    a map" is a member (the twenty-first set)."""
+    case = listed("Which towns did we stop in?", ("Ludlow", "Ledbury"), ("Hereford",), "Stopped in Ludlow for lunch.",
+                  "Drove past Hereford without stopping.", "Stopped in Ledbury without a map.")
     check(case, answer(case))
