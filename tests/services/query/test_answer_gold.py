@@ -47,6 +47,7 @@ from tests.services.query.gold_untuned_thirteenth import THIRTEENTH_UNTUNED
 from tests.services.query.gold_untuned_twelfth import TWELFTH_UNTUNED
 from tests.services.query.gold_untuned_twentieth import TWENTIETH_UNTUNED
 from tests.services.query.gold_untuned_twentyfirst import TWENTYFIRST_UNTUNED
+from tests.services.query.gold_untuned_twentysecond import TWENTYSECOND_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -336,11 +337,20 @@ TWENTYFIRST_MISSES = {
     "note: When is the last bin collection before Christmas?",  # "last" says which of a series, read as a quality
 }
 KNOWN_MISSES |= {case: "missed by the twenty-first untuned set's one scoring" for case in TWENTYFIRST_MISSES}
+# The twenty-second untuned set, written after the twenty-first's rules, scored once: 26 of 30 (0.87); no rule
+# written after it yet.
+TWENTYSECOND_MISSES = {
+    "note: What's the PIN for the rear entrance?",  # "main" is read as a quality, not as which entrance
+    "note: When is the mortgage renewal?",  # "Fixed rate ... ends 1 March, remortgage by then": other words
+    "note: How often did I journal in November?",  # "Journalled" is not read as the verb "journal"
+    "note: Which relatives did we visit at Christmas?",  # nothing reads Boxing Day as Christmas
+}
+KNOWN_MISSES |= {case: "missed by the twenty-second untuned set's one scoring" for case in TWENTYSECOND_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
          + SEVENTEENTH_UNTUNED + EIGHTEENTH_UNTUNED + NINETEENTH_UNTUNED + TWENTIETH_UNTUNED
-         + TWENTYFIRST_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWENTYFIRST_UNTUNED + TWENTYSECOND_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
