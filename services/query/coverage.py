@@ -61,7 +61,7 @@ def _also(word: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=65536)
-def _done(word: str) -> frozenset[str]:
+def _root_verbs(word: str) -> frozenset[str]:
     """The verbs of the same root WordNet derives from a noun ("renewal": renew, so "renews on 2 April" speaks of the
     renewal; "delivery": deliver)."""
     return frozenset(v for form in _forms(word) for v in wordnet().derived(form, "n", "v"))
@@ -88,7 +88,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
             (h := _hour(w)) is not None and h in hours for w in said):
         return True  # "woke at 3am" was in the night
     mine = _forms(asked)
-    also = _also(asked) | _done(asked)
+    also = _also(asked) | _root_verbs(asked)
     wn = wordnet()
     of = wn.pertains(asked)  # an asked adjective's noun ("electric" bill: the "Electricity bill")
     for w in said:
@@ -112,10 +112,11 @@ def sibling(asked: str, said: frozenset[str]) -> str | None:
     """A word of ``said`` naming another thing of the asked one's kind ("dog" for "cat": both carnivores): a thing one
     can point at, with a kind in common two steps up WordNet's hierarchy, neither a kind of the other."""
     wn = wordnet()
-    mine = _above(wn.base(asked.casefold(), "n"))
+    own = wn.base(asked.casefold(), "n")
+    mine = _above(own)
     for w in sorted(said):
         base = wn.base(w, "n")
-        if base != wn.base(asked.casefold(), "n") and w.isalpha() and len(w) > 2 and concrete(base) \
+        if base != own and w.isalpha() and len(w) > 2 and concrete(base) \
                 and _above(base) & mine and not covers(asked, frozenset({w})) and not covers(base, frozenset({asked})):
             return w
     return None

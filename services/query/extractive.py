@@ -520,6 +520,9 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         if n.preposition == "about" and any(t.casefold() in coverage.words(n.words) for t in topic):
             return f"\u201c{n.words}\u201d"
     texts = [text for _terms, text in sources]
+    # a hyphenated noun the tagger split, as the head of the question's first phrase ("morning drop-off")
+    split_heads = [Bm25Encoder().tokenize(m.group())[0] for m in HYPHENATED.finditer(asked.text)
+                   if Bm25Encoder().tokenize(m.group().split("-")[0])[:1] == [p.head for p in asked.phrases][:1]]
     for t in absent:
         # an adjective saying which one ("blue" sofa, "joint" account) only over notes: people chatting describe;
         # a span or an order ("annual" review, "second" dose) picks out only another span or order (opposed)
@@ -528,8 +531,7 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
         last = t.casefold().rsplit("-", 1)[-1]  # the tagger splits "off-peak" day return: "peak day return"
         heads = [h for p in asked.phrases if last in (w := p.words.casefold().split())[:-1] and (
                  t != p.opening or opens) for h in {p.head, *Bm25Encoder().tokenize(w[w.index(last) + 1])[:1]}]
-        heads += [Bm25Encoder().tokenize(m.group())[0] for m in HYPHENATED.finditer(asked.text)
-                  if Bm25Encoder().tokenize(m.group().split("-")[0])[:1] == [p.head for p in asked.phrases][:1]]
+        heads += split_heads
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
         if any(rivals.narrowed_otherwise(h, asked.terms, text, likeness=opens) for h in heads for text in texts) or any(
                 rivals.rival(n, asked.terms, text) for n in narrowed for text in texts) or rivals.compound_otherwise(
@@ -580,10 +582,13 @@ def _phrase(asked: Asked, word: str) -> str:
 
 def _without(sentence: str, question: str) -> str:
     """The sentence less the words the question already has (a "when" question's own "December" is no answer)."""
-    asked = {re.sub(r"'s$", "", w.casefold()) for w in re.findall(r"[\w']+", question)}
+    asked = {_POSSESSIVE.sub("", w.casefold()) for w in re.findall(r"[\w']+", question)}
     # a removed word leaves a mark, so the first word left is not taken for the sentence's first
-    return " ".join("_" if re.sub(r"['\u2019]s$", "", w.strip(".,;:!?()\"'")).casefold() in asked else w
+    return " ".join("_" if _POSSESSIVE.sub("", w.strip(".,;:!?()\"'")).casefold() in asked else w
                     for w in sentence.split())  # "Surveyor's report" for "the surveyor": the question's own word
+
+
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 
 
 # --------------------------------------------------------------------------- choosing what to quote

@@ -318,7 +318,7 @@ def _quantity(question: str) -> bool:
     rest = question[:m.start()] + question[m.end():]
     base = wn.base(noun, "n")
     return bool(wn.offsets(base, "n")) and not _money(noun) and noun not in ("money", "time") and not any(
-        wn.is_kind_of(base, kind, "n", depth=6) for kind in _PAID) and not _FACT_WORDS[4][1].search(rest)
+        wn.is_kind_of(base, kind, "n", depth=6) for kind in _PAID) and not dict(_FACT_WORDS)["amount"].search(rest)
 
 
 _PAID = ("payment", "cost", "charge", "sum", "fund", "income", "expense", "assets")  # "deposit", "tax", "savings"
