@@ -57,7 +57,9 @@ TWENTYTHIRD_UNTUNED: list[Gold] = [
     count("How many times was the dog sick in October?", 2, ("grass", "chicken"),
           ("The dog was sick after eating grass.", "Dog sick again, the chicken scraps."),
           ("2026-10-06T08:00:00Z", "2026-10-19T08:00:00Z")),
-    count("How many times did I make soup in November?", 3, ("leek", "tomato", "squash"),
+    # mended after scoring: it expected "squash" in lower case, where the note begins "Squash soup" (the answer
+    # counted and listed all three)
+    count("How many times did I make soup in November?", 3, ("leek", "tomato", "Squash"),
           ("Made leek and potato soup.", "Made tomato soup for lunch.", "Squash soup, made a big pot."),
           ("2026-11-02T08:00:00Z", "2026-11-10T08:00:00Z", "2026-11-17T08:00:00Z")),
     count("How often did we get a takeaway in October?", 2, ("pizza", "curry"),

@@ -48,6 +48,7 @@ from tests.services.query.gold_untuned_twelfth import TWELFTH_UNTUNED
 from tests.services.query.gold_untuned_twentieth import TWENTIETH_UNTUNED
 from tests.services.query.gold_untuned_twentyfirst import TWENTYFIRST_UNTUNED
 from tests.services.query.gold_untuned_twentysecond import TWENTYSECOND_UNTUNED
+from tests.services.query.gold_untuned_twentythird import TWENTYTHIRD_UNTUNED
 
 pytestmark = pytest.mark.fast  # no services: in the fast lane
 
@@ -346,11 +347,24 @@ TWENTYSECOND_MISSES = {
     "note: Which relatives did we visit at Christmas?",  # nothing reads Boxing Day as Christmas
 }
 KNOWN_MISSES |= {case: "missed by the twenty-second untuned set's one scoring" for case in TWENTYSECOND_MISSES}
+# The twenty-third untuned set, written after the twenty-second's scoring, scored once: 22 of 30 (0.73; the soup count
+# expected "squash" where the note says "Squash": the answer was right, and the case is mended: 23 of 30, 0.77).
+TWENTYTHIRD_MISSES = {
+    "transcript: What did Farah say about the bake-off?",  # the quiz night quoted: "bake-off" not required
+    "note: Which dentist does Gran use?",  # her optician quoted as her dentist
+    "note: What's the deposit for the small hall?",  # "Main hall": "main" read as a quality, not as which hall
+    "note: What's the mobile number for the school office?",  # the landline quoted as the mobile
+    "note: How much were the van's new tyres?",  # not found, but said of "van", not of the tyres
+    "ocr: How much was the dry cleaning?",  # "DRY CLEANERS" on the slip not read as the dry cleaning
+    "note: Who is our electricity supplier?",  # "switched the electricity to Octopus": other words
+}
+KNOWN_MISSES |= {case: "missed by the twenty-third untuned set's one scoring" for case in TWENTYTHIRD_MISSES}
 CASES = (GOLD + NEAR_MISSES + UNTUNED + SECOND_UNTUNED + THIRD_UNTUNED + FOURTH_UNTUNED + FIFTH_UNTUNED
          + SIXTH_UNTUNED + SEVENTH_UNTUNED + EIGHTH_UNTUNED + NINTH_UNTUNED + TENTH_UNTUNED + ELEVENTH_UNTUNED
          + TWELFTH_UNTUNED + THIRTEENTH_UNTUNED + FOURTEENTH_UNTUNED + FIFTEENTH_UNTUNED + SIXTEENTH_UNTUNED
          + SEVENTEENTH_UNTUNED + EIGHTEENTH_UNTUNED + NINETEENTH_UNTUNED + TWENTIETH_UNTUNED
-         + TWENTYFIRST_UNTUNED + TWENTYSECOND_UNTUNED + LISTS_TUNING + LISTS_AFTER + EVENTS_TUNING + EVENTS_AFTER)
+         + TWENTYFIRST_UNTUNED + TWENTYSECOND_UNTUNED + TWENTYTHIRD_UNTUNED + LISTS_TUNING + LISTS_AFTER
+         + EVENTS_TUNING + EVENTS_AFTER)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
