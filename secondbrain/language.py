@@ -25,6 +25,7 @@ _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 SENSES = 3  # a word's most common senses (WordNet lists them by frequency)
 TIME_FILE = 28  # the lexicographer's file noun.time
 PERSON_FILE = 18  # noun.person
+ANIMAL_FILE = 5  # noun.animal
 # Endings WordNet's morphology removes, per part of speech (its "detachment rules").
 _SUFFIXES: dict[str, tuple[tuple[str, str], ...]] = {
     "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),

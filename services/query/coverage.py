@@ -82,8 +82,10 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     asked = asked.casefold()
     if asked in said or asked.replace("-", "") in said:  # "Wi-Fi" is "wifi"
         return True
-    if "-" in asked and all(part in said for part in asked.split("-") if part):
-        return True  # "ice-cream" is "ice cream"
+    if "-" in asked and (all(part in said or covers(part, said) for part in asked.split("-") if part) or any(
+            w.count("-") == asked.count("-") and all(covers(part, frozenset({other})) for part, other in zip(
+                asked.split("-"), w.split("-"), strict=True) if part) for w in said)):
+        return True  # "ice-cream" is "ice cream"; "Jet-washed the patio" did jet-wash it
     if (hours := _PARTS_OF_DAY.get(wordnet().base(asked, "n"))) and any(
             (h := _hour(w)) is not None and h in hours for w in said):
         return True  # "woke at 3am" was in the night
@@ -97,6 +99,8 @@ def covers(asked: str, said: frozenset[str]) -> bool:
             return True
         if _compound(w, asked):
             return True  # "roadtrip": not a word of its own, made of the asked one
+        if also & _root_verbs(w):
+            return True  # the "DRY CLEANERS" did the dry cleaning: two nouns of one verb
         if len(w) > len(asked) and w.startswith(asked) and _short(asked):
             return True  # "physio" for "physiotherapy": a short form WordNet does not list
         if wn.pertains(w) & _named_by(asked):
@@ -173,6 +177,8 @@ _CONCRETE = frozenset({5, 6, 8, 13, 15, 17, 18, 20, 27})
 def known(word: str) -> bool:
     """Whether WordNet knows the word, or it is a short form of one ("physio"); a misspelt word says nothing either
     way ("fesetival")."""
+    if "-" in word.strip("-") and not _listed(word):  # "bake-off": known as its parts are
+        return all(_listed(part) for part in word.split("-") if part)
     return _listed(word) or _begins_noun(word)
 
 

@@ -517,8 +517,10 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     topic = absent + [t for t in asked.things if not asked.facts and t.casefold() in coverage.KIND_WORDS
                       and t[:1].islower() and coverage.known(t) and not any(coverage.covers(t, w) for w in said)]
     for n in asked.narrowers:
-        if n.preposition == "about" and any(t.casefold() in coverage.words(n.words) for t in topic):
-            return f"\u201c{n.words}\u201d"
+        # (a hyphenated one as the tagger split it: "about the bake-off" narrows by "the bake")
+        for t in topic:
+            if n.preposition == "about" and (part := t.casefold().split("-")[0]) in coverage.words(n.words):
+                return f"\u201c{n.words.replace(part, t) if '-' in t else n.words}\u201d"
     texts = [text for _terms, text in sources]
     # a hyphenated noun the tagger split, as the head of the question's first phrase ("morning drop-off")
     split_heads = [Bm25Encoder().tokenize(m.group())[0] for m in HYPHENATED.finditer(asked.text)
@@ -533,7 +535,8 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
                  t != p.opening or opens) for h in {p.head, *Bm25Encoder().tokenize(w[w.index(last) + 1])[:1]}]
         heads += split_heads
         narrowed = [n for n in asked.narrowers if t.casefold() in coverage.words(n.words)]
-        if any(rivals.narrowed_otherwise(h, asked.terms, text, likeness=opens) for h in heads for text in texts) or any(
+        if any(rivals.narrowed_otherwise(h, asked.terms, text, likeness=opens, picked=True) for h in heads
+               for text in texts) or any(
                 rivals.rival(n, asked.terms, text) for n in narrowed for text in texts) or rivals.compound_otherwise(
                 asked, t, texts) or coverage.opposed(t, [p.words for p in asked.phrases if p.opening == t], texts):
             return f"\u201c{_phrase(asked, t)}\u201d"

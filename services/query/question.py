@@ -236,7 +236,8 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
     answer_kind = frozenset(encoder.tokenize(kind.text)) if kind is not None else frozenset()
     # what it is about, and what narrows it: its nouns and names, and a word before a noun that says which one
     # ("back door", "guest network"), not what it is like ("new", "next")
-    answer_words = {kind.lower_} if kind is not None else set()
+    # but an occupation stays a thing to find: a name alone does not say Mr Shah is Gran's dentist
+    answer_words = {kind.lower_} if kind is not None and not _occupation(kind.lower_) else set()
     if gathers and category is not None:
         answer_words.add(category.lower_)
     things = tuple(dict.fromkeys(
@@ -248,7 +249,9 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
             and t.lower_ not in _QUALITIES and not t.text[:1].isdigit()))))
     if "amount" in facts:  # "how much cash": money, like "money", names the kind of fact (an amount satisfies it)
         things = tuple(t for t in things if not _money(t))
-    main = _main(doc, things, named, bool(facts))
+    # the occupation asked for is the thing only when nothing else is ("which vet does the rabbit see": the rabbit)
+    main = _main(doc, tuple(t for t in things if kind is None or t != kind.text), named, bool(facts)) or _main(
+        doc, things, named, bool(facts))
     things, main = _hyphenated(question, things, main)
     return Asked(text=question, terms=frozenset(encoder.tokenize(content)), facts=facts,
                  subjects=frozenset(subject_terms), persons=persons, modalities=tuple(modalities),
@@ -333,6 +336,17 @@ def _money(word: str) -> bool:
     return wn.is_kind_of(base, "currency", "n", depth=5) or wn.is_kind_of(base, "monetary_unit", "n", depth=5)
 
 
+def _occupation(word: str) -> bool:
+    """Whether WordNet reads a noun as someone's work ("dentist", "plumber", "vet"): a kind of worker or
+    professional."""
+    from secondbrain.language import PERSON_FILE, wordnet
+
+    wn = wordnet()
+    base = wn.base(word, "n")
+    return wn.lexname(base) == PERSON_FILE and (  # "instrument" is first a thing
+        wn.is_kind_of(base, "worker", "n", depth=6) or wn.is_kind_of(base, "professional", "n", depth=6))
+
+
 HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")  # "drop-off": one word the tagger splits in three
 
 
@@ -356,14 +370,25 @@ def _main(doc: Any, things: tuple[str, ...], named: set[int], facts: bool) -> st
     from services.query.coverage import KIND_WORDS
 
     run: list[Any] = []
+    owned = False  # after a thing's possessive: "the van's new tyres" are tyres
     for t in doc:
         if ((t.pos_ == "NOUN" or t.i in named) and t.text in things) or (run and (t.pos_ == "NOUN" or t.i in named)):
             run.append(t)
-        elif run and not (t.tag_ == "POS" and run[-1].tag_ == "NNS") and not (
-                t.pos_ == "PROPN" and t.dep_ == "compound"):
-            break  # "the parents' meeting" is a kind of meeting, "the team Christmas lunch" a lunch
+        elif (run and t.tag_ == "POS" and (run[-1].tag_ == "NNS" or _owned_thing(run[-1].lower_))) or (
+                owned and t.pos_ == "ADJ"):
+            owned = True  # "the parents' meeting" is a kind of meeting; "my mother's blood type" is hers
+        elif run and not (t.pos_ == "PROPN" and t.dep_ == "compound"):
+            break  # "the team Christmas lunch" is a lunch
     said = [t for t in run if (t.lower_ not in KIND_WORDS or not facts) and t.lower_ not in _TIMES and t.text in things]
     return said[-1].text if said else ""
+
+
+def _owned_thing(word: str) -> bool:
+    """Whether what a noun owns is the thing asked about ("the van's new tyres"), as it is of a thing, not of a person
+    or an animal ("my mother's blood type", "the dog's vet" stay theirs)."""
+    from secondbrain.language import ANIMAL_FILE, PERSON_FILE, wordnet
+
+    return wordnet().lexname(word) not in (None, PERSON_FILE, ANIMAL_FILE)
 
 
 def _nouns_tagged_as_adjectives(doc: Any) -> set[int]:

@@ -36,20 +36,27 @@ def rival(narrower: Phrase, asked: frozenset[str], text: str) -> bool:
 _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "last", "next", "same", "other", "own",
                         "main", "usual", "actual", "correct", "right", "full", "whole", "previous", "former",
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
+# Of those, the words picking out one of several ("the main hall"): another one than the question's "small hall".
+_PICKS = frozenset({"main", "other", "usual"})
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
-def narrowed_otherwise(head: str, asked: frozenset[str], text: str, *, likeness: bool = False) -> bool:
+def narrowed_otherwise(head: str, asked: frozenset[str], text: str, *, likeness: bool = False,
+                       picked: bool = False) -> bool:
     """Whether ``text`` names the phrase's head narrowed by a word the question does not have ("gym locker
     code" for a "bike lock code"), rather than plainly ("the code"); with ``likeness``, by what it is like too
-    ("grey sofa" for the "blue sofa", where the question's own word says what it is like)."""
+    ("grey sofa" for the "blue sofa", where the question's own word says what it is like); with ``picked`` (the
+    question picks one out with a word of its own, "the small hall"), by a word picking out another ("Main hall"),
+    and the head in other words too ("Window cleaner" for the "dry cleaning")."""
     enc = Bm25Encoder()
+    qualities = _QUALITIES - _PICKS if picked else _QUALITIES
     for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
             prev = _POSSESSIVE.sub("", words[i - 1])  # "Young person's railcard": a kind of railcard too
-            if enc.tokenize(w)[:1] == [head] and prev.replace("-", "").isalpha() and prev.casefold() not in _QUALITIES \
+            same = enc.tokenize(w)[:1] == [head] or (picked and coverage.covers(head, frozenset({w.casefold()})))
+            if same and prev.replace("-", "").isalpha() and prev.casefold() not in qualities \
                     and (coverage.known(prev) if likeness else not coverage.describes(prev)):
                 # with likeness, a brand says nothing of what the thing is like ("Riverford" veg box: organic?)
                 before = enc.tokenize(prev)

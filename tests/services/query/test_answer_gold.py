@@ -338,10 +338,10 @@ TWENTYFIRST_MISSES = {
     "note: When is the last bin collection before Christmas?",  # "last" says which of a series, read as a quality
 }
 KNOWN_MISSES |= {case: "missed by the twenty-first untuned set's one scoring" for case in TWENTYFIRST_MISSES}
-# The twenty-second untuned set, written after the twenty-first's rules, scored once: 26 of 30 (0.87); no rule
-# written after it yet.
+# The twenty-second untuned set, written after the twenty-first's rules, scored once: 26 of 30 (0.87). The rear
+# entrance passes since a rule written after the twenty-third set: "main" picks out another one where the question
+# picks its own ("PIN for the main entrance" for the rear one). 27 of 30 now, a tuned figure.
 TWENTYSECOND_MISSES = {
-    "note: What's the PIN for the rear entrance?",  # "main" is read as a quality, not as which entrance
     "note: When is the mortgage renewal?",  # "Fixed rate ... ends 1 March, remortgage by then": other words
     "note: How often did I journal in November?",  # "Journalled" is not read as the verb "journal"
     "note: Which relatives did we visit at Christmas?",  # nothing reads Boxing Day as Christmas
@@ -349,13 +349,14 @@ TWENTYSECOND_MISSES = {
 KNOWN_MISSES |= {case: "missed by the twenty-second untuned set's one scoring" for case in TWENTYSECOND_MISSES}
 # The twenty-third untuned set, written after the twenty-second's scoring, scored once: 22 of 30 (0.73; the soup count
 # expected "squash" where the note says "Squash": the answer was right, and the case is mended: 23 of 30, 0.77).
+# Four pass since rules written after, while looking at them: an occupation asked with "which" is a thing a source
+# must name, a name alone does not say Mr Shah is a dentist; what a thing owns is the thing asked ("the van's new
+# tyres"); two nouns of one verb cover each other ("DRY CLEANERS" for the dry cleaning, while "Window cleaner" is
+# another one); a hyphenated word is known as its parts are ("about the bake-off" must be there). 27 of 30 now, a
+# tuned figure.
 TWENTYTHIRD_MISSES = {
-    "transcript: What did Farah say about the bake-off?",  # the quiz night quoted: "bake-off" not required
-    "note: Which dentist does Gran use?",  # her optician quoted as her dentist
-    "note: What's the deposit for the small hall?",  # "Main hall": "main" read as a quality, not as which hall
+    "note: What's the deposit for the small hall?",  # "small" is a quality, so "Main hall" is no other hall
     "note: What's the mobile number for the school office?",  # the landline quoted as the mobile
-    "note: How much were the van's new tyres?",  # not found, but said of "van", not of the tyres
-    "ocr: How much was the dry cleaning?",  # "DRY CLEANERS" on the slip not read as the dry cleaning
     "note: Who is our electricity supplier?",  # "switched the electricity to Octopus": other words
 }
 KNOWN_MISSES |= {case: "missed by the twenty-third untuned set's one scoring" for case in TWENTYTHIRD_MISSES}
@@ -980,6 +981,24 @@ def test_what_the_seventeenth_sets_rules_still_find(case: Gold) -> None:
 def test_what_the_eighteenth_sets_rules_still_find(case: Gold) -> None:
     """The near hits beside the eighteenth set's rules: a name after a label's colon; a table whose columns name
     another thing is no answer; a thing done in other words stays in the list."""
+    check(case, answer(case))
+
+
+@pytest.mark.parametrize("case", [
+    found("note", "Which dentist does Gran use?", "Smile Dental", "Gran goes to Smile Dental on Bridge Street."),
+    found("note", "Which plumber did we use?", "Dave", "Dave the plumber fixed the boiler."),  # the word is there
+    found("note", "Which vet does the rabbit see?", "Mr Ito", "The rabbit sees Mr Ito at Park Vets."),
+    found("note", "What's the PIN for the entrance?", "7310", "PIN for the main entrance: 7310."),  # none picked
+    found("note", "How much were the van's new tyres?", "£320", "New tyres for the van: £320."),
+    near("note", "How much was the dry cleaning?", "dry cleaning", "Window cleaner: £20."),  # another cleaner
+    found("note", "How much was the cleaning?", "£40", "Cleaners came, £40."),
+    found("transcript", "What did Farah say about the bake-off?", "£300",
+          "Farah: The bake-off raised £300.\nTom: Wow."),
+], ids=lambda c: f"{c.question} / {c.passages[-1]}")
+def test_what_the_twentythird_sets_rules_still_find(case: Gold) -> None:
+    """The near hits beside the twenty-third set's rules: an occupation named in other words ("Dental"), or named
+    while the question asks of another's; "main" where the question picks none; a thing's own thing; another kind
+    of cleaner; a hyphenated topic that is there."""
     check(case, answer(case))
 
 
