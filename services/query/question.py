@@ -220,19 +220,7 @@ def understand(question: str, encoder: SparseEncoder) -> Asked:
         re.search(r"\bwho (?:came|attended|was there|joined|were)\b", question, re.I))
     if gathers and category is not None:  # "which places": the kind of answer, not what it is about
         subject_terms -= set(encoder.tokenize(category.text))
-    # "which city", "what event", "what kind of dish": the kind of answer (a source names the city, not "city")
-    kind = None
-    if wh is not None and doc[wh].lower_ in ("which", "what"):
-        for t in doc[wh + 1:wh + 6]:
-            # "what kind of frosting": the tagger reads a noun after "of" in "-ing" as a verb
-            if (t.pos_ == "NOUN" or (t.tag_ == "VBG" and doc[t.i - 1].lower_ == "of")) \
-                    and t.lower_ not in _NOT_NARROWED:
-                kind = t
-                while kind.i + 1 < len(doc) and doc[kind.i + 1].pos_ == "NOUN":  # "which train station"
-                    kind = doc[kind.i + 1]
-                break
-            if not (t.pos_ in ("ADJ", "PROPN") or t.lower_ in _NOT_NARROWED or t.lower_ == "of"):
-                break
+    kind = _answer_kind(doc, wh)
     answer_kind = frozenset(encoder.tokenize(kind.text)) if kind is not None else frozenset()
     # what it is about, and what narrows it: its nouns and names, and a word before a noun that says which one
     # ("back door", "guest network"), not what it is like ("new", "next")
@@ -334,6 +322,23 @@ def _money(word: str) -> bool:
     wn = wordnet()
     base = wn.base(word.casefold(), "n")
     return wn.is_kind_of(base, "currency", "n", depth=5) or wn.is_kind_of(base, "monetary_unit", "n", depth=5)
+
+
+def _answer_kind(doc: Any, wh: int | None) -> Any:
+    """ "which city", "what event", "what kind of dish": the word naming the kind of answer (a source names the city,
+    not "city"), or ``None``."""
+    if wh is None or doc[wh].lower_ not in ("which", "what"):
+        return None
+    for t in doc[wh + 1:wh + 6]:
+        # "what kind of frosting": the tagger reads a noun after "of" in "-ing" as a verb
+        if (t.pos_ == "NOUN" or (t.tag_ == "VBG" and doc[t.i - 1].lower_ == "of")) and t.lower_ not in _NOT_NARROWED:
+            kind = t
+            while kind.i + 1 < len(doc) and doc[kind.i + 1].pos_ == "NOUN":  # "which train station"
+                kind = doc[kind.i + 1]
+            return kind
+        if not (t.pos_ in ("ADJ", "PROPN") or t.lower_ in _NOT_NARROWED or t.lower_ == "of"):
+            return None
+    return None
 
 
 def _occupation(word: str) -> bool:
