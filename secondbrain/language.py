@@ -91,6 +91,8 @@ class WordNet:
 
     def _entry(self, lemma: str, pos: Pos) -> list[str] | None:
         """The index line of ``lemma`` as WordNet writes it (lower case, "_" between words), split; ``None``."""
+        if not lemma.strip():  # the files open with a licence, its lines led by spaces: no word is empty
+            return None
         return self._search(self._index[pos], self._size[pos], lemma.lower().replace(" ", "_").encode())
 
     @lru_cache(maxsize=65536)  # noqa: B019

@@ -84,7 +84,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
         return True
     if "-" in asked and (all(part in said or covers(part, said) for part in asked.split("-") if part) or any(
             w.count("-") == asked.count("-") and all(covers(part, frozenset({other})) for part, other in zip(
-                asked.split("-"), w.split("-"), strict=True) if part) for w in said)):
+                asked.split("-"), w.split("-"), strict=True) if part and other) for w in said)):
         return True  # "ice-cream" is "ice cream"; "Jet-washed the patio" did jet-wash it
     if (hours := _PARTS_OF_DAY.get(wordnet().base(asked, "n"))) and any(
             (h := _hour(w)) is not None and h in hours for w in said):
@@ -177,9 +177,12 @@ _CONCRETE = frozenset({5, 6, 8, 13, 15, 17, 18, 20, 27})
 def known(word: str) -> bool:
     """Whether WordNet knows the word, or it is a short form of one ("physio"); a misspelt word says nothing either
     way ("fesetival")."""
-    if "-" in word.strip("-") and not _listed(word):  # "bake-off": known as its parts are
-        return all(_listed(part) for part in word.split("-") if part)
     return _listed(word) or _begins_noun(word)
+
+
+def known_parts(word: str) -> bool:
+    """Whether a hyphenated word WordNet lacks is made of words it knows ("bake-off")."""
+    return "-" in word.strip("-") and all(_listed(part) for part in word.split("-") if part)
 
 
 def misspelt(word: str, said: frozenset[str]) -> bool:

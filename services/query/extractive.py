@@ -513,9 +513,10 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
                             and any(coverage.sibling(t, w) for w in said)]):
         return f"\u201c{_phrase(asked, other[0])}\u201d"  # another of its kind named: the dog's, not the cat's
     # a topic ("about the hiring plan") must be there; asked for no kind of fact, even a word that could name one
-    # ("about the school fees")
-    topic = absent + [t for t in asked.things if not asked.facts and t.casefold() in coverage.KIND_WORDS
-                      and t[:1].islower() and coverage.known(t) and not any(coverage.covers(t, w) for w in said)]
+    # ("about the school fees"); a hyphenated one, even where people coin such words ("about the bake-off")
+    topic = absent + [t for t in asked.things if (
+        (not asked.facts and t.casefold() in coverage.KIND_WORDS and t[:1].islower() and coverage.known(t))
+        or coverage.known_parts(t)) and not any(coverage.covers(t, w) for w in said)]
     for n in asked.narrowers:
         # (a hyphenated one as the tagger split it: "about the bake-off" narrows by "the bake")
         for t in topic:

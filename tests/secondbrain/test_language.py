@@ -15,6 +15,8 @@ def test_a_word_is_read_under_the_form_wordnet_lists_it() -> None:
     assert wn.base("ran", "v") == "run"
     assert wn.base("tyres", "n") == "tyre"
     assert wn.base("qwzx", "n") == "qwzx"  # unknown: itself
+    # an empty word (the part after a hyphen at a word's end) is no word, not the licence the files open with
+    assert wn.offsets("", "n") == () and wn.base("", "v") == "" and wn.tagged(" ", "n") == 0
 
 
 def test_synonyms_and_kinds_come_from_the_commonest_senses() -> None:
