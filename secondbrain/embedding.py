@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -69,20 +70,27 @@ class OnnxMiniLMEmbedder:
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tok
-        opts = ort.SessionOptions()
-        # One thread a run, and a call's batches run side by side on as many threads as there are cores: a run
-        # split over cores waits at every step for its slowest part, which a core busy with the other stages
-        # makes slower still; whole batches side by side never wait for each other (on 2 CPUs: 14 % more passages
-        # a second and 8 % less CPU alone, bench/imports.py for the pipeline).
+        # A call of several batches runs them side by side, one thread each, on as many threads as there are
+        # cores: a run split over the cores waits at every step for its slowest part, which a core busy with the
+        # other stages makes slower still, where whole batches side by side never wait for each other (5,000 Keep
+        # notes 7 % faster, docs/architecture.md).  A call of one batch (a query, a lone note) is split over the
+        # cores as before: it has nothing to run beside it.
         self._workers = max(1, min(4, os.cpu_count() or 1)) if threads is None else 1
-        opts.intra_op_num_threads = 1 if threads is None else threads
+        self._session = self._open(ort, threads)
+        self._one_thread = self._open(ort, 1) if self._workers > 1 else self._session
+        # onnxruntime sessions are thread-safe for run(), but the tokenizer's padding state is not.
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _open(ort: Any, threads: int | None) -> Any:
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
         # onnxruntime's worker threads busy-wait between the steps of a run and after it by default.  The
         # model shares the process with the other stages, the HTTP server and the broker clients: that spin
         # takes CPU they need (about an eighth of the model's own CPU time on 2 cores) and gains no speed.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(_onnx_path()), opts, providers=["CPUExecutionProvider"])
-        # onnxruntime sessions are thread-safe for run(), but the tokenizer's padding state is not.
-        self._lock = threading.Lock()
+        return ort.InferenceSession(str(_onnx_path()), opts, providers=["CPUExecutionProvider"])
 
     @property
     def model_id(self) -> str:
@@ -108,22 +116,23 @@ class OnnxMiniLMEmbedder:
         batches = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
         if len(batches) > 1 and self._workers > 1:
             with ThreadPoolExecutor(min(self._workers, len(batches)), thread_name_prefix="onnx-run") as pool:
-                done = list(pool.map(lambda taken: self._embed_batch([texts[i] for i in taken]), batches))
+                done = list(pool.map(lambda taken: self._embed_batch([texts[i] for i in taken], self._one_thread),
+                                     batches))
         else:
-            done = [self._embed_batch([texts[i] for i in taken]) for taken in batches]
+            done = [self._embed_batch([texts[i] for i in taken], self._session) for taken in batches]
         for taken, embedded in zip(batches, done, strict=True):
             for i, vector in zip(taken, embedded, strict=True):
                 vectors[i] = vector
         return vectors
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+    def _embed_batch(self, texts: list[str], session: Any) -> list[list[float]]:
         batch = [t if t.strip() else " " for t in texts]
         with self._lock:
             encs = self._tokenizer.encode_batch(batch)
         ids = np.array([e.ids for e in encs], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
         types = np.zeros_like(ids)
-        (hidden,) = self._session.run(
+        (hidden,) = session.run(
             ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         )
         m = mask[..., None].astype(np.float32)
