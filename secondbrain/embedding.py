@@ -120,19 +120,17 @@ class OnnxMiniLMEmbedder:
         # Long batches run one after the other, split over the cores: two of them side by side hold two sets of
         # long activations (the arena kept about 600 MB more after 256-token batches) and gained nothing measurable
         # in the pipeline; short ones (a note, a chat message) run side by side.
-        short = [b for b in batches if len(texts[b[0]]) <= SIDE_BY_SIDE_CHARS]
-        done: dict[int, list[list[float]]] = {}
+        short = [n for n, taken in enumerate(batches) if len(texts[taken[0]]) <= SIDE_BY_SIDE_CHARS]
+        done: list[list[list[float]] | None] = [None] * len(batches)
         if len(short) > 1 and self._workers > 1:
             with ThreadPoolExecutor(min(self._workers, len(short)), thread_name_prefix="onnx-run") as pool:
-                for taken, embedded in zip(short, pool.map(
-                        lambda taken: self._embed_batch([texts[i] for i in taken], self._one_thread), short),
-                        strict=True):
-                    done[taken[0]] = embedded
-        for taken in batches:
-            if taken[0] not in done:
-                done[taken[0]] = self._embed_batch([texts[i] for i in taken], self._session)
-        for taken in batches:
-            for i, vector in zip(taken, done[taken[0]], strict=True):
+                side_by_side = pool.map(lambda n: self._embed_batch([texts[i] for i in batches[n]], self._one_thread),
+                                        short)
+                for n, embedded in zip(short, side_by_side, strict=True):
+                    done[n] = embedded
+        for n, taken in enumerate(batches):
+            embedded = done[n] or self._embed_batch([texts[i] for i in taken], self._session)
+            for i, vector in zip(taken, embedded, strict=True):
                 vectors[i] = vector
         return vectors
 

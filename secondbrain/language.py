@@ -91,8 +91,6 @@ class WordNet:
 
     def _entry(self, lemma: str, pos: Pos) -> list[str] | None:
         """The index line of ``lemma`` as WordNet writes it (lower case, "_" between words), split; ``None``."""
-        if not lemma.strip():  # the files open with a licence, its lines led by spaces: no word is empty
-            return None
         return self._search(self._index[pos], self._size[pos], lemma.lower().replace(" ", "_").encode())
 
     @lru_cache(maxsize=65536)  # noqa: B019
@@ -103,6 +101,8 @@ class WordNet:
     def _search(self, f: IO[bytes], size: int, key: bytes, begins: bool = False) -> list[str] | None:
         """The index line of ``key`` (or, ``begins``, of a lemma starting with it): a binary search over the sorted
         lines, as WordNet's library does (the licence lines at the top start with spaces and sort first)."""
+        if not key.strip():  # the licence's lines are led by spaces: no word is empty, nor begins every lemma
+            return None
         lo, hi = 0, size
         with self._lock:
             while lo < hi:

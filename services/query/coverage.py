@@ -82,9 +82,7 @@ def covers(asked: str, said: frozenset[str]) -> bool:
     asked = asked.casefold()
     if asked in said or asked.replace("-", "") in said:  # "Wi-Fi" is "wifi"
         return True
-    if "-" in asked and (all(part in said or covers(part, said) for part in asked.split("-") if part) or any(
-            w.count("-") == asked.count("-") and all(covers(part, frozenset({other})) for part, other in zip(
-                asked.split("-"), w.split("-"), strict=True) if part and other) for w in said)):
+    if "-" in asked and _covers_parts(asked, said):
         return True  # "ice-cream" is "ice cream"; "Jet-washed the patio" did jet-wash it
     if (hours := _PARTS_OF_DAY.get(wordnet().base(asked, "n"))) and any(
             (h := _hour(w)) is not None and h in hours for w in said):
@@ -110,6 +108,17 @@ def covers(asked: str, said: frozenset[str]) -> bool:
                if t.isalpha() and (len(t) > 2 or (len(t) == 2 and t not in KIND_WORDS))):
             return True
     return False
+
+
+def _covers_parts(asked: str, said: frozenset[str]) -> bool:
+    """Whether ``said`` covers each part of a hyphenated word: written apart ("ice cream"), or hyphenated the same way
+    with each part covered ("jet-washed" for "jet-wash")."""
+    parts = asked.split("-")
+    if all(covers(part, said) for part in parts if part):
+        return True
+    return any(w.count("-") == asked.count("-") and all(
+        covers(part, frozenset({other})) for part, other in zip(parts, w.split("-"), strict=True) if part and other)
+        for w in said)
 
 
 def sibling(asked: str, said: frozenset[str]) -> str | None:
@@ -178,6 +187,9 @@ def known(word: str) -> bool:
     """Whether WordNet knows the word, or it is a short form of one ("physio"); a misspelt word says nothing either
     way ("fesetival")."""
     return _listed(word) or _begins_noun(word)
+
+
+POSSESSIVE = re.compile(r"['\u2019]s$")  # a word's possessive ending, with either apostrophe ("Surveyor's")
 
 
 def known_parts(word: str) -> bool:

@@ -517,11 +517,11 @@ def _not_there(asked: Asked, candidates: list[_Candidate], sources: list[tuple[s
     topic = absent + [t for t in asked.things if (
         (not asked.facts and t.casefold() in coverage.KIND_WORDS and t[:1].islower() and coverage.known(t))
         or coverage.known_parts(t)) and not any(coverage.covers(t, w) for w in said)]
-    for n in asked.narrowers:
-        # (a hyphenated one as the tagger split it: "about the bake-off" narrows by "the bake")
-        for t in topic:
-            if n.preposition == "about" and (part := t.casefold().split("-")[0]) in coverage.words(n.words):
-                return f"\u201c{n.words.replace(part, t) if '-' in t else n.words}\u201d"
+    for n in (n for n in asked.narrowers if n.preposition == "about"):
+        for t in topic:  # (a hyphenated one as the tagger split it: "about the bake-off" narrows by "the bake")
+            if (part := t.casefold().split("-")[0]) in coverage.words(n.words):
+                said_as = re.sub(rf"\b{re.escape(part)}\b", t, n.words, count=1, flags=re.I) if "-" in t else n.words
+                return f"\u201c{said_as}\u201d"
     texts = [text for _terms, text in sources]
     # a hyphenated noun the tagger split, as the head of the question's first phrase ("morning drop-off")
     split_heads = [Bm25Encoder().tokenize(m.group())[0] for m in HYPHENATED.finditer(asked.text)
@@ -586,13 +586,10 @@ def _phrase(asked: Asked, word: str) -> str:
 
 def _without(sentence: str, question: str) -> str:
     """The sentence less the words the question already has (a "when" question's own "December" is no answer)."""
-    asked = {_POSSESSIVE.sub("", w.casefold()) for w in re.findall(r"[\w']+", question)}
+    asked = {coverage.POSSESSIVE.sub("", w.casefold()) for w in re.findall(r"[\w']+", question)}
     # a removed word leaves a mark, so the first word left is not taken for the sentence's first
-    return " ".join("_" if _POSSESSIVE.sub("", w.strip(".,;:!?()\"'")).casefold() in asked else w
+    return " ".join("_" if coverage.POSSESSIVE.sub("", w.strip(".,;:!?()\"'")).casefold() in asked else w
                     for w in sentence.split())  # "Surveyor's report" for "the surveyor": the question's own word
-
-
-_POSSESSIVE = re.compile(r"['\u2019]s$")
 
 
 # --------------------------------------------------------------------------- choosing what to quote

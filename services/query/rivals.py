@@ -38,7 +38,6 @@ _QUALITIES = frozenset({"new", "old", "current", "latest", "first", "second", "l
                         "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "its"})
 # Of those, the words picking out one of several ("the main hall"): another one than the question's "small hall".
 _PICKS = frozenset({"main", "other", "usual"})
-_POSSESSIVE = re.compile(r"['\u2019]s$")
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "its"})
 
 
@@ -54,10 +53,11 @@ def narrowed_otherwise(head: str, asked: frozenset[str], text: str, *, likeness:
     for part in re.split(r"[\n.,;:!?()\[\]]", text):  # a word on the line before ("16.00\nTOTAL") narrows nothing
         words = re.findall(r"[\w'-]+", part)
         for i, w in enumerate(words[1:], 1):
-            prev = _POSSESSIVE.sub("", words[i - 1])  # "Young person's railcard": a kind of railcard too
+            prev = coverage.POSSESSIVE.sub("", words[i - 1])  # "Young person's railcard": a kind of railcard too
+            if not prev.replace("-", "").isalpha() or prev.casefold() in qualities:
+                continue
             same = enc.tokenize(w)[:1] == [head] or (picked and coverage.covers(head, frozenset({w.casefold()})))
-            if same and prev.replace("-", "").isalpha() and prev.casefold() not in qualities \
-                    and (coverage.known(prev) if likeness else not coverage.describes(prev)):
+            if same and (coverage.known(prev) if likeness else not coverage.describes(prev)):
                 # with likeness, a brand says nothing of what the thing is like ("Riverford" veg box: organic?)
                 before = enc.tokenize(prev)
                 if before and before[0] not in asked:
